@@ -1,0 +1,115 @@
+#pragma once
+// Flat parameter memory (llm.c style): one contiguous, 64-byte-aligned fp32 buffer and a table
+// of named tensors laid out in it. Parameters, gradients, optimizer moments and outer state are
+// separate Arenas that share one ArenaLayout, so tensor i sits at the same offset in each, a
+// fragment is a range of tensors, and hashes, codecs and collectives take one span.
+
+#include <Eigen/Core>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace loco {
+
+using RowMatrixXf = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using MatrixMap = Eigen::Map<RowMatrixXf, Eigen::Aligned64>;
+using ConstMatrixMap = Eigen::Map<const RowMatrixXf, Eigen::Aligned64>;
+using VectorMap = Eigen::Map<Eigen::VectorXf, Eigen::Aligned64>;
+using ConstVectorMap = Eigen::Map<const Eigen::VectorXf, Eigen::Aligned64>;
+
+struct TensorSpec {
+  std::string name;
+  std::vector<std::size_t> shape;  // row-major, outermost dimension first
+};
+
+struct TensorInfo {
+  std::string name;
+  std::vector<std::size_t> shape;
+  std::size_t offset = 0;  // in floats from the start of the arena; a multiple of kAlignFloats
+  std::size_t numel = 0;   // product of shape (1 for a scalar)
+};
+
+// A contiguous range of floats covering whole tensors [first_tensor, end_tensor).
+struct ArenaRange {
+  std::size_t first_tensor = 0;
+  std::size_t end_tensor = 0;
+  std::size_t offset = 0;  // floats
+  std::size_t size = 0;    // floats, including alignment padding between the tensors
+};
+
+class ArenaLayout {
+ public:
+  static constexpr std::size_t kAlignBytes = 64;
+  static constexpr std::size_t kAlignFloats = kAlignBytes / sizeof(float);
+
+  // Lays the tensors out in the given order, each starting on a 64-byte boundary. Throws
+  // Error(invalid_argument) for an empty or duplicate name, a zero dimension, or a size that
+  // overflows.
+  explicit ArenaLayout(std::vector<TensorSpec> specs);
+
+  std::size_t size() const { return size_; }  // floats, including padding
+  std::size_t tensor_count() const { return tensors_.size(); }
+  const std::vector<TensorInfo>& tensors() const { return tensors_; }
+  const TensorInfo& tensor(std::size_t index) const;
+  std::optional<std::size_t> find(std::string_view name) const;
+  std::size_t index_of(std::string_view name) const;  // throws Error if unknown
+  std::size_t parameter_count() const;                // sum of numel, without padding
+
+  // The floats spanned by tensors [first, end). Throws Error if the range is empty or out of
+  // bounds.
+  ArenaRange range(std::size_t first, std::size_t end) const;
+
+  bool operator==(const ArenaLayout& other) const;
+
+ private:
+  std::vector<TensorInfo> tensors_;
+  std::size_t size_ = 0;
+};
+
+class Arena {
+ public:
+  // Allocates layout->size() floats, all zero (padding stays zero as long as callers write
+  // through tensor views only).
+  explicit Arena(std::shared_ptr<const ArenaLayout> layout);
+  Arena(const Arena& other);
+  Arena& operator=(const Arena& other);
+  Arena(Arena&&) noexcept = default;
+  Arena& operator=(Arena&&) noexcept = default;
+  ~Arena() = default;
+
+  const ArenaLayout& layout() const { return *layout_; }
+  const std::shared_ptr<const ArenaLayout>& shared_layout() const { return layout_; }
+
+  std::span<float> data() { return {data_.get(), layout_->size()}; }
+  std::span<const float> data() const { return {data_.get(), layout_->size()}; }
+  std::span<float> range(const ArenaRange& r);
+  std::span<const float> range(const ArenaRange& r) const;
+
+  std::span<float> tensor(std::size_t index);
+  std::span<const float> tensor(std::size_t index) const;
+
+  // A 2-D row-major view of a tensor: shape {r, c} maps as r×c, shape {n} as 1×n, and shapes of
+  // higher rank as shape[0] × (product of the rest).
+  MatrixMap matrix(std::size_t index);
+  ConstMatrixMap matrix(std::size_t index) const;
+  VectorMap vector(std::size_t index);
+  ConstVectorMap vector(std::size_t index) const;
+
+  void fill(float value);  // every tensor element; padding stays zero
+  // Copies the contents of `other`, which must have an equal layout.
+  void copy_from(const Arena& other);
+
+ private:
+  struct AlignedFree {
+    void operator()(float* p) const;
+  };
+  std::shared_ptr<const ArenaLayout> layout_;
+  std::unique_ptr<float[], AlignedFree> data_;
+};
+
+}  // namespace loco

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs loco's build and test dependencies from Debian's archive.
+# Idempotent: runs `apt-get update` once, and only when something is missing.
+# Usage: scripts/install-deps.sh [--with-torch]
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libboost-dev libsodium-dev libzstd-dev libeigen3-dev
+  libspdlog-dev libfmt-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
+  clang clang-format libclang-rt-14-dev ccache
+  python3 python3-numpy iproute2
+)
+if [[ "${1:-}" == "--with-torch" ]]; then
+  packages+=(python3-torch)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then
+  sudo_cmd=(sudo)
+fi
+echo "install-deps: installing ${missing[*]}"
+"${sudo_cmd[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,19 @@
+// loco-tracker: admits peers, tracks membership and forms rounds. Thin: options and wiring.
+
+#include <spdlog/spdlog.h>
+
+#include "loco/cli/app.hpp"
+#include "loco/core/log.hpp"
+#include "loco/version.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"loco-tracker: admits loco peers to a training run and forms their rounds"};
+  app.name("loco-tracker");
+  loco::cli::CommonOptions common;
+  loco::cli::add_common_options(app, common);
+  if (auto exit_code = loco::cli::parse(app, argc, argv)) return *exit_code;
+
+  loco::init_logging(common.log_level, common.log_format);
+  spdlog::error("loco-tracker {}: the tracker service is not implemented yet", loco::kVersion);
+  return 1;
+}
