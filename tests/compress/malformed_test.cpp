@@ -1,0 +1,142 @@
+// Malformed messages are rejected with Error(format) before anything is written: truncated,
+// trailing bytes, wrong magic/id/version, a count the receiver does not expect, huge declared
+// lengths, bad block sizes, out-of-range indices, non-finite scales.
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+
+#include "loco/compress/codec.hpp"
+#include "loco/core/error.hpp"
+#include "test_inputs.hpp"
+
+namespace loco::compress {
+namespace {
+
+using Bytes = std::vector<std::byte>;
+
+const char* const kSpecs[] = {
+    "fp32",
+    "fp16",
+    "bf16",
+    "int8:block=64",
+    "int4:block=32",
+    "fp4:block=64",
+    "sign:block=64",
+    "uint8",
+    "topk:fraction=0.1,values=int8",
+    "int8+zstd",
+    "topk:fraction=0.1+zstd:level=1",
+};
+
+// Decoding `message` for `count` values fails with a format error and leaves `sum` untouched.
+void expect_rejected(const Codec& codec, const Bytes& message, std::size_t count,
+                     const std::string& what) {
+  std::vector<float> out(count, 7.0f);
+  try {
+    codec.decode(message, out);
+    ADD_FAILURE() << codec.spec() << ": accepted " << what;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::format) << codec.spec() << " " << what << e.what();
+  }
+  try {
+    codec.decode_accumulate(message, out);
+    ADD_FAILURE() << codec.spec() << ": accumulate accepted " << what;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::format) << codec.spec() << " " << what << e.what();
+  }
+  for (float v : out) ASSERT_EQ(v, 7.0f) << codec.spec() << ": wrote before rejecting " << what;
+}
+
+void put_u64(Bytes& m, std::size_t at, std::uint64_t v) {
+  std::memcpy(m.data() + at, &v, 8);
+}
+void put_u32(Bytes& m, std::size_t at, std::uint32_t v) {
+  std::memcpy(m.data() + at, &v, 4);
+}
+
+TEST(Malformed, EveryTruncationAndHeaderFieldIsChecked) {
+  const auto x = testing::gaussian(100, 3);
+  for (const char* spec : kSpecs) {
+    const auto codec = make_codec(spec);
+    const Bytes good = codec->encode(x);
+    for (std::size_t len = 0; len < good.size(); ++len) {
+      expect_rejected(*codec, Bytes(good.begin(), good.begin() + len), x.size(),
+                      "truncation to " + std::to_string(len));
+    }
+    Bytes longer = good;
+    longer.push_back(std::byte{0});
+    expect_rejected(*codec, longer, x.size(), "a trailing byte");
+    for (std::size_t at : {0u, 1u, 2u, 3u}) {
+      Bytes bad = good;
+      bad[at] ^= std::byte{0x40};
+      expect_rejected(*codec, bad, x.size(), "header byte " + std::to_string(at) + " changed");
+    }
+    expect_rejected(*codec, good, x.size() + 1, "a count the receiver does not expect");
+    Bytes huge = good;
+    put_u64(huge, 4, std::uint64_t{1} << 62);
+    expect_rejected(*codec, huge, x.size(), "a huge count");
+  }
+}
+
+TEST(Malformed, BlockSizesAndScalesAreChecked) {
+  const auto x = testing::gaussian(100, 3);
+  const auto codec = make_codec("int8:block=64");
+  const Bytes good = codec->encode(x);
+  for (std::uint32_t block : {0u, 7u, 12u, 1u << 25, 0xffffffffu}) {
+    Bytes bad = good;
+    put_u32(bad, 12, block);
+    expect_rejected(*codec, bad, x.size(), "block " + std::to_string(block));
+  }
+  for (float scale : {NAN, INFINITY, -1.0f}) {
+    Bytes bad = good;
+    std::memcpy(bad.data() + 16, &scale, 4);
+    expect_rejected(*codec, bad, x.size(), "scale " + std::to_string(scale));
+  }
+  const auto u8 = make_codec("uint8");
+  Bytes bad = u8->encode(x);
+  const float nan = NAN;
+  std::memcpy(bad.data() + 16 + 4 * 200, &nan, 4);
+  expect_rejected(*u8, bad, x.size(), "a NaN in the codebook");
+}
+
+TEST(Malformed, TopkCountsAndIndicesAreChecked) {
+  const auto x = testing::gaussian(100, 3);
+  const auto codec = make_codec("topk:fraction=0.1,values=fp32");
+  const Bytes good = codec->encode(x);
+  // Layout: header (12) | k (8) | 10 gaps (4 each) | values message.
+  for (std::uint64_t k : {std::uint64_t{11}, std::uint64_t{101}, std::uint64_t{1} << 40}) {
+    Bytes bad = good;
+    put_u64(bad, 12, k);
+    expect_rejected(*codec, bad, x.size(), "k=" + std::to_string(k));
+  }
+  Bytes repeated = good;
+  put_u32(repeated, 20 + 4 * 3, 0);
+  expect_rejected(*codec, repeated, x.size(), "a repeated index");
+  Bytes beyond = good;
+  put_u32(beyond, 20 + 4 * 9, 100);
+  expect_rejected(*codec, beyond, x.size(), "an index past the end");
+  Bytes wrapping = good;
+  put_u32(wrapping, 20 + 4 * 5, 0xffffffffu);
+  expect_rejected(*codec, wrapping, x.size(), "an index gap of 2^32 - 1");
+}
+
+TEST(Malformed, ZstdDeclaredSizesAreBoundedByTheExpectedCount) {
+  const auto x = std::vector<float>(1000, 0.5f);  // compresses well: mode 1
+  const auto codec = make_codec("int8+zstd");
+  const Bytes good = codec->encode(x);
+  ASSERT_EQ(good[12], std::byte{1});
+  Bytes huge = good;
+  put_u64(huge, 13, std::uint64_t{1} << 62);
+  expect_rejected(*codec, huge, x.size(), "a 2^62-byte inner message");
+  Bytes mode = good;
+  mode[12] = std::byte{9};
+  expect_rejected(*codec, mode, x.size(), "an unknown mode");
+  Bytes frame = good;
+  frame[frame.size() - 3] ^= std::byte{0xff};
+  expect_rejected(*codec, frame, x.size(), "a corrupt zstd frame");
+}
+
+}  // namespace
+}  // namespace loco::compress
