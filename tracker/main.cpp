@@ -2,7 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
+
 #include "loco/cli/app.hpp"
+#include "loco/cli/keygen.hpp"
+#include "loco/core/error.hpp"
 #include "loco/core/log.hpp"
 #include "loco/version.hpp"
 
@@ -11,9 +15,20 @@ int main(int argc, char** argv) {
   app.name("loco-tracker");
   loco::cli::CommonOptions common;
   loco::cli::add_common_options(app, common);
+  loco::cli::KeygenOptions keygen;
+  loco::cli::add_keygen_command(app, keygen);
   if (auto exit_code = loco::cli::parse(app, argc, argv)) return *exit_code;
 
   loco::init_logging(common.log_level, common.log_format);
+  if (keygen.command->parsed()) {
+    try {
+      std::printf("%s\n", loco::cli::run_keygen(keygen).c_str());
+      return 0;
+    } catch (const loco::Error& e) {
+      spdlog::error("keygen: {}", e.what());
+      return 1;
+    }
+  }
   spdlog::error("loco-tracker {}: the tracker service is not implemented yet", loco::kVersion);
   return 1;
 }

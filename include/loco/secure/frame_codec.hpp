@@ -1,0 +1,79 @@
+#pragma once
+// The frame layer after the handshake (docs/PROTOCOL.md, "Frames"). Every frame is
+//   header (32 bytes, sent in clear, authenticated) ‖ ciphertext (chunk_bytes) ‖ tag (16 bytes)
+// sealed with XChaCha20-Poly1305 under the direction's session key, with the frame counter as the
+// nonce. The receiver expects counters 0, 1, 2, ... exactly, so a replayed, reordered or dropped
+// frame is refused before any decryption; any altered bit fails the tag.
+//
+// FrameSealer and FrameOpener are plain codecs (no buffering, no state but the counter); the
+// secure channel (secure_channel.hpp) assembles them into messages.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "loco/secure/handshake.hpp"
+
+namespace loco::secure {
+
+inline constexpr std::size_t kFrameHeaderBytes = 32;
+inline constexpr std::size_t kFrameTagBytes = 16;
+
+enum class FrameKind : std::uint8_t {
+  data = 1,   // a chunk of a message: bytes [offset, offset + chunk_bytes) of message_size
+  close = 2,  // the authenticated end of the stream; chunk_bytes, sizes and type are 0
+};
+
+struct FrameHeader {
+  std::uint64_t counter = 0;
+  std::uint64_t message_size = 0;
+  std::uint64_t offset = 0;
+  std::uint32_t chunk_bytes = 0;
+  std::uint16_t message_type = 0;
+  FrameKind kind = FrameKind::data;
+};
+
+// A frame's size on the wire for a chunk of `chunk_bytes`.
+constexpr std::size_t sealed_frame_size(std::size_t chunk_bytes) {
+  return kFrameHeaderBytes + chunk_bytes + kFrameTagBytes;
+}
+
+class FrameSealer {
+ public:
+  explicit FrameSealer(const SymmetricKey& key) : key_(key) {}
+  ~FrameSealer();
+
+  // Encrypts `chunk` into `out` (exactly sealed_frame_size(chunk.size()) bytes) in one pass;
+  // header.counter is set here.
+  void seal(FrameHeader header, std::span<const std::byte> chunk, std::span<std::byte> out);
+
+ private:
+  SymmetricKey key_;
+  std::uint64_t next_counter_ = 0;
+};
+
+class FrameOpener {
+ public:
+  FrameOpener(const SymmetricKey& key, std::size_t max_chunk_bytes)
+      : key_(key), max_chunk_bytes_(max_chunk_bytes) {}
+  ~FrameOpener();
+
+  // Decodes and checks a header: counter is the next expected, kind and reserved byte valid,
+  // chunk no larger than the limit, a close frame empty. Throws Error(protocol / resource / crypto)
+  // with a message that starts with `peer`. Does not advance the counter.
+  FrameHeader parse_header(std::span<const std::byte, kFrameHeaderBytes> header,
+                           std::string_view peer) const;
+
+  // Authenticates and decrypts in place: `body` holds ciphertext ‖ tag on entry and the chunk
+  // (its first chunk_bytes) on return. Throws Error(crypto) when the tag fails.
+  void open(const FrameHeader& parsed, std::span<const std::byte, kFrameHeaderBytes> header,
+            std::span<std::byte> body, std::string_view peer);
+
+ private:
+  SymmetricKey key_;
+  std::size_t max_chunk_bytes_;
+  std::uint64_t next_counter_ = 0;
+};
+
+}  // namespace loco::secure

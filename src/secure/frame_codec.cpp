@@ -1,0 +1,125 @@
+#include "loco/secure/frame_codec.hpp"
+
+#include <fmt/format.h>
+#include <sodium.h>
+
+#include "loco/core/assert.hpp"
+#include "loco/core/error.hpp"
+
+namespace loco::secure {
+namespace {
+
+static_assert(kFrameTagBytes == crypto_aead_xchacha20poly1305_ietf_ABYTES);
+
+using Nonce = std::array<std::uint8_t, crypto_aead_xchacha20poly1305_ietf_NPUBBYTES>;
+
+template <typename T>
+void store_le(std::byte* out, T value) {
+  for (std::size_t i = 0; i < sizeof(T); ++i) out[i] = static_cast<std::byte>(value >> (8 * i));
+}
+
+template <typename T>
+T load_le(const std::byte* in) {
+  T value = 0;
+  for (std::size_t i = 0; i < sizeof(T); ++i) value |= static_cast<T>(in[i]) << (8 * i);
+  return value;
+}
+
+Nonce nonce_for(std::uint64_t counter) {
+  Nonce nonce{};
+  store_le(reinterpret_cast<std::byte*>(nonce.data()), counter);
+  return nonce;
+}
+
+void encode(const FrameHeader& header, std::span<std::byte, kFrameHeaderBytes> out) {
+  store_le(out.data(), header.counter);
+  store_le(out.data() + 8, header.message_size);
+  store_le(out.data() + 16, header.offset);
+  store_le(out.data() + 24, header.chunk_bytes);
+  store_le(out.data() + 28, header.message_type);
+  out[30] = static_cast<std::byte>(header.kind);
+  out[31] = std::byte{0};
+}
+
+const unsigned char* u8(const std::byte* p) {
+  return reinterpret_cast<const unsigned char*>(p);
+}
+unsigned char* u8(std::byte* p) {
+  return reinterpret_cast<unsigned char*>(p);
+}
+
+}  // namespace
+
+FrameSealer::~FrameSealer() {
+  sodium_memzero(key_.data(), key_.size());
+}
+
+void FrameSealer::seal(FrameHeader header, std::span<const std::byte> chunk,
+                       std::span<std::byte> out) {
+  LOCO_ASSERT(out.size() == sealed_frame_size(chunk.size()), "frame buffer of the wrong size");
+  LOCO_ASSERT(chunk.size() == header.chunk_bytes, "header does not describe the chunk");
+  LOCO_ASSERT(next_counter_ != UINT64_MAX, "frame counter exhausted");
+  header.counter = next_counter_++;
+  const auto header_bytes = out.first<kFrameHeaderBytes>();
+  encode(header, header_bytes);
+  const Nonce nonce = nonce_for(header.counter);
+  std::byte* cipher = out.data() + kFrameHeaderBytes;
+  crypto_aead_xchacha20poly1305_ietf_encrypt_detached(
+      u8(cipher), u8(cipher + chunk.size()), nullptr, u8(chunk.data()), chunk.size(),
+      u8(header_bytes.data()), header_bytes.size(), nullptr, nonce.data(), key_.data());
+}
+
+FrameOpener::~FrameOpener() {
+  sodium_memzero(key_.data(), key_.size());
+}
+
+FrameHeader FrameOpener::parse_header(std::span<const std::byte, kFrameHeaderBytes> in,
+                                      std::string_view peer) const {
+  FrameHeader header;
+  header.counter = load_le<std::uint64_t>(in.data());
+  header.message_size = load_le<std::uint64_t>(in.data() + 8);
+  header.offset = load_le<std::uint64_t>(in.data() + 16);
+  header.chunk_bytes = load_le<std::uint32_t>(in.data() + 24);
+  header.message_type = load_le<std::uint16_t>(in.data() + 28);
+  const auto kind = static_cast<std::uint8_t>(in[30]);
+  if (header.counter != next_counter_)
+    throw Error(ErrorCategory::crypto,
+                fmt::format("{} sent frame number {} where {} was due: a replayed, reordered or "
+                            "dropped frame",
+                            peer, header.counter, next_counter_));
+  if ((kind != 1 && kind != 2) || in[31] != std::byte{0})
+    throw Error(ErrorCategory::protocol,
+                fmt::format("{} sent a frame of unknown kind {}", peer, kind));
+  header.kind = static_cast<FrameKind>(kind);
+  if (header.chunk_bytes > max_chunk_bytes_)
+    throw Error(ErrorCategory::resource,
+                fmt::format("{} sent a frame of {} bytes, more than the limit of {} bytes", peer,
+                            header.chunk_bytes, max_chunk_bytes_));
+  if (header.kind == FrameKind::close && (header.chunk_bytes != 0 || header.message_size != 0 ||
+                                          header.offset != 0 || header.message_type != 0))
+    throw Error(ErrorCategory::protocol, fmt::format("{} sent a malformed close frame", peer));
+  if (header.kind == FrameKind::data && (header.offset > header.message_size ||
+                                         header.chunk_bytes > header.message_size - header.offset))
+    throw Error(ErrorCategory::protocol,
+                fmt::format("{} sent a chunk [{}, +{}) outside its message of {} bytes", peer,
+                            header.offset, header.chunk_bytes, header.message_size));
+  return header;
+}
+
+void FrameOpener::open(const FrameHeader& parsed,
+                       std::span<const std::byte, kFrameHeaderBytes> header,
+                       std::span<std::byte> body, std::string_view peer) {
+  LOCO_ASSERT(parsed.counter == next_counter_, "open() needs the header parse_header() checked");
+  LOCO_ASSERT(body.size() == parsed.chunk_bytes + kFrameTagBytes, "frame body of the wrong size");
+  const Nonce nonce = nonce_for(parsed.counter);
+  if (crypto_aead_xchacha20poly1305_ietf_decrypt_detached(
+          u8(body.data()), nullptr, u8(body.data()), parsed.chunk_bytes,
+          u8(body.data() + parsed.chunk_bytes), u8(header.data()), header.size(), nonce.data(),
+          key_.data()) != 0)
+    throw Error(ErrorCategory::crypto,
+                fmt::format("{} sent frame {} that does not authenticate: altered on the way", peer,
+                            parsed.counter));
+  ++next_counter_;
+}
+
+}  // namespace loco::secure

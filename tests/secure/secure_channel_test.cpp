@@ -1,0 +1,256 @@
+// Two channels driven against each other in memory: handshake, messages, and every way the bytes
+// between them can be wrong.
+
+#include "loco/secure/secure_channel.hpp"
+
+#include <gtest/gtest.h>
+
+#include "channel_harness.hpp"
+#include "loco/core/error.hpp"
+
+namespace loco::secure {
+namespace {
+
+using testing::Bytes;
+using testing::ChannelPair;
+using testing::concat;
+using testing::drain_frames;
+using testing::pattern;
+
+// Runs fn, which must throw loco::Error of `category`; returns the message.
+template <typename Fn>
+std::string expect_error(ErrorCategory category, Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), category) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "no loco::Error thrown";
+  return {};
+}
+
+TEST(SecureChannel, HandshakeAuthenticatesBothEndsAndMessagesFlowBothWays) {
+  ChannelPair pair;
+  pair.initiator_config.max_frame_bytes = pair.responder_config.max_frame_bytes = 1000;
+  pair.connect();
+  ASSERT_TRUE(pair.initiator_inbox.established);
+  ASSERT_TRUE(pair.responder_inbox.established);
+  EXPECT_EQ(pair.initiator->peer_identity(), pair.responder_key.public_key());
+  EXPECT_EQ(pair.responder->peer_identity(), pair.initiator_key.public_key());
+
+  const Bytes big = pattern(5500, 1);  // six frames: 5 × 1000 + 500
+  const Bytes small = pattern(10, 2);
+  pair.initiator->send_message(7, big);
+  pair.initiator->send_message(8, {});
+  pair.responder->send_message(9, small);
+  pair.pump();
+  ASSERT_EQ(pair.responder_inbox.messages.size(), 2u);
+  EXPECT_EQ(pair.responder_inbox.messages[0].type, 7);
+  EXPECT_EQ(pair.responder_inbox.messages[0].bytes, big);
+  EXPECT_EQ(pair.responder_inbox.messages[1].type, 8);
+  EXPECT_TRUE(pair.responder_inbox.messages[1].bytes.empty());
+  ASSERT_EQ(pair.initiator_inbox.messages.size(), 1u);
+  EXPECT_EQ(pair.initiator_inbox.messages[0].bytes, small);
+
+  pair.initiator->close();
+  pair.pump();
+  EXPECT_TRUE(pair.responder_inbox.closed);
+  EXPECT_NO_THROW(pair.responder->handle_eof());
+}
+
+TEST(SecureChannel, FramesCarryTheSizeTheCodecPromises) {
+  ChannelPair pair;
+  pair.initiator_config.max_frame_bytes = 1000;
+  pair.connect();
+  pair.initiator->send_message(1, pattern(2500, 0));
+  const auto frames = drain_frames(*pair.initiator, pair.now);
+  ASSERT_EQ(frames.size(), 3u);
+  EXPECT_EQ(frames[0].size(), sealed_frame_size(1000));
+  EXPECT_EQ(frames[2].size(), sealed_frame_size(500));
+}
+
+TEST(SecureChannel, ResponderRejectsAnInitiatorItDoesNotAccept) {
+  ChannelPair pair;
+  pair.responder_accepts = [](const PublicKey&) { return false; };
+  pair.create();
+  const std::string message = expect_error(ErrorCategory::crypto, [&] { pair.pump(); });
+  EXPECT_NE(message.find(short_id(pair.initiator_key.public_key())), std::string::npos) << message;
+  EXPECT_FALSE(pair.responder_inbox.established);
+}
+
+TEST(SecureChannel, InitiatorRejectsAResponderOtherThanThePinnedKey) {
+  ChannelPair pair;
+  const PublicKey pinned = KeyPair::generate().public_key();
+  pair.initiator_accepts = [pinned](const PublicKey& k) { return k == pinned; };
+  pair.create();
+  expect_error(ErrorCategory::crypto, [&] { pair.pump(); });
+  EXPECT_FALSE(pair.initiator_inbox.established);
+  EXPECT_FALSE(pair.responder_inbox.established);  // message 3 never went out
+}
+
+TEST(SecureChannel, ConnectionForAnotherRunIsRejected) {
+  ChannelPair pair;
+  pair.responder_config.run_id = "run-2";
+  pair.create();
+  const std::string message = expect_error(ErrorCategory::protocol, [&] { pair.pump(); });
+  EXPECT_NE(message.find("another run"), std::string::npos) << message;
+}
+
+TEST(SecureChannel, AnyFlippedBitInTheHandshakeFailsIt) {
+  for (std::size_t message = 0; message < 3; ++message) {
+    for (std::size_t bit : {0u, 77u, 300u, 600u}) {
+      ChannelPair pair;
+      pair.create();
+      // Exchange the handshake one message at a time, flipping `bit` in message `message`.
+      bool failed = false;
+      try {
+        for (std::size_t step = 0; step < 3; ++step) {
+          SecureChannel& from = step == 1 ? *pair.responder : *pair.initiator;
+          SecureChannel& to = step == 1 ? *pair.initiator : *pair.responder;
+          auto& inbox = step == 1 ? pair.initiator_inbox : pair.responder_inbox;
+          Bytes bytes = drain_frames(from, pair.now).at(0);
+          if (step == message) bytes[(bit / 8) % bytes.size()] ^= std::byte(1u << (bit % 8));
+          deliver(to, pair.now, bytes, inbox);
+        }
+      } catch (const Error&) {
+        failed = true;
+      }
+      EXPECT_TRUE(failed) << "message " << message + 1 << " bit " << bit;
+      EXPECT_FALSE(pair.initiator_inbox.established && pair.responder_inbox.established);
+    }
+  }
+}
+
+TEST(SecureChannel, AFlippedBitInAnyPartOfAFrameIsDetected) {
+  // Header fields, ciphertext and tag: every bit position of a small frame.
+  const std::size_t frame_bytes = sealed_frame_size(20);
+  for (std::size_t bit = 0; bit < 8 * frame_bytes; ++bit) {
+    ChannelPair pair;
+    pair.connect();
+    pair.initiator->send_message(3, pattern(20, 9));
+    Bytes frame = concat(drain_frames(*pair.initiator, pair.now));
+    ASSERT_EQ(frame.size(), frame_bytes);
+    frame[bit / 8] ^= std::byte(1u << (bit % 8));
+    bool failed = false;
+    try {
+      deliver(*pair.responder, pair.now, frame, pair.responder_inbox);
+      pair.responder->handle_eof();  // a frame that claims to be longer is still waiting
+    } catch (const Error&) {
+      failed = true;
+    }
+    ASSERT_TRUE(failed) << "bit " << bit;
+    EXPECT_TRUE(pair.responder_inbox.messages.empty()) << "bit " << bit;
+  }
+}
+
+TEST(SecureChannel, ReplayedFrameIsRejected) {
+  ChannelPair pair;
+  pair.connect();
+  pair.initiator->send_message(1, pattern(30, 1));
+  const Bytes first = concat(drain_frames(*pair.initiator, pair.now));
+  deliver(*pair.responder, pair.now, first, pair.responder_inbox);
+  ASSERT_EQ(pair.responder_inbox.messages.size(), 1u);
+  const std::string message = expect_error(ErrorCategory::crypto, [&] {
+    deliver(*pair.responder, pair.now, first, pair.responder_inbox);
+  });
+  EXPECT_NE(message.find("replayed"), std::string::npos) << message;
+  EXPECT_EQ(pair.responder_inbox.messages.size(), 1u);
+}
+
+TEST(SecureChannel, ReorderedFramesAreRejected) {
+  ChannelPair pair;
+  pair.connect();
+  pair.initiator->send_message(1, pattern(30, 1));
+  pair.initiator->send_message(2, pattern(30, 2));
+  const auto frames = drain_frames(*pair.initiator, pair.now);
+  ASSERT_EQ(frames.size(), 2u);
+  expect_error(ErrorCategory::crypto,
+               [&] { deliver(*pair.responder, pair.now, frames[1], pair.responder_inbox); });
+  EXPECT_TRUE(pair.responder_inbox.messages.empty());
+}
+
+TEST(SecureChannel, OversizedMessageIsRejectedNamingThePeer) {
+  ChannelPair pair;
+  pair.responder_config.max_message_bytes = 1000;
+  pair.connect();
+  pair.initiator->send_message(1, pattern(1001, 0));
+  const std::string message = expect_error(ErrorCategory::resource, [&] { pair.pump(); });
+  EXPECT_NE(message.find(short_id(pair.initiator_key.public_key())), std::string::npos) << message;
+  EXPECT_TRUE(pair.responder_inbox.messages.empty());
+  // The sender refuses too when the message exceeds its own limit.
+  expect_error(ErrorCategory::resource, [&] { pair.responder->begin_message(1, 1001); });
+}
+
+TEST(SecureChannel, OversizedFrameIsRejectedBeforeItsBodyArrives) {
+  ChannelPair pair;
+  pair.initiator_config.max_frame_bytes = 4096;
+  pair.responder_config.max_frame_bytes = 512;
+  pair.connect();
+  pair.initiator->send_message(1, pattern(4096, 0));
+  const Bytes frame = concat(drain_frames(*pair.initiator, pair.now));
+  const Bytes header_only(frame.begin(), frame.begin() + kFrameHeaderBytes);
+  expect_error(ErrorCategory::resource,
+               [&] { deliver(*pair.responder, pair.now, header_only, pair.responder_inbox); });
+}
+
+TEST(SecureChannel, TruncationIsDetectedAndACleanCloseIsNot) {
+  {  // cut in the middle of a message
+    ChannelPair pair;
+    pair.initiator_config.max_frame_bytes = 100;
+    pair.connect();
+    pair.initiator->send_message(1, pattern(250, 0));
+    const auto frames = drain_frames(*pair.initiator, pair.now);
+    deliver(*pair.responder, pair.now, frames[0], pair.responder_inbox);
+    const std::string message =
+        expect_error(ErrorCategory::network, [&] { pair.responder->handle_eof(); });
+    EXPECT_NE(message.find("truncated"), std::string::npos) << message;
+  }
+  {  // every message arrived but the close frame was cut off
+    ChannelPair pair;
+    pair.connect();
+    pair.initiator->send_message(1, pattern(10, 0));
+    pair.initiator->close();
+    const auto frames = drain_frames(*pair.initiator, pair.now);
+    ASSERT_EQ(frames.size(), 2u);
+    deliver(*pair.responder, pair.now, frames[0], pair.responder_inbox);
+    EXPECT_EQ(pair.responder_inbox.messages.size(), 1u);
+    expect_error(ErrorCategory::network, [&] { pair.responder->handle_eof(); });
+    deliver(*pair.responder, pair.now, frames[1], pair.responder_inbox);
+    EXPECT_TRUE(pair.responder_inbox.closed);
+    EXPECT_NO_THROW(pair.responder->handle_eof());
+    // Nothing may follow the close frame.
+    expect_error(ErrorCategory::protocol,
+                 [&] { deliver(*pair.responder, pair.now, frames[0], pair.responder_inbox); });
+  }
+}
+
+TEST(SecureChannel, StalledHandshakeTimesOutAtTheConfiguredDeadline) {
+  ChannelPair pair;
+  pair.responder_config.handshake_timeout = std::chrono::seconds(3);
+  pair.create();
+  const TimePoint deadline = pair.now + std::chrono::seconds(3);
+  EXPECT_EQ(pair.responder->poll_timeout(), deadline);
+  EXPECT_NO_THROW(pair.responder->handle_timeout(deadline - std::chrono::nanoseconds(1)));
+  expect_error(ErrorCategory::network, [&] { pair.responder->handle_timeout(deadline); });
+}
+
+TEST(SecureChannel, IdleAndProgressTimeoutsFollowTheLastBytes) {
+  ChannelPair pair;
+  pair.responder_config.idle_timeout = std::chrono::seconds(100);
+  pair.responder_config.progress_timeout = std::chrono::seconds(5);
+  pair.initiator_config.max_frame_bytes = 100;
+  pair.connect();
+  EXPECT_EQ(pair.responder->poll_timeout(), pair.now + std::chrono::seconds(100));
+  // Half a message arrives at t = 1 s: the progress timeout now applies.
+  pair.initiator->send_message(1, pattern(200, 0));
+  const auto frames = drain_frames(*pair.initiator, pair.now);
+  const TimePoint t1 = pair.now + std::chrono::seconds(1);
+  deliver(*pair.responder, t1, frames[0], pair.responder_inbox);
+  EXPECT_EQ(pair.responder->poll_timeout(), t1 + std::chrono::seconds(5));
+  expect_error(ErrorCategory::network,
+               [&] { pair.responder->handle_timeout(t1 + std::chrono::seconds(5)); });
+}
+
+}  // namespace
+}  // namespace loco::secure
