@@ -81,6 +81,26 @@ class Reader {
     return out;
   }
 
+  // Sorts `table` into data order and checks that it covers [0, data_size) exactly: contiguous,
+  // non-overlapping, no gap, nothing after. Ties (empty tensors) keep their header order.
+  void check_tiling(std::vector<detail::TableEntry>& table, std::uint64_t data_size) const {
+    std::stable_sort(table.begin(), table.end(), [](const auto& a, const auto& b) {
+      return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+    });
+    std::uint64_t expected_begin = 0;
+    for (const detail::TableEntry& entry : table) {
+      if (entry.begin != expected_begin) {
+        fail("has tensor '" + std::string(entry.name) +
+             "' overlapping or leaving a gap before it in the data");
+      }
+      expected_begin = entry.end;
+    }
+    if (expected_begin != data_size) {
+      fail("has " + std::to_string(data_size) + " bytes of data but its tensors cover " +
+           std::to_string(expected_begin));
+    }
+  }
+
  private:
   std::string name_;
 };
@@ -142,22 +162,8 @@ SafetensorsFile SafetensorsFile::load(Source& source) {
   if (!has_metadata) reader.fail("has no __metadata__ (loco always writes one)");
 
   // 3. Offsets: in data order they must tile the data section exactly.
-  std::stable_sort(table.begin(), table.end(), [](const auto& a, const auto& b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  });
   const std::uint64_t data_size = file_size - 8 - header_size;
-  std::uint64_t expected_begin = 0;
-  for (const detail::TableEntry& entry : table) {
-    if (entry.begin != expected_begin) {
-      reader.fail("has tensor '" + std::string(entry.name) +
-                  "' overlapping or leaving a gap before it in the data");
-    }
-    expected_begin = entry.end;
-  }
-  if (expected_begin != data_size) {
-    reader.fail("has " + std::to_string(data_size) + " bytes of data but its tensors cover " +
-                std::to_string(expected_begin));
-  }
+  reader.check_tiling(table, data_size);
 
   // 4. The digest: present and well-formed, then checked against the data read.
   const auto digest = out.metadata_.find(std::string(kDigestKey));
