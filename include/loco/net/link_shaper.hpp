@@ -20,20 +20,23 @@
 // for the next chunk gets at most one chunk per latency: 64 KiB per 40 ms is 13 Mbit/s whatever
 // the bandwidth. Keep at least bandwidth x (latency + jitter) bytes queued, plus a chunk or two.
 //
-// Bucket size (burst) for each direction: max(64 KiB, rate x 2 ms).
+// Bucket size (burst) for each direction: B = max(128 KiB, rate x 4 ms).
 // - Accuracy: a transfer of S bytes that starts with a full bucket is released B/rate sooner
-//   than S/rate, a relative error of B/S: 0.1% for 64 MiB at any rate up to 262 Mbit/s (where
-//   B is 64 KiB), 0.4% at 1 Gbit/s (B = 250 kB); the 2% goal holds down to S = 3.2 MiB (100
-//   Mbit/s). Anything after the first B bytes is exactly at `rate` (see link_token_bucket.hpp).
-// - Driver slack: a driver that asks for the next chunk only when the previous one was written,
-//   late by d (timer slack, scheduling, the write itself), loses no rate while d < B/rate: the
-//   bucket refills while the driver is late. 64 KiB at 100 Mbit/s is 5.2 ms of slack; 2 ms at
-//   any higher rate. (A queueing driver, as above, is immune: its releases are computed ahead.)
+//   than S/rate, a relative error of B/S: 0.2% for 64 MiB at any rate up to 262 Mbit/s (where
+//   B is 128 KiB), 0.75% at 1 Gbit/s (B = 500 kB); the 2% goal holds for 64 MiB up to 2.7
+//   Gbit/s, and at 100 Mbit/s for anything from 6.4 MiB. Everything after the first B bytes
+//   goes at exactly `rate` (see link_token_bucket.hpp).
+// - Driver slack: a driver that asks for the next chunk (or read) only when the previous one
+//   is done keeps the full rate if it keeps up on average (its mean delay per chunk is below
+//   the chunk's transmit time: 5.2 ms for 64 KiB at 100 Mbit/s) and no single delay (timer
+//   slack, a scheduling hiccup on a loaded machine) exceeds B/rate: the bucket refills while
+//   the driver is late. B/rate is 10.5 ms at 100 Mbit/s and at least 4 ms at any rate; a delay
+//   d beyond it loses d - B/rate. (A queueing driver, as above, computes its releases ahead
+//   and is immune on upload.)
 // - Chunks: the bucket never starves a chunk larger than B (a 1 MiB chunk waits for its own
 //   tokens), and a lone small message after idle (a ping, a heartbeat) leaves without waiting.
-//   Chunks of 16-64 KiB keep the granularity error (one chunk's transmit time) at or below 5 ms
-//   at 100 Mbit/s while costing one pacer call (~50 ns) per chunk.
-//
+//   Chunks of 16-64 KiB keep the granularity (one chunk's transmit time) at or below 5 ms at
+//   100 Mbit/s, at one pacer call per chunk.
 // Faults: drop-after-bytes counts the bytes this connection has sent; the chunk that would pass
 // the limit is not sent (SendDecision{now, true}). drop-at and stall-at count from the shaper's
 // `start`. A chunk that would be released at or after the drop time is answered with
