@@ -8,8 +8,8 @@
 namespace loco::net {
 namespace {
 
-constexpr std::uint64_t kMinBurstBytes = 128 * 1024;
-constexpr std::uint64_t kBurstMicroseconds = 4'000;
+constexpr std::uint64_t kMinBurstBytes = 512 * 1024;
+constexpr std::uint64_t kBurstMicroseconds = 5'000;
 
 // One connection's view of the link: the shared buckets plus this connection's latency, jitter,
 // byte count and release order.

@@ -13,6 +13,7 @@ TokenBucket::TokenBucket(BitRate rate, std::uint64_t burst_bytes, TimePoint star
     : rate_(rate), burst_bytes_(burst_bytes), burst_(0), drained_at_(start) {
   LOCO_ASSERT(burst_bytes <= kMaxGrantBytes, "token bucket burst above kMaxGrantBytes");
   burst_ = transmit_time(burst_bytes);
+  drained_at_ = start + burst_;  // empty: a full burst is still draining
 }
 
 Duration TokenBucket::transmit_time(std::uint64_t bytes) const {

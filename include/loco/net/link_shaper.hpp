@@ -18,25 +18,30 @@
 // before the first is released (it queues them with their release times, writes the head when
 // its time comes, one write outstanding). A driver that waits for each release before it asks
 // for the next chunk gets at most one chunk per latency: 64 KiB per 40 ms is 13 Mbit/s whatever
-// the bandwidth. Keep at least bandwidth x (latency + jitter) bytes queued, plus a chunk or two.
+// the bandwidth. Keep at least bandwidth x (latency + jitter + the driver's worst scheduling
+// delay) bytes queued, plus a chunk or two.
 //
-// Bucket size (burst) for each direction: B = max(128 KiB, rate x 4 ms).
-// - Accuracy: a transfer of S bytes that starts with a full bucket is released B/rate sooner
-//   than S/rate, a relative error of B/S: 0.2% for 64 MiB at any rate up to 262 Mbit/s (where
-//   B is 128 KiB), 0.75% at 1 Gbit/s (B = 500 kB); the 2% goal holds for 64 MiB up to 2.7
-//   Gbit/s, and at 100 Mbit/s for anything from 6.4 MiB. Everything after the first B bytes
-//   goes at exactly `rate` (see link_token_bucket.hpp).
+// Bucket size (burst) B = max(512 KiB, rate x 5 ms) in each direction; buckets start empty.
+// - Accuracy: on a new link, a transfer of S bytes goes at exactly `rate` from its first byte
+//   and ends at the ideal S/rate. After the link idled for B/rate or more, the bucket is full:
+//   the first B bytes leave at once and the transfer ends B/rate sooner (as with tbf), a
+//   relative error of B/S: 0.8% for 64 MiB at any rate up to 839 Mbit/s (B = 512 KiB), 0.93%
+//   at 1 Gbit/s (B = 625 kB); the 2% goal holds for 64 MiB up to 2.1 Gbit/s, and at 100
+//   Mbit/s for transfers of 25.6 MiB or more (5% from 10.2 MiB).
 // - Driver slack: a driver that asks for the next chunk (or read) only when the previous one
-//   is done keeps the full rate if it keeps up on average (its mean delay per chunk is below
-//   the chunk's transmit time: 5.2 ms for 64 KiB at 100 Mbit/s) and no single delay (timer
-//   slack, a scheduling hiccup on a loaded machine) exceeds B/rate: the bucket refills while
-//   the driver is late. B/rate is 10.5 ms at 100 Mbit/s and at least 4 ms at any rate; a delay
-//   d beyond it loses d - B/rate. (A queueing driver, as above, computes its releases ahead
-//   and is immune on upload.)
+//   is done keeps the full rate as long as no single delay (timer slack, a scheduling hiccup)
+//   exceeds B/rate, because the bucket fills while the driver is late and the following
+//   chunks go at once: 42 ms at 100 Mbit/s, at least 5 ms at any rate. A delay d beyond that
+//   loses d - B/rate. This machine (2 cores shared by many builds, load average 12) wakes
+//   timers 4-8 ms late at the median with a tail past 10 ms; with B = 64 KiB (5.2 ms at 100
+//   Mbit/s) a sequential reader lost 18-36% of its rate here. (A queueing sender, as above,
+//   computes releases ahead and tolerates delays up to its queue's length in time plus B/rate.)
 // - Chunks: the bucket never starves a chunk larger than B (a 1 MiB chunk waits for its own
-//   tokens), and a lone small message after idle (a ping, a heartbeat) leaves without waiting.
-//   Chunks of 16-64 KiB keep the granularity (one chunk's transmit time) at or below 5 ms at
-//   100 Mbit/s, at one pacer call per chunk.
+//   tokens), and a lone small message (a ping, a heartbeat) waits only its own transmit time.
+//   The download side delays the read after the one that received `bytes`; a read takes what
+//   the kernel holds, up to the reader's buffer, so the buffer size adds to the download burst:
+//   keep reads at 64-256 KiB. Cost: one call per chunk, under 0.5 us (measured on the loaded
+//   machine), i.e. under 0.01% of a 64 KiB chunk's 5.2 ms at 100 Mbit/s.
 // Faults: drop-after-bytes counts the bytes this connection has sent; the chunk that would pass
 // the limit is not sent (SendDecision{now, true}). drop-at and stall-at count from the shaper's
 // `start`. A chunk that would be released at or after the drop time is answered with
