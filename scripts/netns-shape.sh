@@ -10,7 +10,7 @@
 #   --prefix NAME (default loco) names the namespaces NAME-a and NAME-b.
 #
 # tbf's burst must hold a whole GSO packet (64 KiB on veth and loopback), or it drops nearly
-# everything; 128kb also keeps the rate error of a 64 MiB transfer at 0.2%, as loco's pacer.
+# everything; 128kb keeps tbf's own burst error on a 64 MiB transfer at 0.2%.
 set -euo pipefail
 
 prefix=loco

@@ -33,7 +33,7 @@
 //   exceeds B/rate, because the bucket fills while the driver is late and the following
 //   chunks go at once: 42 ms at 100 Mbit/s, at least 5 ms at any rate. A delay d beyond that
 //   loses d - B/rate. This machine (2 cores shared by many builds, load average 12) wakes
-//   timers 4-8 ms late at the median with a tail past 10 ms; with B = 64 KiB (5.2 ms at 100
+//   timers 4-8 ms late at the median with a tail past 10 ms; with B = 128 KiB (10.5 ms at 100
 //   Mbit/s) a sequential reader lost 18-36% of its rate here. (A queueing sender, as above,
 //   computes releases ahead and tolerates delays up to its queue's length in time plus B/rate.)
 // - Chunks: the bucket never starves a chunk larger than B (a 1 MiB chunk waits for its own
