@@ -32,6 +32,7 @@ TimePoint TokenBucket::grant(TimePoint now, std::uint64_t bytes) {
   const std::uint64_t numerator = bytes * kBitNsPerByte + carry_ns_rate_;
   drained_at_ += Duration(static_cast<Duration::rep>(numerator / rate_));
   carry_ns_rate_ = numerator % rate_;
+  LOCO_DEBUG_ASSERT(drained_at_ >= now, "token bucket drained before the bytes it just granted");
   return std::max(now, drained_at_ - burst_);
 }
 

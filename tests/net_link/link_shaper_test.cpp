@@ -178,6 +178,24 @@ TEST(LinkShaper, LatencyIsAddedExactly) {
   EXPECT_EQ(releases.back(), t0 + transmit_ns(2 * kMiB) + milliseconds(40));
 }
 
+// The driver contract in link_shaper.hpp: ask about chunks when they are ready. A driver that
+// waits for each release before it asks about the next chunk gets one chunk per latency
+// (64 KiB per 40 ms = 13 Mbit/s of 100); a queueing driver gets the bandwidth.
+TEST(LinkShaper, ADriverThatWaitsForEachReleaseGetsOneChunkPerLatency) {
+  LinkSettings s = with_upload(k100Mbit);
+  s.latency = milliseconds(40);
+  const Duration transmit(static_cast<std::int64_t>(64 * kKiB) * kNsPerByteAt100Mbit);
+
+  auto waiting = LinkShaper::create(s, t0)->make_pacer(1);
+  TimePoint now = t0;
+  for (int k = 0; k < 10; ++k) now = waiting->on_send(now, 64 * kKiB).release;
+  EXPECT_EQ(now, t0 + transmit + 10 * milliseconds(40));
+
+  auto queueing = LinkShaper::create(s, t0)->make_pacer(1);
+  const auto releases = send_all_at_once(*queueing, 10 * 64 * kKiB, 64 * kKiB);
+  EXPECT_EQ(releases.back(), t0 + 10 * transmit + milliseconds(40));
+}
+
 std::vector<TimePoint> jittered_releases(std::uint64_t seed, Duration spacing, int count) {
   LinkSettings s;
   s.latency = milliseconds(40);

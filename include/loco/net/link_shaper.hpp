@@ -38,10 +38,12 @@
 //   computes releases ahead and tolerates delays up to its queue's length in time plus B/rate.)
 // - Chunks: the bucket never starves a chunk larger than B (a 1 MiB chunk waits for its own
 //   tokens), and a lone small message (a ping, a heartbeat) waits only its own transmit time.
-//   The download side delays the read after the one that received `bytes`; a read takes what
-//   the kernel holds, up to the reader's buffer, so the buffer size adds to the download burst:
-//   keep reads at 64-256 KiB. Cost: one call per chunk, under 0.5 us (measured on the loaded
-//   machine), i.e. under 0.01% of a 64 KiB chunk's 5.2 ms at 100 Mbit/s.
+// - Download: the pacer can only delay the next read, and a read takes whatever the kernel
+//   holds up to the reader's buffer, so the buffer size adds to the download burst: keep reads
+//   at 64-256 KiB.
+// - Cost: one call per chunk, under 0.5 us (measured on the loaded machine), i.e. under 0.01%
+//   of a 64 KiB chunk's 5.2 ms at 100 Mbit/s.
+//
 // Faults: drop-after-bytes counts the bytes this connection has sent; the chunk that would pass
 // the limit is not sent (SendDecision{now, true}). drop-at and stall-at count from the shaper's
 // `start`. A chunk that would be released at or after the drop time is answered with
