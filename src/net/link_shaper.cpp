@@ -29,7 +29,7 @@ class ShapedPacer final : public LinkPacer {
         limit && sent_bytes_ + bytes > *limit) {
       return drop(now);
     }
-    if (now >= drop_at_) return drop(drop_at_);
+    if (now >= drop_at_) return drop(now);
     if (now >= stall_at_) return stall();
 
     const TimePoint leaves = link_->grant_upload(now, bytes);

@@ -46,9 +46,10 @@
 //
 // Faults: drop-after-bytes counts the bytes this connection has sent; the chunk that would pass
 // the limit is not sent (SendDecision{now, true}). drop-at and stall-at count from the shaper's
-// `start`. A chunk that would be released at or after the drop time is answered with
-// {drop time, true}: close the connection then (closing at once is early by at most latency +
-// jitter). From the stall time on, on_send() and on_receive() return kNever and nothing leaves.
+// `start`. A chunk asked about after the drop time gets {now, true}; one that would be released
+// at or after the drop time gets {drop time, true}: close the connection then (closing at once is
+// early by at most latency + jitter). From the stall time on, on_send() and on_receive() return
+// kNever and nothing leaves.
 //
 // Thread safety: the shared buckets are behind a mutex, so connections may run on different
 // threads; one pacer is used by one connection at a time (calls with non-decreasing `now`).
