@@ -160,7 +160,7 @@ TEST(FormatUnits, RoundTripsThroughTheParsers) {
   for (const char* text : {"100Mbit", "1.5Gbit", "800kbit", "1kbit", "unlimited"}) {
     EXPECT_EQ(format_bandwidth(parse_bandwidth(text, "x")), text);
   }
-  for (const char* text : {"40ms", "1.5s", "250us", "10s"}) {
+  for (const char* text : {"40ms", "1.5s", "250us", "10s", "0"}) {
     EXPECT_EQ(format_duration(parse_duration(text, "x", seconds(10))), text);
   }
 }
