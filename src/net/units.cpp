@@ -5,7 +5,6 @@
 #include <array>
 #include <cctype>
 #include <cmath>
-#include <optional>
 #include <span>
 
 #include "loco/core/error.hpp"

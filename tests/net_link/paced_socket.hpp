@@ -7,10 +7,12 @@
 //
 // Bytes carry a position-dependent pattern so the receiver can check every byte it gets.
 
+#include <algorithm>
 #include <boost/asio.hpp>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "loco/core/time.hpp"
