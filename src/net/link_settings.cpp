@@ -32,4 +32,16 @@ void validate(const LinkSettings& settings) {
   }
 }
 
+std::string describe(const LinkSettings& settings) {
+  std::string text = "upload " + format_bandwidth(settings.upload) + ", download " +
+                     format_bandwidth(settings.download) + ", latency " +
+                     format_duration(settings.latency);
+  if (settings.jitter > Duration{0}) text += " +/- " + format_duration(settings.jitter);
+  const LinkFaults& f = settings.faults;
+  if (f.drop_after_bytes) text += fmt::format(", drop after {} bytes", *f.drop_after_bytes);
+  if (f.drop_at) text += ", drop at " + format_duration(*f.drop_at);
+  if (f.stall_at) text += ", stall at " + format_duration(*f.stall_at);
+  return text;
+}
+
 }  // namespace loco::net

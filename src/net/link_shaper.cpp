@@ -8,8 +8,8 @@
 namespace loco::net {
 namespace {
 
-constexpr std::uint64_t kMinBurstBytes = 64 * 1024;
-constexpr std::uint64_t kBurstMicroseconds = 2'000;
+constexpr std::uint64_t kMinBurstBytes = 512 * 1024;
+constexpr std::uint64_t kBurstMicroseconds = 5'000;
 
 // One connection's view of the link: the shared buckets plus this connection's latency, jitter,
 // byte count and release order.
@@ -29,7 +29,7 @@ class ShapedPacer final : public LinkPacer {
         limit && sent_bytes_ + bytes > *limit) {
       return drop(now);
     }
-    if (now >= drop_at_) return drop(drop_at_);
+    if (now >= drop_at_) return drop(now);
     if (now >= stall_at_) return stall();
 
     const TimePoint leaves = link_->grant_upload(now, bytes);

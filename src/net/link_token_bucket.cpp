@@ -13,6 +13,7 @@ TokenBucket::TokenBucket(BitRate rate, std::uint64_t burst_bytes, TimePoint star
     : rate_(rate), burst_bytes_(burst_bytes), burst_(0), drained_at_(start) {
   LOCO_ASSERT(burst_bytes <= kMaxGrantBytes, "token bucket burst above kMaxGrantBytes");
   burst_ = transmit_time(burst_bytes);
+  drained_at_ = start + burst_;  // empty: a full burst is still draining
 }
 
 Duration TokenBucket::transmit_time(std::uint64_t bytes) const {
@@ -31,6 +32,7 @@ TimePoint TokenBucket::grant(TimePoint now, std::uint64_t bytes) {
   const std::uint64_t numerator = bytes * kBitNsPerByte + carry_ns_rate_;
   drained_at_ += Duration(static_cast<Duration::rep>(numerator / rate_));
   carry_ns_rate_ = numerator % rate_;
+  LOCO_DEBUG_ASSERT(drained_at_ >= now, "token bucket drained before the bytes it just granted");
   return std::max(now, drained_at_ - burst_);
 }
 

@@ -5,7 +5,6 @@
 #include <array>
 #include <cctype>
 #include <cmath>
-#include <optional>
 #include <span>
 
 #include "loco/core/error.hpp"
@@ -153,6 +152,7 @@ std::string format_bandwidth(BitRate rate) {
 }
 
 std::string format_duration(Duration d) {
+  if (d == Duration{0}) return "0";
   const double ns = static_cast<double>(d.count());
   if (d >= std::chrono::seconds(1)) return trim_decimal(ns / 1e9) + "s";
   if (d >= std::chrono::milliseconds(1)) return trim_decimal(ns / 1e6) + "ms";

@@ -54,6 +54,7 @@ TEST(LinkOptions, DefaultsAreATransparentLink) {
   Program p;
   ASSERT_EQ(p.parse_config(""), "");
   EXPECT_TRUE(to_link_settings(p.link).is_transparent());
+  EXPECT_EQ(describe(to_link_settings(p.link)), "upload unlimited, download unlimited, latency 0");
 }
 
 TEST(LinkOptions, TomlLinkSectionSetsEverySetting) {
@@ -76,6 +77,9 @@ TEST(LinkOptions, TomlLinkSectionSetsEverySetting) {
   EXPECT_EQ(s.faults.drop_at, seconds(30));
   EXPECT_EQ(s.faults.stall_at, milliseconds(1500));
   EXPECT_FALSE(s.is_transparent());
+  EXPECT_EQ(describe(s),
+            "upload 100Mbit, download 200Mbit, latency 40ms +/- 5ms, drop after 1048576 bytes, "
+            "drop at 30s, stall at 1.5s");
 }
 
 TEST(LinkOptions, CommandLineWinsOverTheFile) {

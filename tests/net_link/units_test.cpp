@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <string>
+#include <string_view>
 
 #include "loco/core/error.hpp"
+#include "loco/core/rng.hpp"
 
 namespace loco::net {
 namespace {
@@ -116,11 +119,48 @@ TEST(ParseByteCount, RejectsFractionsOfBytesAndTypos) {
   EXPECT_NE(error("999999999999999GB").find("maximum"), std::string::npos);
 }
 
+// Malformed-input check: strings assembled from number and unit fragments either parse to a
+// value inside the documented range or throw Error(config); nothing else, never a crash.
+TEST(ParseUnits, RandomFragmentsParseInRangeOrThrowAConfigError) {
+  static constexpr std::array<std::string_view, 24> kPieces{
+      "0", "1", "5", "9",   "00", "123456789", ".", "-",  "+",  " ", "e",         "k",
+      "K", "M", "G", "bit", "B",  "/s",        "i", "ms", "us", "s", "unlimited", "\xff"};
+  Rng rng(2026);
+  int parsed = 0;
+  for (int i = 0; i < 5'000; ++i) {
+    std::string text;
+    const auto pieces = 1 + rng.below(5);
+    for (std::uint64_t p = 0; p < pieces; ++p) text += kPieces[rng.below(kPieces.size())];
+    try {
+      const BitRate rate = parse_bandwidth(text, "x");
+      EXPECT_TRUE(rate == kUnlimited || (rate >= kMinBitRate && rate <= kMaxBitRate)) << text;
+      ++parsed;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.category(), ErrorCategory::config) << text;
+    }
+    try {
+      const Duration d = parse_duration(text, "x", seconds(10));
+      EXPECT_GE(d, Duration{0}) << text;
+      EXPECT_LE(d, seconds(10)) << text;
+      ++parsed;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.category(), ErrorCategory::config) << text;
+    }
+    try {
+      EXPECT_LE(parse_byte_count(text, "x"), 1'000'000'000'000'000u) << text;
+      ++parsed;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.category(), ErrorCategory::config) << text;
+    }
+  }
+  EXPECT_GT(parsed, 250);  // the fragments do form valid values too
+}
+
 TEST(FormatUnits, RoundTripsThroughTheParsers) {
   for (const char* text : {"100Mbit", "1.5Gbit", "800kbit", "1kbit", "unlimited"}) {
     EXPECT_EQ(format_bandwidth(parse_bandwidth(text, "x")), text);
   }
-  for (const char* text : {"40ms", "1.5s", "250us", "10s"}) {
+  for (const char* text : {"40ms", "1.5s", "250us", "10s", "0"}) {
     EXPECT_EQ(format_duration(parse_duration(text, "x", seconds(10))), text);
   }
 }

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "loco/core/time.hpp"
 #include "loco/net/units.hpp"
@@ -48,5 +49,9 @@ inline constexpr Duration kMaxFaultTime = std::chrono::hours(24 * 7);
 // Throws Error(config) when the settings contradict each other (jitter above latency) or
 // exceed the limits above.
 void validate(const LinkSettings& settings);
+
+// One line for logs, e.g. "upload 100Mbit, download unlimited, latency 40ms +/- 5ms, drop after
+// 1048576 bytes" (faults only when set).
+std::string describe(const LinkSettings& settings);
 
 }  // namespace loco::net

@@ -16,12 +16,17 @@
 // A chunk larger than `burst` is never starved (unlike a classic tbf, whose packets must fit in
 // the bucket): it waits until its own last byte's tokens have accrued.
 //
+// The bucket starts empty (as if the link had just sent a full burst): the first bytes wait for
+// their own tokens, so a stream that starts with the bucket runs at exactly `rate` from its
+// first byte. It fills while nothing is granted, up to `burst` after burst/rate of idleness.
+//
 // Guarantees, for calls with non-decreasing `now`:
-// - conformance: bytes granted up to any grant at time t  <=  burst + rate * (t - t0), where t0
-//   is when the bucket was last full;
-// - work conservation: a stream of S >= burst bytes that keeps the bucket busy from t0 has its
-//   last chunk granted at exactly t0 + S / rate - burst / rate (each term rounded down to the
-//   nanosecond);
+// - conformance: bytes granted from t0 up to any grant at time t  <=  F + rate * (t - t0),
+//   where F <= burst is what the bucket held at t0 (0 at `start`);
+// - work conservation: a stream of S bytes started at `start` whose driver keeps the bucket
+//   busy (asks for the next chunk before the bucket is full again) has its last chunk granted
+//   at exactly start + S / rate, rounded down to the nanosecond; one started on a full bucket
+//   at t0 ends at t0 + (S - burst) / rate (both terms rounded down);
 // - grants are non-decreasing in call order.
 
 #include <cstdint>
@@ -33,7 +38,7 @@ namespace loco::net {
 
 class TokenBucket {
  public:
-  // rate == kUnlimited grants everything at `now`. The bucket starts full at `start`.
+  // rate == kUnlimited grants everything at `now`. The bucket starts empty at `start`.
   TokenBucket(BitRate rate, std::uint64_t burst_bytes, TimePoint start);
 
   // `bytes` (at most kMaxGrantBytes) are ready at `now`: returns when they may go (>= now).
