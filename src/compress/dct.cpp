@@ -1,8 +1,8 @@
 #include "loco/compress/dct.hpp"
 
 #include <cmath>
+#include <memory>
 #include <numbers>
-#include <vector>
 
 #include "loco/core/assert.hpp"
 
@@ -52,26 +52,26 @@ ChunkedDct::ChunkedDct(std::size_t rows, std::size_t cols, std::size_t chunk_row
 void ChunkedDct::forward(std::span<const float> in, std::span<float> out) const {
   LOCO_ASSERT(in.size() == rows_ * cols_ && out.size() == in.size(), "DCT size mismatch");
   if (in.empty()) return;
-  std::vector<float> along_cols(in.size());
+  const std::unique_ptr<float[]> along_cols(new float[in.size()]);  // no zero-fill
   for (std::size_t band = 0; band < rows_; band += chunk_rows_) {
-    Map(along_cols.data() + band * cols_, chunk_rows_, cols_).noalias() =
+    Map(along_cols.get() + band * cols_, chunk_rows_, cols_).noalias() =
         row_dct_ * ConstMap(in.data() + band * cols_, chunk_rows_, cols_);
   }
   const std::size_t segments = in.size() / chunk_cols_;
   Map(out.data(), segments, chunk_cols_).noalias() =
-      ConstMap(along_cols.data(), segments, chunk_cols_) * col_dct_.transpose();
+      ConstMap(along_cols.get(), segments, chunk_cols_) * col_dct_.transpose();
 }
 
 void ChunkedDct::inverse(std::span<const float> in, std::span<float> out) const {
   LOCO_ASSERT(in.size() == rows_ * cols_ && out.size() == in.size(), "DCT size mismatch");
   if (in.empty()) return;
   const std::size_t segments = in.size() / chunk_cols_;
-  std::vector<float> along_rows(in.size());
-  Map(along_rows.data(), segments, chunk_cols_).noalias() =
+  const std::unique_ptr<float[]> along_rows(new float[in.size()]);
+  Map(along_rows.get(), segments, chunk_cols_).noalias() =
       ConstMap(in.data(), segments, chunk_cols_) * col_dct_;
   for (std::size_t band = 0; band < rows_; band += chunk_rows_) {
     Map(out.data() + band * cols_, chunk_rows_, cols_).noalias() =
-        row_dct_.transpose() * ConstMap(along_rows.data() + band * cols_, chunk_rows_, cols_);
+        row_dct_.transpose() * ConstMap(along_rows.get() + band * cols_, chunk_rows_, cols_);
   }
 }
 

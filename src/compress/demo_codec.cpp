@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <numeric>
+#include <utility>
 
 #include "codecs.hpp"
 #include "kernels.hpp"
@@ -25,14 +25,33 @@ struct Grid {
   std::size_t rows = 0, cols = 0, chunk_rows = 1, chunk_cols = 1, k = 1;
   std::size_t chunks() const { return rows / chunk_rows * (cols / chunk_cols); }
   std::size_t chunk_elements() const { return chunk_rows * chunk_cols; }
-  // Offset in the row-major matrix of local element `local` of chunk `chunk`.
-  std::size_t offset(std::size_t chunk, std::size_t local) const {
-    const std::size_t per_row = cols / chunk_cols;
-    const std::size_t r = chunk / per_row * chunk_rows + local / chunk_cols;
-    const std::size_t c = chunk % per_row * chunk_cols + local % chunk_cols;
-    return r * cols + c;
-  }
 };
+
+// The k largest |values| (ties to the lower index), as ascending indices. One scan keeps the
+// best k so far in a min-heap whose top is the worst kept; a later value replaces it only when
+// strictly larger (an equal one has a higher index, so it loses the tie). With k much smaller
+// than the chunk, few values get past the comparison with the top.
+void select_top_k(std::span<const float> values, std::size_t k,
+                  std::vector<std::pair<float, std::uint16_t>>& heap, std::uint16_t* out) {
+  const auto worse = [](const auto& a, const auto& b) {  // heap order: the worst on top
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  };
+  heap.clear();
+  for (std::size_t i = 0; i < k; ++i) {
+    heap.emplace_back(std::fabs(values[i]), static_cast<std::uint16_t>(i));
+  }
+  std::make_heap(heap.begin(), heap.end(), worse);
+  for (std::size_t i = k; i < values.size(); ++i) {
+    const float m = std::fabs(values[i]);
+    if (m > heap.front().first) {
+      std::pop_heap(heap.begin(), heap.end(), worse);
+      heap.back() = {m, static_cast<std::uint16_t>(i)};
+      std::push_heap(heap.begin(), heap.end(), worse);
+    }
+  }
+  for (std::size_t j = 0; j < k; ++j) out[j] = heap[j].second;
+  std::sort(out, out + k);
+}
 
 class DemoCodec final : public Codec {
  public:
@@ -56,29 +75,28 @@ class DemoCodec final : public Codec {
     check_shape(options.shape, values.size(), "demo");
     (void)absmax(values.data(), values.size(), "demo");
     const Grid grid = grid_for(options.shape, values.size());
-    std::vector<float> coefficients(values.size());
-    ChunkedDct(grid.rows, grid.cols, grid.chunk_rows, grid.chunk_cols)
-        .forward(values, coefficients);
-
     const std::size_t kept = grid.chunks() * grid.k;
     std::vector<std::uint16_t> indices(kept);
     std::vector<float> kept_values(kept);
-    std::vector<float> magnitude(grid.chunk_elements());
-    std::vector<std::uint16_t> order(grid.chunk_elements());
-    for (std::size_t chunk = 0; chunk < grid.chunks(); ++chunk) {
-      for (std::size_t local = 0; local < magnitude.size(); ++local) {
-        magnitude[local] = std::fabs(coefficients[grid.offset(chunk, local)]);
-      }
-      std::iota(order.begin(), order.end(), std::uint16_t{0});
-      const auto larger = [&](std::uint16_t a, std::uint16_t b) {
-        return magnitude[a] > magnitude[b] || (magnitude[a] == magnitude[b] && a < b);
-      };
-      const auto k_end = order.begin() + static_cast<std::ptrdiff_t>(grid.k);
-      std::nth_element(order.begin(), k_end, order.end(), larger);
-      std::sort(order.begin(), k_end);
-      for (std::size_t j = 0; j < grid.k; ++j) {
-        indices[chunk * grid.k + j] = order[j];
-        kept_values[chunk * grid.k + j] = coefficients[grid.offset(chunk, order[j])];
+    // One band of chunk_rows rows at a time: transform, then select in each of its chunks.
+    const ChunkedDct band_dct(grid.chunk_rows, grid.cols, grid.chunk_rows, grid.chunk_cols);
+    const std::size_t band_size = grid.chunk_rows * grid.cols;
+    std::vector<float> band(band_size);
+    std::vector<float> chunk_values(grid.chunk_elements());
+    std::vector<std::pair<float, std::uint16_t>> heap;
+    std::size_t chunk = 0;
+    for (std::size_t offset = 0; offset < values.size(); offset += band_size) {
+      band_dct.forward(values.subspan(offset, band_size), band);
+      for (std::size_t col = 0; col < grid.cols; col += grid.chunk_cols, ++chunk) {
+        for (std::size_t r = 0; r < grid.chunk_rows; ++r) {
+          std::memcpy(chunk_values.data() + r * grid.chunk_cols, band.data() + r * grid.cols + col,
+                      4 * grid.chunk_cols);
+        }
+        std::uint16_t* chosen = indices.data() + chunk * grid.k;
+        select_top_k(chunk_values, grid.k, heap, chosen);
+        for (std::size_t j = 0; j < grid.k; ++j) {
+          kept_values[chunk * grid.k + j] = chunk_values[chosen[j]];
+        }
       }
     }
     const std::vector<std::byte> inner = values_->encode(kept_values, {options.seed, {}});
@@ -95,38 +113,58 @@ class DemoCodec final : public Codec {
   }
 
   void decode(std::span<const std::byte> message, std::span<float> out) const override {
+    decode_into(message, out, false);
+  }
+  void decode_accumulate(std::span<const std::byte> message, std::span<float> sum) const override {
+    decode_into(message, sum, true);
+  }
+
+ private:
+  // Validates the whole message, then decodes band by band into `out` (or adds to it).
+  void decode_into(std::span<const std::byte> message, std::span<float> out,
+                   bool accumulate) const {
     wire::Reader r(message, "demo");
     r.header(CodecId::demo, out.size());
     const Grid grid = parse_grid(r, out.size());
     const std::size_t kept = grid.chunks() * grid.k;
     if (kept > r.remaining() / 2) r.fail("truncated: the index list does not fit");
-    const std::byte* index_bytes = r.take(2 * kept);
+    std::vector<std::uint16_t> indices(kept);
+    std::memcpy(indices.data(), r.take(2 * kept), 2 * kept);
+    for (std::size_t i = 0; i < kept; ++i) {
+      const bool first_of_chunk = i % grid.k == 0;
+      if (indices[i] >= grid.chunk_elements() ||
+          (!first_of_chunk && indices[i] <= indices[i - 1])) {
+        r.fail("chunk " + std::to_string(i / grid.k) +
+               " has an index out of range or out of order");
+      }
+    }
     std::vector<float> kept_values(kept);
     values_->decode(r.rest(), kept_values);
 
-    std::vector<float> coefficients(out.size(), 0.0f);
-    for (std::size_t chunk = 0; chunk < grid.chunks(); ++chunk) {
-      std::size_t previous = 0;
-      for (std::size_t j = 0; j < grid.k; ++j) {
-        std::uint16_t local;
-        std::memcpy(&local, index_bytes + 2 * (chunk * grid.k + j), 2);
-        if (local >= grid.chunk_elements() || (j > 0 && local <= previous)) {
-          r.fail("chunk " + std::to_string(chunk) + " has an index out of range or out of order");
+    const ChunkedDct band_dct(grid.chunk_rows, grid.cols, grid.chunk_rows, grid.chunk_cols);
+    const std::size_t band_size = grid.chunk_rows * grid.cols;
+    std::vector<float> coefficients(band_size);
+    std::vector<float> decoded(accumulate ? band_size : 0);
+    std::size_t chunk = 0;
+    for (std::size_t offset = 0; offset < out.size(); offset += band_size) {
+      std::fill(coefficients.begin(), coefficients.end(), 0.0f);
+      for (std::size_t col = 0; col < grid.cols; col += grid.chunk_cols, ++chunk) {
+        for (std::size_t j = chunk * grid.k; j < (chunk + 1) * grid.k; ++j) {
+          const std::size_t local = indices[j];
+          coefficients[local / grid.chunk_cols * grid.cols + col + local % grid.chunk_cols] =
+              kept_values[j];
         }
-        previous = local;
-        coefficients[grid.offset(chunk, local)] = kept_values[chunk * grid.k + j];
       }
+      const std::span<float> target = out.subspan(offset, band_size);
+      if (!accumulate) {
+        band_dct.inverse(coefficients, target);
+        continue;
+      }
+      band_dct.inverse(coefficients, decoded);
+      for (std::size_t i = 0; i < band_size; ++i) target[i] += decoded[i];
     }
-    ChunkedDct(grid.rows, grid.cols, grid.chunk_rows, grid.chunk_cols).inverse(coefficients, out);
   }
 
-  void decode_accumulate(std::span<const std::byte> message, std::span<float> sum) const override {
-    std::vector<float> decoded(sum.size());
-    decode(message, decoded);
-    for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += decoded[i];
-  }
-
- private:
   // Rows × cols as Arena::matrix views a tensor; chunks per dimension from the target size.
   Grid grid_for(std::span<const std::size_t> shape, std::size_t count) const {
     Grid g;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numbers>
 
 #include "loco/compress/codec.hpp"
@@ -102,6 +103,18 @@ TEST(DemoCodec, KeepsTheLargestCoefficientsOfEachChunk) {
     EXPECT_GE(*std::min_element(kept_mags.begin(), kept_mags.end()),
               *std::max_element(dropped_mags.begin(), dropped_mags.end()))
         << chunk;
+  }
+}
+
+TEST(DemoCodec, TiesGoToTheLowerIndex) {
+  // All coefficients of a zero input tie: each chunk keeps its first k positions.
+  const std::size_t shape[] = {8, 16};
+  const auto codec = make_codec("demo:chunk=8,topk=3,values=fp32");
+  const auto message = codec->encode(std::vector<float>(128, 0.0f), {.shape = shape});
+  for (std::size_t j = 0; j < 6; ++j) {
+    std::uint16_t index;
+    std::memcpy(&index, message.data() + 32 + 2 * j, 2);
+    EXPECT_EQ(index, j % 3) << j;
   }
 }
 
