@@ -112,7 +112,8 @@ class Fp4Codec final : public BlockScaledCodec {
                      std::uint64_t seed) const override {
     const float amax = absmax(x.data(), x.size(), "fp4");
     auto* out = reinterpret_cast<std::uint8_t*>(codes);
-    const float inv = amax == 0.0f ? 0.0f : 1.0f / amax;
+    // All-zero (or denormal-tiny, where 1/amax overflows) blocks encode as zeros.
+    const float inv = std::isfinite(1.0f / amax) ? 1.0f / amax : 0.0f;
     if (!stochastic()) {
       fp4_encode_nearest(x.data(), x.size(), inv, out);
       return amax;

@@ -40,11 +40,12 @@ class Int8Codec final : public BlockScaledCodec {
                      std::uint64_t seed) const override {
     const float amax = absmax(x.data(), x.size(), "int8");
     auto* q = reinterpret_cast<std::int8_t*>(codes);
-    if (amax == 0.0f) {
+    const float inv = 127.0f / amax;
+    if (!std::isfinite(inv)) {  // all zero, or so tiny (< 2^-126) that 1/scale overflows
       std::memset(q, 0, x.size());
       return 0.0f;
     }
-    quantize_uniform(x, 127.0f / amax, 127.0f, stochastic(), seed, first, CodecId::int8, q);
+    quantize_uniform(x, inv, 127.0f, stochastic(), seed, first, CodecId::int8, q);
     return amax / 127.0f;
   }
   void decode_block(const std::byte* codes, std::size_t n, float scale, float* out) const override {
@@ -62,7 +63,7 @@ class Int4Codec final : public BlockScaledCodec {
   float encode_block(std::span<const float> x, std::byte* codes, std::uint64_t first,
                      std::uint64_t seed) const override {
     const float amax = absmax(x.data(), x.size(), "int4");
-    if (amax == 0.0f) {
+    if (!std::isfinite(7.0f / amax)) {  // all zero, or too tiny to scale (see int8)
       std::memset(codes, 0, code_bytes(x.size(), 4));
       return 0.0f;
     }

@@ -222,6 +222,20 @@ TEST(Uint8Codebook, InteriorBucketsAreWithinOneBucketWidthAndSizesAreExact) {
   }
 }
 
+TEST(BlockCodecs, DenormalBlocksEncodeAsZeros) {
+  // 1/absmax overflows for these blocks: they are sent as zeros (an error below 2^-126).
+  const std::vector<float> x = {1e-45f, -3e-45f, 0.0f, 2e-39f, 0.0f, 0.0f, 0.0f, 1e-40f};
+  for (const char* spec : {"int8:block=8", "int4:block=8", "fp4:block=8", "uint8", "sign:block=8",
+                           "int8:block=8,round=stochastic", "fp4:block=8,round=stochastic"}) {
+    const auto codec = make_codec(spec);
+    std::vector<float> out(x.size());
+    codec->decode(codec->encode(x), out);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      EXPECT_LE(std::fabs(out[i] - x[i]), 0x1p-126f) << spec << " " << i;
+    }
+  }
+}
+
 TEST(Codecs, RejectNonFiniteInputAndWrongShapes) {
   for (const char* spec :
        {"fp32", "fp16", "bf16", "int8", "int4", "fp4", "sign", "uint8", "topk:fraction=0.5"}) {
