@@ -129,7 +129,8 @@ class DemoCodec final : public Codec {
     const std::size_t kept = grid.chunks() * grid.k;
     if (kept > r.remaining() / 2) r.fail("truncated: the index list does not fit");
     std::vector<std::uint16_t> indices(kept);
-    std::memcpy(indices.data(), r.take(2 * kept), 2 * kept);
+    const std::byte* index_bytes = r.take(2 * kept);
+    if (kept > 0) std::memcpy(indices.data(), index_bytes, 2 * kept);
     for (std::size_t i = 0; i < kept; ++i) {
       const bool first_of_chunk = i % grid.k == 0;
       if (indices[i] >= grid.chunk_elements() ||

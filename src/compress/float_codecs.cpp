@@ -56,26 +56,36 @@ float float_from_half(std::uint16_t h) {
   return out;
 }
 
-void encode_fp16(const float* x, std::size_t n, std::uint16_t* out) {
+// Messages put no alignment on their payloads: 16-bit values are read and written with memcpy.
+void store_u16(std::byte* out, std::size_t i, std::uint16_t v) {
+  std::memcpy(out + 2 * i, &v, 2);
+}
+std::uint16_t load_u16(const std::byte* in, std::size_t i) {
+  std::uint16_t v;
+  std::memcpy(&v, in + 2 * i, 2);
+  return v;
+}
+
+void encode_fp16(const float* x, std::size_t n, std::byte* out) {
   std::size_t i = 0;
 #if defined(__F16C__)
   for (; i + 8 <= n; i += 8) {
     const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), h);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * i), h);
   }
 #endif
-  for (; i < n; ++i) out[i] = half_from_float(x[i]);
+  for (; i < n; ++i) store_u16(out, i, half_from_float(x[i]));
 }
 
-void decode_fp16(const std::uint16_t* in, std::size_t n, float* out) {
+void decode_fp16(const std::byte* in, std::size_t n, float* out) {
   std::size_t i = 0;
 #if defined(__F16C__)
   for (; i + 8 <= n; i += 8) {
-    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 2 * i));
     _mm256_storeu_ps(out + i, _mm256_cvtph_ps(h));
   }
 #endif
-  for (; i < n; ++i) out[i] = float_from_half(in[i]);
+  for (; i < n; ++i) out[i] = float_from_half(load_u16(in, i));
 }
 
 struct FloatView {
@@ -105,19 +115,18 @@ class FloatCodec final : public RangeDecodable<FloatCodec> {
     std::byte* out = w.extend(values.size() * width());
     const std::size_t n = values.size();
     switch (kind_) {
-      case FloatKind::fp32: std::memcpy(out, values.data(), 4 * n); break;
-      case FloatKind::fp16:
-        encode_fp16(values.data(), n, reinterpret_cast<std::uint16_t*>(out));
+      case FloatKind::fp32:
+        if (n > 0) std::memcpy(out, values.data(), 4 * n);  // memcpy must not see null
         break;
-      case FloatKind::bf16: {
-        auto* h = reinterpret_cast<std::uint16_t*>(out);
+      case FloatKind::fp16: encode_fp16(values.data(), n, out); break;
+      case FloatKind::bf16:
         for (std::size_t i = 0; i < n; ++i) {
           std::uint32_t bits;
           std::memcpy(&bits, &values[i], 4);
-          h[i] = static_cast<std::uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1)) >> 16);
+          store_u16(out, i,
+                    static_cast<std::uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1)) >> 16));
         }
         break;
-      }
     }
     return w.finish();
   }
@@ -133,16 +142,16 @@ class FloatCodec final : public RangeDecodable<FloatCodec> {
     const std::byte* in = view.payload + begin * width();
     const std::size_t n = end - begin;
     switch (kind_) {
-      case FloatKind::fp32: std::memcpy(out, in, 4 * n); break;
-      case FloatKind::fp16: decode_fp16(reinterpret_cast<const std::uint16_t*>(in), n, out); break;
-      case FloatKind::bf16: {
-        const auto* h = reinterpret_cast<const std::uint16_t*>(in);
+      case FloatKind::fp32:
+        if (n > 0) std::memcpy(out, in, 4 * n);
+        break;
+      case FloatKind::fp16: decode_fp16(in, n, out); break;
+      case FloatKind::bf16:
         for (std::size_t i = 0; i < n; ++i) {
-          const std::uint32_t bits = static_cast<std::uint32_t>(h[i]) << 16;
+          const std::uint32_t bits = static_cast<std::uint32_t>(load_u16(in, i)) << 16;
           std::memcpy(out + i, &bits, 4);
         }
         break;
-      }
     }
   }
 

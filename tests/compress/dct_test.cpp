@@ -106,6 +106,20 @@ TEST(DemoCodec, KeepsTheLargestCoefficientsOfEachChunk) {
   }
 }
 
+TEST(DemoCodec, TakesTheShapeFromAnArenaLayout) {
+  auto layout =
+      std::make_shared<const ArenaLayout>(std::vector<TensorSpec>{{"bias", {96}}, {"w", {16, 24}}});
+  Arena arena(layout);
+  const auto values = testing::gaussian(16 * 24, 3);
+  std::copy(values.begin(), values.end(), arena.tensor(1).begin());
+  const auto codec = make_codec("demo:chunk=8,topk=4,values=fp16");
+  const std::size_t explicit_shape[] = {16, 24};
+  const auto from_layout = codec->encode(arena.tensor(1), {.shape = layout->tensor(1).shape});
+  EXPECT_EQ(from_layout, codec->encode(values, {.shape = explicit_shape}));
+  // 16×24 gives six 8×8 chunks; a flat view gives forty-eight 1×8 chunks.
+  EXPECT_NE(from_layout, codec->encode(values));
+}
+
 TEST(DemoCodec, TiesGoToTheLowerIndex) {
   // All coefficients of a zero input tie: each chunk keeps its first k positions.
   const std::size_t shape[] = {8, 16};
