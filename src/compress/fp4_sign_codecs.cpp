@@ -163,7 +163,17 @@ class SignCodec final : public BlockScaledCodec {
   }
   void decode_block(const std::byte* codes, std::size_t n, float scale, float* out) const override {
     const auto* bits = reinterpret_cast<const std::uint8_t*>(codes);
-    for (std::size_t i = 0; i < n; ++i) out[i] = (bits[i / 8] >> (i % 8)) & 1 ? -scale : scale;
+    std::size_t i = 0;
+#if defined(__AVX2__)
+    const __m256i lane_bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    for (; i + 8 <= n; i += 8) {
+      const __m256i set = _mm256_and_si256(_mm256_set1_epi32(bits[i / 8]), lane_bit);
+      const __m256 negative = _mm256_castsi256_ps(_mm256_cmpeq_epi32(set, lane_bit));
+      _mm256_storeu_ps(out + i,
+                       _mm256_blendv_ps(_mm256_set1_ps(scale), _mm256_set1_ps(-scale), negative));
+    }
+#endif
+    for (; i < n; ++i) out[i] = (bits[i / 8] >> (i % 8)) & 1 ? -scale : scale;
   }
 };
 
