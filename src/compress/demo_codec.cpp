@@ -9,11 +9,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <utility>
 
 #include "codecs.hpp"
 #include "kernels.hpp"
 #include "loco/compress/dct.hpp"
+#include "top_k.hpp"
 #include "wire.hpp"
 
 namespace loco::compress::detail {
@@ -26,32 +26,6 @@ struct Grid {
   std::size_t chunks() const { return rows / chunk_rows * (cols / chunk_cols); }
   std::size_t chunk_elements() const { return chunk_rows * chunk_cols; }
 };
-
-// The k largest |values| (ties to the lower index), as ascending indices. One scan keeps the
-// best k so far in a min-heap whose top is the worst kept; a later value replaces it only when
-// strictly larger (an equal one has a higher index, so it loses the tie). With k much smaller
-// than the chunk, few values get past the comparison with the top.
-void select_top_k(std::span<const float> values, std::size_t k,
-                  std::vector<std::pair<float, std::uint16_t>>& heap, std::uint16_t* out) {
-  const auto worse = [](const auto& a, const auto& b) {  // heap order: the worst on top
-    return a.first > b.first || (a.first == b.first && a.second < b.second);
-  };
-  heap.clear();
-  for (std::size_t i = 0; i < k; ++i) {
-    heap.emplace_back(std::fabs(values[i]), static_cast<std::uint16_t>(i));
-  }
-  std::make_heap(heap.begin(), heap.end(), worse);
-  for (std::size_t i = k; i < values.size(); ++i) {
-    const float m = std::fabs(values[i]);
-    if (m > heap.front().first) {
-      std::pop_heap(heap.begin(), heap.end(), worse);
-      heap.back() = {m, static_cast<std::uint16_t>(i)};
-      std::push_heap(heap.begin(), heap.end(), worse);
-    }
-  }
-  for (std::size_t j = 0; j < k; ++j) out[j] = heap[j].second;
-  std::sort(out, out + k);
-}
 
 class DemoCodec final : public Codec {
  public:

@@ -236,6 +236,31 @@ TEST(BlockCodecs, DenormalBlocksEncodeAsZeros) {
   }
 }
 
+TEST(Topk, KeepsTheLargestMagnitudesWithTiesToTheLowerIndex) {
+  const auto codec = make_codec("topk:fraction=0.1,values=fp32");
+  for (const auto& input : standard_inputs()) {
+    const std::size_t n = input.values.size();
+    const std::size_t k = n == 0 ? 0 : std::max<std::size_t>(1, std::llround(0.1 * double(n)));
+    const auto out = roundtrip(*codec, input.values, 12 + 8 + 4 * k + 12 + 4 * k);
+    // Reference: sort indices by (|x| desc, index asc) and keep the first k.
+    std::vector<std::size_t> order(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return std::fabs(input.values[a]) > std::fabs(input.values[b]);
+    });
+    std::vector<bool> kept(n, false);
+    for (std::size_t j = 0; j < k; ++j) kept[order[j]] = true;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (kept[i]) {
+        ASSERT_EQ(out[i], input.values[i]) << input.name << i;
+      } else {
+        ASSERT_EQ(out[i], 0.0f) << input.name << i;
+        ASSERT_TRUE(std::signbit(out[i])) << "unsent positions decode to -0.0";
+      }
+    }
+  }
+}
+
 TEST(Codecs, RejectNonFiniteInputAndWrongShapes) {
   for (const char* spec :
        {"fp32", "fp16", "bf16", "int8", "int4", "fp4", "sign", "uint8", "topk:fraction=0.5"}) {
