@@ -135,7 +135,9 @@ class FloatCodec final : public RangeDecodable<FloatCodec> {
     wire::Reader r(message, name());
     r.header(id(), count);
     r.expect_remaining(wire::checked_size(name(), count, width()));
-    return {r.take(count * width())};
+    const std::byte* payload = r.take(count * width());
+    if (!all_finite(payload, count)) r.fail("a value is NaN or infinite");
+    return {payload};
   }
 
   void decode_range(const FloatView& view, std::size_t begin, std::size_t end, float* out) const {
@@ -165,6 +167,23 @@ class FloatCodec final : public RangeDecodable<FloatCodec> {
                                       : CodecId::bf16;
   }
   std::size_t width() const { return kind_ == FloatKind::fp32 ? 4 : 2; }
+
+  // No value has an all-ones exponent (NaN or ±∞), so decoded updates are always finite.
+  // Branch-free over the bits so that it vectorises.
+  bool all_finite(const std::byte* payload, std::size_t count) const {
+    unsigned bad = 0;
+    if (kind_ == FloatKind::fp32) {
+      for (std::size_t i = 0; i < count; ++i) {
+        std::uint32_t bits;
+        std::memcpy(&bits, payload + 4 * i, 4);
+        bad |= (bits & 0x7f800000u) == 0x7f800000u;
+      }
+      return bad == 0;
+    }
+    const unsigned exponent = kind_ == FloatKind::fp16 ? 0x7c00u : 0x7f80u;
+    for (std::size_t i = 0; i < count; ++i) bad |= (load_u16(payload, i) & exponent) == exponent;
+    return bad == 0;
+  }
 
   FloatKind kind_;
 };

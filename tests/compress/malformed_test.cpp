@@ -101,6 +101,24 @@ TEST(Malformed, BlockSizesAndScalesAreChecked) {
   expect_rejected(*u8, bad, x.size(), "a NaN in the codebook");
 }
 
+TEST(Malformed, FloatPayloadsMustBeFinite) {
+  const auto x = testing::gaussian(100, 3);
+  const std::pair<const char*, std::vector<std::uint8_t>> cases[] = {
+      {"fp32", {0x00, 0x00, 0x80, 0x7f}},  // +inf
+      {"fp32", {0x01, 0x00, 0xc0, 0xff}},  // NaN
+      {"fp16", {0x00, 0x7c}},              // +inf
+      {"bf16", {0xc1, 0x7f}},              // NaN
+  };
+  for (const auto& [spec, value] : cases) {
+    const auto codec = make_codec(spec);
+    Bytes bad = codec->encode(x);
+    for (std::size_t b = 0; b < value.size(); ++b) {
+      bad[12 + 37 * value.size() + b] = std::byte{value[b]};
+    }
+    expect_rejected(*codec, bad, x.size(), std::string("a non-finite ") + spec + " value");
+  }
+}
+
 TEST(Malformed, TopkCountsAndIndicesAreChecked) {
   const auto x = testing::gaussian(100, 3);
   const auto codec = make_codec("topk:fraction=0.1,values=fp32");
