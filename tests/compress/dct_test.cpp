@@ -45,6 +45,32 @@ TEST(Dct, MatrixIsOrthonormalAndMatchesTheDefinition) {
   }
 }
 
+TEST(Dct, ChunkedForwardMatchesTheDefinitionPerChunk) {
+  // C[a][b] = s_a s_b Σ_ij X[i][j] cos(π(2i+1)a / 2cr) cos(π(2j+1)b / 2cc), chunk by chunk.
+  constexpr std::size_t kRows = 6, kCols = 10, kCr = 3, kCc = 5;
+  const ChunkedDct dct(kRows, kCols, kCr, kCc);
+  const auto x = testing::gaussian(kRows * kCols, 17);
+  std::vector<float> c(x.size());
+  dct.forward(x, c);
+  const auto basis = [](std::size_t n, std::size_t k, std::size_t j) {
+    return std::sqrt((k == 0 ? 1.0 : 2.0) / double(n)) *
+           std::cos(std::numbers::pi * double(2 * j + 1) * double(k) / (2.0 * double(n)));
+  };
+  for (std::size_t r = 0; r < kRows; ++r) {
+    for (std::size_t col = 0; col < kCols; ++col) {
+      const std::size_t r0 = r / kCr * kCr, c0 = col / kCc * kCc;
+      double expected = 0.0;
+      for (std::size_t i = 0; i < kCr; ++i) {
+        for (std::size_t j = 0; j < kCc; ++j) {
+          expected +=
+              x[(r0 + i) * kCols + c0 + j] * basis(kCr, r - r0, i) * basis(kCc, col - c0, j);
+        }
+      }
+      EXPECT_NEAR(c[r * kCols + col], expected, 1e-5) << r << "," << col;
+    }
+  }
+}
+
 TEST(Dct, InverseOfForwardIsIdentityAndEnergyIsKept) {
   struct Case {
     std::size_t rows, cols, cr, cc;
