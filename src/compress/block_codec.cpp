@@ -8,17 +8,6 @@
 
 namespace loco::compress::detail {
 
-void check_shape(std::span<const std::size_t> shape, std::size_t count, const char* codec) {
-  if (shape.empty()) return;
-  std::size_t product = 1;
-  for (std::size_t d : shape) product *= d;
-  if (product != count) {
-    throw Error(ErrorCategory::invalid_argument, std::string(codec) + " encode: the shape holds " +
-                                                     std::to_string(product) + " values but " +
-                                                     std::to_string(count) + " were given");
-  }
-}
-
 BlockScaledCodec::BlockScaledCodec(BlockFormat format, std::size_t block, bool stochastic)
     : format_(format), block_(block), stochastic_(stochastic) {
   LOCO_ASSERT(block_ % 8 == 0 && block_ >= 8 && block_ <= kMaxBlockSize, "block size out of range");
@@ -79,6 +68,7 @@ BlockView BlockScaledCodec::parse(std::span<const std::byte> message, std::size_
 
 void BlockScaledCodec::decode_range(const BlockView& view, std::size_t begin, std::size_t end,
                                     float* out) const {
+  LOCO_DEBUG_ASSERT(begin % 8 == 0, "packed codes are decoded from byte boundaries");
   std::size_t i = begin;
   while (i < end) {
     const std::size_t b = i / view.block;

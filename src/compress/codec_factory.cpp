@@ -13,7 +13,7 @@ namespace {
 
 const std::vector<std::string>& codec_names() {
   static const std::vector<std::string> names = {"fp32", "fp16", "bf16", "int8", "uint8",
-                                                 "fp4",  "int4", "sign", "topk"};
+                                                 "fp4",  "int4", "sign", "topk", "demo"};
   return names;
 }
 
@@ -62,6 +62,11 @@ std::unique_ptr<Codec> make_stage(const StageSpec& stage) {
     const float fraction = params.get_float("fraction", 0.01f, 1e-6f, 1.0f);
     const std::string values = params.get_choice("values", "fp16", detail::value_codec_names());
     codec = detail::make_topk(fraction, values);
+  } else if (name == "demo") {
+    const std::size_t chunk = params.get_uint("chunk", 64, 1, 128);
+    const std::size_t topk = params.get_uint("topk", 32, 1, 128 * 128);
+    codec = detail::make_demo(chunk, topk,
+                              params.get_choice("values", "fp32", detail::value_codec_names()));
   } else {
     throw Error(ErrorCategory::config,
                 "unknown codec '" + name + "'; valid codecs: " + list(codec_names()) +

@@ -56,26 +56,36 @@ float float_from_half(std::uint16_t h) {
   return out;
 }
 
-void encode_fp16(const float* x, std::size_t n, std::uint16_t* out) {
+// Messages put no alignment on their payloads: 16-bit values are read and written with memcpy.
+void store_u16(std::byte* out, std::size_t i, std::uint16_t v) {
+  std::memcpy(out + 2 * i, &v, 2);
+}
+std::uint16_t load_u16(const std::byte* in, std::size_t i) {
+  std::uint16_t v;
+  std::memcpy(&v, in + 2 * i, 2);
+  return v;
+}
+
+void encode_fp16(const float* x, std::size_t n, std::byte* out) {
   std::size_t i = 0;
 #if defined(__F16C__)
   for (; i + 8 <= n; i += 8) {
     const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), h);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * i), h);
   }
 #endif
-  for (; i < n; ++i) out[i] = half_from_float(x[i]);
+  for (; i < n; ++i) store_u16(out, i, half_from_float(x[i]));
 }
 
-void decode_fp16(const std::uint16_t* in, std::size_t n, float* out) {
+void decode_fp16(const std::byte* in, std::size_t n, float* out) {
   std::size_t i = 0;
 #if defined(__F16C__)
   for (; i + 8 <= n; i += 8) {
-    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 2 * i));
     _mm256_storeu_ps(out + i, _mm256_cvtph_ps(h));
   }
 #endif
-  for (; i < n; ++i) out[i] = float_from_half(in[i]);
+  for (; i < n; ++i) out[i] = float_from_half(load_u16(in, i));
 }
 
 struct FloatView {
@@ -105,19 +115,18 @@ class FloatCodec final : public RangeDecodable<FloatCodec> {
     std::byte* out = w.extend(values.size() * width());
     const std::size_t n = values.size();
     switch (kind_) {
-      case FloatKind::fp32: std::memcpy(out, values.data(), 4 * n); break;
-      case FloatKind::fp16:
-        encode_fp16(values.data(), n, reinterpret_cast<std::uint16_t*>(out));
+      case FloatKind::fp32:
+        if (n > 0) std::memcpy(out, values.data(), 4 * n);  // memcpy must not see null
         break;
-      case FloatKind::bf16: {
-        auto* h = reinterpret_cast<std::uint16_t*>(out);
+      case FloatKind::fp16: encode_fp16(values.data(), n, out); break;
+      case FloatKind::bf16:
         for (std::size_t i = 0; i < n; ++i) {
           std::uint32_t bits;
           std::memcpy(&bits, &values[i], 4);
-          h[i] = static_cast<std::uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1)) >> 16);
+          store_u16(out, i,
+                    static_cast<std::uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1)) >> 16));
         }
         break;
-      }
     }
     return w.finish();
   }
@@ -126,23 +135,25 @@ class FloatCodec final : public RangeDecodable<FloatCodec> {
     wire::Reader r(message, name());
     r.header(id(), count);
     r.expect_remaining(wire::checked_size(name(), count, width()));
-    return {r.take(count * width())};
+    const std::byte* payload = r.take(count * width());
+    if (!all_finite(payload, count)) r.fail("a value is NaN or infinite");
+    return {payload};
   }
 
   void decode_range(const FloatView& view, std::size_t begin, std::size_t end, float* out) const {
     const std::byte* in = view.payload + begin * width();
     const std::size_t n = end - begin;
     switch (kind_) {
-      case FloatKind::fp32: std::memcpy(out, in, 4 * n); break;
-      case FloatKind::fp16: decode_fp16(reinterpret_cast<const std::uint16_t*>(in), n, out); break;
-      case FloatKind::bf16: {
-        const auto* h = reinterpret_cast<const std::uint16_t*>(in);
+      case FloatKind::fp32:
+        if (n > 0) std::memcpy(out, in, 4 * n);
+        break;
+      case FloatKind::fp16: decode_fp16(in, n, out); break;
+      case FloatKind::bf16:
         for (std::size_t i = 0; i < n; ++i) {
-          const std::uint32_t bits = static_cast<std::uint32_t>(h[i]) << 16;
+          const std::uint32_t bits = static_cast<std::uint32_t>(load_u16(in, i)) << 16;
           std::memcpy(out + i, &bits, 4);
         }
         break;
-      }
     }
   }
 
@@ -156,6 +167,23 @@ class FloatCodec final : public RangeDecodable<FloatCodec> {
                                       : CodecId::bf16;
   }
   std::size_t width() const { return kind_ == FloatKind::fp32 ? 4 : 2; }
+
+  // No value has an all-ones exponent (NaN or ±∞), so decoded updates are always finite.
+  // Branch-free over the bits so that it vectorises.
+  bool all_finite(const std::byte* payload, std::size_t count) const {
+    unsigned bad = 0;
+    if (kind_ == FloatKind::fp32) {
+      for (std::size_t i = 0; i < count; ++i) {
+        std::uint32_t bits;
+        std::memcpy(&bits, payload + 4 * i, 4);
+        bad |= (bits & 0x7f800000u) == 0x7f800000u;
+      }
+      return bad == 0;
+    }
+    const unsigned exponent = kind_ == FloatKind::fp16 ? 0x7c00u : 0x7f80u;
+    for (std::size_t i = 0; i < count; ++i) bad |= (load_u16(payload, i) & exponent) == exponent;
+    return bad == 0;
+  }
 
   FloatKind kind_;
 };

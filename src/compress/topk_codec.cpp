@@ -9,10 +9,10 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <numeric>
 
 #include "codecs.hpp"
 #include "kernels.hpp"
+#include "top_k.hpp"
 #include "wire.hpp"
 
 namespace loco::compress::detail {
@@ -46,17 +46,9 @@ class TopkCodec final : public Codec {
                   "topk encode: more than 2^32 - 1 values; split the tensor into fragments");
     }
     const std::size_t k = keep(n);
-    std::vector<std::uint32_t> order(n);
-    std::iota(order.begin(), order.end(), 0u);
-    const auto larger = [&](std::uint32_t a, std::uint32_t b) {
-      const float fa = std::fabs(values[a]);
-      const float fb = std::fabs(values[b]);
-      return fa > fb || (fa == fb && a < b);  // a strict total order: the kept set is unique
-    };
-    std::nth_element(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
-                     larger);
-    order.resize(k);
-    std::sort(order.begin(), order.end());
+    std::vector<std::uint32_t> order(k);
+    std::vector<std::pair<float, std::uint32_t>> heap;
+    select_top_k(values, k, heap, order.data());
     std::vector<float> kept(k);
     for (std::size_t i = 0; i < k; ++i) kept[i] = values[order[i]];
     const std::vector<std::byte> inner = values_->encode(kept, {options.seed, {}});

@@ -46,7 +46,7 @@ class Uint8Codec final : public RangeDecodable<Uint8Codec> {
         n ? std::sqrt(std::max(0.0, sum_sq / static_cast<double>(n) - mean * mean)) : 0.0;
     const auto lo = static_cast<float>(mean - k_ * sigma);
     const auto width = static_cast<float>(2.0 * k_ * sigma / kBuckets);
-    const float inv_width = width > 0.0f ? 1.0f / width : 0.0f;
+    const float inv_width = std::isfinite(1.0f / width) ? 1.0f / width : 0.0f;
 
     wire::Writer w(max_encoded_size(n));
     w.header(CodecId::uint8, n);
@@ -56,8 +56,8 @@ class Uint8Codec final : public RangeDecodable<Uint8Codec> {
     double bucket_sum[kBuckets] = {};
     std::size_t bucket_count[kBuckets] = {};
     for (std::size_t i = 0; i < n; ++i) {
-      const float t = std::clamp(std::floor((values[i] - lo) * inv_width), 0.0f, 255.0f);
-      const auto b = static_cast<std::uint8_t>(t);
+      const float t = std::floor((values[i] - lo) * inv_width);
+      const auto b = static_cast<std::uint8_t>(t >= 255.0f ? 255.0f : (t >= 0.0f ? t : 0.0f));
       codes[i] = b;
       bucket_sum[b] += values[i];
       ++bucket_count[b];

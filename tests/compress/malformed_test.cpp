@@ -101,6 +101,24 @@ TEST(Malformed, BlockSizesAndScalesAreChecked) {
   expect_rejected(*u8, bad, x.size(), "a NaN in the codebook");
 }
 
+TEST(Malformed, FloatPayloadsMustBeFinite) {
+  const auto x = testing::gaussian(100, 3);
+  const std::pair<const char*, std::vector<std::uint8_t>> cases[] = {
+      {"fp32", {0x00, 0x00, 0x80, 0x7f}},  // +inf
+      {"fp32", {0x01, 0x00, 0xc0, 0xff}},  // NaN
+      {"fp16", {0x00, 0x7c}},              // +inf
+      {"bf16", {0xc1, 0x7f}},              // NaN
+  };
+  for (const auto& [spec, value] : cases) {
+    const auto codec = make_codec(spec);
+    Bytes bad = codec->encode(x);
+    for (std::size_t b = 0; b < value.size(); ++b) {
+      bad[12 + 37 * value.size() + b] = std::byte{value[b]};
+    }
+    expect_rejected(*codec, bad, x.size(), std::string("a non-finite ") + spec + " value");
+  }
+}
+
 TEST(Malformed, TopkCountsAndIndicesAreChecked) {
   const auto x = testing::gaussian(100, 3);
   const auto codec = make_codec("topk:fraction=0.1,values=fp32");
@@ -120,6 +138,36 @@ TEST(Malformed, TopkCountsAndIndicesAreChecked) {
   Bytes wrapping = good;
   put_u32(wrapping, 20 + 4 * 5, 0xffffffffu);
   expect_rejected(*codec, wrapping, x.size(), "an index gap of 2^32 - 1");
+}
+
+TEST(Malformed, DemoGridAndIndicesAreChecked) {
+  const std::size_t shape[] = {16, 24};
+  const auto x = testing::gaussian(16 * 24, 3);
+  const auto codec = make_codec("demo:chunk=8,topk=4,values=fp32");
+  const Bytes good = codec->encode(x, {.shape = shape});
+  // Layout: header (12) | cols u64 (12) | chunk rows u32 (20) | chunk cols (24) | k (28) |
+  // 6 chunks · 4 u16 indices (32) | values message.
+  const std::pair<std::size_t, std::uint64_t> bad_fields[] = {
+      {12, 0}, {12, 7}, {12, 1u << 20}, {20, 0}, {20, 3}, {20, 256}, {24, 5}, {28, 0}, {28, 65}};
+  for (const auto& [at, value] : bad_fields) {
+    Bytes bad = good;
+    if (at == 12) {
+      put_u64(bad, at, value);
+    } else {
+      put_u32(bad, at, static_cast<std::uint32_t>(value));
+    }
+    expect_rejected(*codec, bad, x.size(),
+                    "field at " + std::to_string(at) + " = " + std::to_string(value));
+  }
+  for (const std::uint16_t index : {std::uint16_t{64}, std::uint16_t{0xffff}}) {
+    Bytes bad = good;
+    std::memcpy(bad.data() + 32 + 2 * 3, &index, 2);
+    expect_rejected(*codec, bad, x.size(), "index " + std::to_string(index));
+  }
+  Bytes unordered = good;
+  std::swap(unordered[32], unordered[34]);
+  std::swap(unordered[33], unordered[35]);
+  expect_rejected(*codec, unordered, x.size(), "indices out of order");
 }
 
 TEST(Malformed, ZstdDeclaredSizesAreBoundedByTheExpectedCount) {

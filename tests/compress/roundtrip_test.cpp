@@ -130,6 +130,23 @@ TEST(BlockCodecs, Fp4E3M0ErrorIsAThirdOfTheValueOrAHundredTwentyEighthOfTheScale
   }
 }
 
+TEST(BlockCodecs, Fp4VectorAndScalarPathsGiveTheSameCodes) {
+  // In a 9-value message, values 0..7 take the 8-wide path and value 8 the scalar tail.
+  const float probes[] = {1.0f,        0.75f,   0.7499f,    1.0f / 128, 0.0078f, 0.0117f,
+                          0.01171875f, -0.375f, -0.0f,      0.2f,       -0.99f,  0.5625f,
+                          3.0f / 256,  0.0f,    -1.0f / 64, 0.000001f};
+  const auto codec = make_codec("fp4:block=64");
+  for (float p : probes) {
+    std::vector<float> x(9, p);
+    x[1] = 1.0f;  // sets the block's scale
+    const auto m = codec->encode(x);
+    const auto nibble = [&](std::size_t i) {
+      return (std::to_integer<int>(m[20 + i / 2]) >> (4 * (i % 2))) & 15;
+    };
+    EXPECT_EQ(nibble(0), nibble(8)) << p;
+  }
+}
+
 TEST(BlockCodecs, SignKeepsTheSignAndTheBlockMeanMagnitude) {
   const auto codec = make_codec("sign:block=64");
   for (const auto& input : standard_inputs()) {
@@ -201,6 +218,45 @@ TEST(Uint8Codebook, InteriorBucketsAreWithinOneBucketWidthAndSizesAreExact) {
     }
     if (sigma == 0.0) {
       EXPECT_EQ(out, input.values) << input.name;  // constant: exact
+    }
+  }
+}
+
+TEST(BlockCodecs, DenormalBlocksEncodeAsZeros) {
+  // 1/absmax overflows for these blocks: they are sent as zeros (an error below 2^-126).
+  const std::vector<float> x = {1e-45f, -3e-45f, 0.0f, 2e-39f, 0.0f, 0.0f, 0.0f, 1e-40f};
+  for (const char* spec : {"int8:block=8", "int4:block=8", "fp4:block=8", "uint8", "sign:block=8",
+                           "int8:block=8,round=stochastic", "fp4:block=8,round=stochastic"}) {
+    const auto codec = make_codec(spec);
+    std::vector<float> out(x.size());
+    codec->decode(codec->encode(x), out);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      EXPECT_LE(std::fabs(out[i] - x[i]), 0x1p-126f) << spec << " " << i;
+    }
+  }
+}
+
+TEST(Topk, KeepsTheLargestMagnitudesWithTiesToTheLowerIndex) {
+  const auto codec = make_codec("topk:fraction=0.1,values=fp32");
+  for (const auto& input : standard_inputs()) {
+    const std::size_t n = input.values.size();
+    const std::size_t k = n == 0 ? 0 : std::max<std::size_t>(1, std::llround(0.1 * double(n)));
+    const auto out = roundtrip(*codec, input.values, 12 + 8 + 4 * k + 12 + 4 * k);
+    // Reference: sort indices by (|x| desc, index asc) and keep the first k.
+    std::vector<std::size_t> order(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return std::fabs(input.values[a]) > std::fabs(input.values[b]);
+    });
+    std::vector<bool> kept(n, false);
+    for (std::size_t j = 0; j < k; ++j) kept[order[j]] = true;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (kept[i]) {
+        ASSERT_EQ(out[i], input.values[i]) << input.name << i;
+      } else {
+        ASSERT_EQ(out[i], 0.0f) << input.name << i;
+        ASSERT_TRUE(std::signbit(out[i])) << "unsent positions decode to -0.0";
+      }
     }
   }
 }

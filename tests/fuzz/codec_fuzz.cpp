@@ -24,6 +24,8 @@ const char* const kSpecs[] = {
     "int4:block=32",
     "sign:block=64",
     "topk:fraction=0.1,values=int8",
+    "demo:chunk=8,topk=4,values=sign",
+    "demo:chunk=16,topk=8,values=fp16",
     "int8+zstd:level=1",
     "topk:fraction=0.05,values=fp4+zstd",
 };
