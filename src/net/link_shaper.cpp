@@ -1,0 +1,117 @@
+#include "loco/net/link_shaper.hpp"
+
+#include <algorithm>
+
+#include "loco/core/assert.hpp"
+#include "loco/core/rng.hpp"
+
+namespace loco::net {
+namespace {
+
+constexpr std::uint64_t kMinBurstBytes = 128 * 1024;
+constexpr std::uint64_t kBurstMicroseconds = 4'000;
+
+// One connection's view of the link: the shared buckets plus this connection's latency, jitter,
+// byte count and release order.
+class ShapedPacer final : public LinkPacer {
+ public:
+  ShapedPacer(std::shared_ptr<LinkShaper> link, std::uint64_t seed)
+      : link_(std::move(link)), settings_(link_->settings()), rng_(seed) {
+    const LinkFaults& f = settings_.faults;
+    if (f.drop_at) drop_at_ = link_->start() + *f.drop_at;
+    if (f.stall_at) stall_at_ = link_->start() + *f.stall_at;
+  }
+
+  SendDecision on_send(TimePoint now, std::size_t bytes) override {
+    advance(now);
+    if (dropped_) return {now, true};
+    if (const auto& limit = settings_.faults.drop_after_bytes;
+        limit && sent_bytes_ + bytes > *limit) {
+      return drop(now);
+    }
+    if (now >= drop_at_) return drop(drop_at_);
+    if (now >= stall_at_) return stall();
+
+    const TimePoint leaves = link_->grant_upload(now, bytes);
+    const TimePoint release = std::max(last_release_, leaves + settings_.latency + draw_jitter());
+    if (release >= drop_at_) return drop(drop_at_);
+    if (release >= stall_at_) return stall();
+    last_release_ = release;
+    sent_bytes_ += bytes;
+    return {release, false};
+  }
+
+  TimePoint on_receive(TimePoint now, std::size_t bytes) override {
+    advance(now);
+    if (now >= stall_at_) return kNever;
+    const TimePoint next_read = link_->grant_download(now, bytes);
+    return next_read >= stall_at_ ? kNever : next_read;
+  }
+
+ private:
+  void advance(TimePoint now) {
+    LOCO_ASSERT(now >= last_now_, "LinkPacer called with a time earlier than the last call");
+    last_now_ = now;
+  }
+
+  SendDecision drop(TimePoint when) {
+    dropped_ = true;
+    return {when, true};
+  }
+
+  SendDecision stall() {
+    last_release_ = kNever;  // nothing after the stall may leave either
+    return {kNever, false};
+  }
+
+  // Uniform in [-jitter, +jitter] nanoseconds.
+  Duration draw_jitter() {
+    const auto j = static_cast<std::uint64_t>(settings_.jitter.count());
+    if (j == 0) return Duration{0};
+    return Duration(static_cast<Duration::rep>(rng_.below(2 * j + 1)) - settings_.jitter.count());
+  }
+
+  std::shared_ptr<LinkShaper> link_;
+  const LinkSettings& settings_;  // owned by link_
+  Rng rng_;
+  TimePoint drop_at_ = kNever;
+  TimePoint stall_at_ = kNever;
+  TimePoint last_now_ = TimePoint::min();
+  TimePoint last_release_ = TimePoint::min();
+  std::uint64_t sent_bytes_ = 0;
+  bool dropped_ = false;
+};
+
+}  // namespace
+
+std::shared_ptr<LinkShaper> LinkShaper::create(const LinkSettings& settings, TimePoint start) {
+  validate(settings);
+  return std::shared_ptr<LinkShaper>(new LinkShaper(settings, start));
+}
+
+LinkShaper::LinkShaper(const LinkSettings& settings, TimePoint start)
+    : settings_(settings),
+      start_(start),
+      upload_(settings.upload, burst_bytes(settings.upload), start),
+      download_(settings.download, burst_bytes(settings.download), start) {}
+
+std::uint64_t LinkShaper::burst_bytes(BitRate rate) {
+  const std::uint64_t at_rate = rate / 8 * kBurstMicroseconds / 1'000'000;
+  return std::max(kMinBurstBytes, at_rate);
+}
+
+std::unique_ptr<LinkPacer> LinkShaper::make_pacer(std::uint64_t seed) {
+  return std::make_unique<ShapedPacer>(shared_from_this(), seed);
+}
+
+TimePoint LinkShaper::grant_upload(TimePoint now, std::uint64_t bytes) {
+  const std::lock_guard lock(mutex_);
+  return upload_.grant(now, bytes);
+}
+
+TimePoint LinkShaper::grant_download(TimePoint now, std::uint64_t bytes) {
+  const std::lock_guard lock(mutex_);
+  return download_.grant(now, bytes);
+}
+
+}  // namespace loco::net
