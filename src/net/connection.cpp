@@ -100,11 +100,12 @@ void Connection::on_read(const boost::system::error_code& error, std::size_t byt
     fail(e);
     return;
   }
+  // Asked before the events run: they may send, and the pacer wants its calls in time order.
+  const TimePoint next_read = pacer_ != nullptr ? pacer_->on_receive(t, bytes) : t;
   dispatch_events();
   if (ended_) return;
   pump_writes();
   if (ended_) return;
-  const TimePoint next_read = pacer_ != nullptr ? pacer_->on_receive(t, bytes) : t;
   if (next_read <= t) {
     start_read();
     return;
@@ -178,9 +179,21 @@ void Connection::pump_writes() {
     fail(e);
     return;
   }
+  if (pacer_ != nullptr) pace_new_bytes(now());  // releases are computed as bytes are queued
   if (!writing_) write_front();
   if (!ended_) arm_deadline();
   for (auto& callback : sent) callback();
+}
+
+void Connection::pace_new_bytes(TimePoint now) {
+  std::size_t unpaced = channel_->pending_transmit_bytes() - paced_bytes_;
+  while (unpaced > 0) {
+    const std::size_t piece = std::min(unpaced, kPacedPieceBytes);
+    const LinkPacer::SendDecision decision = pacer_->on_send(now, piece);
+    paced_.push_back(PacedPiece{piece, decision.release, decision.drop_connection});
+    paced_bytes_ += piece;
+    unpaced -= piece;
+  }
 }
 
 void Connection::write_front() {
@@ -190,33 +203,36 @@ void Connection::write_front() {
     maybe_finish();
     return;
   }
-  writing_ = true;
-  auto write = [this, bytes] {
-    asio::async_write(socket_, asio::buffer(bytes.data(), bytes.size()),
-                      [self = shared_from_this()](const boost::system::error_code& error,
-                                                  std::size_t n) { self->on_write(error, n); });
-  };
   if (pacer_ == nullptr) {
-    write();
+    start_write(bytes);
     return;
   }
   const TimePoint t = now();
-  const LinkPacer::SendDecision decision = pacer_->on_send(t, bytes.size());
-  if (decision.drop_connection) {
-    writing_ = false;
+  pace_new_bytes(t);
+  const PacedPiece& piece = paced_.front();
+  const auto slice = bytes.first(std::min(bytes.size(), piece.bytes));
+  if (piece.release <= t && piece.drop) {
     fail(Error(ErrorCategory::network,
                fmt::format("link emulation dropped the connection to {}", channel_->peer_name())));
-    return;
+  } else if (piece.release <= t) {
+    start_write(slice);
+  } else if (piece.release != kNever) {  // kNever: a stalled link; the progress timeout ends it
+    writing_ = true;                     // the paced wait stands for the write it delays
+    write_pacing_timer_.expires_at(to_steady(piece.release));
+    write_pacing_timer_.async_wait([self = shared_from_this()](const boost::system::error_code&) {
+      self->writing_ = false;
+      if (!self->ended_) self->write_front();
+    });
   }
-  if (decision.release <= t) {
-    write();
-  } else if (decision.release != kNever) {  // kNever: a stalled link; the progress timeout ends it
-    write_pacing_timer_.expires_at(to_steady(decision.release));
-    write_pacing_timer_.async_wait(
-        [self = shared_from_this(), write](const boost::system::error_code&) {
-          if (!self->ended_) write();
-        });
-  }
+}
+
+void Connection::start_write(std::span<const std::byte> bytes) {
+  LOCO_ASSERT(!writing_, "one outstanding write per connection");
+  writing_ = true;
+  // The bytes stay put until handle_transmitted(): later frames queue behind them.
+  asio::async_write(socket_, asio::buffer(bytes.data(), bytes.size()),
+                    [self = shared_from_this()](const boost::system::error_code& error,
+                                                std::size_t n) { self->on_write(error, n); });
 }
 
 void Connection::on_write(const boost::system::error_code& error, std::size_t bytes) {
@@ -228,6 +244,10 @@ void Connection::on_write(const boost::system::error_code& error, std::size_t by
     return;
   }
   channel_->handle_transmitted(now(), bytes);
+  if (pacer_ != nullptr) {
+    paced_bytes_ -= bytes;
+    if ((paced_.front().bytes -= bytes) == 0) paced_.pop_front();
+  }
   pump_writes();
 }
 

@@ -7,6 +7,9 @@
 // holds a shared_ptr to the connection; I/O starts in start(), not in the constructor; state is
 // updated before any user callback runs. All methods must be called on the io_context's thread.
 //
+// Link emulation: every byte the channel queues is offered to the pacer as soon as it is queued,
+// in pieces of at most kPacedPieceBytes, and each piece is written at its release time; queueing
+// ahead this way lets latency pipeline instead of stopping every piece for a round trip.
 // Sending: send() queues a message whose bytes the caller keeps alive until its `on_sent`
 // callback; the connection encrypts it chunk by chunk into frame buffers only as the socket
 // drains (at most kSendWindowBytes queued), so a large tensor is never copied whole.
@@ -39,6 +42,7 @@ struct ConnectionHandlers {
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   static constexpr std::size_t kSendWindowBytes = std::size_t{4} << 20;
+  static constexpr std::size_t kPacedPieceBytes = std::size_t{64} << 10;
 
   // `pacer` (may be null) must outlive the connection.
   static std::shared_ptr<Connection> create(boost::asio::ip::tcp::socket socket,
@@ -67,13 +71,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::function<void()> on_sent;
     bool begun = false;
   };
+  struct PacedPiece {
+    std::size_t bytes;  // not yet written
+    TimePoint release;
+    bool drop;  // the link fails here: close at `release`
+  };
 
   void start_read();
   void on_read(const boost::system::error_code& error, std::size_t bytes);
   void dispatch_events();
   void fill_channel();
   void pump_writes();
+  void pace_new_bytes(TimePoint now);
   void write_front();
+  void start_write(std::span<const std::byte> bytes);
   void on_write(const boost::system::error_code& error, std::size_t bytes);
   void arm_deadline();
   void maybe_finish();
@@ -89,6 +100,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   LinkPacer* pacer_;
 
   std::deque<Outgoing> outgoing_;
+  std::deque<PacedPiece> paced_;  // covers the first paced_bytes_ of the channel's queue
+  std::size_t paced_bytes_ = 0;
   bool reading_ = false;
   bool writing_ = false;
   bool deadline_armed_ = false;
