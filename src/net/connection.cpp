@@ -110,7 +110,8 @@ void Connection::on_read(const boost::system::error_code& error, std::size_t byt
     start_read();
     return;
   }
-  reading_ = true;  // the paced wait stands for the read it delays
+  reading_ = true;                  // the paced wait stands for the read it delays
+  if (next_read == kNever) return;  // a stalled link: the channel's timeouts end it
   read_pacing_timer_.expires_at(to_steady(next_read));
   read_pacing_timer_.async_wait([self = shared_from_this()](const boost::system::error_code&) {
     self->reading_ = false;
@@ -158,7 +159,7 @@ void Connection::pump_writes() {
            channel_->pending_transmit_bytes() < kSendWindowBytes) {
       Outgoing& message = outgoing_.front();
       if (!message.begun) {
-        channel_->begin_message(message.type, message.rest.size());
+        channel_->begin_message(now(), message.type, message.rest.size());
         message.begun = true;
       }
       while (channel_->chunk_capacity() > 0 &&
@@ -172,7 +173,7 @@ void Connection::pump_writes() {
       outgoing_.pop_front();
     }
     if (close_requested_ && !close_queued_ && outgoing_.empty() && channel_->established()) {
-      channel_->close();
+      channel_->close(now());
       close_queued_ = true;
     }
   } catch (const Error& e) {

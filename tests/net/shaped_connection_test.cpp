@@ -77,3 +77,41 @@ TEST(ShapedConnection, PingOverA40msLinkTakes40msEachWay) {
 
 }  // namespace
 }  // namespace loco::net
+
+namespace loco::net {
+namespace {
+
+TEST(ShapedConnection, LinkFaultDropsTheConnectionWithAnError) {
+  LinkSettings settings;
+  settings.faults.drop_after_bytes = 100'000;
+  auto link = LinkShaper::create(settings, from_steady(std::chrono::steady_clock::now()));
+  auto pacer = link->make_pacer(1);
+  LoopbackPair pair;
+  pair.client.pacer = pacer.get();
+  pair.connect();
+  const std::vector<std::byte> tensor(1 << 20, std::byte{1});
+  pair.client.connection->send(1, tensor);
+  ASSERT_TRUE(pair.run_until([&] { return pair.client.ended && pair.server.ended; }));
+  ASSERT_TRUE(pair.client.error.has_value());
+  EXPECT_NE(std::string(pair.client.error->what()).find("dropped"), std::string::npos);
+  EXPECT_TRUE(pair.server.messages.empty());
+}
+
+TEST(ShapedConnection, StalledLinkIsDroppedByTheHandshakeTimeout) {
+  LinkSettings settings;
+  settings.faults.stall_at = Duration{0};
+  auto link = LinkShaper::create(settings, from_steady(std::chrono::steady_clock::now()));
+  auto pacer = link->make_pacer(1);
+  LoopbackPair pair;
+  pair.client.pacer = pacer.get();
+  pair.client.config.handshake_timeout = std::chrono::milliseconds(300);
+  pair.server.config.handshake_timeout = std::chrono::milliseconds(300);
+  pair.connect();
+  ASSERT_TRUE(pair.run_until([&] { return pair.client.ended && pair.server.ended; }));
+  ASSERT_TRUE(pair.client.error.has_value());
+  EXPECT_EQ(pair.client.error->category(), ErrorCategory::network);
+  EXPECT_FALSE(pair.server.established);
+}
+
+}  // namespace
+}  // namespace loco::net
