@@ -137,11 +137,12 @@ void Connection::dispatch_events() {
   }
 }
 
-void Connection::send(std::uint16_t type, std::span<const std::byte> bytes,
+bool Connection::send(std::uint16_t type, std::span<const std::byte> bytes,
                       std::function<void()> on_sent) {
-  LOCO_ASSERT(!close_requested_, "send() after close()");
+  if (ended_ || close_requested_) return false;
   outgoing_.push_back(Outgoing{type, bytes, std::move(on_sent)});
   pump_writes();
+  return true;
 }
 
 void Connection::close() {

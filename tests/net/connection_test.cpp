@@ -159,3 +159,21 @@ TEST(Connection, StalledHandshakeIsDroppedAfterTheTimeout) {
 
 }  // namespace
 }  // namespace loco::net
+
+namespace loco::net {
+namespace {
+
+TEST(Connection, SendAfterThePeerClosedIsRefusedNotACrash) {
+  testing::LoopbackPair pair;
+  pair.connect();
+  ASSERT_TRUE(pair.run_until([&] { return pair.client.established && pair.server.established; }));
+  pair.server.connection->close();
+  ASSERT_TRUE(pair.run_until([&] { return pair.client.ended && pair.server.ended; }));
+  const std::array<std::byte, 4> late{};
+  EXPECT_FALSE(pair.client.connection->send(1, late));
+  EXPECT_FALSE(pair.client.error.has_value());
+  EXPECT_FALSE(pair.server.error.has_value());
+}
+
+}  // namespace
+}  // namespace loco::net

@@ -51,7 +51,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
                                             LinkPacer* pacer = nullptr);
 
   void start();
-  void send(std::uint16_t type, std::span<const std::byte> bytes,
+  // False (and nothing queued) once the connection is closing or has ended: the peer may close
+  // at any moment, so this is an outcome to handle, not a bug.
+  bool send(std::uint16_t type, std::span<const std::byte> bytes,
             std::function<void()> on_sent = {});
   void close();
   bool established() const { return channel_->established(); }

@@ -55,6 +55,7 @@ struct ChannelEvent {
 
 class SecureChannel {
  public:
+  // `identity` must outlive the channel (the handshake signs with it).
   SecureChannel(Role role, const KeyPair& identity, ChannelConfig config, AcceptIdentity accept,
                 std::string peer_label, TimePoint now);
   ~SecureChannel();
