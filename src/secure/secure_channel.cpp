@@ -1,9 +1,9 @@
 #include "loco/secure/secure_channel.hpp"
 
 #include <fmt/format.h>
-#include <sodium.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "loco/core/assert.hpp"
 #include "loco/core/error.hpp"
