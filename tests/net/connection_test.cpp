@@ -62,7 +62,14 @@ TEST(Connection, Streams256MiBTensorInChunksIntact) {
   pair.connect();
   bool sent = false;
   pair.client.connection->send(1, bytes, [&] { sent = true; });  // queued before the handshake
-  ASSERT_TRUE(pair.run_until([&] { return pair.server.streamed_digest.has_value(); }));
+  // Backpressure: the sender encrypts only as the socket drains, never the whole tensor at once.
+  std::size_t most_queued = 0;
+  ASSERT_TRUE(pair.run_until([&] {
+    most_queued = std::max(most_queued, pair.client.connection->queued_bytes());
+    return pair.server.streamed_digest.has_value();
+  }));
+  EXPECT_LE(most_queued, Connection::kSendWindowBytes + secure::sealed_frame_size(1 << 20));
+  EXPECT_GT(most_queued, 0u);
   EXPECT_TRUE(sent);
   EXPECT_EQ(pair.server.streamed_bytes, kBytes);
   EXPECT_EQ(*pair.server.streamed_digest, expected);

@@ -59,6 +59,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool established() const { return channel_->established(); }
   const secure::PublicKey& peer_identity() const { return channel_->peer_identity(); }
   const std::string& peer_name() const { return channel_->peer_name(); }
+  // Encrypted bytes waiting for the socket: at most kSendWindowBytes + one frame.
+  std::size_t queued_bytes() const { return channel_->pending_transmit_bytes(); }
 
   struct Private;  // constructor key: create() only
 
