@@ -152,6 +152,9 @@ void Connection::close() {
 
 void Connection::pump_writes() {
   if (ended_) return;
+  // Start the next write before encrypting more: the socket drains while the cipher runs.
+  if (!writing_ && !channel_->poll_transmit().empty()) write_front();
+  if (ended_) return;
   std::vector<std::function<void()>> sent;
   try {
     // Encrypt only as much as the window allows: the rest of a large message waits in the
