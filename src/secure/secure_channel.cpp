@@ -1,9 +1,9 @@
 #include "loco/secure/secure_channel.hpp"
 
 #include <fmt/format.h>
-#include <sodium.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "loco/core/assert.hpp"
 #include "loco/core/error.hpp"
@@ -136,7 +136,7 @@ std::optional<ChannelEvent> SecureChannel::poll_event() {
   return event;
 }
 
-void SecureChannel::begin_message(std::uint16_t type, std::uint64_t size) {
+void SecureChannel::begin_message(TimePoint now, std::uint16_t type, std::uint64_t size) {
   LOCO_ASSERT(established() && !out_closed_,
               "messages go out only on an open, established channel");
   LOCO_ASSERT(!out_message_, "begin_message() before the last message was fully written");
@@ -148,6 +148,7 @@ void SecureChannel::begin_message(std::uint16_t type, std::uint64_t size) {
   out_size_ = size;
   out_written_ = 0;
   out_message_ = true;
+  if (pending_bytes_ == 0) last_transmit_progress_ = now;  // the stall clock starts now
   if (size == 0) write_chunk({});
 }
 
@@ -161,6 +162,7 @@ void SecureChannel::write_chunk(std::span<const std::byte> chunk) {
   LOCO_ASSERT(out_message_, "write_chunk() outside a message");
   LOCO_ASSERT(chunk.size() <= chunk_capacity(), "chunk larger than chunk_capacity()");
   LOCO_ASSERT(!chunk.empty() || out_size_ == 0, "empty chunk of a non-empty message");
+  // The stall clock was started by begin_message() or moved by the last handle_transmitted().
   OutFrame& frame = append_frame(sealed_frame_size(chunk.size()), last_transmit_progress_);
   sealer_->seal(FrameHeader{.message_size = out_size_,
                             .offset = out_written_,
@@ -172,8 +174,9 @@ void SecureChannel::write_chunk(std::span<const std::byte> chunk) {
   out_message_ = out_written_ < out_size_;
 }
 
-void SecureChannel::send_message(std::uint16_t type, std::span<const std::byte> bytes) {
-  begin_message(type, bytes.size());
+void SecureChannel::send_message(TimePoint now, std::uint16_t type,
+                                 std::span<const std::byte> bytes) {
+  begin_message(now, type, bytes.size());
   while (chunk_capacity() > 0) {
     const std::size_t n = chunk_capacity();
     write_chunk(bytes.first(n));
@@ -181,10 +184,10 @@ void SecureChannel::send_message(std::uint16_t type, std::span<const std::byte> 
   }
 }
 
-void SecureChannel::close() {
+void SecureChannel::close(TimePoint now) {
   LOCO_ASSERT(established() && !out_message_, "close() in the middle of a message");
   if (out_closed_) return;
-  OutFrame& frame = append_frame(sealed_frame_size(0), last_transmit_progress_);
+  OutFrame& frame = append_frame(sealed_frame_size(0), now);
   sealer_->seal(FrameHeader{.kind = FrameKind::close}, {},
                 std::span(frame.bytes).first(frame.size));
   out_closed_ = true;

@@ -78,10 +78,10 @@ std::vector<std::vector<std::uint8_t>> loco_fuzz_seeds() {
     from_responder.insert(from_responder.end(), b.begin(), b.end());
   }
   const std::byte hello[] = {std::byte{'h'}, std::byte{'i'}};
-  initiator.send_message(1, hello);
-  initiator.close();
-  responder.send_message(2, hello);
-  responder.close();
+  initiator.send_message({}, 1, hello);
+  initiator.close({});
+  responder.send_message({}, 2, hello);
+  responder.close({});
   for (auto byte : take(initiator)) from_initiator.push_back(byte);
   for (auto byte : take(responder)) from_responder.push_back(byte);
   return {from_initiator, from_responder};

@@ -41,9 +41,9 @@ TEST(SecureChannel, HandshakeAuthenticatesBothEndsAndMessagesFlowBothWays) {
 
   const Bytes big = pattern(5500, 1);  // six frames: 5 × 1000 + 500
   const Bytes small = pattern(10, 2);
-  pair.initiator->send_message(7, big);
-  pair.initiator->send_message(8, {});
-  pair.responder->send_message(9, small);
+  pair.initiator->send_message(pair.now, 7, big);
+  pair.initiator->send_message(pair.now, 8, {});
+  pair.responder->send_message(pair.now, 9, small);
   pair.pump();
   ASSERT_EQ(pair.responder_inbox.messages.size(), 2u);
   EXPECT_EQ(pair.responder_inbox.messages[0].type, 7);
@@ -53,7 +53,7 @@ TEST(SecureChannel, HandshakeAuthenticatesBothEndsAndMessagesFlowBothWays) {
   ASSERT_EQ(pair.initiator_inbox.messages.size(), 1u);
   EXPECT_EQ(pair.initiator_inbox.messages[0].bytes, small);
 
-  pair.initiator->close();
+  pair.initiator->close(pair.now);
   pair.pump();
   EXPECT_TRUE(pair.responder_inbox.closed);
   EXPECT_NO_THROW(pair.responder->handle_eof());
@@ -63,7 +63,7 @@ TEST(SecureChannel, FramesCarryTheSizeTheCodecPromises) {
   ChannelPair pair;
   pair.initiator_config.max_frame_bytes = 1000;
   pair.connect();
-  pair.initiator->send_message(1, pattern(2500, 0));
+  pair.initiator->send_message(pair.now, 1, pattern(2500, 0));
   const auto frames = drain_frames(*pair.initiator, pair.now);
   ASSERT_EQ(frames.size(), 3u);
   EXPECT_EQ(frames[0].size(), sealed_frame_size(1000));
@@ -128,7 +128,7 @@ TEST(SecureChannel, AFlippedBitInAnyPartOfAFrameIsDetected) {
   for (std::size_t bit = 0; bit < 8 * frame_bytes; ++bit) {
     ChannelPair pair;
     pair.connect();
-    pair.initiator->send_message(3, pattern(20, 9));
+    pair.initiator->send_message(pair.now, 3, pattern(20, 9));
     Bytes frame = concat(drain_frames(*pair.initiator, pair.now));
     ASSERT_EQ(frame.size(), frame_bytes);
     frame[bit / 8] ^= std::byte(1u << (bit % 8));
@@ -147,7 +147,7 @@ TEST(SecureChannel, AFlippedBitInAnyPartOfAFrameIsDetected) {
 TEST(SecureChannel, ReplayedFrameIsRejected) {
   ChannelPair pair;
   pair.connect();
-  pair.initiator->send_message(1, pattern(30, 1));
+  pair.initiator->send_message(pair.now, 1, pattern(30, 1));
   const Bytes first = concat(drain_frames(*pair.initiator, pair.now));
   deliver(*pair.responder, pair.now, first, pair.responder_inbox);
   ASSERT_EQ(pair.responder_inbox.messages.size(), 1u);
@@ -161,8 +161,8 @@ TEST(SecureChannel, ReplayedFrameIsRejected) {
 TEST(SecureChannel, ReorderedFramesAreRejected) {
   ChannelPair pair;
   pair.connect();
-  pair.initiator->send_message(1, pattern(30, 1));
-  pair.initiator->send_message(2, pattern(30, 2));
+  pair.initiator->send_message(pair.now, 1, pattern(30, 1));
+  pair.initiator->send_message(pair.now, 2, pattern(30, 2));
   const auto frames = drain_frames(*pair.initiator, pair.now);
   ASSERT_EQ(frames.size(), 2u);
   expect_error(ErrorCategory::crypto,
@@ -174,12 +174,12 @@ TEST(SecureChannel, OversizedMessageIsRejectedNamingThePeer) {
   ChannelPair pair;
   pair.responder_config.max_message_bytes = 1000;
   pair.connect();
-  pair.initiator->send_message(1, pattern(1001, 0));
+  pair.initiator->send_message(pair.now, 1, pattern(1001, 0));
   const std::string message = expect_error(ErrorCategory::resource, [&] { pair.pump(); });
   EXPECT_NE(message.find(short_id(pair.initiator_key.public_key())), std::string::npos) << message;
   EXPECT_TRUE(pair.responder_inbox.messages.empty());
   // The sender refuses too when the message exceeds its own limit.
-  expect_error(ErrorCategory::resource, [&] { pair.responder->begin_message(1, 1001); });
+  expect_error(ErrorCategory::resource, [&] { pair.responder->begin_message(pair.now, 1, 1001); });
 }
 
 TEST(SecureChannel, OversizedFrameIsRejectedBeforeItsBodyArrives) {
@@ -187,7 +187,7 @@ TEST(SecureChannel, OversizedFrameIsRejectedBeforeItsBodyArrives) {
   pair.initiator_config.max_frame_bytes = 4096;
   pair.responder_config.max_frame_bytes = 512;
   pair.connect();
-  pair.initiator->send_message(1, pattern(4096, 0));
+  pair.initiator->send_message(pair.now, 1, pattern(4096, 0));
   const Bytes frame = concat(drain_frames(*pair.initiator, pair.now));
   const Bytes header_only(frame.begin(), frame.begin() + kFrameHeaderBytes);
   expect_error(ErrorCategory::resource,
@@ -199,7 +199,7 @@ TEST(SecureChannel, TruncationIsDetectedAndACleanCloseIsNot) {
     ChannelPair pair;
     pair.initiator_config.max_frame_bytes = 100;
     pair.connect();
-    pair.initiator->send_message(1, pattern(250, 0));
+    pair.initiator->send_message(pair.now, 1, pattern(250, 0));
     const auto frames = drain_frames(*pair.initiator, pair.now);
     deliver(*pair.responder, pair.now, frames[0], pair.responder_inbox);
     const std::string message =
@@ -209,8 +209,8 @@ TEST(SecureChannel, TruncationIsDetectedAndACleanCloseIsNot) {
   {  // every message arrived but the close frame was cut off
     ChannelPair pair;
     pair.connect();
-    pair.initiator->send_message(1, pattern(10, 0));
-    pair.initiator->close();
+    pair.initiator->send_message(pair.now, 1, pattern(10, 0));
+    pair.initiator->close(pair.now);
     const auto frames = drain_frames(*pair.initiator, pair.now);
     ASSERT_EQ(frames.size(), 2u);
     deliver(*pair.responder, pair.now, frames[0], pair.responder_inbox);
@@ -243,13 +243,26 @@ TEST(SecureChannel, IdleAndProgressTimeoutsFollowTheLastBytes) {
   pair.connect();
   EXPECT_EQ(pair.responder->poll_timeout(), pair.now + std::chrono::seconds(100));
   // Half a message arrives at t = 1 s: the progress timeout now applies.
-  pair.initiator->send_message(1, pattern(200, 0));
+  pair.initiator->send_message(pair.now, 1, pattern(200, 0));
   const auto frames = drain_frames(*pair.initiator, pair.now);
   const TimePoint t1 = pair.now + std::chrono::seconds(1);
   deliver(*pair.responder, t1, frames[0], pair.responder_inbox);
   EXPECT_EQ(pair.responder->poll_timeout(), t1 + std::chrono::seconds(5));
   expect_error(ErrorCategory::network,
                [&] { pair.responder->handle_timeout(t1 + std::chrono::seconds(5)); });
+}
+
+TEST(SecureChannel, SendStallClockStartsWhenAMessageIsQueuedNotAtTheLastSend) {
+  ChannelPair pair;
+  pair.initiator_config.idle_timeout = std::chrono::hours(1);
+  pair.initiator_config.progress_timeout = std::chrono::seconds(5);
+  pair.connect();
+  const TimePoint later = pair.now + std::chrono::seconds(100);  // idle since the handshake
+  pair.initiator->send_message(later, 1, pattern(10, 0));
+  EXPECT_EQ(pair.initiator->poll_timeout(), later + std::chrono::seconds(5));
+  EXPECT_NO_THROW(pair.initiator->handle_timeout(later + std::chrono::seconds(4)));
+  expect_error(ErrorCategory::network,
+               [&] { pair.initiator->handle_timeout(later + std::chrono::seconds(5)); });
 }
 
 }  // namespace

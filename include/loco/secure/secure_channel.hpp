@@ -8,7 +8,7 @@
 // current handshake message or frame), then calls handle_read(now, n) and drains poll_event()
 // before the next read; a chunk event's data points into the channel and is valid until the next
 // handle_*() call. deliver() below does this for bytes that are already in memory.
-// Sending: after the `established` event, begin_message(type, size) then write_chunk() until
+// Sending: after the `established` event, begin_message(now, type, size) then write_chunk() until
 // `size` bytes were written (each chunk at most chunk_capacity() bytes, encrypted in one pass
 // into its own frame buffer); close() queues the authenticated close frame. The driver writes
 // poll_transmit() (the oldest unsent frame; its bytes stay put while later frames are queued) and
@@ -55,6 +55,7 @@ struct ChannelEvent {
 
 class SecureChannel {
  public:
+  // `identity` must outlive the channel (the handshake signs with it).
   SecureChannel(Role role, const KeyPair& identity, ChannelConfig config, AcceptIdentity accept,
                 std::string peer_label, TimePoint now);
   ~SecureChannel();
@@ -67,11 +68,12 @@ class SecureChannel {
 
   // Sending.
   bool established() const { return sealer_ != nullptr; }
-  void begin_message(std::uint16_t type, std::uint64_t size);
+  void begin_message(TimePoint now, std::uint16_t type, std::uint64_t size);
   std::size_t chunk_capacity() const;  // 0 when no message is being written
   void write_chunk(std::span<const std::byte> chunk);
-  void send_message(std::uint16_t type, std::span<const std::byte> bytes);  // begin + chunks
-  void close();
+  void send_message(TimePoint now, std::uint16_t type,
+                    std::span<const std::byte> bytes);  // begin + chunks
+  void close(TimePoint now);
   std::span<const std::byte> poll_transmit() const;
   void handle_transmitted(TimePoint now, std::size_t bytes);
   std::size_t pending_transmit_bytes() const { return pending_bytes_; }

@@ -1,0 +1,119 @@
+#pragma once
+// The Asio driver of one SecureChannel over TCP (loco/secure/secure_channel.hpp): it moves the
+// channel's bytes through the socket, runs its timers on a steady_clock, and optionally passes
+// every chunk through a LinkPacer (WAN emulation) on the way out and every read on the way in.
+//
+// Discipline: at most one outstanding read and one outstanding write (asserted); every handler
+// holds a shared_ptr to the connection; I/O starts in start(), not in the constructor; state is
+// updated before any user callback runs. All methods must be called on the io_context's thread.
+//
+// Link emulation: every byte the channel queues is offered to the pacer as soon as it is queued,
+// in pieces of at most kPacedPieceBytes, and each piece is written at its release time; queueing
+// ahead this way lets latency pipeline instead of stopping every piece for a round trip.
+// Sending: send() queues a message whose bytes the caller keeps alive until its `on_sent`
+// callback; the connection encrypts it chunk by chunk into frame buffers only as the socket
+// drains (at most kSendWindowBytes queued), so a large tensor is never copied whole.
+// Receiving: on_chunk gets each decrypted chunk in order; its data is valid during the call.
+// Ending: close() sends the authenticated close frame after the queued messages; the connection
+// ends cleanly (on_closed(nullptr)) once both close frames crossed. Any error (authentication,
+// protocol, limits, timeouts, a dropped socket) closes the socket, is logged with the peer's name,
+// and reaches on_closed(&error). on_closed is called exactly once.
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <span>
+
+#include "loco/core/error.hpp"
+#include "loco/net/link_pacer.hpp"
+#include "loco/secure/secure_channel.hpp"
+
+namespace loco::net {
+
+struct ConnectionHandlers {
+  std::function<void()> on_established;
+  std::function<void(const secure::ChannelEvent& chunk)> on_chunk;
+  std::function<void(const Error* error)> on_closed;  // nullptr: a clean close
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  static constexpr std::size_t kSendWindowBytes = std::size_t{4} << 20;
+  static constexpr std::size_t kPacedPieceBytes = std::size_t{64} << 10;
+
+  // `pacer` (may be null) must outlive the connection.
+  static std::shared_ptr<Connection> create(boost::asio::ip::tcp::socket socket,
+                                            std::unique_ptr<secure::SecureChannel> channel,
+                                            ConnectionHandlers handlers,
+                                            LinkPacer* pacer = nullptr);
+
+  void start();
+  // False (and nothing queued) once the connection is closing or has ended: the peer may close
+  // at any moment, so this is an outcome to handle, not a bug.
+  bool send(std::uint16_t type, std::span<const std::byte> bytes,
+            std::function<void()> on_sent = {});
+  void close();
+  bool established() const { return channel_->established(); }
+  const secure::PublicKey& peer_identity() const { return channel_->peer_identity(); }
+  const std::string& peer_name() const { return channel_->peer_name(); }
+  // Encrypted bytes waiting for the socket: at most kSendWindowBytes + one frame.
+  std::size_t queued_bytes() const { return channel_->pending_transmit_bytes(); }
+
+  struct Private;  // constructor key: create() only
+
+  Connection(Private, boost::asio::ip::tcp::socket socket,
+             std::unique_ptr<secure::SecureChannel> channel, ConnectionHandlers handlers,
+             LinkPacer* pacer);
+
+ private:
+  struct Outgoing {
+    std::uint16_t type;
+    std::span<const std::byte> rest;  // not yet handed to the channel
+    std::function<void()> on_sent;
+    bool begun = false;
+  };
+  struct PacedPiece {
+    std::size_t bytes;  // not yet written
+    TimePoint release;
+    bool drop;  // the link fails here: close at `release`
+  };
+
+  void start_read();
+  void on_read(const boost::system::error_code& error, std::size_t bytes);
+  void dispatch_events();
+  void fill_channel();
+  void pump_writes();
+  void pace_new_bytes(TimePoint now);
+  void write_front();
+  void start_write(std::span<const std::byte> bytes);
+  void on_write(const boost::system::error_code& error, std::size_t bytes);
+  void arm_deadline();
+  void maybe_finish();
+  void fail(const Error& error);
+  void end(const Error* error);
+
+  boost::asio::ip::tcp::socket socket_;
+  boost::asio::steady_timer deadline_timer_;
+  boost::asio::steady_timer read_pacing_timer_;
+  boost::asio::steady_timer write_pacing_timer_;
+  std::unique_ptr<secure::SecureChannel> channel_;
+  ConnectionHandlers handlers_;
+  LinkPacer* pacer_;
+
+  std::deque<Outgoing> outgoing_;
+  std::deque<PacedPiece> paced_;  // covers the first paced_bytes_ of the channel's queue
+  std::size_t paced_bytes_ = 0;
+  bool reading_ = false;
+  bool writing_ = false;
+  bool deadline_armed_ = false;
+  TimePoint armed_for_ = kNever;
+  bool close_requested_ = false;
+  bool close_queued_ = false;
+  bool peer_closed_ = false;
+  bool ended_ = false;
+};
+
+}  // namespace loco::net

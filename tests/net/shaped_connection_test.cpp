@@ -1,0 +1,117 @@
+// Encrypted connections over an emulated WAN link (LinkShaper pacing the Connection): the times
+// asserted are the link's, set by the pacer; the machine's timers only add a little on top, so
+// the upper bounds are generous. Each test takes as long as the link it emulates (~6 s in all).
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "connection_harness.hpp"
+#include "loco/net/link_shaper.hpp"
+
+namespace loco::net {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::LoopbackPair;
+
+TEST(ShapedConnection, Transfer64MiBAt100MbitTakesTheIdealTime) {
+  constexpr std::size_t kBytes = std::size_t{64} << 20;
+  LinkSettings settings;
+  settings.upload = 100'000'000;
+  auto shaper = LinkShaper::create(settings, from_steady(std::chrono::steady_clock::now()));
+  auto pacer = shaper->make_pacer(1);
+  const std::vector<std::byte> tensor(kBytes, std::byte{0x42});
+
+  LoopbackPair pair;
+  pair.client.pacer = pacer.get();
+  pair.server.hash_only = true;
+  pair.connect();
+  ASSERT_TRUE(pair.run_until([&] { return pair.client.established; }));
+  const auto start = std::chrono::steady_clock::now();
+  pair.client.connection->send(1, tensor);
+  ASSERT_TRUE(pair.run_until([&] { return pair.server.streamed_digest.has_value(); }));
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // Ideal: every byte on the wire (payload and 48 bytes per 1 MiB frame) at 100 Mbit/s.
+  const double ideal = static_cast<double>(secure::sealed_frame_size(1 << 20) * 64) * 8 / 100e6;
+  std::printf("64 MiB at 100Mbit through the encrypted channel: %.3f s, ideal %.3f s (%+.2f%%)\n",
+              took, ideal, 100 * (took / ideal - 1));
+  EXPECT_EQ(pair.server.streamed_bytes, kBytes);
+  EXPECT_GT(took, 0.95 * ideal);
+  EXPECT_LT(took, 1.05 * ideal);
+}
+
+TEST(ShapedConnection, PingOverA40msLinkTakes40msEachWay) {
+  LinkSettings settings;
+  settings.latency = 40ms;
+  const TimePoint origin = from_steady(std::chrono::steady_clock::now());
+  auto client_link = LinkShaper::create(settings, origin);
+  auto server_link = LinkShaper::create(settings, origin);
+  auto client_pacer = client_link->make_pacer(1);
+  auto server_pacer = server_link->make_pacer(2);
+
+  LoopbackPair pair;
+  pair.client.pacer = client_pacer.get();
+  pair.server.pacer = server_pacer.get();
+  pair.connect();
+  ASSERT_TRUE(pair.run_until([&] { return pair.client.established && pair.server.established; }));
+  const std::array<std::byte, 8> ping{};
+  std::vector<double> one_way_ms;
+  for (int i = 0; i < 5; ++i) {
+    const std::size_t answered = pair.client.messages.size() + 1;
+    const auto sent = std::chrono::steady_clock::now();
+    pair.client.connection->send(1, ping);
+    ASSERT_TRUE(pair.run_until([&] { return pair.server.messages.size() == answered; }));
+    pair.server.connection->send(2, ping);
+    ASSERT_TRUE(pair.run_until([&] { return pair.client.messages.size() == answered; }));
+    const auto round_trip = std::chrono::steady_clock::now() - sent;
+    one_way_ms.push_back(std::chrono::duration<double, std::milli>(round_trip).count() / 2);
+  }
+  std::sort(one_way_ms.begin(), one_way_ms.end());
+  const double median = one_way_ms[one_way_ms.size() / 2];
+  std::printf("ping over a 40 ms link: one way %.2f ms (median of 5)\n", median);
+  EXPECT_GE(one_way_ms.front(), 40.0);  // the pacer never releases early
+  EXPECT_LT(median, 45.0 + 15.0);       // generous: timers on a loaded machine run late
+}
+
+}  // namespace
+}  // namespace loco::net
+
+namespace loco::net {
+namespace {
+
+TEST(ShapedConnection, LinkFaultDropsTheConnectionWithAnError) {
+  LinkSettings settings;
+  settings.faults.drop_after_bytes = 100'000;
+  auto link = LinkShaper::create(settings, from_steady(std::chrono::steady_clock::now()));
+  auto pacer = link->make_pacer(1);
+  LoopbackPair pair;
+  pair.client.pacer = pacer.get();
+  pair.connect();
+  const std::vector<std::byte> tensor(1 << 20, std::byte{1});
+  pair.client.connection->send(1, tensor);
+  ASSERT_TRUE(pair.run_until([&] { return pair.client.ended && pair.server.ended; }));
+  ASSERT_TRUE(pair.client.error.has_value());
+  EXPECT_NE(std::string(pair.client.error->what()).find("dropped"), std::string::npos);
+  EXPECT_TRUE(pair.server.messages.empty());
+}
+
+TEST(ShapedConnection, StalledLinkIsDroppedByTheHandshakeTimeout) {
+  LinkSettings settings;
+  settings.faults.stall_at = Duration{0};
+  auto link = LinkShaper::create(settings, from_steady(std::chrono::steady_clock::now()));
+  auto pacer = link->make_pacer(1);
+  LoopbackPair pair;
+  pair.client.pacer = pacer.get();
+  pair.client.config.handshake_timeout = std::chrono::milliseconds(300);
+  pair.server.config.handshake_timeout = std::chrono::milliseconds(300);
+  pair.connect();
+  ASSERT_TRUE(pair.run_until([&] { return pair.client.ended && pair.server.ended; }));
+  ASSERT_TRUE(pair.client.error.has_value());
+  EXPECT_EQ(pair.client.error->category(), ErrorCategory::network);
+  EXPECT_FALSE(pair.server.established);
+}
+
+}  // namespace
+}  // namespace loco::net
