@@ -7,10 +7,10 @@
 #include <fstream>
 #include <string>
 
+#include "../support/temp_dir.hpp"
 #include "loco/core/rng.hpp"
 #include "loco/data/markov_source.hpp"
 #include "loco/data/token_file.hpp"
-#include "temp_dir.hpp"
 
 namespace loco::data {
 namespace {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "../support/temp_dir.hpp"
 #include "loco/core/error.hpp"
-#include "temp_dir.hpp"
 
 namespace loco::data {
 namespace {

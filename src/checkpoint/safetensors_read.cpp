@@ -1,0 +1,244 @@
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <memory>
+
+#include "content_digest.hpp"
+#include "loco/checkpoint/json.hpp"
+#include "loco/checkpoint/safetensors.hpp"
+#include "loco/core/error.hpp"
+
+namespace loco::checkpoint {
+namespace {
+
+constexpr std::uint64_t kMaxHeaderBytes = 100u << 20;  // the limit safetensors itself applies
+constexpr std::size_t kMaxRank = 8;
+constexpr JsonLimits kHeaderLimits{.max_bytes = kMaxHeaderBytes, .max_depth = 4};
+
+using File = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
+
+class Reader {
+ public:
+  explicit Reader(std::string_view name) : name_(name) {}
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error(ErrorCategory::format,
+                "checkpoint '" + name_ + "' " + what +
+                    "; it is truncated, corrupted or not a loco checkpoint, so use another one");
+  }
+  [[noreturn]] void fail_io(const std::string& what) const {
+    throw Error(ErrorCategory::io,
+                "checkpoint '" + name_ + "': " + what + ": " + std::strerror(errno));
+  }
+
+  // A tensor entry: exactly dtype, shape and data_offsets, consistent with each other.
+  detail::TableEntry tensor_entry(const std::string& name, const JsonValue& entry,
+                                  std::vector<std::int64_t>& shape) const {
+    const std::string where = "tensor '" + name + "'";
+    if (!entry.is_object()) fail("has a " + where + " that is not an object");
+    const JsonValue* dtype = entry.find("dtype");
+    const JsonValue* dims = entry.find("shape");
+    const JsonValue* offsets = entry.find("data_offsets");
+    if (!dtype || !dims || !offsets || entry.object().size() != 3) {
+      fail("has a " + where + " without exactly dtype, shape and data_offsets");
+    }
+    if (!dtype->is_string() || dtype->string() != "F32") {
+      fail("has a " + where + " of a dtype other than F32 (loco reads only F32)");
+    }
+    if (!dims->is_array() || dims->array().size() > kMaxRank) {
+      fail("has a " + where + " whose shape is not an array of at most 8 dimensions");
+    }
+    std::uint64_t elements = 1;
+    for (const JsonValue& dim : dims->array()) {
+      if (!dim.is_integer() || dim.integer() < 0) fail("has a " + where + " with a bad dimension");
+      const auto size = static_cast<std::uint64_t>(dim.integer());
+      if (size != 0 && elements > (UINT64_MAX / 4) / size) fail("has a " + where + " too big");
+      elements *= size;
+      shape.push_back(dim.integer());
+    }
+    if (!offsets->is_array() || offsets->array().size() != 2 || !offsets->array()[0].is_integer() ||
+        !offsets->array()[1].is_integer()) {
+      fail("has a " + where + " whose data_offsets are not two integers");
+    }
+    const std::int64_t begin = offsets->array()[0].integer();
+    const std::int64_t end = offsets->array()[1].integer();
+    if (begin < 0 || end < begin) fail("has a " + where + " with reversed data_offsets");
+    if (static_cast<std::uint64_t>(end - begin) != elements * 4) {
+      fail("has a " + where + " whose data_offsets do not span its shape × 4 bytes");
+    }
+    return {name, shape, static_cast<std::uint64_t>(begin), static_cast<std::uint64_t>(end)};
+  }
+
+  Metadata metadata(const JsonValue& value) const {
+    if (!value.is_object()) fail("has a __metadata__ that is not an object");
+    Metadata out;
+    for (const auto& [key, text] : value.object()) {
+      if (!text.is_string()) fail("has a __metadata__ value that is not a string");
+      out.emplace(key, text.string());
+    }
+    return out;
+  }
+
+  // Sorts `table` into data order and checks that it covers [0, data_size) exactly: contiguous,
+  // non-overlapping, no gap, nothing after. Ties (empty tensors) keep their header order.
+  void check_tiling(std::vector<detail::TableEntry>& table, std::uint64_t data_size) const {
+    std::stable_sort(table.begin(), table.end(), [](const auto& a, const auto& b) {
+      return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+    });
+    std::uint64_t expected_begin = 0;
+    for (const detail::TableEntry& entry : table) {
+      if (entry.begin != expected_begin) {
+        fail("has tensor '" + std::string(entry.name) +
+             "' overlapping or leaving a gap before it in the data");
+      }
+      expected_begin = entry.end;
+    }
+    if (expected_begin != data_size) {
+      fail("has " + std::to_string(data_size) + " bytes of data but its tensors cover " +
+           std::to_string(expected_begin));
+    }
+  }
+
+ private:
+  std::string name_;
+};
+
+}  // namespace
+
+// Where the bytes come from: a file or a buffer, read front to back.
+struct SafetensorsFile::Source {
+  std::string name;                                        // the file, for messages
+  std::uint64_t size = 0;                                  // total bytes
+  std::function<bool(void* out, std::size_t bytes)> read;  // exactly `bytes`, or false
+};
+
+SafetensorsFile SafetensorsFile::load(Source& source) {
+  const Reader reader(source.name);
+  const std::uint64_t file_size = source.size;
+  auto read_exactly = [&](void* out, std::size_t bytes) {
+    if (bytes > 0 && !source.read(out, bytes))
+      reader.fail("ended early (was it changed while read?)");
+  };
+
+  // 1. Header length, checked against the file before the header is read.
+  if (file_size < 8) reader.fail("is " + std::to_string(file_size) + " bytes, too short");
+  unsigned char length_bytes[8];
+  read_exactly(length_bytes, 8);
+  std::uint64_t header_size = 0;
+  for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | length_bytes[i];
+  if (header_size > file_size - 8) {
+    reader.fail("declares a " + std::to_string(header_size) + "-byte header but has only " +
+                std::to_string(file_size - 8) + " bytes after the length");
+  }
+  if (header_size > kMaxHeaderBytes) reader.fail("declares a header over 100 MB");
+  std::string header(header_size, '\0');
+  read_exactly(header.data(), header.size());
+
+  // 2. The header: parsed, then every entry checked.
+  SafetensorsFile out;
+  out.name_ = source.name;
+  JsonValue json = [&] {
+    try {
+      return parse_json(header, kHeaderLimits);
+    } catch (const Error& e) {
+      reader.fail(std::string("has a malformed header: ") + e.what());
+    }
+  }();
+  if (!json.is_object()) reader.fail("has a header that is not a JSON object");
+  std::vector<detail::TableEntry> table;
+  std::vector<std::vector<std::int64_t>> shapes(json.object().size());
+  bool has_metadata = false;
+  for (std::size_t i = 0; i < json.object().size(); ++i) {
+    const auto& [name, entry] = json.object()[i];
+    if (name == "__metadata__") {
+      out.metadata_ = reader.metadata(entry);
+      has_metadata = true;
+    } else {
+      table.push_back(reader.tensor_entry(name, entry, shapes[i]));
+    }
+  }
+  if (!has_metadata) reader.fail("has no __metadata__ (loco always writes one)");
+
+  // 3. Offsets: in data order they must tile the data section exactly.
+  const std::uint64_t data_size = file_size - 8 - header_size;
+  reader.check_tiling(table, data_size);
+
+  // 4. The digest: present and well-formed, then checked against the data read.
+  const auto digest = out.metadata_.find(std::string(kDigestKey));
+  if (digest == out.metadata_.end() || digest->second.size() != 64) {
+    reader.fail("has no valid '" + std::string(kDigestKey) + "' digest in its metadata");
+  }
+  const std::string stored_digest = digest->second;
+  out.metadata_.erase(digest);
+  out.buffer_.resize(data_size / 4);
+  read_exactly(out.buffer_.data(), data_size);
+  const std::span<const std::byte> data_bytes = std::as_bytes(std::span(out.buffer_));
+  if (to_hex(detail::content_digest(out.metadata_, table, std::span(&data_bytes, 1))) !=
+      stored_digest) {
+    reader.fail("does not match its digest: it was modified after loco wrote it");
+  }
+
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    const detail::TableEntry& entry = table[i];
+    const std::string name(entry.name);
+    out.tensors_.emplace(name,
+                         Tensor{std::vector<std::int64_t>(entry.shape.begin(), entry.shape.end()),
+                                std::span<const float>(out.buffer_)
+                                    .subspan(entry.begin / 4, (entry.end - entry.begin) / 4)});
+    out.names_.push_back(name);
+  }
+  return out;
+}
+
+SafetensorsFile SafetensorsFile::read(const std::filesystem::path& path) {
+  const Reader reader(path.string());
+  File file(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!file) reader.fail_io("cannot open");
+  std::error_code ec;
+  const std::uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) reader.fail_io("cannot get its size");
+  Source source{path.string(), size, [&](void* out, std::size_t bytes) {
+                  if (std::fread(out, 1, bytes, file.get()) == bytes) return true;
+                  if (std::ferror(file.get())) reader.fail_io("read failed");
+                  return false;
+                }};
+  return load(source);
+}
+
+SafetensorsFile SafetensorsFile::parse(std::span<const std::byte> bytes, std::string_view name) {
+  std::size_t position = 0;
+  Source source{std::string(name), bytes.size(), [&](void* out, std::size_t count) {
+                  if (bytes.size() - position < count) return false;
+                  std::memcpy(out, bytes.data() + position, count);
+                  position += count;
+                  return true;
+                }};
+  return load(source);
+}
+
+bool SafetensorsFile::contains(std::string_view name) const {
+  return tensors_.find(name) != tensors_.end();
+}
+
+const SafetensorsFile::Tensor& SafetensorsFile::tensor(std::string_view name) const {
+  const auto it = tensors_.find(name);
+  if (it == tensors_.end()) {
+    throw Error(ErrorCategory::format,
+                "checkpoint '" + name_ + "' has no tensor '" + std::string(name) + "'");
+  }
+  return it->second;
+}
+
+void SafetensorsFile::copy_to(std::string_view name, std::span<float> out) const {
+  const Tensor& t = tensor(name);
+  if (t.data.size() != out.size()) {
+    throw Error(ErrorCategory::format, "checkpoint '" + name_ + "' tensor '" + std::string(name) +
+                                           "' has " + std::to_string(t.data.size()) +
+                                           " values, expected " + std::to_string(out.size()));
+  }
+  std::copy(t.data.begin(), t.data.end(), out.begin());
+}
+
+}  // namespace loco::checkpoint
