@@ -35,15 +35,24 @@ Options parse(int argc, char** argv) {
     const std::string key = argv[i];
     const char* value = argv[i + 1];
     auto size = [&] { return static_cast<std::size_t>(std::strtoull(value, nullptr, 10)); };
-    if (key == "--steps") o.steps = std::atoi(value);
-    else if (key == "--threads") o.threads = std::atoi(value);
-    else if (key == "--layers") o.layers = size();
-    else if (key == "--d-model") o.d_model = size();
-    else if (key == "--heads") o.heads = size();
-    else if (key == "--context") o.context = size();
-    else if (key == "--batch") o.batch = size();
-    else if (key == "--vocab") o.vocab = size();
-    else if (key == "--dump") o.dump = value;
+    if (key == "--steps")
+      o.steps = std::atoi(value);
+    else if (key == "--threads")
+      o.threads = std::atoi(value);
+    else if (key == "--layers")
+      o.layers = size();
+    else if (key == "--d-model")
+      o.d_model = size();
+    else if (key == "--heads")
+      o.heads = size();
+    else if (key == "--context")
+      o.context = size();
+    else if (key == "--batch")
+      o.batch = size();
+    else if (key == "--vocab")
+      o.vocab = size();
+    else if (key == "--dump")
+      o.dump = value;
     else {
       std::fprintf(stderr, "bench-train_step: unknown option %s\n", key.c_str());
       std::exit(2);
@@ -136,7 +145,8 @@ int main(int argc, char** argv) {
   std::printf("loco GPT %zuL d%zu h%zu ctx%zu batch %zu vocab %zu, %zu params, %d threads\n",
               o.layers, o.d_model, o.heads, o.context, o.batch, o.vocab,
               gpt.layout()->parameter_count(), o.threads);
-  std::printf("train_step: tok_s=%.0f gflop_s=%.1f sgemm_peak_gflop_s=%.1f peak_fraction=%.3f "
-              "loss=%.4f\n",
-              tok_s, gflop_s, peak, gflop_s / peak, loss);
+  std::printf(
+      "train_step: tok_s=%.0f gflop_s=%.1f sgemm_peak_gflop_s=%.1f peak_fraction=%.3f "
+      "loss=%.4f\n",
+      tok_s, gflop_s, peak, gflop_s / peak, loss);
 }
