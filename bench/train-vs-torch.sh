@@ -18,6 +18,11 @@ if ! "$python" -c "import torch, numpy" >/dev/null 2>&1; then
   exit 1
 fi
 
+if ! ldconfig -p | grep -q libopenblas; then
+  echo "train-vs-torch: warning: OpenBLAS is missing, so torch runs on the reference BLAS (~20x" >&2
+  echo "  slower); install it with scripts/install-deps.sh --with-torch (libopenblas0-pthread)" >&2
+fi
+
 build_dir=${LOCO_BUILD_DIR:-$root/build/release}  # any Release build directory
 "$root/scripts/build.sh" "$build_dir" Release -- bench-train_step >&2
 bench="$build_dir/bin/bench-train_step"
