@@ -51,7 +51,7 @@ float AdamW::step(Arena& params, const Arena& grads, float lr) {
     float* m = m_.tensor(i).data();
     float* v = v_.tensor(i).data();
     const auto n = static_cast<std::ptrdiff_t>(layout.tensor(i).numel);
-#pragma omp parallel for schedule(static) if (n > 16384)
+#pragma omp parallel for schedule(static) if (n >= (std::ptrdiff_t{1} << 15))
     for (std::ptrdiff_t j = 0; j < n; ++j) {
       const float gj = g[j] * clip_scale;
       m[j] = b1 * m[j] + (1.0f - b1) * gj;

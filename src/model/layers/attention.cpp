@@ -23,7 +23,7 @@ HeadSlices head_of(Index task, Index t, Index c, Index nh) {
 void attention_forward(float* out, float* probs, const float* qkv, Index b, Index t, Index c,
                        Index nh) {
   const Index c3 = 3 * c;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (b * nh * t * t * (c / nh) >= kMinParallelWork)
   for (Index task = 0; task < b * nh; ++task) {
     const HeadSlices s = head_of(task, t, c, nh);
     const float* base = qkv + s.row0 * c3 + s.head_col;
@@ -48,7 +48,7 @@ void attention_forward(float* out, float* probs, const float* qkv, Index b, Inde
 void attention_backward(float* dqkv, float* dprobs, const float* dout, const float* qkv,
                         const float* probs, Index b, Index t, Index c, Index nh) {
   const Index c3 = 3 * c;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (b * nh * t * t * (c / nh) >= kMinParallelWork)
   for (Index task = 0; task < b * nh; ++task) {
     const HeadSlices s = head_of(task, t, c, nh);
     const float* base = qkv + s.row0 * c3 + s.head_col;

@@ -6,7 +6,7 @@ namespace loco::model {
 
 float cross_entropy_forward(float* probs, float* losses, const float* logits,
                             const std::int32_t* targets, Index n, Index v) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n * v >= kMinParallelWork)
   for (Index i = 0; i < n; ++i) {
     const ConstRowVecView z(logits + i * v, v);
     RowVecView p(probs + i * v, v);
@@ -26,7 +26,7 @@ float cross_entropy_forward(float* probs, float* losses, const float* logits,
 void cross_entropy_backward(float* dlogits, const float* probs, const std::int32_t* targets,
                             Index n, Index v) {
   const float scale = 1.0f / static_cast<float>(n);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n * v >= kMinParallelWork)
   for (Index i = 0; i < n; ++i) {
     RowVecView d(dlogits + i * v, v);
     d = ConstRowVecView(probs + i * v, v) * scale;

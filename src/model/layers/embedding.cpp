@@ -4,7 +4,7 @@ namespace loco::model {
 
 void embedding_forward(float* out, const std::int32_t* tokens, const float* wte, const float* wpe,
                        Index b, Index t, Index c) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (b * t * c >= kMinParallelWork)
   for (Index i = 0; i < b * t; ++i) {
     RowVecView row(out + i * c, c);
     row = ConstRowVecView(wte + static_cast<Index>(tokens[i]) * c, c);

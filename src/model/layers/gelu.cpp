@@ -18,7 +18,7 @@ using ArrayView = Eigen::Map<Eigen::ArrayXf>;
 }  // namespace
 
 void gelu_forward(float* out, const float* in, Index n, Index c) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n * c >= kMinParallelWork)
   for (Index i = 0; i < n; ++i) {
     const ConstArrayView x(in + i * c, c);
     ArrayView(out + i * c, c) = 0.5f * x * (1.0f + (kSqrt2OverPi * (x + kCubic * x.cube())).tanh());
@@ -26,7 +26,7 @@ void gelu_forward(float* out, const float* in, Index n, Index c) {
 }
 
 void gelu_backward(float* din, const float* in, const float* dout, Index n, Index c) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n * c >= kMinParallelWork)
   for (Index i = 0; i < n; ++i) {
     for (Index j = 0; j < c; j += kChunk) {
       const Index len = std::min(kChunk, c - j);

@@ -8,7 +8,7 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* in, co
                        const float* bias, Index n, Index c) {
   const ConstRowVecView w(weight, c);
   const ConstRowVecView b(bias, c);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n * c >= kMinParallelWork)
   for (Index i = 0; i < n; ++i) {
     const ConstRowVecView x(in + i * c, c);
     const float m = x.sum() / static_cast<float>(c);
@@ -25,7 +25,7 @@ void layernorm_backward(float* din, float* dweight, float* dbias, const float* d
                         Index n, Index c) {
   const ConstRowVecView w(weight, c);
   // din: rows are independent.
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n * c >= kMinParallelWork)
   for (Index i = 0; i < n; ++i) {
     const auto xhat = (ConstRowVecView(in + i * c, c).array() - mean[i]) * rstd[i];
     const auto dnorm = ConstRowVecView(dout + i * c, c).array() * w.array();

@@ -17,4 +17,8 @@ using ConstRowVecView = Eigen::Map<const Eigen::RowVectorXf>;
 using StridedView = Eigen::Map<RowMatrix, 0, Eigen::OuterStride<>>;
 using ConstStridedView = Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>>;
 
+// Loops over fewer elements than this run on one thread: starting a parallel region costs more
+// than it saves (and much more on a busy machine, where a barrier can wait for a time slice).
+inline constexpr Index kMinParallelWork = Index{1} << 15;
+
 }  // namespace loco::model

@@ -1,0 +1,63 @@
+#pragma once
+// Everything one local training run needs. Each field is an option of loco-train (flag
+// --section.key, TOML key `key` under `[section]`; see train_options.hpp).
+
+#include <cstdint>
+#include <string>
+
+#include "loco/data/markov_source.hpp"
+#include "loco/data/sampler_cursor.hpp"
+#include "loco/model/gpt.hpp"
+#include "loco/model/mlp.hpp"
+#include "loco/optim/adamw.hpp"
+#include "loco/optim/schedule.hpp"
+
+namespace loco::train {
+
+struct ModelSection {
+  std::string kind = "gpt";  // "gpt" or "mlp" (the bigram MLP for quick experiments)
+  model::GptConfig gpt;      // vocab and context are shared with the MLP
+  std::size_t mlp_embed = 64;
+  std::size_t mlp_hidden = 256;
+};
+
+struct DataSection {
+  std::string source = "markov";  // "markov" (synthetic, entropy floor known) or "files"
+  data::MarkovConfig markov;      // vocab_size is taken from the model
+  std::uint64_t markov_train_tokens = 1'000'000;
+  std::uint64_t markov_val_tokens = 100'000;
+  std::string train_file;  // token files (docs/FORMATS.md) when source = "files"
+  std::string val_file;
+  data::ShardSpec shard;  // this process reads only this shard of the training tokens
+};
+
+struct TrainSection {
+  std::uint64_t steps = 1000;  // total optimizer steps (the schedule ends here)
+  std::uint64_t stop_at = 0;   // stop (and checkpoint) after this step; 0 = run to `steps`
+  std::uint32_t batch = 16;
+  std::uint64_t seed = 1;  // parameters and data order
+  int threads = 2;
+  std::uint64_t log_every = 10;
+  std::uint64_t eval_every =
+      100;  // validation loss every N steps and at the end; 0 = only at the end
+  std::uint32_t eval_batches = 8;
+  std::uint64_t checkpoint_every = 0;  // 0 = only at exit
+  std::string checkpoint;              // file to write; empty = no checkpoints
+  std::string resume;                  // checkpoint to continue from; empty = start fresh
+};
+
+struct TrainConfig {
+  ModelSection model;
+  DataSection data;
+  optim::AdamWConfig adamw;
+  optim::LrSchedule lr;  // total_steps is train.steps
+  TrainSection train;
+
+  // Throws Error(config) naming the first inconsistent option.
+  void validate() const;
+  // The options that fix the parameter layout and the data stream, as "key=value" lines: a
+  // checkpoint records it, and resuming under a different one is refused.
+  std::string identity() const;
+};
+
+}  // namespace loco::train

@@ -1,0 +1,33 @@
+#pragma once
+// One process training one model alone (the inner loop every peer runs). run_training reads top
+// to bottom: data, model, optimizer, resume, then the step loop with progress lines, validation
+// and checkpoints. Progress goes to the log (spdlog, info level).
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "loco/train/train_config.hpp"
+
+namespace loco::train {
+
+struct TrainSummary {
+  std::uint64_t start_step = 0;  // where this process began (> 0 after a resume)
+  std::uint64_t end_step = 0;    // steps completed when it stopped
+  std::size_t parameters = 0;
+  float train_loss = 0;                 // mean over the last progress interval
+  std::optional<float> val_loss;        // at end_step
+  std::optional<double> entropy_floor;  // nats per token, for the Markov source
+  double seconds = 0;
+  double tokens_per_second = 0;
+  std::string params_blake2b;  // hex digest of the final parameter arena
+  std::string checkpoint;      // the file written at exit, if any
+};
+
+// Trains as `config` says. Stops early, after finishing the current step and writing the
+// checkpoint, when `stop` becomes true (e.g. from a SIGINT handler). Throws loco::Error for bad
+// options, unreadable data or a checkpoint that does not match the run.
+TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* stop = nullptr);
+
+}  // namespace loco::train

@@ -1,0 +1,88 @@
+#include "loco/train/train_state_file.hpp"
+
+#include <charconv>
+#include <sstream>
+#include <vector>
+
+#include "loco/checkpoint/arena_tensors.hpp"
+#include "loco/checkpoint/safetensors.hpp"
+#include "loco/core/error.hpp"
+
+namespace loco::train {
+namespace {
+
+constexpr const char* kFormat = "loco-train/1";
+
+std::uint64_t parse_u64(const checkpoint::Metadata& metadata, const std::string& key,
+                        const std::filesystem::path& path) {
+  const auto it = metadata.find(key);
+  std::uint64_t value = 0;
+  if (it == metadata.end() ||
+      std::from_chars(it->second.data(), it->second.data() + it->second.size(), value).ec !=
+          std::errc{}) {
+    throw Error(ErrorCategory::format, "checkpoint '" + path.string() + "': metadata '" + key +
+                                           "' is missing or not a number");
+  }
+  return value;
+}
+
+// The first line where two identities differ, for the error message.
+std::string first_difference(const std::string& a, const std::string& b) {
+  std::istringstream sa(a), sb(b);
+  std::string la, lb;
+  while (true) {
+    const bool ga = static_cast<bool>(std::getline(sa, la));
+    const bool gb = static_cast<bool>(std::getline(sb, lb));
+    if (!ga && !gb) return "";
+    if (la != lb || ga != gb) return "checkpoint has '" + lb + "', this run has '" + la + "'";
+  }
+}
+
+}  // namespace
+
+void save_train_state(const std::filesystem::path& path, const Arena& params,
+                      const optim::AdamW& optimizer, const RunPosition& position,
+                      const std::string& identity) {
+  std::vector<checkpoint::TensorRef> tensors;
+  checkpoint::append_arena(tensors, params, "");
+  checkpoint::append_arena(tensors, optimizer.m(), "optim.m.");
+  checkpoint::append_arena(tensors, optimizer.v(), "optim.v.");
+  const checkpoint::Metadata metadata{{"loco.format", kFormat},
+                                      {"loco.step", std::to_string(position.step)},
+                                      {"loco.adamw_steps", std::to_string(optimizer.steps())},
+                                      {"loco.cursor", position.cursor},
+                                      {"loco.config", identity}};
+  checkpoint::write_safetensors(path, tensors, metadata);
+}
+
+RunPosition load_train_state(const std::filesystem::path& path, Arena& params,
+                             optim::AdamW& optimizer, const std::string& identity) {
+  const auto file = checkpoint::SafetensorsFile::read(path);
+  const auto& metadata = file.metadata();
+  const auto format = metadata.find("loco.format");
+  if (format == metadata.end() || format->second != kFormat) {
+    throw Error(ErrorCategory::format,
+                "'" + path.string() +
+                    "' is not a loco-train checkpoint (no loco.format = " + kFormat + ")");
+  }
+  const auto config = metadata.find("loco.config");
+  if (config == metadata.end() || config->second != identity) {
+    throw Error(ErrorCategory::config,
+                "checkpoint '" + path.string() +
+                    "' was written by a run with other model or data "
+                    "options (" +
+                    first_difference(identity, config == metadata.end() ? "" : config->second) +
+                    "); resume with the options it was trained with");
+  }
+  const auto cursor = metadata.find("loco.cursor");
+  if (cursor == metadata.end()) {
+    throw Error(ErrorCategory::format, "checkpoint '" + path.string() + "' has no loco.cursor");
+  }
+  checkpoint::load_arena(file, params, "");
+  checkpoint::load_arena(file, optimizer.m(), "optim.m.");
+  checkpoint::load_arena(file, optimizer.v(), "optim.v.");
+  optimizer.set_steps(parse_u64(metadata, "loco.adamw_steps", path));
+  return RunPosition{parse_u64(metadata, "loco.step", path), cursor->second};
+}
+
+}  // namespace loco::train
