@@ -6,6 +6,10 @@
 //
 // Call order: on_send() for every chunk in the order the chunks are written; on_receive() after
 // every completed read. A connection without link emulation has no pacer at all.
+//
+// Ask about each chunk as soon as it is queued and keep (chunk, release) in a queue: a sender that
+// waits for one release before asking about the next chunk sends one chunk per latency (64 KiB
+// per 40 ms is 13 Mbit/s, whatever the bandwidth). net::Connection does this.
 
 #include <cstddef>
 
