@@ -18,7 +18,8 @@ if ! "$python" -c "import torch, numpy" >/dev/null 2>&1; then
   exit 1
 fi
 
-if ! ldconfig -p | grep -q libopenblas; then
+# (grep without -q reads all of ldconfig's output: -q would exit early and SIGPIPE fails the pipeline)
+if ! ldconfig -p | grep libopenblas >/dev/null; then
   echo "train-vs-torch: warning: OpenBLAS is missing, so torch runs on the reference BLAS (~20x" >&2
   echo "  slower); install it with scripts/install-deps.sh --with-torch (libopenblas0-pthread)" >&2
 fi
