@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
     if (!s.checkpoint.empty()) std::printf("checkpoint %s\n", s.checkpoint.c_str());
     return 0;
   } catch (const loco::Error& e) {
-    spdlog::error("loco-train: {} ({})", e.what(), loco::to_string(e.category()));
+    spdlog::error("loco-train: {}", e.what());  // what() starts with the category
     return 1;
   }
 }
