@@ -19,7 +19,7 @@ Corpus::Corpus(const DataSection& config, std::uint32_t vocab) {
   } else if (config.source == "files") {
     if (config.train_file.empty() || config.val_file.empty()) {
       throw Error(ErrorCategory::config,
-                  "data.source = files needs data.train_file and data.val_file (make them with "
+                  "data.source = files needs data.train-file and data.val-file (make them with "
                   "loco-prepare)");
     }
     train_file_.emplace(config.train_file, vocab);

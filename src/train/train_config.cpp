@@ -23,11 +23,11 @@ void TrainConfig::validate() const {
   schedule.validate();
   if (train.steps < 1) fail("train.steps must be at least 1");
   if (train.batch < 1 || train.batch > 65536) fail("train.batch must be in [1, 65536]");
-  if (train.log_every < 1) fail("train.log_every must be at least 1");
-  if (train.eval_batches < 1) fail("train.eval_batches must be at least 1");
+  if (train.log_every < 1) fail("train.log-every must be at least 1");
+  if (train.eval_batches < 1) fail("train.eval-batches must be at least 1");
   if (train.threads < 1 || train.threads > 1024) fail("train.threads must be in [1, 1024]");
   if (data.shard.count < 1 || data.shard.index >= data.shard.count) {
-    fail("data.shard_index must be below data.shard_count (at least 1)");
+    fail("data.shard-index must be below data.shard-count (at least 1)");
   }
 }
 
@@ -36,22 +36,22 @@ std::string TrainConfig::identity() const {
   std::string s = fmt::format("model.kind={}\nmodel.vocab={}\nmodel.context={}\n", model.kind,
                               g.vocab, g.context);
   if (model.kind == "gpt") {
-    s += fmt::format("model.n_layer={}\nmodel.n_head={}\nmodel.d_model={}\n", g.n_layer, g.n_head,
+    s += fmt::format("model.n-layer={}\nmodel.n-head={}\nmodel.d-model={}\n", g.n_layer, g.n_head,
                      g.d_model);
   } else {
     s +=
-        fmt::format("model.mlp_embed={}\nmodel.mlp_hidden={}\n", model.mlp_embed, model.mlp_hidden);
+        fmt::format("model.mlp-embed={}\nmodel.mlp-hidden={}\n", model.mlp_embed, model.mlp_hidden);
   }
   s += fmt::format("data.source={}\n", data.source);
   if (data.source == "markov") {
     const data::MarkovConfig& m = data.markov;
     s += fmt::format(
-        "data.markov_order={}\ndata.markov_successors={}\ndata.markov_uniform_mix={}\n"
-        "data.markov_seed={}\ndata.markov_train_tokens={}\ndata.markov_val_tokens={}\n",
+        "data.markov-order={}\ndata.markov-successors={}\ndata.markov-uniform-mix={}\n"
+        "data.markov-seed={}\ndata.markov-train-tokens={}\ndata.markov-val-tokens={}\n",
         m.order, m.successors, m.uniform_mix, m.seed, data.markov_train_tokens,
         data.markov_val_tokens);
   } else {
-    s += fmt::format("data.train_file={}\ndata.val_file={}\n", data.train_file, data.val_file);
+    s += fmt::format("data.train-file={}\ndata.val-file={}\n", data.train_file, data.val_file);
   }
   s += fmt::format("train.steps={}\ntrain.batch={}\ntrain.seed={}\n", train.steps, train.batch,
                    train.seed);

@@ -12,44 +12,44 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
   add("--model.kind", c.model.kind, "gpt, or mlp (a bigram MLP for quick experiments)");
   add("--model.vocab", c.model.gpt.vocab, "vocabulary size (tokens 0..vocab-1)");
   add("--model.context", c.model.gpt.context, "sequence length");
-  add("--model.n_layer", c.model.gpt.n_layer, "transformer blocks");
-  add("--model.n_head", c.model.gpt.n_head, "attention heads (d_model must be a multiple)");
-  add("--model.d_model", c.model.gpt.d_model, "width of the residual stream");
-  add("--model.mlp_embed", c.model.mlp_embed, "MLP model: embedding width");
-  add("--model.mlp_hidden", c.model.mlp_hidden, "MLP model: hidden width");
+  add("--model.n-layer", c.model.gpt.n_layer, "transformer blocks");
+  add("--model.n-head", c.model.gpt.n_head, "attention heads (d-model must be a multiple)");
+  add("--model.d-model", c.model.gpt.d_model, "width of the residual stream");
+  add("--model.mlp-embed", c.model.mlp_embed, "MLP model: embedding width");
+  add("--model.mlp-hidden", c.model.mlp_hidden, "MLP model: hidden width");
 
   add("--data.source", c.data.source, "markov (synthetic, known entropy floor) or files");
-  add("--data.markov_order", c.data.markov.order, "Markov source: tokens of context");
-  add("--data.markov_successors", c.data.markov.successors,
+  add("--data.markov-order", c.data.markov.order, "Markov source: tokens of context");
+  add("--data.markov-successors", c.data.markov.successors,
       "Markov source: likely next tokens per state");
-  add("--data.markov_uniform_mix", c.data.markov.uniform_mix,
+  add("--data.markov-uniform-mix", c.data.markov.uniform_mix,
       "Markov source: probability of a uniformly random next token");
-  add("--data.markov_seed", c.data.markov.seed, "Markov source: seed of the transition table");
-  add("--data.markov_train_tokens", c.data.markov_train_tokens, "Markov source: training tokens");
-  add("--data.markov_val_tokens", c.data.markov_val_tokens, "Markov source: validation tokens");
-  add("--data.train_file", c.data.train_file, "training token file (source = files)");
-  add("--data.val_file", c.data.val_file, "validation token file (source = files)");
-  add("--data.shard_index", c.data.shard.index, "this process's shard of the training tokens");
-  add("--data.shard_count", c.data.shard.count, "number of shards");
+  add("--data.markov-seed", c.data.markov.seed, "Markov source: seed of the transition table");
+  add("--data.markov-train-tokens", c.data.markov_train_tokens, "Markov source: training tokens");
+  add("--data.markov-val-tokens", c.data.markov_val_tokens, "Markov source: validation tokens");
+  add("--data.train-file", c.data.train_file, "training token file (source = files)");
+  add("--data.val-file", c.data.val_file, "validation token file (source = files)");
+  add("--data.shard-index", c.data.shard.index, "this process's shard of the training tokens");
+  add("--data.shard-count", c.data.shard.count, "number of shards");
 
   add("--optim.beta1", c.adamw.beta1, "AdamW β1");
   add("--optim.beta2", c.adamw.beta2, "AdamW β2");
   add("--optim.eps", c.adamw.eps, "AdamW ε");
-  add("--optim.weight_decay", c.adamw.weight_decay, "decoupled weight decay (matrices only)");
-  add("--optim.grad_clip", c.adamw.grad_clip, "global gradient-norm clip (0 = off)");
+  add("--optim.weight-decay", c.adamw.weight_decay, "decoupled weight decay (matrices only)");
+  add("--optim.grad-clip", c.adamw.grad_clip, "global gradient-norm clip (0 = off)");
   add("--optim.lr", c.lr.max_lr, "peak learning rate (after warmup)");
-  add("--optim.min_lr", c.lr.min_lr, "learning rate at the end of the cosine decay");
-  add("--optim.warmup_steps", c.lr.warmup_steps, "steps of linear warmup");
+  add("--optim.min-lr", c.lr.min_lr, "learning rate at the end of the cosine decay");
+  add("--optim.warmup-steps", c.lr.warmup_steps, "steps of linear warmup");
 
   add("--train.steps", c.train.steps, "total optimizer steps (the schedule's length)");
-  add("--train.stop_at", c.train.stop_at, "stop and checkpoint after this step (0 = at the end)");
+  add("--train.stop-at", c.train.stop_at, "stop and checkpoint after this step (0 = at the end)");
   add("--train.batch", c.train.batch, "sequences per step");
   add("--train.seed", c.train.seed, "seed of the initial parameters and the data order");
   add("--train.threads", c.train.threads, "compute threads (results are bit-exact per count)");
-  add("--train.log_every", c.train.log_every, "steps between progress lines");
-  add("--train.eval_every", c.train.eval_every, "steps between validation losses (0 = at end)");
-  add("--train.eval_batches", c.train.eval_batches, "batches per validation loss");
-  add("--train.checkpoint_every", c.train.checkpoint_every,
+  add("--train.log-every", c.train.log_every, "steps between progress lines");
+  add("--train.eval-every", c.train.eval_every, "steps between validation losses (0 = at end)");
+  add("--train.eval-batches", c.train.eval_batches, "batches per validation loss");
+  add("--train.checkpoint-every", c.train.checkpoint_every,
       "steps between checkpoints (0 = only at exit)");
   add("--train.checkpoint", c.train.checkpoint, "checkpoint file to write (empty = none)");
   add("--train.resume", c.train.resume, "checkpoint to resume from (bit-exact)");

@@ -75,7 +75,7 @@ TEST(Resume, RefusesACheckpointOfAnotherModel) {
     FAIL() << "resumed a checkpoint of another model";
   } catch (const Error& e) {
     EXPECT_EQ(e.category(), ErrorCategory::config);
-    EXPECT_NE(std::string(e.what()).find("model.d_model=64"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("model.d-model=64"), std::string::npos) << e.what();
   }
 }
 
