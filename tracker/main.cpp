@@ -2,11 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include <cstdio>
-
 #include "loco/cli/app.hpp"
 #include "loco/cli/keygen.hpp"
-#include "loco/core/error.hpp"
 #include "loco/core/log.hpp"
 #include "loco/version.hpp"
 
@@ -20,15 +17,7 @@ int main(int argc, char** argv) {
   if (auto exit_code = loco::cli::parse(app, argc, argv)) return *exit_code;
 
   loco::init_logging(common.log_level, common.log_format);
-  if (keygen.command->parsed()) {
-    try {
-      std::printf("%s\n", loco::cli::run_keygen(keygen).c_str());
-      return 0;
-    } catch (const loco::Error& e) {
-      spdlog::error("keygen: {}", e.what());
-      return 1;
-    }
-  }
+  if (keygen.command->parsed()) return loco::cli::run_keygen(keygen);
   spdlog::error("loco-tracker {}: the tracker service is not implemented yet", loco::kVersion);
   return 1;
 }

@@ -1,5 +1,10 @@
 #include "loco/cli/keygen.hpp"
 
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+
+#include "loco/core/error.hpp"
 #include "loco/secure/identity.hpp"
 
 namespace loco::cli {
@@ -11,10 +16,16 @@ void add_keygen_command(CLI::App& app, KeygenOptions& options) {
   options.command->add_flag("--force", options.force, "Replace the file if it exists");
 }
 
-std::string run_keygen(const KeygenOptions& options) {
-  const auto key = secure::KeyPair::generate();
-  secure::write_key_file(options.out, key, options.force);
-  return secure::to_hex(key.public_key());
+int run_keygen(const KeygenOptions& options) {
+  try {
+    const auto key = secure::KeyPair::generate();
+    secure::write_key_file(options.out, key, options.force);
+    std::printf("%s\n", secure::to_hex(key.public_key()).c_str());
+    return 0;
+  } catch (const Error& e) {
+    spdlog::error("keygen: {}", e.what());
+    return 1;
+  }
 }
 
 }  // namespace loco::cli

@@ -15,7 +15,8 @@ struct KeygenOptions {
 
 void add_keygen_command(CLI::App& app, KeygenOptions& options);
 
-// Writes the key file; returns the public key in hex. Throws loco::Error.
-std::string run_keygen(const KeygenOptions& options);
+// The subcommand's whole run, for a program's main(): writes the key file and prints its public
+// key (hex) on stdout, or logs why it could not. Returns the process exit code.
+int run_keygen(const KeygenOptions& options);
 
 }  // namespace loco::cli
