@@ -176,7 +176,8 @@ struct ShapedPair {
   int client_messages = 0;
   int established = 0;
 
-  ShapedPair(loco::net::LinkPacer* client_pacer, loco::net::LinkPacer* server_pacer) {
+  ShapedPair(std::unique_ptr<loco::net::LinkPacer> client_pacer,
+             std::unique_ptr<loco::net::LinkPacer> server_pacer) {
     auto [client_socket, server_socket] = connect_pair(io, io);
     server = Connection::create(std::move(server_socket),
                                 make_channel(Role::responder, server_key, client_key.public_key()),
@@ -187,7 +188,7 @@ struct ShapedPair {
                                                          if (chunk.last_chunk()) ++server_messages;
                                                        },
                                                    .on_closed = {}},
-                                server_pacer);
+                                std::move(server_pacer));
     client = Connection::create(std::move(client_socket),
                                 make_channel(Role::initiator, client_key, server_key.public_key()),
                                 ConnectionHandlers{.on_established = [this] { ++established; },
@@ -196,7 +197,7 @@ struct ShapedPair {
                                                          if (chunk.last_chunk()) ++client_messages;
                                                        },
                                                    .on_closed = {}},
-                                client_pacer);
+                                std::move(client_pacer));
     server->start();
     client->start();
     run_until([this] { return established == 2; });
@@ -214,7 +215,7 @@ double shaped_rate_error_pct() {
   settings.upload = 100'000'000;
   auto link = loco::net::LinkShaper::create(settings, loco::from_steady(Clock::now()));
   auto pacer = link->make_pacer(1);
-  ShapedPair pair(pacer.get(), nullptr);
+  ShapedPair pair(std::move(pacer), nullptr);
   const std::vector<std::byte> tensor(std::size_t{64} << 20, std::byte{7});
   const auto start = Clock::now();
   pair.client->send(1, tensor);
@@ -234,7 +235,7 @@ double shaped_latency_error_ms() {
   auto server_link = loco::net::LinkShaper::create(settings, origin);
   auto client_pacer = client_link->make_pacer(1);
   auto server_pacer = server_link->make_pacer(2);
-  ShapedPair pair(client_pacer.get(), server_pacer.get());
+  ShapedPair pair(std::move(client_pacer), std::move(server_pacer));
   const std::array<std::byte, 8> ping{};
   std::vector<double> one_way_ms;
   for (int i = 1; i <= 9; ++i) {

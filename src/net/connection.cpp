@@ -37,20 +37,21 @@ struct Connection::Private {};
 
 std::shared_ptr<Connection> Connection::create(tcp::socket socket,
                                                std::unique_ptr<secure::SecureChannel> channel,
-                                               ConnectionHandlers handlers, LinkPacer* pacer) {
+                                               ConnectionHandlers handlers,
+                                               std::unique_ptr<LinkPacer> pacer) {
   return std::make_shared<Connection>(Private{}, std::move(socket), std::move(channel),
-                                      std::move(handlers), pacer);
+                                      std::move(handlers), std::move(pacer));
 }
 
 Connection::Connection(Private, tcp::socket socket, std::unique_ptr<secure::SecureChannel> channel,
-                       ConnectionHandlers handlers, LinkPacer* pacer)
+                       ConnectionHandlers handlers, std::unique_ptr<LinkPacer> pacer)
     : socket_(std::move(socket)),
       deadline_timer_(socket_.get_executor()),
       read_pacing_timer_(socket_.get_executor()),
       write_pacing_timer_(socket_.get_executor()),
       channel_(std::move(channel)),
       handlers_(std::move(handlers)),
-      pacer_(pacer) {
+      pacer_(std::move(pacer)) {
   LOCO_ASSERT(channel_ != nullptr, "a connection needs a channel");
 }
 
@@ -107,7 +108,7 @@ void Connection::on_read(const boost::system::error_code& error, std::size_t byt
   pump_writes();
   if (ended_) return;
   if (next_read <= t) {
-    start_read();
+    continue_reading();
     return;
   }
   reading_ = true;                  // the paced wait stands for the read it delays
@@ -115,8 +116,22 @@ void Connection::on_read(const boost::system::error_code& error, std::size_t byt
   read_pacing_timer_.expires_at(to_steady(next_read));
   read_pacing_timer_.async_wait([self = shared_from_this()](const boost::system::error_code&) {
     self->reading_ = false;
-    if (!self->ended_) self->start_read();
+    if (!self->ended_) self->continue_reading();
   });
+}
+
+void Connection::continue_reading() {
+  if (!reading_paused_) start_read();
+}
+
+void Connection::pause_reading() {
+  reading_paused_ = true;
+}
+
+void Connection::resume_reading() {
+  reading_paused_ = false;
+  // A read (or the paced wait for one) still outstanding continues by itself.
+  if (!ended_ && !reading_) start_read();
 }
 
 void Connection::dispatch_events() {
@@ -139,8 +154,20 @@ void Connection::dispatch_events() {
 
 bool Connection::send(std::uint16_t type, std::span<const std::byte> bytes,
                       std::function<void()> on_sent) {
+  return send(type, std::vector{bytes}, std::move(on_sent));
+}
+
+bool Connection::send(std::uint16_t type, std::vector<std::span<const std::byte>> parts,
+                      std::function<void()> on_sent) {
   if (ended_ || close_requested_) return false;
-  outgoing_.push_back(Outgoing{type, bytes, std::move(on_sent)});
+  LOCO_ASSERT(!parts.empty(), "a message has at least one part (which may be empty)");
+  const auto first = parts.front();
+  outgoing_.push_back(Outgoing{.type = type,
+                               .parts = std::move(parts),
+                               .part = 0,
+                               .rest = first,
+                               .on_sent = std::move(on_sent),
+                               .begun = false});
   pump_writes();
   return true;
 }
@@ -163,12 +190,15 @@ void Connection::pump_writes() {
            channel_->pending_transmit_bytes() < kSendWindowBytes) {
       Outgoing& message = outgoing_.front();
       if (!message.begun) {
-        channel_->begin_message(now(), message.type, message.rest.size());
+        std::uint64_t size = 0;
+        for (const auto& part : message.parts) size += part.size();
+        channel_->begin_message(now(), message.type, size);
         message.begun = true;
       }
       while (channel_->chunk_capacity() > 0 &&
              channel_->pending_transmit_bytes() < kSendWindowBytes) {
-        const std::size_t n = channel_->chunk_capacity();
+        while (message.rest.empty()) message.rest = message.parts[++message.part];
+        const std::size_t n = std::min(channel_->chunk_capacity(), message.rest.size());
         channel_->write_chunk(message.rest.first(n));
         message.rest = message.rest.subspan(n);
       }

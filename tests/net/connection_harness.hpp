@@ -18,7 +18,7 @@ struct Side {
   secure::KeyPair key = secure::KeyPair::generate();
   secure::ChannelConfig config;
   secure::AcceptIdentity accept;  // default: the other side's key only
-  LinkPacer* pacer = nullptr;
+  std::unique_ptr<LinkPacer> pacer;
   std::shared_ptr<Connection> connection;
 
   bool established = false;
@@ -101,8 +101,8 @@ class LoopbackPair {
     auto channel = std::make_unique<secure::SecureChannel>(
         role, side.key, side.config, side.accept, std::move(label),
         from_steady(std::chrono::steady_clock::now()));
-    side.connection =
-        Connection::create(std::move(socket), std::move(channel), side.handlers(), side.pacer);
+    side.connection = Connection::create(std::move(socket), std::move(channel), side.handlers(),
+                                         std::move(side.pacer));
     side.connection->start();
   }
 };

@@ -182,5 +182,27 @@ TEST(Connection, SendAfterThePeerClosedIsRefusedNotACrash) {
   EXPECT_FALSE(pair.server.error.has_value());
 }
 
+TEST(Connection, PausedReadingHoldsMessagesUntilResumed) {
+  testing::LoopbackPair pair;
+  pair.connect();
+  ASSERT_TRUE(pair.run_until([&] { return pair.client.established && pair.server.established; }));
+  pair.server.connection->pause_reading();
+  const auto head = pattern(3000, 3);
+  const auto tail = pattern(70'000, 4);
+  pair.client.connection->send(1, head);
+  pair.client.connection->send(2, {head, {}, tail});  // one message from a gather list
+  ASSERT_TRUE(pair.run_until([&] { return pair.client.connection->queued_bytes() == 0; }));
+  pair.io.run_for(std::chrono::milliseconds(100));  // time enough for the bytes to arrive
+  EXPECT_TRUE(pair.server.messages.empty()) << "a paused connection delivered a message";
+
+  pair.server.connection->resume_reading();
+  ASSERT_TRUE(pair.run_until([&] { return pair.server.messages.size() == 2; }));
+  EXPECT_TRUE(pair.server.messages[0].second == head);
+  auto joined = head;
+  joined.insert(joined.end(), tail.begin(), tail.end());
+  EXPECT_EQ(pair.server.messages[1].first, 2);
+  EXPECT_TRUE(pair.server.messages[1].second == joined);
+}
+
 }  // namespace
 }  // namespace loco::net

@@ -24,7 +24,7 @@ TEST(ShapedConnection, Transfer64MiBAt100MbitTakesTheIdealTime) {
   const std::vector<std::byte> tensor(kBytes, std::byte{0x42});
 
   LoopbackPair pair;
-  pair.client.pacer = pacer.get();
+  pair.client.pacer = std::move(pacer);
   pair.server.hash_only = true;
   pair.connect();
   ASSERT_TRUE(pair.run_until([&] { return pair.client.established; }));
@@ -52,8 +52,8 @@ TEST(ShapedConnection, PingOverA40msLinkTakes40msEachWay) {
   auto server_pacer = server_link->make_pacer(2);
 
   LoopbackPair pair;
-  pair.client.pacer = client_pacer.get();
-  pair.server.pacer = server_pacer.get();
+  pair.client.pacer = std::move(client_pacer);
+  pair.server.pacer = std::move(server_pacer);
   pair.connect();
   ASSERT_TRUE(pair.run_until([&] { return pair.client.established && pair.server.established; }));
   const std::array<std::byte, 8> ping{};
@@ -87,7 +87,7 @@ TEST(ShapedConnection, LinkFaultDropsTheConnectionWithAnError) {
   auto link = LinkShaper::create(settings, from_steady(std::chrono::steady_clock::now()));
   auto pacer = link->make_pacer(1);
   LoopbackPair pair;
-  pair.client.pacer = pacer.get();
+  pair.client.pacer = std::move(pacer);
   pair.connect();
   const std::vector<std::byte> tensor(1 << 20, std::byte{1});
   pair.client.connection->send(1, tensor);
@@ -103,7 +103,7 @@ TEST(ShapedConnection, StalledLinkIsDroppedByTheHandshakeTimeout) {
   auto link = LinkShaper::create(settings, from_steady(std::chrono::steady_clock::now()));
   auto pacer = link->make_pacer(1);
   LoopbackPair pair;
-  pair.client.pacer = pacer.get();
+  pair.client.pacer = std::move(pacer);
   pair.client.config.handshake_timeout = std::chrono::milliseconds(300);
   pair.server.config.handshake_timeout = std::chrono::milliseconds(300);
   pair.connect();

@@ -12,8 +12,13 @@
 // ahead this way lets latency pipeline instead of stopping every piece for a round trip.
 // Sending: send() queues a message whose bytes the caller keeps alive until its `on_sent`
 // callback; the connection encrypts it chunk by chunk into frame buffers only as the socket
-// drains (at most kSendWindowBytes queued), so a large tensor is never copied whole.
+// drains (at most kSendWindowBytes queued), so a large tensor is never copied whole. A message
+// may be given as several parts (a gather list): they are sent as one message, and no frame
+// straddles two parts.
 // Receiving: on_chunk gets each decrypted chunk in order; its data is valid during the call.
+// pause_reading() stops reading after the read in progress (a consumer that cannot keep up, or
+// a stream that ran ahead of its siblings: stream_bundle.hpp); TCP flow control then slows the
+// sender. The channel's timeouts keep running: a pause must end within its progress timeout.
 // Ending: close() sends the authenticated close frame after the queued messages; the connection
 // ends cleanly (on_closed(nullptr)) once both close frames crossed. Any error (authentication,
 // protocol, limits, timeouts, a dropped socket) closes the socket, is logged with the peer's name,
@@ -26,6 +31,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "loco/core/error.hpp"
 #include "loco/net/link_pacer.hpp"
@@ -44,18 +50,22 @@ class Connection : public std::enable_shared_from_this<Connection> {
   static constexpr std::size_t kSendWindowBytes = std::size_t{4} << 20;
   static constexpr std::size_t kPacedPieceBytes = std::size_t{64} << 10;
 
-  // `pacer` (may be null) must outlive the connection.
+  // `pacer` (may be null: no link emulation) is this connection's own.
   static std::shared_ptr<Connection> create(boost::asio::ip::tcp::socket socket,
                                             std::unique_ptr<secure::SecureChannel> channel,
                                             ConnectionHandlers handlers,
-                                            LinkPacer* pacer = nullptr);
+                                            std::unique_ptr<LinkPacer> pacer = nullptr);
 
   void start();
   // False (and nothing queued) once the connection is closing or has ended: the peer may close
   // at any moment, so this is an outcome to handle, not a bug.
   bool send(std::uint16_t type, std::span<const std::byte> bytes,
             std::function<void()> on_sent = {});
+  bool send(std::uint16_t type, std::vector<std::span<const std::byte>> parts,
+            std::function<void()> on_sent = {});
   void close();
+  void pause_reading();
+  void resume_reading();
   bool established() const { return channel_->established(); }
   const secure::PublicKey& peer_identity() const { return channel_->peer_identity(); }
   const std::string& peer_name() const { return channel_->peer_name(); }
@@ -66,12 +76,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   Connection(Private, boost::asio::ip::tcp::socket socket,
              std::unique_ptr<secure::SecureChannel> channel, ConnectionHandlers handlers,
-             LinkPacer* pacer);
+             std::unique_ptr<LinkPacer> pacer);
 
  private:
   struct Outgoing {
     std::uint16_t type;
-    std::span<const std::byte> rest;  // not yet handed to the channel
+    std::vector<std::span<const std::byte>> parts;
+    std::size_t part = 0;             // the part being handed to the channel
+    std::span<const std::byte> rest;  // of parts[part], not yet handed to the channel
     std::function<void()> on_sent;
     bool begun = false;
   };
@@ -82,6 +94,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   };
 
   void start_read();
+  void continue_reading();
   void on_read(const boost::system::error_code& error, std::size_t bytes);
   void dispatch_events();
   void fill_channel();
@@ -101,12 +114,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   boost::asio::steady_timer write_pacing_timer_;
   std::unique_ptr<secure::SecureChannel> channel_;
   ConnectionHandlers handlers_;
-  LinkPacer* pacer_;
+  std::unique_ptr<LinkPacer> pacer_;
 
   std::deque<Outgoing> outgoing_;
   std::deque<PacedPiece> paced_;  // covers the first paced_bytes_ of the channel's queue
   std::size_t paced_bytes_ = 0;
   bool reading_ = false;
+  bool reading_paused_ = false;
   bool writing_ = false;
   bool deadline_armed_ = false;
   TimePoint armed_for_ = kNever;

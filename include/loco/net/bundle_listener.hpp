@@ -1,0 +1,87 @@
+#pragma once
+// The responder's side of stream bundles (stream_bundle.hpp). Accepts TCP connections, runs each
+// stream's handshake, reads its hello, and groups streams by (peer identity, bundle id). When a
+// bundle has all its streams it adopts them into a StreamBundle and calls on_bundle, which returns
+// the bundle's handlers; the streams are then welcomed and on_ready runs.
+//
+// A stream that is not part of a complete bundle within `setup_timeout` of being accepted (no
+// handshake, no hello, or sibling streams that never came) is closed together with its group; so
+// is every stream of a group in which one stream breaks the protocol (a malformed hello, a
+// duplicate index, a shape that disagrees) or closes. At most kMaxPendingStreams streams wait at a
+// time; more are refused at accept. Each refusal is logged with the peer's name.
+//
+// Threads: every call, and every callback, on the io_context's thread.
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <functional>
+#include <map>
+#include <memory>
+
+#include "loco/net/stream_bundle.hpp"
+
+namespace loco::net {
+
+struct BundleListenerConfig {
+  ChannelSetup setup;  // peer_label is ignored: each stream is named by its remote address
+  Duration setup_timeout = std::chrono::seconds(10);
+  std::uint32_t max_streams = kMaxStreams;  // per bundle; a hello asking for more is refused
+  std::shared_ptr<LinkShaper> link;         // may be null: no link emulation
+};
+
+class BundleListener : public std::enable_shared_from_this<BundleListener> {
+ public:
+  static constexpr std::size_t kMaxPendingStreams = 256;
+
+  using OnBundle = std::function<BundleHandlers(const std::shared_ptr<StreamBundle>& bundle)>;
+
+  // Binds `endpoint` (port 0: any free port); throws Error(io) if it cannot.
+  static std::shared_ptr<BundleListener> create(boost::asio::io_context& io,
+                                                const boost::asio::ip::tcp::endpoint& endpoint,
+                                                BundleListenerConfig config, OnBundle on_bundle);
+
+  void start();
+  // Stops accepting and closes the streams still waiting for their bundle.
+  void stop();
+  boost::asio::ip::tcp::endpoint local_endpoint() const { return acceptor_.local_endpoint(); }
+  std::size_t pending_streams() const { return pending_.size(); }
+
+  struct Private;  // constructor key: create() only
+  BundleListener(Private, boost::asio::ip::tcp::acceptor acceptor, BundleListenerConfig config,
+                 OnBundle on_bundle);
+
+ private:
+  using StreamId = std::uint64_t;
+  using GroupKey = std::pair<std::array<std::uint8_t, 32>, BundleId>;
+
+  struct PendingStream {
+    std::shared_ptr<Connection> connection;
+    std::shared_ptr<StreamRoute> route;
+    std::unique_ptr<boost::asio::steady_timer> deadline;
+    std::optional<GroupKey> group;  // once its hello has arrived
+  };
+  struct PendingGroup {
+    StreamHello shape;
+    std::vector<StreamId> slots;  // by stream index; kNoStream where none yet
+    std::uint32_t filled = 0;
+  };
+  static constexpr StreamId kNoStream = 0;
+
+  void accept_next();
+  void on_accepted(boost::asio::ip::tcp::socket socket);
+  void on_hello(StreamId id, const secure::ChannelEvent& chunk);
+  void refuse(StreamId id, const Error& error);
+  void close_group_of(StreamId id);
+  void adopt(const GroupKey& key);
+
+  boost::asio::ip::tcp::acceptor acceptor_;
+  BundleListenerConfig config_;
+  OnBundle on_bundle_;
+  std::map<StreamId, PendingStream> pending_;
+  std::map<GroupKey, PendingGroup> groups_;
+  StreamId next_id_ = 1;
+  bool stopped_ = false;
+};
+
+}  // namespace loco::net
