@@ -6,6 +6,7 @@
 #include "loco/cli/keygen.hpp"
 #include "loco/core/log.hpp"
 #include "loco/version.hpp"
+#include "serve.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"loco-tracker: admits loco peers to a training run and forms their rounds"};
@@ -14,10 +15,16 @@ int main(int argc, char** argv) {
   loco::cli::add_common_options(app, common);
   loco::cli::KeygenOptions keygen;
   loco::cli::add_keygen_command(app, keygen);
+  loco::tracker::TrackerOptions tracker;
+  app.add_option("--tracker.listen", tracker.listen,
+                 "Address to listen on (host:port; port 0: any)")
+      ->capture_default_str();
+  app.add_option("--tracker.key", tracker.key_file, "The tracker's identity key file (keygen)");
+  app.add_option("--run.id", tracker.run_id, "The training run's id; peers must use the same");
   if (auto exit_code = loco::cli::parse(app, argc, argv)) return *exit_code;
 
   loco::init_logging(common.log_level, common.log_format);
   if (keygen.command->parsed()) return loco::cli::run_keygen(keygen);
-  spdlog::error("loco-tracker {}: the tracker service is not implemented yet", loco::kVersion);
-  return 1;
+  spdlog::info("loco-tracker {}", loco::kVersion);
+  return loco::tracker::serve(tracker);
 }

@@ -18,6 +18,7 @@ std::string_view to_string(ErrorCategory category) noexcept {
 
 Error::Error(ErrorCategory category, const std::string& message)
     : std::runtime_error(std::string(to_string(category)) + " error: " + message),
-      category_(category) {}
+      category_(category),
+      message_(message) {}
 
 }  // namespace loco

@@ -197,7 +197,7 @@ void StreamBundle::on_stream_chunk(std::uint32_t index, const secure::ChannelEve
   try {
     pieces = assembler_.handle_chunk(index, chunk);
   } catch (const Error& e) {
-    fail(Error(e.category(), fmt::format("{} {}", peer_name_, e.what())));
+    fail(Error(e.category(), fmt::format("{} {}", peer_name_, e.message())));
     return;
   }
   bool completed = false;
@@ -274,8 +274,9 @@ void StreamBundle::close() {
 void StreamBundle::on_stream_closed(std::uint32_t index, const Error* error) {
   streams_[index].ended = true;
   if (finished_) return;
-  if (error != nullptr) {
-    fail(*error);
+  if (error != nullptr) {  // the connection has logged it
+    close();
+    finish(error);
     return;
   }
   if (!ready_ && !closing_) {

@@ -28,9 +28,13 @@ class Error : public std::runtime_error {
   Error(ErrorCategory category, const std::string& message);
 
   ErrorCategory category() const noexcept { return category_; }
+  // The message without the category in front (what() has both), for adding context:
+  // Error(e.category(), "--option: " + e.message()).
+  const std::string& message() const noexcept { return message_; }
 
  private:
   ErrorCategory category_;
+  std::string message_;
 };
 
 }  // namespace loco
