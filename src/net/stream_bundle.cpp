@@ -89,21 +89,22 @@ std::shared_ptr<StreamBundle> StreamBundle::connect(boost::asio::io_context& io,
   auto shared_setup = std::make_shared<const ChannelSetup>(std::move(setup));
   for (std::uint32_t i = 0; i < config.streams; ++i) {
     auto socket = std::make_shared<tcp::socket>(io);
-    socket->async_connect(
-        peer, [bundle, i, socket, shared_setup, link](const boost::system::error_code& error) {
-          if (bundle->finished_ || bundle->closing_) {
-            bundle->streams_[i].ended = true;  // closed before this stream was connected
-            bundle->maybe_finish();
-            return;
-          }
-          if (error) {
-            bundle->fail(Error(ErrorCategory::network,
-                               fmt::format("connecting stream {} to {}: {}", i,
-                                           shared_setup->peer_label, error.message())));
-            return;
-          }
-          bundle->on_tcp_connected(i, std::move(*socket), *shared_setup, link.get());
-        });
+    socket->async_connect(peer, [bundle, i, socket, shared_setup,
+                                 link](const boost::system::error_code& error) {
+      if (bundle->finished_ || bundle->closing_) {
+        bundle->streams_[i].ended = true;  // closed before this stream was connected
+        bundle->maybe_finish();
+        return;
+      }
+      if (error) {
+        const std::string stream = bundle->shape_.count == 1 ? "" : fmt::format(" stream {}", i);
+        bundle->fail(
+            Error(ErrorCategory::network, fmt::format("connecting{} to {}: {}", stream,
+                                                      shared_setup->peer_label, error.message())));
+        return;
+      }
+      bundle->on_tcp_connected(i, std::move(*socket), *shared_setup, link.get());
+    });
   }
   return bundle;
 }
