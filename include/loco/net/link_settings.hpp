@@ -37,7 +37,7 @@ struct LinkSettings {
   Duration jitter{0};  // at most `latency`: a chunk never leaves before it was written
   // A TCP stream's window: bytes a connection may have sent and not yet seen acknowledged (at
   // least kMinStreamWindow). Unset: no limit. One connection then gets at most
-  // stream_window / (2 x latency); see link_shaper.hpp.
+  // stream_window / (2 x latency), jitter aside; see link_shaper.hpp.
   std::optional<std::uint64_t> stream_window;
   LinkFaults faults;
 

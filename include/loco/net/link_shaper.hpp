@@ -52,8 +52,9 @@
 // Stream window W (LinkSettings::stream_window): on a real WAN one TCP flow carries at most
 // its window per round trip, whatever the access link's bandwidth; that is why loco opens
 // several streams per peer pair. A chunk holds its place in the window from E until its
-// acknowledgement, L + latency + jitter + latency at the least: bytes queued in the upload
-// bucket count, as bytes queued at a real bottleneck count against a real window. So
+// acknowledgement at release + latency, i.e. at L + 2 x latency + jitter or later (the
+// in-order hold): bytes queued in the upload bucket count, as bytes queued at a real
+// bottleneck count against a real window. So
 //   one connection  <=  W / (2 x latency + time queued in the bucket)   (exact without jitter:
 //                       256 KiB at 20 ms is 52.4288 Mbit/s; jitter shortens a round trip by up
 //                       to `jitter` and the in-order hold lengthens it)
