@@ -1,5 +1,7 @@
 #include "loco/net/link_options.hpp"
 
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <functional>
 
@@ -40,6 +42,21 @@ void check_byte_count(const std::string& text, const std::string& option) {
   parse_byte_count(text, option);
 }
 
+// A byte count of at least kMinStreamWindow.
+std::uint64_t parse_stream_window(const std::string& text, const std::string& option) {
+  const std::uint64_t bytes = parse_byte_count(text, option);
+  if (bytes < kMinStreamWindow) {
+    throw Error(ErrorCategory::config,
+                fmt::format("{} = \"{}\": {} bytes is below the minimum of {} bytes (64KiB, one "
+                            "paced piece); write at least \"64KiB\", e.g. \"256KiB\" or \"4MiB\"",
+                            option, text, bytes, kMinStreamWindow));
+  }
+  return bytes;
+}
+void check_stream_window(const std::string& text, const std::string& option) {
+  parse_stream_window(text, option);
+}
+
 }  // namespace
 
 void add_link_options(CLI::App& app, LinkOptions& options) {
@@ -57,6 +74,9 @@ void add_link_options(CLI::App& app, LinkOptions& options) {
       "One-way latency added to everything sent, e.g. 40ms (at most 10s)");
   add("--link.jitter", options.jitter, check_latency, "DURATION",
       "Each chunk's delay varies uniformly by up to this much around the latency, e.g. 5ms");
+  add("--link.stream-window", options.stream_window, check_stream_window, "BYTES",
+      "Each connection has at most this many bytes unacknowledged (a TCP window), e.g. 256KiB; "
+      "at least 64KiB");
   add("--link.drop-after-bytes", options.drop_after_bytes, check_byte_count, "BYTES",
       "Fault: close each connection when it would send more than this, e.g. 64MiB");
   add("--link.drop-at", options.drop_at, check_fault_time, "DURATION",
@@ -71,6 +91,9 @@ LinkSettings to_link_settings(const LinkOptions& options) {
   settings.download = parse_bandwidth(options.download, "--link.download");
   settings.latency = parse_duration(options.latency, "--link.latency", kMaxLatency);
   settings.jitter = parse_duration(options.jitter, "--link.jitter", kMaxLatency);
+  if (!options.stream_window.empty()) {
+    settings.stream_window = parse_stream_window(options.stream_window, "--link.stream-window");
+  }
   if (!options.drop_after_bytes.empty()) {
     settings.faults.drop_after_bytes =
         parse_byte_count(options.drop_after_bytes, "--link.drop-after-bytes");

@@ -24,6 +24,12 @@ void validate(const LinkSettings& settings) {
          format_duration(settings.latency) +
          "): a chunk cannot arrive before it was sent; raise link.latency or lower link.jitter");
   }
+  if (settings.stream_window && *settings.stream_window < kMinStreamWindow) {
+    fail(
+        fmt::format("stream window {} bytes is below the minimum of {} bytes (64KiB, one paced "
+                    "piece); raise link.stream-window or leave it unset for no window",
+                    *settings.stream_window, kMinStreamWindow));
+  }
   for (const auto& at : {settings.faults.drop_at, settings.faults.stall_at}) {
     if (at && (*at < Duration{0} || *at > kMaxFaultTime)) {
       fail("fault time " + format_duration(*at) + " is outside 0 to " +
@@ -37,6 +43,9 @@ std::string describe(const LinkSettings& settings) {
                      format_bandwidth(settings.download) + ", latency " +
                      format_duration(settings.latency);
   if (settings.jitter > Duration{0}) text += " +/- " + format_duration(settings.jitter);
+  if (settings.stream_window) {
+    text += fmt::format(", stream window {} bytes", *settings.stream_window);
+  }
   const LinkFaults& f = settings.faults;
   if (f.drop_after_bytes) text += fmt::format(", drop after {} bytes", *f.drop_after_bytes);
   if (f.drop_at) text += ", drop at " + format_duration(*f.drop_at);

@@ -1,6 +1,7 @@
 #include "loco/net/link_shaper.hpp"
 
 #include <algorithm>
+#include <deque>
 
 #include "loco/core/assert.hpp"
 #include "loco/core/rng.hpp"
@@ -12,7 +13,7 @@ constexpr std::uint64_t kMinBurstBytes = 512 * 1024;
 constexpr std::uint64_t kBurstMicroseconds = 5'000;
 
 // One connection's view of the link: the shared buckets plus this connection's latency, jitter,
-// byte count and release order.
+// window, byte count and release order.
 class ShapedPacer final : public LinkPacer {
  public:
   ShapedPacer(std::shared_ptr<LinkShaper> link, std::uint64_t seed)
@@ -32,12 +33,18 @@ class ShapedPacer final : public LinkPacer {
     if (now >= drop_at_) return drop(now);
     if (now >= stall_at_) return stall();
 
-    const TimePoint leaves = link_->grant_upload(now, bytes);
+    const TimePoint enters = settings_.stream_window ? window_opens(now, bytes) : now;
+    const TimePoint leaves = link_->grant_upload(now, enters, bytes);
     const TimePoint release = std::max(last_release_, leaves + settings_.latency + draw_jitter());
     if (release >= drop_at_) return drop(drop_at_);
     if (release >= stall_at_) return stall();
     last_release_ = release;
     sent_bytes_ += bytes;
+    if (settings_.stream_window) {
+      // The acknowledgement comes back over the same latency, without jitter.
+      unacked_.push_back({release + settings_.latency, bytes});
+      unacked_bytes_ += bytes;
+    }
     return {release, false};
   }
 
@@ -52,6 +59,23 @@ class ShapedPacer final : public LinkPacer {
   void advance(TimePoint now) {
     LOCO_ASSERT(now >= last_now_, "LinkPacer called with a time earlier than the last call");
     last_now_ = now;
+  }
+
+  // When `bytes` more fit in the window: not before `now` or the previous chunk (TCP sends in
+  // order), and once the bytes still unacknowledged plus these are at most the window. Acks
+  // come back in release order, so they are retired from the front; a chunk larger than the
+  // window waits for all of them and then goes alone. Acks retired here are due by the time
+  // returned, which later chunks cannot precede, so they never need to be counted again.
+  TimePoint window_opens(TimePoint now, std::uint64_t bytes) {
+    const std::uint64_t window = *settings_.stream_window;
+    window_open_ = std::max(window_open_, now);
+    while (!unacked_.empty() &&
+           (unacked_.front().acked <= window_open_ || unacked_bytes_ + bytes > window)) {
+      window_open_ = std::max(window_open_, unacked_.front().acked);
+      unacked_bytes_ -= unacked_.front().bytes;
+      unacked_.pop_front();
+    }
+    return window_open_;
   }
 
   SendDecision drop(TimePoint when) {
@@ -80,6 +104,14 @@ class ShapedPacer final : public LinkPacer {
   TimePoint last_release_ = TimePoint::min();
   std::uint64_t sent_bytes_ = 0;
   bool dropped_ = false;
+
+  struct Unacked {
+    TimePoint acked;  // release + latency
+    std::uint64_t bytes;
+  };
+  std::deque<Unacked> unacked_;  // in release order; only with a stream window
+  std::uint64_t unacked_bytes_ = 0;
+  TimePoint window_open_ = TimePoint::min();  // when the previous chunk entered the window
 };
 
 }  // namespace
@@ -104,9 +136,9 @@ std::unique_ptr<LinkPacer> LinkShaper::make_pacer(std::uint64_t seed) {
   return std::make_unique<ShapedPacer>(shared_from_this(), seed);
 }
 
-TimePoint LinkShaper::grant_upload(TimePoint now, std::uint64_t bytes) {
+TimePoint LinkShaper::grant_upload(TimePoint now, TimePoint at, std::uint64_t bytes) {
   const std::lock_guard lock(mutex_);
-  return upload_.grant(now, bytes);
+  return upload_.grant(now, at, bytes);
 }
 
 TimePoint LinkShaper::grant_download(TimePoint now, std::uint64_t bytes) {

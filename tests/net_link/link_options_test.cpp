@@ -64,6 +64,7 @@ TEST(LinkOptions, TomlLinkSectionSetsEverySetting) {
                            "download = \"200Mbit\"\n"
                            "latency = \"40ms\"\n"
                            "jitter = \"5ms\"\n"
+                           "stream-window = \"256KiB\"\n"
                            "drop-after-bytes = 1048576\n"
                            "drop-at = \"30s\"\n"
                            "stall-at = \"1.5s\"\n"),
@@ -73,13 +74,14 @@ TEST(LinkOptions, TomlLinkSectionSetsEverySetting) {
   EXPECT_EQ(s.download, 200'000'000u);
   EXPECT_EQ(s.latency, milliseconds(40));
   EXPECT_EQ(s.jitter, milliseconds(5));
+  EXPECT_EQ(s.stream_window, 262144u);
   EXPECT_EQ(s.faults.drop_after_bytes, 1048576u);
   EXPECT_EQ(s.faults.drop_at, seconds(30));
   EXPECT_EQ(s.faults.stall_at, milliseconds(1500));
   EXPECT_FALSE(s.is_transparent());
   EXPECT_EQ(describe(s),
-            "upload 100Mbit, download 200Mbit, latency 40ms +/- 5ms, drop after 1048576 bytes, "
-            "drop at 30s, stall at 1.5s");
+            "upload 100Mbit, download 200Mbit, latency 40ms +/- 5ms, stream window 262144 bytes, "
+            "drop after 1048576 bytes, drop at 30s, stall at 1.5s");
 }
 
 TEST(LinkOptions, CommandLineWinsOverTheFile) {
@@ -101,6 +103,64 @@ TEST(LinkOptions, BadUnitInTheFileIsRejectedWithTheParserMessage) {
   const std::string latency = q.parse_config("[link]\nlatency = \"40\"\n");
   EXPECT_NE(latency.find("--link.latency: \"40\": the unit is missing"), std::string::npos)
       << latency;
+}
+
+TEST(LinkOptions, StreamWindowAloneMakesTheLinkNonTransparent) {
+  Program p;
+  ASSERT_EQ(p.parse_config("", {"--link.stream-window", "4MiB"}), "");
+  const LinkSettings s = to_link_settings(p.link);
+  EXPECT_EQ(s.stream_window, 4u << 20);
+  EXPECT_FALSE(s.is_transparent());
+  EXPECT_EQ(describe(s),
+            "upload unlimited, download unlimited, latency 0, stream window 4194304 bytes");
+  Program q;
+  ASSERT_EQ(q.parse_config("", {"--link.stream-window", "64KiB"}), "");  // the minimum
+  EXPECT_EQ(to_link_settings(q.link).stream_window, 65536u);
+}
+
+TEST(LinkOptions, StreamWindowTypoOrTooSmallNamesTheOption) {
+  Program typo;
+  const std::string unit = typo.parse_config("[link]\nstream-window = \"256kib\"\n");
+  EXPECT_NE(unit.find("--link.stream-window: \"256kib\": units are case-sensitive: did you mean "
+                      "\"KiB\"?"),
+            std::string::npos)
+      << unit;
+
+  Program small;
+  const std::string below = small.parse_config("", {"--link.stream-window", "32KiB"});
+  EXPECT_NE(below.find("--link.stream-window: \"32KiB\": 32768 bytes is below the minimum of "
+                       "65536 bytes (64KiB, one paced piece)"),
+            std::string::npos)
+      << below;
+
+  // The same checks when the strings bypass CLI11: a config Error naming the option.
+  for (const std::string& value : {std::string("256kib"), std::string("65535")}) {
+    LinkOptions raw;
+    raw.stream_window = value;
+    try {
+      to_link_settings(raw);
+      FAIL() << value << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.category(), ErrorCategory::config);
+      EXPECT_NE(std::string(e.what()).find("--link.stream-window = \"" + value + "\": "),
+                std::string::npos)
+          << e.what();
+    }
+  }
+
+  // And settings built in code.
+  LinkSettings s;
+  s.stream_window = 1000;
+  try {
+    validate(s);
+    FAIL() << "a 1000-byte window was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("stream window 1000 bytes is below the minimum of 65536 "
+                                   "bytes (64KiB, one paced piece); raise link.stream-window"),
+        std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(LinkOptions, JitterAboveLatencyIsAConfigError) {

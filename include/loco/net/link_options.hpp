@@ -1,7 +1,7 @@
 #pragma once
 // Wires LinkSettings into a program's options: --link.upload, --link.download, --link.latency,
-// --link.jitter, --link.drop-after-bytes, --link.drop-at and --link.stall-at, which a config
-// file sets from its [link] section (cli/app.hpp). Usage:
+// --link.jitter, --link.stream-window, --link.drop-after-bytes, --link.drop-at and
+// --link.stall-at, which a config file sets from its [link] section (cli/app.hpp). Usage:
 //
 //   loco::net::LinkOptions link;
 //   loco::net::add_link_options(app, link);
@@ -31,6 +31,7 @@ struct LinkOptions {
   std::string download = "unlimited";
   std::string latency = "0";
   std::string jitter = "0";
+  std::string stream_window;
   std::string drop_after_bytes;
   std::string drop_at;
   std::string stall_at;

@@ -6,11 +6,16 @@
 //
 //   send:    chunk ready at `now`
 //              -> faults (drop after N bytes / drop at T: close; stall from T: kNever)
-//              -> upload TokenBucket (shared by the peer's connections): may leave at L
+//              -> stream window (per connection, if set): the chunk enters at E, the first
+//                 time >= now and >= the previous chunk's E at which the connection's
+//                 unacknowledged bytes plus its own are at most the window
+//              -> upload TokenBucket (shared by the peer's connections): bytes ready at E may
+//                 leave at L >= E
 //              -> + one-way latency + jitter, jitter uniform in [-jitter, +jitter] from the
 //                 connection's seed (loco::Rng), so a replay with the same seed is identical
 //              -> release = max(previous release of this connection, L + latency + jitter):
 //                 releases never decrease, because TCP delivers in order
+//              -> acknowledged at release + latency (the configured latency: no jitter back)
 //   receive: `bytes` read at `now` -> download TokenBucket: the next read starts when their
 //            tokens have accrued (TCP flow control then slows the sender down)
 //
@@ -43,6 +48,29 @@
 //   at 64-256 KiB.
 // - Cost: one call per chunk, under 0.5 us (measured on the loaded machine), i.e. under 0.01%
 //   of a 64 KiB chunk's 5.2 ms at 100 Mbit/s.
+//
+// Stream window W (LinkSettings::stream_window): on a real WAN one TCP flow carries at most
+// its window per round trip, whatever the access link's bandwidth; that is why loco opens
+// several streams per peer pair. A chunk holds its place in the window from E until its
+// acknowledgement at release + latency, i.e. at L + 2 x latency + jitter or later (the
+// in-order hold): bytes queued in the upload bucket count, as bytes queued at a real
+// bottleneck count against a real window. So
+//   one connection  <=  W / (2 x latency + time queued in the bucket)   (exact without jitter:
+//                       256 KiB at 20 ms is 52.4288 Mbit/s; jitter shortens a round trip by up
+//                       to `jitter` and the in-order hold lengthens it)
+//   N connections   <=  min(N x W / (2 x latency), upload rate)
+// A chunk larger than the window waits until nothing is unacknowledged and then goes alone,
+// so it is never starved (the window's minimum, one 64 KiB paced piece, keeps this the
+// exception). The pacer knows E when it is asked, at `now`, and E may be later: it must not
+// pass E to the shared bucket as `now`, which would restart the bucket at E and queue every
+// other connection's ready bytes behind bytes that cannot go yet. It reserves instead:
+// TokenBucket::grant(now, E, bytes) takes the earliest capacity free from E on and leaves the
+// capacity before E to the others (link_token_bucket.hpp). The bucket hands capacity out in
+// call order, so a connection that asks far ahead (net::Connection asks about up to 4 MiB)
+// keeps its reservations and the others fill around them: in virtual time four 256 KiB windows
+// on a 100 Mbit/s, 20 ms link use 99.9-100% of the link while all four send, and 32 MiB end
+// 1.4% (1 MiB asked ahead) to 2.6% (4 MiB) after the ideal, because the connection that asked
+// first finishes first and the last one finishes alone (stream_window_test.cpp).
 //
 // Faults: drop-after-bytes counts the bytes this connection has sent; the chunk that would pass
 // the limit is not sent (SendDecision{now, true}). drop-at and stall-at count from the shaper's
@@ -80,8 +108,9 @@ class LinkShaper : public std::enable_shared_from_this<LinkShaper> {
   // The bucket size used for `rate` (see the header comment).
   static std::uint64_t burst_bytes(BitRate rate);
 
-  // Shared by this link's pacers.
-  TimePoint grant_upload(TimePoint now, std::uint64_t bytes);
+  // Shared by this link's pacers. Upload bytes asked about at `now` are ready at `at` >= now
+  // (later when a stream window holds them back; TokenBucket::grant).
+  TimePoint grant_upload(TimePoint now, TimePoint at, std::uint64_t bytes);
   TimePoint grant_download(TimePoint now, std::uint64_t bytes);
 
  private:
