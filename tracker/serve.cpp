@@ -49,10 +49,10 @@ class Service {
   boost::asio::ip::tcp::endpoint local_endpoint() const { return listener_->local_endpoint(); }
 
  private:
-  net::BundleHandlers admit(const std::shared_ptr<net::StreamBundle>& peer) {
-    peers_.insert(peer);
-    spdlog::info("{} connected ({} connected)", peer->peer_name(), peers_.size());
-    const std::weak_ptr<net::StreamBundle> weak = peer;
+  net::BundleHandlers admit(const std::shared_ptr<net::StreamBundle>& newcomer) {
+    peers_.insert(newcomer);
+    spdlog::info("{} connected ({} connected)", newcomer->peer_name(), peers_.size());
+    const std::weak_ptr<net::StreamBundle> weak = newcomer;
     return net::BundleHandlers{
         .on_ready = {},
         .on_chunk =
