@@ -7,7 +7,6 @@
 #include <sys/wait.h>
 
 #include <cstdio>
-#include <regex>
 #include <string>
 
 #include "../support/child_process.hpp"
@@ -47,12 +46,13 @@ class TrackerCheck : public ::testing::Test {
                                  "--tracker.listen", "127.0.0.1:0"},
         dir_ / "tracker.log");
     const std::string line = tracker_->read_line();
-    std::smatch match;
-    ASSERT_TRUE(std::regex_match(
-        line, match, std::regex("listening on (127\\.0\\.0\\.1:[0-9]+) as ([0-9a-f]{64})")))
-        << "tracker said: " << line;
-    address_ = match[1];
-    EXPECT_EQ(match[2], secure::to_hex(tracker_key_.public_key()));
+    // "listening on 127.0.0.1:PORT as PUBLIC-KEY"
+    const std::string prefix = "listening on 127.0.0.1:";
+    const auto as = line.find(" as ");
+    ASSERT_TRUE(line.starts_with(prefix) && as != std::string::npos) << "tracker said: " << line;
+    address_ =
+        line.substr(std::string("listening on ").size(), as - std::string("listening on ").size());
+    EXPECT_EQ(line.substr(as + 4), secure::to_hex(tracker_key_.public_key()));
   }
 
   RunResult check(const std::string& pinned_hex, const std::string& run_id,
