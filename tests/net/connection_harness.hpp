@@ -14,6 +14,18 @@ namespace loco::net::testing {
 
 using boost::asio::ip::tcp;
 
+// Runs `io` until `done` holds; false if `limit` passed first (a hang guard only).
+template <typename Pred>
+bool run_io_until(boost::asio::io_context& io, Pred done,
+                  std::chrono::seconds limit = std::chrono::seconds(60)) {
+  const auto give_up = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > give_up) return false;
+    io.run_one_for(std::chrono::milliseconds(50));
+  }
+  return true;
+}
+
 struct Side {
   secure::KeyPair key = secure::KeyPair::generate();
   secure::ChannelConfig config;
@@ -83,15 +95,9 @@ class LoopbackPair {
           "client");
   }
 
-  // Runs the event loop until `done` holds; false if `limit` passed first (a hang guard only).
   template <typename Pred>
-  bool run_until(Pred done, std::chrono::seconds limit = std::chrono::seconds(60)) {
-    const auto give_up = std::chrono::steady_clock::now() + limit;
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > give_up) return false;
-      io.run_one_for(std::chrono::milliseconds(50));
-    }
-    return true;
+  bool run_until(Pred done) {
+    return run_io_until(io, done);
   }
 
  private:

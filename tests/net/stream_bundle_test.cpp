@@ -106,13 +106,8 @@ class BundlePair {
   }
 
   template <typename Pred>
-  bool run_until(Pred done, std::chrono::seconds limit = std::chrono::seconds(60)) {
-    const auto give_up = std::chrono::steady_clock::now() + limit;
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > give_up) return false;
-      io.run_one_for(std::chrono::milliseconds(50));
-    }
-    return true;
+  bool run_until(Pred done) {
+    return testing::run_io_until(io, done);
   }
 };
 
