@@ -89,7 +89,7 @@ std::unique_ptr<SecureChannel> make_channel(Role role, const KeyPair& key, const
   config.max_message_bytes = kTransferBytes;
   return std::make_unique<SecureChannel>(
       role, key, config, [peer](const PublicKey& k) { return k == peer; }, "bench",
-      loco::from_steady(Clock::now()));
+      loco::from_steady(Clock::now()), loco::secure::fresh_ephemeral_seed());
 }
 
 // Sends kTransferBytes as 4 messages of 256 MiB from a client thread to a server thread.

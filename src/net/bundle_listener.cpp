@@ -99,7 +99,8 @@ void BundleListener::on_accepted(tcp::socket socket) {
   };
   const ChannelSetup& setup = config_.setup;
   auto channel = std::make_unique<secure::SecureChannel>(secure::Role::responder, *setup.identity,
-                                                         setup.config, setup.accept, label, now());
+                                                         setup.config, setup.accept, label, now(),
+                                                         secure::fresh_ephemeral_seed());
   PendingStream& stream = pending_[id];
   stream.route = route;
   stream.connection =

@@ -122,7 +122,8 @@ void StreamBundle::on_tcp_connected(std::uint32_t index, tcp::socket socket,
       shape_.count == 1 ? setup.peer_label
                         : fmt::format("{} (stream {}/{})", setup.peer_label, index, shape_.count);
   auto channel = std::make_unique<secure::SecureChannel>(secure::Role::initiator, *setup.identity,
-                                                         setup.config, setup.accept, label, now());
+                                                         setup.config, setup.accept, label, now(),
+                                                         secure::fresh_ephemeral_seed());
   Stream& stream = streams_[index];
   stream.route = route;
   stream.connection = Connection::create(

@@ -22,7 +22,9 @@ std::span<const BundleChunk> StripeAssembler::handle_chunk(std::uint32_t stream,
   LOCO_ASSERT(stream < streams_, "stream index out of range");
   out_.clear();
   StreamState& state = stream_states_[stream];
-  if (chunk.offset == 0) begin_stripe(stream, chunk);
+  check_continues_stripe(stream, chunk);
+  if (!state.in_stripe) begin_stripe(stream, chunk);
+  state.stripe_received += chunk.data.size();
   std::span<const std::byte> data = chunk.data;
   if (state.header_have < kStripeHeaderBytes) {
     const std::size_t n = std::min(kStripeHeaderBytes - state.header_have, data.size());
@@ -33,8 +35,27 @@ std::span<const BundleChunk> StripeAssembler::handle_chunk(std::uint32_t stream,
     if (state.header_have == kStripeHeaderBytes) check_header(stream, chunk);
   }
   if (!data.empty()) emit_payload(stream, data);
-  if (chunk.last_chunk()) finish_stripe(stream);
+  if (state.stripe_received == state.stripe_size) finish_stripe(stream);
   return out_;
+}
+
+void StripeAssembler::check_continues_stripe(std::uint32_t stream,
+                                             const secure::ChannelEvent& chunk) const {
+  const StreamState& state = stream_states_[stream];
+  const std::uint64_t due = state.in_stripe ? state.stripe_received : 0;
+  const bool fits =
+      chunk.offset <= chunk.message_size && chunk.data.size() <= chunk.message_size - chunk.offset;
+  if (chunk.offset != due || !fits ||
+      (state.in_stripe &&
+       (chunk.message_size != state.stripe_size || chunk.message_type != state.stripe_type)))
+    throw Error(ErrorCategory::protocol,
+                fmt::format("sent a chunk [{}, +{}) of a {}-byte stripe of type {} on stream {} "
+                            "where byte {} of {} was due",
+                            chunk.offset, chunk.data.size(), chunk.message_size, chunk.message_type,
+                            stream, due,
+                            state.in_stripe ? fmt::format("a {}-byte stripe of type {}",
+                                                          state.stripe_size, state.stripe_type)
+                                            : std::string("a new stripe")));
 }
 
 bool StripeAssembler::ahead(std::uint32_t stream) const {
@@ -53,7 +74,7 @@ StripeAssembler::MessageState& StripeAssembler::message_for(std::uint64_t sequen
 }
 
 void StripeAssembler::begin_stripe(std::uint32_t stream, const secure::ChannelEvent& chunk) {
-  const StreamState& state = stream_states_[stream];
+  StreamState& state = stream_states_[stream];
   MessageState& message = message_for(state.sequence, stream);
   if (chunk.message_size < kStripeHeaderBytes)
     throw Error(ErrorCategory::protocol,
@@ -65,6 +86,9 @@ void StripeAssembler::begin_stripe(std::uint32_t stream, const secure::ChannelEv
                             state.sequence, chunk.message_type, stream, message.type));
   message.type = chunk.message_type;
   ++message.stripes_started;
+  state.in_stripe = true;
+  state.stripe_type = chunk.message_type;
+  state.stripe_size = chunk.message_size;
 }
 
 void StripeAssembler::check_header(std::uint32_t stream, const secure::ChannelEvent& chunk) {
@@ -93,6 +117,9 @@ void StripeAssembler::emit_payload(std::uint32_t stream, std::span<const std::by
   StreamState& state = stream_states_[stream];
   const MessageState& message = in_flight_[state.sequence - oldest_];
   const StripeLayout layout(message.size, unit_bytes_, streams_);
+  // check_header() tied the stripe's size to the layout, and chunks stay inside the stripe.
+  LOCO_ASSERT(state.payload_received + payload.size() <= layout.stripe_bytes(stream),
+              "stripe payload beyond its layout");
   while (!payload.empty()) {
     const StripeLayout::Run run = layout.locate(stream, state.payload_received);
     const std::size_t n =

@@ -73,8 +73,32 @@ FrameOpener::~FrameOpener() {
   sodium_memzero(key_.data(), key_.size());
 }
 
-FrameHeader FrameOpener::parse_header(std::span<const std::byte, kFrameHeaderBytes> in,
-                                      std::string_view peer) const {
+std::size_t FrameOpener::body_bytes(std::span<const std::byte, kFrameHeaderBytes> header,
+                                    std::string_view peer) const {
+  const auto chunk_bytes = load_le<std::uint32_t>(header.data() + 24);
+  if (chunk_bytes > max_chunk_bytes_)
+    throw Error(ErrorCategory::resource,
+                fmt::format("the connection with {} carried an unauthenticated frame header "
+                            "announcing {} bytes, above our frame limit of {} bytes: either that "
+                            "peer sends larger frames than we accept, or the stream was altered "
+                            "on the way",
+                            peer, chunk_bytes, max_chunk_bytes_));
+  return chunk_bytes + kFrameTagBytes;
+}
+
+FrameHeader FrameOpener::open(std::span<const std::byte, kFrameHeaderBytes> in,
+                              std::span<std::byte> body, std::string_view peer) {
+  LOCO_ASSERT(body.size() == body_bytes(in, peer), "frame body of the wrong size");
+  const std::size_t chunk_bytes = body.size() - kFrameTagBytes;
+  const Nonce nonce = nonce_for(next_counter_);
+  if (crypto_aead_xchacha20poly1305_ietf_decrypt_detached(
+          u8(body.data()), nullptr, u8(body.data()), chunk_bytes, u8(body.data() + chunk_bytes),
+          u8(in.data()), in.size(), nonce.data(), key_.data()) != 0)
+    throw Error(ErrorCategory::crypto,
+                fmt::format("frame {} from {} does not authenticate: altered on the way, or a "
+                            "replayed, reordered or dropped frame",
+                            next_counter_, peer));
+  // Authenticated: from here on every field is what the peer sent.
   FrameHeader header;
   header.counter = load_le<std::uint64_t>(in.data());
   header.message_size = load_le<std::uint64_t>(in.data() + 8);
@@ -82,44 +106,23 @@ FrameHeader FrameOpener::parse_header(std::span<const std::byte, kFrameHeaderByt
   header.chunk_bytes = load_le<std::uint32_t>(in.data() + 24);
   header.message_type = load_le<std::uint16_t>(in.data() + 28);
   const auto kind = static_cast<std::uint8_t>(in[30]);
+  const auto fail = [&](const std::string& what) {
+    throw Error(ErrorCategory::protocol, fmt::format("{} {}", peer, what));
+  };
   if (header.counter != next_counter_)
-    throw Error(ErrorCategory::crypto,
-                fmt::format("{} sent frame number {} where {} was due: a replayed, reordered or "
-                            "dropped frame",
-                            peer, header.counter, next_counter_));
+    fail(fmt::format("numbered frame {} as {}", next_counter_, header.counter));
   if ((kind != 1 && kind != 2) || in[31] != std::byte{0})
-    throw Error(ErrorCategory::protocol,
-                fmt::format("{} sent a frame of unknown kind {}", peer, kind));
+    fail(fmt::format("sent a frame of unknown kind {}", kind));
   header.kind = static_cast<FrameKind>(kind);
-  if (header.chunk_bytes > max_chunk_bytes_)
-    throw Error(ErrorCategory::resource,
-                fmt::format("{} sent a frame of {} bytes, more than the limit of {} bytes", peer,
-                            header.chunk_bytes, max_chunk_bytes_));
   if (header.kind == FrameKind::close && (header.chunk_bytes != 0 || header.message_size != 0 ||
                                           header.offset != 0 || header.message_type != 0))
-    throw Error(ErrorCategory::protocol, fmt::format("{} sent a malformed close frame", peer));
+    fail("sent a malformed close frame");
   if (header.kind == FrameKind::data && (header.offset > header.message_size ||
                                          header.chunk_bytes > header.message_size - header.offset))
-    throw Error(ErrorCategory::protocol,
-                fmt::format("{} sent a chunk [{}, +{}) outside its message of {} bytes", peer,
-                            header.offset, header.chunk_bytes, header.message_size));
-  return header;
-}
-
-void FrameOpener::open(const FrameHeader& parsed,
-                       std::span<const std::byte, kFrameHeaderBytes> header,
-                       std::span<std::byte> body, std::string_view peer) {
-  LOCO_ASSERT(parsed.counter == next_counter_, "open() needs the header parse_header() checked");
-  LOCO_ASSERT(body.size() == parsed.chunk_bytes + kFrameTagBytes, "frame body of the wrong size");
-  const Nonce nonce = nonce_for(parsed.counter);
-  if (crypto_aead_xchacha20poly1305_ietf_decrypt_detached(
-          u8(body.data()), nullptr, u8(body.data()), parsed.chunk_bytes,
-          u8(body.data() + parsed.chunk_bytes), u8(header.data()), header.size(), nonce.data(),
-          key_.data()) != 0)
-    throw Error(ErrorCategory::crypto,
-                fmt::format("{} sent frame {} that does not authenticate: altered on the way", peer,
-                            parsed.counter));
+    fail(fmt::format("sent a chunk [{}, +{}) outside its message of {} bytes", header.offset,
+                     header.chunk_bytes, header.message_size));
   ++next_counter_;
+  return header;
 }
 
 }  // namespace loco::secure

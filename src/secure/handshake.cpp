@@ -25,19 +25,36 @@ std::span<const std::uint8_t> as_u8(std::string_view text) {
   return {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()};
 }
 
-// BLAKE2b-256 over the concatenation of `parts`, keyed when `key` is not empty.
-Hash hash(std::initializer_list<std::span<const std::uint8_t>> parts,
-          std::span<const std::uint8_t> key = {}) {
+// BLAKE2b-256 over the concatenation of `parts` into `out`, keyed when `key` is not empty. The
+// hash state (which holds the key) is wiped.
+void hash_to(std::span<std::uint8_t, 32> out,
+             std::initializer_list<std::span<const std::uint8_t>> parts,
+             std::span<const std::uint8_t> key = {}) {
   crypto_generichash_state state;
   crypto_generichash_init(&state, key.data(), key.size(), 32);
   for (auto part : parts) crypto_generichash_update(&state, part.data(), part.size());
-  Hash out{};
   crypto_generichash_final(&state, out.data(), out.size());
+  sodium_memzero(&state, sizeof state);
+}
+
+Hash hash(std::initializer_list<std::span<const std::uint8_t>> parts,
+          std::span<const std::uint8_t> key = {}) {
+  Hash out{};
+  hash_to(out, parts, key);
   return out;
 }
 
-Hash kdf(const Hash& secret, const Hash& transcript, std::string_view label) {
-  return hash({as_u8(label), transcript}, secret);
+// A derived key that wipes itself when it goes out of scope (message keys, direction keys).
+struct SecretHash {
+  Hash bytes{};
+  SecretHash() = default;
+  SecretHash(const SecretHash&) = delete;
+  SecretHash& operator=(const SecretHash&) = delete;
+  ~SecretHash() { sodium_memzero(bytes.data(), bytes.size()); }
+};
+
+void kdf(const Hash& secret, const Hash& transcript, std::string_view label, SecretHash& out) {
+  hash_to(out.bytes, {as_u8(label), transcript}, secret);
 }
 
 // The bytes an identity key signs: role ‖ transcript hash ‖ the signer's own identity key (so a
@@ -79,8 +96,16 @@ bool open_identity(std::span<const std::uint8_t> sealed, const Hash& key, const 
 
 }  // namespace
 
+EphemeralSeed fresh_ephemeral_seed() {
+  ensure_sodium_initialized();
+  EphemeralSeed seed{};
+  randombytes_buf(seed.data(), seed.size());
+  return seed;
+}
+
 Handshake::Handshake(Role role, const KeyPair& identity, std::string_view run_id,
-                     AcceptIdentity accept, std::string peer_label)
+                     AcceptIdentity accept, std::string peer_label,
+                     const EphemeralSeed& ephemeral_seed)
     : role_(role),
       identity_(identity),
       accept_(std::move(accept)),
@@ -95,13 +120,24 @@ Handshake::Handshake(Role role, const KeyPair& identity, std::string_view run_id
       static_cast<std::uint8_t>(run_length >> 32), static_cast<std::uint8_t>(run_length >> 40),
       static_cast<std::uint8_t>(run_length >> 48), static_cast<std::uint8_t>(run_length >> 56)};
   transcript_ = hash({as_u8("loco handshake v1"), length_bytes, as_u8(run_id)});
-  run_tag_ = hash({as_u8("loco run tag"), transcript_});
-  crypto_box_keypair(ephemeral_public_.data(), ephemeral_secret_.data());
+  run_key_ = hash({as_u8("loco run tag"), transcript_});
+  crypto_box_seed_keypair(ephemeral_public_.data(), ephemeral_secret_.data(),
+                          ephemeral_seed.data());
+}
+
+// The run tag is a MAC of the initiator's ephemeral key under a key derived from the run id, so
+// it differs on every connection: an observer cannot link two connections of one run by their
+// tags, nor precompute tags for likely run ids. (Whoever guesses the run id can still check a
+// recorded tag against the guess: a run id that must stay secret must be hard to guess.)
+std::array<std::uint8_t, 32> Handshake::run_tag(
+    std::span<const std::uint8_t, 32> initiator_ephemeral) const {
+  return hash({as_u8("loco run tag v2"), initiator_ephemeral}, run_key_);
 }
 
 Handshake::~Handshake() {
   sodium_memzero(ephemeral_secret_.data(), ephemeral_secret_.size());
   sodium_memzero(shared_secret_.data(), shared_secret_.size());
+  sodium_memzero(run_key_.data(), run_key_.size());
   sodium_memzero(&keys_, sizeof keys_);
 }
 
@@ -134,7 +170,8 @@ std::optional<std::vector<std::uint8_t>> Handshake::poll_transmit() {
   switch (step_) {
     case Step::send_1: {
       Bytes message(kMagic.begin(), kMagic.end());
-      message.insert(message.end(), run_tag_.begin(), run_tag_.end());
+      const auto tag = run_tag(ephemeral_public_);
+      message.insert(message.end(), tag.begin(), tag.end());
       message.insert(message.end(), ephemeral_public_.begin(), ephemeral_public_.end());
       transcript_ = hash({transcript_, message});
       step_ = Step::await_2;
@@ -149,9 +186,11 @@ std::optional<std::vector<std::uint8_t>> Handshake::poll_transmit() {
 void Handshake::handle_message_1(std::span<const std::uint8_t> message) {
   if (!std::equal(kMagic.begin(), kMagic.end(), message.begin()))
     fail(ErrorCategory::protocol, "not a loco v1 handshake (wrong magic bytes)");
-  if (sodium_memcmp(message.data() + 8, run_tag_.data(), run_tag_.size()) != 0)
+  const auto expected_tag = run_tag(message.subspan<40, 32>());
+  if (sodium_memcmp(message.data() + 8, expected_tag.data(), expected_tag.size()) != 0)
     fail(ErrorCategory::protocol,
-         "the other end belongs to another run (run id differs); check --run-id on both ends");
+         "the other end belongs to another run (run id differs); check [run] id (--run.id) on "
+         "both ends");
   transcript_ = hash({transcript_, message});
   agree_shared_secret(message.subspan<40, 32>());
   step_ = Step::send_2;
@@ -162,8 +201,9 @@ std::vector<std::uint8_t> Handshake::make_message_2() {
   transcript_ = hash({transcript_, ephemeral_public_});
   const Signature signature =
       identity_.sign(signed_transcript("responder", transcript_, identity_.public_key()));
-  const Bytes sealed = seal_identity(identity_, signature,
-                                     kdf(shared_secret_, transcript_, "message 2"), transcript_);
+  SecretHash key;
+  kdf(shared_secret_, transcript_, "message 2", key);
+  const Bytes sealed = seal_identity(identity_, signature, key.bytes, transcript_);
   Bytes message(ephemeral_public_.begin(), ephemeral_public_.end());
   message.insert(message.end(), sealed.begin(), sealed.end());
   transcript_ = hash({transcript_, sealed});
@@ -176,8 +216,9 @@ void Handshake::handle_message_2(std::span<const std::uint8_t> message) {
   const auto sealed = message.subspan(32);
   PublicKey peer;
   Signature signature{};
-  if (!open_identity(sealed, kdf(shared_secret_, transcript_, "message 2"), transcript_, peer,
-                     signature))
+  SecretHash key;
+  kdf(shared_secret_, transcript_, "message 2", key);
+  if (!open_identity(sealed, key.bytes, transcript_, peer, signature))
     fail(ErrorCategory::crypto,
          "message 2 does not authenticate: the other end is in another run or the bytes were "
          "altered");
@@ -189,8 +230,9 @@ void Handshake::handle_message_2(std::span<const std::uint8_t> message) {
 std::vector<std::uint8_t> Handshake::make_message_3() {
   const Signature signature =
       identity_.sign(signed_transcript("initiator", transcript_, identity_.public_key()));
-  Bytes message = seal_identity(identity_, signature, kdf(shared_secret_, transcript_, "message 3"),
-                                transcript_);
+  SecretHash key;
+  kdf(shared_secret_, transcript_, "message 3", key);
+  Bytes message = seal_identity(identity_, signature, key.bytes, transcript_);
   transcript_ = hash({transcript_, message});
   derive_session_keys();
   return message;
@@ -199,8 +241,9 @@ std::vector<std::uint8_t> Handshake::make_message_3() {
 void Handshake::handle_message_3(std::span<const std::uint8_t> message) {
   PublicKey peer;
   Signature signature{};
-  if (!open_identity(message, kdf(shared_secret_, transcript_, "message 3"), transcript_, peer,
-                     signature))
+  SecretHash key;
+  kdf(shared_secret_, transcript_, "message 3", key);
+  if (!open_identity(message, key.bytes, transcript_, peer, signature))
     fail(ErrorCategory::crypto, "message 3 does not authenticate: the bytes were altered");
   admit(peer, signed_transcript("initiator", transcript_, peer), signature, "initiator");
   transcript_ = hash({transcript_, message});
@@ -230,10 +273,11 @@ void Handshake::admit(const PublicKey& peer, std::span<const std::uint8_t> signe
 }
 
 void Handshake::derive_session_keys() {
-  const Hash to_responder = kdf(shared_secret_, transcript_, "initiator to responder");
-  const Hash to_initiator = kdf(shared_secret_, transcript_, "responder to initiator");
-  keys_.send = role_ == Role::initiator ? to_responder : to_initiator;
-  keys_.receive = role_ == Role::initiator ? to_initiator : to_responder;
+  SecretHash to_responder, to_initiator;
+  kdf(shared_secret_, transcript_, "initiator to responder", to_responder);
+  kdf(shared_secret_, transcript_, "responder to initiator", to_initiator);
+  keys_.send = role_ == Role::initiator ? to_responder.bytes : to_initiator.bytes;
+  keys_.receive = role_ == Role::initiator ? to_initiator.bytes : to_responder.bytes;
   sodium_memzero(shared_secret_.data(), shared_secret_.size());
   sodium_memzero(ephemeral_secret_.data(), ephemeral_secret_.size());
 }

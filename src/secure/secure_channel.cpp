@@ -11,11 +11,12 @@
 namespace loco::secure {
 
 SecureChannel::SecureChannel(Role role, const KeyPair& identity, ChannelConfig config,
-                             AcceptIdentity accept, std::string peer_label, TimePoint now)
+                             AcceptIdentity accept, std::string peer_label, TimePoint now,
+                             const EphemeralSeed& ephemeral_seed)
     : config_(std::move(config)),
       peer_name_(peer_label),
       handshake_(std::make_unique<Handshake>(role, identity, config_.run_id, std::move(accept),
-                                             std::move(peer_label))),
+                                             std::move(peer_label), ephemeral_seed)),
       started_(now),
       last_receive_(now),
       last_transmit_progress_(now) {
@@ -27,10 +28,15 @@ SecureChannel::SecureChannel(Role role, const KeyPair& identity, ChannelConfig c
 SecureChannel::~SecureChannel() = default;
 
 std::span<std::byte> SecureChannel::read_buffer() {
+  if (release_buffer_) {
+    std::vector<std::byte>().swap(in_);
+    release_buffer_ = false;
+  }
   if (phase_ == Phase::header) return std::span(header_bytes_).subspan(in_have_);
   const std::size_t needed = std::max<std::size_t>(in_needed_, 1);  // 1: detects bytes after close
-  if (in_.size() < needed) in_.resize(needed);
-  return std::span(in_).subspan(in_have_, needed - in_have_);
+  const std::size_t end = std::min(needed, in_have_ + kReadStepBytes);
+  if (in_.size() < end) in_.resize(end);
+  return std::span(in_).subspan(in_have_, end - in_have_);
 }
 
 void SecureChannel::handle_read(TimePoint now, std::size_t bytes) {
@@ -78,48 +84,63 @@ void SecureChannel::finish_handshake() {
 }
 
 void SecureChannel::handle_header() {
-  header_ = opener_->parse_header(header_bytes_, peer_name_);
-  if (header_.kind == FrameKind::data) {
-    if (header_.offset == 0 && in_message_)
-      fail_protocol("started a new message before finishing the last one");
-    if (header_.offset != in_received_ || (header_.offset > 0 && !in_message_))
-      fail_protocol(
-          fmt::format("sent a chunk at offset {} where {} was due", header_.offset, in_received_));
-    if (header_.message_size > config_.max_message_bytes)
-      throw Error(ErrorCategory::resource,
-                  fmt::format("{} sent a message of {} bytes, more than the limit of {} bytes "
-                              "(max message size)",
-                              peer_name_, header_.message_size, config_.max_message_bytes));
-    if (header_.message_size > 0 && header_.chunk_bytes == 0)
-      fail_protocol("sent an empty chunk of a non-empty message");  // would let it stall forever
-  }
   phase_ = Phase::body;
-  in_needed_ = header_.chunk_bytes + kFrameTagBytes;
+  in_needed_ = opener_->body_bytes(header_bytes_, peer_name_);
 }
 
 void SecureChannel::handle_body() {
   const auto body = std::span(in_).first(in_needed_);
-  opener_->open(header_, header_bytes_, body, peer_name_);
+  const FrameHeader header = opener_->open(header_bytes_, body, peer_name_);
   phase_ = Phase::header;
   in_needed_ = kFrameHeaderBytes;
-  if (header_.kind == FrameKind::close) {
+  if (header.kind == FrameKind::close) {
     if (in_message_)
       throw Error(ErrorCategory::network,
                   fmt::format("{} closed in the middle of a message ({} of {} bytes)", peer_name_,
-                              in_received_, header_.message_size));
+                              in_received_, in_size_));
     phase_ = Phase::closed_by_peer;
     in_needed_ = 0;
     events_.push_back(ChannelEvent{.kind = ChannelEvent::Kind::closed, .data = {}});
     return;
   }
+  check_continues_message(header);
+  in_size_ = header.message_size;
+  in_type_ = header.message_type;
+  in_received_ = header.offset + header.chunk_bytes;
+  in_message_ = in_received_ < in_size_;
   events_.push_back(ChannelEvent{.kind = ChannelEvent::Kind::chunk,
-                                 .message_type = header_.message_type,
-                                 .message_size = header_.message_size,
-                                 .offset = header_.offset,
-                                 .data = body.first(header_.chunk_bytes)});
-  in_received_ = header_.offset + header_.chunk_bytes;
-  in_message_ = in_received_ < header_.message_size;
-  if (!in_message_) in_received_ = 0;
+                                 .message_type = in_type_,
+                                 .message_size = in_size_,
+                                 .offset = header.offset,
+                                 .data = body.first(header.chunk_bytes)});
+  if (!in_message_) {
+    in_received_ = 0;
+    // The event's data points into in_: a buffer larger than one read step goes at the next
+    // read_buffer(), once the event has been handled.
+    release_buffer_ = in_.capacity() > kReadStepBytes;
+  }
+}
+
+// A data frame, authenticated, either starts a message (offset 0, none open) or continues the
+// open one exactly where it stopped, with the size and type its first chunk stated.
+void SecureChannel::check_continues_message(const FrameHeader& header) {
+  if (header.offset == 0 && in_message_)
+    fail_protocol("started a new message before finishing the last one");
+  if (header.offset != in_received_)
+    fail_protocol(
+        fmt::format("sent a chunk at offset {} where {} was due", header.offset, in_received_));
+  if (in_message_ && (header.message_size != in_size_ || header.message_type != in_type_))
+    fail_protocol(fmt::format(
+        "changed a message's size or type mid-message (from {} bytes of type {} to {} bytes of "
+        "type {})",
+        in_size_, in_type_, header.message_size, header.message_type));
+  if (header.message_size > config_.max_message_bytes)
+    throw Error(ErrorCategory::resource,
+                fmt::format("{} sent a message of {} bytes, more than the limit of {} bytes "
+                            "(max message size)",
+                            peer_name_, header.message_size, config_.max_message_bytes));
+  if (header.message_size > 0 && header.chunk_bytes == 0)
+    fail_protocol("sent an empty chunk of a non-empty message");  // would let it stall forever
 }
 
 void SecureChannel::handle_eof() {

@@ -1,10 +1,13 @@
-// Fuzz target: what a peer controls in a stream bundle (stream_hello.hpp, stripe_assembler.hpp):
-// the hello record, and the contents, sizes and types of the stripe messages on each stream.
+// Fuzz target: the stripe assembler (stripe_assembler.hpp) and the hello record (stream_hello.hpp)
+// over any chunk sequence, including ones the channel refuses today (a size or type that changes
+// mid-message, an offset that jumps): the assembler must not rely on the channel for its own
+// safety. channel_fuzz.cpp drives the same assembler behind real channels.
 // The input is a list of records, each one chunk of one stream's current channel message:
-//   [stream][type][size lo][size hi][n] then n bytes of data
-// A stream starts a message of `size` bytes when it has none in progress (type and size are
-// ignored otherwise), and the chunk is cut to what the message has left, so every chunk sequence
-// is one the channel could deliver (it checks offsets itself). Seeds: a valid transfer.
+//   [stream | flags][type][size lo][size hi][n] then n bytes of data
+// A stream starts a message of `size` bytes when it has none in progress; otherwise type and size
+// are ignored unless flag 0x80 is set (the chunk states them anew), and the offset continues
+// unless flag 0x40 is set (the chunk goes to offset `size / 2`). Data is cut to fit its message.
+// Seeds: a valid transfer.
 
 #include <algorithm>
 #include <array>
@@ -76,15 +79,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::array<Current, kStreams> current{};
   try {
     while (input.size() >= 5) {
-      const auto stream = std::to_integer<std::uint32_t>(input[0]) % kStreams;
+      const auto head = std::to_integer<std::uint32_t>(input[0]);
+      const auto stream = (head & 0x3f) % kStreams;
+      const auto type = std::to_integer<std::uint16_t>(input[1]);
+      const auto stated_size =
+          std::to_integer<std::uint64_t>(input[2]) | std::to_integer<std::uint64_t>(input[3]) << 8;
       Current& c = current[stream];
-      if (!c.active) {
-        c = Current{.type = std::to_integer<std::uint16_t>(input[1]),
-                    .size = std::to_integer<std::uint64_t>(input[2]) |
-                            std::to_integer<std::uint64_t>(input[3]) << 8,
-                    .offset = 0,
-                    .active = true};
+      if (!c.active || (head & 0x80) != 0) {
+        c.type = type;
+        c.size = stated_size;
+        if (!c.active) c.offset = 0;
+        c.active = true;
       }
+      if ((head & 0x40) != 0) c.offset = stated_size / 2;
+      c.offset = std::min(c.offset, c.size);
       const std::size_t n = std::min<std::size_t>(
           {std::to_integer<std::size_t>(input[4]), input.size() - 5, c.size - c.offset});
       const loco::secure::ChannelEvent chunk{.kind = loco::secure::ChannelEvent::Kind::chunk,

@@ -106,7 +106,7 @@ class LoopbackPair {
     if (!side.accept) side.accept = [other](const secure::PublicKey& k) { return k == other; };
     auto channel = std::make_unique<secure::SecureChannel>(
         role, side.key, side.config, side.accept, std::move(label),
-        from_steady(std::chrono::steady_clock::now()));
+        from_steady(std::chrono::steady_clock::now()), secure::fresh_ephemeral_seed());
     side.connection = Connection::create(std::move(socket), std::move(channel), side.handlers(),
                                          std::move(side.pacer));
     side.connection->start();

@@ -149,7 +149,7 @@ TEST(Connection, StalledHandshakeIsDroppedAfterTheTimeout) {
   auto channel = std::make_unique<secure::SecureChannel>(
       secure::Role::responder, pair.server.key, pair.server.config,
       [](const secure::PublicKey&) { return true; }, "silent client",
-      from_steady(std::chrono::steady_clock::now()));
+      from_steady(std::chrono::steady_clock::now()), secure::fresh_ephemeral_seed());
   pair.server.connection =
       Connection::create(pair.acceptor.accept(), std::move(channel), pair.server.handlers());
   pair.server.connection->start();

@@ -212,7 +212,7 @@ struct RawStream {
     side.accept = [server](const secure::PublicKey& k) { return k == server; };
     auto channel = std::make_unique<secure::SecureChannel>(
         secure::Role::initiator, pair.client_key, side.config, side.accept, "listener",
-        from_steady(std::chrono::steady_clock::now()));
+        from_steady(std::chrono::steady_clock::now()), secure::fresh_ephemeral_seed());
     side.connection = Connection::create(std::move(socket), std::move(channel), side.handlers());
     side.connection->start();
   }

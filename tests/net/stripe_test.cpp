@@ -212,6 +212,50 @@ TEST(StripeAssembler, RefusesStripesThatDisagree) {
   }
 }
 
+TEST(StripeAssembler, RefusesChunkSequencesNoChannelWouldDeliverWithAnErrorNotAnAbort) {
+  // A stripe's later chunk that grows the message: before the channel checked sizes, this
+  // reached StripeLayout::locate's invariant and aborted the process (a remote kill switch).
+  const auto message = pattern(4088, 1);
+  const auto stripe = stripe_message(StripeLayout(message.size(), 4096, 1), 0, message);
+  ASSERT_EQ(stripe.size(), 4096u);
+  const auto grown = [&](std::uint64_t size) {
+    secure::ChannelEvent event = chunk_event(5, stripe, 100, 100);
+    event.message_size = size;
+    return event;
+  };
+  {
+    StripeAssembler a(1, 4096, 1 << 20);
+    a.handle_chunk(0, chunk_event(5, stripe, 0, 100));
+    expect_error(
+        ErrorCategory::protocol, [&] { a.handle_chunk(0, grown(1 << 20)); }, "4096-byte stripe");
+  }
+  {  // shrinking would end the stripe early
+    StripeAssembler a(1, 4096, 1 << 20);
+    a.handle_chunk(0, chunk_event(5, stripe, 0, 100));
+    expect_error(
+        ErrorCategory::protocol, [&] { a.handle_chunk(0, grown(200)); }, "of type 5 on stream 0");
+  }
+  {  // another type mid-stripe
+    StripeAssembler a(1, 4096, 1 << 20);
+    a.handle_chunk(0, chunk_event(5, stripe, 0, 100));
+    expect_error(
+        ErrorCategory::protocol, [&] { a.handle_chunk(0, chunk_event(6, stripe, 100, 100)); },
+        "of type 6");
+  }
+  {  // an offset that skips ahead, or one that starts over
+    StripeAssembler a(1, 4096, 1 << 20);
+    a.handle_chunk(0, chunk_event(5, stripe, 0, 100));
+    expect_error(
+        ErrorCategory::protocol, [&] { a.handle_chunk(0, chunk_event(5, stripe, 300, 100)); },
+        "where byte 100");
+    StripeAssembler b(1, 4096, 1 << 20);
+    b.handle_chunk(0, chunk_event(5, stripe, 0, 100));
+    expect_error(
+        ErrorCategory::protocol, [&] { b.handle_chunk(0, chunk_event(5, stripe, 0, 100)); },
+        "where byte 100");
+  }
+}
+
 TEST(StripeAssembler, AStreamAheadOfTheOthersIsFlaggedThenRefused) {
   const auto empty = stripe_message(StripeLayout(0, 4096, 2), 0, {});
   StripeAssembler a(2, 4096, 1 << 20);

@@ -66,6 +66,8 @@ struct ChannelPair {
   Inbox initiator_inbox;
   Inbox responder_inbox;
   TimePoint now{};
+  EphemeralSeed initiator_seed = fresh_ephemeral_seed();
+  EphemeralSeed responder_seed = fresh_ephemeral_seed();
 
   ChannelPair() { initiator_config.run_id = responder_config.run_id = "run-1"; }
 
@@ -76,10 +78,12 @@ struct ChannelPair {
       initiator_accepts = [responder_public](const PublicKey& k) { return k == responder_public; };
     if (!responder_accepts)
       responder_accepts = [initiator_public](const PublicKey& k) { return k == initiator_public; };
-    initiator = std::make_unique<SecureChannel>(Role::initiator, initiator_key, initiator_config,
-                                                initiator_accepts, "responder-addr", now);
-    responder = std::make_unique<SecureChannel>(Role::responder, responder_key, responder_config,
-                                                responder_accepts, "initiator-addr", now);
+    initiator =
+        std::make_unique<SecureChannel>(Role::initiator, initiator_key, initiator_config,
+                                        initiator_accepts, "responder-addr", now, initiator_seed);
+    responder =
+        std::make_unique<SecureChannel>(Role::responder, responder_key, responder_config,
+                                        responder_accepts, "initiator-addr", now, responder_seed);
   }
 
   // Moves bytes both ways until neither side has anything to send.

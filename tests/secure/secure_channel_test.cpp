@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/raw_peer.hpp"
 #include "channel_harness.hpp"
 #include "loco/core/error.hpp"
 
@@ -263,6 +264,129 @@ TEST(SecureChannel, SendStallClockStartsWhenAMessageIsQueuedNotAtTheLastSend) {
   EXPECT_NO_THROW(pair.initiator->handle_timeout(later + std::chrono::seconds(4)));
   expect_error(ErrorCategory::network,
                [&] { pair.initiator->handle_timeout(later + std::chrono::seconds(5)); });
+}
+
+// A real responder channel facing an authenticated peer that seals frames by hand.
+struct AttackedChannel {
+  KeyPair attacker_key = KeyPair::generate();
+  KeyPair victim_key = KeyPair::generate();
+  test::RawPeer attacker{attacker_key, "run-1"};
+  std::unique_ptr<SecureChannel> victim;
+  testing::Inbox inbox;
+
+  AttackedChannel() {
+    ChannelConfig config;
+    config.run_id = "run-1";
+    victim = std::make_unique<SecureChannel>(
+        Role::responder, victim_key, config, [](const PublicKey&) { return true; }, "attacker",
+        TimePoint{}, fresh_ephemeral_seed());
+    feed(attacker.take());
+    attacker.give(concat(drain_frames(*victim, TimePoint{})));
+    feed(attacker.take());
+  }
+  void feed(const Bytes& bytes) { deliver(*victim, TimePoint{}, bytes, inbox); }
+};
+
+TEST(SecureChannel, AMessageKeepsTheSizeAndTypeOfItsFirstChunk) {
+  const Bytes chunk = pattern(100, 3);
+  {  // growing: the attack that used to abort the stripe assembler behind the channel
+    AttackedChannel c;
+    c.feed(c.attacker.data(5, 4096, 0, chunk));
+    const auto message = expect_error(ErrorCategory::protocol,
+                                      [&] { c.feed(c.attacker.data(5, 1 << 20, 100, chunk)); });
+    EXPECT_NE(message.find("changed a message's size or type mid-message"), std::string::npos)
+        << message;
+  }
+  {  // shrinking: used to report a message of 4,096 bytes complete after 200 of them
+    AttackedChannel c;
+    c.feed(c.attacker.data(5, 4096, 0, chunk));
+    expect_error(ErrorCategory::protocol, [&] { c.feed(c.attacker.data(5, 200, 100, chunk)); });
+    EXPECT_TRUE(c.inbox.messages.empty());
+  }
+  {  // another type
+    AttackedChannel c;
+    c.feed(c.attacker.data(5, 4096, 0, chunk));
+    expect_error(ErrorCategory::protocol, [&] { c.feed(c.attacker.data(6, 4096, 100, chunk)); });
+  }
+  {  // the same size and type go through
+    AttackedChannel c;
+    c.feed(c.attacker.data(5, 200, 0, chunk));
+    c.feed(c.attacker.data(5, 200, 100, chunk));
+    ASSERT_EQ(c.inbox.messages.size(), 1u);
+    EXPECT_EQ(c.inbox.messages[0].bytes.size(), 200u);
+  }
+}
+
+TEST(SecureChannel, OffsetsMustContinueTheOpenMessage) {
+  const Bytes chunk = pattern(100, 4);
+  AttackedChannel c;
+  c.feed(c.attacker.data(5, 400, 0, chunk));
+  const auto message =
+      expect_error(ErrorCategory::protocol, [&] { c.feed(c.attacker.data(5, 400, 200, chunk)); });
+  EXPECT_NE(message.find("at offset 200 where 100 was due"), std::string::npos) << message;
+}
+
+TEST(SecureChannel, AnAlteredHeaderIsReportedAsAlteredNotBlamedOnThePeer) {
+  // A flipped high bit of message_size used to be reported as "peer ... sent a message of
+  // 9223372036854775908 bytes" before the tag was checked.
+  ChannelPair pair;
+  pair.connect();
+  pair.initiator->send_message(pair.now, 3, pattern(100, 1));
+  Bytes frame = concat(drain_frames(*pair.initiator, pair.now));
+  frame[15] ^= std::byte{0x80};  // the top bit of message_size
+  const std::string message = expect_error(ErrorCategory::crypto, [&] {
+    deliver(*pair.responder, pair.now, frame, pair.responder_inbox);
+  });
+  EXPECT_NE(message.find("does not authenticate"), std::string::npos) << message;
+  EXPECT_EQ(message.find("sent a message"), std::string::npos) << message;
+}
+
+TEST(SecureChannel, TheReceiveBufferGrowsAsAFramesBytesArrive) {
+  ChannelPair pair;
+  pair.initiator_config.max_frame_bytes = 1 << 20;
+  pair.responder_config.max_frame_bytes = 1 << 20;
+  pair.connect();
+  pair.initiator->send_message(pair.now, 3, pattern(1 << 20, 2));
+  const Bytes frame = concat(drain_frames(*pair.initiator, pair.now));
+  // The header announces 1 MiB; the channel offers one read step at a time, not 1 MiB at once.
+  deliver(*pair.responder, pair.now, std::span(frame).first(kFrameHeaderBytes),
+          pair.responder_inbox);
+  EXPECT_EQ(pair.responder->read_buffer().size(), SecureChannel::kReadStepBytes);
+  deliver(*pair.responder, pair.now, std::span(frame).subspan(kFrameHeaderBytes),
+          pair.responder_inbox);
+  ASSERT_EQ(pair.responder_inbox.messages.size(), 1u);
+  EXPECT_EQ(pair.responder_inbox.messages[0].bytes, pattern(1 << 20, 2));
+}
+
+TEST(SecureChannel, TheRunTagDiffersOnEveryConnectionOfARun) {
+  // Message 1 is magic ‖ run tag ‖ ephemeral key: the tag is bound to the connection's ephemeral
+  // key, so two connections of one run cannot be linked by it.
+  ChannelPair first, second;
+  first.create();
+  second.create();
+  const Bytes one = concat(drain_frames(*first.initiator, first.now));
+  const Bytes two = concat(drain_frames(*second.initiator, second.now));
+  ASSERT_EQ(one.size(), Handshake::kMessage1Bytes);
+  ASSERT_EQ(two.size(), Handshake::kMessage1Bytes);
+  EXPECT_FALSE(std::equal(one.begin() + 8, one.begin() + 40, two.begin() + 8));
+}
+
+TEST(SecureChannel, TheSameEphemeralSeedsReplayTheSameConnection) {
+  // Randomness comes from the caller: a fuzzer or a simulation replays a handshake exactly.
+  const auto transcript = [] {
+    ChannelPair pair;
+    pair.initiator_key = KeyPair::from_seed(std::array<std::uint8_t, 32>{1});
+    pair.responder_key = KeyPair::from_seed(std::array<std::uint8_t, 32>{2});
+    pair.initiator_seed = EphemeralSeed{3};
+    pair.responder_seed = EphemeralSeed{4};
+    pair.create();
+    Bytes all = concat(drain_frames(*pair.initiator, pair.now));
+    deliver(*pair.responder, pair.now, all, pair.responder_inbox);
+    const Bytes reply = concat(drain_frames(*pair.responder, pair.now));
+    all.insert(all.end(), reply.begin(), reply.end());
+    return all;
+  };
+  EXPECT_EQ(transcript(), transcript());
 }
 
 }  // namespace

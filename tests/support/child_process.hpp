@@ -59,6 +59,15 @@ class ChildProcess {
     return "";
   }
 
+  // True while the process has not exited.
+  bool running() {
+    if (pid_ <= 0) return false;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == 0) return true;
+    pid_ = -1;
+    return false;
+  }
+
   // Sends `signal` and waits for the exit; the exit code, or -1 if killed by a signal.
   int stop(int signal) {
     ::kill(pid_, signal);

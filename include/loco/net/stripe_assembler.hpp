@@ -16,8 +16,12 @@
 //
 // Errors: a stripe whose header, size or type disagrees with the layout or with the other
 // stripes of its message throws Error(protocol); a message above `max_message_bytes` throws
-// Error(resource). The message says what the peer did ("sent ...", "announced ..."): the caller
-// puts the peer's name in front. After an error the assembler must not be used.
+// Error(resource). So does a chunk sequence no channel would produce (a stripe's size or type
+// changing between its chunks, an offset that does not continue the stripe): the channel already
+// refuses those, and the assembler does not rely on it, since whatever bytes from the network can
+// cause must end in an Error, never in a broken invariant. The message says what the peer did
+// ("sent ...", "announced ..."): the caller puts the peer's name in front. After an error the
+// assembler must not be used.
 
 #include <cstdint>
 #include <deque>
@@ -56,6 +60,10 @@ class StripeAssembler {
  private:
   struct StreamState {
     std::uint64_t sequence = 0;  // of the stripe being received (= stripes finished)
+    bool in_stripe = false;      // its first chunk has arrived
+    std::uint16_t stripe_type = 0;
+    std::uint64_t stripe_size = 0;      // the channel message's size, header included
+    std::uint64_t stripe_received = 0;  // of the channel message, header included
     std::array<std::byte, kStripeHeaderBytes> header{};
     std::size_t header_have = 0;
     std::uint64_t payload_received = 0;
@@ -68,6 +76,7 @@ class StripeAssembler {
     std::uint32_t stripes_finished = 0;
   };
 
+  void check_continues_stripe(std::uint32_t stream, const secure::ChannelEvent& chunk) const;
   MessageState& message_for(std::uint64_t sequence, std::uint32_t stream);
   void begin_stripe(std::uint32_t stream, const secure::ChannelEvent& chunk);
   void check_header(std::uint32_t stream, const secure::ChannelEvent& chunk);

@@ -53,22 +53,30 @@ class FrameSealer {
   std::uint64_t next_counter_ = 0;
 };
 
+// Opening a frame takes two steps because its header arrives before its body, and nothing in
+// the header can be trusted before the tag over both is checked: body_bytes() reads only the
+// length the body allocation needs, open() authenticates and only then checks the rest. So a
+// bit flipped on the way is reported as an altered frame, never as something the peer did.
 class FrameOpener {
  public:
   FrameOpener(const SymmetricKey& key, std::size_t max_chunk_bytes)
       : key_(key), max_chunk_bytes_(max_chunk_bytes) {}
   ~FrameOpener();
 
-  // Decodes and checks a header: counter is the next expected, kind and reserved byte valid,
-  // chunk no larger than the limit, a close frame empty. Throws Error(protocol / resource / crypto)
-  // with a message that starts with `peer`. Does not advance the counter.
-  FrameHeader parse_header(std::span<const std::byte, kFrameHeaderBytes> header,
-                           std::string_view peer) const;
+  // Before authentication: the bytes of ciphertext ‖ tag that follow `header`. A chunk length
+  // above the limit throws Error(resource), worded so as not to blame the peer: the header is not
+  // authenticated yet, and a bit flipped on the way looks the same.
+  std::size_t body_bytes(std::span<const std::byte, kFrameHeaderBytes> header,
+                         std::string_view peer) const;
 
-  // Authenticates and decrypts in place: `body` holds ciphertext ‖ tag on entry and the chunk
-  // (its first chunk_bytes) on return. Throws Error(crypto) when the tag fails.
-  void open(const FrameHeader& parsed, std::span<const std::byte, kFrameHeaderBytes> header,
-            std::span<std::byte> body, std::string_view peer);
+  // Authenticates header ‖ body with the next expected counter as the nonce and decrypts in
+  // place (`body` holds ciphertext ‖ tag on entry and the chunk in its first chunk_bytes on
+  // return), then decodes and checks the now authenticated header: counter, kind and reserved
+  // byte, a close frame empty, a data chunk inside its message. Throws Error(crypto) when the tag
+  // fails (altered, replayed, reordered or dropped frame) and Error(protocol), with a message
+  // that starts with `peer`, when the authenticated header is malformed.
+  FrameHeader open(std::span<const std::byte, kFrameHeaderBytes> header, std::span<std::byte> body,
+                   std::string_view peer);
 
  private:
   SymmetricKey key_;

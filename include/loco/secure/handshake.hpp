@@ -1,10 +1,13 @@
 #pragma once
 // The authenticated key exchange that opens every loco connection (see docs/PROTOCOL.md for the
 // messages byte by byte). Sans-I/O: whole handshake messages in, messages out; no socket, no
-// clock. Ephemeral X25519 keys come from libsodium's CSPRNG; nothing else is random.
+// clock, no randomness of its own: the caller passes the seed of the ephemeral X25519 key
+// (fresh_ephemeral_seed() in a real connection; a fixed seed in a fuzzer or a simulation, which
+// then replays exactly).
 //
 // Three messages, all of fixed size:
-//   1. initiator → responder: magic, run tag, initiator's ephemeral key
+//   1. initiator → responder: magic, run tag (bound to this connection's ephemeral key),
+//      initiator's ephemeral key
 //   2. responder → initiator: responder's ephemeral key, then encrypted: identity key, signature
 //   3. initiator → responder: encrypted: identity key, signature
 // Both signatures cover the transcript hash, which starts from the run id: a connection made for
@@ -43,6 +46,13 @@ using AcceptIdentity = std::function<bool(const PublicKey& identity)>;
 
 using SymmetricKey = std::array<std::uint8_t, 32>;
 
+// The secret from which a handshake derives its ephemeral X25519 key pair. Never reuse one: two
+// connections with the same seed have the same ephemeral key.
+using EphemeralSeed = std::array<std::uint8_t, 32>;
+
+// 32 bytes from libsodium's CSPRNG, for a real connection's handshake.
+EphemeralSeed fresh_ephemeral_seed();
+
 struct SessionKeys {
   SymmetricKey send{};
   SymmetricKey receive{};
@@ -55,8 +65,10 @@ class Handshake {
   static constexpr std::size_t kMessage3Bytes = 112;
 
   // `peer_label` names the other end in error messages until its identity is known (an address).
+  // The ephemeral key comes from `ephemeral_seed`, which the handshake wipes from its own memory
+  // once used (the caller wipes its copy).
   Handshake(Role role, const KeyPair& identity, std::string_view run_id, AcceptIdentity accept,
-            std::string peer_label);
+            std::string peer_label, const EphemeralSeed& ephemeral_seed);
   Handshake(const Handshake&) = delete;
   Handshake& operator=(const Handshake&) = delete;
   ~Handshake();  // wipes the ephemeral secret and keys
@@ -72,6 +84,7 @@ class Handshake {
  private:
   enum class Step { send_1, await_1, await_2, send_2, send_3, await_3, done, failed };
 
+  std::array<std::uint8_t, 32> run_tag(std::span<const std::uint8_t, 32> initiator_ephemeral) const;
   void handle_message_1(std::span<const std::uint8_t> message);
   void handle_message_2(std::span<const std::uint8_t> message);
   void handle_message_3(std::span<const std::uint8_t> message);
@@ -89,7 +102,7 @@ class Handshake {
   std::string peer_label_;
   Step step_;
   std::array<std::uint8_t, 32> transcript_{};  // running hash h
-  std::array<std::uint8_t, 32> run_tag_{};
+  std::array<std::uint8_t, 32> run_key_{};     // keys the run tag: H("loco run tag" ‖ h0)
   std::array<std::uint8_t, 32> ephemeral_public_{};
   std::array<std::uint8_t, 32> ephemeral_secret_{};
   std::array<std::uint8_t, 32> shared_secret_{};

@@ -5,16 +5,20 @@
 // simulator) moves the bytes and passes `now` in.
 //
 // Receiving, zero-copy: the driver reads into read_buffer() (never larger than the rest of the
-// current handshake message or frame), then calls handle_read(now, n) and drains poll_event()
-// before the next read; a chunk event's data points into the channel and is valid until the next
-// handle_*() call. deliver() below does this for bytes that are already in memory.
-// Sending: after the `established` event, begin_message(now, type, size) then write_chunk() until
-// `size` bytes were written (each chunk at most chunk_capacity() bytes, encrypted in one pass
-// into its own frame buffer); close() queues the authenticated close frame. The driver writes
-// poll_transmit() (the oldest unsent frame; its bytes stay put while later frames are queued) and
-// reports handle_transmitted(now, n). pending_transmit_bytes() is the backpressure signal.
-// Timers: after any handle_*(), poll_timeout() is the next deadline; at it, call
-// handle_timeout(now). Extra polls are harmless.
+// current handshake message or frame, nor than kReadStepBytes), then calls handle_read(now, n)
+// and drains poll_event() before the next read; a chunk event's data points into the channel and
+// is valid until the next read_buffer() or handle_*() call. deliver() below does this for bytes
+// that are already in memory. The receive buffer grows as a frame's bytes arrive, not when its
+// header announces them, and a large one is given back once its message is complete, so an idle
+// connection holds no frame-sized buffer. A message's size and type are fixed by its first chunk; a
+// later chunk that states others is a protocol error, so every chunk event of one message carries
+// the same message_size and type. Sending: after the `established` event, begin_message(now, type,
+// size) then write_chunk() until `size` bytes were written (each chunk at most chunk_capacity()
+// bytes, encrypted in one pass into its own frame buffer); close() queues the authenticated close
+// frame. The driver writes poll_transmit() (the oldest unsent frame; its bytes stay put while later
+// frames are queued) and reports handle_transmitted(now, n). pending_transmit_bytes() is the
+// backpressure signal. Timers: after any handle_*(), poll_timeout() is the next deadline; at it,
+// call handle_timeout(now). Extra polls are harmless.
 //
 // Every handle_*() and begin/write may throw loco::Error naming the peer (crypto, protocol,
 // resource, network); the channel is then dead: the driver closes the connection.
@@ -48,16 +52,19 @@ struct ChannelEvent {
   std::uint16_t message_type = 0;
   std::uint64_t message_size = 0;
   std::uint64_t offset = 0;         // of `data` within the message
-  std::span<const std::byte> data;  // valid until the next handle_*() call
+  std::span<const std::byte> data;  // valid until the next read_buffer() or handle_*() call
 
   bool last_chunk() const { return offset + data.size() == message_size; }
 };
 
 class SecureChannel {
  public:
-  // `identity` must outlive the channel (the handshake signs with it).
+  static constexpr std::size_t kReadStepBytes = std::size_t{64} << 10;
+
+  // `identity` must outlive the channel (the handshake signs with it). `ephemeral_seed`: fresh
+  // per connection (fresh_ephemeral_seed()), see Handshake.
   SecureChannel(Role role, const KeyPair& identity, ChannelConfig config, AcceptIdentity accept,
-                std::string peer_label, TimePoint now);
+                std::string peer_label, TimePoint now, const EphemeralSeed& ephemeral_seed);
   ~SecureChannel();
 
   // Receiving.
@@ -97,6 +104,7 @@ class SecureChannel {
   void finish_handshake();
   void handle_header();
   void handle_body();
+  void check_continues_message(const FrameHeader& header);
   OutFrame& append_frame(std::size_t bytes, TimePoint now);
   [[noreturn]] void fail_protocol(const std::string& what);
 
@@ -114,9 +122,11 @@ class SecureChannel {
   std::size_t in_needed_ = 0;  // bytes of the current unit
   std::size_t in_have_ = 0;
   std::array<std::byte, kFrameHeaderBytes> header_bytes_{};
-  FrameHeader header_{};
-  bool in_message_ = false;
+  bool in_message_ = false;        // a message has begun and is not complete
   std::uint64_t in_received_ = 0;  // bytes of the current incoming message
+  std::uint64_t in_size_ = 0;      // its size and type, as its first chunk stated them
+  std::uint16_t in_type_ = 0;
+  bool release_buffer_ = false;  // in_ is large and its message complete: free it on next read
   std::deque<ChannelEvent> events_;
   TimePoint last_receive_;
 

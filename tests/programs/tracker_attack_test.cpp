@@ -1,0 +1,157 @@
+// Attacks on a real loco-tracker process by a peer with a valid key and the run id, as anyone can
+// have: frames sealed by hand that no honest channel sends. The tracker must refuse them, stay up,
+// and keep serving an honest peer.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "../support/child_process.hpp"
+#include "../support/raw_peer.hpp"
+#include "../support/temp_dir.hpp"
+#include "loco/net/stream_hello.hpp"
+#include "loco/net/stripe_layout.hpp"
+#include "loco/secure/identity.hpp"
+
+namespace loco {
+namespace {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using Bytes = std::vector<std::byte>;
+
+std::string program(const char* name) {
+  return std::string(LOCO_BIN_DIR) + "/" + name;
+}
+
+// A RawPeer on a blocking socket: connects, completes the handshake and the bundle hello
+// (one stream), and then sends whatever frames the test seals.
+class Attacker {
+ public:
+  Attacker(const std::string& host, const std::string& port, const std::string& run_id)
+      : peer_(key_, run_id), socket_(io_) {
+    asio::connect(socket_, tcp::resolver(io_).resolve(host, port));
+    send(peer_.take());
+    Bytes reply(secure::Handshake::kMessage2Bytes);
+    asio::read(socket_, asio::buffer(reply));
+    peer_.give(reply);
+    send(peer_.take());
+    const auto hello = net::encode_stream_hello({.index = 0, .count = 1, .unit_bytes = 4096});
+    send(peer_.data(net::kStreamHelloType, hello.size(), 0, hello));
+    Bytes welcome;
+    read_frame(welcome);  // the tracker adopted the stream
+  }
+
+  void send(const Bytes& bytes) { asio::write(socket_, asio::buffer(bytes)); }
+  test::RawPeer& peer() { return peer_; }
+
+  // Reads one frame; false when the tracker closed the connection.
+  bool read_frame(Bytes& chunk) {
+    std::array<std::byte, secure::kFrameHeaderBytes> header{};
+    boost::system::error_code error;
+    asio::read(socket_, asio::buffer(header), error);
+    if (error) return false;
+    Bytes frame(header.begin(), header.end());
+    frame.resize(header.size() + peer_.body_bytes(header));
+    asio::read(socket_, asio::buffer(frame.data() + header.size(), frame.size() - header.size()),
+               error);
+    if (error) return false;
+    return peer_.open(frame, chunk).kind == secure::FrameKind::data;
+  }
+
+  // True once the tracker has ended the connection (close frame or EOF).
+  bool closed_by_tracker() {
+    Bytes chunk;
+    while (read_frame(chunk)) {
+    }
+    return true;
+  }
+
+ private:
+  secure::KeyPair key_ = secure::KeyPair::generate();
+  test::RawPeer peer_;
+  asio::io_context io_;
+  tcp::socket socket_;
+};
+
+class TrackerUnderAttack : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    secure::write_key_file(dir_ / "tracker.key", tracker_key_, false);
+    secure::write_key_file(dir_ / "peer.key", secure::KeyPair::generate(), false);
+    tracker_ = std::make_unique<test::ChildProcess>(
+        std::vector<std::string>{program("loco-tracker"), "--tracker.key",
+                                 (dir_ / "tracker.key").string(), "--run.id", "run-a",
+                                 "--tracker.listen", "127.0.0.1:0"},
+        dir_ / "tracker.log");
+    const std::string line = tracker_->read_line();  // "listening on 127.0.0.1:PORT as KEY"
+    const auto colon = line.find("127.0.0.1:");
+    const auto as = line.find(" as ");
+    ASSERT_TRUE(colon != std::string::npos && as != std::string::npos) << line;
+    port_ = line.substr(colon + 10, as - colon - 10);
+  }
+
+  // The tracker process is still running and an honest peer still gets through.
+  void expect_tracker_serves() {
+    EXPECT_TRUE(tracker_->running()) << log();
+    const std::string command =
+        program("loco-peer") + " check-tracker --peer.key " + (dir_ / "peer.key").string() +
+        " --run.id run-a --tracker.address 127.0.0.1:" + port_ + " --tracker.public-key " +
+        secure::to_hex(tracker_key_.public_key()) + " > /dev/null 2>&1";
+    EXPECT_EQ(std::system(command.c_str()), 0) << log();
+  }
+
+  std::string log() const {
+    std::ifstream in(dir_ / "tracker.log");
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+  // The first chunk of a 4,096-byte stripe message (its 8-byte stripe header, then payload).
+  static Bytes first_chunk() {
+    Bytes chunk(100, std::byte{0x41});
+    const auto header = net::encode_stripe_header(4096 - net::kStripeHeaderBytes);
+    std::copy(header.begin(), header.end(), chunk.begin());
+    return chunk;
+  }
+
+  test::TempDir dir_;
+  secure::KeyPair tracker_key_ = secure::KeyPair::generate();
+  std::unique_ptr<test::ChildProcess> tracker_;
+  std::string port_;
+};
+
+TEST_F(TrackerUnderAttack, AChunkThatGrowsItsMessageIsRefusedAndTheTrackerStaysUp) {
+  // Two frames used to kill the tracker: the second chunk grows the message to 1 MiB, and the
+  // stripe assembler behind the channel hit an assertion (abort, in Release too).
+  Attacker attacker("127.0.0.1", port_, "run-a");
+  const Bytes chunk = first_chunk();
+  attacker.send(attacker.peer().data(5, 4096, 0, chunk));
+  attacker.send(attacker.peer().data(5, 1 << 20, chunk.size(), Bytes(100)));
+  EXPECT_TRUE(attacker.closed_by_tracker());
+  expect_tracker_serves();
+  EXPECT_NE(log().find("changed a message's size or type mid-message"), std::string::npos) << log();
+}
+
+TEST_F(TrackerUnderAttack, AChunkThatShrinksItsMessageIsRefused) {
+  // Shrinking used to make the channel report a complete message after 200 of 4,096 bytes.
+  Attacker attacker("127.0.0.1", port_, "run-a");
+  const Bytes chunk = first_chunk();
+  attacker.send(attacker.peer().data(5, 4096, 0, chunk));
+  attacker.send(attacker.peer().data(5, 200, chunk.size(), Bytes(100)));
+  EXPECT_TRUE(attacker.closed_by_tracker());
+  expect_tracker_serves();
+  EXPECT_NE(log().find("changed a message's size or type mid-message"), std::string::npos) << log();
+}
+
+}  // namespace
+}  // namespace loco
