@@ -134,20 +134,27 @@ void Connection::resume_reading() {
   if (!ended_ && !reading_) start_read();
 }
 
+// A handler that refuses what the peer sent throws loco::Error: that ends this connection, never
+// the event loop (and with it every other connection of the process).
 void Connection::dispatch_events() {
   while (auto event = channel_->poll_event()) {
     if (ended_) return;
-    switch (event->kind) {
-      case secure::ChannelEvent::Kind::established:
-        if (handlers_.on_established) handlers_.on_established();
-        break;
-      case secure::ChannelEvent::Kind::chunk:
-        if (handlers_.on_chunk) handlers_.on_chunk(*event);
-        break;
-      case secure::ChannelEvent::Kind::closed:
-        peer_closed_ = true;
-        close();  // answer with our own close frame after what is queued
-        break;
+    try {
+      switch (event->kind) {
+        case secure::ChannelEvent::Kind::established:
+          if (handlers_.on_established) handlers_.on_established();
+          break;
+        case secure::ChannelEvent::Kind::chunk:
+          if (handlers_.on_chunk) handlers_.on_chunk(*event);
+          break;
+        case secure::ChannelEvent::Kind::closed:
+          peer_closed_ = true;
+          close();  // answer with our own close frame after what is queued
+          break;
+      }
+    } catch (const Error& e) {
+      fail(e);
+      return;
     }
   }
 }

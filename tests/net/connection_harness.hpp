@@ -41,6 +41,7 @@ struct Side {
   std::uint64_t streamed_bytes = 0;
   std::uint64_t expected_offset = 0;
   bool hash_only = false;
+  bool refuse_messages = false;  // the handler throws, as a protocol layer refusing a message
   Blake2b hasher;
   std::optional<Digest> streamed_digest;
   std::vector<std::byte> partial;
@@ -60,6 +61,9 @@ struct Side {
   }
 
   void on_chunk(const secure::ChannelEvent& chunk) {
+    if (refuse_messages)
+      throw Error(ErrorCategory::protocol,
+                  "refuses a message of type " + std::to_string(chunk.message_type));
     if (hash_only) {
       EXPECT_EQ(chunk.offset, expected_offset);
       expected_offset = chunk.offset + chunk.data.size();

@@ -50,6 +50,21 @@ TEST(Connection, ExchangesMessagesBothWaysAndClosesCleanly) {
   EXPECT_FALSE(pair.server.error.has_value()) << pair.server.error->what();
 }
 
+TEST(Connection, AHandlerThatRefusesAMessageEndsThatConnectionWithItsError) {
+  LoopbackPair pair;
+  pair.server.refuse_messages = true;
+  pair.connect();
+  ASSERT_TRUE(pair.run_until([&] { return pair.client.established && pair.server.established; }));
+  pair.client.connection->send(5, pattern(100, 2));
+  ASSERT_TRUE(pair.run_until([&] { return both_ended(pair); }));
+  ASSERT_TRUE(pair.server.error.has_value());
+  EXPECT_EQ(pair.server.error->category(), ErrorCategory::protocol);
+  EXPECT_NE(std::string(pair.server.error->what()).find("refuses a message of type 5"),
+            std::string::npos)
+      << pair.server.error->what();
+  EXPECT_TRUE(pair.client.error.has_value()) << "the client sees the connection end";
+}
+
 TEST(Connection, Streams256MiBTensorInChunksIntact) {
   constexpr std::size_t kBytes = std::size_t{256} << 20;
   std::vector<std::uint64_t> tensor(kBytes / 8);

@@ -15,7 +15,9 @@
 // drains (at most kSendWindowBytes queued), so a large tensor is never copied whole. A message
 // may be given as several parts (a gather list): they are sent as one message, and no frame
 // straddles two parts.
-// Receiving: on_chunk gets each decrypted chunk in order; its data is valid during the call.
+// Receiving: on_chunk gets each decrypted chunk in order; its data is valid during the call. A
+// handler may throw loco::Error to refuse what the peer sent: the connection then fails with that
+// error, like any other, and the event loop goes on.
 // pause_reading() stops reading after the read in progress (a consumer that cannot keep up, or
 // a stream that ran ahead of its siblings: stream_bundle.hpp); TCP flow control then slows the
 // sender. The channel's timeouts keep running: a pause must end within its progress timeout.
