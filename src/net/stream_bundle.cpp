@@ -7,6 +7,7 @@
 #include <boost/asio/ip/tcp.hpp>
 
 #include "loco/core/assert.hpp"
+#include "loco/core/byte_io.hpp"
 #include "loco/core/rng.hpp"
 #include "loco/core/sodium_init.hpp"
 #include "loco/net/stripe_layout.hpp"
@@ -21,9 +22,7 @@ TimePoint now() {
 }
 
 std::uint64_t pacer_seed(const BundleId& id, std::uint32_t index) {
-  std::uint64_t seed = 0;
-  for (std::size_t i = 0; i < 8; ++i) seed |= std::to_integer<std::uint64_t>(id[i]) << (8 * i);
-  return mix64(seed ^ mix64(index));
+  return mix64(load_le<std::uint64_t>(id.data()) ^ mix64(index));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "loco/core/byte_io.hpp"
 #include "loco/core/error.hpp"
 
 namespace loco::net {
@@ -29,8 +30,7 @@ std::array<std::byte, kStreamHelloBytes> encode_stream_hello(const StreamHello& 
   bytes[0] = std::byte{kVersion};
   bytes[1] = static_cast<std::byte>(hello.index);
   bytes[2] = static_cast<std::byte>(hello.count);
-  for (std::size_t i = 0; i < 4; ++i)
-    bytes[4 + i] = static_cast<std::byte>(hello.unit_bytes >> (8 * i));
+  store_le(bytes.data() + 4, hello.unit_bytes);
   std::copy(hello.bundle_id.begin(), hello.bundle_id.end(), bytes.begin() + 8);
   return bytes;
 }
@@ -49,9 +49,7 @@ StreamHello decode_stream_hello(std::span<const std::byte> bytes, const std::str
   StreamHello hello;
   hello.index = std::to_integer<std::uint32_t>(bytes[1]);
   hello.count = std::to_integer<std::uint32_t>(bytes[2]);
-  hello.unit_bytes = 0;
-  for (std::size_t i = 0; i < 4; ++i)
-    hello.unit_bytes |= std::to_integer<std::uint32_t>(bytes[4 + i]) << (8 * i);
+  hello.unit_bytes = load_le<std::uint32_t>(bytes.data() + 4);
   std::copy_n(bytes.begin() + 8, hello.bundle_id.size(), hello.bundle_id.begin());
   if (const std::string problem = shape_problem(hello.count, hello.unit_bytes); !problem.empty())
     throw fail(problem);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "loco/core/assert.hpp"
+#include "loco/core/byte_io.hpp"
 
 namespace loco::net {
 
@@ -40,16 +41,12 @@ void StripeLayout::append_stripe(std::uint32_t stream, std::span<const std::byte
 
 std::array<std::byte, kStripeHeaderBytes> encode_stripe_header(std::uint64_t message_bytes) {
   std::array<std::byte, kStripeHeaderBytes> header{};
-  for (std::size_t i = 0; i < header.size(); ++i)
-    header[i] = static_cast<std::byte>(message_bytes >> (8 * i));
+  store_le(header.data(), message_bytes);
   return header;
 }
 
 std::uint64_t decode_stripe_header(std::span<const std::byte, kStripeHeaderBytes> header) {
-  std::uint64_t value = 0;
-  for (std::size_t i = 0; i < header.size(); ++i)
-    value |= std::to_integer<std::uint64_t>(header[i]) << (8 * i);
-  return value;
+  return load_le<std::uint64_t>(header.data());
 }
 
 }  // namespace loco::net

@@ -4,6 +4,7 @@
 #include <sodium.h>
 
 #include "loco/core/assert.hpp"
+#include "loco/core/byte_io.hpp"
 #include "loco/core/error.hpp"
 
 namespace loco::secure {
@@ -12,18 +13,6 @@ namespace {
 static_assert(kFrameTagBytes == crypto_aead_xchacha20poly1305_ietf_ABYTES);
 
 using Nonce = std::array<std::uint8_t, crypto_aead_xchacha20poly1305_ietf_NPUBBYTES>;
-
-template <typename T>
-void store_le(std::byte* out, T value) {
-  for (std::size_t i = 0; i < sizeof(T); ++i) out[i] = static_cast<std::byte>(value >> (8 * i));
-}
-
-template <typename T>
-T load_le(const std::byte* in) {
-  T value = 0;
-  for (std::size_t i = 0; i < sizeof(T); ++i) value |= static_cast<T>(in[i]) << (8 * i);
-  return value;
-}
 
 Nonce nonce_for(std::uint64_t counter) {
   Nonce nonce{};

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "loco/core/assert.hpp"
+#include "loco/core/byte_io.hpp"
 #include "loco/core/sodium_init.hpp"
 
 namespace loco::secure {
@@ -113,12 +114,8 @@ Handshake::Handshake(Role role, const KeyPair& identity, std::string_view run_id
       step_(role == Role::initiator ? Step::send_1 : Step::await_1) {
   ensure_sodium_initialized();
   LOCO_ASSERT(accept_, "a handshake needs an identity admission rule");
-  const std::uint64_t run_length = run_id.size();
-  const std::array<std::uint8_t, 8> length_bytes = {
-      static_cast<std::uint8_t>(run_length),       static_cast<std::uint8_t>(run_length >> 8),
-      static_cast<std::uint8_t>(run_length >> 16), static_cast<std::uint8_t>(run_length >> 24),
-      static_cast<std::uint8_t>(run_length >> 32), static_cast<std::uint8_t>(run_length >> 40),
-      static_cast<std::uint8_t>(run_length >> 48), static_cast<std::uint8_t>(run_length >> 56)};
+  std::array<std::uint8_t, 8> length_bytes{};
+  store_le(reinterpret_cast<std::byte*>(length_bytes.data()), std::uint64_t{run_id.size()});
   transcript_ = hash({as_u8("loco handshake v1"), length_bytes, as_u8(run_id)});
   run_key_ = hash({as_u8("loco run tag"), transcript_});
   crypto_box_seed_keypair(ephemeral_public_.data(), ephemeral_secret_.data(),
