@@ -9,6 +9,7 @@
 // or others can read is refused, because the seed is the peer's identity.
 
 #include <array>
+#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -21,6 +22,7 @@ namespace loco::secure {
 struct PublicKey {
   std::array<std::uint8_t, 32> bytes{};
   friend bool operator==(const PublicKey&, const PublicKey&) = default;
+  friend auto operator<=>(const PublicKey&, const PublicKey&) = default;  // map keys, ring order
 };
 
 using Signature = std::array<std::uint8_t, 64>;

@@ -1,0 +1,47 @@
+#pragma once
+// Every message loco's protocols exchange above the secure channel, with its version. A message
+// travels as one channel (or bundle) message whose type is its MessageType; its body starts with
+// the version byte, so a peer of another version is told so instead of misreading the fields.
+//
+// Types are grouped by protocol (high byte): 0x01 peer <-> tracker, 0x02 collectives, 0x03 state
+// transfer. 0xFFFF is the stream hello of net/ (stream_hello.hpp), below this layer.
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace loco::proto {
+
+enum class MessageType : std::uint16_t {
+  // peer -> tracker
+  join_request = 0x0101,
+  heartbeat = 0x0102,
+  leave = 0x0103,
+  ready = 0x0104,
+  round_done = 0x0105,
+  round_failed = 0x0106,
+  state_report = 0x0107,
+  misbehaviour_report = 0x0108,
+  // tracker -> peer
+  join_reply = 0x0181,
+  heartbeat_ack = 0x0182,
+  view = 0x0183,
+  group = 0x0184,
+  commit = 0x0185,
+  abort_round = 0x0186,
+  resync = 0x0187,
+};
+
+struct MessageInfo {
+  MessageType type;
+  std::uint8_t version;     // the body's first byte
+  std::string_view name;    // for logs and errors: "join request"
+  std::uint32_t max_bytes;  // a larger body is refused before it is decoded
+};
+
+// The table entry of a type, or nothing for a type this build does not know.
+std::optional<MessageInfo> message_info(std::uint16_t type);
+// The entry of a known type.
+const MessageInfo& info(MessageType type);
+
+}  // namespace loco::proto

@@ -1,0 +1,56 @@
+#pragma once
+// The tracker's round decisions as pure functions of (now, state), so each rule is tested with an
+// injected clock and no network.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "loco/core/time.hpp"
+#include "loco/secure/identity.hpp"
+
+namespace loco::proto {
+
+using PeerKey = secure::PublicKey;
+
+struct ReadyEntry {
+  float update_norm = 0;
+  std::uint64_t upload_bps = 0;
+  TimePoint at{};
+};
+
+struct QuorumInput {
+  TimePoint now{};
+  std::size_t live = 0;                 // live members
+  std::size_t eligible = 0;             // live members holding the run's current state
+  std::map<PeerKey, ReadyEntry> ready;  // eligible members ready for the next round
+  std::vector<PeerKey> previous_group;  // the last committed round's group
+  TimePoint first_ready = kNever;       // when the first of them said ready
+  std::size_t min_peers = 1;
+  Duration join_timeout{};
+};
+
+// When the next round's group may form:
+// - at once (fast path) when every eligible member is ready, every member of the previous group
+//   among them, and there are at least min_peers;
+// - otherwise once at least min_peers are ready, more than half of the live members are ready,
+//   and join_timeout has passed since the first of them said so;
+// - never (kNever) while too few are ready: the time returned is then the earliest moment the
+//   rule could hold if nothing else changed.
+TimePoint formation_time(const QuorumInput& in);
+
+// Splits ready members into the group and those refused for a broken or outsized update: a norm
+// that is NaN or infinite, or above `limit` times the median of the finite norms. `refused` gets
+// a reason for each.
+struct Screened {
+  std::vector<PeerKey> group;
+  std::map<PeerKey, std::string> refused;
+};
+Screened screen_updates(const std::map<PeerKey, ReadyEntry>& ready, float limit);
+
+// The ring order of a group: by declared upload bandwidth, fastest first, then by key, so every
+// peer derives the same order.
+std::vector<PeerKey> ring_order(std::vector<PeerKey> group,
+                                const std::map<PeerKey, ReadyEntry>& ready);
+
+}  // namespace loco::proto

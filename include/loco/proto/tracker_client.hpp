@@ -1,0 +1,108 @@
+#pragma once
+// A peer's side of the tracker protocol, sans-I/O: it joins, sends heartbeats, checks every
+// membership view against the pinned tracker key, and turns the tracker's messages into events
+// for the peer's training loop; the loop answers through ready(), round_done(), ... The driver
+// (net/, or sim/) owns the connection: it calls on_connected() once the secure connection to the
+// tracker is up, feeds on_message(), and reports on_disconnect(). After the connection is lost
+// the client joins again on the next on_connected(), with the state it holds then.
+//
+// Call order: after any on_*() or any of the peer's calls, drain poll_event() and poll_transmit();
+// poll_timeout() is the next deadline for on_timer(now). Extra polls are harmless.
+//
+// The tracker is trusted to run the run, not to be well-formed: a message that does not decode,
+// or a view whose signature does not verify under the pinned key, becomes an event of kind
+// tracker_error (the driver drops the connection and reconnects); views older than the one held
+// are ignored.
+
+#include <deque>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "loco/core/time.hpp"
+#include "loco/proto/tracker_messages.hpp"
+
+namespace loco::proto {
+
+struct TrackerClientConfig {
+  std::string run_id;
+  secure::PublicKey tracker_key;  // pinned
+  JoinRequest join;               // state_round and state_hash are filled from set_state()
+};
+
+struct ClientEvent {
+  enum class Kind {
+    joined,         // accepted: `reply` has the shard and the timers
+    refused,        // the tracker refused the join: `text` says why; do not retry blindly
+    view,           // a newer membership view: `view`
+    group,          // this peer is in a round's group: `group`
+    commit,         // apply the round: `commit`
+    abort_round,    // `abort`
+    resync,         // fetch the state: `resync`
+    tracker_lost,   // silent past the eviction time: the driver reconnects
+    tracker_error,  // a malformed or forged message: `text`; the driver reconnects
+  };
+  Kind kind{};
+  std::string text{};
+  JoinReply reply{};
+  View view{};
+  Group group{};
+  Commit commit{};
+  AbortRound abort{};
+  Resync resync{};
+};
+
+class TrackerClient {
+ public:
+  explicit TrackerClient(TrackerClientConfig config);
+
+  // Connection.
+  void on_connected(TimePoint now);
+  void on_message(TimePoint now, std::uint16_t type, std::span<const std::byte> body);
+  void on_disconnect(TimePoint now);
+  void on_timer(TimePoint now);
+
+  // What the peer tells the tracker.
+  void set_state(std::uint64_t round, const Digest& hash);  // the state the peer now holds
+  void set_stats(const Heartbeat& stats);                   // sent with the next heartbeat
+  void ready(const Ready& ready);
+  void round_done(const RoundDone& done);
+  void round_failed(const RoundFailed& failed);
+  void report(const MisbehaviourReport& report);
+  void state_report();  // the state set_state() holds, after a resync
+  void leave(const std::string& reason);
+
+  std::optional<ClientEvent> poll_event();
+  struct Outgoing {
+    MessageType type{};
+    std::vector<std::byte> body;
+  };
+  std::optional<Outgoing> poll_transmit();
+  TimePoint poll_timeout() const;
+
+  bool joined() const { return joined_; }
+  const View& view() const { return view_; }
+  const JoinReply& membership() const { return reply_; }
+  // A member of the current view (peer-to-peer connections accept only these).
+  bool is_member(const secure::PublicKey& key) const;
+
+ private:
+  void handle(TimePoint now, MessageType type, std::span<const std::byte> body);
+  template <typename M>
+  void send(const M& message);
+  // Queues an event of `kind` and returns it for its payload to be filled in.
+  ClientEvent& emit(ClientEvent::Kind kind, std::string text = {});
+
+  TrackerClientConfig config_;
+  bool connected_ = false;
+  bool joined_ = false;
+  JoinReply reply_;
+  View view_;
+  Heartbeat stats_;
+  TimePoint next_heartbeat_ = kNever;
+  TimePoint tracker_deadline_ = kNever;  // silent past this: tracker_lost
+  std::deque<ClientEvent> events_;
+  std::deque<Outgoing> transmits_;
+};
+
+}  // namespace loco::proto

@@ -1,0 +1,43 @@
+#pragma once
+// What the tracker of one run is told by its operator (loco-tracker's config file maps onto it).
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "loco/core/time.hpp"
+#include "loco/proto/tracker_messages.hpp"
+#include "loco/secure/identity.hpp"
+
+namespace loco::proto {
+
+// Who may join. The operator chooses explicitly: an open run admits anyone with the run id.
+struct AdmissionPolicy {
+  enum class Kind { open, token, allowlist };
+  Kind kind = Kind::token;
+  std::string token;                       // Kind::token: the shared join token
+  std::vector<secure::PublicKey> allowed;  // Kind::allowlist: these keys only
+};
+
+struct TrackerCoreConfig {
+  std::string run_id;
+  AdmissionPolicy admission;
+  // The settings that fix the shared state (model, seed, codec, strategy): a joining peer must
+  // state exactly these, or it is refused naming the first that differs.
+  std::vector<Setting> settings;
+  std::uint32_t shard_count = 64;  // data shards; at most this many members at once
+  Duration heartbeat_interval = std::chrono::seconds(2);
+  Duration eviction_timeout = std::chrono::seconds(10);
+  Duration view_interval = std::chrono::milliseconds(500);  // views go out at most this often
+  std::uint32_t min_peers = 1;  // a round needs at least this many members
+  // The timed quorum waits this long after the first peer is ready (longer than a newcomer's
+  // state recovery, or newcomers never get in).
+  Duration join_timeout = std::chrono::seconds(30);
+  Duration round_timeout = std::chrono::minutes(5);  // a group that has not finished: aborted
+  std::uint32_t max_attempts = 8;   // per round; then the peers keep training and retry
+  float update_norm_limit = 10.0f;  // an update above this multiple of the median is refused
+  std::uint32_t donors_per_resync = 3;
+};
+
+}  // namespace loco::proto

@@ -1,0 +1,184 @@
+#pragma once
+// The tracker of one run as a sans-I/O state machine: admission, membership with heartbeats and
+// eviction, signed membership views, rounds (quorum, group, commit, abort and retry), and the
+// registry of shared-state hashes that tells out-of-sync peers where to fetch the state. No
+// socket, no clock, no randomness: the driver (tracker/ over net/, or sim/) passes `now` in and
+// moves the messages. docs/TRACKER_PROTOCOL.md describes the protocol it speaks.
+//
+// Peers are named by their authenticated identity key: the driver keeps one connection per key
+// (a new connection from a key replaces the old one without a disconnect event) and reports
+// on_disconnect() only when a key's current connection ends.
+//
+// Call order: after any on_*(), drain poll_event() first and then poll_transmit(): an event of kind
+// state_changed must be saved (snapshot()) before the messages that follow it go out, so that no
+// peer applies a round the tracker could forget. Then poll_timeout() is the next deadline, at
+// which the driver calls on_timer(now). Extra polls are harmless.
+//
+// A peer's bad bytes never throw out of the core: a malformed or unexpected message becomes an
+// event of kind misbehaved naming the peer (with disconnect set when the peer must be cut off),
+// and the core goes on serving everyone else.
+//
+// Round lifecycle (round r = committed_round + 1):
+//   peers say ready(r) → formation_time() → group(r, attempt a) to its members → each member
+//   reports round_done(r, a, state hash) → commit(r, a, majority hash) → state_changed.
+//   A member that leaves, is evicted, reports a failure or misses round_timeout aborts attempt a;
+//   the survivors get abort(retry) and a new group (r, a + 1), or abort(no retry) below min_peers.
+
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "loco/core/time.hpp"
+#include "loco/proto/round_formation.hpp"
+#include "loco/proto/tracker_config.hpp"
+#include "loco/proto/tracker_messages.hpp"
+#include "loco/proto/tracker_snapshot.hpp"
+#include "loco/proto/tracker_status.hpp"
+
+namespace loco::proto {
+
+struct Transmit {
+  PeerKey to;
+  MessageType type{};
+  std::vector<std::byte> body;
+};
+
+struct TrackerEvent {
+  enum class Kind {
+    joined,
+    refused,     // a join refused (the reply says why)
+    left,        // a member left, disconnected or was evicted
+    misbehaved,  // a peer broke the protocol or sent a refused update
+    round_formed,
+    round_committed,
+    round_aborted,
+    state_changed,  // save snapshot() now, before the next transmit
+    notice,         // anything else an operator should read
+  };
+  Kind kind{};
+  std::optional<PeerKey> peer;
+  std::string text;
+  bool disconnect = false;  // close this peer's connection once its queued messages are out
+};
+
+class TrackerCore {
+ public:
+  // `identity` signs the membership views and must outlive the core. `restored` is the run's saved
+  // state after a restart (nothing for a new run); throws Error(config) when it belongs to
+  // another run id or other settings.
+  TrackerCore(TrackerCoreConfig config, const secure::KeyPair& identity,
+              std::optional<TrackerSnapshot> restored, TimePoint now);
+
+  void on_message(TimePoint now, const PeerKey& from, std::uint16_t type,
+                  std::span<const std::byte> body);
+  void on_disconnect(TimePoint now, const PeerKey& peer);
+  void on_timer(TimePoint now);
+
+  std::optional<TrackerEvent> poll_event();
+  std::optional<Transmit> poll_transmit();
+  TimePoint poll_timeout() const;
+
+  TrackerSnapshot snapshot() const;
+  TrackerStatus status(TimePoint now) const;
+  // Unix time in ms at TimePoint zero, for the dates of committed rounds (display only).
+  void set_wall_clock(std::int64_t unix_ms_at_zero) { unix_ms_at_zero_ = unix_ms_at_zero; }
+
+  const TrackerCoreConfig& config() const { return config_; }
+
+ private:
+  struct MemberRecord {
+    Member member;
+    TimePoint joined{};
+    TimePoint last_seen{};
+    std::uint64_t state_round = 0;
+    Digest state_hash{};
+    bool resyncing = false;  // told to fetch the state, not yet back in sync
+    Heartbeat stats;
+    std::uint64_t donor_load = 0;  // resyncs it was named a donor for
+  };
+  struct Attempt {
+    std::uint32_t number = 0;
+    std::vector<PeerKey> members;  // ring order
+    TimePoint deadline{};
+    std::map<PeerKey, Digest> done;
+  };
+
+  // Messages (tracker_core.cpp).
+  void dispatch(TimePoint now, const PeerKey& from, MessageType type,
+                std::span<const std::byte> body);
+  void misbehaved(TimePoint now, const PeerKey& peer, const std::string& what, bool disconnect);
+  template <typename M>
+  void send(const PeerKey& to, const M& message) {
+    transmits_.push_back(Transmit{.to = to, .type = M::kType, .body = encode(message)});
+  }
+  void event(TrackerEvent::Kind kind, std::optional<PeerKey> peer, std::string text,
+             bool disconnect = false);
+
+  // Membership (tracker_membership.cpp).
+  void handle_join(TimePoint now, const PeerKey& from, const JoinRequest& request);
+  std::optional<std::string> join_refusal(const PeerKey& from, const JoinRequest& request);
+  void handle_heartbeat(TimePoint now, const PeerKey& from, const Heartbeat& heartbeat);
+  void remove_member(TimePoint now, const PeerKey& peer, TrackerEvent::Kind kind,
+                     const std::string& why, bool disconnect);
+  void evict_silent(TimePoint now);
+  void heard_from(const PeerKey& peer, TimePoint now);
+  void membership_changed(TimePoint now);
+  void flush_view(TimePoint now);
+  View view() const;
+
+  // Rounds (tracker_rounds.cpp).
+  std::uint64_t next_round() const { return committed_round_ + 1; }
+  void handle_ready(TimePoint now, const PeerKey& from, const Ready& ready);
+  void handle_round_done(TimePoint now, const PeerKey& from, const RoundDone& done);
+  void handle_round_failed(TimePoint now, const PeerKey& from, const RoundFailed& failed);
+  void try_form(TimePoint now);
+  // When the quorum rule lets the next group form (see formation_time), ignoring `now`.
+  TimePoint formation_deadline() const;
+  void start_attempt(TimePoint now, std::vector<PeerKey> group);
+  void commit(TimePoint now);
+  void abort_attempt(TimePoint now, const std::string& reason, const std::set<PeerKey>& excluded);
+  bool in_attempt(const PeerKey& peer) const;
+
+  // Shared state (tracker_sync.cpp).
+  bool in_sync(const MemberRecord& m) const;
+  bool someone_in_sync() const;
+  void handle_state_report(TimePoint now, const PeerKey& from, const StateReport& report);
+  void resync_out_of_sync(TimePoint now);
+  void send_resync(const PeerKey& peer);
+  std::vector<Donor> pick_donors(const PeerKey& newcomer);
+  void reconcile(TimePoint now);
+
+  TrackerCoreConfig config_;
+  const secure::KeyPair& identity_;
+  Digest settings_digest_{};
+  std::int64_t unix_ms_at_zero_ = 0;
+
+  std::map<PeerKey, MemberRecord> members_;
+  std::set<std::pair<TimePoint, PeerKey>> silence_deadlines_;  // last_seen + eviction_timeout
+  std::vector<bool> shard_taken_;
+  std::uint64_t epoch_ = 0;
+  bool view_dirty_ = false;
+  TimePoint view_sent_at_ = TimePoint::min();
+
+  std::optional<Digest> genesis_;
+  std::uint64_t committed_round_ = 0;
+  Digest committed_hash_{};
+  std::vector<RoundRecord> history_;
+  TimePoint reconcile_after_{};  // a restarted tracker waits this long for its peers to return
+
+  std::map<PeerKey, ReadyEntry> ready_;  // for next_round()
+  TimePoint first_ready_ = kNever;
+  std::vector<PeerKey> previous_group_;
+  std::optional<Attempt> attempt_;
+  std::uint32_t attempts_this_round_ = 0;
+
+  std::deque<TrackerEvent> events_;
+  std::deque<Transmit> transmits_;
+  TrackerStatus counters_;  // the counting fields of status()
+};
+
+}  // namespace loco::proto

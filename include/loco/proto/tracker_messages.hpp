@@ -1,0 +1,221 @@
+#pragma once
+// The messages between a peer and the tracker (docs/TRACKER_PROTOCOL.md has each field and the
+// order they come in). Each struct has its MessageType; encode() writes the version byte and the
+// fields, decode<T>() checks the size against the type's limit, the version, every length and
+// count before it allocates, and that nothing trails, and throws Error(format) naming the message.
+//
+// The membership view is signed by the tracker (encode_signed_view / open_signed_view), so a peer
+// can tell a view from the tracker from one a member forged.
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "loco/core/hash.hpp"
+#include "loco/proto/message_type.hpp"
+#include "loco/secure/identity.hpp"
+
+namespace loco::proto {
+
+// Limits on fields, shared by encoder (asserted) and decoder (refused).
+inline constexpr std::size_t kMaxAddressBytes = 256;
+inline constexpr std::size_t kMaxTextBytes = 1024;  // reasons, credentials, setting values
+inline constexpr std::size_t kMaxSettings = 64;
+inline constexpr std::size_t kMaxSettingNameBytes = 64;
+inline constexpr std::size_t kMaxMembers = 10'000;
+inline constexpr std::size_t kMaxDonors = 16;
+
+struct Setting {
+  std::string name;
+  std::string value;
+  bool operator==(const Setting&) const = default;
+};
+
+struct JoinRequest {
+  static constexpr MessageType kType = MessageType::join_request;
+  std::string software;           // "loco 0.1.0": a refusal can name a version skew
+  std::string listen_address;     // host:port where the other peers reach this one
+  std::uint64_t upload_bps = 0;   // declared upload bandwidth (ring order)
+  std::string credential;         // the run's join token, if it has one
+  std::vector<Setting> settings;  // what fixes the shared state (model, seed, codec, ...)
+  Digest genesis{};               // hash of the round-0 state these settings give
+  std::uint64_t state_round = 0;  // the round of the state the peer holds
+  Digest state_hash{};            // and its hash
+};
+
+struct JoinReply {
+  static constexpr MessageType kType = MessageType::join_reply;
+  bool accepted = false;
+  std::string refusal;  // why not, when not accepted
+  std::uint32_t shard_index = 0;
+  std::uint32_t shard_count = 1;
+  std::uint32_t heartbeat_ms = 0;  // send a heartbeat this often
+  std::uint32_t eviction_ms = 0;   // silent this long: evicted
+};
+
+struct Heartbeat {
+  static constexpr MessageType kType = MessageType::heartbeat;
+  std::uint64_t state_round = 0;
+  std::uint64_t inner_step = 0;
+  float loss = 0;
+  float tokens_per_s = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t bytes_received = 0;
+  float network_wait_s = 0;
+};
+
+struct HeartbeatAck {
+  static constexpr MessageType kType = MessageType::heartbeat_ack;
+  std::uint64_t epoch = 0;
+  std::uint64_t next_round = 0;
+};
+
+struct Leave {
+  static constexpr MessageType kType = MessageType::leave;
+  std::string reason;
+};
+
+struct Member {
+  secure::PublicKey key;
+  std::string address;
+  std::uint32_t shard = 0;
+  std::uint64_t upload_bps = 0;
+  bool operator==(const Member&) const = default;
+};
+
+struct View {
+  static constexpr MessageType kType = MessageType::view;
+  std::uint64_t epoch = 0;
+  std::vector<Member> members;  // ordered by key
+  bool operator==(const View&) const = default;
+};
+
+struct Ready {
+  static constexpr MessageType kType = MessageType::ready;
+  std::uint64_t round = 0;  // the round this peer's update is for
+  float update_norm = 0;    // ‖Δ‖₂ of its update; NaN or inf: the update is broken
+  Digest base_hash{};       // hash of the state the update was computed from (round − 1)
+};
+
+struct Group {
+  static constexpr MessageType kType = MessageType::group;
+  std::uint64_t round = 0;
+  std::uint32_t attempt = 0;
+  std::uint64_t epoch = 0;                 // the view the members are taken from
+  std::vector<secure::PublicKey> members;  // in ring order
+};
+
+struct RoundDone {
+  static constexpr MessageType kType = MessageType::round_done;
+  std::uint64_t round = 0;
+  std::uint32_t attempt = 0;
+  Digest state_hash{};  // of the state the peer holds once it applies this round
+};
+
+struct RoundFailed {
+  static constexpr MessageType kType = MessageType::round_failed;
+  std::uint64_t round = 0;
+  std::uint32_t attempt = 0;
+  std::string reason;
+  std::optional<secure::PublicKey> suspect;  // the member whose bytes were bad, if one was
+};
+
+struct Commit {
+  static constexpr MessageType kType = MessageType::commit;
+  std::uint64_t round = 0;
+  std::uint32_t attempt = 0;
+  Digest state_hash{};  // the majority's: a member that computed another hash resyncs
+};
+
+struct AbortRound {
+  static constexpr MessageType kType = MessageType::abort_round;
+  std::uint64_t round = 0;
+  std::uint32_t attempt = 0;
+  std::string reason;
+  bool retry = false;  // a new attempt with the survivors follows; else keep training
+};
+
+struct Donor {
+  secure::PublicKey key;
+  std::string address;
+  bool operator==(const Donor&) const = default;
+};
+
+struct Resync {
+  static constexpr MessageType kType = MessageType::resync;
+  std::uint64_t round = 0;  // fetch the state of this round
+  Digest state_hash{};      // whose hash is this
+  std::vector<Donor> donors;
+};
+
+struct StateReport {
+  static constexpr MessageType kType = MessageType::state_report;
+  std::uint64_t round = 0;
+  Digest state_hash{};
+};
+
+struct MisbehaviourReport {
+  static constexpr MessageType kType = MessageType::misbehaviour_report;
+  secure::PublicKey suspect;
+  std::string reason;
+};
+
+std::vector<std::byte> encode(const JoinRequest& m);
+std::vector<std::byte> encode(const JoinReply& m);
+std::vector<std::byte> encode(const Heartbeat& m);
+std::vector<std::byte> encode(const HeartbeatAck& m);
+std::vector<std::byte> encode(const Leave& m);
+std::vector<std::byte> encode(const Ready& m);
+std::vector<std::byte> encode(const Group& m);
+std::vector<std::byte> encode(const RoundDone& m);
+std::vector<std::byte> encode(const RoundFailed& m);
+std::vector<std::byte> encode(const Commit& m);
+std::vector<std::byte> encode(const AbortRound& m);
+std::vector<std::byte> encode(const Resync& m);
+std::vector<std::byte> encode(const StateReport& m);
+std::vector<std::byte> encode(const MisbehaviourReport& m);
+
+// Decodes a message body of type T::kType. Throws Error(format) naming the message.
+template <typename T>
+T decode(std::span<const std::byte> body);
+template <>
+JoinRequest decode<JoinRequest>(std::span<const std::byte> body);
+template <>
+JoinReply decode<JoinReply>(std::span<const std::byte> body);
+template <>
+Heartbeat decode<Heartbeat>(std::span<const std::byte> body);
+template <>
+HeartbeatAck decode<HeartbeatAck>(std::span<const std::byte> body);
+template <>
+Leave decode<Leave>(std::span<const std::byte> body);
+template <>
+Ready decode<Ready>(std::span<const std::byte> body);
+template <>
+Group decode<Group>(std::span<const std::byte> body);
+template <>
+RoundDone decode<RoundDone>(std::span<const std::byte> body);
+template <>
+RoundFailed decode<RoundFailed>(std::span<const std::byte> body);
+template <>
+Commit decode<Commit>(std::span<const std::byte> body);
+template <>
+AbortRound decode<AbortRound>(std::span<const std::byte> body);
+template <>
+Resync decode<Resync>(std::span<const std::byte> body);
+template <>
+StateReport decode<StateReport>(std::span<const std::byte> body);
+template <>
+MisbehaviourReport decode<MisbehaviourReport>(std::span<const std::byte> body);
+
+// The view, signed with the tracker's key over the run id and the view's bytes.
+std::vector<std::byte> encode_signed_view(const View& view, const secure::KeyPair& tracker,
+                                          std::string_view run_id);
+// Checks the signature against the pinned tracker key and the run id (Error(crypto) when it does
+// not verify: forged, altered, or another run's) and decodes (Error(format)).
+View open_signed_view(std::span<const std::byte> body, const secure::PublicKey& tracker,
+                      std::string_view run_id);
+
+}  // namespace loco::proto

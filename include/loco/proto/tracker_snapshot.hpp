@@ -1,0 +1,49 @@
+#pragma once
+// What the tracker saves to survive a crash or a restart: enough to continue the same run (its
+// id and settings, the last committed round and its hash, the genesis hash, the epoch), and the
+// recent rounds for the status page. Members are not saved: live peers reconnect and join again.
+//
+// File format (little-endian, written atomically by the server):
+//   "loco-tracker-state" ‖ u8 version 1 ‖ fields below ‖ BLAKE2b-256 of everything before it.
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "loco/core/hash.hpp"
+#include "loco/proto/tracker_messages.hpp"
+
+namespace loco::proto {
+
+struct RoundRecord {
+  std::uint64_t round = 0;
+  std::uint64_t unix_ms = 0;  // when it was committed (the driver's wall clock; display only)
+  std::uint32_t group_size = 0;
+  float mean_loss = 0;  // of the group's last heartbeats (NaN when unknown)
+  Digest state_hash{};
+  bool operator==(const RoundRecord&) const = default;
+};
+
+struct TrackerSnapshot {
+  static constexpr std::size_t kMaxHistory = 512;
+
+  std::string run_id;
+  Digest settings_digest{};       // of the run's settings: a restart under others is refused
+  std::optional<Digest> genesis;  // the round-0 state hash, once the first peer reported it
+  std::uint64_t epoch = 0;
+  std::uint64_t committed_round = 0;
+  Digest committed_hash{};           // the majority state hash of committed_round
+  std::vector<RoundRecord> history;  // the last kMaxHistory committed rounds, oldest first
+
+  bool operator==(const TrackerSnapshot&) const = default;
+};
+
+Digest settings_digest(const std::vector<Setting>& settings);
+
+std::vector<std::byte> encode(const TrackerSnapshot& snapshot);
+// Throws Error(format) for a damaged or foreign file (`name` names it).
+TrackerSnapshot decode_snapshot(std::span<const std::byte> bytes, std::string_view name);
+
+}  // namespace loco::proto

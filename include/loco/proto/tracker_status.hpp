@@ -1,0 +1,49 @@
+#pragma once
+// A read-only picture of a tracker for its operator: what /status, /metrics and the status page
+// show. Plain data, filled by TrackerCore::status().
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loco/proto/tracker_snapshot.hpp"
+
+namespace loco::proto {
+
+struct MemberStatus {
+  std::string peer_id;  // short id (12 hex digits)
+  std::string public_key;
+  std::string address;
+  std::uint32_t shard = 0;
+  double joined_s_ago = 0;
+  double last_seen_s_ago = 0;
+  std::uint64_t state_round = 0;
+  bool in_sync = false;   // holds the run's current state
+  bool in_round = false;  // a member of the running round's group
+  Heartbeat last;         // its last heartbeat's figures
+};
+
+struct TrackerStatus {
+  std::string run_id;
+  std::uint64_t epoch = 0;
+  std::uint64_t committed_round = 0;
+  std::string committed_hash;  // hex
+  std::uint64_t next_round = 0;
+  std::string phase;          // "waiting for peers", "forming round 12", "round 12 running"
+  std::uint32_t attempt = 0;  // of the running round
+  std::uint64_t rounds_committed = 0;  // by this process since it started
+  std::uint64_t rounds_aborted = 0;
+  std::uint64_t peers_joined = 0;  // admissions since start
+  std::uint64_t peers_refused = 0;
+  std::uint64_t peers_evicted = 0;
+  std::uint64_t misbehaviours = 0;
+  std::vector<MemberStatus> members;
+  std::vector<RoundRecord> history;
+  // Sums over the members' last heartbeats.
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t bytes_received = 0;
+  double tokens_per_s = 0;
+};
+
+}  // namespace loco::proto

@@ -1,0 +1,60 @@
+#include "loco/proto/round_formation.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace loco::proto {
+
+TimePoint formation_time(const QuorumInput& in) {
+  const std::size_t ready = in.ready.size();
+  if (ready < std::max<std::size_t>(in.min_peers, 1)) return kNever;
+  const bool previous_all_ready =
+      std::all_of(in.previous_group.begin(), in.previous_group.end(),
+                  [&](const PeerKey& k) { return in.ready.contains(k); });
+  if (ready == in.eligible && previous_all_ready) return in.now;
+  if (2 * ready <= in.live) return kNever;
+  return std::max(in.now, in.first_ready + in.join_timeout);
+}
+
+Screened screen_updates(const std::map<PeerKey, ReadyEntry>& ready, float limit) {
+  std::vector<float> finite;
+  for (const auto& [key, entry] : ready)
+    if (std::isfinite(entry.update_norm)) finite.push_back(entry.update_norm);
+  float median = 0;
+  if (!finite.empty()) {
+    // The lower median, so that it is one of the norms and every peer's tracker agrees.
+    const auto mid = finite.begin() + static_cast<std::ptrdiff_t>((finite.size() - 1) / 2);
+    std::nth_element(finite.begin(), mid, finite.end());
+    median = *mid;
+  }
+  Screened out;
+  for (const auto& [key, entry] : ready) {
+    if (!std::isfinite(entry.update_norm)) {
+      out.refused[key] = "its update is not finite (NaN or infinite values)";
+    } else if (median > 0 && entry.update_norm > limit * median) {
+      out.refused[key] = fmt::format(
+          "its update's norm {:.4g} is {:.1f}x the group's median {:.4g}"
+          " (the limit is {}x)",
+          entry.update_norm, entry.update_norm / median, median, limit);
+    } else {
+      out.group.push_back(key);
+    }
+  }
+  return out;
+}
+
+std::vector<PeerKey> ring_order(std::vector<PeerKey> group,
+                                const std::map<PeerKey, ReadyEntry>& ready) {
+  const auto bps = [&](const PeerKey& k) {
+    const auto it = ready.find(k);
+    return it == ready.end() ? 0 : it->second.upload_bps;
+  };
+  std::sort(group.begin(), group.end(), [&](const PeerKey& a, const PeerKey& b) {
+    return bps(a) != bps(b) ? bps(a) > bps(b) : a < b;
+  });
+  return group;
+}
+
+}  // namespace loco::proto

@@ -1,0 +1,165 @@
+#include "loco/proto/tracker_client.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "loco/core/error.hpp"
+
+namespace loco::proto {
+namespace {
+
+// Before the join reply says otherwise, the tracker counts as lost after this much silence.
+constexpr Duration kJoinReplyTimeout = std::chrono::seconds(30);
+
+}  // namespace
+
+TrackerClient::TrackerClient(TrackerClientConfig config) : config_(std::move(config)) {}
+
+void TrackerClient::on_connected(TimePoint now) {
+  connected_ = true;
+  joined_ = false;
+  transmits_.clear();  // anything queued for the old connection is void
+  send(config_.join);
+  tracker_deadline_ = now + kJoinReplyTimeout;
+  next_heartbeat_ = kNever;
+}
+
+void TrackerClient::on_disconnect(TimePoint /*now*/) {
+  connected_ = false;
+  joined_ = false;
+  next_heartbeat_ = kNever;
+  tracker_deadline_ = kNever;
+  transmits_.clear();
+}
+
+void TrackerClient::on_message(TimePoint now, std::uint16_t type, std::span<const std::byte> body) {
+  if (!connected_) return;
+  const auto known = message_info(type);
+  try {
+    if (!known) throw Error(ErrorCategory::protocol, fmt::format("unknown type {:#06x}", type));
+    handle(now, known->type, body);
+  } catch (const Error& e) {
+    emit(
+        ClientEvent::Kind::tracker_error,
+        fmt::format("the tracker sent a bad {}: {}", known ? known->name : "message", e.message()));
+  }
+}
+
+void TrackerClient::handle(TimePoint now, MessageType type, std::span<const std::byte> body) {
+  if (joined_) tracker_deadline_ = now + std::chrono::milliseconds(reply_.eviction_ms);
+  switch (type) {
+    case MessageType::join_reply: {
+      reply_ = decode<JoinReply>(body);
+      if (!reply_.accepted) {
+        emit(ClientEvent::Kind::refused, reply_.refusal);
+        return;
+      }
+      joined_ = true;
+      tracker_deadline_ = now + std::chrono::milliseconds(reply_.eviction_ms);
+      next_heartbeat_ = now + std::chrono::milliseconds(reply_.heartbeat_ms);
+      emit(ClientEvent::Kind::joined).reply = reply_;
+      return;
+    }
+    case MessageType::heartbeat_ack: (void)decode<HeartbeatAck>(body); return;
+    case MessageType::view: {
+      View v = open_signed_view(body, config_.tracker_key, config_.run_id);
+      if (v.epoch <= view_.epoch && !view_.members.empty()) return;  // stale or repeated
+      view_ = v;
+      emit(ClientEvent::Kind::view).view = std::move(v);
+      return;
+    }
+    case MessageType::group: emit(ClientEvent::Kind::group).group = decode<Group>(body); return;
+    case MessageType::commit: emit(ClientEvent::Kind::commit).commit = decode<Commit>(body); return;
+    case MessageType::abort_round:
+      emit(ClientEvent::Kind::abort_round).abort = decode<AbortRound>(body);
+      return;
+    case MessageType::resync: emit(ClientEvent::Kind::resync).resync = decode<Resync>(body); return;
+    default:
+      throw Error(ErrorCategory::protocol,
+                  fmt::format("{}, which only peers send", info(type).name));
+  }
+}
+
+void TrackerClient::on_timer(TimePoint now) {
+  if (!connected_) return;
+  if (now >= tracker_deadline_) {
+    tracker_deadline_ = kNever;
+    emit(ClientEvent::Kind::tracker_lost, joined_ ? "the tracker stopped answering heartbeats"
+                                                  : "the tracker did not answer the join request");
+    return;
+  }
+  if (joined_ && now >= next_heartbeat_) {
+    send(stats_);
+    next_heartbeat_ = now + std::chrono::milliseconds(reply_.heartbeat_ms);
+  }
+}
+
+TimePoint TrackerClient::poll_timeout() const {
+  if (!connected_) return kNever;
+  return std::min(tracker_deadline_, joined_ ? next_heartbeat_ : kNever);
+}
+
+void TrackerClient::set_state(std::uint64_t round, const Digest& hash) {
+  config_.join.state_round = round;
+  config_.join.state_hash = hash;
+  stats_.state_round = round;
+}
+
+void TrackerClient::set_stats(const Heartbeat& stats) {
+  stats_ = stats;
+  stats_.state_round = config_.join.state_round;
+}
+
+void TrackerClient::ready(const Ready& message) {
+  if (joined_) send(message);
+}
+void TrackerClient::round_done(const RoundDone& message) {
+  if (joined_) send(message);
+}
+void TrackerClient::round_failed(const RoundFailed& message) {
+  if (joined_) send(message);
+}
+void TrackerClient::report(const MisbehaviourReport& message) {
+  if (joined_) send(message);
+}
+void TrackerClient::state_report() {
+  if (joined_)
+    send(StateReport{.round = config_.join.state_round, .state_hash = config_.join.state_hash});
+}
+void TrackerClient::leave(const std::string& reason) {
+  if (joined_) send(Leave{.reason = reason});
+}
+
+bool TrackerClient::is_member(const secure::PublicKey& key) const {
+  return std::any_of(view_.members.begin(), view_.members.end(),
+                     [&](const Member& m) { return m.key == key; });
+}
+
+ClientEvent& TrackerClient::emit(ClientEvent::Kind kind, std::string text) {
+  ClientEvent& e = events_.emplace_back();
+  e.kind = kind;
+  e.text = std::move(text);
+  return e;
+}
+
+template <typename M>
+void TrackerClient::send(const M& message) {
+  transmits_.push_back(Outgoing{.type = M::kType, .body = encode(message)});
+}
+
+std::optional<ClientEvent> TrackerClient::poll_event() {
+  if (events_.empty()) return std::nullopt;
+  ClientEvent e = std::move(events_.front());
+  events_.pop_front();
+  return e;
+}
+
+std::optional<TrackerClient::Outgoing> TrackerClient::poll_transmit() {
+  if (transmits_.empty()) return std::nullopt;
+  Outgoing o = std::move(transmits_.front());
+  transmits_.pop_front();
+  return o;
+}
+
+}  // namespace loco::proto

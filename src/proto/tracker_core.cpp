@@ -1,0 +1,209 @@
+// TrackerCore: construction, message dispatch, timers and outputs. Membership, rounds and the
+// shared-state registry are in tracker_membership.cpp, tracker_rounds.cpp and tracker_sync.cpp.
+
+#include "loco/proto/tracker_core.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "loco/core/error.hpp"
+
+namespace loco::proto {
+
+TrackerCore::TrackerCore(TrackerCoreConfig config, const secure::KeyPair& identity,
+                         std::optional<TrackerSnapshot> restored, TimePoint now)
+    : config_(std::move(config)),
+      identity_(identity),
+      settings_digest_(proto::settings_digest(config_.settings)),
+      shard_taken_(config_.shard_count, false) {
+  if (config_.shard_count == 0)
+    throw Error(ErrorCategory::config, "the run needs at least one data shard");
+  if (!restored) return;
+  if (restored->run_id != config_.run_id)
+    throw Error(ErrorCategory::config,
+                fmt::format("the tracker's state file belongs to run '{}', not '{}': give each run "
+                            "its own state file",
+                            restored->run_id, config_.run_id));
+  if (restored->settings_digest != settings_digest_)
+    throw Error(ErrorCategory::config,
+                "the tracker's state file was written under other run settings (model, seed, "
+                "codec, strategy): a run's settings cannot change; start a new run id, or restore "
+                "the settings");
+  genesis_ = restored->genesis;
+  // Above any epoch the last process can have issued after it last saved, so that peers, which
+  // refuse a view older than one they hold, take this process's views.
+  epoch_ = restored->epoch + (std::uint64_t{1} << 32);
+  committed_round_ = restored->committed_round;
+  committed_hash_ = restored->committed_hash;
+  history_ = std::move(restored->history);
+  // Peers of the run reconnect over the next seconds; until then, nobody holding the committed
+  // state is not yet a reason to fall back on another state (see reconcile()).
+  reconcile_after_ = now + config_.eviction_timeout;
+}
+
+void TrackerCore::on_message(TimePoint now, const PeerKey& from, std::uint16_t type,
+                             std::span<const std::byte> body) {
+  const auto known = message_info(type);
+  if (!known) {
+    misbehaved(now, from, fmt::format("sent a message of unknown type {:#06x}", type), true);
+    return;
+  }
+  try {
+    dispatch(now, from, known->type, body);
+  } catch (const Error& e) {
+    misbehaved(now, from, fmt::format("sent a bad {}: {}", known->name, e.message()), true);
+  }
+  on_timer(now);
+}
+
+// Each message a peer may send, decoded (Error(format) reaches on_message) and handed on.
+void TrackerCore::dispatch(TimePoint now, const PeerKey& from, MessageType type,
+                           std::span<const std::byte> body) {
+  if (type == MessageType::join_request) {
+    handle_join(now, from, decode<JoinRequest>(body));
+    return;
+  }
+  if (!members_.contains(from)) {
+    misbehaved(now, from, fmt::format("sent a {} without having joined", info(type).name), true);
+    return;
+  }
+  heard_from(from, now);
+  switch (type) {
+    case MessageType::heartbeat: handle_heartbeat(now, from, decode<Heartbeat>(body)); break;
+    case MessageType::leave:
+      remove_member(now, from, TrackerEvent::Kind::left,
+                    fmt::format("left: {}", decode<Leave>(body).reason), true);
+      break;
+    case MessageType::ready: handle_ready(now, from, decode<Ready>(body)); break;
+    case MessageType::round_done: handle_round_done(now, from, decode<RoundDone>(body)); break;
+    case MessageType::round_failed:
+      handle_round_failed(now, from, decode<RoundFailed>(body));
+      break;
+    case MessageType::state_report:
+      handle_state_report(now, from, decode<StateReport>(body));
+      break;
+    case MessageType::misbehaviour_report: {
+      const auto report = decode<MisbehaviourReport>(body);
+      ++counters_.misbehaviours;
+      event(TrackerEvent::Kind::misbehaved, report.suspect,
+            fmt::format("reported by {}: {}", secure::short_id(from), report.reason));
+      break;
+    }
+    default:
+      misbehaved(now, from, fmt::format("sent a {}, which only the tracker sends", info(type).name),
+                 true);
+  }
+}
+
+void TrackerCore::on_disconnect(TimePoint now, const PeerKey& peer) {
+  if (members_.contains(peer))
+    remove_member(now, peer, TrackerEvent::Kind::left, "connection lost", false);
+  on_timer(now);
+}
+
+void TrackerCore::on_timer(TimePoint now) {
+  evict_silent(now);
+  if (attempt_ && now >= attempt_->deadline) {
+    std::set<PeerKey> stragglers;
+    for (const PeerKey& k : attempt_->members)
+      if (!attempt_->done.contains(k)) stragglers.insert(k);
+    abort_attempt(now,
+                  fmt::format("{} member(s) did not finish within {} s", stragglers.size(),
+                              std::chrono::duration<double>(config_.round_timeout).count()),
+                  stragglers);
+  }
+  reconcile(now);
+  try_form(now);
+  if (view_dirty_ && now >= view_sent_at_ + config_.view_interval) flush_view(now);
+}
+
+TimePoint TrackerCore::poll_timeout() const {
+  TimePoint next = kNever;
+  if (!silence_deadlines_.empty()) next = silence_deadlines_.begin()->first;
+  if (attempt_) next = std::min(next, attempt_->deadline);
+  if (view_dirty_) next = std::min(next, view_sent_at_ + config_.view_interval);
+  if (!members_.empty() && !someone_in_sync()) next = std::min(next, reconcile_after_);
+  if (!attempt_) next = std::min(next, formation_deadline());
+  return next;
+}
+
+std::optional<TrackerEvent> TrackerCore::poll_event() {
+  if (events_.empty()) return std::nullopt;
+  TrackerEvent e = std::move(events_.front());
+  events_.pop_front();
+  return e;
+}
+
+std::optional<Transmit> TrackerCore::poll_transmit() {
+  if (transmits_.empty()) return std::nullopt;
+  Transmit t = std::move(transmits_.front());
+  transmits_.pop_front();
+  return t;
+}
+
+void TrackerCore::event(TrackerEvent::Kind kind, std::optional<PeerKey> peer, std::string text,
+                        bool disconnect) {
+  events_.push_back(
+      TrackerEvent{.kind = kind, .peer = peer, .text = std::move(text), .disconnect = disconnect});
+}
+
+void TrackerCore::misbehaved(TimePoint now, const PeerKey& peer, const std::string& what,
+                             bool disconnect) {
+  ++counters_.misbehaviours;
+  if (disconnect && members_.contains(peer)) {
+    // Cut off: no longer a member either (its round, if any, goes on without it).
+    event(TrackerEvent::Kind::misbehaved, peer, what);
+    remove_member(now, peer, TrackerEvent::Kind::left, "removed after misbehaving", true);
+    return;
+  }
+  event(TrackerEvent::Kind::misbehaved, peer, what, disconnect);
+}
+
+TrackerSnapshot TrackerCore::snapshot() const {
+  return TrackerSnapshot{.run_id = config_.run_id,
+                         .settings_digest = settings_digest_,
+                         .genesis = genesis_,
+                         .epoch = epoch_,
+                         .committed_round = committed_round_,
+                         .committed_hash = committed_hash_,
+                         .history = history_};
+}
+
+TrackerStatus TrackerCore::status(TimePoint now) const {
+  TrackerStatus s = counters_;
+  s.run_id = config_.run_id;
+  s.epoch = epoch_;
+  s.committed_round = committed_round_;
+  s.committed_hash = to_hex(committed_hash_);
+  s.next_round = next_round();
+  if (attempt_) {
+    s.phase = fmt::format("round {} running (attempt {})", next_round(), attempt_->number);
+    s.attempt = attempt_->number;
+  } else if (!ready_.empty()) {
+    s.phase = fmt::format("forming round {} ({} of {} ready)", next_round(), ready_.size(),
+                          members_.size());
+  } else {
+    s.phase = members_.empty() ? "waiting for peers" : "peers training";
+  }
+  const auto seconds = [](Duration d) { return std::chrono::duration<double>(d).count(); };
+  for (const auto& [key, m] : members_) {
+    s.members.push_back(MemberStatus{.peer_id = secure::short_id(key),
+                                     .public_key = secure::to_hex(key),
+                                     .address = m.member.address,
+                                     .shard = m.member.shard,
+                                     .joined_s_ago = seconds(now - m.joined),
+                                     .last_seen_s_ago = seconds(now - m.last_seen),
+                                     .state_round = m.state_round,
+                                     .in_sync = in_sync(m),
+                                     .in_round = in_attempt(key),
+                                     .last = m.stats});
+    s.bytes_sent += m.stats.bytes_sent;
+    s.bytes_received += m.stats.bytes_received;
+    s.tokens_per_s += m.stats.tokens_per_s;
+  }
+  s.history = history_;
+  return s;
+}
+
+}  // namespace loco::proto

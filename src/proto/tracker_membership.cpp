@@ -1,0 +1,151 @@
+// TrackerCore membership: joins (admission, settings, genesis), heartbeats, leaving and eviction,
+// epochs and the signed views.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "loco/proto/admission.hpp"
+#include "loco/proto/tracker_core.hpp"
+
+namespace loco::proto {
+
+void TrackerCore::handle_join(TimePoint now, const PeerKey& from, const JoinRequest& request) {
+  if (auto refusal = join_refusal(from, request)) {
+    ++counters_.peers_refused;
+    send(from, JoinReply{.accepted = false, .refusal = *refusal});
+    event(TrackerEvent::Kind::refused, from, *refusal, true);
+    return;
+  }
+  if (!genesis_) {
+    // The run's first peer fixes the genesis every later peer must reach.
+    genesis_ = request.genesis;
+    committed_hash_ = request.genesis;
+    event(TrackerEvent::Kind::state_changed, from,
+          fmt::format("genesis {} set by the run's first peer", to_hex(request.genesis)));
+  }
+  const bool rejoin = members_.contains(from);
+  if (rejoin && in_attempt(from))
+    abort_attempt(now, fmt::format("{} joined again mid-round", secure::short_id(from)), {from});
+  MemberRecord& m = members_[from];
+  if (!rejoin) {
+    const auto free = std::find(shard_taken_.begin(), shard_taken_.end(), false);
+    shard_taken_[static_cast<std::size_t>(free - shard_taken_.begin())] = true;
+    m.member.shard = static_cast<std::uint32_t>(free - shard_taken_.begin());
+    m.joined = now;
+    ++counters_.peers_joined;
+  }
+  m.member.key = from;
+  m.member.address = request.listen_address;
+  m.member.upload_bps = request.upload_bps;
+  m.state_round = request.state_round;
+  m.state_hash = request.state_hash;
+  m.resyncing = false;
+  heard_from(from, now);
+  ready_.erase(from);
+
+  const auto millis = [](Duration d) {
+    return static_cast<std::uint32_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
+  };
+  send(from, JoinReply{.accepted = true,
+                       .refusal = {},
+                       .shard_index = m.member.shard,
+                       .shard_count = config_.shard_count,
+                       .heartbeat_ms = millis(config_.heartbeat_interval),
+                       .eviction_ms = millis(config_.eviction_timeout)});
+  event(TrackerEvent::Kind::joined, from,
+        fmt::format("{} at {} (shard {}, state of round {})", rejoin ? "joined again" : "joined",
+                    request.listen_address, m.member.shard, request.state_round));
+  membership_changed(now);
+  // The newcomer needs the view now to reach anyone; the others get it with the next broadcast.
+  transmits_.push_back(Transmit{.to = from,
+                                .type = MessageType::view,
+                                .body = encode_signed_view(view(), identity_, config_.run_id)});
+  if (request.state_round > committed_round_ && !someone_in_sync())
+    reconcile(now);  // a restarted tracker may be behind its peers
+  if (!in_sync(m)) send_resync(from);
+}
+
+std::optional<std::string> TrackerCore::join_refusal(const PeerKey& from,
+                                                     const JoinRequest& request) {
+  if (auto refusal = admission_refusal(config_.admission, from, request.credential)) return refusal;
+  if (auto refusal = settings_refusal(config_.settings, request.settings))
+    return fmt::format("{} (this peer runs {})", *refusal, request.software);
+  if (genesis_ && request.genesis != *genesis_)
+    return fmt::format(
+        "this peer's initial state has hash {}, the run's has {}: same settings but "
+        "another initialisation (another loco release or build?)",
+        to_hex(request.genesis), to_hex(*genesis_));
+  if (!members_.contains(from) &&
+      std::find(shard_taken_.begin(), shard_taken_.end(), false) == shard_taken_.end())
+    return fmt::format("the run is full: all {} data shards are taken; try again later",
+                       config_.shard_count);
+  return std::nullopt;
+}
+
+void TrackerCore::handle_heartbeat(TimePoint /*now*/, const PeerKey& from,
+                                   const Heartbeat& heartbeat) {
+  members_.at(from).stats = heartbeat;
+  send(from, HeartbeatAck{.epoch = epoch_, .next_round = next_round()});
+}
+
+void TrackerCore::heard_from(const PeerKey& peer, TimePoint now) {
+  MemberRecord& m = members_.at(peer);
+  silence_deadlines_.erase({m.last_seen + config_.eviction_timeout, peer});
+  m.last_seen = now;
+  silence_deadlines_.insert({now + config_.eviction_timeout, peer});
+}
+
+void TrackerCore::remove_member(TimePoint now, const PeerKey& peer, TrackerEvent::Kind kind,
+                                const std::string& why, bool disconnect) {
+  const auto it = members_.find(peer);
+  if (it == members_.end()) return;
+  silence_deadlines_.erase({it->second.last_seen + config_.eviction_timeout, peer});
+  shard_taken_[it->second.member.shard] = false;
+  members_.erase(it);
+  ready_.erase(peer);
+  event(kind, peer, why, disconnect);
+  if (in_attempt(peer))
+    abort_attempt(now, fmt::format("{} left the group: {}", secure::short_id(peer), why), {peer});
+  membership_changed(now);
+  // The last holder of the run's state left: give it time to come back before the run settles on
+  // an older state (reconcile()).
+  if (!someone_in_sync())
+    reconcile_after_ = std::max(reconcile_after_, now + config_.eviction_timeout);
+}
+
+void TrackerCore::evict_silent(TimePoint now) {
+  while (!silence_deadlines_.empty() && silence_deadlines_.begin()->first <= now) {
+    const PeerKey peer = silence_deadlines_.begin()->second;
+    ++counters_.peers_evicted;
+    remove_member(now, peer, TrackerEvent::Kind::left,
+                  fmt::format("evicted: silent for {} s",
+                              std::chrono::duration<double>(config_.eviction_timeout).count()),
+                  true);
+  }
+}
+
+// Epochs are not saved on every change (a flood of joins would mean a flood of fsyncs): a
+// restarted tracker continues far above the last saved epoch instead (see the constructor).
+void TrackerCore::membership_changed(TimePoint /*now*/) {
+  ++epoch_;
+  view_dirty_ = true;
+}
+
+void TrackerCore::flush_view(TimePoint now) {
+  const std::vector<std::byte> body = encode_signed_view(view(), identity_, config_.run_id);
+  for (const auto& [key, m] : members_)
+    transmits_.push_back(Transmit{.to = key, .type = MessageType::view, .body = body});
+  view_dirty_ = false;
+  view_sent_at_ = now;
+}
+
+View TrackerCore::view() const {
+  View v{.epoch = epoch_, .members = {}};
+  v.members.reserve(members_.size());
+  for (const auto& [key, m] : members_) v.members.push_back(m.member);
+  return v;
+}
+
+}  // namespace loco::proto

@@ -1,0 +1,448 @@
+#include "loco/proto/tracker_messages.hpp"
+
+#include <fmt/format.h>
+
+#include "loco/core/assert.hpp"
+#include "loco/core/byte_io.hpp"
+#include "loco/core/error.hpp"
+
+namespace loco::proto {
+namespace {
+
+constexpr std::size_t kKeyBytes = 32;
+constexpr std::size_t kMinMemberBytes = kKeyBytes + 4 + 4 + 8;  // key, empty address, shard, bps
+constexpr std::size_t kMinDonorBytes = kKeyBytes + 4;
+
+ByteWriter start(MessageType type) {
+  ByteWriter w;
+  w.u8(info(type).version);
+  return w;
+}
+
+// A reader positioned after the version byte, which it has checked.
+ByteReader open(std::span<const std::byte> body, MessageType type) {
+  const MessageInfo& m = info(type);
+  ByteReader r(body, m.name);
+  if (body.size() > m.max_bytes)
+    r.fail(fmt::format("{} bytes, above its limit of {}", body.size(), m.max_bytes));
+  const std::uint8_t version = r.u8();
+  if (version != m.version)
+    r.fail(
+        fmt::format("version {} where this build speaks {}: the two ends run different loco "
+                    "releases",
+                    version, m.version));
+  return r;
+}
+
+void text(ByteWriter& w, const std::string& s, std::size_t max) {
+  LOCO_ASSERT(s.size() <= max, "an encoded text field exceeds its limit");
+  w.string(s);
+}
+
+void key(ByteWriter& w, const secure::PublicKey& k) {
+  w.bytes(k.bytes);
+}
+secure::PublicKey key(ByteReader& r) {
+  secure::PublicKey k;
+  r.bytes(k.bytes);
+  return k;
+}
+Digest digest(ByteReader& r) {
+  Digest d{};
+  r.bytes(d);
+  return d;
+}
+
+void member(ByteWriter& w, const Member& m) {
+  key(w, m.key);
+  text(w, m.address, kMaxAddressBytes);
+  w.u32(m.shard);
+  w.u64(m.upload_bps);
+}
+Member member(ByteReader& r) {
+  Member m;
+  m.key = key(r);
+  m.address = r.string(kMaxAddressBytes);
+  m.shard = r.u32();
+  m.upload_bps = r.u64();
+  return m;
+}
+
+void view_body(ByteWriter& w, const View& v) {
+  LOCO_ASSERT(v.members.size() <= kMaxMembers, "a view lists at most kMaxMembers");
+  w.u64(v.epoch);
+  w.u32(static_cast<std::uint32_t>(v.members.size()));
+  for (const Member& m : v.members) member(w, m);
+}
+View view_body(ByteReader& r) {
+  View v;
+  v.epoch = r.u64();
+  const std::size_t n = r.count(kMaxMembers, kMinMemberBytes);
+  v.members.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) v.members.push_back(member(r));
+  return v;
+}
+
+// What the tracker's signature covers: a domain label, the run id, the view's bytes.
+std::vector<std::byte> signed_bytes(std::span<const std::byte> body, std::string_view run_id) {
+  ByteWriter w;
+  w.string("loco view v1");
+  w.string(run_id);
+  w.bytes(body);
+  return w.finish();
+}
+
+std::span<const std::uint8_t> as_u8(std::span<const std::byte> bytes) {
+  return {reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()};
+}
+
+}  // namespace
+
+std::vector<std::byte> encode(const JoinRequest& m) {
+  LOCO_ASSERT(m.settings.size() <= kMaxSettings, "too many settings to encode");
+  ByteWriter w = start(m.kType);
+  text(w, m.software, kMaxSettingNameBytes);
+  text(w, m.listen_address, kMaxAddressBytes);
+  w.u64(m.upload_bps);
+  text(w, m.credential, kMaxTextBytes);
+  w.u32(static_cast<std::uint32_t>(m.settings.size()));
+  for (const Setting& s : m.settings) {
+    text(w, s.name, kMaxSettingNameBytes);
+    text(w, s.value, kMaxTextBytes);
+  }
+  w.bytes(m.genesis);
+  w.u64(m.state_round);
+  w.bytes(m.state_hash);
+  return w.finish();
+}
+
+template <>
+JoinRequest decode<JoinRequest>(std::span<const std::byte> body) {
+  ByteReader r = open(body, JoinRequest::kType);
+  JoinRequest m;
+  m.software = r.string(kMaxSettingNameBytes);
+  m.listen_address = r.string(kMaxAddressBytes);
+  m.upload_bps = r.u64();
+  m.credential = r.string(kMaxTextBytes);
+  const std::size_t n = r.count(kMaxSettings, 8);
+  m.settings.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    Setting s;
+    s.name = r.string(kMaxSettingNameBytes);
+    s.value = r.string(kMaxTextBytes);
+    m.settings.push_back(std::move(s));
+  }
+  m.genesis = digest(r);
+  m.state_round = r.u64();
+  m.state_hash = digest(r);
+  r.expect_end();
+  return m;
+}
+
+std::vector<std::byte> encode(const JoinReply& m) {
+  ByteWriter w = start(m.kType);
+  w.boolean(m.accepted);
+  text(w, m.refusal, kMaxTextBytes);
+  w.u32(m.shard_index);
+  w.u32(m.shard_count);
+  w.u32(m.heartbeat_ms);
+  w.u32(m.eviction_ms);
+  return w.finish();
+}
+
+template <>
+JoinReply decode<JoinReply>(std::span<const std::byte> body) {
+  ByteReader r = open(body, JoinReply::kType);
+  JoinReply m;
+  m.accepted = r.boolean();
+  m.refusal = r.string(kMaxTextBytes);
+  m.shard_index = r.u32();
+  m.shard_count = r.u32();
+  m.heartbeat_ms = r.u32();
+  m.eviction_ms = r.u32();
+  r.expect_end();
+  if (m.accepted && (m.shard_count == 0 || m.shard_index >= m.shard_count))
+    r.fail(fmt::format("shard {} of {}", m.shard_index, m.shard_count));
+  return m;
+}
+
+std::vector<std::byte> encode(const Heartbeat& m) {
+  ByteWriter w = start(m.kType);
+  w.u64(m.state_round);
+  w.u64(m.inner_step);
+  w.f32(m.loss);
+  w.f32(m.tokens_per_s);
+  w.u64(m.bytes_sent);
+  w.u64(m.bytes_received);
+  w.f32(m.network_wait_s);
+  return w.finish();
+}
+
+template <>
+Heartbeat decode<Heartbeat>(std::span<const std::byte> body) {
+  ByteReader r = open(body, Heartbeat::kType);
+  Heartbeat m;
+  m.state_round = r.u64();
+  m.inner_step = r.u64();
+  m.loss = r.f32();
+  m.tokens_per_s = r.f32();
+  m.bytes_sent = r.u64();
+  m.bytes_received = r.u64();
+  m.network_wait_s = r.f32();
+  r.expect_end();
+  return m;
+}
+
+std::vector<std::byte> encode(const HeartbeatAck& m) {
+  ByteWriter w = start(m.kType);
+  w.u64(m.epoch);
+  w.u64(m.next_round);
+  return w.finish();
+}
+
+template <>
+HeartbeatAck decode<HeartbeatAck>(std::span<const std::byte> body) {
+  ByteReader r = open(body, HeartbeatAck::kType);
+  HeartbeatAck m;
+  m.epoch = r.u64();
+  m.next_round = r.u64();
+  r.expect_end();
+  return m;
+}
+
+std::vector<std::byte> encode(const Leave& m) {
+  ByteWriter w = start(m.kType);
+  text(w, m.reason, kMaxTextBytes);
+  return w.finish();
+}
+
+template <>
+Leave decode<Leave>(std::span<const std::byte> body) {
+  ByteReader r = open(body, Leave::kType);
+  Leave m;
+  m.reason = r.string(kMaxTextBytes);
+  r.expect_end();
+  return m;
+}
+
+std::vector<std::byte> encode(const Ready& m) {
+  ByteWriter w = start(m.kType);
+  w.u64(m.round);
+  w.f32(m.update_norm);
+  w.bytes(m.base_hash);
+  return w.finish();
+}
+
+template <>
+Ready decode<Ready>(std::span<const std::byte> body) {
+  ByteReader r = open(body, Ready::kType);
+  Ready m;
+  m.round = r.u64();
+  m.update_norm = r.f32();
+  m.base_hash = digest(r);
+  r.expect_end();
+  return m;
+}
+
+std::vector<std::byte> encode(const Group& m) {
+  LOCO_ASSERT(m.members.size() <= kMaxMembers, "a group has at most kMaxMembers");
+  ByteWriter w = start(m.kType);
+  w.u64(m.round);
+  w.u32(m.attempt);
+  w.u64(m.epoch);
+  w.u32(static_cast<std::uint32_t>(m.members.size()));
+  for (const auto& k : m.members) key(w, k);
+  return w.finish();
+}
+
+template <>
+Group decode<Group>(std::span<const std::byte> body) {
+  ByteReader r = open(body, Group::kType);
+  Group m;
+  m.round = r.u64();
+  m.attempt = r.u32();
+  m.epoch = r.u64();
+  const std::size_t n = r.count(kMaxMembers, kKeyBytes);
+  m.members.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) m.members.push_back(key(r));
+  r.expect_end();
+  return m;
+}
+
+std::vector<std::byte> encode(const RoundDone& m) {
+  ByteWriter w = start(m.kType);
+  w.u64(m.round);
+  w.u32(m.attempt);
+  w.bytes(m.state_hash);
+  return w.finish();
+}
+
+template <>
+RoundDone decode<RoundDone>(std::span<const std::byte> body) {
+  ByteReader r = open(body, RoundDone::kType);
+  RoundDone m;
+  m.round = r.u64();
+  m.attempt = r.u32();
+  m.state_hash = digest(r);
+  r.expect_end();
+  return m;
+}
+
+std::vector<std::byte> encode(const RoundFailed& m) {
+  ByteWriter w = start(m.kType);
+  w.u64(m.round);
+  w.u32(m.attempt);
+  text(w, m.reason, kMaxTextBytes);
+  w.boolean(m.suspect.has_value());
+  if (m.suspect) key(w, *m.suspect);
+  return w.finish();
+}
+
+template <>
+RoundFailed decode<RoundFailed>(std::span<const std::byte> body) {
+  ByteReader r = open(body, RoundFailed::kType);
+  RoundFailed m;
+  m.round = r.u64();
+  m.attempt = r.u32();
+  m.reason = r.string(kMaxTextBytes);
+  if (r.boolean()) m.suspect = key(r);
+  r.expect_end();
+  return m;
+}
+
+std::vector<std::byte> encode(const Commit& m) {
+  ByteWriter w = start(m.kType);
+  w.u64(m.round);
+  w.u32(m.attempt);
+  w.bytes(m.state_hash);
+  return w.finish();
+}
+
+template <>
+Commit decode<Commit>(std::span<const std::byte> body) {
+  ByteReader r = open(body, Commit::kType);
+  Commit m;
+  m.round = r.u64();
+  m.attempt = r.u32();
+  m.state_hash = digest(r);
+  r.expect_end();
+  return m;
+}
+
+std::vector<std::byte> encode(const AbortRound& m) {
+  ByteWriter w = start(m.kType);
+  w.u64(m.round);
+  w.u32(m.attempt);
+  text(w, m.reason, kMaxTextBytes);
+  w.boolean(m.retry);
+  return w.finish();
+}
+
+template <>
+AbortRound decode<AbortRound>(std::span<const std::byte> body) {
+  ByteReader r = open(body, AbortRound::kType);
+  AbortRound m;
+  m.round = r.u64();
+  m.attempt = r.u32();
+  m.reason = r.string(kMaxTextBytes);
+  m.retry = r.boolean();
+  r.expect_end();
+  return m;
+}
+
+std::vector<std::byte> encode(const Resync& m) {
+  LOCO_ASSERT(m.donors.size() <= kMaxDonors, "a resync names at most kMaxDonors donors");
+  ByteWriter w = start(m.kType);
+  w.u64(m.round);
+  w.bytes(m.state_hash);
+  w.u32(static_cast<std::uint32_t>(m.donors.size()));
+  for (const Donor& d : m.donors) {
+    key(w, d.key);
+    text(w, d.address, kMaxAddressBytes);
+  }
+  return w.finish();
+}
+
+template <>
+Resync decode<Resync>(std::span<const std::byte> body) {
+  ByteReader r = open(body, Resync::kType);
+  Resync m;
+  m.round = r.u64();
+  m.state_hash = digest(r);
+  const std::size_t n = r.count(kMaxDonors, kMinDonorBytes);
+  m.donors.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    Donor d;
+    d.key = key(r);
+    d.address = r.string(kMaxAddressBytes);
+    m.donors.push_back(std::move(d));
+  }
+  r.expect_end();
+  return m;
+}
+
+std::vector<std::byte> encode(const StateReport& m) {
+  ByteWriter w = start(m.kType);
+  w.u64(m.round);
+  w.bytes(m.state_hash);
+  return w.finish();
+}
+
+template <>
+StateReport decode<StateReport>(std::span<const std::byte> body) {
+  ByteReader r = open(body, StateReport::kType);
+  StateReport m;
+  m.round = r.u64();
+  m.state_hash = digest(r);
+  r.expect_end();
+  return m;
+}
+
+std::vector<std::byte> encode(const MisbehaviourReport& m) {
+  ByteWriter w = start(m.kType);
+  key(w, m.suspect);
+  text(w, m.reason, kMaxTextBytes);
+  return w.finish();
+}
+
+template <>
+MisbehaviourReport decode<MisbehaviourReport>(std::span<const std::byte> body) {
+  ByteReader r = open(body, MisbehaviourReport::kType);
+  MisbehaviourReport m;
+  m.suspect = key(r);
+  m.reason = r.string(kMaxTextBytes);
+  r.expect_end();
+  return m;
+}
+
+std::vector<std::byte> encode_signed_view(const View& view, const secure::KeyPair& tracker,
+                                          std::string_view run_id) {
+  ByteWriter body;
+  view_body(body, view);
+  const std::vector<std::byte> view_bytes = body.finish();
+  const secure::Signature signature = tracker.sign(as_u8(signed_bytes(view_bytes, run_id)));
+  ByteWriter w = start(View::kType);
+  w.bytes(view_bytes);
+  w.bytes(signature);
+  return w.finish();
+}
+
+View open_signed_view(std::span<const std::byte> body, const secure::PublicKey& tracker,
+                      std::string_view run_id) {
+  ByteReader r = open(body, View::kType);
+  const std::span<const std::byte> rest = r.rest();
+  secure::Signature signature{};
+  if (rest.size() < signature.size()) r.fail("no room for its signature");
+  const auto view_bytes = rest.first(rest.size() - signature.size());
+  std::memcpy(signature.data(), rest.data() + view_bytes.size(), signature.size());
+  if (!secure::verify(tracker, as_u8(signed_bytes(view_bytes, run_id)), signature))
+    throw Error(ErrorCategory::crypto,
+                "a membership view whose signature does not verify under the pinned tracker key "
+                "for this run: forged, altered, or from another run");
+  ByteReader fields(view_bytes, info(View::kType).name);
+  View view = view_body(fields);
+  fields.expect_end();
+  return view;
+}
+
+}  // namespace loco::proto

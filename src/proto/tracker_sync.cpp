@@ -1,0 +1,102 @@
+// TrackerCore shared-state registry: which members hold the run's current state, resyncs with
+// donors spread over the members that hold it, and how a restarted tracker settles on the state
+// its peers actually hold.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "loco/proto/tracker_core.hpp"
+
+namespace loco::proto {
+
+bool TrackerCore::in_sync(const MemberRecord& m) const {
+  return genesis_ && m.state_round == committed_round_ && m.state_hash == committed_hash_;
+}
+
+bool TrackerCore::someone_in_sync() const {
+  return std::any_of(members_.begin(), members_.end(),
+                     [&](const auto& entry) { return in_sync(entry.second); });
+}
+
+void TrackerCore::handle_state_report(TimePoint now, const PeerKey& from,
+                                      const StateReport& report) {
+  MemberRecord& m = members_.at(from);
+  m.state_round = report.round;
+  m.state_hash = report.state_hash;
+  if (in_sync(m)) {
+    m.resyncing = false;
+    event(TrackerEvent::Kind::notice, from,
+          fmt::format("back in sync at round {}", committed_round_));
+    try_form(now);
+    return;
+  }
+  send_resync(from);  // fetched an old state (a round committed meanwhile) or a wrong one
+}
+
+void TrackerCore::resync_out_of_sync(TimePoint /*now*/) {
+  for (auto& [key, m] : members_)
+    if (!in_sync(m)) send_resync(key);
+}
+
+void TrackerCore::send_resync(const PeerKey& peer) {
+  MemberRecord& m = members_.at(peer);
+  m.resyncing = true;
+  ready_.erase(peer);
+  send(peer,
+       Resync{
+           .round = committed_round_, .state_hash = committed_hash_, .donors = pick_donors(peer)});
+}
+
+// The in-sync members that have served fewest resyncs, so that no single donor serves every
+// newcomer; ties go by key, so the choice is reproducible.
+std::vector<Donor> TrackerCore::pick_donors(const PeerKey& newcomer) {
+  std::vector<MemberRecord*> candidates;
+  for (auto& [key, m] : members_)
+    if (key != newcomer && in_sync(m) && !m.resyncing) candidates.push_back(&m);
+  const std::size_t n =
+      std::min<std::size_t>({candidates.size(), config_.donors_per_resync, kMaxDonors});
+  std::partial_sort(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(n),
+                    candidates.end(), [](const MemberRecord* a, const MemberRecord* b) {
+                      return a->donor_load != b->donor_load ? a->donor_load < b->donor_load
+                                                            : a->member.key < b->member.key;
+                    });
+  std::vector<Donor> donors;
+  for (std::size_t i = 0; i < n; ++i) {
+    ++candidates[i]->donor_load;
+    donors.push_back(
+        Donor{.key = candidates[i]->member.key, .address = candidates[i]->member.address});
+  }
+  return donors;
+}
+
+// When no live member holds the committed state (every holder left, or a restarted tracker whose
+// last commit never reached its peers), the run goes on from the newest state the live members
+// hold, the one most of them hold among equals, rather than waiting forever. A restarted tracker
+// first gives its peers reconcile_after_ to come back.
+void TrackerCore::reconcile(TimePoint now) {
+  if (members_.empty() || someone_in_sync() || now < reconcile_after_ || attempt_) return;
+  std::map<std::pair<std::uint64_t, Digest>, std::size_t> holders;
+  for (const auto& [key, m] : members_) ++holders[{m.state_round, m.state_hash}];
+  const auto best = std::max_element(holders.begin(), holders.end(), [](auto& a, auto& b) {
+    return a.first.first != b.first.first ? a.first.first < b.first.first : a.second < b.second;
+  });
+  const auto [round, hash] = best->first;
+  event(TrackerEvent::Kind::notice, std::nullopt,
+        fmt::format("no live peer holds round {} (state {}): the run goes on from round {} (state "
+                    "{}), held by {} peer(s)",
+                    committed_round_, to_hex(committed_hash_).substr(0, 12), round,
+                    to_hex(hash).substr(0, 12), best->second));
+  committed_round_ = round;
+  committed_hash_ = hash;
+  ready_.clear();
+  first_ready_ = kNever;
+  previous_group_.clear();
+  event(TrackerEvent::Kind::state_changed, std::nullopt,
+        fmt::format("settled on round {}", committed_round_));
+  for (auto& [key, m] : members_)
+    if (in_sync(m)) m.resyncing = false;
+  resync_out_of_sync(now);
+}
+
+}  // namespace loco::proto

@@ -1,0 +1,430 @@
+// The tracker core and the peer-side client against each other in virtual time: admission,
+// membership, signed views, the quorum rule, commit, abort and retry, resync and restart. Every
+// timing assertion is exact, since the clock is the test's.
+
+#include "loco/proto/tracker_core.hpp"
+
+#include <gtest/gtest.h>
+
+#include "loco/core/error.hpp"
+#include "tracker_harness.hpp"
+
+namespace loco::proto {
+namespace {
+
+using namespace testing;
+using Kind = ClientEvent::Kind;
+
+TEST(TrackerCore, EachAdmissionPolicyAdmitsOrRefusesWithAReason) {
+  {
+    Harness h;
+    h.config.admission = {.kind = AdmissionPolicy::Kind::token, .token = "s3cret", .allowed = {}};
+    h.start();
+    JoinRequest wrong = h.join_request(1);
+    wrong.credential = "guess";
+    h.add(1, wrong);
+    h.connect(1);
+    const auto refused = h.last(1, Kind::refused);
+    ASSERT_TRUE(refused);
+    EXPECT_NE(refused->text.find("join token is not this run's"), std::string::npos);
+    EXPECT_FALSE(h.peers.at(1).connected) << "a refused peer is disconnected";
+    JoinRequest right = h.join_request(2);
+    right.credential = "s3cret";
+    h.add(2, right);
+    h.connect(2);
+    EXPECT_TRUE(h.last(2, Kind::joined));
+    h.join(3);  // no token at all
+    EXPECT_NE(h.last(3, Kind::refused)->text.find("needs a join token"), std::string::npos);
+  }
+  {
+    Harness h;
+    h.config.admission = {
+        .kind = AdmissionPolicy::Kind::allowlist, .token = {}, .allowed = {key(1).public_key()}};
+    h.start();
+    h.join(1);
+    h.join(2);
+    EXPECT_TRUE(h.last(1, Kind::joined));
+    EXPECT_NE(h.last(2, Kind::refused)->text.find("admits listed keys only"), std::string::npos);
+  }
+  {
+    Harness h;  // open
+    h.start();
+    h.join(1);
+    EXPECT_TRUE(h.last(1, Kind::joined));
+  }
+}
+
+TEST(TrackerCore, ARefusalNamesTheSettingOrGenesisThatDiffers) {
+  Harness h;
+  h.start();
+  h.join(1);
+  JoinRequest other = h.join_request(2);
+  other.settings[1].value = "2";
+  h.add(2, other);
+  h.connect(2);
+  EXPECT_NE(h.last(2, Kind::refused)
+                ->text.find("setting seed differs: this peer has 2, the run "
+                            "has 1"),
+            std::string::npos);
+  JoinRequest drifted = h.join_request(3);
+  drifted.genesis = digest_of(7);
+  h.add(3, drifted);
+  h.connect(3);
+  EXPECT_NE(h.last(3, Kind::refused)->text.find("initial state has hash"), std::string::npos);
+}
+
+TEST(TrackerCore, ASilentPeerIsEvictedExactlyAtTheTimeout) {
+  Harness h;
+  h.start();
+  h.join(1);
+  h.join(2);
+  h.run_for(5s);
+  // Peer 2 falls silent at t = 5 s (its process hangs; the connection stays up).
+  h.peers.at(2).connected = false;
+  const TimePoint silent_since = h.now;
+  h.run_for(30s);
+  const auto left = h.tracker_events_of(TrackerEvent::Kind::left);
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].peer, key(2).public_key());
+  EXPECT_NE(left[0].text.find("evicted: silent for 10 s"), std::string::npos);
+  // The eviction happened exactly 10 s after the last message (its last heartbeat was at 4 s).
+  TimePoint evicted_at{};
+  for (const auto& [t, e] : h.tracker_events)
+    if (e.kind == TrackerEvent::Kind::left) evicted_at = t;
+  EXPECT_EQ(evicted_at, silent_since - 1s + 10s);
+  EXPECT_EQ(h.tracker->status(h.now).members.size(), 1u) << "peer 1 heartbeats and stays";
+}
+
+TEST(TrackerCore, MembershipChangesStartNewEpochsWithSignedViews) {
+  Harness h;
+  h.start();
+  h.join(1);
+  ASSERT_TRUE(h.last(1, Kind::view));
+  const std::uint64_t first = h.last(1, Kind::view)->view.epoch;
+  h.join(2);
+  h.run_for(1s);  // views are coalesced: the broadcast comes within view_interval
+  const auto v = h.last(1, Kind::view)->view;
+  EXPECT_GT(v.epoch, first);
+  EXPECT_EQ(v.members.size(), 2u);
+  EXPECT_TRUE(h.peers.at(1).client->is_member(key(2).public_key()));
+  h.disconnect(2);
+  h.run_for(1s);
+  EXPECT_FALSE(h.peers.at(1).client->is_member(key(2).public_key()));
+}
+
+TEST(TrackerCore, APeerRejectsAForgedOrStaleView) {
+  Harness h;
+  h.start();
+  h.join(1);
+  TrackerClient& client = *h.peers.at(1).client;
+  const View current = client.view();
+  // Forged: signed by another key.
+  View forged = current;
+  forged.epoch += 10;
+  forged.members.push_back(
+      Member{.key = key(66).public_key(), .address = "6.6.6.6:1", .shard = 0, .upload_bps = 1});
+  client.on_message(h.now, static_cast<std::uint16_t>(MessageType::view),
+                    encode_signed_view(forged, key(66), h.config.run_id));
+  auto e = client.poll_event();
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind, Kind::tracker_error);
+  EXPECT_NE(e->text.find("does not verify"), std::string::npos);
+  // Signed for another run.
+  client.on_message(h.now, static_cast<std::uint16_t>(MessageType::view),
+                    encode_signed_view(forged, h.tracker_key, "other-run"));
+  EXPECT_EQ(client.poll_event()->kind, Kind::tracker_error);
+  // Stale: the tracker's own signature, but an older epoch.
+  View stale = current;
+  stale.epoch -= 1;
+  stale.members.clear();
+  client.on_message(h.now, static_cast<std::uint16_t>(MessageType::view),
+                    encode_signed_view(stale, h.tracker_key, h.config.run_id));
+  EXPECT_FALSE(client.poll_event()) << "a stale view is ignored";
+  EXPECT_EQ(client.view(), current);
+  EXPECT_FALSE(client.is_member(key(66).public_key()));
+}
+
+TEST(TrackerCore, FastPathFormsAtOnceWhenThePreviousGroupIsReady) {
+  Harness h;
+  h.start();
+  for (std::uint8_t n = 1; n <= 3; ++n) h.join(n);
+  h.ready(1);
+  h.ready(2);
+  EXPECT_FALSE(h.last(1, Kind::group)) << "peer 3 is live and in sync: wait for it";
+  h.ready(3);
+  const auto g = h.last(1, Kind::group);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->group.round, 1u);
+  EXPECT_EQ(g->group.attempt, 1u);
+  EXPECT_EQ(g->group.members.size(), 3u);
+  EXPECT_EQ(h.last(3, Kind::group)->group.members, g->group.members) << "one ring order for all";
+  h.finish_round();
+  EXPECT_EQ(h.last(2, Kind::commit)->commit.round, 1u);
+  EXPECT_EQ(h.tracker->snapshot().committed_round, 1u);
+}
+
+TEST(TrackerCore, TimedQuorumWaitsTheJoinTimeoutFromTheFirstReady) {
+  Harness h;
+  h.config.join_timeout = 20s;
+  h.config.eviction_timeout = 600s;  // nobody is evicted in this test
+  h.start();
+  for (std::uint8_t n = 1; n <= 4; ++n) h.join(n);
+  for (std::uint8_t n = 1; n <= 4; ++n) h.ready(n);
+  h.finish_round();  // round 1, all four: the previous group
+  h.run_for(1s);
+  const TimePoint first = h.now;
+  h.ready(1);
+  h.run_for(3s);
+  h.ready(2);
+  h.ready(3);  // 3 of 4 ready, more than half: forms at first + 20 s, not before
+  h.run_until(first + 20s - 1ns);
+  EXPECT_EQ(h.last(1, Kind::group)->group.round, 1u) << "no group for round 2 yet";
+  h.run_until(first + 20s);
+  const auto g = h.last(1, Kind::group)->group;
+  EXPECT_EQ(g.round, 2u);
+  EXPECT_EQ(g.members.size(), 3u);
+}
+
+TEST(TrackerCore, NoGroupBelowMinPeersOrWithoutAMajority) {
+  Harness h;
+  h.config.min_peers = 2;
+  h.config.join_timeout = 5s;
+  h.start();
+  h.join(1);
+  h.ready(1);
+  h.run_for(60s);
+  EXPECT_FALSE(h.last(1, Kind::group)) << "1 ready < min_peers 2";
+  for (std::uint8_t n = 2; n <= 5; ++n) h.join(n);
+  h.ready(2);  // 2 of 5 ready: at least min_peers, but not more than half
+  h.run_for(60s);
+  EXPECT_FALSE(h.last(1, Kind::group));
+  h.ready(3);  // 3 of 5: forms once the join timeout has passed since peer 1 was ready
+  h.run_for(1s);
+  EXPECT_EQ(h.last(1, Kind::group)->group.members.size(), 3u);
+}
+
+TEST(TrackerCore, AMemberLostMidRoundAbortsAndTheSurvivorsRetry) {
+  Harness h;
+  h.start();
+  for (std::uint8_t n = 1; n <= 4; ++n) h.join(n);
+  for (std::uint8_t n = 1; n <= 4; ++n) h.ready(n);
+  ASSERT_EQ(h.last(1, Kind::group)->group.attempt, 1u);
+  h.disconnect(3);
+  const auto abort = h.last(1, Kind::abort_round);
+  ASSERT_TRUE(abort);
+  EXPECT_TRUE(abort->abort.retry);
+  const auto retry = h.last(1, Kind::group)->group;
+  EXPECT_EQ(retry.round, 1u);
+  EXPECT_EQ(retry.attempt, 2u);
+  EXPECT_EQ(retry.members.size(), 3u);
+  EXPECT_EQ(std::count(retry.members.begin(), retry.members.end(), key(3).public_key()), 0);
+  h.finish_round();
+  EXPECT_EQ(h.last(4, Kind::commit)->commit.attempt, 2u);
+}
+
+TEST(TrackerCore, AReportedSuspectIsLeftOutOfTheRetry) {
+  Harness h;
+  h.start();
+  for (std::uint8_t n = 1; n <= 3; ++n) h.join(n);
+  for (std::uint8_t n = 1; n <= 3; ++n) h.ready(n);
+  const auto g = h.last(1, Kind::group)->group;
+  h.peers.at(1).client->round_failed(RoundFailed{.round = g.round,
+                                                 .attempt = g.attempt,
+                                                 .reason = "its chunk held NaN",
+                                                 .suspect = key(2).public_key()});
+  h.pump();
+  const auto retry = h.last(1, Kind::group)->group;
+  EXPECT_EQ(retry.attempt, 2u);
+  EXPECT_EQ(retry.members.size(), 2u);
+  EXPECT_TRUE(h.last(2, Kind::abort_round)) << "the suspect hears the round went on without it";
+  EXPECT_FALSE(h.tracker_events_of(TrackerEvent::Kind::misbehaved).empty());
+}
+
+TEST(TrackerCore, BelowMinPeersTheSurvivorsKeepTrainingAndTryAgain) {
+  Harness h;
+  h.config.min_peers = 2;
+  h.start();
+  h.join(1);
+  h.join(2);
+  h.ready(1);
+  h.ready(2);
+  h.disconnect(2);
+  const auto abort = h.last(1, Kind::abort_round);
+  ASSERT_TRUE(abort);
+  EXPECT_FALSE(abort->abort.retry);
+  EXPECT_EQ(h.count(1, Kind::group), 1u);
+  h.join(2);
+  h.ready(1);
+  h.ready(2);
+  EXPECT_EQ(h.last(1, Kind::group)->group.round, 1u);
+  EXPECT_EQ(h.count(1, Kind::group), 2u);
+}
+
+TEST(TrackerCore, AGroupThatMissesTheRoundTimeoutDropsItsStragglers) {
+  Harness h;
+  h.config.round_timeout = 60s;
+  h.config.eviction_timeout = 600s;
+  h.start();
+  for (std::uint8_t n = 1; n <= 3; ++n) h.join(n);
+  for (std::uint8_t n = 1; n <= 3; ++n) h.ready(n);
+  const auto g = h.last(1, Kind::group)->group;
+  const TimePoint formed = h.now;
+  for (std::uint8_t n : {1, 2})
+    h.peers.at(n).client->round_done(
+        RoundDone{.round = 1, .attempt = g.attempt, .state_hash = digest_of(1)});
+  h.pump();
+  h.run_until(formed + 60s);
+  const auto retry = h.last(1, Kind::group)->group;
+  EXPECT_EQ(retry.attempt, 2u);
+  EXPECT_EQ(retry.members.size(), 2u) << "peer 3 never reported: left out";
+}
+
+TEST(TrackerCore, TheMajorityHashIsCommittedAndTheMinorityResyncs) {
+  Harness h;
+  h.start();
+  for (std::uint8_t n = 1; n <= 3; ++n) h.join(n);
+  for (std::uint8_t n = 1; n <= 3; ++n) h.ready(n);
+  h.finish_round({{3, digest_of(99)}}, digest_of(5));
+  EXPECT_EQ(h.last(1, Kind::commit)->commit.state_hash, digest_of(5));
+  const auto resync = h.last(3, Kind::resync);
+  ASSERT_TRUE(resync) << "peer 3 computed another state";
+  EXPECT_EQ(resync->resync.round, 1u);
+  EXPECT_EQ(resync->resync.state_hash, digest_of(5));
+  EXPECT_EQ(resync->resync.donors.size(), 2u);
+  EXPECT_FALSE(h.last(1, Kind::resync));
+}
+
+TEST(TrackerCore, NewcomersGetDonorsSpreadOverTheMembersThatHoldTheState) {
+  Harness h;
+  h.config.donors_per_resync = 1;
+  h.start();
+  for (std::uint8_t n = 1; n <= 3; ++n) h.join(n);
+  for (std::uint8_t n = 1; n <= 3; ++n) h.ready(n);
+  h.finish_round();
+  std::map<PeerKey, int> served;
+  for (std::uint8_t n = 10; n < 16; ++n) {
+    h.join(n);
+    const auto r = h.last(n, Kind::resync);
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->resync.donors.size(), 1u);
+    ++served[r->resync.donors[0].key];
+  }
+  ASSERT_EQ(served.size(), 3u) << "every holder serves";
+  for (const auto& [k, c] : served) EXPECT_EQ(c, 2);
+  // A newcomer back in sync is a donor and may join the next round.
+  h.peers.at(10).client->set_state(1, digest_of(1));
+  h.peers.at(10).client->state_report();
+  h.pump();
+  const auto members = h.tracker->status(h.now).members;
+  const auto ten = std::find_if(members.begin(), members.end(), [](const MemberStatus& m) {
+    return m.public_key == secure::to_hex(key(10).public_key());
+  });
+  ASSERT_NE(ten, members.end());
+  EXPECT_TRUE(ten->in_sync);
+}
+
+TEST(TrackerCore, UpdatesThatAreNotFiniteOrFarAboveTheMedianAreRefused) {
+  Harness h;
+  h.start();
+  for (std::uint8_t n = 1; n <= 5; ++n) h.join(n);
+  h.ready(1, 1.0f);
+  h.ready(2, 1.2f);
+  h.ready(3, 0.9f);
+  h.ready(4, 1000.0f);
+  h.ready(5, std::numeric_limits<float>::quiet_NaN());
+  h.run_for(60s);
+  const auto g = h.last(1, Kind::group);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->group.members.size(), 3u);
+  EXPECT_NE(h.last(4, Kind::abort_round)->abort.reason.find("1000.0x the group's median"),
+            std::string::npos);
+  EXPECT_NE(h.last(5, Kind::abort_round)->abort.reason.find("not finite"), std::string::npos);
+  EXPECT_EQ(h.tracker_events_of(TrackerEvent::Kind::misbehaved).size(), 2u);
+}
+
+TEST(TrackerCore, AMalformedMessageCutsOffThatPeerOnly) {
+  Harness h;
+  h.start();
+  h.join(1);
+  h.join(2);
+  const std::byte junk[] = {std::byte{1}, std::byte{2}};
+  h.tracker->on_message(h.now, key(1).public_key(),
+                        static_cast<std::uint16_t>(MessageType::heartbeat), junk);
+  h.tracker->on_message(h.now, key(1).public_key(), 0x7777, junk);
+  h.pump();
+  const auto bad = h.tracker_events_of(TrackerEvent::Kind::misbehaved);
+  ASSERT_FALSE(bad.empty());
+  EXPECT_NE(bad[0].text.find("sent a bad heartbeat: heartbeat is malformed"), std::string::npos)
+      << bad[0].text;
+  EXPECT_FALSE(h.peers.at(1).connected);
+  EXPECT_TRUE(h.peers.at(2).connected);
+  h.run_for(30s);
+  EXPECT_EQ(h.tracker->status(h.now).members.size(), 1u) << "peer 2 is still served";
+  // A stranger's messages other than a join are refused too.
+  h.tracker->on_message(h.now, key(99).public_key(), static_cast<std::uint16_t>(MessageType::ready),
+                        encode(Ready{.round = 1, .update_norm = 1, .base_hash = {}}));
+  EXPECT_NE(h.tracker->poll_event()->text.find("without having joined"), std::string::npos);
+}
+
+TEST(TrackerCore, ARestartedTrackerContinuesTheRunWithTheNextRound) {
+  Harness h;
+  h.start();
+  for (std::uint8_t n = 1; n <= 3; ++n) h.join(n);
+  for (int round = 1; round <= 2; ++round) {
+    for (std::uint8_t n = 1; n <= 3; ++n) h.ready(n);
+    h.finish_round({}, digest_of(static_cast<std::uint64_t>(round)));
+  }
+  ASSERT_TRUE(h.saved);
+  EXPECT_EQ(h.saved->committed_round, 2u);
+  const std::uint64_t epoch_before = h.last(1, Kind::view)->view.epoch;
+  // Crash: a new core from the saved state; the peers reconnect with the state they hold.
+  const TrackerSnapshot restored = decode_snapshot(encode(*h.saved), "state");
+  EXPECT_EQ(restored, *h.saved);
+  h.start(restored);
+  for (std::uint8_t n = 1; n <= 3; ++n) {
+    h.peers.at(n).client->on_disconnect(h.now);
+    h.connect(n);
+    EXPECT_TRUE(h.last(n, Kind::joined));
+    EXPECT_FALSE(h.last(n, Kind::resync)) << "it holds the committed state";
+  }
+  EXPECT_GT(h.last(1, Kind::view)->view.epoch, epoch_before) << "peers take the new views";
+  for (std::uint8_t n = 1; n <= 3; ++n) h.ready(n);
+  EXPECT_EQ(h.last(1, Kind::group)->group.round, 3u);
+}
+
+TEST(TrackerCore, ASnapshotFromAnotherRunOrSettingsIsRefused) {
+  Harness h;
+  h.start();
+  TrackerSnapshot s = h.tracker->snapshot();
+  s.run_id = "another";
+  EXPECT_THROW(TrackerCore(h.config, h.tracker_key, s, h.now), Error);
+  s = h.tracker->snapshot();
+  h.config.settings[0].value = "gpt-6l";
+  EXPECT_THROW(TrackerCore(h.config, h.tracker_key, s, h.now), Error);
+}
+
+TEST(TrackerSnapshot, ADamagedFileIsRefused) {
+  TrackerSnapshot s{.run_id = "r",
+                    .settings_digest = digest_of(3),
+                    .genesis = digest_of(4),
+                    .epoch = 9,
+                    .committed_round = 12,
+                    .committed_hash = digest_of(5),
+                    .history = {RoundRecord{.round = 12,
+                                            .unix_ms = 1,
+                                            .group_size = 4,
+                                            .mean_loss = 2.5f,
+                                            .state_hash = digest_of(5)}}};
+  auto bytes = encode(s);
+  EXPECT_EQ(decode_snapshot(bytes, "f"), s);
+  for (std::size_t i = 0; i < bytes.size(); i += 7) {
+    auto damaged = bytes;
+    damaged[i] ^= std::byte{0x10};
+    EXPECT_THROW(decode_snapshot(damaged, "f"), Error) << "byte " << i;
+  }
+  for (std::size_t n = 0; n < bytes.size(); n += 5)
+    EXPECT_THROW(decode_snapshot(std::span(bytes).first(n), "f"), Error) << n << " bytes";
+}
+
+}  // namespace
+}  // namespace loco::proto

@@ -1,0 +1,131 @@
+// Every tracker message round-trips, and every malformed body is refused with Error(format)
+// before anything is allocated from its counts.
+
+#include "loco/proto/tracker_messages.hpp"
+
+#include <gtest/gtest.h>
+
+#include "loco/core/byte_io.hpp"
+#include "loco/core/error.hpp"
+#include "tracker_harness.hpp"
+
+namespace loco::proto {
+namespace {
+
+using testing::digest_of;
+using testing::key;
+
+template <typename M>
+void expect_refused_when_damaged(const std::vector<std::byte>& body) {
+  for (std::size_t n = 0; n < body.size(); ++n)
+    EXPECT_THROW(decode<M>(std::span(body).first(n)), Error) << "truncated to " << n;
+  auto trailing = body;
+  trailing.push_back(std::byte{0});
+  EXPECT_THROW(decode<M>(trailing), Error) << "trailing byte";
+  auto version = body;
+  version[0] = std::byte{99};
+  try {
+    decode<M>(version);
+    ADD_FAILURE() << "version 99 accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("different loco releases"), std::string::npos);
+  }
+}
+
+TEST(TrackerMessages, JoinRequestRoundTripsAndRefusesDamage) {
+  JoinRequest m{.software = "loco 0.1.0",
+                .listen_address = "10.0.0.1:7701",
+                .upload_bps = 123,
+                .credential = "token",
+                .settings = testing::run_settings(),
+                .genesis = digest_of(1),
+                .state_round = 5,
+                .state_hash = digest_of(2)};
+  const auto body = encode(m);
+  const JoinRequest back = decode<JoinRequest>(body);
+  EXPECT_EQ(back.listen_address, m.listen_address);
+  EXPECT_EQ(back.settings, m.settings);
+  EXPECT_EQ(back.state_hash, m.state_hash);
+  EXPECT_EQ(back.credential, "token");
+  expect_refused_when_damaged<JoinRequest>(body);
+}
+
+TEST(TrackerMessages, EveryMessageRoundTrips) {
+  const auto g =
+      decode<Group>(encode(Group{.round = 3,
+                                 .attempt = 2,
+                                 .epoch = 9,
+                                 .members = {key(1).public_key(), key(2).public_key()}}));
+  EXPECT_EQ(g.members.size(), 2u);
+  EXPECT_EQ(g.members[1], key(2).public_key());
+  const auto f = decode<RoundFailed>(encode(
+      RoundFailed{.round = 1, .attempt = 1, .reason = "nan", .suspect = key(3).public_key()}));
+  EXPECT_EQ(f.suspect, key(3).public_key());
+  const auto r = decode<Resync>(encode(
+      Resync{.round = 4, .state_hash = digest_of(4), .donors = {{key(1).public_key(), "a:1"}}}));
+  EXPECT_EQ(r.donors[0].address, "a:1");
+  const auto h = decode<Heartbeat>(encode(Heartbeat{.state_round = 1,
+                                                    .inner_step = 2,
+                                                    .loss = 3.5f,
+                                                    .tokens_per_s = 4,
+                                                    .bytes_sent = 5,
+                                                    .bytes_received = 6,
+                                                    .network_wait_s = 7}));
+  EXPECT_EQ(h.loss, 3.5f);
+  EXPECT_EQ(h.bytes_received, 6u);
+  const auto reply = decode<JoinReply>(encode(JoinReply{.accepted = true,
+                                                        .refusal = {},
+                                                        .shard_index = 3,
+                                                        .shard_count = 8,
+                                                        .heartbeat_ms = 2000,
+                                                        .eviction_ms = 10000}));
+  EXPECT_EQ(reply.shard_index, 3u);
+  expect_refused_when_damaged<Group>(
+      encode(Group{.round = 1, .attempt = 1, .epoch = 1, .members = {key(1).public_key()}}));
+  expect_refused_when_damaged<Resync>(encode(
+      Resync{.round = 4, .state_hash = digest_of(4), .donors = {{key(1).public_key(), "a:1"}}}));
+}
+
+TEST(TrackerMessages, CountsAreCheckedBeforeAllocating) {
+  // A group that claims 4 billion members in a 20-byte body.
+  ByteWriter w;
+  w.u8(1);
+  w.u64(1);
+  w.u32(1);
+  w.u64(1);
+  w.u32(0xffffffff);
+  const auto body = w.finish();
+  try {
+    decode<Group>(body);
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::format);
+    EXPECT_NE(std::string(e.what()).find("round group is malformed"), std::string::npos);
+  }
+  const JoinReply bad_shard{.accepted = true,
+                            .refusal = {},
+                            .shard_index = 8,
+                            .shard_count = 8,
+                            .heartbeat_ms = 1,
+                            .eviction_ms = 1};
+  EXPECT_THROW(decode<JoinReply>(encode(bad_shard)), Error);
+}
+
+TEST(TrackerMessages, ASignedViewOpensOnlyUnderThePinnedKeyAndRun) {
+  const auto tracker = key(50);
+  const View v{.epoch = 7,
+               .members = {Member{
+                   .key = key(1).public_key(), .address = "h:1", .shard = 2, .upload_bps = 3}}};
+  const auto body = encode_signed_view(v, tracker, "run");
+  EXPECT_EQ(open_signed_view(body, tracker.public_key(), "run"), v);
+  EXPECT_THROW(open_signed_view(body, key(51).public_key(), "run"), Error);
+  EXPECT_THROW(open_signed_view(body, tracker.public_key(), "other"), Error);
+  for (std::size_t i = 1; i < body.size(); ++i) {
+    auto altered = body;
+    altered[i] ^= std::byte{1};
+    EXPECT_THROW(open_signed_view(altered, tracker.public_key(), "run"), Error) << "byte " << i;
+  }
+}
+
+}  // namespace
+}  // namespace loco::proto
