@@ -16,11 +16,7 @@ int main(int argc, char** argv) {
   loco::cli::KeygenOptions keygen;
   loco::cli::add_keygen_command(app, keygen);
   loco::tracker::TrackerOptions tracker;
-  app.add_option("--tracker.listen", tracker.listen,
-                 "Address to listen on (host:port; port 0: any)")
-      ->capture_default_str();
-  app.add_option("--tracker.key", tracker.key_file, "The tracker's identity key file (keygen)");
-  app.add_option("--run.id", tracker.run_id, "The training run's id; peers must use the same");
+  loco::tracker::add_tracker_options(app, tracker);
   if (auto exit_code = loco::cli::parse(app, argc, argv)) return *exit_code;
 
   loco::init_logging(common.log_level, common.log_format);

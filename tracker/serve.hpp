@@ -1,22 +1,13 @@
 #pragma once
-// The tracker service as it stands: listens, authenticates every peer's connection for the run
-// (the handshake of docs/PROTOCOL.md, under the tracker's pinned identity), and keeps the
-// connections until they close. Membership, rounds and admission credentials are not built
-// yet: any identity is let through the handshake, and a peer that sends a message is told
-// nothing and disconnected.
+// loco-tracker's service: the tracker of one training run (proto/tracker_core.hpp driven by
+// tracker_service.hpp over the network), started from its options, until SIGINT or SIGTERM.
 
-#include <string>
+#include "tracker_options.hpp"
 
 namespace loco::tracker {
 
-struct TrackerOptions {
-  std::string listen = "0.0.0.0:7700";
-  std::string key_file;
-  std::string run_id;
-};
-
-// Runs until SIGINT or SIGTERM. Prints "listening on ADDRESS as PUBLIC-KEY" on stdout once
-// ready. Returns the process exit code; a bad option or key file is logged and gives 1.
+// Prints "listening on ADDRESS as PUBLIC-KEY" on stdout once ready. Returns the process exit
+// code; a bad option, key file or state file is logged and gives 1.
 int serve(const TrackerOptions& options);
 
 }  // namespace loco::tracker

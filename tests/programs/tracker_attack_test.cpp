@@ -14,9 +14,9 @@
 #include <sstream>
 #include <string>
 
-#include "../support/child_process.hpp"
 #include "../support/raw_peer.hpp"
 #include "../support/temp_dir.hpp"
+#include "../support/tracker_process.hpp"
 #include "loco/net/stream_hello.hpp"
 #include "loco/net/stripe_layout.hpp"
 #include "loco/secure/identity.hpp"
@@ -28,9 +28,10 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 using Bytes = std::vector<std::byte>;
 
-std::string program(const char* name) {
-  return std::string(LOCO_BIN_DIR) + "/" + name;
-}
+using test::program;
+
+// A type the tracker accepts at this size (a join request), so the first chunk is taken in.
+constexpr std::uint16_t kJoin = 0x0101;
 
 // A RawPeer on a blocking socket: connects, completes the handshake and the bundle hello
 // (one stream), and then sends whatever frames the test seals.
@@ -85,36 +86,23 @@ class Attacker {
 class TrackerUnderAttack : public ::testing::Test {
  protected:
   void SetUp() override {
-    secure::write_key_file(dir_ / "tracker.key", tracker_key_, false);
     secure::write_key_file(dir_ / "peer.key", secure::KeyPair::generate(), false);
-    tracker_ = std::make_unique<test::ChildProcess>(
-        std::vector<std::string>{program("loco-tracker"), "--tracker.key",
-                                 (dir_ / "tracker.key").string(), "--run.id", "run-a",
-                                 "--tracker.listen", "127.0.0.1:0"},
-        dir_ / "tracker.log");
-    const std::string line = tracker_->read_line();  // "listening on 127.0.0.1:PORT as KEY"
-    const auto colon = line.find("127.0.0.1:");
-    const auto as = line.find(" as ");
-    ASSERT_TRUE(colon != std::string::npos && as != std::string::npos) << line;
-    port_ = line.substr(colon + 10, as - colon - 10);
+    tracker_ = std::make_unique<test::TrackerProcess>(dir_.path(), "run-a");
+    ASSERT_TRUE(tracker_->started()) << tracker_->log();
+    port_ = tracker_->port();
   }
 
   // The tracker process is still running and an honest peer still gets through.
   void expect_tracker_serves() {
-    EXPECT_TRUE(tracker_->running()) << log();
+    EXPECT_TRUE(tracker_->process().running()) << log();
     const std::string command =
         program("loco-peer") + " check-tracker --peer.key " + (dir_ / "peer.key").string() +
         " --run.id run-a --tracker.address 127.0.0.1:" + port_ + " --tracker.public-key " +
-        secure::to_hex(tracker_key_.public_key()) + " > /dev/null 2>&1";
+        tracker_->public_key() + " > /dev/null 2>&1";
     EXPECT_EQ(std::system(command.c_str()), 0) << log();
   }
 
-  std::string log() const {
-    std::ifstream in(dir_ / "tracker.log");
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
+  std::string log() const { return tracker_->log(); }
 
   // The first chunk of a 4,096-byte stripe message (its 8-byte stripe header, then payload).
   static Bytes first_chunk() {
@@ -125,8 +113,7 @@ class TrackerUnderAttack : public ::testing::Test {
   }
 
   test::TempDir dir_;
-  secure::KeyPair tracker_key_ = secure::KeyPair::generate();
-  std::unique_ptr<test::ChildProcess> tracker_;
+  std::unique_ptr<test::TrackerProcess> tracker_;
   std::string port_;
 };
 
@@ -135,8 +122,8 @@ TEST_F(TrackerUnderAttack, AChunkThatGrowsItsMessageIsRefusedAndTheTrackerStaysU
   // stripe assembler behind the channel hit an assertion (abort, in Release too).
   Attacker attacker("127.0.0.1", port_, "run-a");
   const Bytes chunk = first_chunk();
-  attacker.send(attacker.peer().data(5, 4096, 0, chunk));
-  attacker.send(attacker.peer().data(5, 1 << 20, chunk.size(), Bytes(100)));
+  attacker.send(attacker.peer().data(kJoin, 4096, 0, chunk));
+  attacker.send(attacker.peer().data(kJoin, 1 << 20, chunk.size(), Bytes(100)));
   EXPECT_TRUE(attacker.closed_by_tracker());
   expect_tracker_serves();
   EXPECT_NE(log().find("changed a message's size or type mid-message"), std::string::npos) << log();
@@ -146,8 +133,8 @@ TEST_F(TrackerUnderAttack, AChunkThatShrinksItsMessageIsRefused) {
   // Shrinking used to make the channel report a complete message after 200 of 4,096 bytes.
   Attacker attacker("127.0.0.1", port_, "run-a");
   const Bytes chunk = first_chunk();
-  attacker.send(attacker.peer().data(5, 4096, 0, chunk));
-  attacker.send(attacker.peer().data(5, 200, chunk.size(), Bytes(100)));
+  attacker.send(attacker.peer().data(kJoin, 4096, 0, chunk));
+  attacker.send(attacker.peer().data(kJoin, 200, chunk.size(), Bytes(100)));
   EXPECT_TRUE(attacker.closed_by_tracker());
   expect_tracker_serves();
   EXPECT_NE(log().find("changed a message's size or type mid-message"), std::string::npos) << log();

@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <string>
 
-#include "../support/child_process.hpp"
 #include "../support/temp_dir.hpp"
+#include "../support/tracker_process.hpp"
 #include "loco/secure/identity.hpp"
 
 namespace loco {
@@ -31,28 +31,17 @@ RunResult run(const std::string& command) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
 
-std::string program(const char* name) {
-  return std::string(LOCO_BIN_DIR) + "/" + name;
-}
+using test::program;
 
 class TrackerCheck : public ::testing::Test {
  protected:
   void SetUp() override {
     secure::write_key_file(dir_ / "tracker.key", tracker_key_, false);
     secure::write_key_file(dir_ / "peer.key", secure::KeyPair::generate(), false);
-    tracker_ = std::make_unique<test::ChildProcess>(
-        std::vector<std::string>{program("loco-tracker"), "--tracker.key",
-                                 (dir_ / "tracker.key").string(), "--run.id", "run-a",
-                                 "--tracker.listen", "127.0.0.1:0"},
-        dir_ / "tracker.log");
-    const std::string line = tracker_->read_line();
-    // "listening on 127.0.0.1:PORT as PUBLIC-KEY"
-    const std::string prefix = "listening on 127.0.0.1:";
-    const auto as = line.find(" as ");
-    ASSERT_TRUE(line.starts_with(prefix) && as != std::string::npos) << "tracker said: " << line;
-    address_ =
-        line.substr(std::string("listening on ").size(), as - std::string("listening on ").size());
-    EXPECT_EQ(line.substr(as + 4), secure::to_hex(tracker_key_.public_key()));
+    tracker_ = std::make_unique<test::TrackerProcess>(dir_.path(), "run-a");
+    ASSERT_TRUE(tracker_->started()) << tracker_->log();
+    address_ = tracker_->address();
+    EXPECT_EQ(tracker_->public_key(), secure::to_hex(tracker_key_.public_key()));
   }
 
   RunResult check(const std::string& pinned_hex, const std::string& run_id,
@@ -64,7 +53,7 @@ class TrackerCheck : public ::testing::Test {
 
   test::TempDir dir_;
   secure::KeyPair tracker_key_ = secure::KeyPair::generate();
-  std::unique_ptr<test::ChildProcess> tracker_;
+  std::unique_ptr<test::TrackerProcess> tracker_;
   std::string address_;
 };
 
@@ -73,7 +62,7 @@ TEST_F(TrackerCheck, PeerVerifiesThePinnedTrackerKey) {
   EXPECT_EQ(ok.exit_code, 0) << ok.output;
   EXPECT_NE(ok.output.find("pinned identity verified for run run-a"), std::string::npos)
       << ok.output;
-  EXPECT_EQ(tracker_->stop(SIGTERM), 0) << "the tracker stops cleanly on SIGTERM";
+  EXPECT_EQ(tracker_->process().stop(SIGTERM), 0) << "the tracker stops cleanly on SIGTERM";
 }
 
 TEST_F(TrackerCheck, ATrackerWithAnotherKeyIsRefused) {

@@ -3,6 +3,7 @@
 // "listening on ..." rather than sleeping), its stderr goes to a file, and it is stopped with a
 // signal and reaped. A child still running when the object dies is killed.
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -58,6 +59,8 @@ class ChildProcess {
     }
     return "";
   }
+
+  pid_t pid() const { return pid_; }
 
   // True while the process has not exited.
   bool running() {

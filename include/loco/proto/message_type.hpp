@@ -32,11 +32,14 @@ enum class MessageType : std::uint16_t {
   resync = 0x0187,
 };
 
+enum class Sender { peer, tracker };  // which end of a peer-tracker link sends it
+
 struct MessageInfo {
   MessageType type;
   std::uint8_t version;     // the body's first byte
   std::string_view name;    // for logs and errors: "join request"
   std::uint32_t max_bytes;  // a larger body is refused before it is decoded
+  Sender sender;
 };
 
 // The table entry of a type, or nothing for a type this build does not know.

@@ -1,0 +1,67 @@
+#pragma once
+// Keeps a peer connected to its tracker and drives the peer's TrackerClient over it: connects (a
+// one-stream bundle, the tracker's key pinned), feeds it whole messages, sends what it queues,
+// runs its timer, and hands its events to `on_event`. After a lost connection, a silent tracker or
+// a malformed message it reconnects with a growing backoff (0.5 s doubling to 10 s) and the client
+// joins again; a refused join is the owner's to act on (stop, usually).
+//
+// The owner calls the client's methods (ready(), round_done(), ...) and then flush().
+// Threads: every call, and every callback, on the io_context's thread.
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <functional>
+#include <memory>
+
+#include "loco/net/message_assembler.hpp"
+#include "loco/net/stream_bundle.hpp"
+#include "loco/proto/tracker_client.hpp"
+
+namespace loco::net {
+
+class TrackerLink : public std::enable_shared_from_this<TrackerLink> {
+ public:
+  using OnEvent = std::function<void(const proto::ClientEvent& event)>;
+
+  // `client` (and setup.identity) must outlive the link; `setup.accept` pins the tracker's key.
+  static std::shared_ptr<TrackerLink> create(boost::asio::io_context& io,
+                                             boost::asio::ip::tcp::endpoint tracker,
+                                             ChannelSetup setup, proto::TrackerClient& client,
+                                             OnEvent on_event);
+
+  void start();
+  // Sends what the client has queued (leave(), say), then closes; no reconnect after this.
+  void stop();
+  // Sends what the owner's calls on the client queued.
+  void flush();
+  bool connected() const { return bundle_ != nullptr && bundle_->ready(); }
+
+  struct Private;
+  TrackerLink(Private, boost::asio::io_context& io, boost::asio::ip::tcp::endpoint tracker,
+              ChannelSetup setup, proto::TrackerClient& client, OnEvent on_event);
+
+ private:
+  void connect();
+  void on_ready();
+  void on_piece(const BundleChunk& piece);
+  void on_closed(const Error* error);
+  void drop(const std::string& why);
+  void reconnect_later(const std::string& why);
+  void drive();
+  void arm_timer();
+
+  boost::asio::io_context& io_;
+  boost::asio::ip::tcp::endpoint tracker_;
+  ChannelSetup setup_;
+  proto::TrackerClient& client_;
+  OnEvent on_event_;
+  std::shared_ptr<StreamBundle> bundle_;
+  MessageAssembler assembler_;
+  boost::asio::steady_timer timer_;      // the client's deadline
+  boost::asio::steady_timer reconnect_;  // the backoff
+  Duration backoff_;
+  bool stopped_ = false;
+};
+
+}  // namespace loco::net

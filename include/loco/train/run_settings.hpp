@@ -1,0 +1,21 @@
+#pragma once
+// The settings of a training run that every peer must share, because they fix the shared state:
+// the model's shape, the parameter seed, the data source. The tracker refuses a peer whose
+// settings differ, naming the first that does (proto/admission.hpp), so a misconfigured volunteer
+// is told at once instead of averaging updates of another model.
+
+#include <filesystem>
+#include <vector>
+
+#include "loco/proto/tracker_messages.hpp"
+#include "loco/train/train_config.hpp"
+
+namespace loco::train {
+
+std::vector<proto::Setting> run_settings(const TrainConfig& config);
+
+// Reads a loco-train config file (TOML, as `loco-train --config FILE` takes it) into a
+// TrainConfig and validates it. Throws Error(config) naming the file and the problem.
+TrainConfig load_train_config(const std::filesystem::path& path);
+
+}  // namespace loco::train

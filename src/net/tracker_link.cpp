@@ -1,0 +1,154 @@
+#include "loco/net/tracker_link.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "loco/proto/message_type.hpp"
+
+namespace loco::net {
+namespace {
+
+constexpr Duration kFirstBackoff = std::chrono::milliseconds(500);
+constexpr Duration kMaxBackoff = std::chrono::seconds(10);
+
+TimePoint now() {
+  return from_steady(std::chrono::steady_clock::now());
+}
+
+// What the tracker may send a peer, and how large.
+std::optional<std::uint64_t> tracker_message_limit(std::uint16_t type) {
+  const auto info = proto::message_info(type);
+  if (!info || info->sender != proto::Sender::tracker) return std::nullopt;
+  return info->max_bytes;
+}
+
+}  // namespace
+
+struct TrackerLink::Private {};
+
+std::shared_ptr<TrackerLink> TrackerLink::create(boost::asio::io_context& io,
+                                                 boost::asio::ip::tcp::endpoint tracker,
+                                                 ChannelSetup setup, proto::TrackerClient& client,
+                                                 OnEvent on_event) {
+  return std::make_shared<TrackerLink>(Private{}, io, tracker, std::move(setup), client,
+                                       std::move(on_event));
+}
+
+TrackerLink::TrackerLink(Private, boost::asio::io_context& io,
+                         boost::asio::ip::tcp::endpoint tracker, ChannelSetup setup,
+                         proto::TrackerClient& client, OnEvent on_event)
+    : io_(io),
+      tracker_(tracker),
+      setup_(std::move(setup)),
+      client_(client),
+      on_event_(std::move(on_event)),
+      assembler_(tracker_message_limit),
+      timer_(io),
+      reconnect_(io),
+      backoff_(kFirstBackoff) {}
+
+void TrackerLink::start() {
+  connect();
+}
+
+void TrackerLink::stop() {
+  stopped_ = true;
+  reconnect_.cancel();
+  timer_.cancel();
+  flush();
+  if (bundle_) bundle_->close();
+}
+
+void TrackerLink::connect() {
+  const std::weak_ptr<TrackerLink> weak = shared_from_this();
+  assembler_ = MessageAssembler(tracker_message_limit);
+  bundle_ = StreamBundle::connect(io_, tracker_, BundleConfig{}, setup_,
+                                  BundleHandlers{
+                                      .on_ready =
+                                          [weak] {
+                                            if (auto self = weak.lock()) self->on_ready();
+                                          },
+                                      .on_chunk =
+                                          [weak](const BundleChunk& piece) {
+                                            if (auto self = weak.lock()) self->on_piece(piece);
+                                          },
+                                      .on_closed =
+                                          [weak](const Error* error) {
+                                            if (auto self = weak.lock()) self->on_closed(error);
+                                          },
+                                  });
+}
+
+void TrackerLink::on_ready() {
+  backoff_ = kFirstBackoff;
+  client_.on_connected(now());
+  drive();
+}
+
+void TrackerLink::on_piece(const BundleChunk& piece) {
+  auto whole = assembler_.add(piece);  // throws for an oversized message: the bundle fails
+  if (!whole) return;
+  client_.on_message(now(), whole->type, whole->bytes);
+  drive();
+}
+
+void TrackerLink::on_closed(const Error* error) {
+  drop(error != nullptr ? error->what() : "the tracker closed the connection");
+}
+
+// Forgets the connection (dropping the bundle closes its sockets at once, which a frozen tracker
+// needs: it would never answer a close frame) and, unless stopped, connects again later.
+void TrackerLink::drop(const std::string& why) {
+  bundle_.reset();
+  client_.on_disconnect(now());
+  timer_.cancel();
+  if (!stopped_) reconnect_later(why);
+}
+
+void TrackerLink::reconnect_later(const std::string& why) {
+  spdlog::warn("tracker: {}; reconnecting in {:.1f} s", why,
+               std::chrono::duration<double>(backoff_).count());
+  reconnect_.expires_after(
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(backoff_));
+  backoff_ = std::min(backoff_ * 2, kMaxBackoff);
+  reconnect_.async_wait([weak = weak_from_this()](const boost::system::error_code& error) {
+    auto self = weak.lock();
+    if (error || !self || self->stopped_) return;
+    self->connect();
+  });
+}
+
+void TrackerLink::flush() {
+  while (auto out = client_.poll_transmit()) {
+    if (!connected()) continue;  // the client re-sends what matters when it joins again
+    auto body = std::make_shared<std::vector<std::byte>>(std::move(out->body));
+    bundle_->send(static_cast<std::uint16_t>(out->type), *body, [body] {});
+  }
+}
+
+void TrackerLink::drive() {
+  while (auto event = client_.poll_event()) {
+    using Kind = proto::ClientEvent::Kind;
+    on_event_(*event);
+    if ((event->kind == Kind::tracker_lost || event->kind == Kind::tracker_error) && bundle_) {
+      drop(event->text);
+      return;
+    }
+  }
+  flush();
+  arm_timer();
+}
+
+void TrackerLink::arm_timer() {
+  const TimePoint deadline = client_.poll_timeout();
+  if (deadline == kNever || stopped_) return;
+  timer_.expires_at(to_steady(deadline));
+  timer_.async_wait([weak = weak_from_this()](const boost::system::error_code& error) {
+    auto self = weak.lock();
+    if (error || !self || self->stopped_) return;
+    self->client_.on_timer(now());
+    self->drive();
+  });
+}
+
+}  // namespace loco::net

@@ -1,0 +1,61 @@
+#include "loco/train/run_settings.hpp"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+
+#include "loco/cli/app.hpp"
+#include "loco/core/error.hpp"
+#include "loco/train/train_options.hpp"
+
+namespace loco::train {
+
+std::vector<proto::Setting> run_settings(const TrainConfig& config) {
+  const model::GptConfig& g = config.model.gpt;
+  std::vector<proto::Setting> s = {
+      {"model.kind", config.model.kind},
+      {"model.vocab", std::to_string(g.vocab)},
+      {"model.context", std::to_string(g.context)},
+  };
+  if (config.model.kind == "gpt") {
+    s.push_back({"model.n-layer", std::to_string(g.n_layer)});
+    s.push_back({"model.n-head", std::to_string(g.n_head)});
+    s.push_back({"model.d-model", std::to_string(g.d_model)});
+  } else {
+    s.push_back({"model.mlp-embed", std::to_string(config.model.mlp_embed)});
+    s.push_back({"model.mlp-hidden", std::to_string(config.model.mlp_hidden)});
+  }
+  s.push_back({"train.seed", std::to_string(config.train.seed)});
+  s.push_back({"data.source", config.data.source});
+  if (config.data.source == "markov") {
+    const data::MarkovConfig& m = config.data.markov;
+    s.push_back({"data.markov-order", std::to_string(m.order)});
+    s.push_back({"data.markov-successors", std::to_string(m.successors)});
+    s.push_back({"data.markov-uniform-mix", fmt::format("{}", m.uniform_mix)});
+    s.push_back({"data.markov-seed", std::to_string(m.seed)});
+  }
+  return s;
+}
+
+TrainConfig load_train_config(const std::filesystem::path& path) {
+  CLI::App app;
+  cli::CommonOptions common;
+  cli::add_common_options(app, common);
+  TrainConfig config;
+  add_train_options(app, config);
+  const std::string file = path.string();
+  const char* argv[] = {"loco", "--config", file.c_str()};
+  try {
+    app.parse(3, argv);
+  } catch (const CLI::ParseError& e) {
+    throw Error(ErrorCategory::config, fmt::format("run config {}: {}", file, e.what()));
+  }
+  try {
+    config.validate();
+  } catch (const Error& e) {
+    throw Error(ErrorCategory::config, fmt::format("run config {}: {}", file, e.message()));
+  }
+  return config;
+}
+
+}  // namespace loco::train

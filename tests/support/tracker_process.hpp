@@ -1,0 +1,82 @@
+#pragma once
+// A real loco-tracker process for a test: its key in the test's directory, the run config of
+// configs/tiny.toml, an open run unless the test says otherwise, and the address and key it
+// printed on its first line.
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "child_process.hpp"
+#include "loco/secure/identity.hpp"
+
+namespace loco::test {
+
+inline std::string program(const char* name) {
+  return std::string(LOCO_BIN_DIR) + "/" + name;
+}
+
+inline std::string run_config() {
+  return std::string(LOCO_SOURCE_DIR) + "/configs/tiny.toml";
+}
+
+inline std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class TrackerProcess {
+ public:
+  // Starts loco-tracker for run `run_id` in `dir` (its key file, state file and log go there),
+  // listening on `listen`, with `extra` options after the defaults (later options win).
+  TrackerProcess(const std::filesystem::path& dir, const std::string& run_id,
+                 const std::vector<std::string>& extra = {},
+                 const std::string& listen = "127.0.0.1:0")
+      : dir_(dir), log_(dir / "tracker.log") {
+    if (!std::filesystem::exists(dir / "tracker.key"))
+      secure::write_key_file(dir / "tracker.key", secure::KeyPair::generate(), false);
+    std::vector<std::string> argv = {program("loco-tracker"),
+                                     "--tracker.key",
+                                     (dir / "tracker.key").string(),
+                                     "--tracker.listen",
+                                     listen,
+                                     "--tracker.state-file",
+                                     (dir / "tracker.state").string(),
+                                     "--run.id",
+                                     run_id,
+                                     "--run.config",
+                                     run_config(),
+                                     "--admission.policy",
+                                     "open"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    process_ = std::make_unique<ChildProcess>(argv, log_);
+    const std::string line = process_->read_line();  // "listening on HOST:PORT as KEY"
+    const std::string prefix = "listening on ";
+    const auto as = line.find(" as ");
+    if (line.starts_with(prefix) && as != std::string::npos) {
+      address_ = line.substr(prefix.size(), as - prefix.size());
+      public_key_ = line.substr(as + 4);
+    }
+  }
+
+  bool started() const { return !address_.empty(); }
+  const std::string& address() const { return address_; }
+  std::string port() const { return address_.substr(address_.rfind(':') + 1); }
+  const std::string& public_key() const { return public_key_; }
+  std::string log() const { return read_text(log_); }
+  ChildProcess& process() { return *process_; }
+
+ private:
+  std::filesystem::path dir_;
+  std::filesystem::path log_;
+  std::unique_ptr<ChildProcess> process_;
+  std::string address_;
+  std::string public_key_;
+};
+
+}  // namespace loco::test

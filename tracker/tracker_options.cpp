@@ -1,0 +1,134 @@
+#include "tracker_options.hpp"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+
+#include "loco/core/error.hpp"
+#include "loco/net/units.hpp"
+#include "loco/train/run_settings.hpp"
+
+namespace loco::tracker {
+namespace {
+
+constexpr Duration kMaxTimeout = std::chrono::hours(24);
+
+Duration duration(const std::string& text, const char* option) {
+  const Duration d = net::parse_duration(text, option, kMaxTimeout);
+  if (d <= Duration::zero())
+    throw Error(ErrorCategory::config, fmt::format("{} = \"{}\": must be positive", option, text));
+  return d;
+}
+
+proto::AdmissionPolicy admission(const TrackerOptions& o) {
+  proto::AdmissionPolicy policy;
+  if (o.admission == "open") {
+    policy.kind = proto::AdmissionPolicy::Kind::open;
+  } else if (o.admission == "token") {
+    policy.kind = proto::AdmissionPolicy::Kind::token;
+    if (o.join_token.size() < 16)
+      throw Error(ErrorCategory::config,
+                  "--admission.join-token: a token run needs a join token of at least 16 "
+                  "characters (e.g. `head -c 24 /dev/urandom | base64`), or choose "
+                  "--admission.policy allowlist or open");
+    policy.token = o.join_token;
+  } else if (o.admission == "allowlist") {
+    policy.kind = proto::AdmissionPolicy::Kind::allowlist;
+    if (o.allowed_keys.empty())
+      throw Error(ErrorCategory::config,
+                  "--admission.allowed-keys: an allowlist run needs the public keys it admits");
+    for (const std::string& hex : o.allowed_keys) {
+      try {
+        policy.allowed.push_back(secure::parse_public_key(hex));
+      } catch (const Error& e) {
+        throw Error(ErrorCategory::config, "--admission.allowed-keys: " + e.message());
+      }
+    }
+  } else {
+    throw Error(
+        ErrorCategory::config,
+        fmt::format("--admission.policy = \"{}\": choose token, allowlist or open", o.admission));
+  }
+  return policy;
+}
+
+}  // namespace
+
+void add_tracker_options(CLI::App& app, TrackerOptions& o) {
+  app.add_option("--tracker.listen", o.listen,
+                 "Address to listen on for peers (host:port; port 0: any)")
+      ->capture_default_str();
+  app.add_option("--tracker.key", o.key_file, "The tracker's identity key file (keygen)");
+  app.add_option("--tracker.state-file", o.state_file,
+                 "Where the run's state is saved, so a restart continues the run (\"\": memory "
+                 "only)")
+      ->capture_default_str();
+  app.add_option("--run.id", o.run_id, "The training run's id; every peer uses the same");
+  app.add_option("--run.config", o.run_config,
+                 "The loco-train config of the run (model, data, seed): peers must match it");
+  app.add_option("--run.min-peers", o.min_peers, "A round needs at least this many peers")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10'000));
+  app.add_option("--run.shard-count", o.shard_count,
+                 "Data shards; at most this many peers at once, each on its own shard")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10'000));
+  app.add_option("--run.heartbeat-interval", o.heartbeat_interval,
+                 "Peers send a heartbeat this often")
+      ->capture_default_str();
+  app.add_option("--run.eviction-timeout", o.eviction_timeout, "A peer silent this long is evicted")
+      ->capture_default_str();
+  app.add_option("--run.join-timeout", o.join_timeout,
+                 "Without every peer ready, a round forms this long after the first is ready "
+                 "(longer than a newcomer's state download)")
+      ->capture_default_str();
+  app.add_option("--run.round-timeout", o.round_timeout,
+                 "A group that has not finished its round in this time is aborted")
+      ->capture_default_str();
+  app.add_option("--run.max-attempts", o.max_attempts,
+                 "Attempts per round before the peers go back to training")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
+  app.add_option("--run.update-norm-limit", o.update_norm_limit,
+                 "An update whose norm exceeds this multiple of the group's median is refused")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0f, 1e6f));
+  app.add_option("--run.donors", o.donors, "Peers named to a newcomer to fetch the state from")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 16));
+  app.add_option("--admission.policy", o.admission, "Who may join: token, allowlist or open")
+      ->capture_default_str();
+  app.add_option("--admission.join-token", o.join_token,
+                 "The shared join token (policy token); give it to the run's volunteers");
+  app.add_option("--admission.allowed-keys", o.allowed_keys,
+                 "Public keys admitted (policy allowlist), as printed by loco-peer keygen");
+}
+
+proto::TrackerCoreConfig to_core_config(const TrackerOptions& o) {
+  if (o.run_id.empty())
+    throw Error(ErrorCategory::config, "--run.id: no run id; every peer of the run uses the same");
+  if (o.run_config.empty())
+    throw Error(ErrorCategory::config,
+                "--run.config: name the loco-train config of the run (model, data, seed), e.g. "
+                "configs/tiny.toml; the peers must train with the same settings");
+  proto::TrackerCoreConfig c;
+  c.run_id = o.run_id;
+  c.admission = admission(o);
+  c.settings = train::run_settings(train::load_train_config(o.run_config));
+  c.shard_count = o.shard_count;
+  c.heartbeat_interval = duration(o.heartbeat_interval, "--run.heartbeat-interval");
+  c.eviction_timeout = duration(o.eviction_timeout, "--run.eviction-timeout");
+  c.join_timeout = duration(o.join_timeout, "--run.join-timeout");
+  c.round_timeout = duration(o.round_timeout, "--run.round-timeout");
+  if (c.eviction_timeout <= 2 * c.heartbeat_interval)
+    throw Error(ErrorCategory::config,
+                "--run.eviction-timeout must be more than twice --run.heartbeat-interval, or one "
+                "late heartbeat evicts a peer");
+  c.min_peers = o.min_peers;
+  c.max_attempts = o.max_attempts;
+  c.update_norm_limit = o.update_norm_limit;
+  c.donors_per_resync = o.donors;
+  return c;
+}
+
+}  // namespace loco::tracker

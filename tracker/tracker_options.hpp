@@ -1,0 +1,46 @@
+#pragma once
+// loco-tracker's options: every one a flag --section.key and a key of the config file
+// (configs/tracker.toml shows them all). The raw values are checked when CLI11 parses them and
+// turned into the core's config by to_core_config().
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "loco/proto/tracker_config.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace loco::tracker {
+
+struct TrackerOptions {
+  // [tracker]: this server
+  std::string listen = "0.0.0.0:7700";
+  std::string key_file;
+  std::string state_file = "loco-tracker.state";  // "" keeps the state in memory only
+  // [run]: the training run it coordinates
+  std::string run_id;
+  std::string run_config;  // the loco-train config every peer of the run trains with
+  std::uint32_t min_peers = 1;
+  std::uint32_t shard_count = 64;
+  std::string heartbeat_interval = "2s";
+  std::string eviction_timeout = "10s";
+  std::string join_timeout = "30s";
+  std::string round_timeout = "300s";
+  std::uint32_t max_attempts = 8;
+  float update_norm_limit = 10.0f;
+  std::uint32_t donors = 3;
+  // [admission]: who may join
+  std::string admission = "token";  // token | allowlist | open
+  std::string join_token;
+  std::vector<std::string> allowed_keys;  // hex public keys
+};
+
+void add_tracker_options(CLI::App& app, TrackerOptions& options);
+
+// Throws Error(config) naming the option that is missing or wrong.
+proto::TrackerCoreConfig to_core_config(const TrackerOptions& options);
+
+}  // namespace loco::tracker

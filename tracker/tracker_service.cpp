@@ -1,0 +1,180 @@
+#include "tracker_service.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "loco/checkpoint/atomic_file.hpp"
+#include "loco/core/error.hpp"
+#include "loco/proto/message_type.hpp"
+
+namespace loco::tracker {
+namespace {
+
+TimePoint now() {
+  return from_steady(std::chrono::steady_clock::now());
+}
+
+// What a peer may send the tracker, and how large: the protocol table's limits.
+std::optional<std::uint64_t> peer_message_limit(std::uint16_t type) {
+  const auto info = proto::message_info(type);
+  if (!info || info->sender != proto::Sender::peer) return std::nullopt;
+  return info->max_bytes;
+}
+
+}  // namespace
+
+TrackerService::TrackerService(boost::asio::io_context& io,
+                               const boost::asio::ip::tcp::endpoint& endpoint,
+                               net::BundleListenerConfig listener,
+                               std::unique_ptr<proto::TrackerCore> core,
+                               std::filesystem::path state_file)
+    : io_(io), core_(std::move(core)), timer_(io), state_file_(std::move(state_file)) {
+  core_->set_wall_clock(
+      std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::system_clock::now().time_since_epoch())
+          .count() -
+      std::chrono::duration_cast<std::chrono::milliseconds>(now().time_since_epoch()).count());
+  listener_ = net::BundleListener::create(
+      io, endpoint, std::move(listener),
+      [this](const std::shared_ptr<net::StreamBundle>& bundle) { return admit(bundle); });
+}
+
+void TrackerService::start() {
+  listener_->start();
+  save();  // a new run's state file exists from the start
+  drive();
+}
+
+void TrackerService::stop(std::function<void()> on_idle) {
+  stopping_ = true;
+  on_idle_ = std::move(on_idle);
+  listener_->stop();
+  timer_.cancel();
+  for (auto& [key, peer] : peers_) peer.bundle->close();
+  if (peers_.empty()) on_idle_();
+}
+
+net::BundleHandlers TrackerService::admit(const std::shared_ptr<net::StreamBundle>& bundle) {
+  const std::weak_ptr<net::StreamBundle> weak = bundle;
+  return net::BundleHandlers{
+      .on_ready =
+          [this, weak] {
+            if (auto b = weak.lock()) on_ready(b);
+          },
+      .on_chunk =
+          [this, weak](const net::BundleChunk& piece) {
+            if (auto b = weak.lock()) on_piece(b, piece);
+          },
+      .on_closed =
+          [this, weak](const Error* error) {
+            if (auto b = weak.lock()) on_closed(b, error);
+          },
+  };
+}
+
+void TrackerService::on_ready(const std::shared_ptr<net::StreamBundle>& bundle) {
+  if (stopping_) {
+    bundle->close();
+    return;
+  }
+  const proto::PeerKey key = bundle->peer_identity();
+  const auto it = peers_.find(key);
+  if (it != peers_.end()) {
+    spdlog::info("{} connected again: its old connection is closed", bundle->peer_name());
+    const auto old = std::move(it->second.bundle);
+    peers_.erase(it);
+    old->close();  // no longer current: its end is not a disconnect
+  }
+  peers_.emplace(key,
+                 Peer{.bundle = bundle, .assembler = net::MessageAssembler(peer_message_limit)});
+}
+
+void TrackerService::on_piece(const std::shared_ptr<net::StreamBundle>& bundle,
+                              const net::BundleChunk& piece) {
+  if (!is_current(bundle)) return;
+  const proto::PeerKey key = bundle->peer_identity();
+  // A message over its limit throws: the connection fails with that error (net::Connection).
+  auto whole = peers_.at(key).assembler.add(piece);
+  if (!whole) return;
+  core_->on_message(now(), key, whole->type, whole->bytes);
+  drive();
+}
+
+void TrackerService::on_closed(const std::shared_ptr<net::StreamBundle>& bundle,
+                               const Error* error) {
+  if (!is_current(bundle)) return;
+  const proto::PeerKey key = bundle->peer_identity();
+  peers_.erase(key);
+  if (error != nullptr) spdlog::info("{}: {}", bundle->peer_name(), error->what());
+  if (stopping_) {
+    if (peers_.empty()) on_idle_();
+    return;
+  }
+  core_->on_disconnect(now(), key);
+  drive();
+}
+
+bool TrackerService::is_current(const std::shared_ptr<net::StreamBundle>& bundle) const {
+  if (!bundle->ready()) return false;
+  const auto it = peers_.find(bundle->peer_identity());
+  return it != peers_.end() && it->second.bundle == bundle;
+}
+
+void TrackerService::drive() {
+  std::vector<proto::PeerKey> to_close;
+  while (auto event = core_->poll_event()) {
+    if (event->kind == proto::TrackerEvent::Kind::state_changed) save();
+    if (event->disconnect && event->peer) to_close.push_back(*event->peer);
+    log(*event);
+  }
+  while (auto transmit = core_->poll_transmit()) {
+    const auto it = peers_.find(transmit->to);
+    if (it == peers_.end()) continue;  // gone meanwhile
+    auto body = std::make_shared<std::vector<std::byte>>(std::move(transmit->body));
+    it->second.bundle->send(static_cast<std::uint16_t>(transmit->type), *body,
+                            [body] {});  // the bytes live until sent
+  }
+  for (const proto::PeerKey& key : to_close)
+    if (const auto it = peers_.find(key); it != peers_.end()) it->second.bundle->close();
+
+  const TimePoint deadline = core_->poll_timeout();
+  if (stopping_ || deadline == kNever) {
+    timer_.cancel();
+    return;
+  }
+  timer_.expires_at(to_steady(deadline));
+  timer_.async_wait([this](const boost::system::error_code& error) {
+    if (error || stopping_) return;
+    core_->on_timer(now());
+    drive();
+  });
+}
+
+void TrackerService::log(const proto::TrackerEvent& event) const {
+  const std::string who = event.peer ? fmt::format("peer {}: ", secure::short_id(*event.peer)) : "";
+  using Kind = proto::TrackerEvent::Kind;
+  switch (event.kind) {
+    case Kind::misbehaved:
+    case Kind::refused: spdlog::warn("{}{}", who, event.text); break;
+    case Kind::state_changed: spdlog::debug("state saved: {}", event.text); break;
+    default: spdlog::info("{}{}", who, event.text); break;
+  }
+}
+
+void TrackerService::save() {
+  if (state_file_.empty()) return;
+  const std::vector<std::byte> bytes = proto::encode(core_->snapshot());
+  const std::span<const std::byte> parts[] = {bytes};
+  try {
+    checkpoint::write_file_atomically(state_file_, parts);
+  } catch (const Error& e) {
+    // The run goes on; a restart would fall back to the last state that was saved.
+    spdlog::error("cannot save the tracker's state: {}", e.what());
+  }
+}
+
+proto::TrackerStatus TrackerService::status() const {
+  return core_->status(now());
+}
+
+}  // namespace loco::tracker
