@@ -17,7 +17,7 @@ TimePoint now() {
 // What a peer may send the tracker, and how large: the protocol table's limits.
 std::optional<std::uint64_t> peer_message_limit(std::uint16_t type) {
   const auto info = proto::message_info(type);
-  if (!info || info->sender != proto::Sender::peer) return std::nullopt;
+  if (!info || info->route != proto::Route::peer_to_tracker) return std::nullopt;
   return info->max_bytes;
 }
 

@@ -18,7 +18,7 @@ TimePoint now() {
 // What the tracker may send a peer, and how large.
 std::optional<std::uint64_t> tracker_message_limit(std::uint16_t type) {
   const auto info = proto::message_info(type);
-  if (!info || info->sender != proto::Sender::tracker) return std::nullopt;
+  if (!info || info->route != proto::Route::tracker_to_peer) return std::nullopt;
   return info->max_bytes;
 }
 

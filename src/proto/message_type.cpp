@@ -11,23 +11,27 @@ constexpr std::uint32_t kKiB = 1024;
 constexpr std::uint32_t kMiB = 1024 * kKiB;
 
 // One row per message. max_bytes bounds what a receiver buffers for one message of that type:
-// views and resyncs list members (10,000 members fit in 2 MiB), everything else is small.
+// views and resyncs list members (10,000 members fit in 2 MiB), ring chunks carry up to 4 Mi
+// values (16 MiB as fp32), everything else is small.
 constexpr std::array kMessages = {
-    MessageInfo{MessageType::join_request, 1, "join request", 64 * kKiB, Sender::peer},
-    MessageInfo{MessageType::heartbeat, 1, "heartbeat", 1 * kKiB, Sender::peer},
-    MessageInfo{MessageType::leave, 1, "leave", 4 * kKiB, Sender::peer},
-    MessageInfo{MessageType::ready, 1, "ready", 1 * kKiB, Sender::peer},
-    MessageInfo{MessageType::round_done, 1, "round done", 1 * kKiB, Sender::peer},
-    MessageInfo{MessageType::round_failed, 1, "round failed", 4 * kKiB, Sender::peer},
-    MessageInfo{MessageType::state_report, 1, "state report", 1 * kKiB, Sender::peer},
-    MessageInfo{MessageType::misbehaviour_report, 1, "misbehaviour report", 4 * kKiB, Sender::peer},
-    MessageInfo{MessageType::join_reply, 1, "join reply", 16 * kKiB, Sender::tracker},
-    MessageInfo{MessageType::heartbeat_ack, 1, "heartbeat ack", 1 * kKiB, Sender::tracker},
-    MessageInfo{MessageType::view, 1, "membership view", 2 * kMiB, Sender::tracker},
-    MessageInfo{MessageType::group, 1, "round group", 1 * kMiB, Sender::tracker},
-    MessageInfo{MessageType::commit, 1, "commit", 1 * kKiB, Sender::tracker},
-    MessageInfo{MessageType::abort_round, 1, "round abort", 4 * kKiB, Sender::tracker},
-    MessageInfo{MessageType::resync, 1, "resync", 64 * kKiB, Sender::tracker},
+    MessageInfo{MessageType::join_request, 1, "join request", 64 * kKiB, Route::peer_to_tracker},
+    MessageInfo{MessageType::heartbeat, 1, "heartbeat", 1 * kKiB, Route::peer_to_tracker},
+    MessageInfo{MessageType::leave, 1, "leave", 4 * kKiB, Route::peer_to_tracker},
+    MessageInfo{MessageType::ready, 1, "ready", 1 * kKiB, Route::peer_to_tracker},
+    MessageInfo{MessageType::round_done, 1, "round done", 1 * kKiB, Route::peer_to_tracker},
+    MessageInfo{MessageType::round_failed, 1, "round failed", 4 * kKiB, Route::peer_to_tracker},
+    MessageInfo{MessageType::state_report, 1, "state report", 1 * kKiB, Route::peer_to_tracker},
+    MessageInfo{MessageType::misbehaviour_report, 1, "misbehaviour report", 4 * kKiB,
+                Route::peer_to_tracker},
+    MessageInfo{MessageType::join_reply, 1, "join reply", 16 * kKiB, Route::tracker_to_peer},
+    MessageInfo{MessageType::heartbeat_ack, 1, "heartbeat ack", 1 * kKiB, Route::tracker_to_peer},
+    MessageInfo{MessageType::view, 1, "membership view", 2 * kMiB, Route::tracker_to_peer},
+    MessageInfo{MessageType::group, 1, "round group", 1 * kMiB, Route::tracker_to_peer},
+    MessageInfo{MessageType::commit, 1, "commit", 1 * kKiB, Route::tracker_to_peer},
+    MessageInfo{MessageType::abort_round, 1, "round abort", 4 * kKiB, Route::tracker_to_peer},
+    MessageInfo{MessageType::resync, 1, "resync", 64 * kKiB, Route::tracker_to_peer},
+    // A chunk of a ring all-reduce: at most kMaxRingChunkValues values through any codec.
+    MessageInfo{MessageType::ring_chunk, 1, "ring chunk", 17 * kMiB, Route::peer_to_peer},
 };
 
 }  // namespace

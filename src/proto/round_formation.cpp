@@ -30,6 +30,7 @@ Screened screen_updates(const std::map<PeerKey, ReadyEntry>& ready, float limit)
     median = *mid;
   }
   Screened out;
+  out.median_norm = median;
   for (const auto& [key, entry] : ready) {
     if (!std::isfinite(entry.update_norm)) {
       out.refused[key] = "its update is not finite (NaN or infinite values)";

@@ -252,6 +252,8 @@ std::vector<std::byte> encode(const Group& m) {
   w.u64(m.epoch);
   w.u32(static_cast<std::uint32_t>(m.members.size()));
   for (const auto& k : m.members) key(w, k);
+  w.f32(m.median_norm);
+  w.f32(m.norm_limit);
   return w.finish();
 }
 
@@ -265,6 +267,8 @@ Group decode<Group>(std::span<const std::byte> body) {
   const std::size_t n = r.count(kMaxMembers, kKeyBytes);
   m.members.reserve(n);
   for (std::size_t i = 0; i < n; ++i) m.members.push_back(key(r));
+  m.median_norm = r.f32();
+  m.norm_limit = r.f32();
   r.expect_end();
   return m;
 }

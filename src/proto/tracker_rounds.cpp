@@ -56,6 +56,7 @@ void TrackerCore::try_form(TimePoint now) {
                            .retry = false});
     }
     if (!screened.refused.empty()) continue;
+    median_norm_ = screened.median_norm;
     start_attempt(now, ring_order(screened.group, ready_));
   }
 }
@@ -70,7 +71,9 @@ void TrackerCore::start_attempt(TimePoint now, std::vector<PeerKey> group) {
   const Group message{.round = next_round(),
                       .attempt = attempt_->number,
                       .epoch = epoch_,
-                      .members = attempt_->members};
+                      .members = attempt_->members,
+                      .median_norm = median_norm_,
+                      .norm_limit = config_.update_norm_limit};
   for (const PeerKey& k : attempt_->members) send(k, message);
   event(TrackerEvent::Kind::round_formed, std::nullopt,
         fmt::format("round {} attempt {}: a group of {}", next_round(), attempt_->number,

@@ -3,8 +3,9 @@
 // travels as one channel (or bundle) message whose type is its MessageType; its body starts with
 // the version byte, so a peer of another version is told so instead of misreading the fields.
 //
-// Types are grouped by protocol (high byte): 0x01 peer <-> tracker, 0x02 collectives, 0x03 state
-// transfer. 0xFFFF is the stream hello of net/ (stream_hello.hpp), below this layer.
+// Types are grouped by protocol (high byte): 0x01 peer <-> tracker, 0x02 collectives between the
+// members of a round, 0x03 state transfer. 0xFFFF is the stream hello of net/ (stream_hello.hpp),
+// below this layer.
 
 #include <cstdint>
 #include <optional>
@@ -30,16 +31,19 @@ enum class MessageType : std::uint16_t {
   commit = 0x0185,
   abort_round = 0x0186,
   resync = 0x0187,
+  // peer <-> peer
+  ring_chunk = 0x0201,
 };
 
-enum class Sender { peer, tracker };  // which end of a peer-tracker link sends it
+// Which link a message travels on, and in which direction: each receiver accepts only its own.
+enum class Route { peer_to_tracker, tracker_to_peer, peer_to_peer };
 
 struct MessageInfo {
   MessageType type;
   std::uint8_t version;     // the body's first byte
   std::string_view name;    // for logs and errors: "join request"
   std::uint32_t max_bytes;  // a larger body is refused before it is decoded
-  Sender sender;
+  Route route;
 };
 
 // The table entry of a type, or nothing for a type this build does not know.

@@ -45,6 +45,7 @@ TimePoint formation_time(const QuorumInput& in);
 struct Screened {
   std::vector<PeerKey> group;
   std::map<PeerKey, std::string> refused;
+  float median_norm = 0;  // the median the limit was applied to
 };
 Screened screen_updates(const std::map<PeerKey, ReadyEntry>& ready, float limit);
 

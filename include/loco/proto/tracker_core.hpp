@@ -174,6 +174,7 @@ class TrackerCore {
   TimePoint first_ready_ = kNever;
   std::vector<PeerKey> previous_group_;
   std::optional<Attempt> attempt_;
+  float median_norm_ = 0;  // of the updates of the round being formed or run
   std::uint32_t attempts_this_round_ = 0;
 
   std::deque<TrackerEvent> events_;

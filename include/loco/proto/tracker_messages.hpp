@@ -106,6 +106,11 @@ struct Group {
   std::uint32_t attempt = 0;
   std::uint64_t epoch = 0;                 // the view the members are taken from
   std::vector<secure::PublicKey> members;  // in ring order
+  // What received updates are checked against: no honest member's update exceeds
+  // norm_limit x median_norm (the tracker refused those), so no honest partial sum of k of them
+  // exceeds k times that.
+  float median_norm = 0;
+  float norm_limit = 0;
 };
 
 struct RoundDone {
