@@ -1,0 +1,127 @@
+#pragma once
+// Ring all-reduce of a round's outer updates: every member of the group ends with the mean of the
+// members' vectors, bit for bit the same everywhere. Sans-I/O: chunk messages in from the ring
+// predecessor, chunk messages out to the successor; no socket, no clock.
+//
+// Cost, for N members, S values (4S bytes as fp32), a codec that sends c bytes per value:
+//   steps           2(N − 1): N − 1 of reduce-scatter, N − 1 of all-gather
+//   bytes per peer  2(N − 1)/N · c·S sent, the same received (+ 32 bytes per chunk)
+//   time            ≥ 2(N − 1)/N · c·S / B + 2(N − 1) · L, B the slowest upload, L the latency
+// Chunks pipeline: a member forwards chunk k of step s + 1 as soon as chunk k of step s arrived,
+// so the latency is paid once per step, not once per chunk.
+//
+// The vector is cut into N segments (segment g = values [g·S/N, (g+1)·S/N)), each into chunks of
+// at most `chunk_values`. Member i (ring order; i+1 is its successor):
+//   1. reduce-scatter, steps s = 0 .. N−2: send the partial sum of segment (i − s) mod N, chunk by
+//      chunk, each encoded with the codec (step 0: its own values). On receiving chunk k of step
+//      s (segment (i − 1 − s) mod N) from i − 1: check it, add it to its own values of that chunk
+//      (own + received, always in this order), and send the sum on as step s + 1.
+//   2. the owner: after step N−2, segment (i + 1) mod N holds all N contributions. Member i
+//      divides it by N, encodes it once, and overwrites its own values with the decoded bytes:
+//      the only quantization of the mean, so every member decodes the very same bytes.
+//   3. all-gather, steps s = 0 .. N−2: the owner sends those bytes; every other member decodes
+//      each chunk into its values and forwards the same bytes unchanged, until N−2.
+// Partial sums are summed in the ring's fixed order and re-quantized at each reduce-scatter hop
+// (DESIGN.md §1.5); with N = 1 the values are the mean already and nothing is sent.
+//
+// Checks on every received chunk (the sender is the predecessor): it belongs to this round and
+// attempt, comes in order, decodes, holds only finite values, and its norm is within what honest
+// members can send: a partial sum of k updates at most k · limit · median (each honest update's
+// norm is within limit · median, screened by the tracker; the triangle inequality does the rest),
+// the mean at most limit · median. A chunk that fails ends the collective with failed() naming the
+// predecessor as the suspect.
+//
+// Call order: start(), then on_message() for each message from the predecessor; after each call
+// drain poll_transmit() (messages for the successor, in order). done() once every segment holds
+// the mean; failed() with a reason if not. The caller restores its own vector before retrying.
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "loco/compress/codec.hpp"
+#include "loco/proto/round_formation.hpp"
+
+namespace loco::proto {
+
+struct RingConfig {
+  static constexpr std::size_t kMaxChunkValues = std::size_t{1} << 22;
+
+  std::uint64_t round = 0;
+  std::uint32_t attempt = 0;
+  std::vector<PeerKey> members;                     // ring order
+  std::size_t self = 0;                             // this member's index
+  std::size_t chunk_values = std::size_t{1} << 16;  // per message, at most kMaxChunkValues
+  const compress::Codec* codec = nullptr;           // outlives the collective
+  std::uint64_t seed = 0;                           // stochastic rounding, if the codec does it
+  float median_norm = 0;                            // from the group: 0 disables the norm check
+  float norm_limit = 0;
+};
+
+struct RingFailure {
+  std::string reason;
+  std::optional<PeerKey> suspect;
+};
+
+class RingAllReduce {
+ public:
+  // `values` holds this member's vector; it holds the mean once done(). It must outlive the
+  // collective and not be touched meanwhile.
+  RingAllReduce(RingConfig config, std::span<float> values);
+
+  void start();
+  void on_message(const PeerKey& from, std::span<const std::byte> body);
+  struct Transmit {
+    PeerKey to;
+    std::vector<std::byte> body;  // a ring_chunk message
+  };
+  std::optional<Transmit> poll_transmit();
+
+  bool done() const { return gathered_ == expected_gathers_ && owner_done_ && !failure_; }
+  const std::optional<RingFailure>& failure() const { return failure_; }
+  // Fails the collective from outside (the predecessor's connection dropped, the tracker aborted).
+  void fail(std::string reason, std::optional<PeerKey> suspect);
+
+  const PeerKey& predecessor() const;
+  const PeerKey& successor() const;
+  std::uint64_t bytes_sent() const { return bytes_sent_; }
+
+ private:
+  enum class Phase : std::uint8_t { reduce_scatter = 0, all_gather = 1 };
+  struct Chunk {
+    std::size_t begin;  // in values
+    std::size_t size;
+  };
+
+  std::size_t member_count() const { return config_.members.size(); }
+  std::size_t segment_of(std::size_t member, std::size_t step) const;  // (member − step) mod N
+  Chunk chunk(std::size_t segment, std::size_t k) const;
+  std::size_t chunks_in(std::size_t segment) const;
+  void send(Phase phase, std::size_t step, std::size_t k, std::vector<std::byte> encoded);
+  // The codec's message for `values` (nothing, after failing, if they cannot be encoded).
+  std::vector<std::byte> encode(std::span<const float> values, std::uint64_t salt);
+  void on_reduce(std::size_t step, std::size_t k, std::span<const std::byte> encoded);
+  void on_gather(std::size_t step, std::size_t k, std::span<const std::byte> encoded);
+  void finish_owned_chunk(std::size_t k);
+  // Decodes into scratch_ and checks finiteness and the norm bound for `contributions` updates.
+  bool decode_checked(std::span<const std::byte> encoded, std::size_t size,
+                      std::size_t contributions);
+
+  RingConfig config_;
+  std::span<float> values_;
+  std::vector<float> scratch_;
+  // Next chunk expected from the predecessor, per phase and step.
+  std::vector<std::size_t> next_reduce_, next_gather_;
+  std::size_t owned_chunks_done_ = 0;
+  bool owner_done_ = false;
+  std::size_t gathered_ = 0;
+  std::size_t expected_gathers_ = 0;
+  std::optional<RingFailure> failure_;
+  std::deque<Transmit> out_;
+  std::uint64_t bytes_sent_ = 0;
+};
+
+}  // namespace loco::proto
