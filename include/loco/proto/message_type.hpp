@@ -33,6 +33,11 @@ enum class MessageType : std::uint16_t {
   resync = 0x0187,
   // peer <-> peer
   ring_chunk = 0x0201,
+  state_request = 0x0301,
+  state_manifest = 0x0302,
+  state_refusal = 0x0303,
+  chunk_request = 0x0304,
+  state_chunk = 0x0305,
 };
 
 // Which link a message travels on, and in which direction: each receiver accepts only its own.

@@ -1,0 +1,121 @@
+#pragma once
+// Fetching the run's state from several donors at once, sans-I/O (docs/SWARM.md, "Recovery").
+//
+// A newcomer (or a peer out of sync) knows from the tracker the round and the state hash the
+// majority holds, and a few donors. StateFetcher asks each donor for its manifest, keeps the
+// donors whose manifest hashes to the expected state hash (state_manifest.hpp), then asks them for
+// chunks, a few at a time each, checks every chunk against the manifest as it arrives, and puts
+// the state together. A donor that sends a bad manifest or chunk is dropped and reported; one that
+// disconnects or stops answering is dropped and its chunks go to the others. The buffer is
+// allocated only once a manifest has matched the tracker's hash, so its size is the majority's.
+//
+// StateServer is the donor's side: it answers from the state it holds (the last committed round),
+// and refuses requests for any other round.
+//
+// Messages (route peer_to_peer): state_request {round, hash} -> state_manifest {manifest} or
+// state_refusal {round, reason}; chunk_request {round, index} -> state_chunk {round, index, bytes}.
+//
+// Call order (both): after each on_*() drain poll_transmit() (and, for the fetcher, check
+// done()/failure()); the fetcher's poll_timeout() is the next deadline for on_timer(now).
+
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "loco/core/time.hpp"
+#include "loco/proto/message_type.hpp"
+#include "loco/proto/round_formation.hpp"
+#include "loco/proto/state_manifest.hpp"
+
+namespace loco::proto {
+
+struct PeerTransmit {
+  PeerKey to;
+  MessageType type{};
+  std::vector<std::byte> body;
+};
+
+struct FetchConfig {
+  std::uint64_t round = 0;
+  Digest state_hash{};
+  std::vector<PeerKey> donors;
+  std::size_t window = 4;                        // chunks in flight per donor
+  Duration patience = std::chrono::seconds(20);  // a donor silent this long is dropped
+};
+
+class StateFetcher {
+ public:
+  StateFetcher(FetchConfig config, TimePoint now);
+
+  void on_message(TimePoint now, const PeerKey& from, MessageType type,
+                  std::span<const std::byte> body);
+  void on_donor_lost(TimePoint now, const PeerKey& donor);
+  void on_timer(TimePoint now);
+  std::optional<PeerTransmit> poll_transmit();
+  TimePoint poll_timeout() const;
+
+  bool done() const { return manifest_ && received_ == manifest_->chunk_count(); }
+  const std::optional<std::string>& failure() const { return failure_; }
+  // Donors that sent something wrong, with what: to report to the tracker.
+  const std::map<PeerKey, std::string>& bad_donors() const { return bad_; }
+  // The state, once done().
+  std::span<const std::byte> state() const { return buffer_; }
+  std::uint64_t bytes_received() const { return bytes_received_; }
+
+ private:
+  struct Donor {
+    bool ready = false;  // its manifest matched
+    std::set<std::uint64_t> in_flight;
+    TimePoint last_heard{};
+  };
+
+  void handle(TimePoint now, const PeerKey& from, MessageType type,
+              std::span<const std::byte> body);
+  void accept_manifest(const PeerKey& from, StateManifest manifest);
+  void accept_chunk(TimePoint now, const PeerKey& from, std::uint64_t index,
+                    std::span<const std::byte> bytes);
+  void drop(const PeerKey& donor, const std::string& why, bool bad);
+  void request_more();
+
+  FetchConfig config_;
+  std::map<PeerKey, Donor> donors_;
+  std::optional<StateManifest> manifest_;
+  std::vector<std::byte> buffer_;
+  std::vector<bool> have_;
+  std::deque<std::uint64_t> wanted_;  // chunks not received nor in flight
+  std::uint64_t received_ = 0;
+  std::uint64_t bytes_received_ = 0;
+  std::map<PeerKey, std::string> bad_;
+  std::optional<std::string> failure_;
+  std::deque<PeerTransmit> out_;
+};
+
+class StateServer {
+ public:
+  // Serves the state of `manifest.round`: `state` must stay valid and unchanged until the next
+  // serve() (or clear()).
+  void serve(StateManifest manifest, StateBytes state);
+  void clear();
+  // Requests from `from`; malformed requests throw Error(format) (the driver drops that peer).
+  void on_message(const PeerKey& from, MessageType type, std::span<const std::byte> body);
+  std::optional<PeerTransmit> poll_transmit();
+  std::uint64_t bytes_served() const { return bytes_served_; }
+
+ private:
+  std::optional<StateManifest> manifest_;
+  StateBytes state_;
+  std::deque<PeerTransmit> out_;
+  std::uint64_t bytes_served_ = 0;
+};
+
+// The messages, for the driver's size limits and tests.
+std::vector<std::byte> encode_state_request(std::uint64_t round, const Digest& hash);
+std::vector<std::byte> encode_manifest(const StateManifest& manifest);
+StateManifest decode_manifest(std::span<const std::byte> body);
+std::vector<std::byte> encode_chunk_request(std::uint64_t round, std::uint64_t index);
+
+}  // namespace loco::proto

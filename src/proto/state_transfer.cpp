@@ -1,0 +1,284 @@
+#include "loco/proto/state_transfer.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "loco/core/byte_io.hpp"
+#include "loco/core/error.hpp"
+#include "loco/proto/tracker_messages.hpp"
+
+namespace loco::proto {
+namespace {
+
+ByteWriter start(MessageType type) {
+  ByteWriter w;
+  w.u8(info(type).version);
+  return w;
+}
+
+ByteReader open(std::span<const std::byte> body, MessageType type) {
+  const MessageInfo& m = info(type);
+  ByteReader r(body, m.name);
+  if (body.size() > m.max_bytes) r.fail("above its size limit");
+  if (r.u8() != m.version) r.fail("another version: the two ends run different loco releases");
+  return r;
+}
+
+std::string short_hash(const Digest& d) {
+  return to_hex(d).substr(0, 12);
+}
+
+}  // namespace
+
+// --- messages ---
+
+std::vector<std::byte> encode_state_request(std::uint64_t round, const Digest& hash) {
+  ByteWriter w = start(MessageType::state_request);
+  w.u64(round);
+  w.bytes(hash);
+  return w.finish();
+}
+
+std::vector<std::byte> encode_manifest(const StateManifest& m) {
+  ByteWriter w = start(MessageType::state_manifest);
+  w.u64(m.round);
+  w.u64(m.total_bytes);
+  w.u32(m.chunk_bytes);
+  w.u32(static_cast<std::uint32_t>(m.chunk_hashes.size()));
+  for (const Digest& d : m.chunk_hashes) w.bytes(d);
+  return w.finish();
+}
+
+StateManifest decode_manifest(std::span<const std::byte> body) {
+  ByteReader r = open(body, MessageType::state_manifest);
+  StateManifest m;
+  m.round = r.u64();
+  m.total_bytes = r.u64();
+  m.chunk_bytes = r.u32();
+  if (m.total_bytes > kMaxStateBytes) r.fail(fmt::format("a state of {} bytes", m.total_bytes));
+  if (m.chunk_bytes == 0) r.fail("chunks of 0 bytes");
+  const std::uint64_t chunks = (m.total_bytes + m.chunk_bytes - 1) / m.chunk_bytes;
+  const std::size_t n = r.count(kMaxStateBytes / 4096, 32);
+  if (n != chunks)
+    r.fail(fmt::format("{} chunk hashes for {} bytes in chunks of {}", n, m.total_bytes,
+                       m.chunk_bytes));
+  m.chunk_hashes.resize(n);
+  for (Digest& d : m.chunk_hashes) r.bytes(d);
+  r.expect_end();
+  return m;
+}
+
+std::vector<std::byte> encode_chunk_request(std::uint64_t round, std::uint64_t index) {
+  ByteWriter w = start(MessageType::chunk_request);
+  w.u64(round);
+  w.u64(index);
+  return w.finish();
+}
+
+// --- fetcher ---
+
+StateFetcher::StateFetcher(FetchConfig config, TimePoint now) : config_(std::move(config)) {
+  for (const PeerKey& d : config_.donors) {
+    donors_[d].last_heard = now;
+    out_.push_back(PeerTransmit{.to = d,
+                                .type = MessageType::state_request,
+                                .body = encode_state_request(config_.round, config_.state_hash)});
+  }
+  if (donors_.empty()) failure_ = "no donor to fetch the state from";
+}
+
+void StateFetcher::on_message(TimePoint now, const PeerKey& from, MessageType type,
+                              std::span<const std::byte> body) {
+  if (failure_ || done() || !donors_.contains(from)) return;
+  try {
+    handle(now, from, type, body);
+  } catch (const Error& e) {
+    drop(from, e.message(), true);
+  }
+  request_more();
+}
+
+void StateFetcher::handle(TimePoint now, const PeerKey& from, MessageType type,
+                          std::span<const std::byte> body) {
+  donors_.at(from).last_heard = now;
+  switch (type) {
+    case MessageType::state_manifest: accept_manifest(from, decode_manifest(body)); return;
+    case MessageType::state_refusal: {
+      ByteReader r = open(body, type);
+      r.u64();
+      const std::string reason = r.string(kMaxTextBytes);
+      drop(from, "it does not serve that state: " + reason, false);
+      return;
+    }
+    case MessageType::state_chunk: {
+      ByteReader r = open(body, type);
+      const std::uint64_t round = r.u64();
+      const std::uint64_t index = r.u64();
+      if (round != config_.round) r.fail(fmt::format("a chunk of round {}", round));
+      accept_chunk(now, from, index, r.rest());
+      return;
+    }
+    default:
+      throw Error(ErrorCategory::protocol,
+                  fmt::format("sent a {} during a state transfer", info(type).name));
+  }
+}
+
+void StateFetcher::accept_manifest(const PeerKey& from, StateManifest manifest) {
+  Donor& donor = donors_.at(from);
+  if (donor.ready) throw Error(ErrorCategory::protocol, "sent a second manifest");
+  if (manifest.round != config_.round || manifest.state_hash() != config_.state_hash)
+    throw Error(ErrorCategory::protocol,
+                fmt::format("its manifest (round {}, state {}) is not the state of round {} ({})",
+                            manifest.round, short_hash(manifest.state_hash()), config_.round,
+                            short_hash(config_.state_hash)));
+  donor.ready = true;
+  if (manifest_) return;  // every matching manifest is the same: the first one sets things up
+  buffer_.resize(manifest.total_bytes);
+  have_.assign(manifest.chunk_count(), false);
+  for (std::uint64_t i = 0; i < manifest.chunk_count(); ++i) wanted_.push_back(i);
+  manifest_ = std::move(manifest);
+}
+
+void StateFetcher::accept_chunk(TimePoint /*now*/, const PeerKey& from, std::uint64_t index,
+                                std::span<const std::byte> bytes) {
+  Donor& donor = donors_.at(from);
+  if (!donor.in_flight.contains(index))
+    throw Error(ErrorCategory::protocol,
+                fmt::format("sent chunk {}, which it was not asked for", index));
+  // Still in flight while checked: a bad chunk goes back to the others with the rest (drop()).
+  if (bytes.size() != manifest_->chunk_size(index) ||
+      blake2b(bytes) != manifest_->chunk_hashes[index])
+    throw Error(ErrorCategory::protocol,
+                fmt::format("sent chunk {} that does not match the manifest", index));
+  donor.in_flight.erase(index);
+  std::copy(bytes.begin(), bytes.end(),
+            buffer_.begin() + static_cast<std::ptrdiff_t>(index * manifest_->chunk_bytes));
+  have_[index] = true;
+  ++received_;
+  bytes_received_ += bytes.size();
+}
+
+void StateFetcher::on_donor_lost(TimePoint /*now*/, const PeerKey& donor) {
+  if (!donors_.contains(donor) || failure_ || done()) return;
+  drop(donor, "its connection was lost", false);
+  request_more();
+}
+
+void StateFetcher::on_timer(TimePoint now) {
+  if (failure_ || done()) return;
+  std::vector<PeerKey> silent;
+  for (const auto& [key, d] : donors_)
+    if (now >= d.last_heard + config_.patience) silent.push_back(key);
+  for (const PeerKey& k : silent)
+    drop(k,
+         fmt::format("it sent nothing for {} s",
+                     std::chrono::duration<double>(config_.patience).count()),
+         false);
+  request_more();
+}
+
+TimePoint StateFetcher::poll_timeout() const {
+  if (failure_ || done()) return kNever;
+  TimePoint next = kNever;
+  for (const auto& [key, d] : donors_) next = std::min(next, d.last_heard + config_.patience);
+  return next;
+}
+
+void StateFetcher::drop(const PeerKey& donor, const std::string& why, bool bad) {
+  const auto it = donors_.find(donor);
+  if (it == donors_.end()) return;
+  for (const std::uint64_t index : it->second.in_flight) wanted_.push_front(index);
+  donors_.erase(it);
+  if (bad) bad_[donor] = why;
+  if (donors_.empty())
+    failure_ = fmt::format("no donor left (the last: {} {})", secure::short_id(donor), why);
+}
+
+// Keeps `window` chunks in flight at every donor whose manifest matched.
+void StateFetcher::request_more() {
+  if (failure_ || !manifest_) return;
+  for (auto& [key, donor] : donors_) {
+    while (donor.ready && donor.in_flight.size() < config_.window && !wanted_.empty()) {
+      const std::uint64_t index = wanted_.front();
+      wanted_.pop_front();
+      donor.in_flight.insert(index);
+      out_.push_back(PeerTransmit{.to = key,
+                                  .type = MessageType::chunk_request,
+                                  .body = encode_chunk_request(config_.round, index)});
+    }
+  }
+}
+
+std::optional<PeerTransmit> StateFetcher::poll_transmit() {
+  if (out_.empty()) return std::nullopt;
+  PeerTransmit t = std::move(out_.front());
+  out_.pop_front();
+  return t;
+}
+
+// --- server ---
+
+void StateServer::serve(StateManifest manifest, StateBytes state) {
+  manifest_ = std::move(manifest);
+  state_ = std::move(state);
+}
+
+void StateServer::clear() {
+  manifest_.reset();
+  state_ = StateBytes();
+}
+
+void StateServer::on_message(const PeerKey& from, MessageType type,
+                             std::span<const std::byte> body) {
+  ByteReader r = open(body, type);
+  const std::uint64_t round = r.u64();
+  const auto refuse = [&](const std::string& reason) {
+    ByteWriter w = start(MessageType::state_refusal);
+    w.u64(round);
+    w.string(reason);
+    out_.push_back(
+        PeerTransmit{.to = from, .type = MessageType::state_refusal, .body = w.finish()});
+  };
+  if (!manifest_ || manifest_->round != round) {
+    refuse(manifest_ ? fmt::format("this peer holds round {}", manifest_->round)
+                     : "this peer holds no committed state yet");
+    return;
+  }
+  if (type == MessageType::state_request) {
+    Digest hash{};
+    r.bytes(hash);
+    r.expect_end();
+    if (hash != manifest_->state_hash()) {
+      refuse("this peer holds another state of that round");
+      return;
+    }
+    out_.push_back(PeerTransmit{
+        .to = from, .type = MessageType::state_manifest, .body = encode_manifest(*manifest_)});
+    return;
+  }
+  if (type != MessageType::chunk_request)
+    r.fail(fmt::format("a {} is not a state request", info(type).name));
+  const std::uint64_t index = r.u64();
+  r.expect_end();
+  if (index >= manifest_->chunk_count())
+    r.fail(fmt::format("chunk {} of {}", index, manifest_->chunk_count()));
+  const std::uint64_t size = manifest_->chunk_size(index);
+  ByteWriter w(size + 32);
+  w.u8(info(MessageType::state_chunk).version);
+  w.u64(round);
+  w.u64(index);
+  state_.read(index * manifest_->chunk_bytes, std::span(w.extend(size), size));
+  bytes_served_ += size;
+  out_.push_back(PeerTransmit{.to = from, .type = MessageType::state_chunk, .body = w.finish()});
+}
+
+std::optional<PeerTransmit> StateServer::poll_transmit() {
+  if (out_.empty()) return std::nullopt;
+  PeerTransmit t = std::move(out_.front());
+  out_.pop_front();
+  return t;
+}
+
+}  // namespace loco::proto

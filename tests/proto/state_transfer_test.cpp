@@ -1,0 +1,170 @@
+// Fetching a state from several donors in memory: every chunk checked, a donor that lies or dies
+// replaced by the others, and a manifest that does not match the tracker's hash refused before
+// anything is allocated for it.
+
+#include "loco/proto/state_transfer.hpp"
+
+#include <gtest/gtest.h>
+
+#include "loco/core/error.hpp"
+#include "loco/core/rng.hpp"
+#include "tracker_harness.hpp"
+
+namespace loco::proto {
+namespace {
+
+using testing::key;
+using namespace std::chrono_literals;
+
+std::vector<std::byte> random_state(std::size_t bytes, std::uint64_t seed) {
+  Rng rng(seed);
+  std::vector<std::byte> out(bytes);
+  for (auto& b : out) b = static_cast<std::byte>(rng.next_u64());
+  return out;
+}
+
+struct Swarm {
+  std::vector<std::byte> state;
+  std::vector<std::byte> other_half;  // a second part, so the state is read across two spans
+  StateManifest manifest;
+  std::map<PeerKey, StateServer> donors;
+  std::set<PeerKey> dead;
+  std::map<PeerKey, int> corrupt_from_chunk;  // a donor that flips a byte from chunk N on
+  std::unique_ptr<StateFetcher> fetcher;
+  TimePoint now{};
+
+  Swarm(std::size_t bytes, std::uint32_t chunk, std::size_t donor_count) {
+    state = random_state(bytes / 2, 1);
+    other_half = random_state(bytes - bytes / 2, 2);
+    const StateBytes view(
+        {std::span<const std::byte>(state), std::span<const std::byte>(other_half)});
+    manifest = make_manifest(12, view, chunk);
+    std::vector<PeerKey> keys;
+    for (std::size_t i = 0; i < donor_count; ++i) {
+      const PeerKey k = key(static_cast<std::uint8_t>(i + 1)).public_key();
+      donors[k].serve(manifest, view);
+      keys.push_back(k);
+    }
+    fetcher = std::make_unique<StateFetcher>(FetchConfig{.round = 12,
+                                                         .state_hash = manifest.state_hash(),
+                                                         .donors = keys,
+                                                         .window = 2,
+                                                         .patience = 5s},
+                                             now);
+  }
+
+  std::vector<std::byte> whole() const {
+    std::vector<std::byte> all = state;
+    all.insert(all.end(), other_half.begin(), other_half.end());
+    return all;
+  }
+
+  // Moves messages until the fetcher is done, failed or stuck; a dead donor answers nothing.
+  void run() {
+    for (int guard = 0; guard < 100'000; ++guard) {
+      auto t = fetcher->poll_transmit();
+      if (!t) return;
+      if (dead.contains(t->to)) continue;
+      StateServer& server = donors.at(t->to);
+      server.on_message(key(0).public_key(), t->type, t->body);
+      while (auto reply = server.poll_transmit()) {
+        if (reply->type == MessageType::state_chunk && corrupt_from_chunk.contains(t->to) &&
+            corrupt_from_chunk[t->to]-- <= 0)
+          reply->body.back() ^= std::byte{1};
+        fetcher->on_message(now, t->to, reply->type, reply->body);
+      }
+    }
+  }
+};
+
+TEST(StateTransfer, AStateComesTogetherFromSeveralDonors) {
+  for (const std::size_t bytes : {0, 1, 1000, 10'000, 65'537}) {
+    Swarm s(bytes, 1024, 3);
+    s.run();
+    ASSERT_TRUE(s.fetcher->done()) << bytes << " bytes: " << s.fetcher->failure().value_or("");
+    const auto expected = s.whole();
+    EXPECT_TRUE(std::equal(s.fetcher->state().begin(), s.fetcher->state().end(), expected.begin(),
+                           expected.end()));
+    EXPECT_EQ(s.fetcher->bytes_received(), bytes);
+    std::uint64_t served = 0;
+    for (const auto& [k, d] : s.donors) served += d.bytes_served();
+    EXPECT_EQ(served, bytes) << "each chunk fetched once";
+  }
+}
+
+TEST(StateTransfer, ADonorThatSendsABadChunkIsDroppedAndReported) {
+  Swarm s(20'000, 1024, 3);
+  const PeerKey liar = key(2).public_key();
+  s.corrupt_from_chunk[liar] = 1;
+  s.run();
+  ASSERT_TRUE(s.fetcher->done()) << s.fetcher->failure().value_or("");
+  const auto expected = s.whole();
+  EXPECT_TRUE(std::equal(s.fetcher->state().begin(), s.fetcher->state().end(), expected.begin(),
+                         expected.end()));
+  ASSERT_EQ(s.fetcher->bad_donors().size(), 1u);
+  EXPECT_NE(s.fetcher->bad_donors().at(liar).find("does not match the manifest"),
+            std::string::npos);
+}
+
+TEST(StateTransfer, ADonorThatDiesMidTransferIsReplaced) {
+  Swarm s(20'000, 1024, 2);
+  const PeerKey dying = key(1).public_key();
+  // Start, then the donor dies with chunks in flight.
+  auto first = s.fetcher->poll_transmit();
+  ASSERT_TRUE(first);
+  s.donors.at(first->to).on_message(key(0).public_key(), first->type, first->body);
+  while (auto reply = s.donors.at(first->to).poll_transmit())
+    s.fetcher->on_message(s.now, first->to, reply->type, reply->body);
+  s.dead.insert(dying);
+  s.run();  // requests to the dead donor vanish
+  s.fetcher->on_donor_lost(s.now, dying);
+  s.run();
+  ASSERT_TRUE(s.fetcher->done()) << s.fetcher->failure().value_or("");
+  EXPECT_TRUE(s.fetcher->bad_donors().empty()) << "dying is not lying";
+}
+
+TEST(StateTransfer, ASilentDonorIsDroppedAfterThePatienceRunsOut) {
+  Swarm s(20'000, 1024, 1);
+  s.dead.insert(key(1).public_key());
+  s.run();
+  EXPECT_EQ(s.fetcher->poll_timeout(), s.now + 5s);
+  s.fetcher->on_timer(s.now + 5s);
+  ASSERT_TRUE(s.fetcher->failure());
+  EXPECT_NE(s.fetcher->failure()->find("sent nothing for 5 s"), std::string::npos);
+}
+
+TEST(StateTransfer, AManifestOfAnotherStateIsRefusedBeforeAnyAllocation) {
+  Swarm s(4096, 1024, 1);
+  StateManifest huge = s.manifest;
+  huge.total_bytes = 60ull << 30;  // would be 60 GiB
+  huge.chunk_bytes = 1 << 20;
+  huge.chunk_hashes.assign(60 * 1024, Digest{});
+  s.fetcher->on_message(s.now, key(1).public_key(), MessageType::state_manifest,
+                        encode_manifest(huge));
+  ASSERT_TRUE(s.fetcher->failure());
+  EXPECT_NE(s.fetcher->bad_donors().begin()->second.find("is not the state of round 12"),
+            std::string::npos);
+  EXPECT_TRUE(s.fetcher->state().empty());
+  // Malformed manifests: counts that disagree with the size, truncation.
+  auto body = encode_manifest(s.manifest);
+  EXPECT_THROW(decode_manifest(std::span(body).first(body.size() - 1)), Error);
+  StateManifest wrong = s.manifest;
+  wrong.chunk_hashes.pop_back();
+  EXPECT_THROW(decode_manifest(encode_manifest(wrong)), Error);
+}
+
+TEST(StateTransfer, ADonorRefusesRoundsAndStatesItDoesNotHold) {
+  Swarm s(4096, 1024, 1);
+  StateServer& server = s.donors.begin()->second;
+  server.on_message(key(9).public_key(), MessageType::state_request,
+                    encode_state_request(11, s.manifest.state_hash()));
+  auto reply = server.poll_transmit();
+  ASSERT_TRUE(reply);
+  EXPECT_EQ(reply->type, MessageType::state_refusal);
+  EXPECT_THROW(server.on_message(key(9).public_key(), MessageType::chunk_request,
+                                 encode_chunk_request(12, 999)),
+               Error);
+}
+
+}  // namespace
+}  // namespace loco::proto
