@@ -1,0 +1,91 @@
+#pragma once
+// A peer's connections to the other members of its run, for the collectives and state transfer.
+// It listens for members (BundleListener; `accept` decides who may connect: the members of the
+// current signed view), and connects to a member the first time it sends to it. Each direction
+// has its own bundle: a peer sends on the bundle it opened and receives on the ones others
+// opened, so messages from one sender arrive in the order sent and nobody has to decide who
+// connects to whom. Every bundle is shaped by the peer's own link settings (LinkShaper), so a
+// local swarm behaves like peers on a WAN.
+//
+// Messages are whole (MessageAssembler with the table's peer_to_peer limits) and typed; a
+// message that breaks the limits ends that bundle. on_lost(key) reports a member whose bundle in
+// either direction ended, so the collective can abort.
+// Threads: every call, and every callback, on the io_context's thread.
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+
+#include "loco/net/bundle_listener.hpp"
+#include "loco/net/message_assembler.hpp"
+#include "loco/proto/message_type.hpp"
+
+namespace loco::net {
+
+struct PeerMeshHandlers {
+  std::function<void(const secure::PublicKey& from, proto::MessageType type,
+                     std::span<const std::byte> body)>
+      on_message;
+  std::function<void(const secure::PublicKey& peer, const std::string& why)> on_lost;
+};
+
+struct PeerMeshConfig {
+  ChannelSetup setup;  // identity and run; `accept` admits members only
+  BundleConfig bundle;
+  std::shared_ptr<LinkShaper> link;  // may be null: no link emulation
+};
+
+class PeerMesh : public std::enable_shared_from_this<PeerMesh> {
+ public:
+  static std::shared_ptr<PeerMesh> create(boost::asio::io_context& io,
+                                          const boost::asio::ip::tcp::endpoint& listen,
+                                          PeerMeshConfig config, PeerMeshHandlers handlers);
+
+  void start();
+  void stop();
+  boost::asio::ip::tcp::endpoint local_endpoint() const { return listener_->local_endpoint(); }
+
+  // Sends `body` to `peer` (at `address`, connecting first if needed). The bytes are kept alive
+  // until sent. False when `address` does not resolve.
+  bool send(const secure::PublicKey& peer, const std::string& address, proto::MessageType type,
+            std::vector<std::byte> body);
+  // Ends the connections with `peer` in both directions (a suspect, a departed member).
+  void drop(const secure::PublicKey& peer);
+
+  std::uint64_t bytes_sent() const { return bytes_sent_; }
+  std::uint64_t bytes_received() const { return bytes_received_; }
+
+  struct Private;
+  PeerMesh(Private, boost::asio::io_context& io, const boost::asio::ip::tcp::endpoint& listen,
+           PeerMeshConfig config, PeerMeshHandlers handlers);
+
+ private:
+  struct Outbound {
+    std::shared_ptr<StreamBundle> bundle;
+    std::deque<std::pair<proto::MessageType, std::shared_ptr<std::vector<std::byte>>>> waiting;
+  };
+  struct Inbound {
+    std::shared_ptr<StreamBundle> bundle;
+    MessageAssembler assembler;
+  };
+
+  BundleHandlers inbound_handlers(const std::shared_ptr<StreamBundle>& bundle);
+  void connect(const secure::PublicKey& peer, const boost::asio::ip::tcp::endpoint& endpoint);
+  void flush(Outbound& out);
+  void lost(const secure::PublicKey& peer, const std::string& why);
+
+  boost::asio::io_context& io_;
+  PeerMeshConfig config_;
+  PeerMeshHandlers handlers_;
+  std::shared_ptr<BundleListener> listener_;
+  std::map<secure::PublicKey, Outbound> outbound_;
+  std::map<secure::PublicKey, Inbound> inbound_;
+  std::uint64_t bytes_sent_ = 0;
+  std::uint64_t bytes_received_ = 0;
+  bool stopped_ = false;
+};
+
+}  // namespace loco::net

@@ -1,0 +1,162 @@
+#include "loco/net/peer_mesh.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "loco/net/host_port.hpp"
+
+namespace loco::net {
+namespace {
+
+std::optional<std::uint64_t> peer_message_limit(std::uint16_t type) {
+  const auto info = proto::message_info(type);
+  if (!info || info->route != proto::Route::peer_to_peer) return std::nullopt;
+  return info->max_bytes;
+}
+
+}  // namespace
+
+struct PeerMesh::Private {};
+
+std::shared_ptr<PeerMesh> PeerMesh::create(boost::asio::io_context& io,
+                                           const boost::asio::ip::tcp::endpoint& listen,
+                                           PeerMeshConfig config, PeerMeshHandlers handlers) {
+  return std::make_shared<PeerMesh>(Private{}, io, listen, std::move(config), std::move(handlers));
+}
+
+PeerMesh::PeerMesh(Private, boost::asio::io_context& io,
+                   const boost::asio::ip::tcp::endpoint& listen, PeerMeshConfig config,
+                   PeerMeshHandlers handlers)
+    : io_(io), config_(std::move(config)), handlers_(std::move(handlers)) {
+  BundleListenerConfig listener{.setup = config_.setup,
+                                .setup_timeout = std::chrono::seconds(10),
+                                .max_streams = kMaxStreams,
+                                .link = config_.link};
+  listener_ = BundleListener::create(
+      io, listen, std::move(listener),
+      [this](const std::shared_ptr<StreamBundle>& bundle) { return inbound_handlers(bundle); });
+}
+
+void PeerMesh::start() {
+  listener_->start();
+}
+
+void PeerMesh::stop() {
+  stopped_ = true;
+  listener_->stop();
+  for (auto& [key, out] : outbound_) out.bundle->close();
+  for (auto& [key, in] : inbound_) in.bundle->close();
+}
+
+BundleHandlers PeerMesh::inbound_handlers(const std::shared_ptr<StreamBundle>& bundle) {
+  const std::weak_ptr<StreamBundle> weak = bundle;
+  const std::weak_ptr<PeerMesh> self = weak_from_this();
+  return BundleHandlers{
+      .on_ready =
+          [self, weak] {
+            auto mesh = self.lock();
+            auto b = weak.lock();
+            if (!mesh || !b) return;
+            if (auto old = mesh->inbound_.find(b->peer_identity()); old != mesh->inbound_.end())
+              old->second.bundle->close();  // the member reconnected
+            mesh->inbound_.insert_or_assign(
+                b->peer_identity(),
+                Inbound{.bundle = b, .assembler = MessageAssembler(peer_message_limit)});
+          },
+      .on_chunk =
+          [self, weak](const BundleChunk& piece) {
+            auto mesh = self.lock();
+            auto b = weak.lock();
+            if (!mesh || !b) return;
+            const auto it = mesh->inbound_.find(b->peer_identity());
+            if (it == mesh->inbound_.end() || it->second.bundle != b) return;
+            mesh->bytes_received_ += piece.data.size();
+            // Throws for a message over its limit: the bundle fails with that error.
+            auto whole = it->second.assembler.add(piece);
+            if (whole)
+              mesh->handlers_.on_message(
+                  b->peer_identity(), static_cast<proto::MessageType>(whole->type), whole->bytes);
+          },
+      .on_closed =
+          [self, weak](const Error* error) {
+            auto mesh = self.lock();
+            auto b = weak.lock();
+            if (!mesh || !b || !b->ready()) return;
+            const auto it = mesh->inbound_.find(b->peer_identity());
+            if (it == mesh->inbound_.end() || it->second.bundle != b) return;
+            mesh->inbound_.erase(it);
+            mesh->lost(b->peer_identity(), error != nullptr ? error->what() : "it closed");
+          },
+  };
+}
+
+bool PeerMesh::send(const secure::PublicKey& peer, const std::string& address,
+                    proto::MessageType type, std::vector<std::byte> body) {
+  if (stopped_) return false;
+  auto it = outbound_.find(peer);
+  if (it == outbound_.end()) {
+    boost::asio::ip::tcp::endpoint endpoint;
+    try {
+      endpoint = resolve(io_, parse_host_port(address));
+    } catch (const Error& e) {
+      spdlog::warn("peer {} at {}: {}", secure::short_id(peer), address, e.what());
+      return false;
+    }
+    connect(peer, endpoint);
+    it = outbound_.find(peer);
+  }
+  it->second.waiting.emplace_back(type, std::make_shared<std::vector<std::byte>>(std::move(body)));
+  flush(it->second);
+  return true;
+}
+
+void PeerMesh::connect(const secure::PublicKey& peer,
+                       const boost::asio::ip::tcp::endpoint& endpoint) {
+  ChannelSetup setup = config_.setup;
+  setup.accept = [peer](const secure::PublicKey& k) { return k == peer; };
+  setup.peer_label = fmt::format("peer {}", secure::short_id(peer));
+  const std::weak_ptr<PeerMesh> self = weak_from_this();
+  auto bundle = StreamBundle::connect(
+      io_, endpoint, config_.bundle, std::move(setup),
+      BundleHandlers{
+          .on_ready =
+              [self, peer] {
+                auto mesh = self.lock();
+                if (!mesh) return;
+                if (auto it = mesh->outbound_.find(peer); it != mesh->outbound_.end())
+                  mesh->flush(it->second);
+              },
+          .on_chunk = {},  // the other side sends on its own bundle
+          .on_closed =
+              [self, peer](const Error* error) {
+                auto mesh = self.lock();
+                if (!mesh) return;
+                mesh->outbound_.erase(peer);
+                mesh->lost(peer, error != nullptr ? error->what() : "it closed");
+              },
+      },
+      config_.link);
+  outbound_[peer] = Outbound{.bundle = std::move(bundle), .waiting = {}};
+}
+
+void PeerMesh::flush(Outbound& out) {
+  if (!out.bundle->ready()) return;
+  while (!out.waiting.empty()) {
+    auto [type, body] = std::move(out.waiting.front());
+    out.waiting.pop_front();
+    bytes_sent_ += body->size();
+    out.bundle->send(static_cast<std::uint16_t>(type), *body, [body] {});
+  }
+}
+
+void PeerMesh::drop(const secure::PublicKey& peer) {
+  // Dropping the bundles closes their sockets at once, without callbacks.
+  outbound_.erase(peer);
+  inbound_.erase(peer);
+}
+
+void PeerMesh::lost(const secure::PublicKey& peer, const std::string& why) {
+  if (!stopped_ && handlers_.on_lost) handlers_.on_lost(peer, why);
+}
+
+}  // namespace loco::net
