@@ -29,6 +29,12 @@ void TrainConfig::validate() const {
   if (data.shard.count < 1 || data.shard.index >= data.shard.count) {
     fail("data.shard-index must be below data.shard-count (at least 1)");
   }
+  if (strategy.kind != "none" && strategy.kind != "diloco")
+    fail("strategy.kind must be 'none' or 'diloco', not '" + strategy.kind + "'");
+  if (strategy.kind == "diloco") {
+    if (strategy.diloco_h < 1) fail("strategy.diloco-h must be at least 1");
+    strategy.outer.validate();
+  }
 }
 
 std::string TrainConfig::identity() const {
@@ -55,6 +61,7 @@ std::string TrainConfig::identity() const {
   }
   s += fmt::format("train.steps={}\ntrain.batch={}\ntrain.seed={}\n", train.steps, train.batch,
                    train.seed);
+  s += fmt::format("strategy.kind={}\n", strategy.kind);
   return s;
 }
 

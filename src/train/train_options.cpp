@@ -54,6 +54,12 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
   add("--train.checkpoint", c.train.checkpoint, "checkpoint file to write (empty = none)");
   add("--train.resume", c.train.resume, "checkpoint to resume from (bit-exact)");
   app.add_option("--resume", c.train.resume, "same as --train.resume");
+
+  add("--strategy.kind", c.strategy.kind, "none (local AdamW only) or diloco");
+  add("--strategy.diloco-h", c.strategy.diloco_h, "DiLoCo: inner steps per round (H)");
+  add("--strategy.outer-lr", c.strategy.outer.lr, "DiLoCo: outer Nesterov learning rate (η)");
+  add("--strategy.outer-momentum", c.strategy.outer.momentum,
+      "DiLoCo: outer Nesterov momentum (μ)");
 }
 
 }  // namespace loco::train

@@ -11,7 +11,12 @@
 namespace loco::train {
 namespace {
 
-constexpr const char* kFormat = "loco-train/1";
+constexpr const char* kFormat = "loco-state/1";
+constexpr const char* kCounterPrefix = "loco.counter.";
+
+std::string tensor_prefix(const std::string& prefix) {
+  return prefix.empty() ? "" : prefix + ".";
+}
 
 std::uint64_t parse_u64(const checkpoint::Metadata& metadata, const std::string& key,
                         const std::filesystem::path& path) {
@@ -40,30 +45,29 @@ std::string first_difference(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-void save_train_state(const std::filesystem::path& path, const Arena& params,
-                      const optim::AdamW& optimizer, const RunPosition& position,
-                      const std::string& identity) {
+void save_train_state(const std::filesystem::path& path, const std::vector<NamedArena>& arenas,
+                      const StateFileValues& values, const std::string& identity) {
   std::vector<checkpoint::TensorRef> tensors;
-  checkpoint::append_arena(tensors, params, "");
-  checkpoint::append_arena(tensors, optimizer.m(), "optim.m.");
-  checkpoint::append_arena(tensors, optimizer.v(), "optim.v.");
-  const checkpoint::Metadata metadata{{"loco.format", kFormat},
-                                      {"loco.step", std::to_string(position.step)},
-                                      {"loco.adamw_steps", std::to_string(optimizer.steps())},
-                                      {"loco.cursor", position.cursor},
-                                      {"loco.config", identity}};
+  for (const NamedArena& a : arenas)
+    checkpoint::append_arena(tensors, *a.arena, tensor_prefix(a.prefix));
+  checkpoint::Metadata metadata{
+      {"loco.format", kFormat}, {"loco.cursor", values.cursor}, {"loco.config", identity}};
+  for (const auto& [name, value] : values.counters)
+    metadata.emplace(kCounterPrefix + name, std::to_string(value));
   checkpoint::write_safetensors(path, tensors, metadata);
 }
 
-RunPosition load_train_state(const std::filesystem::path& path, Arena& params,
-                             optim::AdamW& optimizer, const std::string& identity) {
+StateFileValues load_train_state(const std::filesystem::path& path,
+                                 const std::vector<NamedArena>& arenas,
+                                 const std::vector<std::string>& counters,
+                                 const std::string& identity) {
   const auto file = checkpoint::SafetensorsFile::read(path);
   const auto& metadata = file.metadata();
   const auto format = metadata.find("loco.format");
   if (format == metadata.end() || format->second != kFormat) {
     throw Error(ErrorCategory::format,
                 "'" + path.string() +
-                    "' is not a loco-train checkpoint (no loco.format = " + kFormat + ")");
+                    "' is not a loco training checkpoint (no loco.format = " + kFormat + ")");
   }
   const auto config = metadata.find("loco.config");
   if (config == metadata.end() || config->second != identity) {
@@ -78,11 +82,12 @@ RunPosition load_train_state(const std::filesystem::path& path, Arena& params,
   if (cursor == metadata.end()) {
     throw Error(ErrorCategory::format, "checkpoint '" + path.string() + "' has no loco.cursor");
   }
-  checkpoint::load_arena(file, params, "");
-  checkpoint::load_arena(file, optimizer.m(), "optim.m.");
-  checkpoint::load_arena(file, optimizer.v(), "optim.v.");
-  optimizer.set_steps(parse_u64(metadata, "loco.adamw_steps", path));
-  return RunPosition{parse_u64(metadata, "loco.step", path), cursor->second};
+  for (const NamedArena& a : arenas)
+    checkpoint::load_arena(file, *a.arena, tensor_prefix(a.prefix));
+  StateFileValues values{.counters = {}, .cursor = cursor->second};
+  for (const std::string& name : counters)
+    values.counters[name] = parse_u64(metadata, kCounterPrefix + name, path);
+  return values;
 }
 
 }  // namespace loco::train

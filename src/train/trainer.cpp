@@ -6,10 +6,10 @@
 #include <memory>
 
 #include "loco/core/hash.hpp"
-#include "loco/data/batch_sampler.hpp"
-#include "loco/model/gpt.hpp"
-#include "loco/model/mlp.hpp"
-#include "loco/train/corpus.hpp"
+#include "loco/train/diloco.hpp"
+#include "loco/train/inner_loop.hpp"
+#include "loco/train/local_groups.hpp"
+#include "loco/train/no_strategy.hpp"
 #include "loco/train/train_state_file.hpp"
 
 namespace loco::train {
@@ -17,35 +17,23 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::unique_ptr<model::Model> make_model(const TrainConfig& config) {
-  const model::GptConfig& g = config.model.gpt;
-  if (config.model.kind == "mlp") {
-    return std::make_unique<model::Mlp>(
-        model::MlpConfig{g.vocab, config.model.mlp_embed, config.model.mlp_hidden, g.context},
-        config.train.batch);
-  }
-  return std::make_unique<model::Gpt>(g, config.train.batch);
+std::unique_ptr<Strategy> make_strategy(const TrainConfig& config, InnerLoop& loop,
+                                        OuterGroup& group) {
+  if (config.strategy.kind == "diloco")
+    return std::make_unique<DiLoCo>(
+        DiLoCoConfig{.inner_steps = config.strategy.diloco_h, .outer = config.strategy.outer},
+        loop.layout(), group);
+  return std::make_unique<NoStrategy>();
 }
 
-model::TokenBatch view(const data::Batch& b) {
-  return model::TokenBatch{b.inputs, b.targets, b.batch_size, b.context};
-}
-
-// Mean loss over the first eval_batches batches of the validation tokens (always the same ones,
-// so successive values are comparable).
-float evaluate(model::Model& model, const Arena& params, const Corpus& corpus,
-               const TrainConfig& config) {
-  data::BatchSampler sampler(
-      corpus.validation(),
-      data::SamplerConfig{config.train.batch, static_cast<std::uint32_t>(config.model.gpt.context),
-                          config.train.seed, data::ShardSpec{0, 1}});
-  data::Batch batch;
-  double total = 0;
-  for (std::uint32_t i = 0; i < config.train.eval_batches; ++i) {
-    sampler.next(batch);
-    total += model.forward(params, view(batch));
-  }
-  return static_cast<float>(total / config.train.eval_batches);
+// What a checkpoint of this run holds: the parameters under their own names, AdamW's moments,
+// and the strategy's shared arenas.
+std::vector<NamedArena> state_arenas(InnerLoop& loop, Strategy& strategy) {
+  std::vector<NamedArena> arenas = {
+      {"", &loop.params()}, {"optim.m", &loop.optimizer().m()}, {"optim.v", &loop.optimizer().v()}};
+  for (SharedState::Part& part : strategy.shared().parts())
+    arenas.push_back({part.name, &part.arena});
+  return arenas;
 }
 
 std::string format_duration(double seconds) {
@@ -64,64 +52,66 @@ std::string versus_floor(double loss, const std::optional<double>& floor) {
 TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* stop) {
   config.validate();
   model::set_compute_threads(config.train.threads);
-  const std::uint32_t vocab = static_cast<std::uint32_t>(config.model.gpt.vocab);
-  const std::uint32_t context = static_cast<std::uint32_t>(config.model.gpt.context);
 
-  // 1. Data: this process's shard of the training tokens.
-  const Corpus corpus(config.data, vocab);
-  data::BatchSampler sampler(
-      corpus.train(),
-      data::SamplerConfig{config.train.batch, context, config.train.seed, config.data.shard});
+  // 1. Data, the inner loop on this process's shard, the strategy (alone: a group of one).
+  const Corpus corpus(config.data, static_cast<std::uint32_t>(config.model.gpt.vocab));
+  InnerLoop loop(config, corpus);
+  SoloGroup alone;
+  const std::unique_ptr<Strategy> strategy = make_strategy(config, loop, alone);
 
-  // 2. Model, parameters, optimizer, schedule.
-  const auto model = make_model(config);
-  Arena params(model->layout()), grads(model->layout());
-  model->init(params, config.train.seed);
-  optim::AdamW optimizer(model->layout(), config.adamw);
-  optim::LrSchedule schedule = config.lr;
-  schedule.total_steps = config.train.steps;
-
-  // 3. Resume: parameters, moments, step and data cursor, all bit-exact.
+  // 2. Resume: every arena, the step, AdamW's step count, the round and the data cursor.
   TrainSummary summary;
-  summary.parameters = model->layout()->parameter_count();
+  summary.parameters = loop.layout()->parameter_count();
   summary.entropy_floor = corpus.entropy_floor();
   const std::string identity = config.identity();
-  std::uint64_t step = 0;
+  const std::vector<NamedArena> arenas = state_arenas(loop, *strategy);
+  Start how = Start::fresh;
   if (!config.train.resume.empty()) {
-    const RunPosition at = load_train_state(config.train.resume, params, optimizer, identity);
-    sampler.restore(at.cursor);
-    step = at.step;
-    spdlog::info("resumed from {} at step {}", config.train.resume, step);
+    const StateFileValues at =
+        load_train_state(config.train.resume, arenas, {"step", "adamw_steps", "round"}, identity);
+    loop.sampler().restore(at.cursor);
+    loop.set_steps(at.counters.at("step"));
+    loop.optimizer().set_steps(at.counters.at("adamw_steps"));
+    strategy->shared().set_round(at.counters.at("round"));
+    how = Start::resumed;
+    spdlog::info("resumed from {} at step {}", config.train.resume, loop.steps());
   }
-  summary.start_step = step;
+  strategy->begin(loop, how);
+  summary.start_step = loop.steps();
   const std::uint64_t last_step = config.train.stop_at > 0
                                       ? std::min(config.train.stop_at, config.train.steps)
                                       : config.train.steps;
   auto checkpoint = [&] {
     if (config.train.checkpoint.empty()) return;
-    save_train_state(config.train.checkpoint, params, optimizer, RunPosition{step, sampler.save()},
+    save_train_state(config.train.checkpoint, arenas,
+                     StateFileValues{.counters = {{"step", loop.steps()},
+                                                  {"adamw_steps", loop.optimizer().steps()},
+                                                  {"round", strategy->shared().round()}},
+                                     .cursor = loop.sampler().save()},
                      identity);
     summary.checkpoint = config.train.checkpoint;
-    spdlog::info("checkpoint: {} (step {})", config.train.checkpoint, step);
+    spdlog::info("checkpoint: {} (step {})", config.train.checkpoint, loop.steps());
   };
-  spdlog::info("training a {} of {} parameters for steps {}..{} on {} training tokens, {} threads",
-               config.model.kind, summary.parameters, step, last_step,
-               sampler.range().end - sampler.range().begin, config.train.threads);
+  spdlog::info(
+      "training a {} of {} parameters for steps {}..{} on {} training tokens, {} threads{}",
+      config.model.kind, summary.parameters, loop.steps(), last_step,
+      loop.sampler().range().end - loop.sampler().range().begin, config.train.threads,
+      config.strategy.kind == "diloco"
+          ? fmt::format(", DiLoCo alone with H = {}", config.strategy.diloco_h)
+          : "");
 
-  // 4. The loop.
-  const double tokens_per_step = static_cast<double>(config.train.batch) * context;
-  data::Batch batch;
+  // 3. The loop.
   const auto start = Clock::now();
   auto interval_start = start;
   double interval_loss = 0;
   std::uint64_t interval_steps = 0;
-  while (step < last_step && !(stop != nullptr && stop->load())) {
-    sampler.next(batch);
-    const float loss = model->forward(params, view(batch));
-    model->backward(params, grads);
-    const float lr = schedule.at(step);
-    const float grad_norm = optimizer.step(params, grads, lr);
-    ++step;
+  float grad_norm = 0;
+  while (loop.steps() < last_step && !(stop != nullptr && stop->load())) {
+    const float lr = loop.learning_rate();
+    const float loss = loop.forward_backward();
+    if (strategy->on_gradients(loop)) grad_norm = loop.optimizer_step();
+    strategy->after_step(loop);
+    const std::uint64_t step = loop.steps();
     interval_loss += loss;
     ++interval_steps;
 
@@ -137,13 +127,13 @@ TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* st
           "ETA {}",
           step, config.train.steps, summary.train_loss,
           versus_floor(summary.train_loss, summary.entropy_floor), lr, grad_norm,
-          tokens_per_step * interval_steps / interval_s, format_duration(eta_s));
+          loop.tokens_per_step() * interval_steps / interval_s, format_duration(eta_s));
       interval_start = now;
       interval_loss = 0;
       interval_steps = 0;
     }
     if (config.train.eval_every > 0 && step % config.train.eval_every == 0 && step != last_step) {
-      const float val = evaluate(*model, params, corpus, config);
+      const float val = loop.evaluate();
       spdlog::info("step {:>6} | validation loss {:.4f}{}", step, val,
                    versus_floor(val, summary.entropy_floor));
     }
@@ -153,18 +143,19 @@ TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* st
     }
   }
 
-  // 5. At exit: validation loss and a checkpoint of where the run stopped.
-  summary.end_step = step;
+  // 4. At exit: validation loss and a checkpoint of where the run stopped.
+  summary.end_step = loop.steps();
   summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  if (step > summary.start_step) {
-    summary.tokens_per_second =
-        tokens_per_step * static_cast<double>(step - summary.start_step) / summary.seconds;
+  if (summary.end_step > summary.start_step) {
+    summary.tokens_per_second = loop.tokens_per_step() *
+                                static_cast<double>(summary.end_step - summary.start_step) /
+                                summary.seconds;
   }
-  summary.val_loss = evaluate(*model, params, corpus, config);
-  spdlog::info("step {:>6} | validation loss {:.4f}{}", step, *summary.val_loss,
+  summary.val_loss = loop.evaluate();
+  spdlog::info("step {:>6} | validation loss {:.4f}{}", summary.end_step, *summary.val_loss,
                versus_floor(*summary.val_loss, summary.entropy_floor));
   checkpoint();
-  summary.params_blake2b = to_hex(blake2b(params));
+  summary.params_blake2b = to_hex(blake2b(loop.params()));
   return summary;
 }
 

@@ -94,5 +94,28 @@ TEST(Resume, MlpTrainsAndResumesToo) {
   EXPECT_EQ(run_training(mlp).params_blake2b, straight.params_blake2b);
 }
 
+TEST(Resume, ADiLoCoRunResumesInTheMiddleOfARoundBitForBit) {
+  test::TempDir dir;
+  TrainConfig run = small_run(2);
+  run.strategy.kind = "diloco";
+  run.strategy.diloco_h = 3;  // rounds after steps 3 and 6; stop after 4: mid-round
+  const TrainSummary straight = run_training(run);
+
+  run.train.stop_at = 4;
+  run.train.checkpoint = (dir / "diloco.safetensors").string();
+  run_training(run);
+  run.train.stop_at = 0;
+  run.train.resume = run.train.checkpoint;
+  const TrainSummary resumed = run_training(run);
+  EXPECT_EQ(resumed.params_blake2b, straight.params_blake2b);
+  // A checkpoint without the outer state is not a DiLoCo run's.
+  TrainConfig plain = small_run(2);
+  plain.train.stop_at = 2;
+  plain.train.checkpoint = (dir / "plain.safetensors").string();
+  run_training(plain);
+  run.train.resume = plain.train.checkpoint;
+  EXPECT_THROW(run_training(run), Error);
+}
+
 }  // namespace
 }  // namespace loco::train

@@ -10,6 +10,7 @@
 #include "loco/model/gpt.hpp"
 #include "loco/model/mlp.hpp"
 #include "loco/optim/adamw.hpp"
+#include "loco/optim/outer_nesterov.hpp"
 #include "loco/optim/schedule.hpp"
 
 namespace loco::train {
@@ -46,12 +47,21 @@ struct TrainSection {
   std::string resume;                  // checkpoint to continue from; empty = start fresh
 };
 
+// What the inner loop takes part in (strategy.hpp). "none": plain local training; "diloco": a
+// DiLoCo round every `diloco_h` steps (alone in loco-train, with the run's group in loco-peer).
+struct StrategySection {
+  std::string kind = "none";
+  std::uint64_t diloco_h = 20;
+  optim::OuterNesterovConfig outer;
+};
+
 struct TrainConfig {
   ModelSection model;
   DataSection data;
   optim::AdamWConfig adamw;
   optim::LrSchedule lr;  // total_steps is train.steps
   TrainSection train;
+  StrategySection strategy;
 
   // Throws Error(config) naming the first inconsistent option.
   void validate() const;

@@ -1,36 +1,46 @@
 #pragma once
-// A training run's state as one safetensors checkpoint (checkpoint/safetensors.hpp):
-//   tensors  <name>            the parameters, under the model's own names (nanoGPT's for a GPT)
-//            optim.m.<name>    AdamW first moments
-//            optim.v.<name>    AdamW second moments
-//   metadata loco.format = "loco-train/1", loco.step (steps done), loco.adamw_steps,
-//            loco.cursor (the training sampler's cursor), loco.config (TrainConfig::identity())
+// A training run's state as one safetensors checkpoint (checkpoint/safetensors.hpp): a list of
+// named arenas and counters, whatever the strategy keeps:
+//   tensors  <name>                  the parameters, under the model's own names (nanoGPT's for a
+//                                    GPT), so other tools read them as they are
+//            <prefix>.<name>         every other arena: optim.m / optim.v (AdamW moments),
+//                                    outer.params / outer.momentum (DiLoCo's shared state), ...
+//   metadata loco.format = "loco-state/1", loco.counter.<name> for each counter (step,
+//            adamw_steps, round, ...), loco.cursor (the sampler's cursor), loco.config (the
+//            options that fix the layout and data stream: TrainConfig::identity())
 // Everything needed to continue bit for bit.
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "loco/core/arena.hpp"
-#include "loco/optim/adamw.hpp"
 
 namespace loco::train {
 
-struct RunPosition {
-  std::uint64_t step = 0;  // optimizer steps completed
-  std::string cursor;      // BatchSampler::save()
+struct NamedArena {
+  std::string prefix;  // "" for the parameters
+  Arena* arena;
+};
+
+struct StateFileValues {
+  std::map<std::string, std::uint64_t> counters;
+  std::string cursor;
 };
 
 // Writes atomically. Throws Error(io) when the file cannot be written.
-void save_train_state(const std::filesystem::path& path, const Arena& params,
-                      const optim::AdamW& optimizer, const RunPosition& position,
-                      const std::string& identity);
+void save_train_state(const std::filesystem::path& path, const std::vector<NamedArena>& arenas,
+                      const StateFileValues& values, const std::string& identity);
 
-// Restores params and optimizer state and returns where the run stood. Throws Error(format) for
-// a damaged file or one that is not a loco-train checkpoint, and Error(config) when it was
-// written under another model or data configuration (`identity` differs), naming the first
-// differing option.
-RunPosition load_train_state(const std::filesystem::path& path, Arena& params,
-                             optim::AdamW& optimizer, const std::string& identity);
+// Fills every arena of `arenas` and returns the counters and cursor. Throws Error(format) for a
+// damaged file, one that is not a loco checkpoint, or one without an arena or counter this run
+// needs (naming it), and Error(config) when it was written under another model or data
+// configuration (`identity` differs), naming the first differing option.
+StateFileValues load_train_state(const std::filesystem::path& path,
+                                 const std::vector<NamedArena>& arenas,
+                                 const std::vector<std::string>& counters,
+                                 const std::string& identity);
 
 }  // namespace loco::train

@@ -1,0 +1,48 @@
+#pragma once
+// DiLoCo (DESIGN.md §1.1): H inner steps of AdamW on the local copy, then a round: the
+// pseudo-gradient Δ = θ_old − θ_new (old minus new) averaged over the group, an outer Nesterov
+// step on the shared θ and v, and the local copy reset to the new θ. Inner AdamW state stays
+// local. A skipped round leaves θ as it was: Δ keeps growing until a round succeeds.
+
+#include "loco/optim/outer_nesterov.hpp"
+#include "loco/train/strategy.hpp"
+
+namespace loco::train {
+
+struct DiLoCoConfig {
+  std::uint64_t inner_steps = 20;  // H
+  optim::OuterNesterovConfig outer;
+
+  void validate() const;  // throws Error(config)
+};
+
+class DiLoCo final : public Strategy {
+ public:
+  // Names of the shared arenas (checkpoint prefixes).
+  static constexpr const char* kOuterParams = "outer.params";
+  static constexpr const char* kOuterMomentum = "outer.momentum";
+
+  DiLoCo(DiLoCoConfig config, const std::shared_ptr<const ArenaLayout>& layout, OuterGroup& group);
+
+  void begin(InnerLoop& loop, Start how) override;
+  bool on_gradients(InnerLoop&) override { return true; }
+  void after_step(InnerLoop& loop) override;
+  SharedState& shared() override { return shared_; }
+
+  // Runs the round now (after_step does every H steps).
+  RoundResult round(InnerLoop& loop);
+  const RoundResult& last_round() const { return last_; }
+
+ private:
+  Arena& theta() { return shared_.arena(0); }
+  Arena& momentum() { return shared_.arena(1); }
+
+  DiLoCoConfig config_;
+  OuterGroup& group_;
+  SharedState shared_;
+  Arena delta_;
+  SharedState tentative_;  // the state the last mean leads to, until installed
+  RoundResult last_;
+};
+
+}  // namespace loco::train

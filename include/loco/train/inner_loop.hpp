@@ -1,0 +1,57 @@
+#pragma once
+// The inner loop every peer runs (llm.c style): one model, its parameters and gradients, AdamW
+// with its learning-rate schedule, and a sampler over this process's shard of the training
+// tokens. A step is forward_backward() then optimizer_step(); a strategy (strategy.hpp) looks at
+// the gradients between the two and at the parameters after them.
+
+#include <cstdint>
+#include <memory>
+
+#include "loco/core/arena.hpp"
+#include "loco/data/batch_sampler.hpp"
+#include "loco/model/model.hpp"
+#include "loco/optim/adamw.hpp"
+#include "loco/optim/schedule.hpp"
+#include "loco/train/corpus.hpp"
+#include "loco/train/train_config.hpp"
+
+namespace loco::train {
+
+class InnerLoop {
+ public:
+  // The model of `config.model`, parameters initialised from config.train.seed, AdamW, and a
+  // sampler over `corpus`'s training tokens for config.data.shard. `corpus` outlives the loop.
+  InnerLoop(const TrainConfig& config, const Corpus& corpus);
+
+  // One batch forward and backward: the gradients are in grads(); returns the mean loss.
+  float forward_backward();
+  // AdamW on grads() at the scheduled learning rate; counts the step. Returns the gradient norm.
+  float optimizer_step();
+  // Mean validation loss over the first eval_batches batches (always the same ones).
+  float evaluate();
+
+  Arena& params() { return params_; }
+  const Arena& params() const { return params_; }
+  Arena& grads() { return grads_; }
+  optim::AdamW& optimizer() { return optimizer_; }
+  const optim::AdamW& optimizer() const { return optimizer_; }
+  data::BatchSampler& sampler() { return sampler_; }
+  const std::shared_ptr<const ArenaLayout>& layout() const { return model_->layout(); }
+  std::uint64_t steps() const { return steps_; }  // optimizer steps done
+  void set_steps(std::uint64_t steps) { steps_ = steps; }
+  float learning_rate() const { return schedule_.at(steps_); }
+  double tokens_per_step() const;
+
+ private:
+  const TrainConfig& config_;
+  const Corpus& corpus_;
+  std::unique_ptr<model::Model> model_;
+  Arena params_, grads_;
+  optim::AdamW optimizer_;
+  optim::LrSchedule schedule_;
+  data::BatchSampler sampler_;
+  data::Batch batch_;
+  std::uint64_t steps_ = 0;
+};
+
+}  // namespace loco::train

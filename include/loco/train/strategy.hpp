@@ -1,0 +1,83 @@
+#pragma once
+// How a peer's inner loop takes part in the run: the strategy the training loop calls at every
+// step, and the group it averages with.
+//
+// The training loop (trainer.cpp, and loco-peer's) reads:
+//   strategy.begin(loop)
+//   while (...) {
+//     loss = loop.forward_backward();
+//     if (strategy.on_gradients(loop)) loop.optimizer_step();
+//     strategy.after_step(loop);
+//   }
+// Each strategy of DESIGN.md §1 fits it:
+//   - DDP (ddp.hpp): on_gradients averages the gradients over the group every step.
+//   - DiLoCo (diloco.hpp): after_step runs a round every H steps: Δ = θ_old − θ_new averaged,
+//     outer Nesterov, θ_local ← θ.
+//   - Streaming DiLoCo: after_step starts fragment p's round at step t_p (through an asynchronous
+//     group, a sibling of OuterGroup: start now, finish τ steps later) and applies it with the
+//     α-merge τ steps later; the inner loop keeps stepping meanwhile.
+//   - Eager updates: after_step applies the proxy Δ̃ = Δ̄(t−1) + (Δ(t) − Δ(t−1))/M while round t
+//     travels, and folds the true mean in when it lands (the same asynchronous group).
+//   - DeMo: on_gradients does its own update (decoupled momentum, DCT top-k, all-gather of the
+//     components through a gather group, sign of the mean) and returns false: no AdamW step.
+// shared() is what must stay bit-identical across members and go into checkpoints and resyncs.
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+
+#include "loco/core/hash.hpp"
+#include "loco/train/inner_loop.hpp"
+#include "loco/train/shared_state.hpp"
+
+namespace loco::train {
+
+// How a process starts training.
+enum class Start {
+  fresh,    // a new run: the shared state takes its genesis from the loop's initial parameters
+  resumed,  // the loop and the shared state both came from a checkpoint: nothing to do
+  joined,   // the shared state came from the run (fetched): the loop starts from it
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  // Before the first step: brings the loop and the shared state together.
+  virtual void begin(InnerLoop& loop, Start how) = 0;
+  // Between backward and the optimizer step. False: the strategy updated the parameters itself.
+  virtual bool on_gradients(InnerLoop& loop) = 0;
+  // After each step.
+  virtual void after_step(InnerLoop& loop) = 0;
+  // The state every member holds the same (empty for none).
+  virtual SharedState& shared() = 0;
+};
+
+// One round of averaging, as a strategy asks for it. The group averages `delta` with the other
+// members' (every member gets the same bits), then calls tentative(mean): the strategy computes
+// the shared state the mean leads to, without installing it, and returns its hash. Once the
+// group has committed the round (every member computed the same state), install() makes it
+// current. A round that cannot complete (too few members, repeated failures) is skipped: nothing
+// is installed and the strategy goes on training. A member that fell out of sync gets the
+// majority's state put into its SharedState by the group (replaced).
+struct RoundInput {
+  std::uint64_t round = 0;
+  std::span<const float> delta;  // read during run_round only
+  float delta_norm = 0;
+  std::function<Digest(std::span<const float> mean)> tentative;
+  std::function<void()> install;
+};
+
+struct RoundResult {
+  enum class Kind { committed, skipped, replaced };
+  Kind kind = Kind::skipped;
+  std::size_t members = 0;
+};
+
+class OuterGroup {
+ public:
+  virtual ~OuterGroup() = default;
+  virtual RoundResult run_round(const RoundInput& input) = 0;
+};
+
+}  // namespace loco::train

@@ -1,0 +1,77 @@
+#include "loco/train/inner_loop.hpp"
+
+#include "loco/model/gpt.hpp"
+#include "loco/model/mlp.hpp"
+
+namespace loco::train {
+namespace {
+
+std::unique_ptr<model::Model> make_model(const TrainConfig& config) {
+  const model::GptConfig& g = config.model.gpt;
+  if (config.model.kind == "mlp") {
+    return std::make_unique<model::Mlp>(
+        model::MlpConfig{g.vocab, config.model.mlp_embed, config.model.mlp_hidden, g.context},
+        config.train.batch);
+  }
+  return std::make_unique<model::Gpt>(g, config.train.batch);
+}
+
+model::TokenBatch view(const data::Batch& b) {
+  return model::TokenBatch{b.inputs, b.targets, b.batch_size, b.context};
+}
+
+data::SamplerConfig sampler_config(const TrainConfig& config, data::ShardSpec shard) {
+  return data::SamplerConfig{config.train.batch,
+                             static_cast<std::uint32_t>(config.model.gpt.context),
+                             config.train.seed, shard};
+}
+
+optim::LrSchedule schedule_of(const TrainConfig& config) {
+  optim::LrSchedule s = config.lr;
+  s.total_steps = config.train.steps;
+  return s;
+}
+
+}  // namespace
+
+InnerLoop::InnerLoop(const TrainConfig& config, const Corpus& corpus)
+    : config_(config),
+      corpus_(corpus),
+      model_(make_model(config)),
+      params_(model_->layout()),
+      grads_(model_->layout()),
+      optimizer_(model_->layout(), config.adamw),
+      schedule_(schedule_of(config)),
+      sampler_(corpus.train(), sampler_config(config, config.data.shard)) {
+  model_->init(params_, config.train.seed);
+}
+
+float InnerLoop::forward_backward() {
+  sampler_.next(batch_);
+  const float loss = model_->forward(params_, view(batch_));
+  model_->backward(params_, grads_);
+  return loss;
+}
+
+float InnerLoop::optimizer_step() {
+  const float norm = optimizer_.step(params_, grads_, schedule_.at(steps_));
+  ++steps_;
+  return norm;
+}
+
+float InnerLoop::evaluate() {
+  data::BatchSampler sampler(corpus_.validation(), sampler_config(config_, data::ShardSpec{0, 1}));
+  data::Batch batch;
+  double total = 0;
+  for (std::uint32_t i = 0; i < config_.train.eval_batches; ++i) {
+    sampler.next(batch);
+    total += model_->forward(params_, view(batch));
+  }
+  return static_cast<float>(total / config_.train.eval_batches);
+}
+
+double InnerLoop::tokens_per_step() const {
+  return static_cast<double>(config_.train.batch) * static_cast<double>(config_.model.gpt.context);
+}
+
+}  // namespace loco::train
