@@ -1,12 +1,52 @@
-// loco-peer: a volunteer's training process. Thin: options, wiring, progress.
+// loco-peer: a volunteer's training process. Thin: options, wiring, signals.
 
 #include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <csignal>
 
 #include "check_tracker.hpp"
 #include "loco/cli/app.hpp"
 #include "loco/cli/keygen.hpp"
 #include "loco/core/log.hpp"
 #include "loco/version.hpp"
+#include "swarm_peer.hpp"
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void request_stop(int) {
+  g_stop.store(true);
+}
+
+void add_peer_options(CLI::App& app, loco::peer::PeerOptions& o) {
+  const auto add = [&app](const char* name, auto& field, const char* help) {
+    app.add_option(name, field, help)->capture_default_str();
+  };
+  add("--peer.key", o.key_file, "This peer's identity key file (keygen)");
+  add("--peer.listen", o.listen, "Where the other peers connect to this one (host:port; 0: any)");
+  add("--peer.advertise", o.advertise,
+      "How the other peers reach this one, if not the listen address (host:port)");
+  add("--peer.upload", o.upload, "This peer's upload bandwidth, declared to the tracker");
+  add("--peer.checkpoint", o.checkpoint, "This peer's checkpoint: resumed from, written to");
+  add("--peer.checkpoint-rounds", o.checkpoint_rounds, "Rounds between checkpoints");
+  add("--peer.streams", o.streams, "Parallel TCP streams to each other peer (1-16)");
+  add("--peer.threads", o.threads, "Compute threads (0: the run config's train.threads)");
+  app.add_option("--debug.poison", o.poison,
+                 "For the test suite only: scale (send a 1000x update) or nan (declare a NaN one)")
+      ->group("");  // hidden from --help
+  add("--run.id", o.run_id, "The training run's id, as the tracker has it");
+  add("--run.config", o.run_config,
+      "The run's loco-train config (model, data, [strategy] kind = diloco), as the tracker has it");
+  add("--tracker.address", o.tracker_address, "The tracker's host:port");
+  add("--tracker.public-key", o.tracker_public_key,
+      "The tracker's public key (64 hex digits): only that key is accepted");
+  add("--tracker.join-token", o.join_token, "The run's join token, if it has one");
+  loco::net::add_link_options(app, o.link);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"loco-peer: trains a shared model with other volunteers over the internet"};
@@ -15,12 +55,8 @@ int main(int argc, char** argv) {
   loco::cli::add_common_options(app, common);
   loco::cli::KeygenOptions keygen;
   loco::cli::add_keygen_command(app, keygen);
-  loco::peer::TrackerLinkOptions tracker;
-  app.add_option("--peer.key", tracker.key_file, "This peer's identity key file (keygen)");
-  app.add_option("--run.id", tracker.run_id, "The training run's id, as the tracker has it");
-  app.add_option("--tracker.address", tracker.tracker_address, "The tracker's host:port");
-  app.add_option("--tracker.public-key", tracker.tracker_public_key,
-                 "The tracker's public key (64 hex digits): only that key is accepted");
+  loco::peer::PeerOptions peer;
+  add_peer_options(app, peer);
   CLI::App* check = app.add_subcommand(
       "check-tracker", "Connect to the tracker, verify its pinned key and the run id, and exit");
   check->fallthrough();  // the options above may follow the subcommand
@@ -28,8 +64,15 @@ int main(int argc, char** argv) {
 
   loco::init_logging(common.log_level, common.log_format);
   if (keygen.command->parsed()) return loco::cli::run_keygen(keygen);
-  if (check->parsed()) return loco::peer::check_tracker(tracker);
-  spdlog::error("loco-peer {}: joining a swarm is not implemented yet; train alone with loco-train",
-                loco::kVersion);
-  return 1;
+  if (check->parsed())
+    return loco::peer::check_tracker(
+        loco::peer::TrackerLinkOptions{.key_file = peer.key_file,
+                                       .run_id = peer.run_id,
+                                       .tracker_address = peer.tracker_address,
+                                       .tracker_public_key = peer.tracker_public_key});
+  spdlog::info("loco-peer {}", loco::kVersion);
+  // A signal finishes the current step, leaves the run and writes the checkpoint.
+  std::signal(SIGINT, request_stop);
+  std::signal(SIGTERM, request_stop);
+  return loco::peer::run_peer(peer, g_stop);
 }

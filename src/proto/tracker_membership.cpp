@@ -44,6 +44,9 @@ void TrackerCore::handle_join(TimePoint now, const PeerKey& from, const JoinRequ
   heard_from(from, now);
   ready_.erase(from);
 
+  // A restarted tracker may be behind its peers: settle on their state before telling this one
+  // what the run's state is.
+  if (request.state_round > committed_round_ && !someone_in_sync()) reconcile(now);
   const auto millis = [](Duration d) {
     return static_cast<std::uint32_t>(
         std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
@@ -53,7 +56,9 @@ void TrackerCore::handle_join(TimePoint now, const PeerKey& from, const JoinRequ
                        .shard_index = m.member.shard,
                        .shard_count = config_.shard_count,
                        .heartbeat_ms = millis(config_.heartbeat_interval),
-                       .eviction_ms = millis(config_.eviction_timeout)});
+                       .eviction_ms = millis(config_.eviction_timeout),
+                       .committed_round = committed_round_,
+                       .committed_hash = committed_hash_});
   event(TrackerEvent::Kind::joined, from,
         fmt::format("{} at {} (shard {}, state of round {})", rejoin ? "joined again" : "joined",
                     request.listen_address, m.member.shard, request.state_round));
@@ -62,8 +67,6 @@ void TrackerCore::handle_join(TimePoint now, const PeerKey& from, const JoinRequ
   transmits_.push_back(Transmit{.to = from,
                                 .type = MessageType::view,
                                 .body = encode_signed_view(view(), identity_, config_.run_id)});
-  if (request.state_round > committed_round_ && !someone_in_sync())
-    reconcile(now);  // a restarted tracker may be behind its peers
   if (!in_sync(m)) send_resync(from);
 }
 

@@ -147,6 +147,8 @@ std::vector<std::byte> encode(const JoinReply& m) {
   w.u32(m.shard_count);
   w.u32(m.heartbeat_ms);
   w.u32(m.eviction_ms);
+  w.u64(m.committed_round);
+  w.bytes(m.committed_hash);
   return w.finish();
 }
 
@@ -160,6 +162,8 @@ JoinReply decode<JoinReply>(std::span<const std::byte> body) {
   m.shard_count = r.u32();
   m.heartbeat_ms = r.u32();
   m.eviction_ms = r.u32();
+  m.committed_round = r.u64();
+  m.committed_hash = digest(r);
   r.expect_end();
   if (m.accepted && (m.shard_count == 0 || m.shard_index >= m.shard_count))
     r.fail(fmt::format("shard {} of {}", m.shard_index, m.shard_count));

@@ -46,6 +46,10 @@ InnerLoop::InnerLoop(const TrainConfig& config, const Corpus& corpus)
   model_->init(params_, config.train.seed);
 }
 
+void InnerLoop::set_shard(data::ShardSpec shard) {
+  sampler_ = data::BatchSampler(corpus_.train(), sampler_config(config_, shard));
+}
+
 float InnerLoop::forward_backward() {
   sampler_.next(batch_);
   const float loss = model_->forward(params_, view(batch_));

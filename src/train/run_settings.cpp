@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "loco/cli/app.hpp"
+#include "loco/compress/codec.hpp"
 #include "loco/core/error.hpp"
 #include "loco/train/train_options.hpp"
 
@@ -33,6 +34,13 @@ std::vector<proto::Setting> run_settings(const TrainConfig& config) {
     s.push_back({"data.markov-successors", std::to_string(m.successors)});
     s.push_back({"data.markov-uniform-mix", fmt::format("{}", m.uniform_mix)});
     s.push_back({"data.markov-seed", std::to_string(m.seed)});
+  }
+  s.push_back({"strategy.kind", config.strategy.kind});
+  if (config.strategy.kind == "diloco") {
+    s.push_back({"strategy.diloco-h", std::to_string(config.strategy.diloco_h)});
+    s.push_back({"strategy.outer-lr", fmt::format("{}", config.strategy.outer.lr)});
+    s.push_back({"strategy.outer-momentum", fmt::format("{}", config.strategy.outer.momentum)});
+    s.push_back({"strategy.codec", compress::make_codec(config.strategy.codec)->spec()});
   }
   return s;
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "loco/compress/codec.hpp"
 #include "loco/core/error.hpp"
 
 namespace loco::train {
@@ -34,6 +35,7 @@ void TrainConfig::validate() const {
   if (strategy.kind == "diloco") {
     if (strategy.diloco_h < 1) fail("strategy.diloco-h must be at least 1");
     strategy.outer.validate();
+    compress::make_codec(strategy.codec);  // throws Error(config) naming what is wrong
   }
 }
 

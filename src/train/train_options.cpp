@@ -60,6 +60,8 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
   add("--strategy.outer-lr", c.strategy.outer.lr, "DiLoCo: outer Nesterov learning rate (η)");
   add("--strategy.outer-momentum", c.strategy.outer.momentum,
       "DiLoCo: outer Nesterov momentum (μ)");
+  add("--strategy.codec", c.strategy.codec,
+      "how updates travel between peers, e.g. int8:block=256, fp4:block=64, fp32");
 }
 
 }  // namespace loco::train

@@ -54,6 +54,9 @@ struct JoinReply {
   std::uint32_t shard_count = 1;
   std::uint32_t heartbeat_ms = 0;  // send a heartbeat this often
   std::uint32_t eviction_ms = 0;   // silent this long: evicted
+  // The run's current state: a peer that holds another will be sent a resync.
+  std::uint64_t committed_round = 0;
+  Digest committed_hash{};
 };
 
 struct Heartbeat {

@@ -36,6 +36,8 @@ class InnerLoop {
   optim::AdamW& optimizer() { return optimizer_; }
   const optim::AdamW& optimizer() const { return optimizer_; }
   data::BatchSampler& sampler() { return sampler_; }
+  // Reads another shard from now on (the tracker assigns a peer its shard when it joins).
+  void set_shard(data::ShardSpec shard);
   const std::shared_ptr<const ArenaLayout>& layout() const { return model_->layout(); }
   std::uint64_t steps() const { return steps_; }  // optimizer steps done
   void set_steps(std::uint64_t steps) { steps_ = steps; }

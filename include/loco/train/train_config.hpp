@@ -53,6 +53,7 @@ struct StrategySection {
   std::string kind = "none";
   std::uint64_t diloco_h = 20;
   optim::OuterNesterovConfig outer;
+  std::string codec = "int8:block=256";  // how updates travel between peers (compress/spec.hpp)
 };
 
 struct TrainConfig {

@@ -1,0 +1,54 @@
+#pragma once
+// What the network thread of a peer tells its compute thread (swarm_group.hpp), through a
+// Mailbox: a queue one thread fills and the other waits on.
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "loco/core/hash.hpp"
+#include "loco/core/time.hpp"
+#include "loco/proto/tracker_messages.hpp"
+
+namespace loco::swarm {
+
+struct SwarmEvent {
+  enum class Kind {
+    joined,      // `reply`: the shard and the timers
+    refused,     // the tracker refused this peer: `text`
+    must_fetch,  // the run's state is elsewhere: the network thread is fetching round `round`
+    fetched,     // `state` holds the bytes of round `round`, hash `hash`
+    mean,        // the ring of `round` attempt `attempt` finished: `mean` holds the average
+    committed,   // the tracker committed `round` with state `hash`
+    aborted,     // attempt `attempt` of `round` failed; `retry`: another follows
+  };
+  Kind kind{};
+  std::string text{};
+  proto::JoinReply reply{};
+  std::uint64_t round = 0;
+  std::uint32_t attempt = 0;
+  Digest hash{};
+  bool retry = false;
+  std::size_t members = 0;        // of the group, with `mean`
+  std::span<const float> mean{};  // valid until the compute thread says ready again
+  std::shared_ptr<const std::vector<std::byte>> state{};
+};
+
+class Mailbox {
+ public:
+  void post(SwarmEvent event);
+  // The next event; nothing after `timeout` (a hang guard for the caller to report).
+  std::optional<SwarmEvent> wait(Duration timeout);
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<SwarmEvent> events_;
+};
+
+}  // namespace loco::swarm

@@ -1,0 +1,74 @@
+#pragma once
+// The swarm as the training loop sees it: a train::OuterGroup whose rounds go over the network.
+// It owns a thread running the peer's io_context and SwarmSession (swarm_session.hpp) and turns
+// each round (train/strategy.hpp) into the protocol, on the compute thread:
+//
+//   ready(round, ‖Δ‖, hash of the state Δ was built on)  ── the tracker forms a group
+//   mean of the ring  ──> tentative(mean): the state it leads to, and its hash
+//   round done(hash)  ── every member's hash in: the tracker commits the majority
+//   commit(hash)      ──> install() if it is ours; serve the new state to newcomers
+//   abort(retry)      ──> the survivors' new group runs the ring again from this member's Δ
+//   abort(no retry)   ──> skipped: keep training, try again at the next round
+//   resync            ──> fetch the majority's state from donors into the SharedState: replaced
+//
+// The shared state is touched only on the compute thread; the network thread serves a copy.
+
+#include <atomic>
+#include <memory>
+#include <thread>
+
+#include "loco/swarm/swarm_session.hpp"
+#include "loco/train/strategy.hpp"
+
+namespace loco::swarm {
+
+struct JoinOutcome {
+  proto::JoinReply reply;
+  bool fetched = false;  // the shared state was replaced by the run's (train::Start::joined)
+};
+
+class SwarmGroup final : public train::OuterGroup {
+ public:
+  // `identity` outlives the group. The shared state is the strategy's (bind() before join()).
+  // A round returns skipped soon after `*stop` turns true (a signal).
+  SwarmGroup(SwarmConfig config, const secure::KeyPair& identity,
+             const std::atomic<bool>* stop = nullptr);
+  void bind(train::SharedState& shared) { shared_ = &shared; }
+  ~SwarmGroup() override;
+
+  // Connects, joins with the shared state as it is (and the run's genesis hash), and, when the
+  // run is elsewhere, fetches the run's state into it. Throws Error(config) with the tracker's
+  // reason when refused, and Error(network) when nothing is heard for `patience`.
+  JoinOutcome join(const Digest& genesis, Duration patience);
+
+  train::RoundResult run_round(const train::RoundInput& input) override;
+
+  // Figures for the next heartbeat (the tracker's status page shows them).
+  void publish(const proto::Heartbeat& heartbeat);
+  // Tells the tracker and stops the network thread.
+  void leave(const std::string& reason);
+  const TrafficCounters& traffic() const { return traffic_; }
+  double network_wait_s() const { return wait_s_; }
+
+ private:
+  template <typename F>
+  void post(F&& f);
+  // The next event, or nothing once *stop_ is set.
+  std::optional<SwarmEvent> wait_event();
+  void load_fetched(const SwarmEvent& fetched);
+  void serve_current();
+
+  train::SharedState* shared_ = nullptr;
+  const std::atomic<bool>* stop_;
+  boost::asio::io_context io_;
+  Mailbox mailbox_;
+  TrafficCounters traffic_;
+  SwarmSession session_;
+  boost::asio::steady_timer grace_;
+  std::unique_ptr<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  std::thread thread_;
+  double wait_s_ = 0;  // seconds the compute thread spent waiting on rounds
+  bool left_ = false;
+};
+
+}  // namespace loco::swarm

@@ -1,0 +1,107 @@
+#pragma once
+// A peer's network side, on its io_context thread: the connection to the tracker (TrackerLink
+// driving proto::TrackerClient), the connections to the other members (PeerMesh), and the
+// protocol cores a round needs: the ring all-reduce of the group (proto/ring_allreduce.hpp), the
+// state fetcher when this peer is out of sync and the state server for others
+// (proto/state_transfer.hpp). It tells the compute thread what happened through a Mailbox and
+// takes its commands (ready, round done, serve) as posted calls.
+//
+// Peers talk only to members of the tracker's current signed view: the mesh admits no one else.
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <memory>
+#include <vector>
+
+#include "loco/compress/codec.hpp"
+#include "loco/net/peer_mesh.hpp"
+#include "loco/net/tracker_link.hpp"
+#include "loco/proto/ring_allreduce.hpp"
+#include "loco/proto/state_transfer.hpp"
+#include "loco/proto/tracker_client.hpp"
+#include "loco/swarm/swarm_events.hpp"
+
+namespace loco::swarm {
+
+struct SwarmConfig {
+  std::string run_id;
+  secure::PublicKey tracker_key;
+  std::string tracker_address;       // host:port
+  std::string listen = "0.0.0.0:0";  // the mesh's listening address
+  std::string advertise;             // where others reach it ("": 127.0.0.1:<listen port>)
+  std::uint64_t upload_bps = 0;      // declared to the tracker
+  std::string credential;
+  std::vector<proto::Setting> settings;
+  std::string codec = "int8:block=256";
+  std::size_t chunk_values = std::size_t{1} << 16;
+  net::BundleConfig bundle;
+  std::shared_ptr<net::LinkShaper> link;  // this peer's emulated WAN link, may be null
+  // For the test suite only: this peer misbehaves. "scale": sends its update 1000x larger than
+  // the norm it declares; "nan": declares a NaN norm (a broken update).
+  std::string poison;
+};
+
+// Byte counts for the progress line, read from the compute thread.
+struct TrafficCounters {
+  std::atomic<std::uint64_t> sent{0};
+  std::atomic<std::uint64_t> received{0};
+};
+
+class SwarmSession {
+ public:
+  SwarmSession(boost::asio::io_context& io, SwarmConfig config, const secure::KeyPair& identity,
+               Mailbox& mailbox, TrafficCounters& traffic);
+
+  // All of these on the io thread (the group posts them).
+  // `genesis`: the hash of the round-0 state the run's settings give.
+  void start(const Digest& genesis, std::uint64_t state_round, const Digest& state_hash);
+  void ready(std::uint64_t round, float norm, const Digest& base, std::vector<float> delta);
+  void round_done(std::uint64_t round, std::uint32_t attempt, const Digest& hash);
+  void serve(proto::StateManifest manifest, std::shared_ptr<const std::vector<std::byte>> state);
+  void state_report(std::uint64_t round, const Digest& hash);
+  void stats(const proto::Heartbeat& heartbeat);
+  void leave(const std::string& reason);
+
+ private:
+  void on_client_event(const proto::ClientEvent& event);
+  void on_mesh_message(const proto::PeerKey& from, proto::MessageType type,
+                       std::span<const std::byte> body);
+  void on_mesh_lost(const proto::PeerKey& peer, const std::string& why);
+  void start_ring(const proto::Group& group);
+  void pump_ring();
+  void start_fetch(const proto::Resync& resync);
+  void pump_fetch();
+  void pump_server();
+  std::string address_of(const proto::PeerKey& peer) const;
+  void count_traffic();
+
+  boost::asio::io_context& io_;
+  SwarmConfig config_;
+  const secure::KeyPair& identity_;
+  Mailbox& mailbox_;
+  TrafficCounters& traffic_;
+  std::unique_ptr<compress::Codec> codec_;
+  std::unique_ptr<proto::TrackerClient> client_;  // from start(): the join needs the mesh's port
+  std::shared_ptr<net::TrackerLink> link_;
+  std::shared_ptr<net::PeerMesh> mesh_;
+
+  // The round this peer is ready for: its update, kept whole for retries, and the ring's buffer.
+  std::uint64_t ready_round_ = 0;  // 0: not ready for any round
+  proto::Ready ready_{};
+  std::vector<float> delta_;
+  std::vector<float> work_;
+  std::unique_ptr<proto::RingAllReduce> ring_;
+  std::uint32_t ring_attempt_ = 0;
+  std::size_t ring_members_ = 0;
+  bool mean_posted_ = false;
+  bool failure_reported_ = false;
+  std::vector<std::pair<proto::PeerKey, std::vector<std::byte>>> early_;
+
+  std::unique_ptr<proto::StateFetcher> fetcher_;
+  proto::Resync fetching_{};
+  boost::asio::steady_timer fetch_timer_;
+  proto::StateServer server_;
+  std::shared_ptr<const std::vector<std::byte>> served_;
+};
+
+}  // namespace loco::swarm

@@ -1,0 +1,205 @@
+#include "swarm_peer.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "loco/core/error.hpp"
+#include "loco/net/link_shaper.hpp"
+#include "loco/net/units.hpp"
+#include "loco/swarm/swarm_group.hpp"
+#include "loco/train/diloco.hpp"
+#include "loco/train/inner_loop.hpp"
+#include "loco/train/run_settings.hpp"
+#include "loco/train/train_state_file.hpp"
+
+namespace loco::peer {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string megabytes(std::uint64_t bytes) {
+  return fmt::format("{:.1f} MB", static_cast<double>(bytes) / 1e6);
+}
+
+train::TrainConfig run_config(const PeerOptions& o) {
+  if (o.run_config.empty())
+    throw Error(ErrorCategory::config,
+                "--run.config: name the run's loco-train config (model, data, [strategy] kind = "
+                "diloco), the one the tracker was given");
+  train::TrainConfig config = train::load_train_config(o.run_config);
+  if (config.strategy.kind != "diloco")
+    throw Error(ErrorCategory::config,
+                fmt::format("run config {}: a swarm trains with [strategy] kind = \"diloco\", not "
+                            "\"{}\"",
+                            o.run_config, config.strategy.kind));
+  if (o.threads > 0) config.train.threads = o.threads;
+  return config;
+}
+
+swarm::SwarmConfig swarm_config(const PeerOptions& o, const train::TrainConfig& config) {
+  if (o.tracker_address.empty())
+    throw Error(ErrorCategory::config, "--tracker.address: the tracker's host:port");
+  if (o.run_id.empty()) throw Error(ErrorCategory::config, "--run.id: the run's id");
+  swarm::SwarmConfig s;
+  s.run_id = o.run_id;
+  try {
+    s.tracker_key = secure::parse_public_key(o.tracker_public_key);
+  } catch (const Error& e) {
+    throw Error(ErrorCategory::config, "--tracker.public-key: " + e.message());
+  }
+  s.tracker_address = o.tracker_address;
+  s.listen = o.listen;
+  s.advertise = o.advertise;
+  s.upload_bps = net::parse_bandwidth(o.upload, "--peer.upload");
+  s.credential = o.join_token;
+  s.settings = train::run_settings(config);
+  s.codec = config.strategy.codec;
+  s.bundle = net::BundleConfig{.streams = o.streams, .unit_bytes = 256 << 10};
+  const net::LinkSettings link = net::to_link_settings(o.link);
+  if (!link.is_transparent()) s.link = net::LinkShaper::create(link, from_steady(Clock::now()));
+  s.poison = o.poison;
+  return s;
+}
+
+// What this peer's checkpoint holds: the local parameters and AdamW moments, and DiLoCo's shared
+// state.
+std::vector<train::NamedArena> peer_arenas(train::InnerLoop& loop, train::DiLoCo& diloco) {
+  std::vector<train::NamedArena> arenas = {
+      {"", &loop.params()}, {"optim.m", &loop.optimizer().m()}, {"optim.v", &loop.optimizer().v()}};
+  for (auto& part : diloco.shared().parts()) arenas.push_back({part.name, &part.arena});
+  return arenas;
+}
+
+}  // namespace
+
+int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
+  try {
+    // 1. The run's config, this peer's identity, its data, its inner loop, DiLoCo with the swarm.
+    const train::TrainConfig config = run_config(o);
+    if (o.key_file.empty())
+      throw Error(ErrorCategory::config,
+                  "--peer.key: this peer's identity key file; make one with `loco-peer keygen "
+                  "--out peer.key`");
+    const secure::KeyPair key = secure::read_key_file(o.key_file);
+    model::set_compute_threads(config.train.threads);
+    const train::Corpus corpus(config.data, static_cast<std::uint32_t>(config.model.gpt.vocab));
+    train::InnerLoop loop(config, corpus);
+    swarm::SwarmGroup group(swarm_config(o, config), key, &stop);
+    const std::uint64_t h = config.strategy.diloco_h;
+    train::DiLoCo diloco({.inner_steps = h, .outer = config.strategy.outer}, loop.layout(), group);
+    group.bind(diloco.shared());
+    diloco.begin(loop, train::Start::fresh);
+    const Digest genesis = diloco.shared().hash();
+
+    // 2. Its own checkpoint, if it has one: it may still hold the run's current state.
+    const auto arenas = peer_arenas(loop, diloco);
+    const std::string identity = config.identity();
+    std::string cursor;
+    bool resumed = false;
+    if (!o.checkpoint.empty() && std::filesystem::exists(o.checkpoint)) {
+      const train::StateFileValues at =
+          train::load_train_state(o.checkpoint, arenas, {"step", "adamw_steps", "round"}, identity);
+      loop.set_steps(at.counters.at("step"));
+      loop.optimizer().set_steps(at.counters.at("adamw_steps"));
+      diloco.shared().set_round(at.counters.at("round"));
+      cursor = at.cursor;
+      resumed = true;
+      spdlog::info("resuming from {}: round {}, step {}", o.checkpoint, diloco.shared().round(),
+                   loop.steps());
+    }
+
+    // 3. Join: the tracker gives the data shard, and the run's state if this peer lacks it.
+    const swarm::JoinOutcome joined = group.join(genesis, std::chrono::seconds(60));
+    loop.set_shard(data::ShardSpec{joined.reply.shard_index, joined.reply.shard_count});
+    if (joined.fetched) {
+      loop.set_steps(diloco.shared().round() * h);  // the run's place in the lr schedule
+      diloco.begin(loop, train::Start::joined);
+    } else if (resumed) {
+      try {
+        loop.sampler().restore(cursor);
+      } catch (const Error&) {
+        spdlog::info("the tracker gave this peer another data shard: reading it from its start");
+      }
+    }
+    spdlog::info("joined run {} as peer {}: shard {} of {}, round {}, {} parameters", o.run_id,
+                 secure::short_id(key.public_key()), joined.reply.shard_index,
+                 joined.reply.shard_count, diloco.shared().round(),
+                 loop.layout()->parameter_count());
+
+    // 4. Train: H inner steps, a round, again.
+    const auto checkpoint = [&] {
+      if (o.checkpoint.empty()) return;
+      train::save_train_state(
+          o.checkpoint, arenas,
+          train::StateFileValues{.counters = {{"step", loop.steps()},
+                                              {"adamw_steps", loop.optimizer().steps()},
+                                              {"round", diloco.shared().round()}},
+                                 .cursor = loop.sampler().save()},
+          identity);
+    };
+    auto interval_start = Clock::now();
+    double interval_loss = 0;
+    std::uint64_t interval_steps = 0, last_checkpoint_round = diloco.shared().round();
+    while (!stop.load() && loop.steps() < config.train.steps) {
+      interval_loss += loop.forward_backward();
+      loop.optimizer_step();
+      ++interval_steps;
+      diloco.after_step(loop);
+      if (loop.steps() % h == 0 && diloco.last_round().kind == train::RoundResult::Kind::replaced)
+        loop.set_steps(diloco.shared().round() * h);
+      if (loop.steps() % config.train.log_every == 0 || loop.steps() == config.train.steps) {
+        const double seconds = std::chrono::duration<double>(Clock::now() - interval_start).count();
+        const float loss = static_cast<float>(interval_loss / static_cast<double>(interval_steps));
+        const double tokens_per_s =
+            loop.tokens_per_step() * static_cast<double>(interval_steps) / seconds;
+        spdlog::info(
+            "round {:>4} | step {:>6}/{} | loss {:.4f} | {:.0f} tok/s | sent {} recv {} "
+            "| net wait {:.1f} s",
+            diloco.shared().round(), loop.steps(), config.train.steps, loss, tokens_per_s,
+            megabytes(group.traffic().sent), megabytes(group.traffic().received),
+            group.network_wait_s());
+        group.publish(
+            proto::Heartbeat{.state_round = diloco.shared().round(),
+                             .inner_step = loop.steps(),
+                             .loss = loss,
+                             .tokens_per_s = static_cast<float>(tokens_per_s),
+                             .bytes_sent = group.traffic().sent,
+                             .bytes_received = group.traffic().received,
+                             .network_wait_s = static_cast<float>(group.network_wait_s())});
+        interval_start = Clock::now();
+        interval_loss = 0;
+        interval_steps = 0;
+      }
+      if (diloco.shared().round() >= last_checkpoint_round + o.checkpoint_rounds) {
+        checkpoint();
+        last_checkpoint_round = diloco.shared().round();
+      }
+    }
+
+    // 5. Leave, checkpoint, and say where the run stands.
+    group.leave(stop.load() ? "stopped by a signal" : "finished its steps");
+    checkpoint();
+    const float val = loop.evaluate();
+    const auto floor = corpus.entropy_floor();
+    std::printf(
+        "peer %s: round %llu, step %llu, validation loss %.4f%s, sent %s, received %s, "
+        "state %s\n",
+        secure::short_id(key.public_key()).c_str(),
+        static_cast<unsigned long long>(diloco.shared().round()),
+        static_cast<unsigned long long>(loop.steps()), val,
+        floor ? fmt::format(" (floor {:.4f})", *floor).c_str() : "",
+        megabytes(group.traffic().sent).c_str(), megabytes(group.traffic().received).c_str(),
+        to_hex(diloco.shared().hash()).substr(0, 16).c_str());
+    std::fflush(stdout);
+    return 0;
+  } catch (const Error& e) {
+    spdlog::error("loco-peer: {}", e.what());
+    return 1;
+  }
+}
+
+}  // namespace loco::peer

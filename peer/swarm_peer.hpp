@@ -1,0 +1,41 @@
+#pragma once
+// `loco-peer` (no subcommand): a volunteer's training process. It joins the run's tracker,
+// fetches the run's state if the run has started, then trains: H inner steps on its data shard,
+// a DiLoCo round with the group the tracker forms, again, until the run's steps are done or a
+// signal asks it to leave (it finishes or abandons the step, tells the tracker, checkpoints).
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "loco/net/link_options.hpp"
+
+namespace loco::peer {
+
+struct PeerOptions {
+  // [peer]
+  std::string key_file;
+  std::string listen = "127.0.0.1:0";  // where other peers connect (port 0: any)
+  std::string advertise;               // how others reach it, if not the listen address
+  std::string upload = "100Mbit";      // declared to the tracker (ring order)
+  std::string checkpoint;              // this peer's checkpoint: resume from it, write it
+  std::uint64_t checkpoint_rounds = 10;
+  std::uint32_t streams = 1;  // parallel TCP streams per peer pair
+  int threads = 0;            // compute threads (0: the run config's)
+  std::string poison;         // test only: scale | nan
+  // [run]
+  std::string run_id;
+  std::string run_config;  // the loco-train config of the run (model, data, DiLoCo)
+  // [tracker]
+  std::string tracker_address;
+  std::string tracker_public_key;
+  std::string join_token;
+  // [link]: WAN emulation of this peer's own connections
+  net::LinkOptions link;
+};
+
+// Runs until the run's steps are done or `stop` turns true. Returns the exit code; every error is
+// logged with what to do about it.
+int run_peer(const PeerOptions& options, const std::atomic<bool>& stop);
+
+}  // namespace loco::peer

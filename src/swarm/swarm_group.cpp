@@ -1,0 +1,181 @@
+#include "loco/swarm/swarm_group.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/post.hpp>
+
+#include "loco/core/error.hpp"
+
+namespace loco::swarm {
+namespace {
+
+// A round waits as long as the run needs (a slow group, a long timed quorum); this only makes the
+// wait visible in the log now and then.
+constexpr Duration kNotice = std::chrono::minutes(1);
+
+}  // namespace
+
+SwarmGroup::SwarmGroup(SwarmConfig config, const secure::KeyPair& identity,
+                       const std::atomic<bool>* stop)
+    : stop_(stop), session_(io_, std::move(config), identity, mailbox_, traffic_), grace_(io_) {
+  work_ =
+      std::make_unique<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>(
+          io_.get_executor());
+  thread_ = std::thread([this] {
+    try {
+      io_.run();
+    } catch (const std::exception& e) {
+      // A bug, not a peer's doing (those end in loco::Error inside the session): stop loudly.
+      spdlog::critical("network thread: {}", e.what());
+      std::abort();
+    }
+  });
+}
+
+SwarmGroup::~SwarmGroup() {
+  leave("stopping");
+  thread_.join();
+}
+
+template <typename F>
+void SwarmGroup::post(F&& f) {
+  boost::asio::post(io_, std::forward<F>(f));
+}
+
+std::optional<SwarmEvent> SwarmGroup::wait_event() {
+  const auto started = std::chrono::steady_clock::now();
+  auto noticed = started;
+  for (;;) {
+    if (stop_ != nullptr && stop_->load()) return std::nullopt;
+    if (auto e = mailbox_.wait(std::chrono::milliseconds(200))) {
+      wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      if (e->kind == SwarmEvent::Kind::refused)
+        throw Error(ErrorCategory::config, "the tracker refused this peer: " + e->text);
+      return e;
+    }
+    if (std::chrono::steady_clock::now() - noticed > kNotice) {
+      noticed = std::chrono::steady_clock::now();
+      spdlog::info("still waiting for the run's other peers ({:.0f} s)",
+                   std::chrono::duration<double>(noticed - started).count());
+    }
+  }
+}
+
+JoinOutcome SwarmGroup::join(const Digest& genesis, Duration patience) {
+  const std::uint64_t round = shared_->round();
+  const Digest hash = shared_->hash();
+  post([this, genesis, round, hash] { session_.start(genesis, round, hash); });
+  JoinOutcome outcome;
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  for (;;) {
+    const auto left = deadline - std::chrono::steady_clock::now();
+    auto e = mailbox_.wait(std::chrono::duration_cast<Duration>(left));
+    if (!e)
+      throw Error(ErrorCategory::network,
+                  "no answer from the tracker: check [tracker] address and that it runs");
+    switch (e->kind) {
+      case SwarmEvent::Kind::refused:
+        throw Error(ErrorCategory::config, "the tracker refused this peer: " + e->text);
+      case SwarmEvent::Kind::joined:
+        outcome.reply = e->reply;
+        if (e->reply.committed_round == round && e->reply.committed_hash == hash) {
+          serve_current();
+          return outcome;
+        }
+        spdlog::info("the run is at round {}; this peer holds round {}: fetching the run's state",
+                     e->reply.committed_round, round);
+        break;
+      case SwarmEvent::Kind::fetched:
+        load_fetched(*e);
+        outcome.fetched = true;
+        return outcome;
+      default: break;  // must_fetch: the fetch is under way
+    }
+  }
+}
+
+train::RoundResult SwarmGroup::run_round(const train::RoundInput& input) {
+  std::vector<float> delta(input.delta.begin(), input.delta.end());
+  const Digest base = shared_->hash();
+  post([this, round = input.round, norm = input.delta_norm, base,
+        delta = std::move(delta)]() mutable {
+    session_.ready(round, norm, base, std::move(delta));
+  });
+  Digest mine{};
+  std::size_t members = 0;
+  for (;;) {
+    const auto next = wait_event();
+    if (!next) return train::RoundResult{.kind = train::RoundResult::Kind::skipped};
+    const SwarmEvent& e = *next;
+    if (e.round != input.round && e.kind != SwarmEvent::Kind::fetched) continue;  // stale
+    switch (e.kind) {
+      case SwarmEvent::Kind::mean:
+        members = e.members;
+        mine = input.tentative(e.mean);
+        post([this, round = e.round, attempt = e.attempt, mine] {
+          session_.round_done(round, attempt, mine);
+        });
+        break;
+      case SwarmEvent::Kind::committed:
+        if (e.hash != mine) {
+          spdlog::warn("round {}: this peer's state differs from the majority's; resyncing",
+                       e.round);
+          break;  // a resync follows
+        }
+        input.install();
+        serve_current();
+        return train::RoundResult{.kind = train::RoundResult::Kind::committed, .members = members};
+      case SwarmEvent::Kind::aborted:
+        spdlog::info("round {} attempt {} aborted: {}{}", e.round, e.attempt, e.text,
+                     e.retry ? "; retrying" : "; training on");
+        if (!e.retry) return train::RoundResult{.kind = train::RoundResult::Kind::skipped};
+        break;
+      case SwarmEvent::Kind::fetched:
+        load_fetched(e);
+        return train::RoundResult{.kind = train::RoundResult::Kind::replaced};
+      default: break;  // must_fetch, joined again: keep waiting
+    }
+  }
+}
+
+void SwarmGroup::load_fetched(const SwarmEvent& fetched) {
+  shared_->load(fetched.round, *fetched.state);
+  const Digest hash = shared_->hash();
+  if (hash != fetched.hash)
+    throw Error(ErrorCategory::format,
+                "the fetched state does not hash to the run's (a broken invariant of the fetch)");
+  spdlog::info("fetched the state of round {}", fetched.round);
+  post([this, round = fetched.round, hash] { session_.state_report(round, hash); });
+  serve_current();
+}
+
+// The network thread serves a copy: the compute thread goes on changing nothing shared until
+// the next install, but a copy keeps that true whatever the strategy does.
+void SwarmGroup::serve_current() {
+  proto::StateManifest manifest = shared_->manifest();
+  const proto::StateBytes bytes = shared_->bytes();
+  auto copy = std::make_shared<std::vector<std::byte>>(bytes.size());
+  bytes.read(0, *copy);
+  post([this, manifest = std::move(manifest), copy]() mutable {
+    session_.serve(std::move(manifest), std::move(copy));
+  });
+}
+
+void SwarmGroup::publish(const proto::Heartbeat& heartbeat) {
+  post([this, heartbeat] { session_.stats(heartbeat); });
+}
+
+void SwarmGroup::leave(const std::string& reason) {
+  if (left_) return;
+  left_ = true;
+  post([this, reason] {
+    session_.leave(reason);
+    // The leave message and the close frames go out; peers that do not answer are not waited for.
+    grace_.expires_after(std::chrono::seconds(2));
+    grace_.async_wait([this](const boost::system::error_code&) { io_.stop(); });
+  });
+  work_.reset();
+}
+
+}  // namespace loco::swarm

@@ -1,0 +1,349 @@
+#include "loco/swarm/swarm_session.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "loco/core/byte_io.hpp"
+#include "loco/core/error.hpp"
+#include "loco/net/host_port.hpp"
+#include "loco/version.hpp"
+
+namespace loco::swarm {
+namespace {
+
+TimePoint now() {
+  return from_steady(std::chrono::steady_clock::now());
+}
+
+// Chunks of a ring that has not started here yet (a faster predecessor got its group first) wait
+// for it, up to this many.
+constexpr std::size_t kMaxEarlyChunks = 1024;
+
+// The (round, attempt) a ring chunk belongs to, from its header (version, u64, u32).
+std::pair<std::uint64_t, std::uint32_t> ring_chunk_id(std::span<const std::byte> body) {
+  ByteReader r(body, "ring chunk");
+  r.u8();
+  const std::uint64_t round = r.u64();
+  return {round, r.u32()};
+}
+
+}  // namespace
+
+SwarmSession::SwarmSession(boost::asio::io_context& io, SwarmConfig config,
+                           const secure::KeyPair& identity, Mailbox& mailbox,
+                           TrafficCounters& traffic)
+    : io_(io),
+      config_(std::move(config)),
+      identity_(identity),
+      mailbox_(mailbox),
+      traffic_(traffic),
+      codec_(compress::make_codec(config_.codec)),
+      fetch_timer_(io) {}
+
+void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
+                         const Digest& state_hash) {
+  const net::ChannelSetup member_setup{
+      .identity = &identity_,
+      .config = secure::ChannelConfig{.run_id = config_.run_id},
+      .accept = [this](const secure::PublicKey& k) { return client_ && client_->is_member(k); },
+      .peer_label = {}};
+  mesh_ = net::PeerMesh::create(
+      io_, net::resolve(io_, net::parse_host_port(config_.listen, /*allow_any_port=*/true)),
+      net::PeerMeshConfig{.setup = member_setup, .bundle = config_.bundle, .link = config_.link},
+      net::PeerMeshHandlers{
+          .on_message = [this](
+                            const proto::PeerKey& from, proto::MessageType type,
+                            std::span<const std::byte> body) { on_mesh_message(from, type, body); },
+          .on_lost = [this](const proto::PeerKey& peer,
+                            const std::string& why) { on_mesh_lost(peer, why); }});
+  mesh_->start();
+  const std::string advertise = config_.advertise.empty()
+                                    ? fmt::format("127.0.0.1:{}", mesh_->local_endpoint().port())
+                                    : config_.advertise;
+  client_ = std::make_unique<proto::TrackerClient>(proto::TrackerClientConfig{
+      .run_id = config_.run_id,
+      .tracker_key = config_.tracker_key,
+      .join = proto::JoinRequest{.software = fmt::format("loco {}", kVersion),
+                                 .listen_address = advertise,
+                                 .upload_bps = config_.upload_bps,
+                                 .credential = config_.credential,
+                                 .settings = config_.settings,
+                                 .genesis = genesis,
+                                 .state_round = state_round,
+                                 .state_hash = state_hash}});
+  const proto::PeerKey pin = config_.tracker_key;
+  link_ = net::TrackerLink::create(
+      io_, net::resolve(io_, net::parse_host_port(config_.tracker_address)),
+      net::ChannelSetup{.identity = &identity_,
+                        .config = secure::ChannelConfig{.run_id = config_.run_id},
+                        .accept = [pin](const secure::PublicKey& k) { return k == pin; },
+                        .peer_label = fmt::format("the tracker at {}", config_.tracker_address)},
+      *client_, [this](const proto::ClientEvent& e) { on_client_event(e); });
+  link_->start();
+}
+
+void SwarmSession::on_client_event(const proto::ClientEvent& e) {
+  using Kind = proto::ClientEvent::Kind;
+  switch (e.kind) {
+    case Kind::joined: {
+      SwarmEvent out{.kind = SwarmEvent::Kind::joined};
+      out.reply = e.reply;
+      mailbox_.post(std::move(out));
+      if (ready_round_ != 0) {  // joined again mid-round: the tracker forgot the ready
+        client_->ready(ready_);
+        link_->flush();
+      }
+      return;
+    }
+    case Kind::refused:
+      mailbox_.post(SwarmEvent{.kind = SwarmEvent::Kind::refused, .text = e.text});
+      link_->stop();
+      return;
+    case Kind::group:
+      if (e.group.round == ready_round_) start_ring(e.group);
+      return;
+    case Kind::commit: {
+      ring_.reset();
+      ready_round_ = 0;
+      SwarmEvent out{.kind = SwarmEvent::Kind::committed};
+      out.round = e.commit.round;
+      out.attempt = e.commit.attempt;
+      out.hash = e.commit.state_hash;
+      mailbox_.post(std::move(out));
+      return;
+    }
+    case Kind::abort_round: {
+      ring_.reset();
+      if (!e.abort.retry) ready_round_ = 0;
+      SwarmEvent out{.kind = SwarmEvent::Kind::aborted, .text = e.abort.reason};
+      out.round = e.abort.round;
+      out.attempt = e.abort.attempt;
+      out.retry = e.abort.retry;
+      mailbox_.post(std::move(out));
+      return;
+    }
+    case Kind::resync: {
+      ring_.reset();
+      ready_round_ = 0;
+      SwarmEvent out{.kind = SwarmEvent::Kind::must_fetch};
+      out.round = e.resync.round;
+      out.hash = e.resync.state_hash;
+      mailbox_.post(std::move(out));
+      start_fetch(e.resync);
+      return;
+    }
+    case Kind::view:
+    case Kind::tracker_lost:
+    case Kind::tracker_error: return;  // the client keeps the view; the link reconnects
+  }
+}
+
+void SwarmSession::ready(std::uint64_t round, float norm, const Digest& base,
+                         std::vector<float> delta) {
+  if (config_.poison == "scale")
+    for (float& v : delta) v *= 1000.0f;
+  if (config_.poison == "nan") norm = std::numeric_limits<float>::quiet_NaN();
+  delta_ = std::move(delta);
+  ready_round_ = round;
+  ready_ = proto::Ready{.round = round, .update_norm = norm, .base_hash = base};
+  client_->ready(ready_);
+  link_->flush();
+}
+
+void SwarmSession::start_ring(const proto::Group& group) {
+  const auto me = std::find(group.members.begin(), group.members.end(), identity_.public_key());
+  if (me == group.members.end()) return;
+  work_ = delta_;  // every attempt starts from this member's own update
+  ring_attempt_ = group.attempt;
+  ring_members_ = group.members.size();
+  ring_ = std::make_unique<proto::RingAllReduce>(
+      proto::RingConfig{.round = group.round,
+                        .attempt = group.attempt,
+                        .members = group.members,
+                        .self = static_cast<std::size_t>(me - group.members.begin()),
+                        .chunk_values = config_.chunk_values,
+                        .codec = codec_.get(),
+                        .seed = group.round * 1000 + group.attempt,
+                        .median_norm = group.median_norm,
+                        .norm_limit = group.norm_limit},
+      work_);
+  mean_posted_ = false;
+  failure_reported_ = false;
+  ring_->start();
+  // Chunks that came before this peer heard of its group.
+  std::vector<std::pair<proto::PeerKey, std::vector<std::byte>>> early;
+  early.swap(early_);
+  for (auto& [from, body] : early)
+    if (ring_chunk_id(body) == std::pair(group.round, group.attempt)) ring_->on_message(from, body);
+  pump_ring();
+}
+
+void SwarmSession::pump_ring() {
+  if (!ring_) return;
+  while (auto t = ring_->poll_transmit())
+    mesh_->send(t->to, address_of(t->to), proto::MessageType::ring_chunk, std::move(t->body));
+  count_traffic();
+  if (ring_->failure() && !failure_reported_) {
+    failure_reported_ = true;
+    spdlog::warn("round {} attempt {}: {}", ready_round_, ring_attempt_, ring_->failure()->reason);
+    client_->round_failed(proto::RoundFailed{.round = ready_round_,
+                                             .attempt = ring_attempt_,
+                                             .reason = ring_->failure()->reason,
+                                             .suspect = ring_->failure()->suspect});
+    link_->flush();
+    return;
+  }
+  if (ring_->done() && !mean_posted_) {
+    mean_posted_ = true;
+    SwarmEvent out{.kind = SwarmEvent::Kind::mean};
+    out.round = ready_round_;
+    out.attempt = ring_attempt_;
+    out.members = ring_members_;
+    out.mean = work_;
+    mailbox_.post(std::move(out));
+  }
+}
+
+void SwarmSession::round_done(std::uint64_t round, std::uint32_t attempt, const Digest& hash) {
+  client_->round_done(proto::RoundDone{.round = round, .attempt = attempt, .state_hash = hash});
+  link_->flush();
+}
+
+void SwarmSession::on_mesh_message(const proto::PeerKey& from, proto::MessageType type,
+                                   std::span<const std::byte> body) {
+  try {
+    switch (type) {
+      case proto::MessageType::ring_chunk: {
+        const auto id = ring_chunk_id(body);
+        if (ring_ && id == std::pair(ready_round_, ring_attempt_)) {
+          ring_->on_message(from, body);
+          pump_ring();
+        } else if (id.first >= ready_round_ && early_.size() < kMaxEarlyChunks) {
+          early_.emplace_back(from, std::vector<std::byte>(body.begin(), body.end()));
+        }
+        return;
+      }
+      case proto::MessageType::state_request:
+      case proto::MessageType::chunk_request:
+        server_.on_message(from, type, body);
+        pump_server();
+        return;
+      case proto::MessageType::state_manifest:
+      case proto::MessageType::state_refusal:
+      case proto::MessageType::state_chunk:
+        if (fetcher_) {
+          fetcher_->on_message(now(), from, type, body);
+          pump_fetch();
+        }
+        return;
+      default:
+        throw Error(ErrorCategory::protocol,
+                    fmt::format("a {} between peers", proto::info(type).name));
+    }
+  } catch (const Error& e) {
+    spdlog::warn("peer {}: {}; dropping it", secure::short_id(from), e.what());
+    mesh_->drop(from);
+  }
+}
+
+void SwarmSession::on_mesh_lost(const proto::PeerKey& peer, const std::string& why) {
+  if (ring_ && !ring_->done() && !ring_->failure() &&
+      (peer == ring_->predecessor() || peer == ring_->successor())) {
+    ring_->fail(fmt::format("lost the connection to {}: {}", secure::short_id(peer), why),
+                std::nullopt);
+    pump_ring();
+  }
+  if (fetcher_) {
+    fetcher_->on_donor_lost(now(), peer);
+    pump_fetch();
+  }
+}
+
+void SwarmSession::start_fetch(const proto::Resync& resync) {
+  fetching_ = resync;
+  std::vector<proto::PeerKey> donors;
+  for (const proto::Donor& d : resync.donors) donors.push_back(d.key);
+  spdlog::info("fetching the state of round {} from {} donor(s)", resync.round, donors.size());
+  fetcher_ = std::make_unique<proto::StateFetcher>(
+      proto::FetchConfig{.round = resync.round, .state_hash = resync.state_hash, .donors = donors},
+      now());
+  pump_fetch();
+}
+
+void SwarmSession::pump_fetch() {
+  if (!fetcher_) return;
+  while (auto t = fetcher_->poll_transmit()) {
+    std::string address;
+    for (const proto::Donor& d : fetching_.donors)
+      if (d.key == t->to) address = d.address;
+    mesh_->send(t->to, address, t->type, std::move(t->body));
+  }
+  count_traffic();
+  for (const auto& [donor, why] : fetcher_->bad_donors())
+    client_->report(proto::MisbehaviourReport{.suspect = donor, .reason = why});
+  if (fetcher_->done()) {
+    SwarmEvent out{.kind = SwarmEvent::Kind::fetched};
+    out.round = fetching_.round;
+    out.hash = fetching_.state_hash;
+    out.state = std::make_shared<const std::vector<std::byte>>(fetcher_->state().begin(),
+                                                               fetcher_->state().end());
+    fetcher_.reset();
+    mailbox_.post(std::move(out));
+  } else if (fetcher_->failure()) {
+    spdlog::warn("fetching round {}: {}; asking the tracker again", fetching_.round,
+                 *fetcher_->failure());
+    fetcher_.reset();
+    client_->state_report();  // the tracker answers an out-of-sync report with new donors
+  } else {
+    fetch_timer_.expires_at(to_steady(fetcher_->poll_timeout()));
+    fetch_timer_.async_wait([this](const boost::system::error_code& error) {
+      if (error || !fetcher_) return;
+      fetcher_->on_timer(now());
+      pump_fetch();
+    });
+  }
+  link_->flush();
+}
+
+void SwarmSession::serve(proto::StateManifest manifest,
+                         std::shared_ptr<const std::vector<std::byte>> state) {
+  client_->set_state(manifest.round, manifest.state_hash());
+  served_ = std::move(state);
+  server_.serve(std::move(manifest), proto::StateBytes({std::span(*served_)}));
+}
+
+void SwarmSession::pump_server() {
+  while (auto t = server_.poll_transmit())
+    mesh_->send(t->to, address_of(t->to), t->type, std::move(t->body));
+  count_traffic();
+}
+
+void SwarmSession::state_report(std::uint64_t round, const Digest& hash) {
+  client_->set_state(round, hash);
+  client_->state_report();
+  link_->flush();
+}
+
+void SwarmSession::stats(const proto::Heartbeat& heartbeat) {
+  client_->set_stats(heartbeat);
+}
+
+void SwarmSession::leave(const std::string& reason) {
+  if (client_) client_->leave(reason);
+  if (link_) link_->stop();
+  if (mesh_) mesh_->stop();
+  fetch_timer_.cancel();
+}
+
+std::string SwarmSession::address_of(const proto::PeerKey& peer) const {
+  for (const proto::Member& m : client_->view().members)
+    if (m.key == peer) return m.address;
+  return {};
+}
+
+void SwarmSession::count_traffic() {
+  traffic_.sent = mesh_->bytes_sent();
+  traffic_.received = mesh_->bytes_received();
+}
+
+}  // namespace loco::swarm
