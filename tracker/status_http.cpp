@@ -88,7 +88,7 @@ class StatusHttpServer::Session : public std::enable_shared_from_this<Session> {
     if (!error) {
       ++requests_;
       const auto& request = parser_->get();
-      response_ = respond(request, server_->status_);
+      response_ = respond(request, server_->renderer_);
       const bool keep_alive =
           request.keep_alive() && requests_ < server_->limits_.max_requests_per_connection;
       write_response(keep_alive);
@@ -167,7 +167,10 @@ std::shared_ptr<StatusHttpServer> StatusHttpServer::create(asio::io_context& io,
 
 StatusHttpServer::StatusHttpServer(asio::io_context& io, const tcp::endpoint& endpoint,
                                    StatusSource status, StatusHttpLimits limits)
-    : acceptor_(io), retry_timer_(io), status_(std::move(status)), limits_(limits) {
+    : acceptor_(io),
+      retry_timer_(io),
+      limits_(limits),
+      renderer_(std::move(status), limits.status_max_age) {
   boost::system::error_code error;
   acceptor_.open(endpoint.protocol(), error);
   if (!error) acceptor_.set_option(tcp::acceptor::reuse_address(true), error);

@@ -5,9 +5,9 @@
 // It faces the public internet, so everything a client can make it hold is bounded: request
 // headers (431 past the limit), no request body (413), the time to send a request or take a
 // response, the requests per keep-alive connection, and the number of open connections (a
-// connection past the cap is closed at once). It runs on the tracker's io_context, which must be
-// run by one thread: handlers never block, call `status` once per /status or /metrics request, and
-// log a failure once rather than throw.
+// connection past the cap is closed at once), and so is the work it asks of the tracker (the
+// status is rendered at most once per status_max_age). It runs on the tracker's io_context, which
+// must be run by one thread: handlers never block, and log a failure once rather than throw.
 
 #include <utility>  // before Asio: Boost 1.74's Asio needs std::exchange under C++20
 
@@ -30,6 +30,8 @@ struct StatusHttpLimits {
   // response) and to write one response.
   std::chrono::milliseconds io_timeout = std::chrono::seconds(10);
   unsigned max_requests_per_connection = 100;
+  // /status and /metrics are rendered at most once per this, however often they are asked for.
+  std::chrono::milliseconds status_max_age = std::chrono::seconds(1);
 };
 
 class StatusHttpServer : public std::enable_shared_from_this<StatusHttpServer> {
@@ -64,8 +66,8 @@ class StatusHttpServer : public std::enable_shared_from_this<StatusHttpServer> {
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer retry_timer_;  // after a failed accept (e.g. out of descriptors)
   boost::asio::ip::tcp::endpoint endpoint_;
-  StatusSource status_;
   StatusHttpLimits limits_;
+  StatusRenderer renderer_;
   std::unordered_set<Session*> sessions_;  // each removes itself when it ends
   bool at_cap_logged_ = false;             // a full server is logged once, not per connection
   bool stopped_ = false;

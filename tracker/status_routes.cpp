@@ -6,7 +6,6 @@
 #include <string_view>
 
 #include "status_page_html.hpp"  // generated from status_page.html at build time
-#include "tracker/status_json.hpp"
 #include "tracker/status_metrics.hpp"
 
 namespace loco::tracker {
@@ -31,7 +30,7 @@ HttpResponse make_response(http::status code, unsigned version, const char* cont
   return response;
 }
 
-HttpResponse route(std::string_view path, unsigned version, const StatusSource& status) {
+HttpResponse route(std::string_view path, unsigned version, StatusRenderer& renderer) {
   if (path == "/") {
     HttpResponse page =
         make_response(http::status::ok, version, "text/html; charset=utf-8", std::string(kStatusPageHtml));
@@ -44,11 +43,9 @@ HttpResponse route(std::string_view path, unsigned version, const StatusSource& 
   }
   try {
     if (path == "/status") {
-      return make_response(http::status::ok, version, "application/json",
-                           render_status_json(status()));
+      return make_response(http::status::ok, version, "application/json", renderer.json());
     }
-    return make_response(http::status::ok, version, kMetricsContentType,
-                         render_status_metrics(status()));
+    return make_response(http::status::ok, version, kMetricsContentType, renderer.metrics());
   } catch (const std::exception& e) {
     spdlog::error("status server: reading the tracker's status for {} failed: {}", path,
                   e.what());
@@ -58,7 +55,7 @@ HttpResponse route(std::string_view path, unsigned version, const StatusSource& 
 
 }  // namespace
 
-HttpResponse respond(const http::request_header<>& request, const StatusSource& status) {
+HttpResponse respond(const http::request_header<>& request, StatusRenderer& renderer) {
   const unsigned version = request.version();
   if (request.method() != http::verb::get && request.method() != http::verb::head) {
     HttpResponse refusal = error_response(http::status::method_not_allowed, version);
@@ -66,7 +63,7 @@ HttpResponse respond(const http::request_header<>& request, const StatusSource& 
     return refusal;
   }
   const std::string_view target(request.target().data(), request.target().size());
-  HttpResponse response = route(target.substr(0, target.find('?')), version, status);
+  HttpResponse response = route(target.substr(0, target.find('?')), version, renderer);
   if (request.method() == http::verb::head) {
     const std::size_t length = response.body().size();
     response.body().clear();

@@ -8,21 +8,16 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/status.hpp>
 #include <boost/beast/http/string_body.hpp>
-#include <functional>
 
-#include "loco/proto/tracker_status.hpp"
+#include "tracker/status_renderer.hpp"
 
 namespace loco::tracker {
 
-// Gives the tracker's status now; called on the server's io_context thread, once per request
-// for /status or /metrics.
-using StatusSource = std::function<proto::TrackerStatus()>;
-
 using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;
 
-// The response to a request that was read whole. A `status` that throws gives 500 (logged).
+// The response to a request that was read whole. A status source that throws gives 500 (logged).
 HttpResponse respond(const boost::beast::http::request_header<>& request,
-                     const StatusSource& status);
+                     StatusRenderer& renderer);
 
 // A short plain-text response for a request that could not be read (400, 413, 431).
 HttpResponse error_response(boost::beast::http::status code, unsigned version);

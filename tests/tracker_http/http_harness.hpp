@@ -58,6 +58,16 @@ class ServerThread {
   std::size_t connections() {
     return on_server([this] { return server_->connections(); });
   }
+  // Waits until the server counts `n` open connections (it sees a close a little after the
+  // client does); false past the hang guard.
+  bool wait_for_connections(std::size_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + kHangGuard;
+    while (connections() != n) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+  }
   void stop() {
     on_server([this] {
       server_->stop();

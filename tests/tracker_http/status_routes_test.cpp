@@ -12,16 +12,21 @@ namespace {
 
 namespace http = boost::beast::http;
 
-HttpResponse ask(http::verb method, std::string_view target, const StatusSource& status) {
+HttpResponse ask(http::verb method, std::string_view target, StatusRenderer& renderer) {
   http::request_header<> request;
   request.method(method);
   request.target(boost::beast::string_view(target.data(), target.size()));
   request.version(11);
-  return respond(request, status);
+  return respond(request, renderer);
+}
+
+HttpResponse ask(http::verb method, std::string_view target) {
+  StatusRenderer renderer([] { return test::sample_status(); }, {});
+  return ask(method, target, renderer);
 }
 
 HttpResponse get(std::string_view target) {
-  return ask(http::verb::get, target, [] { return test::sample_status(); });
+  return ask(http::verb::get, target);
 }
 
 TEST(StatusRoutes, ServesThePageTheStatusAndTheMetrics) {
@@ -50,7 +55,7 @@ TEST(StatusRoutes, ServesThePageTheStatusAndTheMetrics) {
 
 TEST(StatusRoutes, HeadGivesTheLengthWithoutTheBody) {
   const HttpResponse full = get("/status");
-  const HttpResponse head = ask(http::verb::head, "/status", [] { return test::sample_status(); });
+  const HttpResponse head = ask(http::verb::head, "/status");
   EXPECT_EQ(head.result(), http::status::ok);
   EXPECT_TRUE(head.body().empty());
   EXPECT_EQ(head[http::field::content_length], std::to_string(full.body().size()));
@@ -62,7 +67,7 @@ TEST(StatusRoutes, UnknownPathsAndMethodsAreRefused) {
   EXPECT_EQ(get("").result(), http::status::not_found);
   for (const auto method : {http::verb::post, http::verb::put, http::verb::delete_,
                             http::verb::options, http::verb::connect}) {
-    const HttpResponse refusal = ask(method, "/status", [] { return test::sample_status(); });
+    const HttpResponse refusal = ask(method, "/status");
     EXPECT_EQ(refusal.result(), http::status::method_not_allowed) << method;
     EXPECT_EQ(refusal[http::field::allow], "GET, HEAD");
   }
@@ -70,10 +75,12 @@ TEST(StatusRoutes, UnknownPathsAndMethodsAreRefused) {
 
 TEST(StatusRoutes, TheStatusIsReadOnlyForTheRoutesThatShowIt) {
   int calls = 0;
-  const StatusSource counting = [&] {
-    ++calls;
-    return proto::TrackerStatus{};
-  };
+  StatusRenderer counting(
+      [&] {
+        ++calls;
+        return proto::TrackerStatus{};
+      },
+      {});
   ask(http::verb::get, "/", counting);
   ask(http::verb::get, "/nothing", counting);
   ask(http::verb::post, "/status", counting);
@@ -84,10 +91,10 @@ TEST(StatusRoutes, TheStatusIsReadOnlyForTheRoutesThatShowIt) {
 }
 
 TEST(StatusRoutes, AFailingStatusGives500) {
-  const HttpResponse failed = ask(http::verb::get, "/metrics", []() -> proto::TrackerStatus {
-    throw std::runtime_error("core gone");
-  });
-  EXPECT_EQ(failed.result(), http::status::internal_server_error);
+  StatusRenderer failing([]() -> proto::TrackerStatus { throw std::runtime_error("core gone"); },
+                         {});
+  EXPECT_EQ(ask(http::verb::get, "/metrics", failing).result(),
+            http::status::internal_server_error);
 }
 
 }  // namespace
