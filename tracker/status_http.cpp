@@ -26,13 +26,13 @@ using tcp = asio::ip::tcp;
 namespace {
 
 constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(100);
-constexpr unsigned kHttp11 = 11;  // Beast's version numbering: the answer to an unreadable request
+constexpr unsigned kHttp11 = 11;  // HTTP/1.1 in Beast's numbering, to answer unreadable requests
 
 // The response owed to a request that could not be read, or nothing when the connection just
 // ends (closed by the client, timed out, reset).
 std::optional<http::status> refusal_for(const beast::error_code& error) {
-  if (error.category() != http::make_error_code(http::error::end_of_stream).category())
-    return std::nullopt;
+  static const auto& parse_errors = http::make_error_code(http::error::end_of_stream).category();
+  if (error.category() != parse_errors) return std::nullopt;  // a socket error or the timeout
   switch (static_cast<http::error>(error.value())) {
     case http::error::end_of_stream:
     case http::error::partial_message: return std::nullopt;
@@ -53,7 +53,7 @@ class StatusHttpServer::Session : public std::enable_shared_from_this<Session> {
   Session(tcp::socket socket, std::shared_ptr<StatusHttpServer> server)
       : stream_(std::move(socket)),
         server_(std::move(server)),
-        buffer_(2 * server_->limits_.max_header_bytes) {
+        buffer_(2 * server_->limits_.max_header_bytes) {  // a header and the next one's start
     beast::error_code ignored;
     client_ = fmt::format("{}", fmt::streamed(stream_.socket().remote_endpoint(ignored)));
     server_->sessions_.insert(this);
@@ -106,19 +106,18 @@ class StatusHttpServer::Session : public std::enable_shared_from_this<Session> {
     response_.keep_alive(keep_alive);
     stream_.expires_after(server_->limits_.io_timeout);
     begin_operation();
-    http::async_write(stream_, response_,
-                      [self = shared_from_this(), keep_alive](const beast::error_code& error,
-                                                              std::size_t) {
-                        self->end_operation();
-                        if (error) {
-                          spdlog::debug("status server: response to {}: {}", self->client_,
-                                        error.message());
-                        } else if (keep_alive) {
-                          self->read_request();
-                        } else {
-                          self->close_gracefully();
-                        }
-                      });
+    http::async_write(
+        stream_, response_,
+        [self = shared_from_this(), keep_alive](const beast::error_code& error, std::size_t) {
+          self->end_operation();
+          if (error) {
+            spdlog::debug("status server: response to {}: {}", self->client_, error.message());
+          } else if (keep_alive) {
+            self->read_request();
+          } else {
+            self->close_gracefully();
+          }
+        });
   }
 
   // Closing a socket with unread bytes resets the connection, which can destroy the response
@@ -132,12 +131,12 @@ class StatusHttpServer::Session : public std::enable_shared_from_this<Session> {
   }
   void drain() {
     begin_operation();
-    stream_.async_read_some(asio::buffer(drain_buffer_),
-                            [self = shared_from_this()](const beast::error_code& error,
-                                                        std::size_t) {
-                              self->end_operation();
-                              if (!error) self->drain();
-                            });
+    stream_.async_read_some(
+        asio::buffer(drain_buffer_),
+        [self = shared_from_this()](const beast::error_code& error, std::size_t) {
+          self->end_operation();
+          if (!error) self->drain();
+        });
   }
 
   void begin_operation() {
@@ -197,10 +196,10 @@ void StatusHttpServer::stop() {
 }
 
 void StatusHttpServer::accept() {
-  acceptor_.async_accept([self = shared_from_this()](const boost::system::error_code& error,
-                                                     tcp::socket socket) {
-    self->on_accept(error, std::move(socket));
-  });
+  acceptor_.async_accept(
+      [self = shared_from_this()](const boost::system::error_code& error, tcp::socket socket) {
+        self->on_accept(error, std::move(socket));
+      });
 }
 
 void StatusHttpServer::on_accept(const boost::system::error_code& error, tcp::socket socket) {

@@ -9,8 +9,6 @@
 // status is rendered at most once per status_max_age). It runs on the tracker's io_context, which
 // must be run by one thread: handlers never block, and log a failure once rather than throw.
 
-#include <utility>  // before Asio: Boost 1.74's Asio needs std::exchange under C++20
-
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -18,6 +16,7 @@
 #include <cstddef>
 #include <memory>
 #include <unordered_set>
+#include <utility>  // before Asio: Boost 1.74's Asio needs std::exchange under C++20
 
 #include "tracker/status_routes.hpp"
 

@@ -64,8 +64,7 @@ const Metric<TrackerStatus> kRunMetrics[] = {
      [](const auto& s) { return s.misbehaviours; }},
     {"loco_tracker_sent_bytes", "gauge", "Sum of the bytes the members report having sent.",
      [](const auto& s) { return s.bytes_sent; }},
-    {"loco_tracker_received_bytes", "gauge",
-     "Sum of the bytes the members report having received.",
+    {"loco_tracker_received_bytes", "gauge", "Sum of the bytes the members report having received.",
      [](const auto& s) { return s.bytes_received; }},
     {"loco_tracker_tokens_per_second", "gauge", "Sum of the members' training throughput.",
      [](const auto& s) { return s.tokens_per_s; }},
@@ -142,8 +141,8 @@ void write_sample(std::string& out, std::string_view name, std::string_view labe
 std::string render_status_metrics(const TrackerStatus& status) {
   std::string out;
   write_header(out, "loco_tracker_info", "gauge", "The run this tracker serves (always 1).");
-  write_sample(out, "loco_tracker_info", fmt::format("{{run_id=\"{}\"}}", label_value(status.run_id)),
-               1);
+  write_sample(out, "loco_tracker_info",
+               fmt::format("{{run_id=\"{}\"}}", label_value(status.run_id)), 1);
   for (const auto& metric : kRunMetrics) {
     write_header(out, metric.name, metric.type, metric.help);
     write_sample(out, metric.name, "", metric.value(status));

@@ -32,8 +32,8 @@ HttpResponse make_response(http::status code, unsigned version, const char* cont
 
 HttpResponse route(std::string_view path, unsigned version, StatusRenderer& renderer) {
   if (path == "/") {
-    HttpResponse page =
-        make_response(http::status::ok, version, "text/html; charset=utf-8", std::string(kStatusPageHtml));
+    HttpResponse page = make_response(http::status::ok, version, "text/html; charset=utf-8",
+                                      std::string(kStatusPageHtml));
     page.set("Content-Security-Policy", kPagePolicy);
     return page;
   }
@@ -47,8 +47,7 @@ HttpResponse route(std::string_view path, unsigned version, StatusRenderer& rend
     }
     return make_response(http::status::ok, version, kMetricsContentType, renderer.metrics());
   } catch (const std::exception& e) {
-    spdlog::error("status server: reading the tracker's status for {} failed: {}", path,
-                  e.what());
+    spdlog::error("status server: reading the tracker's status for {} failed: {}", path, e.what());
     return error_response(http::status::internal_server_error, version);
   }
 }

@@ -19,7 +19,10 @@ TEST(Utf8, SequenceLengths) {
 
 TEST(Utf8, ReplacesEachInvalidByte) {
   EXPECT_EQ(replace_invalid_utf8("caf\xc3\xa9"), "caf\xc3\xa9");
-  EXPECT_EQ(replace_invalid_utf8("a\xff" "b\xe2\x82"), "a\xef\xbf\xbd" "b\xef\xbf\xbd\xef\xbf\xbd");
+  EXPECT_EQ(replace_invalid_utf8("a\xff"
+                                 "b\xe2\x82"),
+            "a\xef\xbf\xbd"
+            "b\xef\xbf\xbd\xef\xbf\xbd");
   EXPECT_EQ(replace_invalid_utf8(""), "");
 }
 

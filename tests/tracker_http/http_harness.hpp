@@ -3,8 +3,6 @@
 // its own, and a client whose every read and write has a hang guard (a stuck server fails the
 // test after kHangGuard instead of hanging it).
 
-#include <utility>  // before Asio: Boost 1.74's Asio needs std::exchange under C++20
-
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
@@ -18,6 +16,7 @@
 #include <future>
 #include <string>
 #include <thread>
+#include <utility>  // before Asio: Boost 1.74's Asio needs std::exchange under C++20
 
 #include "tracker/status_http.hpp"
 
@@ -76,7 +75,6 @@ class ServerThread {
   }
 
  private:
-
   asio::io_context io_;
   // Keeps run() going after stop(), so that on_server() still works then.
   asio::executor_work_guard<asio::io_context::executor_type> work_ = asio::make_work_guard(io_);
@@ -112,7 +110,8 @@ class TestClient {
   }
 
   Reply request(http::verb method, std::string_view target, bool keep_alive = true) {
-    http::request<http::empty_body> request{method, beast::string_view(target.data(), target.size()), 11};
+    http::request<http::empty_body> request{method,
+                                            beast::string_view(target.data(), target.size()), 11};
     request.set(http::field::host, "127.0.0.1");
     request.keep_alive(keep_alive);
     Reply reply;

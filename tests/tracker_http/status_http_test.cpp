@@ -7,9 +7,8 @@
 
 #include <atomic>
 
-#include "loco/core/error.hpp"
-
 #include "http_harness.hpp"
+#include "loco/core/error.hpp"
 #include "sample_status.hpp"
 
 namespace loco::test {

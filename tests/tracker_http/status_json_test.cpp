@@ -34,39 +34,42 @@ TEST(StatusJson, EveryFieldOfAMemberAndARound) {
   s.bytes_sent = 100;
   s.bytes_received = 200;
   s.tokens_per_s = 9000.5;
-  s.members.push_back(proto::MemberStatus{
-      .peer_id = "3f9a1c0b77e2",
-      .public_key = "k1",
-      .address = "10.0.0.5:7701",
-      .shard = 2,
-      .joined_s_ago = 10.5,
-      .last_seen_s_ago = 0.25,
-      .state_round = 40,
-      .in_sync = true,
-      .in_round = false,
-      .last = proto::Heartbeat{.state_round = 39,
-                               .inner_step = 1000,
-                               .loss = 2.5f,
-                               .tokens_per_s = 9000.5f,
-                               .bytes_sent = 100,
-                               .bytes_received = 200,
-                               .network_wait_s = 0.1f}});
+  s.members.push_back(proto::MemberStatus{.peer_id = "3f9a1c0b77e2",
+                                          .public_key = "k1",
+                                          .address = "10.0.0.5:7701",
+                                          .shard = 2,
+                                          .joined_s_ago = 10.5,
+                                          .last_seen_s_ago = 0.25,
+                                          .state_round = 40,
+                                          .in_sync = true,
+                                          .in_round = false,
+                                          .last = proto::Heartbeat{.state_round = 39,
+                                                                   .inner_step = 1000,
+                                                                   .loss = 2.5f,
+                                                                   .tokens_per_s = 9000.5f,
+                                                                   .bytes_sent = 100,
+                                                                   .bytes_received = 200,
+                                                                   .network_wait_s = 0.1f}});
   Digest hash{};
   hash[0] = 0xab;
-  s.history.push_back(proto::RoundRecord{
-      .round = 40, .unix_ms = 1700000000000, .group_size = 3, .mean_loss = 2.75f, .state_hash = hash});
-  EXPECT_EQ(render_status_json(s),
-            R"({"run_id":"run-a","epoch":3,"committed_round":40,"committed_hash":"ab12",)"
-            R"("next_round":41,"phase":"round 41 running","attempt":2,)"
-            R"("rounds_committed":5,"rounds_aborted":1,"peers_joined":4,"peers_refused":6,)"
-            R"("peers_evicted":7,"misbehaviours":8,"bytes_sent":100,"bytes_received":200,)"
-            R"("tokens_per_s":9000.5,"members":[{"peer_id":"3f9a1c0b77e2","public_key":"k1",)"
-            R"("address":"10.0.0.5:7701","shard":2,"joined_s_ago":10.5,"last_seen_s_ago":0.25,)"
-            R"("state_round":40,"in_sync":true,"in_round":false,"last_heartbeat":{)"
-            R"("state_round":39,"inner_step":1000,"loss":2.5,"tokens_per_s":9000.5,)"
-            R"("bytes_sent":100,"bytes_received":200,"network_wait_s":0.1}}],)"
-            R"("history":[{"round":40,"unix_ms":1700000000000,"group_size":3,"mean_loss":2.75,)"
-            R"("state_hash":"ab00000000000000000000000000000000000000000000000000000000000000"}]})");
+  s.history.push_back(proto::RoundRecord{.round = 40,
+                                         .unix_ms = 1700000000000,
+                                         .group_size = 3,
+                                         .mean_loss = 2.75f,
+                                         .state_hash = hash});
+  EXPECT_EQ(
+      render_status_json(s),
+      R"({"run_id":"run-a","epoch":3,"committed_round":40,"committed_hash":"ab12",)"
+      R"("next_round":41,"phase":"round 41 running","attempt":2,)"
+      R"("rounds_committed":5,"rounds_aborted":1,"peers_joined":4,"peers_refused":6,)"
+      R"("peers_evicted":7,"misbehaviours":8,"bytes_sent":100,"bytes_received":200,)"
+      R"("tokens_per_s":9000.5,"members":[{"peer_id":"3f9a1c0b77e2","public_key":"k1",)"
+      R"("address":"10.0.0.5:7701","shard":2,"joined_s_ago":10.5,"last_seen_s_ago":0.25,)"
+      R"("state_round":40,"in_sync":true,"in_round":false,"last_heartbeat":{)"
+      R"("state_round":39,"inner_step":1000,"loss":2.5,"tokens_per_s":9000.5,)"
+      R"("bytes_sent":100,"bytes_received":200,"network_wait_s":0.1}}],)"
+      R"("history":[{"round":40,"unix_ms":1700000000000,"group_size":3,"mean_loss":2.75,)"
+      R"("state_hash":"ab00000000000000000000000000000000000000000000000000000000000000"}]})");
 }
 
 TEST(StatusJson, EscapesOddTextFromPeers) {
@@ -75,8 +78,14 @@ TEST(StatusJson, EscapesOddTextFromPeers) {
   s.members.push_back(proto::MemberStatus{});
   s.members[0].address = "a\"b\\c\nd\x01</script>\xff:7701";
   const std::string json = render_status_json(s);
-  EXPECT_NE(json.find(R"("run_id":"caf)" "\xc3\xa9" R"(")"), std::string::npos) << json;
-  EXPECT_NE(json.find(R"("address":"a\"b\\c\nd\u0001</script>)" "\xef\xbf\xbd" R"(:7701")"),
+  EXPECT_NE(json.find(R"("run_id":"caf)"
+                      "\xc3\xa9"
+                      R"(")"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find(R"("address":"a\"b\\c\nd\u0001</script>)"
+                      "\xef\xbf\xbd"
+                      R"(:7701")"),
             std::string::npos)
       << json;
 }

@@ -62,12 +62,13 @@ TEST(StatusMetrics, RunAndMemberFigures) {
   EXPECT_TRUE(has_line(text, "loco_tracker_rounds_committed_total 40")) << text;
   EXPECT_TRUE(has_line(text, "loco_tracker_rounds_aborted_total 2")) << text;
   EXPECT_TRUE(has_line(text, "loco_tracker_sent_bytes 4020000000")) << text;
-  EXPECT_TRUE(has_line(text, R"(loco_tracker_member_state_round{peer="3f9a1c0b77e2"} 40)"))
-      << text;
+  EXPECT_TRUE(has_line(text, R"(loco_tracker_member_state_round{peer="3f9a1c0b77e2"} 40)")) << text;
   EXPECT_TRUE(has_line(text, R"(loco_tracker_member_in_sync{peer="c07b52f1d96a"} 0)")) << text;
-  EXPECT_TRUE(has_line(text, R"(loco_tracker_member_sent_bytes_total{peer="a41d09e5c3b8"} 1340000000)"))
+  EXPECT_TRUE(
+      has_line(text, R"(loco_tracker_member_sent_bytes_total{peer="a41d09e5c3b8"} 1340000000)"))
       << text;
-  EXPECT_TRUE(has_line(text, R"(loco_tracker_member_network_wait_seconds{peer="3f9a1c0b77e2"} 0.8)"))
+  EXPECT_TRUE(
+      has_line(text, R"(loco_tracker_member_network_wait_seconds{peer="3f9a1c0b77e2"} 0.8)"))
       << text;
   EXPECT_TRUE(has_line(text, R"(loco_tracker_member_last_seen_seconds{peer="a41d09e5c3b8"} 1.5)"))
       << text;
@@ -95,7 +96,8 @@ TEST(StatusMetrics, EscapesLabelValues) {
   s.members.emplace_back().peer_id = "x\"y";
   const std::string text = render_status_metrics(s);
   check_exposition(text);
-  EXPECT_TRUE(has_line(text, "loco_tracker_info{run_id=\"a\\\"b\\\\c\\nd\xef\xbf\xbd\"} 1")) << text;
+  EXPECT_TRUE(has_line(text, "loco_tracker_info{run_id=\"a\\\"b\\\\c\\nd\xef\xbf\xbd\"} 1"))
+      << text;
   EXPECT_TRUE(has_line(text, R"(loco_tracker_member_shard{peer="x\"y"} 0)")) << text;
 }
 

@@ -44,13 +44,15 @@ BrowserRun run_chromium(const std::filesystem::path& chromium, const TempDir& di
       " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
       " --disable-background-networking --disable-component-update --disable-sync"
       " --disable-dev-shm-usage --hide-scrollbars --virtual-time-budget=8000"
-      " --user-data-dir=" + (dir / "profile").string() + " " + extra + " " + url + " 2>" +
+      " --user-data-dir=" +
+      (dir / "profile").string() + " " + extra + " " + url + " 2>" +
       (dir / "chromium.log").string();
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) return {};
   BrowserRun run;
   char buffer[4096];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) run.output.append(buffer, n);
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;)
+    run.output.append(buffer, n);
   const int status = ::pclose(pipe);
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return run;
@@ -139,9 +141,8 @@ TEST_F(StatusPageBrowser, AnEmptyRunSaysSo) {
 TEST_F(StatusPageBrowser, RendersAScreenshot) {
   const auto png = std::filesystem::path(LOCO_BIN_DIR) / "tracker-status.png";
   std::filesystem::remove(png);
-  const BrowserRun run =
-      run_chromium(*chromium_, dir_, serve(sample_status()),
-                   "--window-size=1280,900 --screenshot=" + png.string());
+  const BrowserRun run = run_chromium(*chromium_, dir_, serve(sample_status()),
+                                      "--window-size=1280,900 --screenshot=" + png.string());
   ASSERT_EQ(run.exit_code, 0) << read_file(dir_ / "chromium.log");
   const std::string bytes = read_file(png);
   ASSERT_GT(bytes.size(), 24u);

@@ -34,8 +34,7 @@ TEST(StatusRoutes, ServesThePageTheStatusAndTheMetrics) {
   EXPECT_EQ(page.result(), http::status::ok);
   EXPECT_EQ(page[http::field::content_type], "text/html; charset=utf-8");
   EXPECT_NE(page.body().find("<svg id=\"loss-chart\""), std::string::npos);
-  EXPECT_NE(page["Content-Security-Policy"].find("connect-src 'self'"),
-            std::string_view::npos);
+  EXPECT_NE(page["Content-Security-Policy"].find("connect-src 'self'"), std::string_view::npos);
 
   const HttpResponse status = get("/status?pretty=1");  // a query string is ignored
   EXPECT_EQ(status.result(), http::status::ok);
