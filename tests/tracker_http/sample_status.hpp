@@ -13,7 +13,7 @@ inline proto::TrackerStatus sample_status() {
   s.run_id = "gpt-small-demo";
   s.epoch = 7;
   s.committed_round = 40;
-  s.committed_hash = std::string(64, 'a');
+  s.committed_hash = "7d1e0c9a4f3b2a8866c5e91d04f7ab3e5c2d9f8a1b6e4c7d3a0f5e2b9c8d1a64";
   s.next_round = 41;
   s.phase = "round 41 running (attempt 1)";
   s.attempt = 1;

@@ -2,10 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <map>
-#include <regex>
 #include <sstream>
 
 #include "sample_status.hpp"
@@ -17,32 +18,82 @@ bool has_line(const std::string& text, const std::string& line) {
   return ("\n" + text).find("\n" + line + "\n") != std::string::npos;
 }
 
+proto::MemberStatus member(std::string peer_id) {
+  proto::MemberStatus m;
+  m.peer_id = std::move(peer_id);
+  return m;
+}
+
+bool is_metric_name(std::string_view name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(),
+                                      [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; });
+}
+
+// `{name="value"}` with only \\, \" and \n escaped in the value.
+bool is_label_set(std::string_view labels) {
+  const auto eq = labels.find("=\"");
+  if (!labels.starts_with('{') || !labels.ends_with("\"}") || eq == std::string_view::npos)
+    return false;
+  if (!is_metric_name(labels.substr(1, eq - 1))) return false;
+  const std::string_view value = labels.substr(eq + 2, labels.size() - eq - 4);
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    if (value[i] == '"' || value[i] == '\n') return false;
+    if (value[i] != '\\') continue;
+    ++i;  // an escape: \\, \" or \n
+    if (i == value.size() || (value[i] != '\\' && value[i] != '"' && value[i] != 'n')) return false;
+  }
+  return true;
+}
+
+bool is_sample_value(const std::string& value) {
+  if (value == "NaN" || value == "+Inf" || value == "-Inf") return true;
+  if (value.empty() || value.find_first_not_of("0123456789.e+-") != std::string::npos) return false;
+  char* end = nullptr;
+  std::strtod(value.c_str(), &end);
+  return end == value.c_str() + value.size();
+}
+
 // Checks the exposition format's rules this renderer relies on, and returns the number of samples
 // of each family: a family's HELP and TYPE come once, before its samples; every sample belongs
 // to a declared family; every value is a number or NaN/+Inf/-Inf.
 std::map<std::string, int> check_exposition(const std::string& text) {
-  static const std::regex help(R"(# HELP ([a-z_]+) \S.*)");
-  static const std::regex type(R"(# TYPE ([a-z_]+) (gauge|counter))");
-  static const std::regex sample(
-      R"(([a-z_]+)(\{[a-z_]+="([^"\\\n]|\\["\\n])*"\})? (-?[0-9.]+(e[+-][0-9]+)?|NaN|[+-]Inf))");
   EXPECT_TRUE(text.ends_with('\n'));
   std::map<std::string, int> samples;
   std::string helped;
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
-    std::smatch m;
-    if (std::regex_match(line, m, help)) {
-      EXPECT_FALSE(samples.contains(m[1])) << "a second HELP for " << m[1];
-      helped = m[1];
-    } else if (std::regex_match(line, m, type)) {
-      EXPECT_EQ(m[1], helped) << "TYPE without HELP: " << line;
-      samples[m[1]] = 0;
-    } else if (std::regex_match(line, m, sample)) {
-      EXPECT_TRUE(samples.contains(m[1])) << "a sample of an undeclared family: " << line;
-      ++samples[m[1]];
-    } else {
-      ADD_FAILURE() << "not an exposition line: " << line;
+    std::istringstream words(line);
+    std::string first, name, rest;
+    words >> first;
+    if (first == "#") {
+      std::string keyword;
+      words >> keyword >> name >> std::ws;
+      std::getline(words, rest);
+      EXPECT_TRUE(is_metric_name(name)) << line;
+      if (keyword == "HELP") {
+        EXPECT_FALSE(samples.contains(name)) << "a second HELP for " << name;
+        EXPECT_FALSE(rest.empty()) << line;
+        helped = name;
+      } else {
+        EXPECT_EQ(keyword, "TYPE") << line;
+        EXPECT_EQ(name, helped) << "TYPE without HELP: " << line;
+        EXPECT_TRUE(rest == "gauge" || rest == "counter") << line;
+        samples[name] = 0;
+      }
+      continue;
     }
+    const auto space = line.rfind(' ');
+    if (space == std::string::npos) {
+      ADD_FAILURE() << "not a sample: " << line;
+      continue;
+    }
+    const std::string series = line.substr(0, space);
+    const auto brace = series.find('{');
+    name = series.substr(0, brace);
+    EXPECT_TRUE(brace == std::string::npos || is_label_set(series.substr(brace))) << line;
+    EXPECT_TRUE(is_sample_value(line.substr(space + 1))) << line;
+    EXPECT_TRUE(samples.contains(name)) << "a sample of an undeclared family: " << line;
+    ++samples[name];
   }
   return samples;
 }
@@ -93,7 +144,7 @@ TEST(StatusMetrics, EmptyRunHasEveryFamilyAndNoMemberSamples) {
 TEST(StatusMetrics, EscapesLabelValues) {
   proto::TrackerStatus s;
   s.run_id = "a\"b\\c\nd\xff";
-  s.members.emplace_back().peer_id = "x\"y";
+  s.members.push_back(member("x\"y"));
   const std::string text = render_status_metrics(s);
   check_exposition(text);
   EXPECT_TRUE(has_line(text, "loco_tracker_info{run_id=\"a\\\"b\\\\c\\nd\xef\xbf\xbd\"} 1"))
@@ -103,7 +154,7 @@ TEST(StatusMetrics, EscapesLabelValues) {
 
 TEST(StatusMetrics, NonFiniteValuesUsePrometheusSpelling) {
   proto::TrackerStatus s;  // no round yet: the last round's loss is unknown
-  s.members.emplace_back().peer_id = "p";
+  s.members.push_back(member("p"));
   s.members[0].last.loss = std::numeric_limits<float>::infinity();
   const std::string text = render_status_metrics(s);
   check_exposition(text);
