@@ -16,7 +16,6 @@
 #include <cstddef>
 #include <memory>
 #include <unordered_set>
-#include <utility>  // before Asio: Boost 1.74's Asio needs std::exchange under C++20
 
 #include "tracker/status_routes.hpp"
 
@@ -35,7 +34,7 @@ struct StatusHttpLimits {
 
 class StatusHttpServer : public std::enable_shared_from_this<StatusHttpServer> {
  public:
-  // Binds and listens on `endpoint` (port 0: any); throws Error(network) when it cannot.
+  // Binds and listens on `endpoint` (port 0: any); throws Error(io) when it cannot.
   static std::shared_ptr<StatusHttpServer> create(boost::asio::io_context& io,
                                                   const boost::asio::ip::tcp::endpoint& endpoint,
                                                   StatusSource status,

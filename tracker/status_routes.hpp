@@ -6,7 +6,6 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/status.hpp>
 #include <boost/beast/http/string_body.hpp>
-#include <utility>  // before Asio: Boost 1.74's Asio needs std::exchange under C++20
 
 #include "tracker/status_renderer.hpp"
 

@@ -16,7 +16,6 @@
 #include <future>
 #include <string>
 #include <thread>
-#include <utility>  // before Asio: Boost 1.74's Asio needs std::exchange under C++20
 
 #include "tracker/status_http.hpp"
 
