@@ -10,6 +10,7 @@ packages=(
   libspdlog-dev libfmt-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   clang clang-format libclang-rt-14-dev ccache
   python3 python3-numpy iproute2
+  chromium chromium-driver fonts-dejavu-core  # the status page's browser test (headless)
 )
 if [[ "${1:-}" == "--with-torch" ]]; then
   # OpenBLAS: without it torch falls back to the reference BLAS (~2 GFLOP/s, 20x slower)

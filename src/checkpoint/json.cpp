@@ -6,38 +6,10 @@
 #include "loco/core/assert.hpp"
 #include "loco/core/error.hpp"
 #include "loco/core/log.hpp"
+#include "loco/core/utf8.hpp"
 
 namespace loco::checkpoint {
 namespace {
-
-// Length of the UTF-8 sequence starting at s[0] (RFC 3629: no overlongs, no surrogates, at most
-// U+10FFFF), or 0 when it is not one.
-std::size_t utf8_sequence_length(std::string_view s) {
-  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
-  const unsigned char lead = byte(0);
-  if (lead < 0x80) return 1;
-  std::size_t length = 0;
-  unsigned char low = 0x80;
-  unsigned char high = 0xbf;  // allowed range of the second byte
-  if (lead >= 0xc2 && lead <= 0xdf) {
-    length = 2;
-  } else if (lead >= 0xe0 && lead <= 0xef) {
-    length = 3;
-    if (lead == 0xe0) low = 0xa0;
-    if (lead == 0xed) high = 0x9f;
-  } else if (lead >= 0xf0 && lead <= 0xf4) {
-    length = 4;
-    if (lead == 0xf0) low = 0x90;
-    if (lead == 0xf4) high = 0x8f;
-  } else {
-    return 0;
-  }
-  if (s.size() < length || byte(1) < low || byte(1) > high) return 0;
-  for (std::size_t i = 2; i < length; ++i) {
-    if (byte(i) < 0x80 || byte(i) > 0xbf) return 0;
-  }
-  return length;
-}
 
 void append_utf8(std::string& out, std::uint32_t code_point) {
   if (code_point < 0x80) {

@@ -1,0 +1,159 @@
+// The status page in a real browser: headless Chromium loads it from a status server in this
+// process (on 127.0.0.1; no other network), runs its script, and the test reads the resulting DOM.
+// Skipped, and says so, only when Chromium is not installed (scripts/install-deps.sh installs it).
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <sstream>
+
+#include "../support/temp_dir.hpp"
+#include "http_harness.hpp"
+#include "sample_status.hpp"
+
+namespace loco::test {
+namespace {
+
+std::optional<std::filesystem::path> find_chromium() {
+  std::istringstream path(std::getenv("PATH") != nullptr ? std::getenv("PATH") : "");
+  for (std::string dir; std::getline(path, dir, ':');) {
+    const auto candidate = std::filesystem::path(dir) / "chromium";
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return std::nullopt;
+}
+
+struct BrowserRun {
+  int exit_code = -1;
+  std::string output;  // stdout
+};
+
+// Runs headless Chromium on `url` with the flags that work on these machines (no sandbox as
+// root, nothing that reaches for the network), a fresh profile, and `extra` flags. Virtual time
+// lets the page's script run and its fetch complete before the DOM or screenshot is taken.
+// `timeout` ends a hung browser: a hang guard, far above the few seconds a run takes.
+BrowserRun run_chromium(const std::filesystem::path& chromium, const TempDir& dir,
+                        const std::string& url, const std::string& extra) {
+  const std::string command =
+      "timeout -k 10 300 " + chromium.string() +
+      " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
+      " --disable-background-networking --disable-component-update --disable-sync"
+      " --disable-dev-shm-usage --hide-scrollbars --virtual-time-budget=8000"
+      " --user-data-dir=" +
+      (dir / "profile").string() + " " + extra + " " + url + " 2>" +
+      (dir / "chromium.log").string();
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return {};
+  BrowserRun run;
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;)
+    run.output.append(buffer, n);
+  const int status = ::pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// The text between the first `open` and the next `close` after it, or "".
+std::string between(const std::string& text, const std::string& open, const std::string& close) {
+  const auto start = text.find(open);
+  if (start == std::string::npos) return "";
+  const auto end = text.find(close, start);
+  return end == std::string::npos ? "" : text.substr(start, end - start);
+}
+
+std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+class StatusPageBrowser : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    chromium_ = find_chromium();
+    if (!chromium_) GTEST_SKIP() << "chromium is not installed: run scripts/install-deps.sh";
+  }
+
+  // Starts a status server that reports `status`; the page's address.
+  std::string serve(proto::TrackerStatus status) {
+    server_.emplace([status] { return status; });
+    return "http://127.0.0.1:" + std::to_string(server_->endpoint().port()) + "/";
+  }
+
+  std::optional<std::filesystem::path> chromium_;
+  std::optional<ServerThread> server_;
+  TempDir dir_;
+};
+
+TEST_F(StatusPageBrowser, ShowsEveryPeerAndTheLossChart) {
+  const BrowserRun run = run_chromium(*chromium_, dir_, serve(sample_status()), "--dump-dom");
+  ASSERT_EQ(run.exit_code, 0) << read_file(dir_ / "chromium.log");
+  const std::string& dom = run.output;
+
+  const std::string peers = between(dom, "<tbody id=\"peers\">", "</tbody>");
+  EXPECT_EQ(occurrences(peers, "<tr data-peer="), 3u) << dom;
+  for (const auto& member : sample_status().members) {
+    EXPECT_NE(peers.find("<td class=\"id\" title=\"" + member.public_key + "\">" + member.peer_id),
+              std::string::npos)
+        << member.peer_id << " missing from the peer table:\n"
+        << peers;
+  }
+  EXPECT_NE(peers.find("[2001:db8::7]:7701"), std::string::npos) << peers;
+
+  const std::string chart = between(dom, "<svg id=\"loss-chart\"", "</svg>");
+  ASSERT_FALSE(chart.empty()) << dom;
+  EXPECT_NE(chart.find("class=\"loss-line\""), std::string::npos) << chart;
+  EXPECT_EQ(occurrences(chart, "class=\"loss-point\""), 40u) << "one point per committed round";
+
+  EXPECT_NE(dom.find("round 41 running (attempt 1)"), std::string::npos) << "the phase";
+  EXPECT_NE(dom.find("gpt-small-demo"), std::string::npos) << "the run id";
+  const std::string live = between(dom, "<span id=\"live-text\">", "</span>");
+  EXPECT_NE(live.find(">updated "), std::string::npos)
+      << "the page's last fetch of /status failed: " << live;
+}
+
+TEST_F(StatusPageBrowser, AnEmptyRunSaysSo) {
+  proto::TrackerStatus empty;
+  empty.run_id = "new-run";
+  empty.phase = "waiting for peers";
+  const BrowserRun run = run_chromium(*chromium_, dir_, serve(empty), "--dump-dom");
+  ASSERT_EQ(run.exit_code, 0) << read_file(dir_ / "chromium.log");
+  const std::string peers = between(run.output, "<tbody id=\"peers\">", "</tbody>");
+  EXPECT_NE(peers.find("no peers have joined"), std::string::npos) << peers;
+  EXPECT_EQ(occurrences(peers, "<tr data-peer="), 0u) << peers;
+  const std::string chart = between(run.output, "<svg id=\"loss-chart\"", "</svg>");
+  EXPECT_NE(chart.find("No committed round with a reported loss yet"), std::string::npos) << chart;
+  EXPECT_NE(run.output.find(">waiting for peers<"), std::string::npos);
+}
+
+// Also the picture in docs/TRACKER.md: copy build/<type>/bin/tracker-status.png to
+// docs/images/ after a change to the page.
+TEST_F(StatusPageBrowser, RendersAScreenshot) {
+  const auto png = std::filesystem::path(LOCO_BIN_DIR) / "tracker-status.png";
+  std::filesystem::remove(png);
+  const BrowserRun run = run_chromium(*chromium_, dir_, serve(sample_status()),
+                                      "--window-size=1280,900 --screenshot=" + png.string());
+  ASSERT_EQ(run.exit_code, 0) << read_file(dir_ / "chromium.log");
+  const std::string bytes = read_file(png);
+  ASSERT_GT(bytes.size(), 24u);
+  EXPECT_EQ(bytes.substr(0, 8), "\x89PNG\r\n\x1a\n");
+  // The IHDR chunk's width, big-endian: the window's.
+  const auto width = (static_cast<unsigned char>(bytes[16]) << 24) |
+                     (static_cast<unsigned char>(bytes[17]) << 16) |
+                     (static_cast<unsigned char>(bytes[18]) << 8) |
+                     static_cast<unsigned char>(bytes[19]);
+  EXPECT_EQ(width, 1280u);
+}
+
+}  // namespace
+}  // namespace loco::test

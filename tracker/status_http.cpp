@@ -1,0 +1,230 @@
+#include "tracker/status_http.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <spdlog/spdlog.h>
+
+#include <array>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+#include <optional>
+
+#include "loco/core/assert.hpp"
+#include "loco/core/error.hpp"
+
+namespace loco::tracker {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(100);
+constexpr unsigned kHttp11 = 11;  // HTTP/1.1 in Beast's numbering, to answer unreadable requests
+
+// The response owed to a request that could not be read, or nothing when the connection just
+// ends (closed by the client, timed out, reset).
+std::optional<http::status> refusal_for(const beast::error_code& error) {
+  static const auto& parse_errors = http::make_error_code(http::error::end_of_stream).category();
+  if (error.category() != parse_errors) return std::nullopt;  // a socket error or the timeout
+  switch (static_cast<http::error>(error.value())) {
+    case http::error::end_of_stream:
+    case http::error::partial_message: return std::nullopt;
+    case http::error::header_limit:
+    case http::error::buffer_overflow: return http::status::request_header_fields_too_large;
+    case http::error::body_limit:
+    case http::error::unexpected_body: return http::status::payload_too_large;
+    default: return http::status::bad_request;
+  }
+}
+
+}  // namespace
+
+// One HTTP connection: read a request, write its response, repeat while keep-alive allows; then a
+// graceful close. One operation is outstanding at a time; handlers hold the session alive.
+class StatusHttpServer::Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, std::shared_ptr<StatusHttpServer> server)
+      : stream_(std::move(socket)),
+        server_(std::move(server)),
+        buffer_(2 * server_->limits_.max_header_bytes) {  // a header and the next one's start
+    beast::error_code ignored;
+    client_ = fmt::format("{}", fmt::streamed(stream_.socket().remote_endpoint(ignored)));
+    server_->sessions_.insert(this);
+  }
+  ~Session() { server_->sessions_.erase(this); }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  void start() { read_request(); }
+
+  // Ends the session: its pending operation completes with an error and drops the last owner.
+  void close() {
+    beast::error_code ignored;
+    stream_.socket().close(ignored);
+  }
+
+ private:
+  void read_request() {
+    parser_.emplace();
+    parser_->header_limit(server_->limits_.max_header_bytes);
+    parser_->body_limit(0);  // requests carry no body here
+    stream_.expires_after(server_->limits_.io_timeout);
+    begin_operation();
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = shared_from_this()](const beast::error_code& error, std::size_t) {
+                       self->end_operation();
+                       self->on_request(error);
+                     });
+  }
+
+  void on_request(const beast::error_code& error) {
+    if (!error) {
+      ++requests_;
+      const auto& request = parser_->get();
+      response_ = respond(request, server_->renderer_);
+      const bool keep_alive =
+          request.keep_alive() && requests_ < server_->limits_.max_requests_per_connection;
+      write_response(keep_alive);
+      return;
+    }
+    const auto refusal = refusal_for(error);
+    if (error != http::error::end_of_stream && error != asio::error::operation_aborted)
+      spdlog::debug("status server: request from {}: {}", client_, error.message());
+    if (!refusal) return;  // the socket closes as the session ends
+    response_ = error_response(*refusal, kHttp11);
+    write_response(/*keep_alive=*/false);
+  }
+
+  void write_response(bool keep_alive) {
+    response_.keep_alive(keep_alive);
+    stream_.expires_after(server_->limits_.io_timeout);
+    begin_operation();
+    http::async_write(
+        stream_, response_,
+        [self = shared_from_this(), keep_alive](const beast::error_code& error, std::size_t) {
+          self->end_operation();
+          if (error) {
+            spdlog::debug("status server: response to {}: {}", self->client_, error.message());
+          } else if (keep_alive) {
+            self->read_request();
+          } else {
+            self->close_gracefully();
+          }
+        });
+  }
+
+  // Closing a socket with unread bytes resets the connection, which can destroy the response
+  // before the client reads it (a refused request may still be arriving). So: shut down our
+  // side, then read and drop whatever comes until the client closes or the timeout ends it.
+  void close_gracefully() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.expires_after(server_->limits_.io_timeout);
+    drain();
+  }
+  void drain() {
+    begin_operation();
+    stream_.async_read_some(
+        asio::buffer(drain_buffer_),
+        [self = shared_from_this()](const beast::error_code& error, std::size_t) {
+          self->end_operation();
+          if (!error) self->drain();
+        });
+  }
+
+  void begin_operation() {
+    LOCO_ASSERT(!operation_pending_, "one operation at a time on a status connection");
+    operation_pending_ = true;
+  }
+  void end_operation() { operation_pending_ = false; }
+
+  beast::tcp_stream stream_;
+  std::shared_ptr<StatusHttpServer> server_;  // outlives its sessions
+  std::string client_;                        // the client's address, for the log
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::empty_body>> parser_;  // a fresh one per request
+  HttpResponse response_;
+  std::array<char, 1024> drain_buffer_{};
+  unsigned requests_ = 0;
+  bool operation_pending_ = false;
+};
+
+std::shared_ptr<StatusHttpServer> StatusHttpServer::create(asio::io_context& io,
+                                                           const tcp::endpoint& endpoint,
+                                                           StatusSource status,
+                                                           StatusHttpLimits limits) {
+  return std::shared_ptr<StatusHttpServer>(
+      new StatusHttpServer(io, endpoint, std::move(status), limits));
+}
+
+StatusHttpServer::StatusHttpServer(asio::io_context& io, const tcp::endpoint& endpoint,
+                                   StatusSource status, StatusHttpLimits limits)
+    : acceptor_(io),
+      retry_timer_(io),
+      limits_(limits),
+      renderer_(std::move(status), limits.status_max_age) {
+  boost::system::error_code error;
+  acceptor_.open(endpoint.protocol(), error);
+  if (!error) acceptor_.set_option(tcp::acceptor::reuse_address(true), error);
+  if (!error) acceptor_.bind(endpoint, error);
+  if (!error) acceptor_.listen(tcp::acceptor::max_listen_connections, error);
+  if (!error) endpoint_ = acceptor_.local_endpoint(error);
+  if (error)
+    throw Error(ErrorCategory::io, fmt::format("status server: listening on {}: {}",
+                                               fmt::streamed(endpoint), error.message()));
+}
+
+StatusHttpServer::~StatusHttpServer() = default;
+
+void StatusHttpServer::start() {
+  accept();
+}
+
+void StatusHttpServer::stop() {
+  stopped_ = true;
+  boost::system::error_code ignored;
+  acceptor_.close(ignored);
+  retry_timer_.cancel();
+  for (Session* session : sessions_) session->close();  // ends them later, not in this loop
+}
+
+void StatusHttpServer::accept() {
+  acceptor_.async_accept(
+      [self = shared_from_this()](const boost::system::error_code& error, tcp::socket socket) {
+        self->on_accept(error, std::move(socket));
+      });
+}
+
+void StatusHttpServer::on_accept(const boost::system::error_code& error, tcp::socket socket) {
+  if (stopped_) return;
+  if (error) {
+    // Out of descriptors, say: retrying at once would spin, so wait a little.
+    spdlog::warn("status server: accepting a connection: {}", error.message());
+    retry_timer_.expires_after(kAcceptRetryDelay);
+    retry_timer_.async_wait([self = shared_from_this()](const boost::system::error_code&) {
+      if (!self->stopped_) self->accept();
+    });
+    return;
+  }
+  if (sessions_.size() >= limits_.max_connections) {
+    if (!at_cap_logged_)
+      spdlog::warn("status server: {} connections open, the most allowed: closing new ones",
+                   sessions_.size());
+    at_cap_logged_ = true;
+    boost::system::error_code ignored;
+    socket.close(ignored);
+  } else {
+    at_cap_logged_ = false;
+    std::make_shared<Session>(std::move(socket), shared_from_this())->start();
+  }
+  accept();
+}
+
+}  // namespace loco::tracker
