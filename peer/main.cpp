@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
   loco::cli::CommonOptions common;
   loco::cli::add_common_options(app, common);
   loco::cli::KeygenOptions keygen;
-  loco::cli::add_keygen_command(app, keygen);
+  loco::cli::add_keygen_command(app, keygen, loco::secure::KeyOwner::peer);
   loco::peer::TrackerLinkOptions tracker;
   app.add_option("--peer.key", tracker.key_file, "This peer's identity key file (keygen)");
   app.add_option("--run.id", tracker.run_id, "The training run's id, as the tracker has it");
