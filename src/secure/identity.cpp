@@ -46,9 +46,9 @@ std::string hex(std::span<const std::uint8_t> bytes) {
   return loco::to_hex(bytes);
 }
 
-// Bytes that hold a seed or its hex digits. They live in memory from sodium_malloc (locked,
-// between guard pages, never copied by a reallocation as a std::string's would be), and
-// sodium_free wipes them however the scope is left, an exception included.
+// Bytes that hold a seed or its hex digits. They live in memory from sodium_malloc (between guard
+// pages, locked where the system allows it, never copied by a reallocation as a std::string's
+// would be), and sodium_free wipes them however the scope is left, an exception included.
 class SecretBuffer {
  public:
   explicit SecretBuffer(std::size_t capacity) : capacity_(capacity) {
@@ -101,10 +101,6 @@ class FileDescriptor {
   int fd_;
 };
 
-std::string errno_text(int error) {
-  return std::strerror(error);
-}
-
 // ---- Messages ----
 
 // How to replace a bad key file, in the words of the program that makes its owner's key.
@@ -133,29 +129,30 @@ std::string describe_user(uid_t uid) {
 
 // ---- Reading ----
 
+[[noreturn]] void cannot_read(const fs::path& path, int error) {
+  throw Error(ErrorCategory::io,
+              fmt::format("cannot read key file {}: {}", path.string(), std::strerror(error)));
+}
+
 // One open serves both the checks and the read, so the file checked is the file read.
 // O_NOFOLLOW: a link may point anywhere, and where it points can change after any check.
 // O_NONBLOCK: opening a FIFO must not wait for a writer (fstat then refuses it).
 FileDescriptor open_key_file(const fs::path& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd >= 0) return FileDescriptor(fd);
-  const int error = errno;
-  if (error == ELOOP)
+  if (errno == ELOOP)
     throw Error(ErrorCategory::config,
                 fmt::format("key file {} is a symbolic link: loco does not follow links to key "
                             "files; give the real path of the key file",
                             path.string()));
-  throw Error(ErrorCategory::io,
-              fmt::format("cannot read key file {}: {}", path.string(), errno_text(error)));
+  cannot_read(path, errno);
 }
 
 // Refuses a key file that is not a regular file belonging to the user running loco, private to
 // them, and of a plausible size.
 void check_key_file(int fd, const fs::path& path, KeyOwner owner) {
   struct stat info {};
-  if (::fstat(fd, &info) != 0)
-    throw Error(ErrorCategory::io,
-                fmt::format("cannot read key file {}: {}", path.string(), errno_text(errno)));
+  if (::fstat(fd, &info) != 0) cannot_read(path, errno);
   if (!S_ISREG(info.st_mode))
     throw Error(ErrorCategory::config,
                 fmt::format("key file {} is not a regular file (it is a directory, FIFO, socket "
@@ -187,8 +184,7 @@ void read_key_text(int fd, SecretBuffer& text, const fs::path& path, KeyOwner ow
     if (count > 0) {
       text.commit(static_cast<std::size_t>(count));
     } else if (errno != EINTR) {
-      throw Error(ErrorCategory::io,
-                  fmt::format("cannot read key file {}: {}", path.string(), errno_text(errno)));
+      cannot_read(path, errno);
     }
   }
 }
@@ -199,6 +195,33 @@ std::string_view take_line(std::string_view& rest) {
   const std::string_view line = rest.substr(0, end);
   rest.remove_prefix(end == std::string_view::npos ? rest.size() : end + 1);
   return line;
+}
+
+// Parses the three lines. The seed's bytes go only into wiped memory, and `text` is not copied.
+KeyPair parse_key_text(std::string_view text, const fs::path& path, KeyOwner owner) {
+  std::string_view rest = text;
+  std::array<std::string_view, 3> lines;
+  for (auto& line : lines) {
+    if (rest.empty()) bad_format(path, owner, "fewer than three lines");
+    line = take_line(rest);
+  }
+  if (!rest.empty()) bad_format(path, owner, "text after the third line");
+  if (lines[0] != kHeader) bad_format(path, owner, "first line is not 'loco-ed25519-key v1'");
+  if (!lines[1].starts_with(kPublicPrefix))
+    bad_format(path, owner, "second line is not 'public <hex>'");
+  if (!lines[2].starts_with(kSeedPrefix)) bad_format(path, owner, "third line is not 'seed <hex>'");
+
+  PublicKey stated;
+  if (!parse_hex(lines[1].substr(kPublicPrefix.size()), stated.bytes))
+    bad_format(path, owner, "bad public key digits");
+  SecretBuffer seed(kSeedBytes);
+  if (!parse_hex(lines[2].substr(kSeedPrefix.size()), seed.unused()))
+    bad_format(path, owner, "bad seed digits");
+  seed.commit(kSeedBytes);
+  KeyPair pair = KeyPair::from_seed(seed.bytes().first<kSeedBytes>());
+  if (pair.public_key() != stated)
+    bad_format(path, owner, "the public key does not match the seed");
+  return pair;
 }
 
 // ---- Writing ----
@@ -219,7 +242,7 @@ void format_key_file(const PublicKey& public_key, std::span<const std::uint8_t> 
 
 [[noreturn]] void cannot_create(const fs::path& path, std::string_view what, int error) {
   throw Error(ErrorCategory::io, fmt::format("cannot create key file {}: {}: {}", path.string(),
-                                             what, errno_text(error)));
+                                             what, std::strerror(error)));
 }
 
 // The directory that will hold the key file. Every later step names files relative to this
@@ -227,7 +250,10 @@ void format_key_file(const PublicKey& public_key, std::span<const std::uint8_t> 
 FileDescriptor open_parent_directory(const fs::path& path) {
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) cannot_create(path, fmt::format("cannot open its directory {}", dir.string()), errno);
+  if (fd < 0) {
+    const int error = errno;  // before formatting the message, which may change errno
+    cannot_create(path, fmt::format("cannot open its directory {}", dir.string()), error);
+  }
   return FileDescriptor(fd);
 }
 
@@ -285,7 +311,10 @@ class TemporaryKeyFile {
   FileDescriptor create() {
     const int fd = ::openat(dir_fd_, name_.c_str(),
                             O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) cannot_create(path_, fmt::format("cannot create temporary file {}", name_), errno);
+    if (fd < 0) {
+      const int error = errno;  // before formatting the message, which may change errno
+      cannot_create(path_, fmt::format("cannot create temporary file {}", name_), error);
+    }
     return FileDescriptor(fd);
   }
 
@@ -399,30 +428,7 @@ KeyPair read_key_file(const fs::path& path, KeyOwner owner) {
   check_key_file(fd.get(), path, owner);
   SecretBuffer text(kMaxKeyFileBytes + 1);  // one more byte tells a longer file at the end
   read_key_text(fd.get(), text, path, owner);
-
-  std::string_view rest = text.text();
-  std::array<std::string_view, 3> lines;
-  for (auto& line : lines) {
-    if (rest.empty()) bad_format(path, owner, "fewer than three lines");
-    line = take_line(rest);
-  }
-  if (!rest.empty()) bad_format(path, owner, "text after the third line");
-  if (lines[0] != kHeader) bad_format(path, owner, "first line is not 'loco-ed25519-key v1'");
-  if (!lines[1].starts_with(kPublicPrefix))
-    bad_format(path, owner, "second line is not 'public <hex>'");
-  if (!lines[2].starts_with(kSeedPrefix)) bad_format(path, owner, "third line is not 'seed <hex>'");
-
-  PublicKey stated;
-  if (!parse_hex(lines[1].substr(kPublicPrefix.size()), stated.bytes))
-    bad_format(path, owner, "bad public key digits");
-  SecretBuffer seed(kSeedBytes);
-  if (!parse_hex(lines[2].substr(kSeedPrefix.size()), seed.unused()))
-    bad_format(path, owner, "bad seed digits");
-  seed.commit(kSeedBytes);
-  KeyPair pair = KeyPair::from_seed(seed.bytes().first<kSeedBytes>());
-  if (pair.public_key() != stated)
-    bad_format(path, owner, "the public key does not match the seed");
-  return pair;
+  return parse_key_text(text.text(), path, owner);
 }
 
 }  // namespace loco::secure
