@@ -103,18 +103,21 @@ class FileDescriptor {
 
 // ---- Messages ----
 
-// How to replace a bad key file, in the words of the program that makes its owner's key.
+// How to make a new key for the file's owner, and what a new tracker key costs.
 std::string new_key_hint(KeyOwner owner) {
   if (owner == KeyOwner::tracker)
-    return "restore the tracker's key from its backup, or make a new one with 'loco-tracker "
-           "keygen --out FILE'; a new tracker key means every peer must update its pinned "
-           "[tracker] public-key";
+    return "make a new one with 'loco-tracker keygen --out FILE', after which every peer must "
+           "update its pinned [tracker] public-key";
   return "make a new one with 'loco-peer keygen --out FILE'";
 }
 
 [[noreturn]] void bad_format(const fs::path& path, KeyOwner owner, std::string_view what) {
-  throw Error(ErrorCategory::config, fmt::format("key file {} is not a loco key file ({}); {}",
-                                                 path.string(), what, new_key_hint(owner)));
+  // The tracker's key is worth restoring: a new one breaks every peer's pin.
+  const std::string_view restore =
+      owner == KeyOwner::tracker ? "restore the tracker's key from its backup, or " : "";
+  throw Error(ErrorCategory::config,
+              fmt::format("key file {} is not a loco key file ({}); {}{}", path.string(), what,
+                          restore, new_key_hint(owner)));
 }
 
 // "alice (uid 1000)", or "uid 1000" when the user database has no name for it.

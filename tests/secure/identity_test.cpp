@@ -262,6 +262,7 @@ TEST_F(KeyFileTest, MessagesNameTheProgramThatMakesTheOwnersKey) {
   EXPECT_TRUE(contains(peer, "loco-peer keygen")) << peer.what();
   const Error tracker = error_of([&] { read_key_file(path, KeyOwner::tracker); });
   EXPECT_TRUE(contains(tracker, "loco-tracker keygen")) << tracker.what();
+  EXPECT_TRUE(contains(tracker, "backup")) << tracker.what();
   EXPECT_TRUE(contains(tracker, "every peer must update its pinned [tracker] public-key"))
       << tracker.what();
   EXPECT_FALSE(contains(tracker, "loco-peer")) << tracker.what();
@@ -270,6 +271,8 @@ TEST_F(KeyFileTest, MessagesNameTheProgramThatMakesTheOwnersKey) {
   const Error loose = error_of([&] { read_key_file(path, KeyOwner::tracker); });
   EXPECT_TRUE(contains(loose, "chmod 600")) << loose.what();
   EXPECT_TRUE(contains(loose, "loco-tracker keygen")) << loose.what();
+  EXPECT_TRUE(contains(loose, "every peer must update its pinned [tracker] public-key"))
+      << loose.what();
 }
 
 }  // namespace

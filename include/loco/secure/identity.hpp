@@ -70,7 +70,8 @@ enum class KeyOwner { peer, tracker };
 // Writes a key file with mode 0600: into a new temporary file beside `path`, synced, then renamed
 // onto `path`, so a reader never sees half a key and a symbolic link at `path` is replaced, never
 // followed. Refuses (Error(io)) if anything exists at `path`, a dangling link included, unless
-// `overwrite` is set.
+// `overwrite` is set. On any failure the temporary file is removed; `path` changes only by the
+// final rename.
 void write_key_file(const std::filesystem::path& path, const KeyPair& key, bool overwrite);
 
 // Reads a key file, opened once without following a symbolic link. Throws Error(config) for a
