@@ -36,8 +36,9 @@ int check_tracker(const TrackerLinkOptions& options) {
         parse_option("--tracker.public-key", options.tracker_public_key,
                      [](const std::string& v) { return secure::parse_public_key(v); });
     if (options.run_id.empty()) throw Error(ErrorCategory::config, "--run.id: not set");
-    const auto key = parse_option("--peer.key", options.key_file,
-                                  [](const std::string& v) { return secure::read_key_file(v); });
+    const auto key = parse_option("--peer.key", options.key_file, [](const std::string& v) {
+      return secure::read_key_file(v, secure::KeyOwner::peer);
+    });
 
     boost::asio::io_context io;
     const auto started = std::chrono::steady_clock::now();

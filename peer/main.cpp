@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
   loco::cli::CommonOptions common;
   loco::cli::add_common_options(app, common);
   loco::cli::KeygenOptions keygen;
-  loco::cli::add_keygen_command(app, keygen);
+  loco::cli::add_keygen_command(app, keygen, loco::secure::KeyOwner::peer);
   loco::peer::PeerOptions peer;
   add_peer_options(app, peer);
   CLI::App* check = app.add_subcommand(

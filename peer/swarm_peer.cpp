@@ -84,7 +84,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
       throw Error(ErrorCategory::config,
                   "--peer.key: this peer's identity key file; make one with `loco-peer keygen "
                   "--out peer.key`");
-    const secure::KeyPair key = secure::read_key_file(o.key_file);
+    const secure::KeyPair key = secure::read_key_file(o.key_file, secure::KeyOwner::peer);
     model::set_compute_threads(config.train.threads);
     const train::Corpus corpus(config.data, static_cast<std::uint32_t>(config.model.gpt.vocab));
     train::InnerLoop loop(config, corpus);

@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
   loco::cli::CommonOptions common;
   loco::cli::add_common_options(app, common);
   loco::cli::KeygenOptions keygen;
-  loco::cli::add_keygen_command(app, keygen);
+  loco::cli::add_keygen_command(app, keygen, loco::secure::KeyOwner::tracker);
   loco::tracker::TrackerOptions tracker;
   loco::tracker::add_tracker_options(app, tracker);
   if (auto exit_code = loco::cli::parse(app, argc, argv)) return *exit_code;

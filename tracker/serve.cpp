@@ -46,7 +46,7 @@ int serve(const TrackerOptions& options) {
       throw Error(ErrorCategory::config, fmt::format("--tracker.listen: {}", e.message()));
     }
     const proto::TrackerCoreConfig config = to_core_config(options);
-    const secure::KeyPair key = secure::read_key_file(options.key_file);
+    const secure::KeyPair key = secure::read_key_file(options.key_file, secure::KeyOwner::tracker);
     auto restored = load_state(options.state_file);
     if (restored)
       spdlog::info("continuing run {} from {}: round {} committed", restored->run_id,

@@ -9,11 +9,15 @@
 
 namespace loco::cli {
 
-void add_keygen_command(CLI::App& app, KeygenOptions& options) {
+void add_keygen_command(CLI::App& app, KeygenOptions& options, secure::KeyOwner owner) {
   options.command = app.add_subcommand(
       "keygen", "Write a new Ed25519 identity key file (mode 0600) and print its public key");
   options.command->add_option("--out", options.out, "Key file to create")->required();
-  options.command->add_flag("--force", options.force, "Replace the file if it exists");
+  options.command->add_flag("--force", options.force,
+                            owner == secure::KeyOwner::tracker
+                                ? "Replace the file (or symbolic link) if it exists; every peer "
+                                  "must then update its pinned [tracker] public-key"
+                                : "Replace the file (or symbolic link) if it exists");
 }
 
 int run_keygen(const KeygenOptions& options) {

@@ -165,7 +165,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   loco::init_logging("info", "text");
   try {
-    const auto key = loco::secure::read_key_file(o.key_file);
+    const auto key = loco::secure::read_key_file(o.key_file, loco::secure::KeyOwner::peer);
     boost::asio::io_context io;
     TestPeer peer(io, o, key);
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);

@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "loco/secure/identity.hpp"
+
 namespace loco::cli {
 
 struct KeygenOptions {
@@ -13,7 +15,8 @@ struct KeygenOptions {
   bool force = false;
 };
 
-void add_keygen_command(CLI::App& app, KeygenOptions& options);
+// `owner` says whose key the program makes: the tracker's help warns what replacing it costs.
+void add_keygen_command(CLI::App& app, KeygenOptions& options, secure::KeyOwner owner);
 
 // The subcommand's whole run, for a program's main(): writes the key file and prints its public
 // key (hex) on stdout, or logs why it could not. Returns the process exit code.

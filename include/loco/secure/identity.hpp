@@ -5,8 +5,8 @@
 //   loco-ed25519-key v1
 //   public <64 hex digits: the Ed25519 public key>
 //   seed <64 hex digits: the 32-byte secret seed>
-// It must be a regular file readable by its owner only (mode 0600 or 0400): a file that the group
-// or others can read is refused, because the seed is the peer's identity.
+// It must be a regular file (not a symbolic link, FIFO or device) that belongs to the user running
+// loco and that only its owner can access (mode 0600 or 0400): the seed is the identity.
 
 #include <array>
 #include <compare>
@@ -63,12 +63,21 @@ class KeyPair {
 bool verify(const PublicKey& key, std::span<const std::uint8_t> message,
             const Signature& signature);
 
-// Writes a key file with mode 0600. Refuses (Error(io)) to replace an existing file unless
-// `overwrite` is set.
+// Whose identity a key file holds. Messages about a bad file say which program makes a new one,
+// and for the tracker that a new key means every peer must update its pinned key.
+enum class KeyOwner { peer, tracker };
+
+// Writes a key file with mode 0600: into a new temporary file beside `path`, synced, then renamed
+// onto `path`, so a reader never sees half a key and a symbolic link at `path` is replaced, never
+// followed. Refuses (Error(io)) if anything exists at `path`, a dangling link included, unless
+// `overwrite` is set. On any failure the temporary file is removed; `path` changes only by the
+// final rename.
 void write_key_file(const std::filesystem::path& path, const KeyPair& key, bool overwrite);
 
-// Reads a key file; throws Error(config) for loose permissions or a malformed file and Error(io)
-// when it cannot be read.
-KeyPair read_key_file(const std::filesystem::path& path);
+// Reads a key file, opened once without following a symbolic link. Throws Error(config) for a
+// link, a file that is not regular, belongs to another user, has loose permissions or is
+// malformed, and Error(io) when it cannot be read. Text holding the seed lives only in memory
+// that is wiped before this returns or throws.
+KeyPair read_key_file(const std::filesystem::path& path, KeyOwner owner);
 
 }  // namespace loco::secure
