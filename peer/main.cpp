@@ -16,7 +16,8 @@ int main(int argc, char** argv) {
   loco::cli::KeygenOptions keygen;
   loco::cli::add_keygen_command(app, keygen);
   loco::peer::TrackerLinkOptions tracker;
-  app.add_option("--peer.key", tracker.key_file, "This peer's identity key file (keygen)");
+  loco::cli::add_path_option(app, "--peer.key", tracker.key_file,
+                             "This peer's identity key file (keygen)");
   app.add_option("--run.id", tracker.run_id, "The training run's id, as the tracker has it");
   app.add_option("--tracker.address", tracker.tracker_address, "The tracker's host:port");
   app.add_option("--tracker.public-key", tracker.tracker_public_key,
