@@ -104,8 +104,14 @@ class Reader {
   void check(const toml::node& value, const std::string& label, const std::string& name,
              ValueKind kind, const std::string& expected) const {
     if (fits(kind, value.type())) return;
-    throw CLI::ConfigError(fmt::format("{}: {} = {}: --{} takes {}, not {}", where(value), label,
-                                       as_toml(value), name, expected, describe(value.type())));
+    // A number or a word meant as text, such as a run id of 42 or a byte count: say how to write
+    // it.
+    const std::string hint = kind == ValueKind::string && is_scalar(value.type())
+                                 ? fmt::format(" (quote it: \"{}\")", as_text(value))
+                                 : "";
+    throw CLI::ConfigError(fmt::format("{}: {} = {}: --{} takes {}, not {}{}", where(value), label,
+                                       as_toml(value), name, expected, describe(value.type()),
+                                       hint));
   }
 
   // A relative path in the file means relative to the file's folder, wherever the program runs.

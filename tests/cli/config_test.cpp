@@ -35,8 +35,7 @@ struct TestProgram {
     app.add_option("--model.gpt.layers", layers, "an option two sections deep");
     app.add_option("--peers", peers, "several strings");
     add_path_option(app, "--key", key, "a key file");
-    add_path_option(app, "--store.state-file", state_file, "a state file")
-        ->capture_default_str();
+    add_path_option(app, "--store.state-file", state_file, "a state file")->capture_default_str();
     app.add_flag("--verbose", verbose, "talk more");
   }
 
@@ -58,10 +57,10 @@ struct TestProgram {
 class ConfigFile : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("loco_config_test_" +
-            std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ =
+        std::filesystem::temp_directory_path() /
+        ("loco_config_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+         "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -177,7 +176,7 @@ TEST_F(ConfigFile, AStringOptionRefusesAnIntegerOrABoolean) {
   const std::string error = p.parse({"--config", path.string()});
   EXPECT_TRUE(contains(error, path.string() +
                                   ":2: link.upload = 42: --link.upload takes a string, not an "
-                                  "integer"))
+                                  "integer (quote it: \"42\")"))
       << error;
   EXPECT_TRUE(contains(refused("[link]\nupload = true\n"), "takes a string, not a boolean"));
 }
@@ -241,8 +240,8 @@ TEST_F(ConfigFile, SyntaxErrorsAreRefusedWithLineAndColumn) {
 }
 
 TEST_F(ConfigFile, RelativePathsResolveFromTheConfigFilesFolder) {
-  const auto path = write(
-      "key = \"program.key\"\n[store]\nstate-file = \"../state/run.state\"\n", "conf/run.toml");
+  const auto path = write("key = \"program.key\"\n[store]\nstate-file = \"../state/run.state\"\n",
+                          "conf/run.toml");
   TestProgram p;
   EXPECT_EQ(p.parse({"--config", path.string()}), "");
   EXPECT_EQ(p.key, (dir() / "conf" / "program.key").string());
@@ -251,10 +250,10 @@ TEST_F(ConfigFile, RelativePathsResolveFromTheConfigFilesFolder) {
 }
 
 TEST_F(ConfigFile, AbsoluteAndEmptyPathsAndOtherStringsStayAsWritten) {
-  const auto path =
-      write("key = \"/etc/loco/program.key\"\n[store]\nstate-file = \"\"\n[link]\nupload = "
-            "\"x/y\"\n",
-            "conf/run.toml");
+  const auto path = write(
+      "key = \"/etc/loco/program.key\"\n[store]\nstate-file = \"\"\n[link]\nupload = "
+      "\"x/y\"\n",
+      "conf/run.toml");
   TestProgram p;
   EXPECT_EQ(p.parse({"--config", path.string()}), "");
   EXPECT_EQ(p.key, "/etc/loco/program.key");
