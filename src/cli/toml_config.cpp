@@ -104,8 +104,7 @@ class Reader {
   void check(const toml::node& value, const std::string& label, const std::string& name,
              ValueKind kind, const std::string& expected) const {
     if (fits(kind, value.type())) return;
-    // A number or a word meant as text, such as a run id of 42 or a byte count: say how to write
-    // it.
+    // A number or a word meant as text (a run id of 42, a byte count): say how to write it.
     const std::string hint = kind == ValueKind::string && is_scalar(value.type())
                                  ? fmt::format(" (quote it: \"{}\")", as_text(value))
                                  : "";
