@@ -1,13 +1,13 @@
 #include "loco/cli/toml_config.hpp"
 
 #include <fmt/format.h>
-#include <toml++/toml.h>
 
 #include <filesystem>
 #include <sstream>
 
 #include "closest_option.hpp"
 #include "option_kind.hpp"
+#include "tomlplusplus.hpp"
 
 namespace loco::cli {
 namespace {

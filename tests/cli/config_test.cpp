@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -222,12 +221,19 @@ TEST_F(ConfigFile, AVectorOptionTakesAnArrayOfStringsOrOneString) {
 }
 
 TEST_F(ConfigFile, SyntaxErrorsAreRefusedWithLineAndColumn) {
-  // An unterminated string, a bad table header, a duplicate key.
+  // An unterminated string; bad table headers and keys, and non-ASCII where whitespace may be
+  // (all but "[link" reach toml++ 3.3 bugs, see src/cli/tomlplusplus.hpp); a duplicate key.
   const struct {
     std::string text;
     int line;
   } cases[] = {{"port = 1\n[link]\nupload = \"100Mbit\n", 3},
                {"[link\nupload = \"1Mbit\"\n", 1},
+               {"[link]\n[=]\n", 2},
+               {"[\x03]\n", 1},
+               {"[[[link]]]\n", 1},
+               {"link.\xc3\xa9 = 1\n", 1},
+               {"[link]\nupload = \xc3\xa9\n", 2},
+               {"\xcc\xaa\n", 1},
                {"port = 1\nport = 2\n", 2}};
   for (const auto& c : cases) {
     const auto path = write(c.text);
@@ -235,7 +241,11 @@ TEST_F(ConfigFile, SyntaxErrorsAreRefusedWithLineAndColumn) {
     const std::string error = p.parse({"--config", path.string()});
     const std::string line = path.string() + ":" + std::to_string(c.line) + ":";
     ASSERT_TRUE(error.starts_with(line)) << error;
-    EXPECT_TRUE(std::regex_match(error.substr(line.size()), std::regex("[0-9]+: .+"))) << error;
+    const std::string rest = error.substr(line.size());  // "column: toml++'s description"
+    const std::size_t colon = rest.find(": ");
+    ASSERT_NE(colon, std::string::npos) << error;
+    EXPECT_GT(colon, 0u) << error;
+    EXPECT_EQ(rest.find_first_not_of("0123456789"), colon) << error;
   }
 }
 
