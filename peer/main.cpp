@@ -24,12 +24,15 @@ void add_peer_options(CLI::App& app, loco::peer::PeerOptions& o) {
   const auto add = [&app](const char* name, auto& field, const char* help) {
     app.add_option(name, field, help)->capture_default_str();
   };
-  add("--peer.key", o.key_file, "This peer's identity key file (keygen)");
+  const auto add_path = [&app](const char* name, std::string& path, const char* help) {
+    loco::cli::add_path_option(app, name, path, help);
+  };
+  add_path("--peer.key", o.key_file, "This peer's identity key file (keygen)");
   add("--peer.listen", o.listen, "Where the other peers connect to this one (host:port; 0: any)");
   add("--peer.advertise", o.advertise,
       "How the other peers reach this one, if not the listen address (host:port)");
   add("--peer.upload", o.upload, "This peer's upload bandwidth, declared to the tracker");
-  add("--peer.checkpoint", o.checkpoint, "This peer's checkpoint: resumed from, written to");
+  add_path("--peer.checkpoint", o.checkpoint, "This peer's checkpoint: resumed from, written to");
   add("--peer.checkpoint-rounds", o.checkpoint_rounds, "Rounds between checkpoints");
   add("--peer.streams", o.streams, "Parallel TCP streams to each other peer (1-16)");
   add("--peer.threads", o.threads, "Compute threads (0: the run config's train.threads)");
@@ -37,7 +40,8 @@ void add_peer_options(CLI::App& app, loco::peer::PeerOptions& o) {
                  "For the test suite only: scale (send a 1000x update) or nan (declare a NaN one)")
       ->group("");  // hidden from --help
   add("--run.id", o.run_id, "The training run's id, as the tracker has it");
-  add("--run.config", o.run_config,
+  add_path(
+      "--run.config", o.run_config,
       "The run's loco-train config (model, data, [strategy] kind = diloco), as the tracker has it");
   add("--tracker.address", o.tracker_address, "The tracker's host:port");
   add("--tracker.public-key", o.tracker_public_key,

@@ -34,9 +34,11 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--source", o.source, "text (a text file, one token per byte) or markov")
       ->check(CLI::IsMember({"text", "markov"}))
       ->capture_default_str();
-  app.add_option("--input", o.input, "Text file to tokenise (--source text)");
-  app.add_option("--train-out", o.train_out, "Training token file to write")->required();
-  app.add_option("--val-out", o.val_out, "Validation token file to write")->required();
+  loco::cli::add_path_option(app, "--input", o.input, "Text file to tokenise (--source text)");
+  loco::cli::add_path_option(app, "--train-out", o.train_out, "Training token file to write")
+      ->required();
+  loco::cli::add_path_option(app, "--val-out", o.val_out, "Validation token file to write")
+      ->required();
   app.add_option("--val-fraction", o.val_fraction, "Share of a text file for validation")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();

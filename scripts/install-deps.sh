@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   libboost-dev libsodium-dev libzstd-dev libeigen3-dev
-  libspdlog-dev libfmt-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev libgtest-dev libgmock-dev libbenchmark-dev
   clang clang-format libclang-rt-14-dev ccache
   python3 python3-numpy iproute2
   chromium chromium-driver fonts-dejavu-core  # the status page's browser test (headless)

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "loco/cli/app.hpp"
 #include "loco/core/error.hpp"
 #include "loco/net/units.hpp"
 #include "loco/train/run_settings.hpp"
@@ -58,14 +59,16 @@ void add_tracker_options(CLI::App& app, TrackerOptions& o) {
   app.add_option("--tracker.listen", o.listen,
                  "Address to listen on for peers (host:port; port 0: any)")
       ->capture_default_str();
-  app.add_option("--tracker.key", o.key_file, "The tracker's identity key file (keygen)");
-  app.add_option("--tracker.state-file", o.state_file,
-                 "Where the run's state is saved, so a restart continues the run (\"\": memory "
-                 "only)")
+  cli::add_path_option(app, "--tracker.key", o.key_file,
+                       "The tracker's identity key file (keygen)");
+  cli::add_path_option(
+      app, "--tracker.state-file", o.state_file,
+      "Where the run's state is saved, so a restart continues the run (\"\": memory "
+      "only)")
       ->capture_default_str();
   app.add_option("--run.id", o.run_id, "The training run's id; every peer uses the same");
-  app.add_option("--run.config", o.run_config,
-                 "The loco-train config of the run (model, data, seed): peers must match it");
+  cli::add_path_option(app, "--run.config", o.run_config,
+                       "The loco-train config of the run (model, data, seed): peers must match it");
   app.add_option("--run.min-peers", o.min_peers, "A round needs at least this many peers")
       ->capture_default_str()
       ->check(CLI::Range(1, 10'000));

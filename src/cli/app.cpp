@@ -1,15 +1,13 @@
 #include "loco/cli/app.hpp"
 
-#include <algorithm>
-#include <sstream>
-
-#include "loco/cli/flat_toml_config.hpp"
+#include "loco/cli/toml_config.hpp"
 #include "loco/version.hpp"
+#include "option_kind.hpp"
 
 namespace loco::cli {
 
 void add_common_options(CLI::App& app, CommonOptions& options) {
-  app.config_formatter(std::make_shared<FlatTomlConfig>(app));
+  app.config_formatter(std::make_shared<TomlConfig>(app));
   app.set_config("--config", "",
                  "Read options from this TOML file (flags given on the command line win)");
   app.set_version_flag("--version", std::string(app.get_name()) + " " + kVersion);
@@ -20,6 +18,11 @@ void add_common_options(CLI::App& app, CommonOptions& options) {
                  "text (for people) or json (one object per line)")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
+}
+
+CLI::Option* add_path_option(CLI::App& app, const std::string& name, std::string& path,
+                             const std::string& help) {
+  return app.add_option(name, path, help)->type_name(kPathTypeName);
 }
 
 std::optional<int> parse(CLI::App& app, int argc, const char* const* argv) {

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "loco/cli/app.hpp"
 #include "loco/core/error.hpp"
 #include "loco/secure/identity.hpp"
 
@@ -12,7 +13,7 @@ namespace loco::cli {
 void add_keygen_command(CLI::App& app, KeygenOptions& options, secure::KeyOwner owner) {
   options.command = app.add_subcommand(
       "keygen", "Write a new Ed25519 identity key file (mode 0600) and print its public key");
-  options.command->add_option("--out", options.out, "Key file to create")->required();
+  add_path_option(*options.command, "--out", options.out, "Key file to create")->required();
   options.command->add_flag("--force", options.force,
                             owner == secure::KeyOwner::tracker
                                 ? "Replace the file (or symbolic link) if it exists; every peer "

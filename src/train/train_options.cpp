@@ -9,6 +9,9 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
   auto add = [&](const char* name, auto& field, const char* help) {
     app.add_option(name, field, help)->capture_default_str();
   };
+  auto add_path = [&](const char* name, std::string& field, const char* help) {
+    cli::add_path_option(app, name, field, help)->capture_default_str();
+  };
   add("--model.kind", c.model.kind, "gpt, or mlp (a bigram MLP for quick experiments)");
   add("--model.vocab", c.model.gpt.vocab, "vocabulary size (tokens 0..vocab-1)");
   add("--model.context", c.model.gpt.context, "sequence length");
@@ -27,8 +30,8 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
   add("--data.markov-seed", c.data.markov.seed, "Markov source: seed of the transition table");
   add("--data.markov-train-tokens", c.data.markov_train_tokens, "Markov source: training tokens");
   add("--data.markov-val-tokens", c.data.markov_val_tokens, "Markov source: validation tokens");
-  add("--data.train-file", c.data.train_file, "training token file (source = files)");
-  add("--data.val-file", c.data.val_file, "validation token file (source = files)");
+  add_path("--data.train-file", c.data.train_file, "training token file (source = files)");
+  add_path("--data.val-file", c.data.val_file, "validation token file (source = files)");
   add("--data.shard-index", c.data.shard.index, "this process's shard of the training tokens");
   add("--data.shard-count", c.data.shard.count, "number of shards");
 
@@ -51,9 +54,9 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
   add("--train.eval-batches", c.train.eval_batches, "batches per validation loss");
   add("--train.checkpoint-every", c.train.checkpoint_every,
       "steps between checkpoints (0 = only at exit)");
-  add("--train.checkpoint", c.train.checkpoint, "checkpoint file to write (empty = none)");
-  add("--train.resume", c.train.resume, "checkpoint to resume from (bit-exact)");
-  app.add_option("--resume", c.train.resume, "same as --train.resume");
+  add_path("--train.checkpoint", c.train.checkpoint, "checkpoint file to write (empty = none)");
+  add_path("--train.resume", c.train.resume, "checkpoint to resume from (bit-exact)");
+  cli::add_path_option(app, "--resume", c.train.resume, "same as --train.resume");
 
   add("--strategy.kind", c.strategy.kind, "none (local AdamW only) or diloco");
   add("--strategy.diloco-h", c.strategy.diloco_h, "DiLoCo: inner steps per round (H)");

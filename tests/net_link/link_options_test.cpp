@@ -65,7 +65,7 @@ TEST(LinkOptions, TomlLinkSectionSetsEverySetting) {
                            "latency = \"40ms\"\n"
                            "jitter = \"5ms\"\n"
                            "stream-window = \"256KiB\"\n"
-                           "drop-after-bytes = 1048576\n"
+                           "drop-after-bytes = \"1048576\"\n"  // a string, like every quantity
                            "drop-at = \"30s\"\n"
                            "stall-at = \"1.5s\"\n"),
             "");
