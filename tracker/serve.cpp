@@ -11,6 +11,7 @@
 #include "loco/core/error.hpp"
 #include "loco/net/host_port.hpp"
 #include "loco/secure/identity.hpp"
+#include "status_http.hpp"
 #include "tracker_service.hpp"
 
 namespace loco::tracker {
@@ -68,12 +69,26 @@ int serve(const TrackerOptions& options) {
         std::make_unique<proto::TrackerCore>(config, key, std::move(restored), start),
         options.state_file);
     service.start();
+    std::shared_ptr<StatusHttpServer> http;
+    if (!options.http.empty()) {
+      net::HostPort http_address;
+      try {
+        http_address = net::parse_host_port(options.http, /*allow_any_port=*/true);
+      } catch (const Error& e) {
+        throw Error(ErrorCategory::config, fmt::format("--tracker.http: {}", e.message()));
+      }
+      http = StatusHttpServer::create(io, net::resolve(io, http_address),
+                                      [&service] { return service.status(); });
+      http->start();
+      spdlog::info("status page at http://{}/", fmt::streamed(http->local_endpoint()));
+    }
 
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);
     boost::asio::steady_timer grace(io);
     signals.async_wait([&](const boost::system::error_code& error, int signal) {
       if (error) return;
       spdlog::info("signal {}: closing {} connections and stopping", signal, service.connections());
+      if (http) http->stop();
       service.stop([&] { io.stop(); });
       grace.expires_after(kShutdownGrace);  // for the close frames, no longer
       grace.async_wait([&](const boost::system::error_code&) { io.stop(); });

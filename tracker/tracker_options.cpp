@@ -56,6 +56,9 @@ proto::AdmissionPolicy admission(const TrackerOptions& o) {
 }  // namespace
 
 void add_tracker_options(CLI::App& app, TrackerOptions& o) {
+  app.add_option("--tracker.http", o.http,
+                 "Address of the status page, /status and /metrics (host:port; \"\": none)")
+      ->capture_default_str();
   app.add_option("--tracker.listen", o.listen,
                  "Address to listen on for peers (host:port; port 0: any)")
       ->capture_default_str();

@@ -20,6 +20,7 @@ struct TrackerOptions {
   std::string listen = "0.0.0.0:7700";
   std::string key_file;
   std::string state_file = "loco-tracker.state";  // "" keeps the state in memory only
+  std::string http = "127.0.0.1:7780";  // the status page, /status and /metrics ("": none)
   // [run]: the training run it coordinates
   std::string run_id;
   std::string run_config;  // the loco-train config every peer of the run trains with

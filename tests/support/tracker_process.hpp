@@ -52,7 +52,9 @@ class TrackerProcess {
                                      "--run.config",
                                      run_config(),
                                      "--admission.policy",
-                                     "open"};
+                                     "open",
+                                     "--tracker.http",
+                                     "127.0.0.1:0"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     process_ = std::make_unique<ChildProcess>(argv, log_);
     const std::string line = process_->read_line();  // "listening on HOST:PORT as KEY"
