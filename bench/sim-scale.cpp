@@ -31,12 +31,18 @@ Options parse(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const char* value = argv[i + 1];
-    if (flag == "--peers") o.peers = std::strtoull(value, nullptr, 10);
-    else if (flag == "--seconds") o.seconds = std::strtoull(value, nullptr, 10);
-    else if (flag == "--churn") o.churn = std::strtod(value, nullptr);
-    else if (flag == "--dim") o.dim = std::strtoull(value, nullptr, 10);
-    else if (flag == "--step-ms") o.step_ms = std::strtoull(value, nullptr, 10);
-    else if (flag == "--seed") o.seed = std::strtoull(value, nullptr, 10);
+    if (flag == "--peers")
+      o.peers = std::strtoull(value, nullptr, 10);
+    else if (flag == "--seconds")
+      o.seconds = std::strtoull(value, nullptr, 10);
+    else if (flag == "--churn")
+      o.churn = std::strtod(value, nullptr);
+    else if (flag == "--dim")
+      o.dim = std::strtoull(value, nullptr, 10);
+    else if (flag == "--step-ms")
+      o.step_ms = std::strtoull(value, nullptr, 10);
+    else if (flag == "--seed")
+      o.seed = std::strtoull(value, nullptr, 10);
     else {
       std::fprintf(stderr, "unknown option %s\n", flag.c_str());
       std::exit(2);
@@ -94,7 +100,8 @@ int main(int argc, char** argv) {
   }
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  for (const std::string& v : swarm.ledger().violations()) std::fprintf(stderr, "VIOLATION %s\n", v.c_str());
+  for (const std::string& v : swarm.ledger().violations())
+    std::fprintf(stderr, "VIOLATION %s\n", v.c_str());
   std::printf(
       "sim-scale: peers=%zu virtual_s=%llu wall_s=%.1f speedup=%.1f rounds=%llu gossip_spread=n/a "
       "tracker_events_per_s=%.1f\n",

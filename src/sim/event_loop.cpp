@@ -36,8 +36,9 @@ bool EventLoop::run_until(TimePoint until, std::uint64_t max_events) {
 }
 
 void EventLoop::record(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
-  trace_ = mix64(trace_ ^ mix64(a ^ mix64(b ^ mix64(c ^ static_cast<std::uint64_t>(
-                                                           now_.time_since_epoch().count())))));
+  trace_ = mix64(
+      trace_ ^
+      mix64(a ^ mix64(b ^ mix64(c ^ static_cast<std::uint64_t>(now_.time_since_epoch().count())))));
 }
 
 }  // namespace loco::sim

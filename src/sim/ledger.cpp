@@ -85,7 +85,8 @@ void Ledger::fetched(TimePoint now, const proto::PeerKey& peer, std::uint64_t ro
                      const Digest& hash) {
   auto& last = last_round_[peer];
   last = std::max(last, round);
-  if (const auto it = installed_hash_.find(round); it != installed_hash_.end() && it->second != hash)
+  if (const auto it = installed_hash_.find(round);
+      it != installed_hash_.end() && it->second != hash)
     violation(now, fmt::format("peer {} recovered round {} with state {}; the peers that applied "
                                "it hold {}",
                                secure::short_id(peer), round, to_hex(hash).substr(0, 12),

@@ -20,8 +20,8 @@ struct Network::Connection {
   };
 
   std::uint64_t id = 0;
-  NodeId node[2]{};                  // [0] opened it
-  std::uint64_t incarnation[2]{};    // of each end's process when it opened
+  NodeId node[2]{};                // [0] opened it
+  std::uint64_t incarnation[2]{};  // of each end's process when it opened
   std::unique_ptr<link::LinkPacer> pacer[2];
   bool open = false;
   bool gone = false;                 // retired: no new sends on it
@@ -97,8 +97,7 @@ std::shared_ptr<Network::Connection> Network::open_connection(NodeId from, NodeI
   c->node[1] = to;
   for (int side = 0; side < 2; ++side) {
     c->incarnation[side] = hosts_[c->node[side]].incarnation;
-    c->pacer[side] =
-        hosts_[c->node[side]].link->make_pacer(counter_u64(config_.seed, c->id, side));
+    c->pacer[side] = hosts_[c->node[side]].link->make_pacer(counter_u64(config_.seed, c->id, side));
   }
   connections_[key(from, to)] = c;
 
@@ -167,8 +166,8 @@ void Network::close(NodeId from, NodeId to) {
 
 Duration Network::crypto_time(std::size_t bytes) const {
   if (config_.crypto_bytes_per_s <= 0) return Duration{0};
-  return Duration(static_cast<Duration::rep>(static_cast<double>(bytes) * 1e9 /
-                                             config_.crypto_bytes_per_s));
+  return Duration(
+      static_cast<Duration::rep>(static_cast<double>(bytes) * 1e9 / config_.crypto_bytes_per_s));
 }
 
 void Network::transmit(const std::shared_ptr<Connection>& c, int side, std::uint16_t type,

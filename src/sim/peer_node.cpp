@@ -194,9 +194,7 @@ void PeerNode::on_client_event(const proto::ClientEvent& e) {
     case Kind::group:
       if (e.group.round == ready_round_) start_ring(e.group);
       return;
-    case Kind::commit:
-      on_commit(e.commit);
-      return;
+    case Kind::commit: on_commit(e.commit); return;
     case Kind::abort_round:
       ring_.reset();
       if (!e.abort.retry && ready_round_ != 0) {

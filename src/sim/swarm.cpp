@@ -24,8 +24,8 @@ SwarmConfig with_defaults(SwarmConfig c) {
   if (c.tracker.run_id.empty()) c.tracker.run_id = "sim";
   c.tracker.admission.kind = proto::AdmissionPolicy::Kind::open;
   if (c.tracker.settings.empty()) c.tracker.settings = {{"model", "noisy-quadratic"}};
-  c.tracker.shard_count = std::max<std::uint32_t>(c.tracker.shard_count,
-                                                  static_cast<std::uint32_t>(4 * c.peers + 16));
+  c.tracker.shard_count =
+      std::max<std::uint32_t>(c.tracker.shard_count, static_cast<std::uint32_t>(4 * c.peers + 16));
   c.network.seed = counter_u64(c.seed, kNetwork, 0);
   c.compute.seed = counter_u64(c.seed, kCompute, 0);
   return c;
@@ -59,26 +59,26 @@ Swarm::Swarm(SwarmConfig config)
 
   std::vector<float> theta = compute_.genesis();
   PeerState genesis{.round = 0, .theta = theta, .momentum = std::vector<float>(theta.size(), 0.0f)};
-  world_ = PeerWorld{
-      .loop = &loop_,
-      .network = network_.get(),
-      .directory = &directory_,
-      .compute = &compute_,
-      .ledger = &ledger_,
-      .tracker = tracker_node,
-      .client = proto::TrackerClientConfig{.run_id = config_.tracker.run_id,
-                                           .tracker_key = tracker_identity_.public_key(),
-                                           .join = proto::JoinRequest{
-                                               .software = "loco-sim",
-                                               .listen_address = {},
-                                               .upload_bps = 0,
-                                               .credential = {},
-                                               .settings = config_.tracker.settings,
-                                               .genesis = genesis.manifest().state_hash(),
-                                               .state_round = 0,
-                                               .state_hash = {}}},
-      .codec = config_.codec,
-      .chunk_values = config_.chunk_values};
+  world_ = PeerWorld{.loop = &loop_,
+                     .network = network_.get(),
+                     .directory = &directory_,
+                     .compute = &compute_,
+                     .ledger = &ledger_,
+                     .tracker = tracker_node,
+                     .client =
+                         proto::TrackerClientConfig{
+                             .run_id = config_.tracker.run_id,
+                             .tracker_key = tracker_identity_.public_key(),
+                             .join = proto::JoinRequest{.software = "loco-sim",
+                                                        .listen_address = {},
+                                                        .upload_bps = 0,
+                                                        .credential = {},
+                                                        .settings = config_.tracker.settings,
+                                                        .genesis = genesis.manifest().state_hash(),
+                                                        .state_round = 0,
+                                                        .state_hash = {}}},
+                     .codec = config_.codec,
+                     .chunk_values = config_.chunk_values};
   for (std::size_t i = 0; i < config_.peers; ++i) add_peer();
   initial_peers_ = config_.peers;
 }
@@ -89,9 +89,10 @@ std::size_t Swarm::add_peer() {
   const std::size_t i = disks_.size();
   const LinkRanges& r = config_.links;
   link::LinkSettings link;
-  link.latency = r.latency_min + Duration(static_cast<Duration::rep>(
-                                     draws_.uniform() * static_cast<float>(
-                                                            (r.latency_max - r.latency_min).count())));
+  link.latency =
+      r.latency_min +
+      Duration(static_cast<Duration::rep>(
+          draws_.uniform() * static_cast<float>((r.latency_max - r.latency_min).count())));
   link.jitter = std::min(r.jitter, link.latency);
   link.loss = r.loss;
   if (r.bandwidth_min != link::kUnlimited) {
@@ -105,8 +106,8 @@ std::size_t Swarm::add_peer() {
   auto disk = std::make_unique<PeerDisk>(PeerDisk{
       .index = i,
       .identity = key_from(config_.seed, i),
-      .step_time = Duration(static_cast<Duration::rep>(
-          static_cast<double>(config_.step_time.count()) * factor)),
+      .step_time = Duration(
+          static_cast<Duration::rep>(static_cast<double>(config_.step_time.count()) * factor)),
       .checkpoint = std::nullopt,
       .phases = 0});
   directory_.add(node, disk->identity.public_key());

@@ -18,7 +18,8 @@ TrackerNode::TrackerNode(EventLoop& loop, Network& network, NodeId node,
 void TrackerNode::start() {
   std::optional<proto::TrackerSnapshot> restored;
   if (disk_) restored = proto::decode_snapshot(*disk_, "the simulated tracker's state");
-  core_ = std::make_unique<proto::TrackerCore>(config_, identity_, std::move(restored), loop_.now());
+  core_ =
+      std::make_unique<proto::TrackerCore>(config_, identity_, std::move(restored), loop_.now());
   ++process_;
   timer_at_ = kNever;
   network_.attach(node_, this);

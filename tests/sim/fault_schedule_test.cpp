@@ -50,11 +50,15 @@ void schedule_faults(Swarm& swarm, std::uint64_t seed) {
     switch (rng.below(8)) {
       case 0:  // SIGKILL, back later with its checkpoint
         loop.at(t, [&swarm, i] { swarm.crash_peer(i, true); });
-        loop.at(t + hold, [&swarm, i] { if (!swarm.peer_up(i)) swarm.restart_peer(i, true); });
+        loop.at(t + hold, [&swarm, i] {
+          if (!swarm.peer_up(i)) swarm.restart_peer(i, true);
+        });
         break;
       case 1:  // the host vanishes, back later with nothing
         loop.at(t, [&swarm, i] { swarm.crash_peer(i, false); });
-        loop.at(t + hold, [&swarm, i] { if (!swarm.peer_up(i)) swarm.restart_peer(i, false); });
+        loop.at(t + hold, [&swarm, i] {
+          if (!swarm.peer_up(i)) swarm.restart_peer(i, false);
+        });
         break;
       case 2:  // a clean leave, back later
         loop.at(t, [&swarm, i] { swarm.leave_peer(i); });
@@ -77,8 +81,12 @@ void schedule_faults(Swarm& swarm, std::uint64_t seed) {
         break;
       }
       case 5:  // the tracker crashes and restarts from its disk
-        loop.at(t, [&swarm] { if (swarm.tracker().up()) swarm.crash_tracker(); });
-        loop.at(t + hold / 4, [&swarm] { if (!swarm.tracker().up()) swarm.restart_tracker(); });
+        loop.at(t, [&swarm] {
+          if (swarm.tracker().up()) swarm.crash_tracker();
+        });
+        loop.at(t + hold / 4, [&swarm] {
+          if (!swarm.tracker().up()) swarm.restart_tracker();
+        });
         break;
       default:  // a kill at once restarted: mid-phase, whatever the phase is
         loop.at(t, [&swarm, i] { swarm.restart_peer(i, true); });
@@ -113,8 +121,8 @@ Outcome run_schedule(std::uint64_t seed) {
   std::map<Digest, std::size_t> votes;
   for (const auto& [i, s] : states) ++votes[s.second];
   if (votes.size() != 1)
-    out.failure += "  after recovery the peers hold " + std::to_string(votes.size()) +
-                   " different states\n";
+    out.failure +=
+        "  after recovery the peers hold " + std::to_string(votes.size()) + " different states\n";
   out.trace = swarm.loop().trace_hash();
   out.rounds = swarm.rounds_committed();
   if (out.rounds < 10) out.failure += "  only " + std::to_string(out.rounds) + " rounds\n";

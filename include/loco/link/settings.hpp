@@ -49,8 +49,8 @@ struct LinkSettings {
   // True when these settings change nothing (a connection then needs no pacer at all).
   bool is_transparent() const {
     return upload == kUnlimited && download == kUnlimited && latency == Duration{0} &&
-           jitter == Duration{0} && loss == 0 && !stream_window && !faults.drop_after_bytes && !faults.drop_at &&
-           !faults.stall_at;
+           jitter == Duration{0} && loss == 0 && !stream_window && !faults.drop_after_bytes &&
+           !faults.drop_at && !faults.stall_at;
   }
 };
 

@@ -41,8 +41,8 @@ class ComputeModel {
  private:
   ComputeConfig config_;
   std::vector<float> target_;
-  float pull_ = 0;   // 1 − (1 − lr)^H
-  float spread_ = 0; // σ_H
+  float pull_ = 0;    // 1 − (1 − lr)^H
+  float spread_ = 0;  // σ_H
 };
 
 }  // namespace loco::sim

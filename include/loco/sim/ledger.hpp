@@ -49,8 +49,8 @@ class Ledger {
   // Updates of rings under way, by (round, attempt), then member.
   std::map<std::pair<std::uint64_t, std::uint32_t>, std::map<proto::PeerKey, std::vector<float>>>
       updates_;
-  std::map<std::uint64_t, Digest> installed_hash_;  // by round
-  std::map<std::uint64_t, Digest> committed_hash_;  // by round, from the tracker
+  std::map<std::uint64_t, Digest> installed_hash_;      // by round
+  std::map<std::uint64_t, Digest> committed_hash_;      // by round, from the tracker
   std::map<proto::PeerKey, std::uint64_t> last_round_;  // applied or fetched, per key
   std::uint64_t highest_ = 0;
   std::uint64_t installs_ = 0;

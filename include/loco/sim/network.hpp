@@ -41,8 +41,8 @@ using NodeId = std::uint32_t;
 
 struct NetworkConfig {
   std::uint64_t seed = 0;
-  std::size_t frame_overhead = 40;     // bytes the secure channel adds to a message
-  double crypto_bytes_per_s = 1.1e9;   // AEAD (docs/STACK.md); 0: free
+  std::size_t frame_overhead = 40;    // bytes the secure channel adds to a message
+  double crypto_bytes_per_s = 1.1e9;  // AEAD (docs/STACK.md); 0: free
   Duration handshake_cost = std::chrono::microseconds(300);  // key agreement + signatures
   Duration connect_timeout = std::chrono::seconds(10);
   Duration stall_timeout = std::chrono::seconds(15);
@@ -87,7 +87,7 @@ class Network {
   struct Host {
     std::shared_ptr<link::LinkShaper> link;
     NodeHandler* handler = nullptr;
-    bool reachable = true;  // false: the host vanished
+    bool reachable = true;          // false: the host vanished
     std::uint64_t incarnation = 0;  // of its process: attach() starts a new one
     std::uint64_t sent = 0;
     std::uint64_t received = 0;

@@ -63,7 +63,9 @@ class Swarm {
   bool peer_up(std::size_t i) const { return processes_[i] != nullptr; }
   const PeerNode& peer(std::size_t i) const { return *processes_.at(i); }
   NodeId peer_node(std::size_t i) const { return nodes_.at(i); }
-  const proto::PeerKey& peer_key(std::size_t i) const { return disks_.at(i)->identity.public_key(); }
+  const proto::PeerKey& peer_key(std::size_t i) const {
+    return disks_.at(i)->identity.public_key();
+  }
 
   void crash_tracker(bool notify = true) { tracker_->crash(notify); }
   void restart_tracker() { tracker_->start(); }
