@@ -1,4 +1,4 @@
-#include "loco/net/units.hpp"
+#include "loco/link/units.hpp"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 
 #include "loco/core/error.hpp"
 
-namespace loco::net {
+namespace loco::link {
 namespace {
 
 struct Unit {
@@ -159,4 +159,4 @@ std::string format_duration(Duration d) {
   return trim_decimal(ns / 1e3) + "us";
 }
 
-}  // namespace loco::net
+}  // namespace loco::link

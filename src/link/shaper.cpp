@@ -1,4 +1,4 @@
-#include "loco/net/link_shaper.hpp"
+#include "loco/link/shaper.hpp"
 
 #include <algorithm>
 #include <deque>
@@ -6,7 +6,7 @@
 #include "loco/core/assert.hpp"
 #include "loco/core/rng.hpp"
 
-namespace loco::net {
+namespace loco::link {
 namespace {
 
 constexpr std::uint64_t kMinBurstBytes = 512 * 1024;
@@ -35,7 +35,8 @@ class ShapedPacer final : public LinkPacer {
 
     const TimePoint enters = settings_.stream_window ? window_opens(now, bytes) : now;
     const TimePoint leaves = link_->grant_upload(now, enters, bytes);
-    const TimePoint release = std::max(last_release_, leaves + settings_.latency + draw_jitter());
+    const TimePoint release =
+        std::max(last_release_, leaves + settings_.latency + draw_jitter() + draw_loss_delay());
     if (release >= drop_at_) return drop(drop_at_);
     if (release >= stall_at_) return stall();
     last_release_ = release;
@@ -86,6 +87,19 @@ class ShapedPacer final : public LinkPacer {
   SendDecision stall() {
     last_release_ = kNever;  // nothing after the stall may leave either
     return {kNever, false};
+  }
+
+  // The retransmission delay of a chunk lost `k` times in a row (probability loss^k): the
+  // timeouts 1, 2, 4, ... times retransmit_timeout(), summed. Nothing is drawn without loss, so
+  // the jitter of a lossless link is the same sequence as before loss existed.
+  Duration draw_loss_delay() {
+    Duration delay{0};
+    Duration timeout = retransmit_timeout(settings_);
+    while (settings_.loss > 0 && rng_.uniform() < settings_.loss) {
+      delay += timeout;
+      timeout *= 2;
+    }
+    return delay;
   }
 
   // Uniform in [-jitter, +jitter] nanoseconds.
@@ -146,4 +160,4 @@ TimePoint LinkShaper::grant_download(TimePoint now, std::uint64_t bytes) {
   return download_.grant(now, bytes);
 }
 
-}  // namespace loco::net
+}  // namespace loco::link

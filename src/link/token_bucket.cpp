@@ -1,10 +1,10 @@
-#include "loco/net/link_token_bucket.hpp"
+#include "loco/link/token_bucket.hpp"
 
 #include <algorithm>
 
 #include "loco/core/assert.hpp"
 
-namespace loco::net {
+namespace loco::link {
 namespace {
 constexpr std::uint64_t kBitNsPerByte = 8'000'000'000;  // bits per byte * ns per second
 }  // namespace
@@ -119,4 +119,4 @@ void TokenBucket::check_invariant() const {
 #endif
 }
 
-}  // namespace loco::net
+}  // namespace loco::link

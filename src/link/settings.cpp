@@ -1,10 +1,12 @@
-#include "loco/net/link_settings.hpp"
+#include "loco/link/settings.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "loco/core/error.hpp"
 
-namespace loco::net {
+namespace loco::link {
 
 void validate(const LinkSettings& settings) {
   const auto fail = [](const std::string& message) {
@@ -24,6 +26,9 @@ void validate(const LinkSettings& settings) {
          format_duration(settings.latency) +
          "): a chunk cannot arrive before it was sent; raise link.latency or lower link.jitter");
   }
+  if (!(settings.loss >= 0 && settings.loss <= kMaxLoss)) {
+    fail(fmt::format("loss {} is outside 0 to {}", settings.loss, kMaxLoss));
+  }
   if (settings.stream_window && *settings.stream_window < kMinStreamWindow) {
     fail(
         fmt::format("stream window {} bytes is below the minimum of {} bytes (64KiB, one paced "
@@ -38,11 +43,16 @@ void validate(const LinkSettings& settings) {
   }
 }
 
+Duration retransmit_timeout(const LinkSettings& settings) {
+  return std::max<Duration>(kMinRetransmitTimeout, 2 * settings.latency + 4 * settings.jitter);
+}
+
 std::string describe(const LinkSettings& settings) {
   std::string text = "upload " + format_bandwidth(settings.upload) + ", download " +
                      format_bandwidth(settings.download) + ", latency " +
                      format_duration(settings.latency);
   if (settings.jitter > Duration{0}) text += " +/- " + format_duration(settings.jitter);
+  if (settings.loss > 0) text += fmt::format(", loss {:g}", settings.loss);
   if (settings.stream_window) {
     text += fmt::format(", stream window {} bytes", *settings.stream_window);
   }
@@ -53,4 +63,4 @@ std::string describe(const LinkSettings& settings) {
   return text;
 }
 
-}  // namespace loco::net
+}  // namespace loco::link

@@ -1,0 +1,31 @@
+#pragma once
+// Who is who in a simulation: a node's identity key (what the secure handshake would have
+// authenticated) and the node that holds a key. Peers' listen addresses are "sim:<node>".
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "loco/secure/identity.hpp"
+#include "loco/sim/network.hpp"
+
+namespace loco::sim {
+
+class Directory {
+ public:
+  void add(NodeId node, const secure::PublicKey& key) {
+    if (keys_.size() <= node) keys_.resize(node + 1);
+    keys_[node] = key;
+    nodes_[key] = node;
+  }
+  const secure::PublicKey& key(NodeId node) const { return keys_.at(node); }
+  NodeId node(const secure::PublicKey& key) const { return nodes_.at(key); }
+  bool knows(const secure::PublicKey& key) const { return nodes_.contains(key); }
+  static std::string address(NodeId node) { return "sim:" + std::to_string(node); }
+
+ private:
+  std::vector<secure::PublicKey> keys_;
+  std::map<secure::PublicKey, NodeId> nodes_;
+};
+
+}  // namespace loco::sim

@@ -1,0 +1,60 @@
+#pragma once
+// What every simulated peer did to the shared state, checked as it happens (so after every
+// event): the invariants of the swarm protocol (docs/SCALE.md).
+//   1. no round applied twice: the rounds a peer key installs rise strictly, each one above the
+//      state it held, across crashes and restarts;
+//   2. survivors identical: every peer that installs round r installs the same state hash;
+//   3. no partial average: a ring's result is the mean of every member's update (within the
+//      codec's error), never of some of them;
+//   4. recovery: a state fetched for round r hashes to what the peers that installed r hold;
+//   5. the tracker never commits a round twice, and its committed round never goes back.
+// A violation is recorded with its virtual time, not thrown: the test prints them with the seed.
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "loco/core/hash.hpp"
+#include "loco/core/time.hpp"
+#include "loco/proto/round_formation.hpp"
+
+namespace loco::sim {
+
+class Ledger {
+ public:
+  // tolerance: the largest error of a mean the codec may make, relative to the largest |Δ|; a
+  // negative value skips the check (it costs a pass over every member's update).
+  explicit Ledger(double mean_tolerance) : tolerance_(mean_tolerance) {}
+
+  void ring_started(TimePoint now, const proto::PeerKey& peer, std::uint64_t round,
+                    std::uint32_t attempt, std::span<const float> delta);
+  void ring_done(TimePoint now, const proto::PeerKey& peer, std::uint64_t round,
+                 std::uint32_t attempt, const std::vector<proto::PeerKey>& members,
+                 std::span<const float> mean);
+  void installed(TimePoint now, const proto::PeerKey& peer, std::uint64_t from_round,
+                 std::uint64_t round, const Digest& hash);
+  void fetched(TimePoint now, const proto::PeerKey& peer, std::uint64_t round, const Digest& hash);
+  void committed(TimePoint now, std::uint64_t round, const Digest& hash);
+
+  const std::vector<std::string>& violations() const { return violations_; }
+  std::uint64_t installs() const { return installs_; }
+  std::uint64_t highest_round() const { return highest_; }
+
+ private:
+  void violation(TimePoint now, const std::string& what);
+
+  double tolerance_;
+  // Updates of rings under way, by (round, attempt), then member.
+  std::map<std::pair<std::uint64_t, std::uint32_t>, std::map<proto::PeerKey, std::vector<float>>>
+      updates_;
+  std::map<std::uint64_t, Digest> installed_hash_;      // by round
+  std::map<std::uint64_t, Digest> committed_hash_;      // by round, from the tracker
+  std::map<proto::PeerKey, std::uint64_t> last_round_;  // applied or fetched, per key
+  std::uint64_t highest_ = 0;
+  std::uint64_t installs_ = 0;
+  std::vector<std::string> violations_;
+};
+
+}  // namespace loco::sim

@@ -1,0 +1,145 @@
+#pragma once
+// A volunteer as a simulated process. It drives the same proto/ cores as loco-peer's swarm
+// session (src/swarm/swarm_session.cpp and swarm_group.cpp), in one thread of virtual time:
+//   - proto::TrackerClient over a connection to the tracker node, reconnecting after a loss
+//     with the backoff of net::TrackerLink (0.5 s doubling to 10 s);
+//   - proto::RingAllReduce for each group it is in (chunks that arrive before its group does
+//     wait, as in the session), then the outer step on the mean, round_done(hash), and on
+//     commit the install of that state (checkpointed: the slot's disk);
+//   - proto::StateFetcher when the tracker says resync, proto::StateServer for the others;
+//   - the inner phase as a ComputeModel: H x its step time, then a pseudo-gradient.
+// It accepts messages from peers only while they are members of its current signed view, as
+// the mesh admits only those (net/peer_mesh.hpp).
+//
+// What outlives a process (its key, its link, its checkpoint) is in PeerDisk, owned by the
+// Swarm; a crash destroys the PeerNode, and pending events find it gone (weak pointers).
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "loco/compress/codec.hpp"
+#include "loco/proto/ring_allreduce.hpp"
+#include "loco/proto/state_transfer.hpp"
+#include "loco/proto/tracker_client.hpp"
+#include "loco/sim/compute_model.hpp"
+#include "loco/sim/directory.hpp"
+#include "loco/sim/ledger.hpp"
+
+namespace loco::sim {
+
+// A peer's state: θ ‖ v at a round.
+struct PeerState {
+  std::uint64_t round = 0;
+  std::vector<float> theta;
+  std::vector<float> momentum;
+
+  std::vector<std::byte> bytes() const;
+  proto::StateManifest manifest() const;
+  // From a fetched state; false when the size is not dim x 2 floats.
+  bool load(std::uint64_t at_round, std::span<const std::byte> bytes);
+};
+
+struct PeerDisk {
+  std::uint64_t index = 0;  // the peer's number in its Swarm (its data, its noise)
+  secure::KeyPair identity;
+  Duration step_time{};
+  std::optional<PeerState> checkpoint;  // the last state it installed or fetched
+  std::uint64_t phases = 0;             // inner phases run, over every process (noise stream)
+};
+
+struct PeerWorld {
+  EventLoop* loop = nullptr;
+  Network* network = nullptr;
+  const Directory* directory = nullptr;
+  const ComputeModel* compute = nullptr;
+  Ledger* ledger = nullptr;
+  NodeId tracker = 0;
+  proto::TrackerClientConfig client;  // join fields other than the state are filled in
+  std::string codec = "fp32";
+  std::size_t chunk_values = std::size_t{1} << 16;
+};
+
+class PeerNode final : public NodeHandler, public std::enable_shared_from_this<PeerNode> {
+ public:
+  enum class Phase { joining, training, waiting, fetching };
+
+  PeerNode(const PeerWorld& world, NodeId node, PeerDisk& disk);
+
+  // Starts the process: from the disk's checkpoint if there is one, else from round 0.
+  void start();
+  // Tells the tracker it leaves, then the process ends (the Swarm kills it after a moment).
+  void leave();
+
+  Phase phase() const { return phase_; }
+  const PeerState& state() const { return state_; }
+  bool in_ring() const { return ring_ != nullptr && !ring_->done() && !ring_->failure(); }
+  std::uint64_t ring_bytes_sent() const { return ring_ ? ring_->bytes_sent() : 0; }
+  std::uint64_t rounds_installed() const { return installed_; }
+
+  void on_open(NodeId peer) override;
+  void on_message(NodeId from, std::uint16_t type, std::span<const std::byte> body) override;
+  void on_close(NodeId peer, const std::string& why) override;
+
+ private:
+  // The tracker connection (net::TrackerLink).
+  void connect_tracker();
+  void tracker_lost();
+  void drive_client();
+  void arm_client_timer();
+  void on_client_event(const proto::ClientEvent& e);
+
+  // Training and rounds (swarm_group.cpp).
+  void start_training();
+  void finish_training();
+  void start_ring(const proto::Group& group);
+  void pump_ring();
+  void on_commit(const proto::Commit& commit);
+  void serve_current();
+
+  // Recovery.
+  void start_fetch(const proto::Resync& resync);
+  void pump_fetch();
+  void pump_server();
+
+  void on_peer_message(NodeId from, proto::MessageType type, std::span<const std::byte> body);
+  void send_to(const proto::PeerKey& to, proto::MessageType type, std::vector<std::byte> body);
+  template <typename F>
+  void at(TimePoint when, F&& f);
+
+  PeerWorld world_;
+  NodeId node_;
+  PeerDisk& disk_;
+  proto::PeerKey key_;
+  std::unique_ptr<compress::Codec> codec_;
+  std::unique_ptr<proto::TrackerClient> client_;
+  bool tracker_open_ = false;
+  Duration backoff_ = std::chrono::milliseconds(500);
+  TimePoint client_timer_ = kNever;
+
+  Phase phase_ = Phase::joining;
+  PeerState state_;
+  std::uint64_t training_ = 0;  // which inner phase the pending timer ends
+
+  std::uint64_t ready_round_ = 0;  // 0: not ready for any round
+  proto::Ready ready_{};
+  std::vector<float> delta_;
+  std::vector<float> work_;
+  std::unique_ptr<proto::RingAllReduce> ring_;
+  std::vector<proto::PeerKey> ring_members_;
+  std::uint32_t ring_attempt_ = 0;
+  bool mean_done_ = false;
+  bool failure_reported_ = false;
+  std::vector<std::pair<proto::PeerKey, std::vector<std::byte>>> early_;
+  std::optional<PeerState> tentative_;
+  Digest tentative_hash_{};
+
+  std::unique_ptr<proto::StateFetcher> fetcher_;
+  proto::Resync fetching_{};
+  TimePoint fetch_timer_ = kNever;
+  proto::StateServer server_;
+  std::shared_ptr<const std::vector<std::byte>> served_;
+  std::uint64_t installed_ = 0;
+};
+
+}  // namespace loco::sim

@@ -1,0 +1,115 @@
+#pragma once
+// A whole simulated run: one tracker node, volunteers with their own links and step times, the
+// faults a test or a benchmark schedules (crash, restart with or without the checkpoint, a
+// clean leave, a vanished host, partitions, tracker crash and restart) and churn as a process
+// (departures and arrivals at a rate per hour). Everything random is drawn from the seed, so
+// the same seed gives the same trace hash (EventLoop::trace_hash()).
+//
+//   Swarm swarm(config);          // nodes and links drawn from config.seed
+//   swarm.start();                // the tracker and every peer start at t = 0
+//   swarm.run_for(minutes(10));   // false: the event budget ran out (a livelock)
+//   swarm.ledger().violations()   // the invariants (ledger.hpp), checked as it ran
+
+#include <memory>
+#include <vector>
+
+#include "loco/core/rng.hpp"
+#include "loco/sim/peer_node.hpp"
+#include "loco/sim/tracker_node.hpp"
+
+namespace loco::sim {
+
+struct LinkRanges {
+  Duration latency_min = std::chrono::milliseconds(20);  // one way, uniform in [min, max]
+  Duration latency_max = std::chrono::milliseconds(200);
+  link::BitRate bandwidth_min = 10'000'000;  // upload = download, log-uniform in [min, max];
+                                             // kUnlimited: no limit
+  link::BitRate bandwidth_max = 1'000'000'000;
+  Duration jitter{0};
+  double loss = 0;
+};
+
+struct SwarmConfig {
+  std::uint64_t seed = 1;
+  std::size_t peers = 4;
+  ComputeConfig compute;
+  Duration step_time = std::chrono::milliseconds(100);
+  double step_time_spread = 0;  // σ of the log of a peer's step time (heterogeneous compute)
+  LinkRanges links;
+  link::LinkSettings tracker_link;  // the tracker's own access link
+  NetworkConfig network;
+  proto::TrackerCoreConfig tracker;  // run_id, admission and settings are filled in if empty
+  std::string codec = "fp32";
+  std::size_t chunk_values = std::size_t{1} << 16;
+  double mean_tolerance = 1e-5;  // Ledger: negative skips the check of every ring's mean
+};
+
+class Swarm {
+ public:
+  explicit Swarm(SwarmConfig config);
+  ~Swarm();
+
+  void start();
+  bool run_for(Duration span, std::uint64_t max_events = 100'000'000);
+  bool run_until(TimePoint t, std::uint64_t max_events = 100'000'000);
+
+  // Peers, by index.
+  std::size_t add_peer();  // a new volunteer, not started
+  std::size_t peer_count() const { return disks_.size(); }
+  void start_peer(std::size_t i);
+  void crash_peer(std::size_t i, bool notify = true);  // notify false: the host vanishes
+  void restart_peer(std::size_t i, bool with_checkpoint);
+  void leave_peer(std::size_t i);  // a clean leave: tells the tracker, then stops
+  bool peer_up(std::size_t i) const { return processes_[i] != nullptr; }
+  const PeerNode& peer(std::size_t i) const { return *processes_.at(i); }
+  NodeId peer_node(std::size_t i) const { return nodes_.at(i); }
+  const proto::PeerKey& peer_key(std::size_t i) const {
+    return disks_.at(i)->identity.public_key();
+  }
+
+  void crash_tracker(bool notify = true) { tracker_->crash(notify); }
+  void restart_tracker() { tracker_->start(); }
+
+  // From now on, departures and arrivals each at `fraction_per_hour` x the starting number of
+  // peers per hour (Poisson). A departure picks a live peer: a crash, a vanished host or a clean
+  // leave; an arrival restarts a departed peer (with its checkpoint or without) or adds a new one.
+  void churn(double fraction_per_hour);
+
+  EventLoop& loop() { return loop_; }
+  Network& network() { return *network_; }
+  TrackerNode& tracker() { return *tracker_; }
+  Ledger& ledger() { return ledger_; }
+  const ComputeModel& compute() const { return compute_; }
+  std::uint64_t rounds_committed() const { return rounds_committed_; }
+  std::uint64_t rounds_aborted() const { return rounds_aborted_; }
+  std::uint64_t evictions() const { return evictions_; }
+  // The live peers' states: how far apart they are (max over peers of ‖θ_i − θ̄‖ / √dim), and
+  // the mean loss.
+  double spread() const;
+  double mean_loss() const;
+
+ private:
+  void churn_departure(double rate_per_s);
+  void churn_arrival(double rate_per_s);
+  Duration exponential(double rate_per_s);
+
+  SwarmConfig config_;
+  EventLoop loop_;
+  std::unique_ptr<Network> network_;
+  Directory directory_;
+  ComputeModel compute_;
+  Ledger ledger_;
+  secure::KeyPair tracker_identity_;
+  std::unique_ptr<TrackerNode> tracker_;
+  PeerWorld world_;
+  std::vector<std::unique_ptr<PeerDisk>> disks_;
+  std::vector<NodeId> nodes_;
+  std::vector<std::shared_ptr<PeerNode>> processes_;
+  Rng draws_;  // links, step times, churn
+  std::size_t initial_peers_ = 0;
+  std::uint64_t rounds_committed_ = 0;
+  std::uint64_t rounds_aborted_ = 0;
+  std::uint64_t evictions_ = 0;
+};
+
+}  // namespace loco::sim

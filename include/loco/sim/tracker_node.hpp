@@ -1,0 +1,65 @@
+#pragma once
+// The tracker as a simulated process: it drives proto::TrackerCore as loco-tracker's
+// TrackerService does (tracker/tracker_service.cpp): one connection per peer key, a message over
+// its type's size limit closes the connection, events drained before transmits, the snapshot
+// saved on every state_changed event before the messages that follow go out, one timer at the
+// core's poll_timeout().
+//
+// The saved snapshot is its disk: crash() loses the process and everything not saved; start()
+// after a crash restores the core from the saved bytes (decode_snapshot(), the same path a
+// restarted loco-tracker takes).
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "loco/proto/tracker_core.hpp"
+#include "loco/sim/directory.hpp"
+
+namespace loco::sim {
+
+class TrackerNode final : public NodeHandler {
+ public:
+  using Observer = std::function<void(const proto::TrackerEvent&)>;
+
+  // `identity` and `directory` outlive the node.
+  TrackerNode(EventLoop& loop, Network& network, NodeId node, proto::TrackerCoreConfig config,
+              const secure::KeyPair& identity, const Directory& directory);
+
+  void start();
+  // The process dies (notify: its connections reset; else the host vanishes).
+  void crash(bool notify = true);
+  bool up() const { return core_ != nullptr; }
+
+  void set_observer(Observer observer) { observer_ = std::move(observer); }
+  const proto::TrackerCore* core() const { return core_.get(); }
+  NodeId node() const { return node_; }
+  // The core's inputs so far (messages, disconnects, timers), over every process.
+  std::uint64_t inputs() const { return inputs_; }
+
+  void on_open(NodeId peer) override;
+  void on_message(NodeId from, std::uint16_t type, std::span<const std::byte> body) override;
+  void on_close(NodeId peer, const std::string& why) override;
+
+ private:
+  void drive();
+  void arm_timer();
+
+  EventLoop& loop_;
+  Network& network_;
+  NodeId node_;
+  proto::TrackerCoreConfig config_;
+  const secure::KeyPair& identity_;
+  const Directory& directory_;
+  std::unique_ptr<proto::TrackerCore> core_;
+  std::optional<std::vector<std::byte>> disk_;  // the saved snapshot
+  std::map<NodeId, bool> connected_;            // peers with a current connection
+  TimePoint timer_at_ = kNever;
+  std::uint64_t process_ = 0;  // which process armed a timer
+  std::uint64_t inputs_ = 0;
+  Observer observer_;
+};
+
+}  // namespace loco::sim

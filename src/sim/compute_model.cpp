@@ -1,0 +1,37 @@
+#include "loco/sim/compute_model.hpp"
+
+#include <cmath>
+
+#include "loco/core/rng.hpp"
+
+namespace loco::sim {
+
+ComputeModel::ComputeModel(ComputeConfig config) : config_(config), target_(config.dim) {
+  Rng rng(counter_u64(config_.seed, 0x7461726765740000ULL, 0));  // "target"
+  for (float& t : target_) t = rng.normal();
+  const double keep = 1.0 - config_.inner_lr;
+  pull_ = static_cast<float>(1.0 - std::pow(keep, config_.inner_steps));
+  double variance = 0;
+  for (std::uint32_t k = 0; k < config_.inner_steps; ++k) variance += std::pow(keep, 2.0 * k);
+  spread_ = static_cast<float>(config_.noise * config_.inner_lr * std::sqrt(variance));
+}
+
+std::vector<float> ComputeModel::pseudo_gradient(std::span<const float> theta, std::uint64_t peer,
+                                                 std::uint64_t phase) const {
+  Rng rng(counter_u64(config_.seed, peer, phase));
+  std::vector<float> delta(theta.size());
+  for (std::size_t j = 0; j < theta.size(); ++j)
+    delta[j] = pull_ * (theta[j] - target_[j]) + spread_ * rng.normal();
+  return delta;
+}
+
+float ComputeModel::loss(std::span<const float> theta) const {
+  double sum = 0;
+  for (std::size_t j = 0; j < theta.size(); ++j) {
+    const double d = theta[j] - target_[j];
+    sum += 0.5 * d * d;
+  }
+  return static_cast<float>(sum / static_cast<double>(theta.size()));
+}
+
+}  // namespace loco::sim

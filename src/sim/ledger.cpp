@@ -1,0 +1,103 @@
+#include "loco/sim/ledger.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "loco/secure/identity.hpp"
+
+namespace loco::sim {
+namespace {
+
+double seconds(TimePoint t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+
+}  // namespace
+
+void Ledger::violation(TimePoint now, const std::string& what) {
+  violations_.push_back(fmt::format("t={:.6f}s: {}", seconds(now), what));
+}
+
+void Ledger::ring_started(TimePoint /*now*/, const proto::PeerKey& peer, std::uint64_t round,
+                          std::uint32_t attempt, std::span<const float> delta) {
+  if (tolerance_ < 0) return;
+  // Rings of rounds already installed everywhere are over: keep only the recent ones.
+  while (!updates_.empty() && updates_.begin()->first.first + 2 < round)
+    updates_.erase(updates_.begin());
+  updates_[{round, attempt}][peer].assign(delta.begin(), delta.end());
+}
+
+void Ledger::ring_done(TimePoint now, const proto::PeerKey& peer, std::uint64_t round,
+                       std::uint32_t attempt, const std::vector<proto::PeerKey>& members,
+                       std::span<const float> mean) {
+  if (tolerance_ < 0) return;
+  const auto& updates = updates_[{round, attempt}];
+  std::vector<double> sum(mean.size(), 0.0);
+  double largest = 0;
+  for (const proto::PeerKey& m : members) {
+    const auto it = updates.find(m);
+    if (it == updates.end()) {
+      violation(now, fmt::format("peer {} finished the ring of round {} attempt {} before member "
+                                 "{} started it",
+                                 secure::short_id(peer), round, attempt, secure::short_id(m)));
+      return;
+    }
+    for (std::size_t j = 0; j < mean.size(); ++j) {
+      sum[j] += it->second[j];
+      largest = std::max(largest, std::abs(static_cast<double>(it->second[j])));
+    }
+  }
+  double worst = 0;
+  for (std::size_t j = 0; j < mean.size(); ++j)
+    worst = std::max(worst, std::abs(sum[j] / static_cast<double>(members.size()) - mean[j]));
+  if (worst > tolerance_ * std::max(largest, 1e-30))
+    violation(now, fmt::format("peer {}: the ring of round {} attempt {} gave a mean {:.3g} away "
+                               "from the mean of its {} members' updates (a partial average?)",
+                               secure::short_id(peer), round, attempt, worst, members.size()));
+}
+
+void Ledger::installed(TimePoint now, const proto::PeerKey& peer, std::uint64_t from_round,
+                       std::uint64_t round, const Digest& hash) {
+  ++installs_;
+  highest_ = std::max(highest_, round);
+  if (round != from_round + 1)
+    violation(now, fmt::format("peer {} installed round {} on the state of round {}",
+                               secure::short_id(peer), round, from_round));
+  auto& last = last_round_[peer];
+  if (last >= round)
+    violation(now, fmt::format("peer {} applied round {} again (it had reached round {})",
+                               secure::short_id(peer), round, last));
+  last = std::max(last, round);
+  const auto [it, first] = installed_hash_.emplace(round, hash);
+  if (!first && it->second != hash)
+    violation(now, fmt::format("peer {} installed round {} with state {}, another peer with {}",
+                               secure::short_id(peer), round, to_hex(hash).substr(0, 12),
+                               to_hex(it->second).substr(0, 12)));
+  if (const auto c = committed_hash_.find(round); c != committed_hash_.end() && c->second != hash)
+    violation(now, fmt::format("peer {} installed round {} with state {}, the tracker committed {}",
+                               secure::short_id(peer), round, to_hex(hash).substr(0, 12),
+                               to_hex(c->second).substr(0, 12)));
+}
+
+void Ledger::fetched(TimePoint now, const proto::PeerKey& peer, std::uint64_t round,
+                     const Digest& hash) {
+  auto& last = last_round_[peer];
+  last = std::max(last, round);
+  if (const auto it = installed_hash_.find(round);
+      it != installed_hash_.end() && it->second != hash)
+    violation(now, fmt::format("peer {} recovered round {} with state {}; the peers that applied "
+                               "it hold {}",
+                               secure::short_id(peer), round, to_hex(hash).substr(0, 12),
+                               to_hex(it->second).substr(0, 12)));
+}
+
+void Ledger::committed(TimePoint now, std::uint64_t round, const Digest& hash) {
+  const auto [it, first] = committed_hash_.emplace(round, hash);
+  if (!first)
+    violation(now, fmt::format("the tracker committed round {} twice ({} then {})", round,
+                               to_hex(it->second).substr(0, 12), to_hex(hash).substr(0, 12)));
+}
+
+}  // namespace loco::sim

@@ -1,0 +1,417 @@
+#include "loco/sim/peer_node.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include "loco/core/byte_io.hpp"
+#include "loco/core/error.hpp"
+#include "loco/proto/message_type.hpp"
+
+namespace loco::sim {
+namespace {
+
+constexpr Duration kFirstBackoff = std::chrono::milliseconds(500);
+constexpr Duration kMaxBackoff = std::chrono::seconds(10);
+constexpr std::size_t kMaxEarlyChunks = 1024;
+
+std::pair<std::uint64_t, std::uint32_t> ring_chunk_id(std::span<const std::byte> body) {
+  ByteReader r(body, "ring chunk");
+  r.u8();
+  const std::uint64_t round = r.u64();
+  return {round, r.u32()};
+}
+
+bool accepted(std::uint16_t type, std::size_t size, proto::Route route) {
+  const auto info = proto::message_info(type);
+  return info && info->route == route && size <= info->max_bytes;
+}
+
+}  // namespace
+
+std::vector<std::byte> PeerState::bytes() const {
+  std::vector<std::byte> out((theta.size() + momentum.size()) * sizeof(float));
+  std::memcpy(out.data(), theta.data(), theta.size() * sizeof(float));
+  std::memcpy(out.data() + theta.size() * sizeof(float), momentum.data(),
+              momentum.size() * sizeof(float));
+  return out;
+}
+
+proto::StateManifest PeerState::manifest() const {
+  const std::span<const std::byte> parts[] = {std::as_bytes(std::span(theta)),
+                                              std::as_bytes(std::span(momentum))};
+  return proto::make_manifest(round, proto::StateBytes({parts[0], parts[1]}));
+}
+
+bool PeerState::load(std::uint64_t at_round, std::span<const std::byte> bytes) {
+  if (bytes.size() != (theta.size() + momentum.size()) * sizeof(float)) return false;
+  std::memcpy(theta.data(), bytes.data(), theta.size() * sizeof(float));
+  std::memcpy(momentum.data(), bytes.data() + theta.size() * sizeof(float),
+              momentum.size() * sizeof(float));
+  round = at_round;
+  return true;
+}
+
+PeerNode::PeerNode(const PeerWorld& world, NodeId node, PeerDisk& disk)
+    : world_(world),
+      node_(node),
+      disk_(disk),
+      key_(disk.identity.public_key()),
+      codec_(compress::make_codec(world.codec)) {}
+
+template <typename F>
+void PeerNode::at(TimePoint when, F&& f) {
+  world_.loop->at(std::max(when, world_.loop->now()),
+                  [weak = weak_from_this(), f = std::forward<F>(f)]() mutable {
+                    if (auto self = weak.lock()) f(*self);
+                  });
+}
+
+void PeerNode::start() {
+  if (disk_.checkpoint) {
+    state_ = *disk_.checkpoint;
+  } else {
+    state_.round = 0;
+    state_.theta = world_.compute->genesis();
+    state_.momentum.assign(state_.theta.size(), 0.0f);
+  }
+  proto::TrackerClientConfig config = world_.client;
+  config.join.listen_address = Directory::address(node_);
+  config.join.state_round = state_.round;
+  config.join.state_hash = state_.manifest().state_hash();
+  client_ = std::make_unique<proto::TrackerClient>(std::move(config));
+  world_.network->attach(node_, this);
+  serve_current();
+  connect_tracker();
+}
+
+void PeerNode::leave() {
+  client_->leave("leaving the run");
+  drive_client();
+}
+
+// --- the tracker connection ---
+
+void PeerNode::connect_tracker() {
+  world_.network->connect(node_, world_.tracker);
+}
+
+void PeerNode::tracker_lost() {
+  tracker_open_ = false;
+  client_->on_disconnect(world_.loop->now());
+  client_timer_ = kNever;
+  const Duration wait = backoff_;
+  backoff_ = std::min(backoff_ * 2, kMaxBackoff);
+  at(world_.loop->now() + wait, [](PeerNode& self) {
+    if (!self.tracker_open_) self.connect_tracker();
+  });
+}
+
+void PeerNode::drive_client() {
+  while (auto e = client_->poll_event()) {
+    on_client_event(*e);
+    using Kind = proto::ClientEvent::Kind;
+    if ((e->kind == Kind::tracker_lost || e->kind == Kind::tracker_error) && tracker_open_) {
+      world_.network->close(node_, world_.tracker);
+      tracker_lost();
+      return;
+    }
+  }
+  while (auto out = client_->poll_transmit()) {
+    if (!tracker_open_) continue;  // the client sends again what matters when it joins again
+    world_.network->send(node_, world_.tracker, static_cast<std::uint16_t>(out->type),
+                         std::move(out->body));
+  }
+  arm_client_timer();
+}
+
+void PeerNode::arm_client_timer() {
+  const TimePoint deadline = client_->poll_timeout();
+  if (deadline == kNever || deadline >= client_timer_) return;
+  client_timer_ = deadline;
+  at(deadline, [deadline](PeerNode& self) {
+    if (self.client_timer_ != deadline) return;
+    self.client_timer_ = kNever;
+    self.client_->on_timer(self.world_.loop->now());
+    self.drive_client();
+  });
+}
+
+void PeerNode::on_open(NodeId peer) {
+  if (peer != world_.tracker) return;
+  tracker_open_ = true;
+  backoff_ = kFirstBackoff;
+  client_->on_connected(world_.loop->now());
+  drive_client();
+}
+
+void PeerNode::on_close(NodeId peer, const std::string& why) {
+  if (peer == world_.tracker) {
+    tracker_lost();
+    return;
+  }
+  const proto::PeerKey& key = world_.directory->key(peer);
+  if (ring_ && !ring_->done() && !ring_->failure() &&
+      (key == ring_->predecessor() || key == ring_->successor())) {
+    ring_->fail("lost the connection to a neighbour: " + why, std::nullopt);
+    pump_ring();
+  }
+  if (fetcher_) {
+    fetcher_->on_donor_lost(world_.loop->now(), key);
+    pump_fetch();
+  }
+}
+
+void PeerNode::on_message(NodeId from, std::uint16_t type, std::span<const std::byte> body) {
+  if (from == world_.tracker) {
+    if (!accepted(type, body.size(), proto::Route::tracker_to_peer)) {
+      world_.network->close(node_, world_.tracker);
+      tracker_lost();
+      return;
+    }
+    client_->on_message(world_.loop->now(), type, body);
+    drive_client();
+    return;
+  }
+  if (!accepted(type, body.size(), proto::Route::peer_to_peer) ||
+      !client_->is_member(world_.directory->key(from))) {
+    world_.network->close(node_, from);
+    return;
+  }
+  on_peer_message(from, static_cast<proto::MessageType>(type), body);
+}
+
+void PeerNode::on_client_event(const proto::ClientEvent& e) {
+  using Kind = proto::ClientEvent::Kind;
+  switch (e.kind) {
+    case Kind::joined:
+      if (ready_round_ != 0) {  // joined again mid-round: the tracker forgot the ready
+        client_->ready(ready_);
+      } else if (phase_ == Phase::joining && e.reply.committed_round == state_.round &&
+                 e.reply.committed_hash == state_.manifest().state_hash()) {
+        start_training();
+      }
+      return;  // otherwise a resync follows
+    case Kind::group:
+      if (e.group.round == ready_round_) start_ring(e.group);
+      return;
+    case Kind::commit: on_commit(e.commit); return;
+    case Kind::abort_round:
+      ring_.reset();
+      if (!e.abort.retry && ready_round_ != 0) {
+        ready_round_ = 0;
+        start_training();  // skipped: train on, try again next round
+      }
+      return;
+    case Kind::resync:
+      ring_.reset();
+      ready_round_ = 0;
+      ++training_;  // an inner phase under way is for a state the run has left
+      start_fetch(e.resync);
+      return;
+    case Kind::refused:
+    case Kind::view:
+    case Kind::tracker_lost:
+    case Kind::tracker_error: return;
+  }
+}
+
+// --- training and rounds ---
+
+void PeerNode::start_training() {
+  phase_ = Phase::training;
+  const std::uint64_t phase = ++training_;
+  const Duration length = world_.compute->config().inner_steps * disk_.step_time;
+  at(world_.loop->now() + length, [phase](PeerNode& self) {
+    if (self.training_ == phase && self.phase_ == Phase::training) self.finish_training();
+  });
+}
+
+void PeerNode::finish_training() {
+  delta_ = world_.compute->pseudo_gradient(state_.theta, disk_.index, disk_.phases++);
+  double squares = 0;
+  for (const float d : delta_) squares += static_cast<double>(d) * d;
+  phase_ = Phase::waiting;
+  ready_round_ = state_.round + 1;
+  ready_ = proto::Ready{.round = ready_round_,
+                        .update_norm = static_cast<float>(std::sqrt(squares)),
+                        .base_hash = state_.manifest().state_hash()};
+  client_->ready(ready_);
+  drive_client();
+}
+
+void PeerNode::start_ring(const proto::Group& group) {
+  const auto me = std::find(group.members.begin(), group.members.end(), key_);
+  if (me == group.members.end()) return;
+  work_ = delta_;  // every attempt starts from this member's own update
+  ring_attempt_ = group.attempt;
+  ring_members_ = group.members;
+  tentative_.reset();
+  world_.ledger->ring_started(world_.loop->now(), key_, group.round, group.attempt, delta_);
+  ring_ = std::make_unique<proto::RingAllReduce>(
+      proto::RingConfig{.round = group.round,
+                        .attempt = group.attempt,
+                        .members = group.members,
+                        .self = static_cast<std::size_t>(me - group.members.begin()),
+                        .chunk_values = world_.chunk_values,
+                        .codec = codec_.get(),
+                        .seed = group.round * 1000 + group.attempt,
+                        .median_norm = group.median_norm,
+                        .norm_limit = group.norm_limit},
+      work_);
+  mean_done_ = false;
+  failure_reported_ = false;
+  ring_->start();
+  std::vector<std::pair<proto::PeerKey, std::vector<std::byte>>> early;
+  early.swap(early_);
+  for (auto& [from, body] : early)
+    if (ring_chunk_id(body) == std::pair(group.round, group.attempt)) ring_->on_message(from, body);
+  pump_ring();
+}
+
+void PeerNode::pump_ring() {
+  if (!ring_) return;
+  while (auto t = ring_->poll_transmit())
+    send_to(t->to, proto::MessageType::ring_chunk, std::move(t->body));
+  if (ring_->failure() && !failure_reported_) {
+    failure_reported_ = true;
+    client_->round_failed(proto::RoundFailed{.round = ready_round_,
+                                             .attempt = ring_attempt_,
+                                             .reason = ring_->failure()->reason,
+                                             .suspect = ring_->failure()->suspect});
+    drive_client();
+    return;
+  }
+  if (ring_->done() && !mean_done_) {
+    mean_done_ = true;
+    world_.ledger->ring_done(world_.loop->now(), key_, ready_round_, ring_attempt_, ring_members_,
+                             work_);
+    // The state this round leads to (train::RoundInput::tentative): the outer step on the mean.
+    PeerState next = state_;
+    optim::outer_nesterov_step(world_.compute->config().outer, next.theta, next.momentum, work_);
+    next.round = ready_round_;
+    tentative_hash_ = next.manifest().state_hash();
+    tentative_ = std::move(next);
+    client_->round_done(proto::RoundDone{
+        .round = ready_round_, .attempt = ring_attempt_, .state_hash = tentative_hash_});
+    drive_client();
+  }
+}
+
+void PeerNode::on_commit(const proto::Commit& commit) {
+  ring_.reset();
+  ready_round_ = 0;
+  if (!tentative_ || tentative_->round != commit.round || tentative_hash_ != commit.state_hash)
+    return;  // this peer's state differs from the majority's: a resync follows
+  world_.ledger->installed(world_.loop->now(), key_, state_.round, commit.round, tentative_hash_);
+  state_ = std::move(*tentative_);
+  tentative_.reset();
+  ++installed_;
+  disk_.checkpoint = state_;
+  serve_current();
+  start_training();
+}
+
+void PeerNode::serve_current() {
+  proto::StateManifest manifest = state_.manifest();
+  client_->set_state(state_.round, manifest.state_hash());
+  served_ = std::make_shared<const std::vector<std::byte>>(state_.bytes());
+  server_.serve(std::move(manifest), proto::StateBytes({std::span(*served_)}));
+}
+
+// --- recovery ---
+
+void PeerNode::start_fetch(const proto::Resync& resync) {
+  phase_ = Phase::fetching;
+  fetching_ = resync;
+  std::vector<proto::PeerKey> donors;
+  for (const proto::Donor& d : resync.donors) donors.push_back(d.key);
+  fetcher_ = std::make_unique<proto::StateFetcher>(
+      proto::FetchConfig{.round = resync.round, .state_hash = resync.state_hash, .donors = donors},
+      world_.loop->now());
+  fetch_timer_ = kNever;
+  pump_fetch();
+}
+
+void PeerNode::pump_fetch() {
+  if (!fetcher_) return;
+  while (auto t = fetcher_->poll_transmit()) send_to(t->to, t->type, std::move(t->body));
+  for (const auto& [donor, why] : fetcher_->bad_donors())
+    client_->report(proto::MisbehaviourReport{.suspect = donor, .reason = why});
+  if (fetcher_->done()) {
+    PeerState fetched = state_;
+    const bool fits = fetched.load(fetching_.round, fetcher_->state());
+    fetcher_.reset();
+    if (!fits) throw Error(ErrorCategory::format, "a fetched state of another size");
+    const Digest hash = fetched.manifest().state_hash();
+    world_.ledger->fetched(world_.loop->now(), key_, fetched.round, hash);
+    state_ = std::move(fetched);
+    disk_.checkpoint = state_;
+    serve_current();
+    client_->state_report();
+    drive_client();
+    start_training();
+  } else if (fetcher_->failure()) {
+    fetcher_.reset();
+    client_->state_report();  // the tracker answers an out-of-sync report with new donors
+    drive_client();
+  } else {
+    const TimePoint deadline = fetcher_->poll_timeout();
+    if (deadline < fetch_timer_) {
+      fetch_timer_ = deadline;
+      at(deadline, [deadline](PeerNode& self) {
+        if (!self.fetcher_ || self.fetch_timer_ != deadline) return;
+        self.fetch_timer_ = kNever;
+        self.fetcher_->on_timer(self.world_.loop->now());
+        self.pump_fetch();
+      });
+    }
+    drive_client();
+  }
+}
+
+void PeerNode::pump_server() {
+  while (auto t = server_.poll_transmit()) send_to(t->to, t->type, std::move(t->body));
+}
+
+void PeerNode::on_peer_message(NodeId from, proto::MessageType type,
+                               std::span<const std::byte> body) {
+  const proto::PeerKey& key = world_.directory->key(from);
+  try {
+    switch (type) {
+      case proto::MessageType::ring_chunk: {
+        const auto id = ring_chunk_id(body);
+        if (ring_ && id == std::pair(ready_round_, ring_attempt_)) {
+          ring_->on_message(key, body);
+          pump_ring();
+        } else if (id.first >= ready_round_ && early_.size() < kMaxEarlyChunks) {
+          early_.emplace_back(key, std::vector<std::byte>(body.begin(), body.end()));
+        }
+        return;
+      }
+      case proto::MessageType::state_request:
+      case proto::MessageType::chunk_request:
+        server_.on_message(key, type, body);
+        pump_server();
+        return;
+      case proto::MessageType::state_manifest:
+      case proto::MessageType::state_refusal:
+      case proto::MessageType::state_chunk:
+        if (fetcher_) {
+          fetcher_->on_message(world_.loop->now(), key, type, body);
+          pump_fetch();
+        }
+        return;
+      default: throw Error(ErrorCategory::protocol, "a message only the tracker sends");
+    }
+  } catch (const Error&) {
+    world_.network->close(node_, from);
+  }
+}
+
+void PeerNode::send_to(const proto::PeerKey& to, proto::MessageType type,
+                       std::vector<std::byte> body) {
+  world_.network->send(node_, world_.directory->node(to), static_cast<std::uint16_t>(type),
+                       std::move(body));
+}
+
+}  // namespace loco::sim

@@ -1,0 +1,238 @@
+#include "loco/sim/swarm.hpp"
+
+#include <array>
+#include <cmath>
+
+#include "loco/core/assert.hpp"
+
+namespace loco::sim {
+namespace {
+
+// Streams of the seed.
+enum : std::uint64_t { kKeys = 1, kDraws = 2, kNetwork = 3, kCompute = 4 };
+
+secure::KeyPair key_from(std::uint64_t seed, std::uint64_t index) {
+  std::array<std::uint8_t, 32> bytes{};
+  for (std::size_t i = 0; i < bytes.size(); i += 8) {
+    const std::uint64_t word = counter_u64(seed, kKeys, index * 4 + i / 8);
+    for (std::size_t b = 0; b < 8; ++b) bytes[i + b] = static_cast<std::uint8_t>(word >> (8 * b));
+  }
+  return secure::KeyPair::from_seed(bytes);
+}
+
+SwarmConfig with_defaults(SwarmConfig c) {
+  if (c.tracker.run_id.empty()) c.tracker.run_id = "sim";
+  c.tracker.admission.kind = proto::AdmissionPolicy::Kind::open;
+  if (c.tracker.settings.empty()) c.tracker.settings = {{"model", "noisy-quadratic"}};
+  c.tracker.shard_count =
+      std::max<std::uint32_t>(c.tracker.shard_count, static_cast<std::uint32_t>(4 * c.peers + 16));
+  c.network.seed = counter_u64(c.seed, kNetwork, 0);
+  c.compute.seed = counter_u64(c.seed, kCompute, 0);
+  return c;
+}
+
+}  // namespace
+
+Swarm::Swarm(SwarmConfig config)
+    : config_(with_defaults(std::move(config))),
+      compute_(config_.compute),
+      ledger_(config_.mean_tolerance),
+      tracker_identity_(key_from(config_.seed, ~std::uint64_t{0})),
+      draws_(counter_u64(config_.seed, kDraws, 0)) {
+  network_ = std::make_unique<Network>(loop_, config_.network);
+  const NodeId tracker_node = network_->add_node(config_.tracker_link);
+  directory_.add(tracker_node, tracker_identity_.public_key());
+  tracker_ = std::make_unique<TrackerNode>(loop_, *network_, tracker_node, config_.tracker,
+                                           tracker_identity_, directory_);
+  tracker_->set_observer([this](const proto::TrackerEvent& e) {
+    using Kind = proto::TrackerEvent::Kind;
+    if (e.kind == Kind::round_committed) {
+      ++rounds_committed_;
+      const proto::TrackerSnapshot s = tracker_->core()->snapshot();
+      ledger_.committed(loop_.now(), s.committed_round, s.committed_hash);
+    } else if (e.kind == Kind::round_aborted) {
+      ++rounds_aborted_;
+    } else if (e.kind == Kind::left && e.text.starts_with("evicted")) {
+      ++evictions_;
+    }
+  });
+
+  std::vector<float> theta = compute_.genesis();
+  PeerState genesis{.round = 0, .theta = theta, .momentum = std::vector<float>(theta.size(), 0.0f)};
+  world_ = PeerWorld{.loop = &loop_,
+                     .network = network_.get(),
+                     .directory = &directory_,
+                     .compute = &compute_,
+                     .ledger = &ledger_,
+                     .tracker = tracker_node,
+                     .client =
+                         proto::TrackerClientConfig{
+                             .run_id = config_.tracker.run_id,
+                             .tracker_key = tracker_identity_.public_key(),
+                             .join = proto::JoinRequest{.software = "loco-sim",
+                                                        .listen_address = {},
+                                                        .upload_bps = 0,
+                                                        .credential = {},
+                                                        .settings = config_.tracker.settings,
+                                                        .genesis = genesis.manifest().state_hash(),
+                                                        .state_round = 0,
+                                                        .state_hash = {}}},
+                     .codec = config_.codec,
+                     .chunk_values = config_.chunk_values};
+  for (std::size_t i = 0; i < config_.peers; ++i) add_peer();
+  initial_peers_ = config_.peers;
+}
+
+Swarm::~Swarm() = default;
+
+std::size_t Swarm::add_peer() {
+  const std::size_t i = disks_.size();
+  const LinkRanges& r = config_.links;
+  link::LinkSettings link;
+  link.latency =
+      r.latency_min +
+      Duration(static_cast<Duration::rep>(
+          draws_.uniform() * static_cast<float>((r.latency_max - r.latency_min).count())));
+  link.jitter = std::min(r.jitter, link.latency);
+  link.loss = r.loss;
+  if (r.bandwidth_min != link::kUnlimited) {
+    const double lo = std::log(static_cast<double>(r.bandwidth_min));
+    const double hi = std::log(static_cast<double>(r.bandwidth_max));
+    link.upload = static_cast<link::BitRate>(std::exp(lo + (hi - lo) * draws_.uniform()));
+  }
+  link.download = link.upload;
+  const NodeId node = network_->add_node(link);
+  const double factor = std::exp(config_.step_time_spread * draws_.normal());
+  auto disk = std::make_unique<PeerDisk>(PeerDisk{
+      .index = i,
+      .identity = key_from(config_.seed, i),
+      .step_time = Duration(
+          static_cast<Duration::rep>(static_cast<double>(config_.step_time.count()) * factor)),
+      .checkpoint = std::nullopt,
+      .phases = 0});
+  directory_.add(node, disk->identity.public_key());
+  disks_.push_back(std::move(disk));
+  nodes_.push_back(node);
+  processes_.push_back(nullptr);
+  return i;
+}
+
+void Swarm::start() {
+  tracker_->start();
+  for (std::size_t i = 0; i < disks_.size(); ++i) start_peer(i);
+}
+
+bool Swarm::run_for(Duration span, std::uint64_t max_events) {
+  return loop_.run_until(loop_.now() + span, max_events);
+}
+
+bool Swarm::run_until(TimePoint t, std::uint64_t max_events) {
+  return loop_.run_until(t, max_events);
+}
+
+void Swarm::start_peer(std::size_t i) {
+  LOCO_ASSERT(!processes_[i], "a peer started twice");
+  PeerWorld world = world_;
+  world.client.join.upload_bps = network_->settings(nodes_[i]).upload;
+  processes_[i] = std::make_shared<PeerNode>(world, nodes_[i], *disks_[i]);
+  processes_[i]->start();
+}
+
+void Swarm::crash_peer(std::size_t i, bool notify) {
+  if (!processes_[i]) return;
+  network_->kill(nodes_[i], notify);
+  processes_[i].reset();
+}
+
+void Swarm::restart_peer(std::size_t i, bool with_checkpoint) {
+  crash_peer(i);
+  if (!with_checkpoint) disks_[i]->checkpoint.reset();
+  start_peer(i);
+}
+
+void Swarm::leave_peer(std::size_t i) {
+  if (!processes_[i]) return;
+  processes_[i]->leave();
+  // The leave message goes out; then the process ends (SwarmGroup::leave waits 2 s at most).
+  std::weak_ptr<PeerNode> leaving = processes_[i];
+  loop_.after(std::chrono::seconds(2), [this, i, leaving] {
+    if (processes_[i] && processes_[i] == leaving.lock()) crash_peer(i);
+  });
+}
+
+Duration Swarm::exponential(double rate_per_s) {
+  const double u = std::max(1e-9, 1.0 - static_cast<double>(draws_.uniform()));
+  return Duration(static_cast<Duration::rep>(-std::log(u) / rate_per_s * 1e9));
+}
+
+void Swarm::churn(double fraction_per_hour) {
+  const double rate = fraction_per_hour * static_cast<double>(initial_peers_) / 3600.0;
+  if (rate <= 0) return;
+  churn_departure(rate);
+  churn_arrival(rate);
+}
+
+void Swarm::churn_departure(double rate_per_s) {
+  loop_.after(exponential(rate_per_s), [this, rate_per_s] {
+    std::vector<std::size_t> live;
+    for (std::size_t i = 0; i < processes_.size(); ++i)
+      if (processes_[i]) live.push_back(i);
+    if (!live.empty()) {
+      const std::size_t i = live[draws_.below(live.size())];
+      switch (draws_.below(3)) {
+        case 0: crash_peer(i, true); break;
+        case 1: crash_peer(i, false); break;
+        default: leave_peer(i); break;
+      }
+    }
+    churn_departure(rate_per_s);
+  });
+}
+
+void Swarm::churn_arrival(double rate_per_s) {
+  loop_.after(exponential(rate_per_s), [this, rate_per_s] {
+    std::vector<std::size_t> down;
+    for (std::size_t i = 0; i < processes_.size(); ++i)
+      if (!processes_[i]) down.push_back(i);
+    if (!down.empty() && draws_.below(2) == 0) {
+      const std::size_t i = down[draws_.below(down.size())];
+      if (draws_.below(2) == 0) disks_[i]->checkpoint.reset();
+      start_peer(i);
+    } else {
+      start_peer(add_peer());
+    }
+    churn_arrival(rate_per_s);
+  });
+}
+
+double Swarm::spread() const {
+  std::vector<const PeerState*> live;
+  for (const auto& p : processes_)
+    if (p) live.push_back(&p->state());
+  if (live.empty()) return 0;
+  const std::size_t dim = live.front()->theta.size();
+  std::vector<double> mean(dim, 0.0);
+  for (const PeerState* s : live)
+    for (std::size_t j = 0; j < dim; ++j) mean[j] += s->theta[j];
+  for (double& m : mean) m /= static_cast<double>(live.size());
+  double worst = 0;
+  for (const PeerState* s : live) {
+    double d2 = 0;
+    for (std::size_t j = 0; j < dim; ++j) d2 += (s->theta[j] - mean[j]) * (s->theta[j] - mean[j]);
+    worst = std::max(worst, std::sqrt(d2 / static_cast<double>(dim)));
+  }
+  return worst;
+}
+
+double Swarm::mean_loss() const {
+  double sum = 0;
+  std::size_t n = 0;
+  for (const auto& p : processes_) {
+    if (!p) continue;
+    sum += compute_.loss(p->state().theta);
+    ++n;
+  }
+  return n == 0 ? 0 : sum / static_cast<double>(n);
+}
+
+}  // namespace loco::sim

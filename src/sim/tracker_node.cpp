@@ -1,0 +1,101 @@
+#include "loco/sim/tracker_node.hpp"
+
+#include "loco/proto/message_type.hpp"
+#include "loco/proto/tracker_snapshot.hpp"
+
+namespace loco::sim {
+
+TrackerNode::TrackerNode(EventLoop& loop, Network& network, NodeId node,
+                         proto::TrackerCoreConfig config, const secure::KeyPair& identity,
+                         const Directory& directory)
+    : loop_(loop),
+      network_(network),
+      node_(node),
+      config_(std::move(config)),
+      identity_(identity),
+      directory_(directory) {}
+
+void TrackerNode::start() {
+  std::optional<proto::TrackerSnapshot> restored;
+  if (disk_) restored = proto::decode_snapshot(*disk_, "the simulated tracker's state");
+  core_ =
+      std::make_unique<proto::TrackerCore>(config_, identity_, std::move(restored), loop_.now());
+  ++process_;
+  timer_at_ = kNever;
+  network_.attach(node_, this);
+  // A new run's state exists from the start (TrackerService::start()).
+  disk_ = proto::encode(core_->snapshot());
+  drive();
+}
+
+void TrackerNode::crash(bool notify) {
+  core_.reset();
+  connected_.clear();
+  timer_at_ = kNever;
+  network_.kill(node_, notify);
+}
+
+void TrackerNode::on_open(NodeId peer) {
+  connected_[peer] = true;  // a second connection from a key replaces the first, silently
+}
+
+void TrackerNode::on_message(NodeId from, std::uint16_t type, std::span<const std::byte> body) {
+  if (!core_) return;
+  const auto info = proto::message_info(type);
+  if (!info || info->route != proto::Route::peer_to_tracker || body.size() > info->max_bytes) {
+    connected_.erase(from);  // the assembler's refusal fails the connection
+    network_.close(node_, from);
+    ++inputs_;
+    core_->on_disconnect(loop_.now(), directory_.key(from));
+    drive();
+    return;
+  }
+  ++inputs_;
+  core_->on_message(loop_.now(), directory_.key(from), type, body);
+  drive();
+}
+
+void TrackerNode::on_close(NodeId peer, const std::string& /*why*/) {
+  if (!core_ || connected_.erase(peer) == 0) return;
+  ++inputs_;
+  core_->on_disconnect(loop_.now(), directory_.key(peer));
+  drive();
+}
+
+void TrackerNode::drive() {
+  std::vector<NodeId> to_close;
+  while (auto event = core_->poll_event()) {
+    if (event->kind == proto::TrackerEvent::Kind::state_changed)
+      disk_ = proto::encode(core_->snapshot());
+    if (event->disconnect && event->peer && directory_.knows(*event->peer))
+      to_close.push_back(directory_.node(*event->peer));
+    if (observer_) observer_(*event);
+  }
+  while (auto t = core_->poll_transmit()) {
+    const NodeId to = directory_.node(t->to);
+    if (!connected_.contains(to)) continue;  // gone meanwhile
+    network_.send(node_, to, static_cast<std::uint16_t>(t->type), std::move(t->body));
+  }
+  for (const NodeId peer : to_close) {
+    if (connected_.erase(peer) == 0) continue;
+    network_.close(node_, peer);
+  }
+  arm_timer();
+}
+
+// One pending timer event at a time: a later deadline waits for the armed one to fire (an early
+// on_timer() is harmless), an earlier one is armed as well.
+void TrackerNode::arm_timer() {
+  const TimePoint deadline = core_->poll_timeout();
+  if (deadline == kNever || deadline >= timer_at_) return;
+  timer_at_ = deadline;
+  loop_.at(std::max(deadline, loop_.now()), [this, process = process_, deadline] {
+    if (!core_ || process != process_ || deadline != timer_at_) return;
+    timer_at_ = kNever;
+    ++inputs_;
+    core_->on_timer(loop_.now());
+    drive();
+  });
+}
+
+}  // namespace loco::sim
