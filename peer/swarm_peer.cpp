@@ -114,6 +114,10 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
 
     // 3. Join: the tracker gives the data shard, and the run's state if this peer lacks it.
     const swarm::JoinOutcome joined = group.join(genesis, std::chrono::seconds(60));
+    if (joined.stopped) {
+      spdlog::info("stopped by a signal before joining the run");
+      return 0;
+    }
     loop.set_shard(data::ShardSpec{joined.reply.shard_index, joined.reply.shard_count});
     if (joined.fetched) {
       loop.set_steps(diloco.shared().round() * h);  // the run's place in the lr schedule

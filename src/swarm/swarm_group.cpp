@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 
 #include "loco/core/error.hpp"
@@ -13,6 +14,8 @@ namespace {
 // A round waits as long as the run needs (a slow group, a long timed quorum); this only makes the
 // wait visible in the log now and then.
 constexpr Duration kNotice = std::chrono::minutes(1);
+// How often a wait looks at the stop flag.
+constexpr Duration kStopCheck = std::chrono::milliseconds(200);
 
 }  // namespace
 
@@ -48,7 +51,7 @@ std::optional<SwarmEvent> SwarmGroup::wait_event() {
   auto noticed = started;
   for (;;) {
     if (stop_ != nullptr && stop_->load()) return std::nullopt;
-    if (auto e = mailbox_.wait(std::chrono::milliseconds(200))) {
+    if (auto e = mailbox_.wait(kStopCheck)) {
       wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       if (e->kind == SwarmEvent::Kind::refused)
         throw Error(ErrorCategory::config, "the tracker refused this peer: " + e->text);
@@ -69,11 +72,17 @@ JoinOutcome SwarmGroup::join(const Digest& genesis, Duration patience) {
   JoinOutcome outcome;
   const auto deadline = std::chrono::steady_clock::now() + patience;
   for (;;) {
+    if (stop_ != nullptr && stop_->load()) {
+      outcome.stopped = true;
+      return outcome;
+    }
     const auto left = deadline - std::chrono::steady_clock::now();
-    auto e = mailbox_.wait(std::chrono::duration_cast<Duration>(left));
-    if (!e)
+    if (left <= Duration::zero())
       throw Error(ErrorCategory::network,
                   "no answer from the tracker: check [tracker] address and that it runs");
+    // Short waits, so that a signal is noticed while the tracker is unreachable.
+    auto e = mailbox_.wait(std::min(std::chrono::duration_cast<Duration>(left), kStopCheck));
+    if (!e) continue;
     switch (e->kind) {
       case SwarmEvent::Kind::refused:
         throw Error(ErrorCategory::config, "the tracker refused this peer: " + e->text);

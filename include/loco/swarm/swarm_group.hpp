@@ -25,6 +25,7 @@ namespace loco::swarm {
 struct JoinOutcome {
   proto::JoinReply reply;
   bool fetched = false;  // the shared state was replaced by the run's (train::Start::joined)
+  bool stopped = false;  // *stop turned true first: not joined, nothing changed
 };
 
 class SwarmGroup final : public train::OuterGroup {
@@ -38,7 +39,8 @@ class SwarmGroup final : public train::OuterGroup {
 
   // Connects, joins with the shared state as it is (and the run's genesis hash), and, when the
   // run is elsewhere, fetches the run's state into it. Throws Error(config) with the tracker's
-  // reason when refused, and Error(network) when nothing is heard for `patience`.
+  // reason when refused, and Error(network) when nothing is heard for `patience`. Returns with
+  // `stopped` within a fraction of a second of `*stop` turning true.
   JoinOutcome join(const Digest& genesis, Duration patience);
 
   train::RoundResult run_round(const train::RoundInput& input) override;
