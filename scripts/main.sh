@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# The main job: installs what is needed, builds loco in Release, and trains the tiny GPT of
-# configs/tiny.toml on the synthetic corpus (under a minute on 2 cores), printing its loss next
-# to the corpus's entropy floor, the best loss any model can reach.
+# The main job: installs what is needed, builds loco in Release, and runs a whole swarm on this
+# machine (configs/swarm.toml): a loco-tracker and 4 loco-peers on loopback, each on an emulated
+# 20 Mbit/s, 25 ms link, training a tiny GPT together with DiLoCo (about a minute on 2 cores). It
+# prints a progress line per round and, at the end, each peer's validation loss next to the
+# corpus's entropy floor (the best loss any model can reach), the bytes each peer sent, and
+# whether all peers hold the same model. docs/SWARM.md explains the output.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 scripts/install-deps.sh
 scripts/build.sh build/release Release
-echo "== loco-train --config configs/tiny.toml (progress on stderr, summary below)"
-build/release/bin/loco-train --config configs/tiny.toml --train.checkpoint build/release/tiny.safetensors
-echo "== done; the checkpoint is build/release/tiny.safetensors (resume with --resume, see docs/TRAINING.md)"
+echo "== loco-swarm --config configs/swarm.toml"
+build/release/bin/loco-swarm --config configs/swarm.toml
+echo "== done; every process's config and log are in build/swarm/"
