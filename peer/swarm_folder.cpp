@@ -48,11 +48,13 @@ std::string tracker_config(const SwarmPlan& plan) {
       "[run]\n"
       "id = {}\n"
       "config = {}\n"
-      "min-peers = {}            # every round waits for all the peers\n"
-      "shard-count = {}          # one data shard per peer\n\n"
+      "min-peers = {}\n"
+      "shard-count = {}          # one data shard per peer\n"
+      "join-timeout = \"5s\"      # a round without a missing member forms after this; loopback "
+      "fetches are quick\n\n"
       "[admission]\n"
       "policy = \"open\"\n",
-      quoted(plan.status), quoted(plan.run_id), quoted(plan.run_config.string()), plan.peers,
+      quoted(plan.status), quoted(plan.run_id), quoted(plan.run_config.string()), plan.min_peers,
       plan.peers);
 }
 

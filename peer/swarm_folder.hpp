@@ -20,6 +20,7 @@ namespace loco::peer {
 // What loco-swarm was asked to run, checked.
 struct SwarmPlan {
   std::uint32_t peers = 4;
+  std::uint32_t min_peers = 1;  // a round needs this many ready peers
   std::string run_id = "local-swarm";
   std::filesystem::path run_config;     // the loco-train config of the run (absolute)
   std::filesystem::path folder;         // the run folder

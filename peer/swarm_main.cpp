@@ -31,6 +31,7 @@ extern "C" void count_signal(int) {
 
 struct SwarmOptions {
   std::uint32_t peers = 4;
+  std::uint32_t min_peers = 1;
   std::string run_id = "local-swarm";
   std::string run_config;
   std::string folder = "loco-swarm";
@@ -41,6 +42,11 @@ struct SwarmOptions {
 
 void add_swarm_options(CLI::App& app, SwarmOptions& o) {
   app.add_option("--swarm.peers", o.peers, "How many loco-peer processes to start (1-64)")
+      ->check(CLI::Range(1u, 64u))
+      ->capture_default_str();
+  app.add_option("--swarm.min-peers", o.min_peers,
+                 "A round needs at least this many ready peers; below the number of peers, the "
+                 "others go on when one fails")
       ->check(CLI::Range(1u, 64u))
       ->capture_default_str();
   app.add_option("--swarm.run-id", o.run_id, "The run's id")->capture_default_str();
@@ -98,8 +104,14 @@ loco::peer::SwarmPlan make_plan(const SwarmOptions& o) {
   if (!std::filesystem::exists(o.run_config))
     throw loco::Error(loco::ErrorCategory::config,
                       fmt::format("--swarm.run-config: no file {}", o.run_config));
+  if (o.min_peers > o.peers)
+    throw loco::Error(loco::ErrorCategory::config,
+                      fmt::format("--swarm.min-peers = {} is more than the {} peers: no round "
+                                  "could form",
+                                  o.min_peers, o.peers));
   loco::peer::SwarmPlan plan{
       .peers = o.peers,
+      .min_peers = o.min_peers,
       .run_id = o.run_id,
       .run_config = std::filesystem::absolute(o.run_config).lexically_normal(),
       .folder = std::filesystem::absolute(o.folder).lexically_normal(),

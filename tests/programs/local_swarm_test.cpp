@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -133,17 +134,56 @@ TEST(LocalSwarm, AConfigErrorIsReportedAndNothingStarts) {
       << test::read_text(dir / "swarm.log");
 }
 
+// The command line of process `pid`, its arguments separated by spaces.
+std::string command_line(pid_t pid) {
+  std::string text = test::read_text("/proc/" + std::to_string(pid) + "/cmdline");
+  std::replace(text.begin(), text.end(), '\0', ' ');
+  return text;
+}
+
+// Reads loco-swarm's output up to its first combined progress line (every peer trains).
+bool wait_first_round(test::ChildProcess& swarm) {
+  for (std::string line = swarm.read_line(kPatienceMs); !line.empty();
+       line = swarm.read_line(kPatienceMs))
+    if (line.starts_with("round ")) return true;
+  return false;
+}
+
+TEST(LocalSwarm, ACrashedPeerIsReportedWithItsLogAndTheOthersFinish) {
+  test::TempDir dir;
+  write_run_config(dir.path(), 100, 20);
+  write_text(dir / "swarm.toml", swarm_config(3));
+  test::ChildProcess swarm({program("loco-swarm"), "--config", (dir / "swarm.toml").string()},
+                           dir / "swarm.log");
+  ASSERT_TRUE(wait_first_round(swarm)) << test::read_text(dir / "swarm.log");
+  for (const pid_t child : children_of(swarm.pid()))
+    if (command_line(child).find("peer-2.toml") != std::string::npos) ::kill(child, SIGKILL);
+  const std::vector<std::string> lines = read_all(swarm);
+  const std::string output = joined(lines);
+  EXPECT_EQ(swarm.stop(0), 1) << output;
+  const std::string failure = "peer 2 FAILED (killed by signal 9 (Killed)): ";
+  EXPECT_NE(output.find(failure), std::string::npos) << output;
+  EXPECT_NE(output.find("its log: " + (dir / "run" / "peer-2.log").string()), std::string::npos)
+      << output;
+  // Peers 1 and 3 trained on without it to the end.
+  int rows = 0;
+  for (const auto& line : lines) {
+    std::istringstream row(line);
+    int peer = 0;
+    std::string id;
+    double first = 0, validation = 0;
+    if (row >> peer >> id >> first >> validation) ++rows;
+  }
+  EXPECT_EQ(rows, 2) << output;
+}
+
 TEST(LocalSwarm, SigintStopsEveryChildAndReapsThem) {
   test::TempDir dir;
   write_run_config(dir.path(), 100'000, 20);  // would run for hours
   write_text(dir / "swarm.toml", swarm_config(3));
   test::ChildProcess swarm({program("loco-swarm"), "--config", (dir / "swarm.toml").string()},
                            dir / "swarm.log");
-  // The first combined progress line: every peer has joined and trains.
-  std::string line;
-  while (!(line = swarm.read_line(kPatienceMs)).empty() && !line.starts_with("round ")) {
-  }
-  ASSERT_TRUE(line.starts_with("round ")) << test::read_text(dir / "swarm.log");
+  ASSERT_TRUE(wait_first_round(swarm)) << test::read_text(dir / "swarm.log");
   const std::vector<pid_t> children = children_of(swarm.pid());
   EXPECT_EQ(children.size(), 4u);  // the tracker and 3 peers
 
