@@ -33,8 +33,8 @@ bool LocalSwarm::start(const std::atomic<int>& signals) {
     ::poll(&fd, 1, kPollMs);
     for (const std::string& line : tracker_->read_lines()) {
       // "listening on HOST:PORT as KEY" on stdout; "status page at URL" in the log.
-      if (line.starts_with(kListening)) {
-        const auto as = line.find(" as ");
+      if (const auto as = line.find(" as ");
+          line.starts_with(kListening) && as != std::string::npos) {
         address_ = line.substr(kListening.size(), as - kListening.size());
         public_key_ = line.substr(as + 4);
       } else if (const auto at = line.find(kStatusPage); at != std::string::npos) {
