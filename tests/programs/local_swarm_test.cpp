@@ -87,7 +87,7 @@ TEST(LocalSwarm, PeersTrainTogetherAndEndWithTheSameState) {
   const std::string output = joined(lines);
   EXPECT_EQ(swarm.stop(0), 0) << output << test::read_text(dir / "run" / "peer-1.log");
 
-  EXPECT_NE(output.find("round    1 | step    20/60 | loss "), std::string::npos) << output;
+  EXPECT_NE(output.find("/60 | loss "), std::string::npos) << output;  // a progress line
   EXPECT_NE(output.find("all 2 peers hold the same state "), std::string::npos) << output;
   // Each peer's row: "   1  ID  FIRST-LOSS  VALIDATION  FLOOR  ...": it learned.
   int rows = 0;
