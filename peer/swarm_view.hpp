@@ -1,13 +1,14 @@
 #pragma once
-// loco-swarm's picture of its peers, built from the lines they print: loco-peer's progress line
+// loco-swarm's picture of its peers, built from the lines they print (each one line, shown here
+// in two): loco-peer's progress line, in its log after the time and level,
 //
-//   round    3 | step     60/300 | loss 2.4120 | 5120 tok/s | sent 0.8 MB recv 0.8 MB | net wait
-//   0.3 s
+//   round    3 | step     60/300 | loss 2.4120 | 5120 tok/s |
+//     sent 0.8 MB recv 0.8 MB | net wait 0.3 s
 //
-// (in its log, after the time and level) and its last line on stdout
+// and its last line, on stdout,
 //
-//   peer 1a2b3c4d5e6f: round 15, step 300, validation loss 1.4321 (floor 1.3850), sent 1.2 MB,
-//   received 1.2 MB, state 0123456789abcdef
+//   peer 1a2b3c4d5e6f: round 15, step 300, validation loss 1.4321 (floor 1.3850),
+//     sent 1.2 MB, received 1.2 MB, state 0123456789abcdef
 //
 // It renders one combined progress line per round (or every few seconds when the peers drift
 // apart), and the final summary. No clock and no I/O: the caller passes the time and prints.
