@@ -66,7 +66,13 @@ swarm::SwarmConfig swarm_config(const PeerOptions& o, const train::TrainConfig& 
   s.listener_limits.max_pending_per_source = o.max_per_address;
   s.listener_limits.handshake_timeout =
       net::parse_duration(o.handshake_timeout, "--peer.handshake-timeout", std::chrono::hours(1));
-  net::validate(s.listener_limits);
+  try {
+    net::validate(s.listener_limits);
+  } catch (const Error& e) {
+    throw Error(
+        ErrorCategory::config,
+        "--peer.max-handshakes, --peer.max-per-address, --peer.handshake-timeout: " + e.message());
+  }
   return s;
 }
 
