@@ -8,49 +8,18 @@
 #include <boost/asio.hpp>
 
 #include "connection_harness.hpp"
+#include "idle_socket.hpp"
 #include "loco/net/bundle_listener.hpp"
 #include "loco/net/peer_mesh.hpp"
 
 namespace loco::net {
 namespace {
 
-using boost::asio::ip::make_address;
+using testing::count_dropped;
+using testing::IdleSocket;
+
 using boost::asio::ip::tcp;
 using std::chrono::seconds;
-
-// A TCP connection that never sends a byte (a slow loris) from `source`; `dropped` once the
-// listener has closed it (or refused it).
-class IdleSocket {
- public:
-  IdleSocket(boost::asio::io_context& io, const std::string& source, const tcp::endpoint& to)
-      : socket_(io) {
-    socket_.open(tcp::v4());
-    socket_.bind({make_address(source), 0});
-    socket_.async_connect(to, [this](const boost::system::error_code& error) {
-      if (error) {
-        dropped = true;
-        return;
-      }
-      read();
-    });
-  }
-  void close() { socket_.close(); }
-  bool dropped = false;
-
- private:
-  void read() {
-    socket_.async_read_some(boost::asio::buffer(buffer_),
-                            [this](const boost::system::error_code& error, std::size_t) {
-                              if (error) {
-                                dropped = true;
-                                return;
-                              }
-                              read();
-                            });
-  }
-  tcp::socket socket_;
-  std::array<char, 256> buffer_{};
-};
 
 struct BundleEnd {
   bool ready = false;
@@ -120,12 +89,6 @@ class Listening {
                         .peer_label = "peer"};
   }
 };
-
-std::size_t count_dropped(const std::vector<std::unique_ptr<IdleSocket>>& sockets) {
-  std::size_t n = 0;
-  for (const auto& s : sockets) n += s->dropped ? 1 : 0;
-  return n;
-}
 
 // The peer's defaults, with deadlines far beyond any test so that only the caps act.
 ListenerLimits peer_caps_without_deadlines() {
