@@ -49,7 +49,7 @@ double bundle_mbit_s(std::uint32_t streams) {
   auto listener = loco::net::BundleListener::create(
       io, {boost::asio::ip::address_v4::loopback(), 0},
       loco::net::BundleListenerConfig{.setup = setup(server_key, client_key.public_key()),
-                                      .setup_timeout = 10s,
+                                      .limits = loco::net::ListenerLimits::peer_defaults(),
                                       .max_streams = loco::net::kMaxStreams,
                                       .link = nullptr},
       [&](const std::shared_ptr<loco::net::StreamBundle>& bundle) {

@@ -36,6 +36,11 @@ void add_peer_options(CLI::App& app, loco::peer::PeerOptions& o) {
   add("--peer.checkpoint-rounds", o.checkpoint_rounds, "Rounds between checkpoints");
   add("--peer.streams", o.streams, "Parallel TCP streams to each other peer (1-16)");
   add("--peer.threads", o.threads, "Compute threads (0: the run config's train.threads)");
+  add("--peer.max-handshakes", o.max_handshakes, "Connections in their handshake at once");
+  add("--peer.max-per-address", o.max_per_address,
+      "Connections from one address not yet admitted (handshake or hello)");
+  add("--peer.handshake-timeout", o.handshake_timeout,
+      "A connection whose handshake is not done this long after accept is closed");
   app.add_option("--debug.poison", o.poison,
                  "For the test suite only: scale (send a 1000x update) or nan (declare a NaN one)")
       ->group("");  // hidden from --help

@@ -62,6 +62,17 @@ swarm::SwarmConfig swarm_config(const PeerOptions& o, const train::TrainConfig& 
   const net::LinkSettings link = net::to_link_settings(o.link);
   if (!link.is_transparent()) s.link = net::LinkShaper::create(link, from_steady(Clock::now()));
   s.poison = o.poison;
+  s.listener_limits.max_handshakes = o.max_handshakes;
+  s.listener_limits.max_pending_per_source = o.max_per_address;
+  s.listener_limits.handshake_timeout =
+      net::parse_duration(o.handshake_timeout, "--peer.handshake-timeout", std::chrono::hours(1));
+  try {
+    net::validate(s.listener_limits);
+  } catch (const Error& e) {
+    throw Error(
+        ErrorCategory::config,
+        "--peer.max-handshakes, --peer.max-per-address, --peer.handshake-timeout: " + e.message());
+  }
   return s;
 }
 

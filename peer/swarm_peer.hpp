@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "loco/net/link_options.hpp"
+#include "loco/net/listener_limits.hpp"
 
 namespace loco::peer {
 
@@ -22,7 +23,11 @@ struct PeerOptions {
   std::uint64_t checkpoint_rounds = 10;
   std::uint32_t streams = 1;  // parallel TCP streams per peer pair
   int threads = 0;            // compute threads (0: the run config's)
-  std::string poison;         // test only: scale | nan
+  // What this peer's listener takes on at once; the other caps are ListenerLimits::peer_defaults
+  std::size_t max_handshakes = net::ListenerLimits::peer_defaults().max_handshakes;
+  std::size_t max_per_address = net::ListenerLimits::peer_defaults().max_pending_per_source;
+  std::string handshake_timeout = "5s";
+  std::string poison;  // test only: scale | nan
   // [run]
   std::string run_id;
   std::string run_config;  // the loco-train config of the run (model, data, DiLoCo)

@@ -47,6 +47,7 @@ int serve(const TrackerOptions& options) {
       throw Error(ErrorCategory::config, fmt::format("--tracker.listen: {}", e.message()));
     }
     const proto::TrackerCoreConfig config = to_core_config(options);
+    const net::ListenerLimits limits = to_listener_limits(options);
     const secure::KeyPair key = secure::read_key_file(options.key_file, secure::KeyOwner::tracker);
     auto restored = load_state(options.state_file);
     if (restored)
@@ -60,7 +61,7 @@ int serve(const TrackerOptions& options) {
                                    .config = secure::ChannelConfig{.run_id = options.run_id},
                                    .accept = [](const secure::PublicKey&) { return true; },
                                    .peer_label = {}},
-        .setup_timeout = std::chrono::seconds(10),
+        .limits = limits,
         .max_streams = 1,
         .link = nullptr,
     };

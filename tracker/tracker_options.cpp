@@ -62,6 +62,24 @@ void add_tracker_options(CLI::App& app, TrackerOptions& o) {
   app.add_option("--tracker.listen", o.listen,
                  "Address to listen on for peers (host:port; port 0: any)")
       ->capture_default_str();
+  const auto add_cap = [&app](const char* name, std::size_t& field, const char* help) {
+    app.add_option(name, field, help)->capture_default_str()->check(CLI::Range(1, 1'000'000));
+  };
+  add_cap("--tracker.max-handshakes", o.max_handshakes,
+          "Connections in their handshake at once, from every address");
+  add_cap("--tracker.max-waiting", o.max_waiting,
+          "Authenticated connections waiting for their hello at once");
+  add_cap("--tracker.max-connections", o.max_connections, "Admitted connections at once");
+  add_cap("--tracker.max-per-address", o.max_per_address,
+          "Connections from one address (an IPv6 /64) in their handshake or waiting");
+  add_cap("--tracker.max-connections-per-address", o.max_connections_per_address,
+          "Admitted connections from one address (an IPv6 /64)");
+  app.add_option("--tracker.handshake-timeout", o.handshake_timeout,
+                 "A connection whose handshake is not done this long after accept is closed")
+      ->capture_default_str();
+  app.add_option("--tracker.bundle-timeout", o.bundle_timeout,
+                 "A connection not admitted this long after accept (no hello) is closed")
+      ->capture_default_str();
   cli::add_path_option(app, "--tracker.key", o.key_file,
                        "The tracker's identity key file (keygen)");
   cli::add_path_option(
@@ -135,6 +153,23 @@ proto::TrackerCoreConfig to_core_config(const TrackerOptions& o) {
   c.update_norm_limit = o.update_norm_limit;
   c.donors_per_resync = o.donors;
   return c;
+}
+
+net::ListenerLimits to_listener_limits(const TrackerOptions& o) {
+  const net::ListenerLimits limits{
+      .max_handshakes = o.max_handshakes,
+      .max_waiting = o.max_waiting,
+      .max_admitted = o.max_connections,
+      .max_pending_per_source = o.max_per_address,
+      .max_admitted_per_source = o.max_connections_per_address,
+      .handshake_timeout = duration(o.handshake_timeout, "--tracker.handshake-timeout"),
+      .bundle_timeout = duration(o.bundle_timeout, "--tracker.bundle-timeout")};
+  if (limits.handshake_timeout > limits.bundle_timeout)
+    throw Error(ErrorCategory::config,
+                "--tracker.handshake-timeout must not be longer than --tracker.bundle-timeout, "
+                "which counts from the same moment (accept)");
+  net::validate(limits);
+  return limits;
 }
 
 }  // namespace loco::tracker

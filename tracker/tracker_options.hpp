@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "loco/net/listener_limits.hpp"
 #include "loco/proto/tracker_config.hpp"
 
 namespace CLI {
@@ -21,6 +22,15 @@ struct TrackerOptions {
   std::string key_file;
   std::string state_file = "loco-tracker.state";  // "" keeps the state in memory only
   std::string http = "127.0.0.1:7780";  // the status page, /status and /metrics ("": none)
+  // What the listener takes on at once (net/listener_limits.hpp); a source is an address.
+  std::size_t max_handshakes = net::ListenerLimits::tracker_defaults().max_handshakes;
+  std::size_t max_waiting = net::ListenerLimits::tracker_defaults().max_waiting;
+  std::size_t max_connections = net::ListenerLimits::tracker_defaults().max_admitted;
+  std::size_t max_per_address = net::ListenerLimits::tracker_defaults().max_pending_per_source;
+  std::size_t max_connections_per_address =
+      net::ListenerLimits::tracker_defaults().max_admitted_per_source;
+  std::string handshake_timeout = "5s";  // as tracker_defaults()
+  std::string bundle_timeout = "10s";
   // [run]: the training run it coordinates
   std::string run_id;
   std::string run_config;  // the loco-train config every peer of the run trains with
@@ -43,5 +53,6 @@ void add_tracker_options(CLI::App& app, TrackerOptions& options);
 
 // Throws Error(config) naming the option that is missing or wrong.
 proto::TrackerCoreConfig to_core_config(const TrackerOptions& options);
+net::ListenerLimits to_listener_limits(const TrackerOptions& options);
 
 }  // namespace loco::tracker

@@ -15,12 +15,6 @@ TimePoint now() {
   return from_steady(std::chrono::steady_clock::now());
 }
 
-std::string remote_label(const tcp::socket& socket) {
-  boost::system::error_code error;
-  const tcp::endpoint remote = socket.remote_endpoint(error);
-  return error ? std::string("an unknown address") : fmt::format("{}", fmt::streamed(remote));
-}
-
 }  // namespace
 
 struct BundleListener::Private {};
@@ -30,6 +24,7 @@ std::shared_ptr<BundleListener> BundleListener::create(boost::asio::io_context& 
                                                        BundleListenerConfig config,
                                                        OnBundle on_bundle) {
   LOCO_ASSERT(config.setup.identity != nullptr, "a listener needs an identity");
+  validate(config.limits);
   tcp::acceptor acceptor(io);
   boost::system::error_code error;
   acceptor.open(endpoint.protocol(), error);
@@ -47,7 +42,12 @@ BundleListener::BundleListener(Private, tcp::acceptor acceptor, BundleListenerCo
                                OnBundle on_bundle)
     : acceptor_(std::move(acceptor)),
       config_(std::move(config)),
-      on_bundle_(std::move(on_bundle)) {}
+      on_bundle_(std::move(on_bundle)),
+      budget_(std::make_shared<SourceBudget>(config_.limits)),
+      refusal_timer_(acceptor_.get_executor()),
+      backoff_timer_(acceptor_.get_executor()) {
+  config_.setup.config.handshake_timeout = config_.limits.handshake_timeout;
+}
 
 void BundleListener::start() {
   accept_next();
@@ -57,42 +57,62 @@ void BundleListener::stop() {
   stopped_ = true;
   boost::system::error_code ignored;
   acceptor_.close(ignored);
+  backoff_timer_.cancel();
   for (auto& [id, stream] : pending_) stream.connection->close();
   pending_.clear();
   groups_.clear();
+  refusal_timer_.cancel();
+  for (const std::string& line : refusals_.flush(now())) spdlog::warn("{}", line);
 }
 
 void BundleListener::accept_next() {
   acceptor_.async_accept(
       [self = shared_from_this()](const boost::system::error_code& error, tcp::socket socket) {
         if (self->stopped_) return;
-        if (error) {
-          spdlog::warn("accepting a stream: {}", error.message());
-        } else {
+        if (!error) {
           self->on_accepted(std::move(socket));
+          self->accept_next();
+          return;
         }
-        self->accept_next();
+        // Out of file descriptors (or another failure that accepting again at once would repeat):
+        // wait, rather than spin and log at full speed.
+        self->note_refusal("any address", fmt::format("accept failed ({})", error.message()),
+                           fmt::format("accepting a stream: {}; trying again in {} ms",
+                                       error.message(), kAcceptBackoff.count() / 1'000'000));
+        self->backoff_timer_.expires_after(kAcceptBackoff);
+        self->backoff_timer_.async_wait([self](const boost::system::error_code& waited) {
+          if (!waited && !self->stopped_) self->accept_next();
+        });
       });
 }
 
 void BundleListener::on_accepted(tcp::socket socket) {
-  const std::string label = remote_label(socket);
-  if (pending_.size() >= kMaxPendingStreams) {
-    spdlog::warn("refusing a stream from {}: {} streams are already waiting for their bundles",
-                 label, kMaxPendingStreams);
-    return;  // the socket closes here
+  boost::system::error_code gone;
+  const tcp::endpoint remote = socket.remote_endpoint(gone);
+  if (gone) return;  // already closed by its peer
+  const std::string label = fmt::format("{}", fmt::streamed(remote));
+  const std::string source = source_of(remote.address());
+  if (auto cap = budget_->over_cap(StreamPhase::handshake, {source})) {
+    note_refusal(source, "over a cap at accept",
+                 fmt::format("refusing a stream from {}: already {}", label, *cap));
+    return;  // the socket closes here, before any byte is read
   }
   const StreamId id = next_id_++;
+  auto slot = std::make_shared<StreamSlot>(budget_, source);
   const std::weak_ptr<BundleListener> weak = weak_from_this();
   auto route = std::make_shared<StreamRoute>();
   route->before_adoption = ConnectionHandlers{
-      .on_established = {},
+      .on_established =
+          [weak, id] {
+            if (auto self = weak.lock()) self->on_established(id);
+          },
       .on_chunk =
           [weak, id](const secure::ChannelEvent& chunk) {
             if (auto self = weak.lock()) self->on_hello(id, chunk);
           },
       .on_closed =
-          [weak, id](const Error*) {
+          [weak, id, slot](const Error*) {
+            slot->release();  // the connection has ended: its place is free
             if (auto self = weak.lock(); self && self->pending_.contains(id))
               self->close_group_of(id);
           },
@@ -103,21 +123,39 @@ void BundleListener::on_accepted(tcp::socket socket) {
                                                          secure::fresh_ephemeral_seed());
   PendingStream& stream = pending_[id];
   stream.route = route;
+  stream.slot = slot;
   stream.connection =
       Connection::create(std::move(socket), std::move(channel), route_handlers(route),
                          config_.link ? config_.link->make_pacer(id) : nullptr);
   stream.deadline = std::make_unique<boost::asio::steady_timer>(acceptor_.get_executor());
-  stream.deadline->expires_after(config_.setup_timeout);
+  stream.deadline->expires_after(config_.limits.bundle_timeout);
   stream.deadline->async_wait([weak, id](const boost::system::error_code& error) {
     auto self = weak.lock();
     if (error || !self || !self->pending_.contains(id)) return;
     const PendingStream& late = self->pending_.at(id);
-    spdlog::warn(
-        "closing {}: its stream bundle was not complete within {} ms", late.connection->peer_name(),
-        std::chrono::duration_cast<std::chrono::milliseconds>(self->config_.setup_timeout).count());
+    self->note_refusal(late.slot->source(), "bundle not complete in time",
+                       fmt::format("closing {}: its stream bundle was not complete within {} ms",
+                                   late.connection->peer_name(),
+                                   std::chrono::duration_cast<std::chrono::milliseconds>(
+                                       self->config_.limits.bundle_timeout)
+                                       .count()));
     self->close_group_of(id);
   });
   stream.connection->start();
+}
+
+void BundleListener::on_established(StreamId id) {
+  const auto found = pending_.find(id);
+  if (found == pending_.end()) return;
+  StreamSlot& slot = *found->second.slot;
+  if (auto cap = budget_->over_cap(StreamPhase::waiting, {slot.source()})) {
+    note_refusal(slot.source(), "over a cap after the handshake",
+                 fmt::format("refusing a stream from {}: already {}",
+                             found->second.connection->peer_name(), *cap));
+    close_group_of(id);
+    return;
+  }
+  slot.move_to(StreamPhase::waiting);
 }
 
 void BundleListener::on_hello(StreamId id, const secure::ChannelEvent& chunk) {
@@ -175,8 +213,24 @@ void BundleListener::on_hello(StreamId id, const secure::ChannelEvent& chunk) {
 }
 
 void BundleListener::refuse(StreamId id, const Error& error) {
-  spdlog::warn("refusing a stream: {} [{}]", error.what(), to_string(error.category()));
+  note_refusal(
+      pending_.at(id).slot->source(), "broke the protocol",
+      fmt::format("refusing a stream: {} [{}]", error.what(), to_string(error.category())));
   close_group_of(id);
+}
+
+void BundleListener::note_refusal(const std::string& source, std::string_view reason,
+                                  const std::string& line) {
+  if (!refusals_.add(now(), source, reason)) return;
+  spdlog::warn("{}", line);  // the first of its period; the rest are summarised at its end
+  refusal_timer_.expires_at(to_steady(refusals_.poll_timeout()));
+  refusal_timer_.async_wait([weak = weak_from_this()](const boost::system::error_code& error) {
+    if (auto self = weak.lock(); self && !error) self->flush_refusals();
+  });
+}
+
+void BundleListener::flush_refusals() {
+  for (const std::string& line : refusals_.take_summary(now())) spdlog::warn("{}", line);
 }
 
 void BundleListener::close_group_of(StreamId id) {
@@ -201,18 +255,38 @@ void BundleListener::close_group_of(StreamId id) {
 
 void BundleListener::adopt(const GroupKey& key) {
   const auto found = groups_.find(key);
+  std::vector<std::string> sources;
+  for (const StreamId id : found->second.slots) sources.push_back(pending_.at(id).slot->source());
+  if (auto cap = budget_->over_cap(StreamPhase::admitted, sources)) {
+    const StreamId first = found->second.slots.front();
+    note_refusal(sources.front(), "over a cap at admission",
+                 fmt::format("refusing the bundle of {}: already {}",
+                             pending_.at(first).connection->peer_name(), *cap));
+    close_group_of(first);
+    return;
+  }
   const PendingGroup group = std::move(found->second);
   groups_.erase(found);
   std::vector<std::shared_ptr<Connection>> connections;
   std::vector<std::shared_ptr<StreamRoute>> routes;
+  std::vector<std::shared_ptr<StreamSlot>> slots;
   for (const StreamId id : group.slots) {
     auto node = pending_.extract(id);  // its deadline timer is cancelled with it
     connections.push_back(std::move(node.mapped().connection));
     routes.push_back(std::move(node.mapped().route));
+    node.mapped().slot->move_to(StreamPhase::admitted);
+    slots.push_back(std::move(node.mapped().slot));
   }
   auto bundle = StreamBundle::adopt(std::move(connections), std::move(routes), group.shape,
                                     config_.setup.config.max_message_bytes);
-  bundle->start_responder(on_bundle_(bundle));
+  BundleHandlers handlers = on_bundle_(bundle);
+  // The bundle's places are given back when it ends, or at the latest when it is destroyed
+  // (which closes its streams without a callback) together with these handlers.
+  handlers.on_closed = [slots, inner = std::move(handlers.on_closed)](const Error* error) {
+    for (const auto& slot : slots) slot->release();
+    if (inner) inner(error);
+  };
+  bundle->start_responder(std::move(handlers));
 }
 
 }  // namespace loco::net

@@ -29,7 +29,7 @@ PeerMesh::PeerMesh(Private, boost::asio::io_context& io,
                    PeerMeshHandlers handlers)
     : io_(io), config_(std::move(config)), handlers_(std::move(handlers)) {
   BundleListenerConfig listener{.setup = config_.setup,
-                                .setup_timeout = std::chrono::seconds(10),
+                                .limits = config_.limits,
                                 .max_streams = kMaxStreams,
                                 .link = config_.link};
   listener_ = BundleListener::create(

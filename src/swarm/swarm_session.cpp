@@ -49,7 +49,10 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
       .peer_label = {}};
   mesh_ = net::PeerMesh::create(
       io_, net::resolve(io_, net::parse_host_port(config_.listen, /*allow_any_port=*/true)),
-      net::PeerMeshConfig{.setup = member_setup, .bundle = config_.bundle, .link = config_.link},
+      net::PeerMeshConfig{.setup = member_setup,
+                          .bundle = config_.bundle,
+                          .link = config_.link,
+                          .limits = config_.listener_limits},
       net::PeerMeshHandlers{
           .on_message = [this](
                             const proto::PeerKey& from, proto::MessageType type,

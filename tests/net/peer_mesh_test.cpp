@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "connection_harness.hpp"
+#include "idle_socket.hpp"
 #include "loco/compress/codec.hpp"
 #include "loco/core/hash.hpp"
 #include "loco/core/rng.hpp"
@@ -31,7 +32,7 @@ struct Swarm {
   std::vector<std::unique_ptr<Member>> members;
   std::set<secure::PublicKey> allowed;
 
-  explicit Swarm(std::size_t n) {
+  explicit Swarm(std::size_t n, const ListenerLimits& limits = ListenerLimits::peer_defaults()) {
     for (std::size_t i = 0; i < n; ++i) members.push_back(std::make_unique<Member>());
     for (auto& m : members) allowed.insert(m->key.public_key());
     for (auto& m : members) {
@@ -46,7 +47,8 @@ struct Swarm {
                                                    },
                                                .peer_label = {}},
                          .bundle = BundleConfig{.streams = 2, .unit_bytes = 64 << 10},
-                         .link = nullptr},
+                         .link = nullptr,
+                         .limits = limits},
           PeerMeshHandlers{
               .on_message =
                   [self](const secure::PublicKey& from, proto::MessageType type,
@@ -141,6 +143,25 @@ TEST(PeerMesh, TheRingAllReduceRunsOverRealConnections) {
   const Digest first = blake2b(std::span<const float>(values[0]));
   for (std::size_t i = 1; i < kMembers; ++i)
     EXPECT_EQ(blake2b(std::span<const float>(values[i])), first) << "member " << i;
+}
+
+TEST(PeerMesh, AFloodFromOneAddressTakesOnlyItsShareAndMembersStillTalk) {
+  // The peer's default caps; deadlines far beyond the test, so only the caps act.
+  ListenerLimits limits = ListenerLimits::peer_defaults();
+  limits.handshake_timeout = limits.bundle_timeout = std::chrono::seconds(600);
+  Swarm s(2, limits);
+  Member& a = *s.members[0];
+  Member& b = *s.members[1];
+  std::vector<std::unique_ptr<testing::IdleSocket>> flood;
+  for (int i = 0; i < 100; ++i)
+    flood.push_back(
+        std::make_unique<testing::IdleSocket>(s.io, "127.0.0.2", b.mesh->local_endpoint()));
+  const std::size_t share = limits.max_pending_per_source;  // 16
+  ASSERT_TRUE(s.run_until([&] { return testing::count_dropped(flood) == flood.size() - share; }));
+  a.mesh->send(b.key.public_key(), b.address, proto::MessageType::ring_chunk,
+               std::vector<std::byte>(100, std::byte{7}));
+  ASSERT_TRUE(s.run_until([&] { return b.inbox.size() == 1; }));
+  EXPECT_EQ(testing::count_dropped(flood), flood.size() - share);  // the share is still held
 }
 
 }  // namespace

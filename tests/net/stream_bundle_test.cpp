@@ -68,10 +68,13 @@ class BundlePair {
   std::shared_ptr<StreamBundle> server_bundle;
 
   explicit BundlePair(secure::ChannelConfig server_config = config(),
-                      Duration setup_timeout = std::chrono::seconds(10)) {
+                      Duration bundle_timeout = std::chrono::seconds(10)) {
+    ListenerLimits limits = ListenerLimits::peer_defaults();
+    limits.bundle_timeout = bundle_timeout;
+    limits.handshake_timeout = std::min(limits.handshake_timeout, bundle_timeout);
     BundleListenerConfig listen{
         .setup = setup(server_key, client_key.public_key(), server_config, ""),
-        .setup_timeout = setup_timeout,
+        .limits = limits,
         .max_streams = kMaxStreams,
         .link = nullptr,
     };

@@ -4,11 +4,16 @@
 // bundle has all its streams it adopts them into a StreamBundle and calls on_bundle, which returns
 // the bundle's handlers; the streams are then welcomed and on_ready runs.
 //
-// A stream that is not part of a complete bundle within `setup_timeout` of being accepted (no
-// handshake, no hello, or sibling streams that never came) is closed together with its group; so
-// is every stream of a group in which one stream breaks the protocol (a malformed hello, a
-// duplicate index, a shape that disagrees) or closes. At most kMaxPendingStreams streams wait at a
-// time; more are refused at accept. Each refusal is logged with the peer's name.
+// Bounds (listener_limits.hpp): a stream over a cap of its phase, in all or from its source, is
+// closed at once (at accept: before any byte is read, so nobody is blamed by key). A handshake
+// not done within `limits.handshake_timeout` of accept fails (the channel's own handshake
+// deadline), and a stream that is not part of a complete bundle within `limits.bundle_timeout`
+// (no hello, or sibling streams that never came) is closed together with its group; so is every
+// stream of a group in which one stream breaks the protocol (a malformed hello, a duplicate
+// index, a shape that disagrees) or closes. A stream holds its place in the budget until its
+// connection has ended, or, once admitted, until its bundle has ended. Refusals are logged
+// through a RefusalTally: the first of each 10 s in full, then one summary line per source. When
+// accept fails (out of file descriptors) the listener waits kAcceptBackoff before it tries again.
 //
 // Threads: every call, and every callback, on the io_context's thread.
 
@@ -19,33 +24,41 @@
 #include <map>
 #include <memory>
 
+#include "loco/net/listener_limits.hpp"
+#include "loco/net/refusal_tally.hpp"
+#include "loco/net/source_budget.hpp"
 #include "loco/net/stream_bundle.hpp"
 
 namespace loco::net {
 
 struct BundleListenerConfig {
-  ChannelSetup setup;  // peer_label is ignored: each stream is named by its remote address
-  Duration setup_timeout = std::chrono::seconds(10);
+  ChannelSetup setup;  // peer_label is ignored: each stream is named by its remote address;
+                       // config.handshake_timeout is replaced by limits.handshake_timeout
+  ListenerLimits limits = ListenerLimits::peer_defaults();
   std::uint32_t max_streams = kMaxStreams;  // per bundle; a hello asking for more is refused
   std::shared_ptr<LinkShaper> link;         // may be null: no link emulation
 };
 
 class BundleListener : public std::enable_shared_from_this<BundleListener> {
  public:
-  static constexpr std::size_t kMaxPendingStreams = 256;
+  static constexpr Duration kAcceptBackoff = std::chrono::milliseconds(100);
 
   using OnBundle = std::function<BundleHandlers(const std::shared_ptr<StreamBundle>& bundle)>;
 
-  // Binds `endpoint` (port 0: any free port); throws Error(io) if it cannot.
+  // Binds `endpoint` (port 0: any free port); throws Error(io) if it cannot, Error(config) for
+  // limits that validate() refuses.
   static std::shared_ptr<BundleListener> create(boost::asio::io_context& io,
                                                 const boost::asio::ip::tcp::endpoint& endpoint,
                                                 BundleListenerConfig config, OnBundle on_bundle);
 
   void start();
-  // Stops accepting and closes the streams still waiting for their bundle.
+  // Stops accepting, closes the streams still waiting for their bundle, and logs the refusals not
+  // yet summarised.
   void stop();
   boost::asio::ip::tcp::endpoint local_endpoint() const { return acceptor_.local_endpoint(); }
   std::size_t pending_streams() const { return pending_.size(); }
+  // Streams in each phase, per source: for tests and status.
+  const SourceBudget& budget() const { return *budget_; }
 
   struct Private;  // constructor key: create() only
   BundleListener(Private, boost::asio::ip::tcp::acceptor acceptor, BundleListenerConfig config,
@@ -59,6 +72,7 @@ class BundleListener : public std::enable_shared_from_this<BundleListener> {
     std::shared_ptr<Connection> connection;
     std::shared_ptr<StreamRoute> route;
     std::unique_ptr<boost::asio::steady_timer> deadline;
+    std::shared_ptr<StreamSlot> slot;
     std::optional<GroupKey> group;  // once its hello has arrived
   };
   struct PendingGroup {
@@ -70,8 +84,11 @@ class BundleListener : public std::enable_shared_from_this<BundleListener> {
 
   void accept_next();
   void on_accepted(boost::asio::ip::tcp::socket socket);
+  void on_established(StreamId id);
   void on_hello(StreamId id, const secure::ChannelEvent& chunk);
   void refuse(StreamId id, const Error& error);
+  void note_refusal(const std::string& source, std::string_view reason, const std::string& line);
+  void flush_refusals();
   void close_group_of(StreamId id);
   void adopt(const GroupKey& key);
 
@@ -80,6 +97,10 @@ class BundleListener : public std::enable_shared_from_this<BundleListener> {
   OnBundle on_bundle_;
   std::map<StreamId, PendingStream> pending_;
   std::map<GroupKey, PendingGroup> groups_;
+  std::shared_ptr<SourceBudget> budget_;  // shared with every StreamSlot
+  RefusalTally refusals_;
+  boost::asio::steady_timer refusal_timer_;
+  boost::asio::steady_timer backoff_timer_;
   StreamId next_id_ = 1;
   bool stopped_ = false;
 };

@@ -36,6 +36,7 @@ struct PeerMeshConfig {
   ChannelSetup setup;  // identity and run; `accept` admits members only
   BundleConfig bundle;
   std::shared_ptr<LinkShaper> link;  // may be null: no link emulation
+  ListenerLimits limits = ListenerLimits::peer_defaults();
 };
 
 class PeerMesh : public std::enable_shared_from_this<PeerMesh> {

@@ -36,6 +36,7 @@ struct SwarmConfig {
   std::size_t chunk_values = std::size_t{1} << 16;
   net::BundleConfig bundle;
   std::shared_ptr<net::LinkShaper> link;  // this peer's emulated WAN link, may be null
+  net::ListenerLimits listener_limits = net::ListenerLimits::peer_defaults();  // the mesh's
   // For the test suite only: this peer misbehaves. "scale": sends its update 1000x larger than
   // the norm it declares; "nan": declares a NaN norm (a broken update).
   std::string poison;

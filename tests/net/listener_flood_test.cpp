@@ -1,0 +1,187 @@
+// BundleListener under a flood, over real loopback sockets. Linux routes all of 127/8 to lo, so
+// 127.0.0.2 and 127.0.0.3 are distinct sources next to the honest peers' 127.0.0.1. Nothing here
+// asserts how long anything took at most: each test waits (with a long hang guard) for the
+// condition it is about, and the only timing assertion is a lower bound.
+
+#include <gtest/gtest.h>
+
+#include <boost/asio.hpp>
+
+#include "connection_harness.hpp"
+#include "idle_socket.hpp"
+#include "loco/net/bundle_listener.hpp"
+#include "loco/net/peer_mesh.hpp"
+
+namespace loco::net {
+namespace {
+
+using testing::count_dropped;
+using testing::IdleSocket;
+
+using boost::asio::ip::tcp;
+using std::chrono::seconds;
+
+struct BundleEnd {
+  bool ready = false;
+  bool closed = false;
+  BundleHandlers handlers() {
+    return BundleHandlers{.on_ready = [this] { ready = true; },
+                          .on_chunk = {},
+                          .on_closed = [this](const Error*) { closed = true; }};
+  }
+};
+
+class Listening {
+ public:
+  boost::asio::io_context io;
+  secure::KeyPair server_key = secure::KeyPair::generate();
+  secure::KeyPair client_key = secure::KeyPair::generate();
+  std::shared_ptr<BundleListener> listener;
+  std::vector<std::shared_ptr<StreamBundle>> admitted;  // held, as the listener's owner would
+  BundleEnd server;
+
+  explicit Listening(const ListenerLimits& limits) {
+    listener = BundleListener::create(
+        io, {boost::asio::ip::address_v4::loopback(), 0},
+        BundleListenerConfig{.setup = setup(server_key, client_key.public_key()),
+                             .limits = limits,
+                             .max_streams = kMaxStreams,
+                             .link = nullptr},
+        [this](const std::shared_ptr<StreamBundle>& bundle) {
+          admitted.push_back(bundle);
+          return server.handlers();
+        });
+    listener->start();
+  }
+
+  // An honest peer from 127.0.0.1 opening a bundle of `streams`.
+  std::shared_ptr<StreamBundle> connect(BundleEnd& end, std::uint32_t streams = 2) {
+    return StreamBundle::connect(io, listener->local_endpoint(),
+                                 BundleConfig{.streams = streams, .unit_bytes = 64 << 10},
+                                 setup(client_key, server_key.public_key()), end.handlers());
+  }
+
+  std::vector<std::unique_ptr<IdleSocket>> flood(const std::string& source, int count) {
+    std::vector<std::unique_ptr<IdleSocket>> sockets;
+    for (int i = 0; i < count; ++i)
+      sockets.push_back(std::make_unique<IdleSocket>(io, source, listener->local_endpoint()));
+    return sockets;
+  }
+
+  template <typename Pred>
+  bool run_until(Pred done) {
+    return testing::run_io_until(io, done, seconds(120));
+  }
+
+  bool budget_is_empty() const {
+    const SourceBudget& b = listener->budget();
+    return b.sources() == 0 && b.in_phase(StreamPhase::handshake) == 0 &&
+           b.in_phase(StreamPhase::waiting) == 0 && b.in_phase(StreamPhase::admitted) == 0;
+  }
+
+ private:
+  static ChannelSetup setup(const secure::KeyPair& key, const secure::PublicKey& other) {
+    secure::ChannelConfig config;
+    config.run_id = "run-1";
+    return ChannelSetup{.identity = &key,
+                        .config = config,
+                        .accept = [other](const secure::PublicKey& k) { return k == other; },
+                        .peer_label = "peer"};
+  }
+};
+
+// The peer's defaults, with deadlines far beyond any test so that only the caps act.
+ListenerLimits peer_caps_without_deadlines() {
+  ListenerLimits limits = ListenerLimits::peer_defaults();
+  limits.handshake_timeout = limits.bundle_timeout = seconds(600);
+  return limits;
+}
+
+TEST(ListenerFlood, PeerMeshListensWithThePeerDefaults) {
+  const PeerMeshConfig config;
+  EXPECT_EQ(config.limits.max_handshakes, ListenerLimits::peer_defaults().max_handshakes);
+  EXPECT_EQ(config.limits.max_pending_per_source,
+            ListenerLimits::peer_defaults().max_pending_per_source);
+  EXPECT_EQ(config.limits.handshake_timeout, ListenerLimits::peer_defaults().handshake_timeout);
+}
+
+TEST(ListenerFlood, AnIdleFloodFromOneAddressLeavesRoomForAnotherAndItsCountsReturnToZero) {
+  Listening l(peer_caps_without_deadlines());
+  const std::size_t share = l.listener->budget().limits().max_pending_per_source;  // 16
+  auto flood = l.flood("127.0.0.2", 100);
+  // The flood's share is held; everything past it is closed at once.
+  ASSERT_TRUE(l.run_until([&] {
+    return l.listener->budget().pending_from("127.0.0.2") == share &&
+           count_dropped(flood) == flood.size() - share;
+  }));
+  BundleEnd client;
+  auto bundle = l.connect(client);
+  ASSERT_TRUE(l.run_until([&] { return client.ready && l.server.ready; }));
+  EXPECT_EQ(l.listener->budget().pending_from("127.0.0.2"), share);  // still held meanwhile
+  EXPECT_EQ(l.listener->budget().admitted_from("127.0.0.1"), 2u);
+
+  for (auto& s : flood) s->close();
+  ASSERT_TRUE(l.run_until([&] { return l.listener->budget().pending_from("127.0.0.2") == 0; }));
+  EXPECT_EQ(l.listener->budget().sources(), 1u);  // no entry is left for 127.0.0.2
+  bundle->close();
+  ASSERT_TRUE(l.run_until([&] { return client.closed && l.server.closed; }));
+  ASSERT_TRUE(l.run_until([&] { return l.budget_is_empty(); }));
+}
+
+TEST(ListenerFlood, WhileEveryHandshakeSlotIsTakenANewcomerIsRefusedUntilOneFrees) {
+  ListenerLimits limits = peer_caps_without_deadlines();
+  limits.max_handshakes = 4;
+  auto l = std::make_unique<Listening>(limits);
+  auto a = l->flood("127.0.0.2", 2);
+  auto b = l->flood("127.0.0.3", 2);
+  ASSERT_TRUE(
+      l->run_until([&] { return l->listener->budget().in_phase(StreamPhase::handshake) == 4; }));
+  BundleEnd refused;
+  auto first = l->connect(refused, 1);
+  ASSERT_TRUE(l->run_until([&] { return refused.closed; }));
+  EXPECT_FALSE(refused.ready);
+  EXPECT_EQ(count_dropped(a) + count_dropped(b), 0u);  // the holders were not disturbed
+
+  a[0]->close();  // one slot frees once its connection has ended
+  ASSERT_TRUE(
+      l->run_until([&] { return l->listener->budget().in_phase(StreamPhase::handshake) == 3; }));
+  BundleEnd admitted;
+  auto second = l->connect(admitted, 1);
+  ASSERT_TRUE(l->run_until([&] { return admitted.ready; }));
+}
+
+TEST(ListenerFlood, ASlowLorisIsDroppedAtTheHandshakeDeadlineAndItsSlotFreed) {
+  ListenerLimits limits = ListenerLimits::peer_defaults();
+  limits.max_handshakes = 4;
+  limits.handshake_timeout = seconds(2);  // the honest handshake afterwards must fit in it too
+  limits.bundle_timeout = seconds(10);
+  Listening l(limits);
+  const auto opened = std::chrono::steady_clock::now();
+  auto loris = l.flood("127.0.0.2", 4);
+  ASSERT_TRUE(l.run_until([&] { return count_dropped(loris) == loris.size(); }));
+  // A lower bound only: the listener may not drop them early; how late is the machine's business.
+  EXPECT_GE(std::chrono::steady_clock::now() - opened, limits.handshake_timeout);
+  ASSERT_TRUE(l.run_until([&] { return l.budget_is_empty(); }));
+  BundleEnd client;
+  auto bundle = l.connect(client);
+  ASSERT_TRUE(l.run_until([&] { return client.ready; }));
+}
+
+TEST(ListenerFlood, AdmittedStreamsFromOneAddressAreCapped) {
+  ListenerLimits limits = peer_caps_without_deadlines();
+  limits.max_admitted_per_source = 2;
+  Listening l(limits);
+  BundleEnd first_end;
+  auto first = l.connect(first_end, 2);
+  ASSERT_TRUE(l.run_until([&] { return first_end.ready; }));
+  BundleEnd second_end;
+  auto second = l.connect(second_end, 1);  // a third stream from 127.0.0.1
+  ASSERT_TRUE(l.run_until([&] { return second_end.closed; }));
+  EXPECT_FALSE(second_end.ready);
+  EXPECT_EQ(l.listener->budget().admitted_from("127.0.0.1"), 2u);
+  first->close();
+  ASSERT_TRUE(l.run_until([&] { return l.budget_is_empty(); }));
+}
+
+}  // namespace
+}  // namespace loco::net
