@@ -52,7 +52,7 @@ void add_peer_options(CLI::App& app, loco::peer::PeerOptions& o) {
   add("--tracker.public-key", o.tracker_public_key,
       "The tracker's public key (64 hex digits): only that key is accepted");
   add("--tracker.join-token", o.join_token, "The run's join token, if it has one");
-  loco::net::add_link_options(app, o.link);
+  loco::cli::add_link_options(app, o.link);
 }
 
 }  // namespace

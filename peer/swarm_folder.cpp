@@ -58,7 +58,7 @@ std::string tracker_config(const SwarmPlan& plan) {
       plan.peers);
 }
 
-std::string link_section(const net::LinkOptions& link) {
+std::string link_section(const cli::LinkOptions& link) {
   std::string text = "[link]\n";
   const auto add = [&text](const char* key, const std::string& value) {
     if (!value.empty()) text += fmt::format("{} = {}\n", key, quoted(value));
@@ -76,7 +76,7 @@ std::string link_section(const net::LinkOptions& link) {
 
 std::string peer_config(const SwarmPlan& plan, std::size_t index, const std::string& address,
                         const std::string& tracker_key) {
-  const net::LinkOptions& link = plan.links[index];
+  const cli::LinkOptions& link = plan.links[index];
   return fmt::format(
       "# Peer {} of a local swarm, written by loco-swarm.\n"
       "[peer]\n"

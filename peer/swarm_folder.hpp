@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "loco/net/link_options.hpp"
+#include "loco/cli/link_options.hpp"
 
 namespace loco::peer {
 
@@ -25,7 +25,7 @@ struct SwarmPlan {
   std::filesystem::path run_config;     // the loco-train config of the run (absolute)
   std::filesystem::path folder;         // the run folder
   std::string status = "127.0.0.1:0";   // the tracker's status page ("": none)
-  std::vector<net::LinkOptions> links;  // one per peer
+  std::vector<cli::LinkOptions> links;  // one per peer
 };
 
 struct SwarmFolder {

@@ -15,9 +15,9 @@
 
 #include "local_swarm.hpp"
 #include "loco/cli/app.hpp"
+#include "loco/cli/link_options.hpp"
 #include "loco/core/error.hpp"
 #include "loco/core/log.hpp"
-#include "loco/net/link_options.hpp"
 #include "swarm_folder.hpp"
 #include "swarm_view.hpp"
 
@@ -37,7 +37,7 @@ struct SwarmOptions {
   std::string folder = "loco-swarm";
   std::string status = "127.0.0.1:0";
   std::vector<std::string> link_overrides;  // "PEER: key=value ..."
-  loco::net::LinkOptions link;
+  loco::cli::LinkOptions link;
 };
 
 void add_swarm_options(CLI::App& app, SwarmOptions& o) {
@@ -62,12 +62,12 @@ void add_swarm_options(CLI::App& app, SwarmOptions& o) {
   app.add_option("--swarm.link-override", o.link_overrides,
                  "One peer's link settings instead of [link]'s, e.g. \"3: upload=5Mbit "
                  "latency=80ms\" (peers are numbered from 1)");
-  loco::net::add_link_options(app, o.link);  // every peer's link
+  loco::cli::add_link_options(app, o.link);  // every peer's link
 }
 
 // "3: upload=5Mbit latency=80ms" applied to peer 3's link, each value checked as loco-peer's
 // --link.KEY checks it.
-void apply_override(const std::string& text, std::vector<loco::net::LinkOptions>& links) {
+void apply_override(const std::string& text, std::vector<loco::cli::LinkOptions>& links) {
   const auto fail = [&text](const std::string& why) {
     return loco::Error(loco::ErrorCategory::config,
                        fmt::format("--swarm.link-override \"{}\": {}", text, why));
@@ -87,7 +87,7 @@ void apply_override(const std::string& text, std::vector<loco::net::LinkOptions>
     args.push_back(word.substr(equals + 1));
   }
   CLI::App app;
-  loco::net::add_link_options(app, links[peer - 1]);
+  loco::cli::add_link_options(app, links[peer - 1]);
   std::reverse(args.begin(), args.end());  // CLI11 takes a vector last argument first
   try {
     app.parse(args);
@@ -116,11 +116,11 @@ loco::peer::SwarmPlan make_plan(const SwarmOptions& o) {
       .run_config = std::filesystem::absolute(o.run_config).lexically_normal(),
       .folder = std::filesystem::absolute(o.folder).lexically_normal(),
       .status = o.status,
-      .links = std::vector<loco::net::LinkOptions>(o.peers, o.link)};
+      .links = std::vector<loco::cli::LinkOptions>(o.peers, o.link)};
   for (const auto& text : o.link_overrides) apply_override(text, plan.links);
   for (std::size_t i = 0; i < plan.links.size(); ++i) {
     try {
-      loco::net::to_link_settings(plan.links[i]);  // the values against each other
+      loco::cli::to_link_settings(plan.links[i]);  // the values against each other
     } catch (const loco::Error& e) {
       throw loco::Error(e.category(), fmt::format("peer {}'s link: {}", i + 1, e.message()));
     }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "loco/cli/train_options.hpp"
 #include "loco/core/error.hpp"
 #include "loco/net/link_shaper.hpp"
 #include "loco/net/units.hpp"
@@ -30,7 +31,7 @@ train::TrainConfig run_config(const PeerOptions& o) {
     throw Error(ErrorCategory::config,
                 "--run.config: name the run's loco-train config (model, data, [strategy] kind = "
                 "diloco), the one the tracker was given");
-  train::TrainConfig config = train::load_train_config(o.run_config);
+  train::TrainConfig config = cli::load_train_config(o.run_config);
   if (config.strategy.kind != "diloco")
     throw Error(ErrorCategory::config,
                 fmt::format("run config {}: a swarm trains with [strategy] kind = \"diloco\", not "
@@ -59,7 +60,7 @@ swarm::SwarmConfig swarm_config(const PeerOptions& o, const train::TrainConfig& 
   s.settings = train::run_settings(config);
   s.codec = config.strategy.codec;
   s.bundle = net::BundleConfig{.streams = o.streams, .unit_bytes = 256 << 10};
-  const net::LinkSettings link = net::to_link_settings(o.link);
+  const link::LinkSettings link = cli::to_link_settings(o.link);
   if (!link.is_transparent()) s.link = net::LinkShaper::create(link, from_steady(Clock::now()));
   s.poison = o.poison;
   s.listener_limits.max_handshakes = o.max_handshakes;

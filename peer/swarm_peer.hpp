@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "loco/net/link_options.hpp"
+#include "loco/cli/link_options.hpp"
 #include "loco/net/listener_limits.hpp"
 
 namespace loco::peer {
@@ -36,7 +36,7 @@ struct PeerOptions {
   std::string tracker_public_key;
   std::string join_token;
   // [link]: WAN emulation of this peer's own connections
-  net::LinkOptions link;
+  cli::LinkOptions link;
 };
 
 // Runs until the run's steps are done or `stop` turns true. Returns the exit code; every error is

@@ -9,10 +9,10 @@
 #include <cstdio>
 
 #include "loco/cli/app.hpp"
+#include "loco/cli/train_options.hpp"
 #include "loco/core/error.hpp"
 #include "loco/core/log.hpp"
 #include "loco/train/train_config.hpp"
-#include "loco/train/train_options.hpp"
 #include "loco/train/trainer.hpp"
 
 namespace {
@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
   loco::cli::CommonOptions common;
   loco::cli::add_common_options(app, common);
   loco::train::TrainConfig config;
-  loco::train::add_train_options(app, config);
+  loco::cli::add_train_options(app, config);
   if (auto exit_code = loco::cli::parse(app, argc, argv)) return *exit_code;
   loco::init_logging(common.log_level, common.log_format);
 

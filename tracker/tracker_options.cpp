@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "loco/cli/app.hpp"
+#include "loco/cli/train_options.hpp"
 #include "loco/core/error.hpp"
 #include "loco/net/units.hpp"
 #include "loco/train/run_settings.hpp"
@@ -138,7 +139,7 @@ proto::TrackerCoreConfig to_core_config(const TrackerOptions& o) {
   proto::TrackerCoreConfig c;
   c.run_id = o.run_id;
   c.admission = admission(o);
-  c.settings = train::run_settings(train::load_train_config(o.run_config));
+  c.settings = train::run_settings(cli::load_train_config(o.run_config));
   c.shard_count = o.shard_count;
   c.heartbeat_interval = duration(o.heartbeat_interval, "--run.heartbeat-interval");
   c.eviction_timeout = duration(o.eviction_timeout, "--run.eviction-timeout");

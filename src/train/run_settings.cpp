@@ -2,12 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <CLI/CLI.hpp>
-
-#include "loco/cli/app.hpp"
 #include "loco/compress/codec.hpp"
 #include "loco/core/error.hpp"
-#include "loco/train/train_options.hpp"
 
 namespace loco::train {
 
@@ -43,27 +39,6 @@ std::vector<proto::Setting> run_settings(const TrainConfig& config) {
     s.push_back({"strategy.codec", compress::make_codec(config.strategy.codec)->spec()});
   }
   return s;
-}
-
-TrainConfig load_train_config(const std::filesystem::path& path) {
-  CLI::App app;
-  cli::CommonOptions common;
-  cli::add_common_options(app, common);
-  TrainConfig config;
-  add_train_options(app, config);
-  const std::string file = path.string();
-  const char* argv[] = {"loco", "--config", file.c_str()};
-  try {
-    app.parse(3, argv);
-  } catch (const CLI::ParseError& e) {
-    throw Error(ErrorCategory::config, fmt::format("run config {}: {}", file, e.what()));
-  }
-  try {
-    config.validate();
-  } catch (const Error& e) {
-    throw Error(ErrorCategory::config, fmt::format("run config {}: {}", file, e.message()));
-  }
-  return config;
 }
 
 }  // namespace loco::train

@@ -19,6 +19,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <cstdio>
 
+#include "loco/cli/train_options.hpp"
 #include "loco/core/hash.hpp"
 #include "loco/core/log.hpp"
 #include "loco/net/host_port.hpp"
@@ -79,7 +80,7 @@ class TestPeer {
     j.listen_address = o.listen;
     j.upload_bps = 100'000'000;
     j.credential = o.token;
-    j.settings = train::run_settings(train::load_train_config(o.run_config));
+    j.settings = train::run_settings(cli::load_train_config(o.run_config));
     j.genesis = blake2b(std::as_bytes(std::span(o.run_id)));  // same for every peer of the run
     j.state_hash = j.genesis;
     return client_config_;

@@ -4,7 +4,6 @@
 // settings differ, naming the first that does (proto/admission.hpp), so a misconfigured volunteer
 // is told at once instead of averaging updates of another model.
 
-#include <filesystem>
 #include <vector>
 
 #include "loco/proto/tracker_messages.hpp"
@@ -13,9 +12,5 @@
 namespace loco::train {
 
 std::vector<proto::Setting> run_settings(const TrainConfig& config);
-
-// Reads a loco-train config file (TOML, as `loco-train --config FILE` takes it) into a
-// TrainConfig and validates it. Throws Error(config) naming the file and the problem.
-TrainConfig load_train_config(const std::filesystem::path& path);
 
 }  // namespace loco::train

@@ -1,6 +1,6 @@
 #pragma once
 // Everything one local training run needs. Each field is an option of loco-train (flag
-// --section.key, TOML key `key` under `[section]`; see train_options.hpp).
+// --section.key, TOML key `key` under `[section]`; see cli/train_options.hpp).
 
 #include <cstdint>
 #include <string>

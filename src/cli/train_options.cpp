@@ -1,9 +1,16 @@
-#include "loco/train/train_options.hpp"
+#include "loco/cli/train_options.hpp"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 
 #include "loco/cli/app.hpp"
+#include "loco/core/error.hpp"
 #include "loco/train/train_config.hpp"
 
-namespace loco::train {
+namespace loco::cli {
+
+using train::TrainConfig;
 
 void add_train_options(CLI::App& app, TrainConfig& c) {
   auto add = [&](const char* name, auto& field, const char* help) {
@@ -67,4 +74,25 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
       "how updates travel between peers, e.g. int8:block=256, fp4:block=64, fp32");
 }
 
-}  // namespace loco::train
+TrainConfig load_train_config(const std::filesystem::path& path) {
+  CLI::App app;
+  CommonOptions common;
+  add_common_options(app, common);
+  TrainConfig config;
+  add_train_options(app, config);
+  const std::string file = path.string();
+  const char* argv[] = {"loco", "--config", file.c_str()};
+  try {
+    app.parse(3, argv);
+  } catch (const CLI::ParseError& e) {
+    throw Error(ErrorCategory::config, fmt::format("run config {}: {}", file, e.what()));
+  }
+  try {
+    config.validate();
+  } catch (const Error& e) {
+    throw Error(ErrorCategory::config, fmt::format("run config {}: {}", file, e.message()));
+  }
+  return config;
+}
+
+}  // namespace loco::cli

@@ -1,4 +1,4 @@
-#include "loco/net/link_options.hpp"
+#include "loco/cli/link_options.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,9 @@
 #include "loco/cli/app.hpp"
 #include "loco/core/error.hpp"
 
-namespace loco::net {
+namespace loco::cli {
+
+using link::LinkSettings;
 namespace {
 
 using std::chrono::milliseconds;
@@ -184,4 +186,4 @@ TEST(LinkOptions, ToLinkSettingsRejectsStringsThatBypassedTheParser) {
 }
 
 }  // namespace
-}  // namespace loco::net
+}  // namespace loco::cli

@@ -1,4 +1,4 @@
-#include "loco/net/link_options.hpp"
+#include "loco/cli/link_options.hpp"
 
 #include <fmt/format.h>
 
@@ -6,8 +6,17 @@
 #include <functional>
 
 #include "loco/core/error.hpp"
+#include "loco/link/units.hpp"
 
-namespace loco::net {
+namespace loco::cli {
+
+using link::kMaxFaultTime;
+using link::kMaxLatency;
+using link::kMinStreamWindow;
+using link::LinkSettings;
+using link::parse_bandwidth;
+using link::parse_byte_count;
+using link::parse_duration;
 namespace {
 
 using Check = std::function<void(const std::string& text, const std::string& option)>;
@@ -108,4 +117,4 @@ LinkSettings to_link_settings(const LinkOptions& options) {
   return settings;
 }
 
-}  // namespace loco::net
+}  // namespace loco::cli

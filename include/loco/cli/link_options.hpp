@@ -3,10 +3,10 @@
 // --link.jitter, --link.stream-window, --link.drop-after-bytes, --link.drop-at and
 // --link.stall-at, which a config file sets from its [link] section (cli/app.hpp). Usage:
 //
-//   loco::net::LinkOptions link;
-//   loco::net::add_link_options(app, link);
+//   loco::cli::LinkOptions link;
+//   loco::cli::add_link_options(app, link);
 //   if (auto code = loco::cli::parse(app, argc, argv)) return *code;
-//   const loco::net::LinkSettings settings = loco::net::to_link_settings(link);
+//   const loco::link::LinkSettings settings = loco::cli::to_link_settings(link);
 //
 // Each value is checked while CLI11 parses (a typo is reported like any other bad option, with
 // the option's name, the value and valid examples); to_link_settings() then checks the values
@@ -17,13 +17,13 @@
 
 #include <string>
 
-#include "loco/net/link_settings.hpp"
+#include "loco/link/settings.hpp"
 
 namespace CLI {
 class App;
 }
 
-namespace loco::net {
+namespace loco::cli {
 
 // The raw option strings; "" means the option was not given.
 struct LinkOptions {
@@ -40,6 +40,6 @@ struct LinkOptions {
 void add_link_options(CLI::App& app, LinkOptions& options);
 
 // Parses and validates; throws Error(config) naming the option and the value.
-LinkSettings to_link_settings(const LinkOptions& options);
+link::LinkSettings to_link_settings(const LinkOptions& options);
 
-}  // namespace loco::net
+}  // namespace loco::cli
