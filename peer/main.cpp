@@ -36,6 +36,8 @@ void add_peer_options(CLI::App& app, loco::peer::PeerOptions& o) {
   add("--peer.checkpoint-rounds", o.checkpoint_rounds, "Rounds between checkpoints");
   add("--peer.streams", o.streams, "Parallel TCP streams to each other peer (1-16)");
   add("--peer.threads", o.threads, "Compute threads (0: the run config's train.threads)");
+  add("--peer.idle-timeout", o.idle_timeout,
+      "A link to another peer silent this long ends (keepalives go every third of it)");
   app.add_option("--debug.poison", o.poison,
                  "For the test suite only: scale (send a 1000x update) or nan (declare a NaN one)")
       ->group("");  // hidden from --help

@@ -61,6 +61,8 @@ swarm::SwarmConfig swarm_config(const PeerOptions& o, const train::TrainConfig& 
   s.bundle = net::BundleConfig{.streams = o.streams, .unit_bytes = 256 << 10};
   const net::LinkSettings link = net::to_link_settings(o.link);
   if (!link.is_transparent()) s.link = net::LinkShaper::create(link, from_steady(Clock::now()));
+  s.idle_timeout =
+      net::parse_duration(o.idle_timeout, "--peer.idle-timeout", std::chrono::hours(24));
   s.poison = o.poison;
   return s;
 }

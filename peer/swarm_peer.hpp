@@ -22,7 +22,8 @@ struct PeerOptions {
   std::uint64_t checkpoint_rounds = 10;
   std::uint32_t streams = 1;  // parallel TCP streams per peer pair
   int threads = 0;            // compute threads (0: the run config's)
-  std::string poison;         // test only: scale | nan
+  std::string idle_timeout = "300s";  // links between peers: keepalives every third of it
+  std::string poison;                 // test only: scale | nan
   // [run]
   std::string run_id;
   std::string run_config;  // the loco-train config of the run (model, data, DiLoCo)

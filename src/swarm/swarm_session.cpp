@@ -44,7 +44,8 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
                          const Digest& state_hash) {
   const net::ChannelSetup member_setup{
       .identity = &identity_,
-      .config = secure::ChannelConfig{.run_id = config_.run_id},
+      .config =
+          secure::ChannelConfig{.run_id = config_.run_id, .idle_timeout = config_.idle_timeout},
       .accept = [this](const secure::PublicKey& k) { return client_ && client_->is_member(k); },
       .peer_label = {}};
   mesh_ = net::PeerMesh::create(
@@ -247,6 +248,7 @@ void SwarmSession::on_mesh_message(const proto::PeerKey& from, proto::MessageTyp
 }
 
 void SwarmSession::on_mesh_lost(const proto::PeerKey& peer, const std::string& why) {
+  spdlog::info("the link with peer {} ended: {}", secure::short_id(peer), why);
   if (ring_ && !ring_->done() && !ring_->failure() &&
       (peer == ring_->predecessor() || peer == ring_->successor())) {
     ring_->fail(fmt::format("lost the connection to {}: {}", secure::short_id(peer), why),

@@ -35,7 +35,8 @@ struct SwarmConfig {
   std::string codec = "int8:block=256";
   std::size_t chunk_values = std::size_t{1} << 16;
   net::BundleConfig bundle;
-  std::shared_ptr<net::LinkShaper> link;  // this peer's emulated WAN link, may be null
+  Duration idle_timeout = std::chrono::minutes(5);  // of the links between peers (keepalives)
+  std::shared_ptr<net::LinkShaper> link;            // this peer's emulated WAN link, may be null
   // For the test suite only: this peer misbehaves. "scale": sends its update 1000x larger than
   // the norm it declares; "nan": declares a NaN norm (a broken update).
   std::string poison;
