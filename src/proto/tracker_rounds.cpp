@@ -28,7 +28,7 @@ void TrackerCore::handle_ready(TimePoint now, const PeerKey& from, const Ready& 
   first_ready_ = std::min(first_ready_, now);
 }
 
-TimePoint TrackerCore::formation_deadline() const {
+QuorumInput TrackerCore::quorum_input() const {
   QuorumInput in{.now = TimePoint::min(),
                  .live = members_.size(),
                  .eligible = 0,
@@ -40,7 +40,24 @@ TimePoint TrackerCore::formation_deadline() const {
   for (const auto& [key, m] : members_)
     if (in_sync(m) && !m.resyncing) ++in.eligible;
   in.ready = ready_;
-  return formation_time(in);
+  return in;
+}
+
+TimePoint TrackerCore::formation_deadline() const {
+  return formation_time(quorum_input());
+}
+
+void TrackerCore::release_if_too_few(TimePoint now) {
+  if (attempt_ || release_time(quorum_input()) > now) return;
+  const std::string reason =
+      fmt::format("{} peer(s) ready, the run needs {}", ready_.size(), config_.min_peers);
+  event(TrackerEvent::Kind::round_aborted, std::nullopt,
+        fmt::format("round {} not formed: {}; the peers keep training and try again", next_round(),
+                    reason));
+  for (const auto& [key, entry] : ready_)
+    send(key, AbortRound{.round = next_round(), .attempt = 0, .reason = reason, .retry = false});
+  ready_.clear();
+  first_ready_ = kNever;
 }
 
 void TrackerCore::try_form(TimePoint now) {
@@ -59,6 +76,7 @@ void TrackerCore::try_form(TimePoint now) {
     median_norm_ = screened.median_norm;
     start_attempt(now, ring_order(screened.group, ready_));
   }
+  release_if_too_few(now);
 }
 
 void TrackerCore::start_attempt(TimePoint now, std::vector<PeerKey> group) {

@@ -195,12 +195,38 @@ TEST(TrackerCore, NoGroupBelowMinPeersOrWithoutAMajority) {
   h.run_for(60s);
   EXPECT_FALSE(h.last(1, Kind::group)) << "1 ready < min_peers 2";
   for (std::uint8_t n = 2; n <= 5; ++n) h.join(n);
+  h.ready(1);  // it was let go to keep training (see the next test) and is ready again
   h.ready(2);  // 2 of 5 ready: at least min_peers, but not more than half
   h.run_for(60s);
   EXPECT_FALSE(h.last(1, Kind::group));
   h.ready(3);  // 3 of 5: forms once the join timeout has passed since peer 1 was ready
   h.run_for(1s);
   EXPECT_EQ(h.last(1, Kind::group)->group.members.size(), 3u);
+}
+
+TEST(TrackerCore, BelowMinPeersReadyPeersAreLetGoAtTheJoinTimeoutAndTryAgain) {
+  Harness h;
+  h.config.min_peers = 2;
+  h.config.join_timeout = 5s;
+  h.start();
+  h.join(1);
+  h.ready(1);
+  h.run_for(5s - 1ms);
+  EXPECT_FALSE(h.last(1, Kind::abort_round)) << "waits the join timeout for a second peer";
+  h.run_for(1ms);
+  const auto abort = h.last(1, Kind::abort_round);
+  ASSERT_TRUE(abort) << "1 ready < min_peers 2: it keeps training instead of waiting forever";
+  EXPECT_EQ(abort->abort.round, 1u);
+  EXPECT_FALSE(abort->abort.retry);
+  h.run_for(60s);
+  EXPECT_EQ(h.count(1, Kind::abort_round), 1u) << "released once, not again while not ready";
+  h.ready(1);  // after another H inner steps, the same round
+  h.join(2);
+  h.ready(2);
+  const auto g = h.last(1, Kind::group);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->group.round, 1u);
+  EXPECT_EQ(g->group.members.size(), 2u);
 }
 
 TEST(TrackerCore, AMemberLostMidRoundAbortsAndTheSurvivorsRetry) {

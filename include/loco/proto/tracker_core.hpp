@@ -23,6 +23,8 @@
 //   reports round_done(r, a, state hash) → commit(r, a, majority hash) → state_changed.
 //   A member that leaves, is evicted, reports a failure or misses round_timeout aborts attempt a;
 //   the survivors get abort(retry) and a new group (r, a + 1), or abort(no retry) below min_peers.
+//   Members ready while fewer than min_peers are get abort(no retry) after join_timeout
+//   (release_time()): they keep training and say ready again.
 
 #include <deque>
 #include <map>
@@ -138,6 +140,10 @@ class TrackerCore {
   void try_form(TimePoint now);
   // When the quorum rule lets the next group form (see formation_time), ignoring `now`.
   TimePoint formation_deadline() const;
+  // The quorum rule's input as of now (`now` left at its minimum).
+  QuorumInput quorum_input() const;
+  // Lets the ready members go when too few are ready (release_time).
+  void release_if_too_few(TimePoint now);
   void start_attempt(TimePoint now, std::vector<PeerKey> group);
   void commit(TimePoint now);
   void abort_attempt(TimePoint now, const std::string& reason, const std::set<PeerKey>& excluded);
