@@ -41,6 +41,7 @@ void add_peer_options(CLI::App& app, loco::peer::PeerOptions& o) {
   app.add_option("--debug.poison", o.poison,
                  "For the test suite only: scale (send a 1000x update) or nan (declare a NaN one)")
       ->group("");  // hidden from --help
+  loco::peer::add_debug_fault_options(app, o.debug);
   add("--run.id", o.run_id, "The training run's id, as the tracker has it");
   add_path(
       "--run.config", o.run_config,

@@ -3,11 +3,16 @@
 // fetches the run's state if the run has started, then trains: H inner steps on its data shard,
 // a DiLoCo round with the group the tracker forms, again, until the run's steps are done or a
 // signal asks it to leave (it finishes or abandons the step, tells the tracker, checkpoints).
+// After each round it prints one line on stdout, for scripts and tests:
+//   round R committed|skipped|replaced members M loss L state H
+// R the round its shared state is at, M the group's size (0 unless committed), L the mean loss of
+// the round's inner steps, H the first 16 hex digits of the state hash.
 
 #include <atomic>
 #include <string>
 #include <vector>
 
+#include "debug_faults.hpp"
 #include "loco/net/link_options.hpp"
 
 namespace loco::peer {
@@ -20,10 +25,11 @@ struct PeerOptions {
   std::string upload = "100Mbit";      // declared to the tracker (ring order)
   std::string checkpoint;              // this peer's checkpoint: resume from it, write it
   std::uint64_t checkpoint_rounds = 10;
-  std::uint32_t streams = 1;  // parallel TCP streams per peer pair
-  int threads = 0;            // compute threads (0: the run config's)
+  std::uint32_t streams = 1;          // parallel TCP streams per peer pair
+  int threads = 0;                    // compute threads (0: the run config's)
   std::string idle_timeout = "300s";  // links between peers: keepalives every third of it
   std::string poison;                 // test only: scale | nan
+  DebugFaultOptions debug;            // test only: die at a phase, slow inner steps
   // [run]
   std::string run_id;
   std::string run_config;  // the loco-train config of the run (model, data, DiLoCo)

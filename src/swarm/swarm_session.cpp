@@ -27,6 +27,15 @@ std::pair<std::uint64_t, std::uint32_t> ring_chunk_id(std::span<const std::byte>
   return {round, r.u32()};
 }
 
+// The phase of a ring chunk, from its header (version, u64, u32, then the phase: u8, 0 or 1).
+FaultPoint ring_chunk_phase(std::span<const std::byte> body) {
+  ByteReader r(body, "ring chunk");
+  r.u8();
+  r.u64();
+  r.u32();
+  return r.u8() == 0 ? FaultPoint::reduce_scatter : FaultPoint::all_gather;
+}
+
 }  // namespace
 
 SwarmSession::SwarmSession(boost::asio::io_context& io, SwarmConfig config,
@@ -175,7 +184,10 @@ void SwarmSession::start_ring(const proto::Group& group) {
   std::vector<std::pair<proto::PeerKey, std::vector<std::byte>>> early;
   early.swap(early_);
   for (auto& [from, body] : early)
-    if (ring_chunk_id(body) == std::pair(group.round, group.attempt)) ring_->on_message(from, body);
+    if (ring_chunk_id(body) == std::pair(group.round, group.attempt)) {
+      reach(ring_chunk_phase(body), group.round);
+      ring_->on_message(from, body);
+    }
   pump_ring();
 }
 
@@ -217,6 +229,7 @@ void SwarmSession::on_mesh_message(const proto::PeerKey& from, proto::MessageTyp
       case proto::MessageType::ring_chunk: {
         const auto id = ring_chunk_id(body);
         if (ring_ && id == std::pair(ready_round_, ring_attempt_)) {
+          reach(ring_chunk_phase(body), id.first);
           ring_->on_message(from, body);
           pump_ring();
         } else if (id.first >= ready_round_ && early_.size() < kMaxEarlyChunks) {
@@ -226,6 +239,7 @@ void SwarmSession::on_mesh_message(const proto::PeerKey& from, proto::MessageTyp
       }
       case proto::MessageType::state_request:
       case proto::MessageType::chunk_request:
+        reach(FaultPoint::serve, served_round_);
         server_.on_message(from, type, body);
         pump_server();
         return;
@@ -310,6 +324,7 @@ void SwarmSession::pump_fetch() {
 void SwarmSession::serve(proto::StateManifest manifest,
                          std::shared_ptr<const std::vector<std::byte>> state) {
   client_->set_state(manifest.round, manifest.state_hash());
+  served_round_ = manifest.round;
   served_ = std::move(state);
   server_.serve(std::move(manifest), proto::StateBytes({std::span(*served_)}));
 }
@@ -341,6 +356,10 @@ std::string SwarmSession::address_of(const proto::PeerKey& peer) const {
   for (const proto::Member& m : client_->view().members)
     if (m.key == peer) return m.address;
   return {};
+}
+
+void SwarmSession::reach(FaultPoint point, std::uint64_t round) const {
+  if (config_.fault_point) config_.fault_point(point, round);
 }
 
 void SwarmSession::count_traffic() {

@@ -10,6 +10,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -22,6 +23,10 @@
 #include "loco/swarm/swarm_events.hpp"
 
 namespace loco::swarm {
+
+// Where a test may make a peer die (peer/debug_faults.hpp): on the first ring chunk of either
+// phase it receives, and on the first request for the state it serves.
+enum class FaultPoint { reduce_scatter, all_gather, serve };
 
 struct SwarmConfig {
   std::string run_id;
@@ -40,6 +45,8 @@ struct SwarmConfig {
   // For the test suite only: this peer misbehaves. "scale": sends its update 1000x larger than
   // the norm it declares; "nan": declares a NaN norm (a broken update).
   std::string poison;
+  // For the test suite only: called with the round at each fault point; may end the process.
+  std::function<void(FaultPoint, std::uint64_t round)> fault_point;
 };
 
 // Byte counts for the progress line, read from the compute thread.
@@ -75,6 +82,7 @@ class SwarmSession {
   void pump_server();
   std::string address_of(const proto::PeerKey& peer) const;
   void count_traffic();
+  void reach(FaultPoint point, std::uint64_t round) const;
 
   boost::asio::io_context& io_;
   SwarmConfig config_;
@@ -103,6 +111,7 @@ class SwarmSession {
   boost::asio::steady_timer fetch_timer_;
   proto::StateServer server_;
   std::shared_ptr<const std::vector<std::byte>> served_;
+  std::uint64_t served_round_ = 0;
 };
 
 }  // namespace loco::swarm
