@@ -133,6 +133,11 @@ void SwarmSession::on_client_event(const proto::ClientEvent& e) {
       return;
     }
     case Kind::resync: {
+      // The tracker repeats a resync (to a ready, a state report, each commit); a second fetch of
+      // the same state would take the first one's answers for its own and blame the donors.
+      if (fetcher_ && fetching_.round == e.resync.round &&
+          fetching_.state_hash == e.resync.state_hash)
+        return;
       ring_.reset();
       ready_round_ = 0;
       SwarmEvent out{.kind = SwarmEvent::Kind::must_fetch};
