@@ -12,7 +12,7 @@ namespace loco::proto {
 void TrackerCore::handle_ready(TimePoint now, const PeerKey& from, const Ready& ready) {
   const MemberRecord& m = members_.at(from);
   if (!in_sync(m) || ready.base_hash != committed_hash_) {
-    send_resync(from);  // its update is built on a state the run has left behind
+    send_resync(now, from);  // its update is built on a state the run has left behind
     return;
   }
   if (ready.round != next_round()) {

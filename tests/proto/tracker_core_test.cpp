@@ -320,6 +320,24 @@ TEST(TrackerCore, TheMajorityHashIsCommittedAndTheMinorityResyncs) {
   EXPECT_FALSE(h.last(1, Kind::resync));
 }
 
+TEST(TrackerCore, TheDonorsNamedToANewcomerAlreadyHoldAViewWithIt) {
+  Harness h;
+  h.start();
+  for (std::uint8_t n = 1; n <= 2; ++n) h.join(n);
+  for (std::uint8_t n = 1; n <= 2; ++n) h.ready(n);
+  h.finish_round();
+  h.run_for(10s);  // the views of the first joins are out: the next one would wait a view interval
+  h.join(10);
+  const auto r = h.last(10, Kind::resync);
+  ASSERT_TRUE(r);
+  for (const Donor& d : r->resync.donors) {
+    const auto n = h.find(d.key);
+    ASSERT_TRUE(n);
+    EXPECT_TRUE(h.peers.at(*n).client->is_member(key(10).public_key()))
+        << "donor " << int{*n} << " would turn the newcomer away";
+  }
+}
+
 TEST(TrackerCore, NewcomersGetDonorsSpreadOverTheMembersThatHoldTheState) {
   Harness h;
   h.config.donors_per_resync = 1;

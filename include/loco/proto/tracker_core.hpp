@@ -154,7 +154,7 @@ class TrackerCore {
   bool someone_in_sync() const;
   void handle_state_report(TimePoint now, const PeerKey& from, const StateReport& report);
   void resync_out_of_sync(TimePoint now);
-  void send_resync(const PeerKey& peer);
+  void send_resync(TimePoint now, const PeerKey& peer);
   std::vector<Donor> pick_donors(const PeerKey& newcomer);
   void reconcile(TimePoint now);
 
