@@ -38,7 +38,7 @@ QuorumInput TrackerCore::quorum_input() const {
                  .min_peers = config_.min_peers,
                  .join_timeout = config_.join_timeout};
   for (const auto& [key, m] : members_)
-    if (in_sync(m) && !m.resyncing) ++in.eligible;
+    if (in_sync(m) && !m.resyncing && !refused_.contains(key)) ++in.eligible;
   in.ready = ready_;
   return in;
 }
@@ -57,6 +57,7 @@ void TrackerCore::release_if_too_few(TimePoint now) {
   for (const auto& [key, entry] : ready_)
     send(key, AbortRound{.round = next_round(), .attempt = 0, .reason = reason, .retry = false});
   ready_.clear();
+  refused_.clear();
   first_ready_ = kNever;
 }
 
@@ -66,6 +67,7 @@ void TrackerCore::try_form(TimePoint now) {
     const Screened screened = screen_updates(ready_, config_.update_norm_limit);
     for (const auto& [key, reason] : screened.refused) {
       ready_.erase(key);
+      refused_.insert(key);  // the others do not wait for it to say ready again this round
       misbehaved(now, key, "update refused: " + reason, false);
       send(key, AbortRound{.round = next_round(),
                            .attempt = 0,
@@ -140,6 +142,7 @@ void TrackerCore::commit(TimePoint now) {
   if (history_.size() > TrackerSnapshot::kMaxHistory) history_.erase(history_.begin());
   previous_group_ = attempt.members;
   ready_.clear();
+  refused_.clear();
   first_ready_ = kNever;
   attempts_this_round_ = 0;
   ++counters_.rounds_committed;
@@ -197,6 +200,7 @@ void TrackerCore::abort_attempt(TimePoint now, const std::string& reason,
     return;
   }
   ready_.clear();
+  refused_.clear();
   first_ready_ = kNever;
   attempts_this_round_ = 0;
 }

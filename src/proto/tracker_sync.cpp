@@ -93,6 +93,7 @@ void TrackerCore::reconcile(TimePoint now) {
   committed_round_ = round;
   committed_hash_ = hash;
   ready_.clear();
+  refused_.clear();
   first_ready_ = kNever;
   previous_group_.clear();
   event(TrackerEvent::Kind::state_changed, std::nullopt,

@@ -386,6 +386,21 @@ TEST(TrackerCore, UpdatesThatAreNotFiniteOrFarAboveTheMedianAreRefused) {
   EXPECT_EQ(h.tracker_events_of(TrackerEvent::Kind::misbehaved).size(), 2u);
 }
 
+TEST(TrackerCore, TheOthersDoNotWaitForAMemberWhoseUpdateWasRefused) {
+  Harness h;
+  h.config.join_timeout = 30s;
+  h.start();
+  for (std::uint8_t n = 1; n <= 4; ++n) h.join(n);
+  for (std::uint8_t n = 1; n <= 3; ++n) h.ready(n);
+  h.ready(4, std::numeric_limits<float>::quiet_NaN());
+  const auto g = h.last(1, Kind::group);
+  ASSERT_TRUE(g) << "formed at once, not after the join timeout";
+  EXPECT_EQ(g->group.members.size(), 3u);
+  h.finish_round();
+  h.ready(1);  // the next round waits for every member again
+  EXPECT_EQ(h.count(1, Kind::group), 1u);
+}
+
 TEST(TrackerCore, AMalformedMessageCutsOffThatPeerOnly) {
   Harness h;
   h.start();

@@ -177,6 +177,7 @@ class TrackerCore {
   TimePoint reconcile_after_{};  // a restarted tracker waits this long for its peers to return
 
   std::map<PeerKey, ReadyEntry> ready_;  // for next_round()
+  std::set<PeerKey> refused_;            // updates refused for next_round(): not waited for
   TimePoint first_ready_ = kNever;
   std::vector<PeerKey> previous_group_;
   std::optional<Attempt> attempt_;
