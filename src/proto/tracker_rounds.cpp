@@ -33,12 +33,15 @@ QuorumInput TrackerCore::quorum_input() const {
                  .live = members_.size(),
                  .eligible = 0,
                  .ready = {},
-                 .previous_group = previous_group_,
+                 .previous_group = {},
                  .first_ready = first_ready_,
                  .min_peers = config_.min_peers,
                  .join_timeout = config_.join_timeout};
   for (const auto& [key, m] : members_)
     if (in_sync(m) && !m.resyncing && !refused_.contains(key)) ++in.eligible;
+  // Those of the last group that are gone cannot be waited for.
+  for (const PeerKey& k : previous_group_)
+    if (members_.contains(k)) in.previous_group.push_back(k);
   in.ready = ready_;
   return in;
 }

@@ -163,6 +163,22 @@ TEST(TrackerCore, FastPathFormsAtOnceWhenThePreviousGroupIsReady) {
   EXPECT_EQ(h.tracker->snapshot().committed_round, 1u);
 }
 
+TEST(TrackerCore, AMemberOfThePreviousGroupThatLeftIsNotWaitedFor) {
+  Harness h;
+  h.config.join_timeout = 30s;
+  h.start();
+  for (std::uint8_t n = 1; n <= 3; ++n) h.join(n);
+  for (std::uint8_t n = 1; n <= 3; ++n) h.ready(n);
+  h.finish_round();
+  h.disconnect(3);  // dies in the inner phase of round 2
+  h.ready(1);
+  h.ready(2);
+  const auto g = h.last(1, Kind::group);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->group.round, 2u) << "formed at once, not after the join timeout";
+  EXPECT_EQ(g->group.members.size(), 2u);
+}
+
 TEST(TrackerCore, TimedQuorumWaitsTheJoinTimeoutFromTheFirstReady) {
   Harness h;
   h.config.join_timeout = 20s;
