@@ -19,6 +19,11 @@ TimePoint now() {
 // for it, up to this many.
 constexpr std::size_t kMaxEarlyChunks = 1024;
 
+// After a failed fetch (every donor gone or wrong) the peer asks the tracker for new donors after
+// this long, doubling up to the maximum: donors that just died are still in the view a while.
+constexpr Duration kFirstFetchBackoff = std::chrono::milliseconds(250);
+constexpr Duration kMaxFetchBackoff = std::chrono::seconds(8);
+
 // The (round, attempt) a ring chunk belongs to, from its header (version, u64, u32).
 std::pair<std::uint64_t, std::uint32_t> ring_chunk_id(std::span<const std::byte> body) {
   ByteReader r(body, "ring chunk");
@@ -47,7 +52,8 @@ SwarmSession::SwarmSession(boost::asio::io_context& io, SwarmConfig config,
       mailbox_(mailbox),
       traffic_(traffic),
       codec_(compress::make_codec(config_.codec)),
-      fetch_timer_(io) {}
+      fetch_timer_(io),
+      fetch_backoff_(kFirstFetchBackoff) {}
 
 void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
                          const Digest& state_hash) {
@@ -309,12 +315,20 @@ void SwarmSession::pump_fetch() {
     out.state = std::make_shared<const std::vector<std::byte>>(fetcher_->state().begin(),
                                                                fetcher_->state().end());
     fetcher_.reset();
+    fetch_backoff_ = kFirstFetchBackoff;
     mailbox_.post(std::move(out));
   } else if (fetcher_->failure()) {
-    spdlog::warn("fetching round {}: {}; asking the tracker again", fetching_.round,
-                 *fetcher_->failure());
+    spdlog::warn("fetching round {}: {}; asking the tracker again in {:.2f} s", fetching_.round,
+                 *fetcher_->failure(), std::chrono::duration<double>(fetch_backoff_).count());
     fetcher_.reset();
-    client_->state_report();  // the tracker answers an out-of-sync report with new donors
+    fetch_timer_.expires_after(
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(fetch_backoff_));
+    fetch_backoff_ = std::min(2 * fetch_backoff_, kMaxFetchBackoff);
+    fetch_timer_.async_wait([this](const boost::system::error_code& error) {
+      if (error || fetcher_) return;  // a resync came meanwhile
+      client_->state_report();        // the tracker answers an out-of-sync report with new donors
+      link_->flush();
+    });
   } else {
     fetch_timer_.expires_at(to_steady(fetcher_->poll_timeout()));
     fetch_timer_.async_wait([this](const boost::system::error_code& error) {

@@ -109,6 +109,7 @@ class SwarmSession {
   std::unique_ptr<proto::StateFetcher> fetcher_;
   proto::Resync fetching_{};
   boost::asio::steady_timer fetch_timer_;
+  Duration fetch_backoff_;  // before asking the tracker again after a failed fetch
   proto::StateServer server_;
   std::shared_ptr<const std::vector<std::byte>> served_;
   std::uint64_t served_round_ = 0;
