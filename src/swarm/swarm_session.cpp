@@ -288,6 +288,7 @@ void SwarmSession::on_mesh_lost(const proto::PeerKey& peer, const std::string& w
 
 void SwarmSession::start_fetch(const proto::Resync& resync) {
   fetching_ = resync;
+  reported_.clear();
   std::vector<proto::PeerKey> donors;
   for (const proto::Donor& d : resync.donors) donors.push_back(d.key);
   spdlog::info("fetching the state of round {} from {} donor(s)", resync.round, donors.size());
@@ -307,7 +308,8 @@ void SwarmSession::pump_fetch() {
   }
   count_traffic();
   for (const auto& [donor, why] : fetcher_->bad_donors())
-    client_->report(proto::MisbehaviourReport{.suspect = donor, .reason = why});
+    if (reported_.insert(donor).second)  // once: bad_donors() keeps them all
+      client_->report(proto::MisbehaviourReport{.suspect = donor, .reason = why});
   if (fetcher_->done()) {
     SwarmEvent out{.kind = SwarmEvent::Kind::fetched};
     out.round = fetching_.round;

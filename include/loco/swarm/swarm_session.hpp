@@ -12,6 +12,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <functional>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "loco/compress/codec.hpp"
@@ -109,7 +110,8 @@ class SwarmSession {
   std::unique_ptr<proto::StateFetcher> fetcher_;
   proto::Resync fetching_{};
   boost::asio::steady_timer fetch_timer_;
-  Duration fetch_backoff_;  // before asking the tracker again after a failed fetch
+  Duration fetch_backoff_;             // before asking the tracker again after a failed fetch
+  std::set<proto::PeerKey> reported_;  // the donors of this fetch reported to the tracker
   proto::StateServer server_;
   std::shared_ptr<const std::vector<std::byte>> served_;
   std::uint64_t served_round_ = 0;
