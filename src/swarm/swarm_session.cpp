@@ -239,11 +239,15 @@ void SwarmSession::on_mesh_message(const proto::PeerKey& from, proto::MessageTyp
     switch (type) {
       case proto::MessageType::ring_chunk: {
         const auto id = ring_chunk_id(body);
-        if (ring_ && id == std::pair(ready_round_, ring_attempt_)) {
+        if (ring_ && id == std::pair(ready_round_, ring_attempt_) && !ring_->done() &&
+            !ring_->failure()) {
           reach(ring_chunk_phase(body), id.first);
           ring_->on_message(from, body);
           pump_ring();
         } else if (id.first >= ready_round_ && early_.size() < kMaxEarlyChunks) {
+          // A ring not started here yet, or the next one under the same number: a restarted
+          // tracker numbers the attempts of the round afresh while this peer's ring of the old
+          // one is over (its round_done never reached the old tracker).
           early_.emplace_back(from, std::vector<std::byte>(body.begin(), body.end()));
         }
         return;
