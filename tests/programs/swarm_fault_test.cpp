@@ -117,15 +117,25 @@ void a_poisoner_is_refused(const std::string& run_id, const std::string& poison,
                            const std::string& reported) {
   LocalSwarm swarm(run_id, 1000, {"--run.min-peers", "3"});
   ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
+  // Rounds of 4 x 100 ms: the poisoner has joined before the honest peers are far ahead.
   std::vector<PeerProcess*> honest;
-  for (int i = 0; i < 3; ++i) honest.push_back(&swarm.add_peer("peer" + std::to_string(i)));
-  PeerProcess& poisoner = swarm.add_peer("poisoner", {"--debug.poison", poison});
-  for (PeerProcess* p : honest) ASSERT_TRUE(p->wait_round(4)) << swarm.logs();
-  EXPECT_TRUE(test::same_states(honest, 1, 4)) << swarm.logs();
+  for (int i = 0; i < 3; ++i)
+    honest.push_back(&swarm.add_peer("peer" + std::to_string(i), {"--debug.step-delay", "100"}));
+  PeerProcess& poisoner =
+      swarm.add_peer("poisoner", {"--debug.step-delay", "100", "--debug.poison", poison});
+  // Until the tracker has heard of the poison (it may join a round or two late).
+  std::uint64_t round = 4;
+  for (; round < 30 && swarm.tracker().log().find(reported) == std::string::npos; ++round)
+    for (PeerProcess* p : honest) ASSERT_TRUE(p->wait_round(round)) << swarm.logs();
+  for (PeerProcess* p : honest) ASSERT_TRUE(p->wait_round(round + 1)) << swarm.logs();
+  EXPECT_TRUE(test::same_states(honest, 1, round + 1)) << swarm.logs();
+  // Every round committed without the poisoner; a round given up (skipped) is no harm.
   for (PeerProcess* p : honest)
     for (const test::RoundLine& r : p->rounds()) {
       EXPECT_TRUE(std::isfinite(r.loss)) << r.round;
-      EXPECT_EQ(r.members, 3u) << "round " << r.round << " without the poisoner";
+      if (r.kind == "committed") {
+        EXPECT_EQ(r.members, 3u) << "round " << r.round << "\n" << swarm.logs();
+      }
     }
   EXPECT_NE(swarm.tracker().log().find(reported), std::string::npos) << swarm.logs();
   for (PeerProcess* p : honest) EXPECT_EQ(p->process().stop(SIGTERM), 0);
