@@ -87,7 +87,9 @@ void TrackerCore::try_form(TimePoint now) {
 void TrackerCore::start_attempt(TimePoint now, std::vector<PeerKey> group) {
   if (view_dirty_) flush_view(now);  // the members must know each other's addresses
   ++attempts_this_round_;
-  attempt_ = Attempt{.number = attempts_this_round_,
+  // Unique within the round even after a give-up: a member's chunks of an earlier attempt must
+  // not pass for the new one's.
+  attempt_ = Attempt{.number = ++last_attempt_number_,
                      .members = std::move(group),
                      .deadline = now + config_.round_timeout,
                      .done = {}};
@@ -148,6 +150,7 @@ void TrackerCore::commit(TimePoint now) {
   refused_.clear();
   first_ready_ = kNever;
   attempts_this_round_ = 0;
+  last_attempt_number_ = 0;
   ++counters_.rounds_committed;
   // Saved before the commits go out (call order in the header): a commit the tracker could forget
   // would let it number the next round again.

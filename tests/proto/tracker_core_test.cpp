@@ -299,6 +299,8 @@ TEST(TrackerCore, BelowMinPeersTheSurvivorsKeepTrainingAndTryAgain) {
   h.ready(1);
   h.ready(2);
   EXPECT_EQ(h.last(1, Kind::group)->group.round, 1u);
+  EXPECT_EQ(h.last(1, Kind::group)->group.attempt, 2u)
+      << "a new number: chunks of the given-up attempt must not pass for this one's";
   EXPECT_EQ(h.count(1, Kind::group), 2u);
 }
 

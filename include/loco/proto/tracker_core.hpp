@@ -181,8 +181,9 @@ class TrackerCore {
   TimePoint first_ready_ = kNever;
   std::vector<PeerKey> previous_group_;
   std::optional<Attempt> attempt_;
-  float median_norm_ = 0;  // of the updates of the round being formed or run
-  std::uint32_t attempts_this_round_ = 0;
+  float median_norm_ = 0;                  // of the updates of the round being formed or run
+  std::uint32_t attempts_this_round_ = 0;  // since the last give-up: bounded by max_attempts
+  std::uint32_t last_attempt_number_ = 0;  // of next_round(): never reused, give-ups or not
 
   std::deque<TrackerEvent> events_;
   std::deque<Transmit> transmits_;
