@@ -41,9 +41,12 @@ void add_peer_options(CLI::App& app, loco::peer::PeerOptions& o) {
       "Connections from one address not yet admitted (handshake or hello)");
   add("--peer.handshake-timeout", o.handshake_timeout,
       "A connection whose handshake is not done this long after accept is closed");
+  add("--peer.idle-timeout", o.idle_timeout,
+      "A link to another peer silent this long ends (keepalives go every third of it)");
   app.add_option("--debug.poison", o.poison,
                  "For the test suite only: scale (send a 1000x update) or nan (declare a NaN one)")
       ->group("");  // hidden from --help
+  loco::peer::add_debug_fault_options(app, o.debug);
   add("--run.id", o.run_id, "The training run's id, as the tracker has it");
   add_path(
       "--run.config", o.run_config,

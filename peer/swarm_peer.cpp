@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -41,7 +42,8 @@ train::TrainConfig run_config(const PeerOptions& o) {
   return config;
 }
 
-swarm::SwarmConfig swarm_config(const PeerOptions& o, const train::TrainConfig& config) {
+swarm::SwarmConfig swarm_config(const PeerOptions& o, const train::TrainConfig& config,
+                                const DebugFaults& faults) {
   if (o.tracker_address.empty())
     throw Error(ErrorCategory::config, "--tracker.address: the tracker's host:port");
   if (o.run_id.empty()) throw Error(ErrorCategory::config, "--run.id: the run's id");
@@ -62,6 +64,8 @@ swarm::SwarmConfig swarm_config(const PeerOptions& o, const train::TrainConfig& 
   s.bundle = net::BundleConfig{.streams = o.streams, .unit_bytes = 256 << 10};
   const link::LinkSettings link = cli::to_link_settings(o.link);
   if (!link.is_transparent()) s.link = net::LinkShaper::create(link, from_steady(Clock::now()));
+  s.idle_timeout =
+      net::parse_duration(o.idle_timeout, "--peer.idle-timeout", std::chrono::hours(24));
   s.poison = o.poison;
   s.listener_limits.max_handshakes = o.max_handshakes;
   s.listener_limits.max_pending_per_source = o.max_per_address;
@@ -74,6 +78,7 @@ swarm::SwarmConfig swarm_config(const PeerOptions& o, const train::TrainConfig& 
         ErrorCategory::config,
         "--peer.max-handshakes, --peer.max-per-address, --peer.handshake-timeout: " + e.message());
   }
+  s.fault_point = faults.swarm_hook();
   return s;
 }
 
@@ -84,6 +89,17 @@ std::vector<train::NamedArena> peer_arenas(train::InnerLoop& loop, train::DiLoCo
       {"", &loop.params()}, {"optim.m", &loop.optimizer().m()}, {"optim.v", &loop.optimizer().v()}};
   for (auto& part : diloco.shared().parts()) arenas.push_back({part.name, &part.arena});
   return arenas;
+}
+
+// The line a round ends with (swarm_peer.hpp).
+void print_round(train::DiLoCo& diloco, double loss) {
+  static constexpr std::array kKinds = {"committed", "skipped", "replaced"};
+  const train::RoundResult& r = diloco.last_round();
+  std::printf("round %llu %s members %zu loss %.4f state %s\n",
+              static_cast<unsigned long long>(diloco.shared().round()),
+              kKinds.at(static_cast<std::size_t>(r.kind)), r.members, loss,
+              to_hex(diloco.shared().hash()).substr(0, 16).c_str());
+  std::fflush(stdout);
 }
 
 }  // namespace
@@ -100,7 +116,8 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     model::set_compute_threads(config.train.threads);
     const train::Corpus corpus(config.data, static_cast<std::uint32_t>(config.model.gpt.vocab));
     train::InnerLoop loop(config, corpus);
-    swarm::SwarmGroup group(swarm_config(o, config), key, &stop);
+    const DebugFaults faults(o.debug);
+    swarm::SwarmGroup group(swarm_config(o, config, faults), key, &stop);
     const std::uint64_t h = config.strategy.diloco_h;
     train::DiLoCo diloco({.inner_steps = h, .outer = config.strategy.outer}, loop.layout(), group);
     group.bind(diloco.shared());
@@ -158,15 +175,22 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
           identity);
     };
     auto interval_start = Clock::now();
-    double interval_loss = 0;
+    double interval_loss = 0, round_loss = 0;
     std::uint64_t interval_steps = 0, last_checkpoint_round = diloco.shared().round();
     while (!stop.load() && loop.steps() < config.train.steps) {
-      interval_loss += loop.forward_backward();
+      const double step_loss = loop.forward_backward();
+      interval_loss += step_loss;
+      round_loss += step_loss;
       loop.optimizer_step();
       ++interval_steps;
+      faults.inner_step(diloco.shared().round() + 1);
       diloco.after_step(loop);
-      if (loop.steps() % h == 0 && diloco.last_round().kind == train::RoundResult::Kind::replaced)
-        loop.set_steps(diloco.shared().round() * h);
+      if (loop.steps() % h == 0) {
+        print_round(diloco, round_loss / static_cast<double>(h));
+        round_loss = 0;
+        if (diloco.last_round().kind == train::RoundResult::Kind::replaced)
+          loop.set_steps(diloco.shared().round() * h);
+      }
       if (loop.steps() % config.train.log_every == 0 || loop.steps() == config.train.steps) {
         const double seconds = std::chrono::duration<double>(Clock::now() - interval_start).count();
         const float loss = static_cast<float>(interval_loss / static_cast<double>(interval_steps));

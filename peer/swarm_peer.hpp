@@ -3,11 +3,16 @@
 // fetches the run's state if the run has started, then trains: H inner steps on its data shard,
 // a DiLoCo round with the group the tracker forms, again, until the run's steps are done or a
 // signal asks it to leave (it finishes or abandons the step, tells the tracker, checkpoints).
+// After each round it prints one line on stdout, for scripts and tests:
+//   round R committed|skipped|replaced members M loss L state H
+// R the round its shared state is at, M the group's size (0 unless committed), L the mean loss of
+// the round's inner steps, H the first 16 hex digits of the state hash.
 
 #include <atomic>
 #include <string>
 #include <vector>
 
+#include "debug_faults.hpp"
 #include "loco/cli/link_options.hpp"
 #include "loco/net/listener_limits.hpp"
 
@@ -27,7 +32,9 @@ struct PeerOptions {
   std::size_t max_handshakes = net::ListenerLimits::peer_defaults().max_handshakes;
   std::size_t max_per_address = net::ListenerLimits::peer_defaults().max_pending_per_source;
   std::string handshake_timeout = "5s";
-  std::string poison;  // test only: scale | nan
+  std::string idle_timeout = "300s";  // links between peers: keepalives every third of it
+  std::string poison;                 // test only: scale | nan
+  DebugFaultOptions debug;            // test only: die at a phase, slow inner steps
   // [run]
   std::string run_id;
   std::string run_config;  // the loco-train config of the run (model, data, DiLoCo)

@@ -14,6 +14,11 @@ std::optional<std::uint64_t> peer_message_limit(std::uint16_t type) {
   return info->max_bytes;
 }
 
+// The keepalive message: its version byte alone.
+std::vector<std::byte> keepalive_body() {
+  return {std::byte{proto::info(proto::MessageType::keepalive).version}};
+}
+
 }  // namespace
 
 struct PeerMesh::Private {};
@@ -27,7 +32,7 @@ std::shared_ptr<PeerMesh> PeerMesh::create(boost::asio::io_context& io,
 PeerMesh::PeerMesh(Private, boost::asio::io_context& io,
                    const boost::asio::ip::tcp::endpoint& listen, PeerMeshConfig config,
                    PeerMeshHandlers handlers)
-    : io_(io), config_(std::move(config)), handlers_(std::move(handlers)) {
+    : io_(io), config_(std::move(config)), handlers_(std::move(handlers)), keepalive_(io) {
   BundleListenerConfig listener{.setup = config_.setup,
                                 .limits = config_.limits,
                                 .max_streams = kMaxStreams,
@@ -39,10 +44,12 @@ PeerMesh::PeerMesh(Private, boost::asio::io_context& io,
 
 void PeerMesh::start() {
   listener_->start();
+  arm_keepalive();
 }
 
 void PeerMesh::stop() {
   stopped_ = true;
+  keepalive_.cancel();
   listener_->stop();
   for (auto& [key, out] : outbound_) out.bundle->close();
   for (auto& [key, in] : inbound_) in.bundle->close();
@@ -73,7 +80,7 @@ BundleHandlers PeerMesh::inbound_handlers(const std::shared_ptr<StreamBundle>& b
             mesh->bytes_received_ += piece.data.size();
             // Throws for a message over its limit: the bundle fails with that error.
             auto whole = it->second.assembler.add(piece);
-            if (whole)
+            if (whole && whole->type != static_cast<std::uint16_t>(proto::MessageType::keepalive))
               mesh->handlers_.on_message(
                   b->peer_identity(), static_cast<proto::MessageType>(whole->type), whole->bytes);
           },
@@ -126,7 +133,7 @@ void PeerMesh::connect(const secure::PublicKey& peer,
                 if (auto it = mesh->outbound_.find(peer); it != mesh->outbound_.end())
                   mesh->flush(it->second);
               },
-          .on_chunk = {},  // the other side sends on its own bundle
+          .on_chunk = [](const BundleChunk&) {},  // keepalives: the other side sends on its own
           .on_closed =
               [self, peer](const Error* error) {
                 auto mesh = self.lock();
@@ -145,6 +152,7 @@ void PeerMesh::flush(Outbound& out) {
     auto [type, body] = std::move(out.waiting.front());
     out.waiting.pop_front();
     bytes_sent_ += body->size();
+    out.sent_since_keepalive = true;
     out.bundle->send(static_cast<std::uint16_t>(type), *body, [body] {});
   }
 }
@@ -153,6 +161,30 @@ void PeerMesh::drop(const secure::PublicKey& peer) {
   // Dropping the bundles closes their sockets at once, without callbacks.
   outbound_.erase(peer);
   inbound_.erase(peer);
+}
+
+void PeerMesh::arm_keepalive() {
+  keepalive_.expires_after(config_.setup.config.idle_timeout / 3);
+  keepalive_.async_wait([weak = weak_from_this()](const boost::system::error_code& error) {
+    auto self = weak.lock();
+    if (error || !self || self->stopped_) return;
+    self->send_keepalives();
+    self->arm_keepalive();
+  });
+}
+
+void PeerMesh::send_keepalives() {
+  const auto body = std::make_shared<const std::vector<std::byte>>(keepalive_body());
+  const auto send = [&](StreamBundle& bundle) {
+    if (bundle.ready())
+      bundle.send(static_cast<std::uint16_t>(proto::MessageType::keepalive), *body, [body] {});
+  };
+  for (auto& [key, out] : outbound_) {
+    // Its own messages wait in `waiting` until the bundle is ready: a keepalive would pass them.
+    if (!out.sent_since_keepalive && out.waiting.empty()) send(*out.bundle);
+    out.sent_since_keepalive = false;
+  }
+  for (auto& [key, in] : inbound_) send(*in.bundle);
 }
 
 void PeerMesh::lost(const secure::PublicKey& peer, const std::string& why) {

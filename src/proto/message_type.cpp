@@ -38,6 +38,8 @@ constexpr std::array kMessages = {
     MessageInfo{MessageType::state_refusal, 1, "state refusal", 4 * kKiB, Route::peer_to_peer},
     MessageInfo{MessageType::chunk_request, 1, "chunk request", 1 * kKiB, Route::peer_to_peer},
     MessageInfo{MessageType::state_chunk, 1, "state chunk", kMiB + kKiB, Route::peer_to_peer},
+    // Nothing but the version byte.
+    MessageInfo{MessageType::keepalive, 1, "keepalive", 16, Route::peer_to_peer},
 };
 
 }  // namespace

@@ -18,6 +18,12 @@ TimePoint formation_time(const QuorumInput& in) {
   return std::max(in.now, in.first_ready + in.join_timeout);
 }
 
+TimePoint release_time(const QuorumInput& in) {
+  const std::size_t ready = in.ready.size();
+  if (ready == 0 || ready >= std::max<std::size_t>(in.min_peers, 1)) return kNever;
+  return std::max(in.now, in.first_ready + in.join_timeout);
+}
+
 Screened screen_updates(const std::map<PeerKey, ReadyEntry>& ready, float limit) {
   std::vector<float> finite;
   for (const auto& [key, entry] : ready)

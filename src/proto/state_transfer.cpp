@@ -106,7 +106,7 @@ void StateFetcher::handle(TimePoint now, const PeerKey& from, MessageType type,
     case MessageType::state_manifest: accept_manifest(from, decode_manifest(body)); return;
     case MessageType::state_refusal: {
       ByteReader r = open(body, type);
-      r.u64();
+      if (r.u64() != config_.round) return;  // answers an earlier fetch
       const std::string reason = r.string(kMaxTextBytes);
       drop(from, "it does not serve that state: " + reason, false);
       return;
@@ -115,7 +115,7 @@ void StateFetcher::handle(TimePoint now, const PeerKey& from, MessageType type,
       ByteReader r = open(body, type);
       const std::uint64_t round = r.u64();
       const std::uint64_t index = r.u64();
-      if (round != config_.round) r.fail(fmt::format("a chunk of round {}", round));
+      if (round != config_.round) return;  // answers an earlier fetch
       accept_chunk(now, from, index, r.rest());
       return;
     }
@@ -127,12 +127,12 @@ void StateFetcher::handle(TimePoint now, const PeerKey& from, MessageType type,
 
 void StateFetcher::accept_manifest(const PeerKey& from, StateManifest manifest) {
   Donor& donor = donors_.at(from);
-  if (donor.ready) throw Error(ErrorCategory::protocol, "sent a second manifest");
-  if (manifest.round != config_.round || manifest.state_hash() != config_.state_hash)
+  // Another round's manifest, or this one's again, answers an earlier fetch from this peer.
+  if (donor.ready || manifest.round != config_.round) return;
+  if (manifest.state_hash() != config_.state_hash)
     throw Error(ErrorCategory::protocol,
-                fmt::format("its manifest (round {}, state {}) is not the state of round {} ({})",
-                            manifest.round, short_hash(manifest.state_hash()), config_.round,
-                            short_hash(config_.state_hash)));
+                fmt::format("its manifest of round {} has state {}, not {}", manifest.round,
+                            short_hash(manifest.state_hash()), short_hash(config_.state_hash)));
   donor.ready = true;
   if (manifest_) return;  // every matching manifest is the same: the first one sets things up
   buffer_.resize(manifest.total_bytes);

@@ -124,7 +124,7 @@ TimePoint TrackerCore::poll_timeout() const {
   if (attempt_) next = std::min(next, attempt_->deadline);
   if (view_dirty_) next = std::min(next, view_sent_at_ + config_.view_interval);
   if (!members_.empty() && !someone_in_sync()) next = std::min(next, reconcile_after_);
-  if (!attempt_) next = std::min(next, formation_deadline());
+  if (!attempt_) next = std::min({next, formation_deadline(), release_time(quorum_input())});
   return next;
 }
 

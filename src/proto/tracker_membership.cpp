@@ -67,7 +67,7 @@ void TrackerCore::handle_join(TimePoint now, const PeerKey& from, const JoinRequ
   transmits_.push_back(Transmit{.to = from,
                                 .type = MessageType::view,
                                 .body = encode_signed_view(view(), identity_, config_.run_id)});
-  if (!in_sync(m)) send_resync(from);
+  if (!in_sync(m)) send_resync(now, from);
 }
 
 std::optional<std::string> TrackerCore::join_refusal(const PeerKey& from,

@@ -12,7 +12,7 @@ namespace loco::proto {
 void TrackerCore::handle_ready(TimePoint now, const PeerKey& from, const Ready& ready) {
   const MemberRecord& m = members_.at(from);
   if (!in_sync(m) || ready.base_hash != committed_hash_) {
-    send_resync(from);  // its update is built on a state the run has left behind
+    send_resync(now, from);  // its update is built on a state the run has left behind
     return;
   }
   if (ready.round != next_round()) {
@@ -28,19 +28,40 @@ void TrackerCore::handle_ready(TimePoint now, const PeerKey& from, const Ready& 
   first_ready_ = std::min(first_ready_, now);
 }
 
-TimePoint TrackerCore::formation_deadline() const {
+QuorumInput TrackerCore::quorum_input() const {
   QuorumInput in{.now = TimePoint::min(),
                  .live = members_.size(),
                  .eligible = 0,
                  .ready = {},
-                 .previous_group = previous_group_,
+                 .previous_group = {},
                  .first_ready = first_ready_,
                  .min_peers = config_.min_peers,
                  .join_timeout = config_.join_timeout};
   for (const auto& [key, m] : members_)
-    if (in_sync(m) && !m.resyncing) ++in.eligible;
+    if (in_sync(m) && !m.resyncing && !refused_.contains(key)) ++in.eligible;
+  // Those of the last group that are gone cannot be waited for.
+  for (const PeerKey& k : previous_group_)
+    if (members_.contains(k)) in.previous_group.push_back(k);
   in.ready = ready_;
-  return formation_time(in);
+  return in;
+}
+
+TimePoint TrackerCore::formation_deadline() const {
+  return formation_time(quorum_input());
+}
+
+void TrackerCore::release_if_too_few(TimePoint now) {
+  if (attempt_ || release_time(quorum_input()) > now) return;
+  const std::string reason =
+      fmt::format("{} peer(s) ready, the run needs {}", ready_.size(), config_.min_peers);
+  event(TrackerEvent::Kind::round_aborted, std::nullopt,
+        fmt::format("round {} not formed: {}; the peers keep training and try again", next_round(),
+                    reason));
+  for (const auto& [key, entry] : ready_)
+    send(key, AbortRound{.round = next_round(), .attempt = 0, .reason = reason, .retry = false});
+  ready_.clear();
+  refused_.clear();
+  first_ready_ = kNever;
 }
 
 void TrackerCore::try_form(TimePoint now) {
@@ -49,6 +70,7 @@ void TrackerCore::try_form(TimePoint now) {
     const Screened screened = screen_updates(ready_, config_.update_norm_limit);
     for (const auto& [key, reason] : screened.refused) {
       ready_.erase(key);
+      refused_.insert(key);  // the others do not wait for it to say ready again this round
       misbehaved(now, key, "update refused: " + reason, false);
       send(key, AbortRound{.round = next_round(),
                            .attempt = 0,
@@ -59,12 +81,15 @@ void TrackerCore::try_form(TimePoint now) {
     median_norm_ = screened.median_norm;
     start_attempt(now, ring_order(screened.group, ready_));
   }
+  release_if_too_few(now);
 }
 
 void TrackerCore::start_attempt(TimePoint now, std::vector<PeerKey> group) {
   if (view_dirty_) flush_view(now);  // the members must know each other's addresses
   ++attempts_this_round_;
-  attempt_ = Attempt{.number = attempts_this_round_,
+  // Unique within the round even after a give-up: a member's chunks of an earlier attempt must
+  // not pass for the new one's.
+  attempt_ = Attempt{.number = ++last_attempt_number_,
                      .members = std::move(group),
                      .deadline = now + config_.round_timeout,
                      .done = {}};
@@ -122,8 +147,10 @@ void TrackerCore::commit(TimePoint now) {
   if (history_.size() > TrackerSnapshot::kMaxHistory) history_.erase(history_.begin());
   previous_group_ = attempt.members;
   ready_.clear();
+  refused_.clear();
   first_ready_ = kNever;
   attempts_this_round_ = 0;
+  last_attempt_number_ = 0;
   ++counters_.rounds_committed;
   // Saved before the commits go out (call order in the header): a commit the tracker could forget
   // would let it number the next round again.
@@ -179,6 +206,7 @@ void TrackerCore::abort_attempt(TimePoint now, const std::string& reason,
     return;
   }
   ready_.clear();
+  refused_.clear();
   first_ready_ = kNever;
   attempts_this_round_ = 0;
 }

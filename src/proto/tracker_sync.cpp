@@ -31,15 +31,18 @@ void TrackerCore::handle_state_report(TimePoint now, const PeerKey& from,
     try_form(now);
     return;
   }
-  send_resync(from);  // fetched an old state (a round committed meanwhile) or a wrong one
+  send_resync(now, from);  // fetched an old state (a round committed meanwhile) or a wrong one
 }
 
-void TrackerCore::resync_out_of_sync(TimePoint /*now*/) {
+void TrackerCore::resync_out_of_sync(TimePoint now) {
   for (auto& [key, m] : members_)
-    if (!in_sync(m)) send_resync(key);
+    if (!in_sync(m)) send_resync(now, key);
 }
 
-void TrackerCore::send_resync(const PeerKey& peer) {
+void TrackerCore::send_resync(TimePoint now, const PeerKey& peer) {
+  // The donors admit only members of the view they hold: a newcomer not in it yet would be turned
+  // away by every donor it is named.
+  if (view_dirty_) flush_view(now);
   MemberRecord& m = members_.at(peer);
   m.resyncing = true;
   ready_.erase(peer);
@@ -90,6 +93,7 @@ void TrackerCore::reconcile(TimePoint now) {
   committed_round_ = round;
   committed_hash_ = hash;
   ready_.clear();
+  refused_.clear();
   first_ready_ = kNever;
   previous_group_.clear();
   event(TrackerEvent::Kind::state_changed, std::nullopt,

@@ -19,12 +19,26 @@ TimePoint now() {
 // for it, up to this many.
 constexpr std::size_t kMaxEarlyChunks = 1024;
 
+// After a failed fetch (every donor gone or wrong) the peer asks the tracker for new donors after
+// this long, doubling up to the maximum: donors that just died are still in the view a while.
+constexpr Duration kFirstFetchBackoff = std::chrono::milliseconds(250);
+constexpr Duration kMaxFetchBackoff = std::chrono::seconds(8);
+
 // The (round, attempt) a ring chunk belongs to, from its header (version, u64, u32).
 std::pair<std::uint64_t, std::uint32_t> ring_chunk_id(std::span<const std::byte> body) {
   ByteReader r(body, "ring chunk");
   r.u8();
   const std::uint64_t round = r.u64();
   return {round, r.u32()};
+}
+
+// The phase of a ring chunk, from its header (version, u64, u32, then the phase: u8, 0 or 1).
+FaultPoint ring_chunk_phase(std::span<const std::byte> body) {
+  ByteReader r(body, "ring chunk");
+  r.u8();
+  r.u64();
+  r.u32();
+  return r.u8() == 0 ? FaultPoint::reduce_scatter : FaultPoint::all_gather;
 }
 
 }  // namespace
@@ -38,13 +52,15 @@ SwarmSession::SwarmSession(boost::asio::io_context& io, SwarmConfig config,
       mailbox_(mailbox),
       traffic_(traffic),
       codec_(compress::make_codec(config_.codec)),
-      fetch_timer_(io) {}
+      fetch_timer_(io),
+      fetch_backoff_(kFirstFetchBackoff) {}
 
 void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
                          const Digest& state_hash) {
   const net::ChannelSetup member_setup{
       .identity = &identity_,
-      .config = secure::ChannelConfig{.run_id = config_.run_id},
+      .config =
+          secure::ChannelConfig{.run_id = config_.run_id, .idle_timeout = config_.idle_timeout},
       .accept = [this](const secure::PublicKey& k) { return client_ && client_->is_member(k); },
       .peer_label = {}};
   mesh_ = net::PeerMesh::create(
@@ -126,6 +142,11 @@ void SwarmSession::on_client_event(const proto::ClientEvent& e) {
       return;
     }
     case Kind::resync: {
+      // The tracker repeats a resync (to a ready, a state report, each commit); a second fetch of
+      // the same state would take the first one's answers for its own and blame the donors.
+      if (fetcher_ && fetching_.round == e.resync.round &&
+          fetching_.state_hash == e.resync.state_hash)
+        return;
       ring_.reset();
       ready_round_ = 0;
       SwarmEvent out{.kind = SwarmEvent::Kind::must_fetch};
@@ -177,7 +198,10 @@ void SwarmSession::start_ring(const proto::Group& group) {
   std::vector<std::pair<proto::PeerKey, std::vector<std::byte>>> early;
   early.swap(early_);
   for (auto& [from, body] : early)
-    if (ring_chunk_id(body) == std::pair(group.round, group.attempt)) ring_->on_message(from, body);
+    if (ring_chunk_id(body) == std::pair(group.round, group.attempt)) {
+      reach(ring_chunk_phase(body), group.round);
+      ring_->on_message(from, body);
+    }
   pump_ring();
 }
 
@@ -218,16 +242,22 @@ void SwarmSession::on_mesh_message(const proto::PeerKey& from, proto::MessageTyp
     switch (type) {
       case proto::MessageType::ring_chunk: {
         const auto id = ring_chunk_id(body);
-        if (ring_ && id == std::pair(ready_round_, ring_attempt_)) {
+        if (ring_ && id == std::pair(ready_round_, ring_attempt_) && !ring_->done() &&
+            !ring_->failure()) {
+          reach(ring_chunk_phase(body), id.first);
           ring_->on_message(from, body);
           pump_ring();
         } else if (id.first >= ready_round_ && early_.size() < kMaxEarlyChunks) {
+          // A ring not started here yet, or the next one under the same number: a restarted
+          // tracker numbers the attempts of the round afresh while this peer's ring of the old
+          // one is over (its round_done never reached the old tracker).
           early_.emplace_back(from, std::vector<std::byte>(body.begin(), body.end()));
         }
         return;
       }
       case proto::MessageType::state_request:
       case proto::MessageType::chunk_request:
+        reach(FaultPoint::serve, served_round_);
         server_.on_message(from, type, body);
         pump_server();
         return;
@@ -250,6 +280,7 @@ void SwarmSession::on_mesh_message(const proto::PeerKey& from, proto::MessageTyp
 }
 
 void SwarmSession::on_mesh_lost(const proto::PeerKey& peer, const std::string& why) {
+  spdlog::info("the link with peer {} ended: {}", secure::short_id(peer), why);
   if (ring_ && !ring_->done() && !ring_->failure() &&
       (peer == ring_->predecessor() || peer == ring_->successor())) {
     ring_->fail(fmt::format("lost the connection to {}: {}", secure::short_id(peer), why),
@@ -264,6 +295,7 @@ void SwarmSession::on_mesh_lost(const proto::PeerKey& peer, const std::string& w
 
 void SwarmSession::start_fetch(const proto::Resync& resync) {
   fetching_ = resync;
+  reported_.clear();
   std::vector<proto::PeerKey> donors;
   for (const proto::Donor& d : resync.donors) donors.push_back(d.key);
   spdlog::info("fetching the state of round {} from {} donor(s)", resync.round, donors.size());
@@ -283,7 +315,8 @@ void SwarmSession::pump_fetch() {
   }
   count_traffic();
   for (const auto& [donor, why] : fetcher_->bad_donors())
-    client_->report(proto::MisbehaviourReport{.suspect = donor, .reason = why});
+    if (reported_.insert(donor).second)  // once: bad_donors() keeps them all
+      client_->report(proto::MisbehaviourReport{.suspect = donor, .reason = why});
   if (fetcher_->done()) {
     SwarmEvent out{.kind = SwarmEvent::Kind::fetched};
     out.round = fetching_.round;
@@ -291,12 +324,20 @@ void SwarmSession::pump_fetch() {
     out.state = std::make_shared<const std::vector<std::byte>>(fetcher_->state().begin(),
                                                                fetcher_->state().end());
     fetcher_.reset();
+    fetch_backoff_ = kFirstFetchBackoff;
     mailbox_.post(std::move(out));
   } else if (fetcher_->failure()) {
-    spdlog::warn("fetching round {}: {}; asking the tracker again", fetching_.round,
-                 *fetcher_->failure());
+    spdlog::warn("fetching round {}: {}; asking the tracker again in {:.2f} s", fetching_.round,
+                 *fetcher_->failure(), std::chrono::duration<double>(fetch_backoff_).count());
     fetcher_.reset();
-    client_->state_report();  // the tracker answers an out-of-sync report with new donors
+    fetch_timer_.expires_after(
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(fetch_backoff_));
+    fetch_backoff_ = std::min(2 * fetch_backoff_, kMaxFetchBackoff);
+    fetch_timer_.async_wait([this](const boost::system::error_code& error) {
+      if (error || fetcher_) return;  // a resync came meanwhile
+      client_->state_report();        // the tracker answers an out-of-sync report with new donors
+      link_->flush();
+    });
   } else {
     fetch_timer_.expires_at(to_steady(fetcher_->poll_timeout()));
     fetch_timer_.async_wait([this](const boost::system::error_code& error) {
@@ -311,6 +352,7 @@ void SwarmSession::pump_fetch() {
 void SwarmSession::serve(proto::StateManifest manifest,
                          std::shared_ptr<const std::vector<std::byte>> state) {
   client_->set_state(manifest.round, manifest.state_hash());
+  served_round_ = manifest.round;
   served_ = std::move(state);
   server_.serve(std::move(manifest), proto::StateBytes({std::span(*served_)}));
 }
@@ -342,6 +384,10 @@ std::string SwarmSession::address_of(const proto::PeerKey& peer) const {
   for (const proto::Member& m : client_->view().members)
     if (m.key == peer) return m.address;
   return {};
+}
+
+void SwarmSession::reach(FaultPoint point, std::uint64_t round) const {
+  if (config_.fault_point) config_.fault_point(point, round);
 }
 
 void SwarmSession::count_traffic() {

@@ -163,6 +163,22 @@ TEST(TrackerCore, FastPathFormsAtOnceWhenThePreviousGroupIsReady) {
   EXPECT_EQ(h.tracker->snapshot().committed_round, 1u);
 }
 
+TEST(TrackerCore, AMemberOfThePreviousGroupThatLeftIsNotWaitedFor) {
+  Harness h;
+  h.config.join_timeout = 30s;
+  h.start();
+  for (std::uint8_t n = 1; n <= 3; ++n) h.join(n);
+  for (std::uint8_t n = 1; n <= 3; ++n) h.ready(n);
+  h.finish_round();
+  h.disconnect(3);  // dies in the inner phase of round 2
+  h.ready(1);
+  h.ready(2);
+  const auto g = h.last(1, Kind::group);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->group.round, 2u) << "formed at once, not after the join timeout";
+  EXPECT_EQ(g->group.members.size(), 2u);
+}
+
 TEST(TrackerCore, TimedQuorumWaitsTheJoinTimeoutFromTheFirstReady) {
   Harness h;
   h.config.join_timeout = 20s;
@@ -195,12 +211,38 @@ TEST(TrackerCore, NoGroupBelowMinPeersOrWithoutAMajority) {
   h.run_for(60s);
   EXPECT_FALSE(h.last(1, Kind::group)) << "1 ready < min_peers 2";
   for (std::uint8_t n = 2; n <= 5; ++n) h.join(n);
+  h.ready(1);  // it was let go to keep training (see the next test) and is ready again
   h.ready(2);  // 2 of 5 ready: at least min_peers, but not more than half
   h.run_for(60s);
   EXPECT_FALSE(h.last(1, Kind::group));
   h.ready(3);  // 3 of 5: forms once the join timeout has passed since peer 1 was ready
   h.run_for(1s);
   EXPECT_EQ(h.last(1, Kind::group)->group.members.size(), 3u);
+}
+
+TEST(TrackerCore, BelowMinPeersReadyPeersAreLetGoAtTheJoinTimeoutAndTryAgain) {
+  Harness h;
+  h.config.min_peers = 2;
+  h.config.join_timeout = 5s;
+  h.start();
+  h.join(1);
+  h.ready(1);
+  h.run_for(5s - 1ms);
+  EXPECT_FALSE(h.last(1, Kind::abort_round)) << "waits the join timeout for a second peer";
+  h.run_for(1ms);
+  const auto abort = h.last(1, Kind::abort_round);
+  ASSERT_TRUE(abort) << "1 ready < min_peers 2: it keeps training instead of waiting forever";
+  EXPECT_EQ(abort->abort.round, 1u);
+  EXPECT_FALSE(abort->abort.retry);
+  h.run_for(60s);
+  EXPECT_EQ(h.count(1, Kind::abort_round), 1u) << "released once, not again while not ready";
+  h.ready(1);  // after another H inner steps, the same round
+  h.join(2);
+  h.ready(2);
+  const auto g = h.last(1, Kind::group);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->group.round, 1u);
+  EXPECT_EQ(g->group.members.size(), 2u);
 }
 
 TEST(TrackerCore, AMemberLostMidRoundAbortsAndTheSurvivorsRetry) {
@@ -257,6 +299,8 @@ TEST(TrackerCore, BelowMinPeersTheSurvivorsKeepTrainingAndTryAgain) {
   h.ready(1);
   h.ready(2);
   EXPECT_EQ(h.last(1, Kind::group)->group.round, 1u);
+  EXPECT_EQ(h.last(1, Kind::group)->group.attempt, 2u)
+      << "a new number: chunks of the given-up attempt must not pass for this one's";
   EXPECT_EQ(h.count(1, Kind::group), 2u);
 }
 
@@ -292,6 +336,24 @@ TEST(TrackerCore, TheMajorityHashIsCommittedAndTheMinorityResyncs) {
   EXPECT_EQ(resync->resync.state_hash, digest_of(5));
   EXPECT_EQ(resync->resync.donors.size(), 2u);
   EXPECT_FALSE(h.last(1, Kind::resync));
+}
+
+TEST(TrackerCore, TheDonorsNamedToANewcomerAlreadyHoldAViewWithIt) {
+  Harness h;
+  h.start();
+  for (std::uint8_t n = 1; n <= 2; ++n) h.join(n);
+  for (std::uint8_t n = 1; n <= 2; ++n) h.ready(n);
+  h.finish_round();
+  h.run_for(10s);  // the views of the first joins are out: the next one would wait a view interval
+  h.join(10);
+  const auto r = h.last(10, Kind::resync);
+  ASSERT_TRUE(r);
+  for (const Donor& d : r->resync.donors) {
+    const auto n = h.find(d.key);
+    ASSERT_TRUE(n);
+    EXPECT_TRUE(h.peers.at(*n).client->is_member(key(10).public_key()))
+        << "donor " << int{*n} << " would turn the newcomer away";
+  }
 }
 
 TEST(TrackerCore, NewcomersGetDonorsSpreadOverTheMembersThatHoldTheState) {
@@ -340,6 +402,21 @@ TEST(TrackerCore, UpdatesThatAreNotFiniteOrFarAboveTheMedianAreRefused) {
             std::string::npos);
   EXPECT_NE(h.last(5, Kind::abort_round)->abort.reason.find("not finite"), std::string::npos);
   EXPECT_EQ(h.tracker_events_of(TrackerEvent::Kind::misbehaved).size(), 2u);
+}
+
+TEST(TrackerCore, TheOthersDoNotWaitForAMemberWhoseUpdateWasRefused) {
+  Harness h;
+  h.config.join_timeout = 30s;
+  h.start();
+  for (std::uint8_t n = 1; n <= 4; ++n) h.join(n);
+  for (std::uint8_t n = 1; n <= 3; ++n) h.ready(n);
+  h.ready(4, std::numeric_limits<float>::quiet_NaN());
+  const auto g = h.last(1, Kind::group);
+  ASSERT_TRUE(g) << "formed at once, not after the join timeout";
+  EXPECT_EQ(g->group.members.size(), 3u);
+  h.finish_round();
+  h.ready(1);  // the next round waits for every member again
+  EXPECT_EQ(h.count(1, Kind::group), 1u);
 }
 
 TEST(TrackerCore, AMalformedMessageCutsOffThatPeerOnly) {

@@ -71,6 +71,14 @@ class ChildProcess {
     return false;
   }
 
+  // Waits for the exit; the exit code, or -1 if killed by a signal.
+  int wait() {
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
   // Sends `signal` and waits for the exit; the exit code, or -1 if killed by a signal.
   int stop(int signal) {
     ::kill(pid_, signal);

@@ -1,7 +1,7 @@
 #pragma once
 // A real loco-tracker process for a test: its key in the test's directory, the run config of
-// configs/tiny.toml, an open run unless the test says otherwise, and the address and key it
-// printed on its first line.
+// configs/tiny.toml unless the test gives another, an open run unless the test says otherwise, and
+// the address and key it printed on its first line.
 
 #include <filesystem>
 #include <fstream>
@@ -30,32 +30,52 @@ inline std::string read_text(const std::filesystem::path& path) {
   return text.str();
 }
 
+// `options` ("--name value" pairs) with each name given once: a later pair replaces an earlier
+// one with the same name (a program refuses an option given twice).
+inline std::vector<std::string> merge_options(const std::vector<std::string>& options) {
+  std::vector<std::string> merged;
+  for (std::size_t i = 0; i + 1 < options.size(); i += 2) {
+    auto it = merged.begin();
+    while (it != merged.end() && *it != options[i]) it += 2;
+    if (it == merged.end()) {
+      merged.push_back(options[i]);
+      merged.push_back(options[i + 1]);
+    } else {
+      *(it + 1) = options[i + 1];
+    }
+  }
+  return merged;
+}
+
 class TrackerProcess {
  public:
   // Starts loco-tracker for run `run_id` in `dir` (its key file, state file and log go there),
-  // listening on `listen`, with `extra` options after the defaults (later options win).
+  // listening on `listen`, with `extra` options replacing or adding to the defaults, for the
+  // run config `config`.
   TrackerProcess(const std::filesystem::path& dir, const std::string& run_id,
                  const std::vector<std::string>& extra = {},
-                 const std::string& listen = "127.0.0.1:0")
+                 const std::string& listen = "127.0.0.1:0",
+                 const std::string& config = run_config())
       : dir_(dir), log_(dir / "tracker.log") {
     if (!std::filesystem::exists(dir / "tracker.key"))
       secure::write_key_file(dir / "tracker.key", secure::KeyPair::generate(), false);
-    std::vector<std::string> argv = {program("loco-tracker"),
-                                     "--tracker.key",
-                                     (dir / "tracker.key").string(),
-                                     "--tracker.listen",
-                                     listen,
-                                     "--tracker.state-file",
-                                     (dir / "tracker.state").string(),
-                                     "--run.id",
-                                     run_id,
-                                     "--run.config",
-                                     run_config(),
-                                     "--admission.policy",
-                                     "open",
-                                     "--tracker.http",
-                                     "127.0.0.1:0"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
+    std::vector<std::string> options = {"--tracker.key",
+                                        (dir / "tracker.key").string(),
+                                        "--tracker.listen",
+                                        listen,
+                                        "--tracker.state-file",
+                                        (dir / "tracker.state").string(),
+                                        "--run.id",
+                                        run_id,
+                                        "--run.config",
+                                        config,
+                                        "--admission.policy",
+                                        "open",
+                                        "--tracker.http",
+                                        "127.0.0.1:0"};
+    options.insert(options.end(), extra.begin(), extra.end());
+    std::vector<std::string> argv = merge_options(options);
+    argv.insert(argv.begin(), program("loco-tracker"));
     process_ = std::make_unique<ChildProcess>(argv, log_);
     const std::string line = process_->read_line();  // "listening on HOST:PORT as KEY"
     const std::string prefix = "listening on ";

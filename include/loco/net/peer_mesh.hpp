@@ -10,10 +10,16 @@
 // Messages are whole (MessageAssembler with the table's peer_to_peer limits) and typed; a
 // message that breaks the limits ends that bundle. on_lost(key) reports a member whose bundle in
 // either direction ended, so the collective can abort.
+//
+// Keepalive: each direction's bundle is read by one end only, and a channel that hears nothing
+// for its idle timeout ends. So every idle_timeout / 3 the mesh sends a keepalive on each bundle
+// that carried nothing meanwhile: on its own outbound bundles, and back on the inbound ones (which
+// carry nothing else). Keepalives are dropped on receipt.
 // Threads: every call, and every callback, on the io_context's thread.
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <deque>
 #include <functional>
 #include <map>
@@ -66,6 +72,7 @@ class PeerMesh : public std::enable_shared_from_this<PeerMesh> {
  private:
   struct Outbound {
     std::shared_ptr<StreamBundle> bundle;
+    bool sent_since_keepalive = false;
     std::deque<std::pair<proto::MessageType, std::shared_ptr<std::vector<std::byte>>>> waiting;
   };
   struct Inbound {
@@ -77,6 +84,8 @@ class PeerMesh : public std::enable_shared_from_this<PeerMesh> {
   void connect(const secure::PublicKey& peer, const boost::asio::ip::tcp::endpoint& endpoint);
   void flush(Outbound& out);
   void lost(const secure::PublicKey& peer, const std::string& why);
+  void arm_keepalive();
+  void send_keepalives();
 
   boost::asio::io_context& io_;
   PeerMeshConfig config_;
@@ -84,6 +93,7 @@ class PeerMesh : public std::enable_shared_from_this<PeerMesh> {
   std::shared_ptr<BundleListener> listener_;
   std::map<secure::PublicKey, Outbound> outbound_;
   std::map<secure::PublicKey, Inbound> inbound_;
+  boost::asio::steady_timer keepalive_;
   std::uint64_t bytes_sent_ = 0;
   std::uint64_t bytes_received_ = 0;
   bool stopped_ = false;

@@ -4,8 +4,8 @@
 // the version byte, so a peer of another version is told so instead of misreading the fields.
 //
 // Types are grouped by protocol (high byte): 0x01 peer <-> tracker, 0x02 collectives between the
-// members of a round, 0x03 state transfer. 0xFFFF is the stream hello of net/ (stream_hello.hpp),
-// below this layer.
+// members of a round, 0x03 state transfer, 0x04 link upkeep. 0xFFFF is the stream hello of net/
+// (stream_hello.hpp), below this layer.
 
 #include <cstdint>
 #include <optional>
@@ -38,6 +38,8 @@ enum class MessageType : std::uint16_t {
   state_refusal = 0x0303,
   chunk_request = 0x0304,
   state_chunk = 0x0305,
+  // peer <-> peer, on an otherwise idle link: keeps it inside the channel's idle timeout
+  keepalive = 0x0401,
 };
 
 // Which link a message travels on, and in which direction: each receiver accepts only its own.

@@ -39,6 +39,11 @@ struct QuorumInput {
 //   rule could hold if nothing else changed.
 TimePoint formation_time(const QuorumInput& in);
 
+// When the ready members are let go to keep training (abort, no retry) because fewer than
+// min_peers of them are ready: join_timeout after the first said so. kNever when none are ready
+// or enough are.
+TimePoint release_time(const QuorumInput& in);
+
 // Splits ready members into the group and those refused for a broken or outsized update: a norm
 // that is NaN or infinite, or above `limit` times the median of the finite norms. `refused` gets
 // a reason for each.

@@ -23,6 +23,8 @@
 //   reports round_done(r, a, state hash) → commit(r, a, majority hash) → state_changed.
 //   A member that leaves, is evicted, reports a failure or misses round_timeout aborts attempt a;
 //   the survivors get abort(retry) and a new group (r, a + 1), or abort(no retry) below min_peers.
+//   Members ready while fewer than min_peers are get abort(no retry) after join_timeout
+//   (release_time()): they keep training and say ready again.
 
 #include <deque>
 #include <map>
@@ -138,6 +140,10 @@ class TrackerCore {
   void try_form(TimePoint now);
   // When the quorum rule lets the next group form (see formation_time), ignoring `now`.
   TimePoint formation_deadline() const;
+  // The quorum rule's input as of now (`now` left at its minimum).
+  QuorumInput quorum_input() const;
+  // Lets the ready members go when too few are ready (release_time).
+  void release_if_too_few(TimePoint now);
   void start_attempt(TimePoint now, std::vector<PeerKey> group);
   void commit(TimePoint now);
   void abort_attempt(TimePoint now, const std::string& reason, const std::set<PeerKey>& excluded);
@@ -148,7 +154,7 @@ class TrackerCore {
   bool someone_in_sync() const;
   void handle_state_report(TimePoint now, const PeerKey& from, const StateReport& report);
   void resync_out_of_sync(TimePoint now);
-  void send_resync(const PeerKey& peer);
+  void send_resync(TimePoint now, const PeerKey& peer);
   std::vector<Donor> pick_donors(const PeerKey& newcomer);
   void reconcile(TimePoint now);
 
@@ -171,11 +177,13 @@ class TrackerCore {
   TimePoint reconcile_after_{};  // a restarted tracker waits this long for its peers to return
 
   std::map<PeerKey, ReadyEntry> ready_;  // for next_round()
+  std::set<PeerKey> refused_;            // updates refused for next_round(): not waited for
   TimePoint first_ready_ = kNever;
   std::vector<PeerKey> previous_group_;
   std::optional<Attempt> attempt_;
-  float median_norm_ = 0;  // of the updates of the round being formed or run
-  std::uint32_t attempts_this_round_ = 0;
+  float median_norm_ = 0;                  // of the updates of the round being formed or run
+  std::uint32_t attempts_this_round_ = 0;  // since the last give-up: bounded by max_attempts
+  std::uint32_t last_attempt_number_ = 0;  // of next_round(): never reused, give-ups or not
 
   std::deque<TrackerEvent> events_;
   std::deque<Transmit> transmits_;

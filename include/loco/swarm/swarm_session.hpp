@@ -10,7 +10,9 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <functional>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "loco/compress/codec.hpp"
@@ -22,6 +24,10 @@
 #include "loco/swarm/swarm_events.hpp"
 
 namespace loco::swarm {
+
+// Where a test may make a peer die (peer/debug_faults.hpp): on the first ring chunk of either
+// phase it receives, and on the first request for the state it serves.
+enum class FaultPoint { reduce_scatter, all_gather, serve };
 
 struct SwarmConfig {
   std::string run_id;
@@ -35,11 +41,14 @@ struct SwarmConfig {
   std::string codec = "int8:block=256";
   std::size_t chunk_values = std::size_t{1} << 16;
   net::BundleConfig bundle;
-  std::shared_ptr<net::LinkShaper> link;  // this peer's emulated WAN link, may be null
+  Duration idle_timeout = std::chrono::minutes(5);  // of the links between peers (keepalives)
+  std::shared_ptr<net::LinkShaper> link;            // this peer's emulated WAN link, may be null
   net::ListenerLimits listener_limits = net::ListenerLimits::peer_defaults();  // the mesh's
   // For the test suite only: this peer misbehaves. "scale": sends its update 1000x larger than
   // the norm it declares; "nan": declares a NaN norm (a broken update).
   std::string poison;
+  // For the test suite only: called with the round at each fault point; may end the process.
+  std::function<void(FaultPoint, std::uint64_t round)> fault_point;
 };
 
 // Byte counts for the progress line, read from the compute thread.
@@ -75,6 +84,7 @@ class SwarmSession {
   void pump_server();
   std::string address_of(const proto::PeerKey& peer) const;
   void count_traffic();
+  void reach(FaultPoint point, std::uint64_t round) const;
 
   boost::asio::io_context& io_;
   SwarmConfig config_;
@@ -101,8 +111,11 @@ class SwarmSession {
   std::unique_ptr<proto::StateFetcher> fetcher_;
   proto::Resync fetching_{};
   boost::asio::steady_timer fetch_timer_;
+  Duration fetch_backoff_;             // before asking the tracker again after a failed fetch
+  std::set<proto::PeerKey> reported_;  // the donors of this fetch reported to the tracker
   proto::StateServer server_;
   std::shared_ptr<const std::vector<std::byte>> served_;
+  std::uint64_t served_round_ = 0;
 };
 
 }  // namespace loco::swarm

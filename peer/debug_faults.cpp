@@ -1,0 +1,77 @@
+#include "debug_faults.hpp"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <array>
+#include <chrono>
+#include <thread>
+#include <utility>
+
+#include "loco/core/error.hpp"
+
+namespace loco::peer {
+
+void add_debug_fault_options(CLI::App& app, DebugFaultOptions& o) {
+  app.add_option("--debug.die-at", o.die_at,
+                 "For the test suite only: SIGKILL itself at PHASE:ROUND (inner, reduce-scatter, "
+                 "all-gather, serve)")
+      ->group("");  // hidden from --help
+  app.add_option("--debug.step-delay", o.step_delay_ms,
+                 "For the test suite only: milliseconds added to each inner step")
+      ->group("");
+}
+
+DebugFaults::DebugFaults(const DebugFaultOptions& o) : step_delay_ms_(o.step_delay_ms) {
+  if (o.die_at.empty()) return;
+  static constexpr std::array<std::pair<std::string_view, Phase>, 4> kPhases{{
+      {"inner", Phase::inner},
+      {"reduce-scatter", Phase::reduce_scatter},
+      {"all-gather", Phase::all_gather},
+      {"serve", Phase::serve},
+  }};
+  const auto colon = o.die_at.find(':');
+  const std::string_view name = std::string_view(o.die_at).substr(0, colon);
+  for (const auto& [text, phase] : kPhases)
+    if (name == text) phase_ = phase;
+  try {
+    if (colon == std::string::npos) throw std::invalid_argument("no round");
+    std::size_t used = 0;
+    round_ = std::stoull(o.die_at.substr(colon + 1), &used);
+    if (used != o.die_at.size() - colon - 1) throw std::invalid_argument("trailing text");
+  } catch (const std::exception&) {
+    phase_.reset();
+  }
+  if (!phase_)
+    throw Error(ErrorCategory::config,
+                fmt::format("--debug.die-at {}: PHASE:ROUND, PHASE one of inner, reduce-scatter, "
+                            "all-gather, serve",
+                            o.die_at));
+}
+
+void DebugFaults::inner_step(std::uint64_t round) const {
+  if (step_delay_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(step_delay_ms_));
+  reach(Phase::inner, round);
+}
+
+std::function<void(swarm::FaultPoint, std::uint64_t)> DebugFaults::swarm_hook() const {
+  if (!phase_ || *phase_ == Phase::inner) return {};
+  return [this](swarm::FaultPoint point, std::uint64_t round) {
+    switch (point) {
+      case swarm::FaultPoint::reduce_scatter: reach(Phase::reduce_scatter, round); return;
+      case swarm::FaultPoint::all_gather: reach(Phase::all_gather, round); return;
+      case swarm::FaultPoint::serve: reach(Phase::serve, round); return;
+    }
+  };
+}
+
+void DebugFaults::reach(Phase phase, std::uint64_t round) const {
+  if (phase_ != phase || round < round_) return;
+  spdlog::warn("--debug.die-at: dying at round {}", round);
+  spdlog::default_logger()->flush();
+  ::raise(SIGKILL);
+}
+
+}  // namespace loco::peer

@@ -1,0 +1,90 @@
+#pragma once
+// A tracker and loco-peer processes on loopback for one test, in a fresh directory, training the
+// run of peer_process.hpp. The tracker can be killed and started again on the same address, key
+// and state file.
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "peer_process.hpp"
+#include "temp_dir.hpp"
+#include "tracker_process.hpp"
+
+namespace loco::test {
+
+// Timers short enough for a test, long enough for a loaded machine.
+inline const std::vector<std::string> kSwarmTimers = {"--run.heartbeat-interval", "500ms",
+                                                      "--run.eviction-timeout",   "5s",
+                                                      "--run.join-timeout",       "30s"};
+
+class LocalSwarm {
+ public:
+  // `tracker_options` replace or add to kSwarmTimers.
+  LocalSwarm(std::string run_id, std::uint64_t rounds, std::vector<std::string> tracker_options)
+      : run_id_(std::move(run_id)), config_(write_swarm_config(dir_.path(), rounds)) {
+    tracker_options_ = kSwarmTimers;
+    tracker_options_.insert(tracker_options_.end(), tracker_options.begin(), tracker_options.end());
+    start_tracker("127.0.0.1:0");
+  }
+
+  // (Re)starts the tracker; the first time on any port, then on the address it had.
+  void start_tracker(const std::string& listen) {
+    tracker_ =
+        std::make_unique<TrackerProcess>(dir_.path(), run_id_, tracker_options_, listen, config_);
+    if (tracker_->started()) address_ = tracker_->address();
+  }
+  void restart_tracker() { start_tracker(address_); }
+
+  // Starts peer `name` with `extra` options.
+  PeerProcess& add_peer(const std::string& name, const std::vector<std::string>& extra = {}) {
+    peers_.push_back(std::make_unique<PeerProcess>(SwarmRun{.dir = dir_.path(),
+                                                            .run_id = run_id_,
+                                                            .config = config_,
+                                                            .tracker_address = address_,
+                                                            .tracker_key = tracker_->public_key()},
+                                                   name, extra));
+    return *peers_.back();
+  }
+
+  TrackerProcess& tracker() { return *tracker_; }
+  const TempDir& dir() const { return dir_; }
+  // Everything the processes logged, for a failed assertion's message.
+  std::string logs() const {
+    std::string all = "--- tracker\n" + tracker_->log();
+    for (std::size_t i = 0; i < peers_.size(); ++i)
+      all += "--- peer " + std::to_string(i) + "\n" + peers_[i]->log();
+    return all;
+  }
+
+ private:
+  TempDir dir_;
+  std::string run_id_;
+  std::string config_;
+  std::vector<std::string> tracker_options_;
+  std::unique_ptr<TrackerProcess> tracker_;
+  std::string address_;
+  std::vector<std::unique_ptr<PeerProcess>> peers_;
+};
+
+// True when every peer in `peers` committed every round in [first, last] with the same state.
+inline ::testing::AssertionResult same_states(const std::vector<PeerProcess*>& peers,
+                                              std::uint64_t first, std::uint64_t last) {
+  for (std::uint64_t r = first; r <= last; ++r) {
+    std::string seen;
+    for (std::size_t i = 0; i < peers.size(); ++i) {
+      const auto committed = peers[i]->committed();
+      if (!committed.contains(r))
+        return ::testing::AssertionFailure() << "peer " << i << " did not commit round " << r;
+      if (seen.empty()) seen = committed.at(r);
+      if (committed.at(r) != seen)
+        return ::testing::AssertionFailure() << "round " << r << ": peer " << i << " holds "
+                                             << committed.at(r) << ", not " << seen;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace loco::test

@@ -1,0 +1,139 @@
+#pragma once
+// Real loco-peer processes for a test, and the small DiLoCo run they train: a one-layer GPT on a
+// Markov corpus, four inner steps a round, so a round takes milliseconds of compute and a test
+// spends its time on the protocol. A peer's stdout is read line by line: after each round it
+// prints "round R committed|skipped|replaced members M loss L state H" (peer/swarm_peer.hpp),
+// which the test waits on and records; its log (stderr) goes to a file.
+
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "child_process.hpp"
+#include "tracker_process.hpp"
+
+namespace loco::test {
+
+inline constexpr int kPeerPatienceMs = 120'000;  // hang guard for one awaited line, loaded machine
+inline constexpr std::uint64_t kInnerSteps = 4;
+
+// Writes the run config to `dir`/swarm.toml: `rounds` rounds of kInnerSteps steps.
+inline std::string write_swarm_config(const std::filesystem::path& dir, std::uint64_t rounds) {
+  const auto path = dir / "swarm.toml";
+  std::ofstream(path) << "log-level = \"info\"\n"
+                         "[model]\nkind = \"gpt\"\nvocab = 32\ncontext = 32\nn-layer = 1\n"
+                         "n-head = 2\nd-model = 32\n"
+                         "[data]\nsource = \"markov\"\nmarkov-order = 1\nmarkov-successors = 4\n"
+                         "markov-uniform-mix = 0.02\nmarkov-seed = 1\n"
+                         "markov-train-tokens = 200000\nmarkov-val-tokens = 8000\n"
+                         "[optim]\nlr = 3e-3\nmin-lr = 3e-4\nwarmup-steps = 4\n"
+                         "weight-decay = 0.1\ngrad-clip = 1.0\n"
+                         "[train]\nsteps = "
+                      << rounds * kInnerSteps
+                      << "\nbatch = 8\nseed = 1\nthreads = 1\nlog-every = 1000\n"
+                         "eval-every = 0\neval-batches = 2\ncheckpoint-every = 0\n"
+                         "[strategy]\nkind = \"diloco\"\ndiloco-h = "
+                      << kInnerSteps
+                      << "\nouter-lr = 0.7\nouter-momentum = 0.9\ncodec = \"int8:block=256\"\n";
+  return path.string();
+}
+
+// One "round ..." line of a peer.
+struct RoundLine {
+  std::uint64_t round = 0;
+  std::string kind;  // committed, skipped, replaced
+  std::size_t members = 0;
+  double loss = 0;
+  std::string state;  // 16 hex digits
+
+  static std::optional<RoundLine> parse(const std::string& line) {
+    std::istringstream in(line);
+    RoundLine r;
+    std::string word, members, loss, state;
+    if (!(in >> word) || word != "round") return std::nullopt;
+    if (!(in >> r.round >> r.kind >> members >> r.members >> loss >> r.loss >> state >> r.state))
+      return std::nullopt;
+    return r;
+  }
+};
+
+// What every peer of a test is given: the tracker, the run, the config.
+struct SwarmRun {
+  std::filesystem::path dir;
+  std::string run_id;
+  std::string config;
+  std::string tracker_address;
+  std::string tracker_key;
+};
+
+class PeerProcess {
+ public:
+  // Starts loco-peer `name` (its key, log and checkpoint in run.dir) with `extra` options last.
+  PeerProcess(const SwarmRun& run, const std::string& name,
+              const std::vector<std::string>& extra = {})
+      : log_(run.dir / (name + ".log")) {
+    const auto key = run.dir / (name + ".key");
+    if (!std::filesystem::exists(key))
+      secure::write_key_file(key, secure::KeyPair::generate(), false);
+    std::vector<std::string> argv = {
+        program("loco-peer"), "--peer.key",        key.string(),        "--peer.listen",
+        "127.0.0.1:0",        "--run.id",          run.run_id,          "--run.config",
+        run.config,           "--tracker.address", run.tracker_address, "--tracker.public-key",
+        run.tracker_key};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    process_ = std::make_unique<ChildProcess>(argv, log_);
+  }
+
+  // Reads lines until one starts with `prefix` and returns it; "" once the output ends or the
+  // guard runs out. Every round line on the way is recorded.
+  std::string wait_for(const std::string& prefix) {
+    for (;;) {
+      const std::string line = process_->read_line(kPeerPatienceMs);
+      if (line.empty()) return "";
+      if (auto r = RoundLine::parse(line)) rounds_.push_back(*r);
+      if (line.starts_with(prefix)) return line;
+    }
+  }
+  // Waits until this peer holds the state of round `round` or a later one.
+  bool wait_round(std::uint64_t round) {
+    while (rounds_.empty() || rounds_.back().round < round)
+      if (wait_for("round ").empty()) return false;
+    return true;
+  }
+  // Waits until this peer has committed a round (a newcomer: once it is in the run's groups).
+  bool wait_committed() {
+    while (committed().empty())
+      if (wait_for("round ").empty()) return false;
+    return true;
+  }
+  // Reads to the end of the output (the process is ending) and returns the last line.
+  std::string read_to_end() {
+    std::string last;
+    for (std::string line = wait_for(""); !line.empty(); line = wait_for("")) last = line;
+    return last;
+  }
+
+  const std::vector<RoundLine>& rounds() const { return rounds_; }
+  // Round -> state hash of the rounds this peer committed.
+  std::map<std::uint64_t, std::string> committed() const {
+    std::map<std::uint64_t, std::string> out;
+    for (const RoundLine& r : rounds_)
+      if (r.kind == "committed") out[r.round] = r.state;
+    return out;
+  }
+  std::string log() const { return read_text(log_); }
+  ChildProcess& process() { return *process_; }
+
+ private:
+  std::filesystem::path log_;
+  std::unique_ptr<ChildProcess> process_;
+  std::vector<RoundLine> rounds_;
+};
+
+}  // namespace loco::test
