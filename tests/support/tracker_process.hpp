@@ -1,8 +1,10 @@
 #pragma once
 // A real loco-tracker process for a test: its key in the test's directory, the run config of
-// configs/tiny.toml, an open run unless the test says otherwise, and the address and key it
+// configs/tiny.toml (unless `extra` names a --run.config), an open run unless the test says
+// otherwise, and the address and key it
 // printed on its first line.
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -49,12 +51,12 @@ class TrackerProcess {
                                      (dir / "tracker.state").string(),
                                      "--run.id",
                                      run_id,
-                                     "--run.config",
-                                     run_config(),
                                      "--admission.policy",
                                      "open",
                                      "--tracker.http",
                                      "127.0.0.1:0"};
+    if (std::find(extra.begin(), extra.end(), "--run.config") == extra.end())
+      argv.insert(argv.end(), {"--run.config", run_config()});  // CLI11 takes it only once
     argv.insert(argv.end(), extra.begin(), extra.end());
     process_ = std::make_unique<ChildProcess>(argv, log_);
     const std::string line = process_->read_line();  // "listening on HOST:PORT as KEY"
