@@ -4,7 +4,9 @@
 # 100 Mbit/s upload and 50 ms one way: once with DiLoCo (H inner steps, int8 pseudo-gradients),
 # once with the data-parallel baseline (fp32 gradients averaged every step). Model: the tiny GPT
 # of configs/swarm-tiny.toml (2 layers, d 64, vocab 64, context 64, 108k parameters), batch 16 per
-# peer per step.
+# peer per step, on 4M tokens of its Markov source cut into one shard per peer (enough that no
+# peer reads a window twice in 600 steps: a peer that loops over a small shard overfits it, and
+# DiLoCo's H local steps show that far more than DDP's averaged ones).
 #
 # Prints a table per run (final validation loss, bytes sent by all peers, wall time, compute
 # utilisation = share of wall time in inner steps) and writes the runs' logs and loss-against-
@@ -38,10 +40,11 @@ run() {
   local name=$1 kind=$2 codec=$3
   sed -e "s/^steps = .*/steps = $steps/" -e "s/^kind = \"diloco\"/kind = \"$kind\"/" \
     -e "s/^diloco-h = [0-9]*/diloco-h = $h/" -e "s/^codec = .*/codec = \"$codec\"/" \
-    -e "s/^log-every = .*/log-every = 10/" "$root/configs/swarm-tiny.toml" >"$out/$name.toml"
+    -e "s/^log-every = .*/log-every = 10/" -e "s/^markov-train-tokens = .*/markov-train-tokens = 4000000/" \
+    "$root/configs/swarm-tiny.toml" >"$out/$name.toml"
   "$bin/loco-tracker" --tracker.key "$out/tracker.key" --tracker.listen 127.0.0.1:0 \
     --tracker.http 127.0.0.1:0 --tracker.state-file "$out/$name.tracker-state" --run.id "$name" \
-    --run.config "$out/$name.toml" --run.min-peers $peers --admission.policy open \
+    --run.config "$out/$name.toml" --run.min-peers $peers --run.shard-count $peers --admission.policy open \
     >"$out/$name.tracker.out" 2>"$out/$name.tracker.log" &
   local tracker=$!
   pids+=("$tracker")
@@ -87,7 +90,7 @@ run ddp ddp fp32
 read -r d_loss d_sent d_wall d_util d_states < <(figures diloco)
 read -r p_loss p_sent p_wall p_util p_states < <(figures ddp)
 echo "model: GPT 2L d64 vocab 64 context 64 (108k parameters), $peers peers, batch 16 each,"
-echo "  $steps steps each ($((steps * peers * 16 * 64)) tokens in all), links $upload up, $latency one way"
+echo "  4M training tokens in $peers shards, $steps steps each ($((steps * peers * 16 * 64)) tokens in all), links $upload up, $latency one way"
 printf "%-34s %10s %14s %9s %12s %7s\n" run val_loss sent_bytes wall_s compute_util states
 printf "%-34s %10s %14s %9s %12s %7s\n" "diloco H=$h codec=int8:block=256" "$d_loss" "$d_sent" \
   "$d_wall" "$d_util" "$d_states"

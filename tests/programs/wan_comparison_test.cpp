@@ -63,8 +63,9 @@ RunResult run_swarm(const std::filesystem::path& dir, const std::string& kind,
   const train::Corpus corpus(config.data, static_cast<std::uint32_t>(config.model.gpt.vocab));
   result.start_loss = train::InnerLoop(config, corpus).evaluate();
 
-  test::TrackerProcess tracker(dir, kind,
-                               {"--run.config", config_path.string(), "--run.min-peers", "4"});
+  test::TrackerProcess tracker(
+      dir, kind,
+      {"--run.config", config_path.string(), "--run.min-peers", "4", "--run.shard-count", "4"});
   EXPECT_TRUE(tracker.started()) << tracker.log();
   if (!tracker.started()) return result;
   std::vector<std::unique_ptr<test::ChildProcess>> peers;

@@ -1,8 +1,7 @@
 #pragma once
 // A real loco-tracker process for a test: its key in the test's directory, the run config of
 // configs/tiny.toml (unless `extra` names a --run.config), an open run unless the test says
-// otherwise, and the address and key it
-// printed on its first line.
+// otherwise, and the address and key it printed on its first line.
 
 #include <algorithm>
 #include <filesystem>
