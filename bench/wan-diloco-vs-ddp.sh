@@ -13,10 +13,10 @@
 # bytes curves to $OUT (default build/release/bench-wan; scripts/plot-wan.sh plots them).
 # Last line: wan-diloco-vs-ddp: bytes_ratio=… loss_ratio=… time_ratio=… diloco_util=…
 #   (DDP/DiLoCo for bytes and time, DiLoCo/DDP for loss).
-# Usage: bench/run.sh wan-diloco-vs-ddp [STEPS [H]]   (defaults 240 and 30)
+# Usage: bench/run.sh wan-diloco-vs-ddp [STEPS [H]]   (defaults 600 and 30: ~7 minutes here)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-steps=${1:-240}
+steps=${1:-600}
 h=${2:-30}
 peers=4
 upload=100Mbit
