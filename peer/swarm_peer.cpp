@@ -13,8 +13,8 @@
 #include "loco/net/link_shaper.hpp"
 #include "loco/net/units.hpp"
 #include "loco/swarm/swarm_group.hpp"
-#include "loco/train/diloco.hpp"
 #include "loco/train/inner_loop.hpp"
+#include "loco/train/make_strategy.hpp"
 #include "loco/train/run_settings.hpp"
 #include "loco/train/train_state_file.hpp"
 
@@ -31,13 +31,13 @@ train::TrainConfig run_config(const PeerOptions& o) {
   if (o.run_config.empty())
     throw Error(ErrorCategory::config,
                 "--run.config: name the run's loco-train config (model, data, [strategy] kind = "
-                "diloco), the one the tracker was given");
+                "diloco or ddp), the one the tracker was given");
   train::TrainConfig config = cli::load_train_config(o.run_config);
-  if (config.strategy.kind != "diloco")
+  if (config.strategy.kind == "none")
     throw Error(ErrorCategory::config,
-                fmt::format("run config {}: a swarm trains with [strategy] kind = \"diloco\", not "
-                            "\"{}\"",
-                            o.run_config, config.strategy.kind));
+                fmt::format("run config {}: a swarm trains with [strategy] kind = \"diloco\" or "
+                            "\"ddp\", not \"none\"",
+                            o.run_config));
   if (o.threads > 0) config.train.threads = o.threads;
   return config;
 }
@@ -60,7 +60,7 @@ swarm::SwarmConfig swarm_config(const PeerOptions& o, const train::TrainConfig& 
   s.upload_bps = net::parse_bandwidth(o.upload, "--peer.upload");
   s.credential = o.join_token;
   s.settings = train::run_settings(config);
-  s.codec = config.strategy.codec;
+  s.codec = config.strategy.codec_spec();
   s.bundle = net::BundleConfig{.streams = o.streams, .unit_bytes = 256 << 10};
   const link::LinkSettings link = cli::to_link_settings(o.link);
   if (!link.is_transparent()) s.link = net::LinkShaper::create(link, from_steady(Clock::now()));
@@ -82,23 +82,22 @@ swarm::SwarmConfig swarm_config(const PeerOptions& o, const train::TrainConfig& 
   return s;
 }
 
-// What this peer's checkpoint holds: the local parameters and AdamW moments, and DiLoCo's shared
-// state.
-std::vector<train::NamedArena> peer_arenas(train::InnerLoop& loop, train::DiLoCo& diloco) {
+// What this peer's checkpoint holds: the local parameters and AdamW moments, and the strategy's
+// shared state.
+std::vector<train::NamedArena> peer_arenas(train::InnerLoop& loop, train::Strategy& strategy) {
   std::vector<train::NamedArena> arenas = {
       {"", &loop.params()}, {"optim.m", &loop.optimizer().m()}, {"optim.v", &loop.optimizer().v()}};
-  for (auto& part : diloco.shared().parts()) arenas.push_back({part.name, &part.arena});
+  for (auto& part : strategy.shared().parts()) arenas.push_back({part.name, &part.arena});
   return arenas;
 }
 
 // The line a round ends with (swarm_peer.hpp).
-void print_round(train::DiLoCo& diloco, double loss) {
+void print_round(const train::RoundResult& r, train::SharedState& shared, double loss) {
   static constexpr std::array kKinds = {"committed", "skipped", "replaced"};
-  const train::RoundResult& r = diloco.last_round();
   std::printf("round %llu %s members %zu loss %.4f state %s\n",
-              static_cast<unsigned long long>(diloco.shared().round()),
+              static_cast<unsigned long long>(shared.round()),
               kKinds.at(static_cast<std::size_t>(r.kind)), r.members, loss,
-              to_hex(diloco.shared().hash()).substr(0, 16).c_str());
+              to_hex(shared.hash()).substr(0, 16).c_str());
   std::fflush(stdout);
 }
 
@@ -106,7 +105,8 @@ void print_round(train::DiLoCo& diloco, double loss) {
 
 int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
   try {
-    // 1. The run's config, this peer's identity, its data, its inner loop, DiLoCo with the swarm.
+    // 1. The run's config, this peer's identity, its data, its inner loop, the strategy with the
+    // swarm.
     const train::TrainConfig config = run_config(o);
     if (o.key_file.empty())
       throw Error(ErrorCategory::config,
@@ -118,14 +118,15 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     train::InnerLoop loop(config, corpus);
     const DebugFaults faults(o.debug);
     swarm::SwarmGroup group(swarm_config(o, config, faults), key, &stop);
-    const std::uint64_t h = config.strategy.diloco_h;
-    train::DiLoCo diloco({.inner_steps = h, .outer = config.strategy.outer}, loop.layout(), group);
-    group.bind(diloco.shared());
-    diloco.begin(loop, train::Start::fresh);
-    const Digest genesis = diloco.shared().hash();
+    const std::unique_ptr<train::Strategy> made =
+        train::make_strategy(config, loop.layout(), group);
+    train::Strategy& strategy = *made;  // DiLoCo or DDP
+    group.bind(strategy.shared());
+    strategy.begin(loop, train::Start::fresh);
+    const Digest genesis = strategy.shared().hash();
 
     // 2. Its own checkpoint, if it has one: it may still hold the run's current state.
-    const auto arenas = peer_arenas(loop, diloco);
+    const auto arenas = peer_arenas(loop, strategy);
     const std::string identity = config.identity();
     std::string cursor;
     bool resumed = false;
@@ -134,10 +135,10 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
           train::load_train_state(o.checkpoint, arenas, {"step", "adamw_steps", "round"}, identity);
       loop.set_steps(at.counters.at("step"));
       loop.optimizer().set_steps(at.counters.at("adamw_steps"));
-      diloco.shared().set_round(at.counters.at("round"));
+      strategy.shared().set_round(at.counters.at("round"));
       cursor = at.cursor;
       resumed = true;
-      spdlog::info("resuming from {}: round {}, step {}", o.checkpoint, diloco.shared().round(),
+      spdlog::info("resuming from {}: round {}, step {}", o.checkpoint, strategy.shared().round(),
                    loop.steps());
     }
 
@@ -149,8 +150,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     }
     loop.set_shard(data::ShardSpec{joined.reply.shard_index, joined.reply.shard_count});
     if (joined.fetched) {
-      loop.set_steps(diloco.shared().round() * h);  // the run's place in the lr schedule
-      diloco.begin(loop, train::Start::joined);
+      strategy.begin(loop, train::Start::joined);  // at the run's place in the lr schedule
     } else if (resumed) {
       try {
         loop.sampler().restore(cursor);
@@ -158,38 +158,49 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
         spdlog::info("the tracker gave this peer another data shard: reading it from its start");
       }
     }
-    spdlog::info("joined run {} as peer {}: shard {} of {}, round {}, {} parameters", o.run_id,
+    spdlog::info("joined run {} as peer {}: shard {} of {}, round {}, {} parameters, {}", o.run_id,
                  secure::short_id(key.public_key()), joined.reply.shard_index,
-                 joined.reply.shard_count, diloco.shared().round(),
-                 loop.layout()->parameter_count());
+                 joined.reply.shard_count, strategy.shared().round(),
+                 loop.layout()->parameter_count(), train::describe_strategy(config));
 
-    // 4. Train: H inner steps, a round, again.
+    // 4. Train: DiLoCo's H inner steps then a round, or DDP's round every step.
     const auto checkpoint = [&] {
       if (o.checkpoint.empty()) return;
       train::save_train_state(
           o.checkpoint, arenas,
           train::StateFileValues{.counters = {{"step", loop.steps()},
                                               {"adamw_steps", loop.optimizer().steps()},
-                                              {"round", diloco.shared().round()}},
+                                              {"round", strategy.shared().round()}},
                                  .cursor = loop.sampler().save()},
           identity);
     };
     auto interval_start = Clock::now();
     double interval_loss = 0, round_loss = 0;
-    std::uint64_t interval_steps = 0, last_checkpoint_round = diloco.shared().round();
+    std::uint64_t interval_steps = 0, round_steps = 0, rounds_seen = group.rounds_run();
+    std::uint64_t last_checkpoint_round = strategy.shared().round();
+    const auto started = Clock::now();
+    double compute_s = 0;  // inner steps: forward, backward and the local AdamW step
     while (!stop.load() && loop.steps() < config.train.steps) {
+      const auto step_start = Clock::now();
       const double step_loss = loop.forward_backward();
       interval_loss += step_loss;
       round_loss += step_loss;
-      loop.optimizer_step();
+      compute_s += std::chrono::duration<double>(Clock::now() - step_start).count();
+      if (strategy.on_gradients(loop)) {
+        const auto adamw_start = Clock::now();
+        loop.optimizer_step();
+        compute_s += std::chrono::duration<double>(Clock::now() - adamw_start).count();
+      }
       ++interval_steps;
-      faults.inner_step(diloco.shared().round() + 1);
-      diloco.after_step(loop);
-      if (loop.steps() % h == 0) {
-        print_round(diloco, round_loss / static_cast<double>(h));
+      ++round_steps;
+      faults.inner_step(strategy.shared().round() + 1);
+      strategy.after_step(loop);
+      if (group.rounds_run() != rounds_seen) {
+        rounds_seen = group.rounds_run();
+        print_round(group.last_round(), strategy.shared(),
+                    round_loss / static_cast<double>(round_steps));
         round_loss = 0;
-        if (diloco.last_round().kind == train::RoundResult::Kind::replaced)
-          loop.set_steps(diloco.shared().round() * h);
+        round_steps = 0;
       }
       if (loop.steps() % config.train.log_every == 0 || loop.steps() == config.train.steps) {
         const double seconds = std::chrono::duration<double>(Clock::now() - interval_start).count();
@@ -199,11 +210,11 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
         spdlog::info(
             "round {:>4} | step {:>6}/{} | loss {:.4f} | {:.0f} tok/s | sent {} recv {} "
             "| net wait {:.1f} s",
-            diloco.shared().round(), loop.steps(), config.train.steps, loss, tokens_per_s,
+            strategy.shared().round(), loop.steps(), config.train.steps, loss, tokens_per_s,
             megabytes(group.traffic().sent), megabytes(group.traffic().received),
             group.network_wait_s());
         group.publish(
-            proto::Heartbeat{.state_round = diloco.shared().round(),
+            proto::Heartbeat{.state_round = strategy.shared().round(),
                              .inner_step = loop.steps(),
                              .loss = loss,
                              .tokens_per_s = static_cast<float>(tokens_per_s),
@@ -214,26 +225,37 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
         interval_loss = 0;
         interval_steps = 0;
       }
-      if (diloco.shared().round() >= last_checkpoint_round + o.checkpoint_rounds) {
+      if (strategy.shared().round() >= last_checkpoint_round + o.checkpoint_rounds) {
         checkpoint();
-        last_checkpoint_round = diloco.shared().round();
+        last_checkpoint_round = strategy.shared().round();
       }
     }
 
     // 5. Leave, checkpoint, and say where the run stands.
     group.leave(stop.load() ? "stopped by a signal" : "finished its steps");
     checkpoint();
+    const auto eval_start = Clock::now();
     const float val = loop.evaluate();
+    const auto ended = Clock::now();
     const auto floor = corpus.entropy_floor();
     std::printf(
         "peer %s: round %llu, step %llu, validation loss %.4f%s, sent %s, received %s, "
         "state %s\n",
         secure::short_id(key.public_key()).c_str(),
-        static_cast<unsigned long long>(diloco.shared().round()),
+        static_cast<unsigned long long>(strategy.shared().round()),
         static_cast<unsigned long long>(loop.steps()), val,
         floor ? fmt::format(" (floor {:.4f})", *floor).c_str() : "",
         megabytes(group.traffic().sent).c_str(), megabytes(group.traffic().received).c_str(),
-        to_hex(diloco.shared().hash()).substr(0, 16).c_str());
+        to_hex(strategy.shared().hash()).substr(0, 16).c_str());
+    std::printf(
+        "peer %s: seconds=%.3f compute_s=%.3f network_wait_s=%.3f eval_s=%.3f sent_bytes=%llu "
+        "received_bytes=%llu val_loss=%.6f state=%s\n",
+        secure::short_id(key.public_key()).c_str(),
+        std::chrono::duration<double>(ended - started).count(), compute_s, group.network_wait_s(),
+        std::chrono::duration<double>(ended - eval_start).count(),
+        static_cast<unsigned long long>(group.traffic().sent),
+        static_cast<unsigned long long>(group.traffic().received), val,
+        to_hex(strategy.shared().hash()).c_str());
     std::fflush(stdout);
     return 0;
   } catch (const Error& e) {

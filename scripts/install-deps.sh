@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs loco's build and test dependencies from Debian's archive.
 # Idempotent: runs `apt-get update` once, and only when something is missing.
-# Usage: scripts/install-deps.sh [--with-torch]
+# Usage: scripts/install-deps.sh [--with-torch] [--with-plots]
 set -euo pipefail
 
 packages=(
@@ -12,10 +12,14 @@ packages=(
   python3 python3-numpy iproute2
   chromium chromium-driver fonts-dejavu-core  # the status page's browser test (headless)
 )
-if [[ "${1:-}" == "--with-torch" ]]; then
-  # OpenBLAS: without it torch falls back to the reference BLAS (~2 GFLOP/s, 20x slower)
-  packages+=(python3-torch libopenblas0-pthread)
-fi
+for flag in "$@"; do
+  case $flag in
+    # OpenBLAS: without it torch falls back to the reference BLAS (~2 GFLOP/s, 20x slower)
+    --with-torch) packages+=(python3-torch libopenblas0-pthread) ;;
+    --with-plots) packages+=(gnuplot-nox) ;;  # scripts/plot-wan.sh; tests never need it
+    *) echo "install-deps: unknown option $flag (--with-torch, --with-plots)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

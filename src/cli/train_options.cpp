@@ -65,13 +65,15 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
   add_path("--train.resume", c.train.resume, "checkpoint to resume from (bit-exact)");
   cli::add_path_option(app, "--resume", c.train.resume, "same as --train.resume");
 
-  add("--strategy.kind", c.strategy.kind, "none (local AdamW only) or diloco");
+  add("--strategy.kind", c.strategy.kind,
+      "none (local AdamW only), diloco or ddp (gradients averaged every step)");
   add("--strategy.diloco-h", c.strategy.diloco_h, "DiLoCo: inner steps per round (H)");
   add("--strategy.outer-lr", c.strategy.outer.lr, "DiLoCo: outer Nesterov learning rate (η)");
   add("--strategy.outer-momentum", c.strategy.outer.momentum,
       "DiLoCo: outer Nesterov momentum (μ)");
   add("--strategy.codec", c.strategy.codec,
-      "how updates travel between peers, e.g. int8:block=256, fp4:block=64, fp32");
+      "how updates travel between peers, e.g. int8:block=256, fp4:block=64, fp32 (default: "
+      "int8:block=256 for diloco, fp32 for ddp)");
 }
 
 TrainConfig load_train_config(const std::filesystem::path& path) {

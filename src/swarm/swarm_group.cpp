@@ -105,6 +105,12 @@ JoinOutcome SwarmGroup::join(const Digest& genesis, Duration patience) {
 }
 
 train::RoundResult SwarmGroup::run_round(const train::RoundInput& input) {
+  last_round_ = attempt_round(input);
+  ++rounds_run_;
+  return last_round_;
+}
+
+train::RoundResult SwarmGroup::attempt_round(const train::RoundInput& input) {
   std::vector<float> delta(input.delta.begin(), input.delta.end());
   const Digest base = shared_->hash();
   post([this, round = input.round, norm = input.delta_norm, base,

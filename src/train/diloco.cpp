@@ -31,7 +31,10 @@ void DiLoCo::begin(InnerLoop& loop, Start how) {
       shared_.set_round(0);
       break;
     case Start::resumed: break;
-    case Start::joined: loop.params().copy_from(theta()); break;
+    case Start::joined:  // the run's place in the lr schedule: H steps per round
+      loop.params().copy_from(theta());
+      loop.set_steps(shared_.round() * config_.inner_steps);
+      break;
   }
 }
 
@@ -70,6 +73,8 @@ RoundResult DiLoCo::round(InnerLoop& loop) {
                                             shared_.set_round(tentative_.round());
                                           }});
   if (last_.kind != RoundResult::Kind::skipped) loop.params().copy_from(theta());
+  if (last_.kind == RoundResult::Kind::replaced)
+    loop.set_steps(shared_.round() * config_.inner_steps);
   return last_;
 }
 

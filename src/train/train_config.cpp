@@ -30,13 +30,18 @@ void TrainConfig::validate() const {
   if (data.shard.count < 1 || data.shard.index >= data.shard.count) {
     fail("data.shard-index must be below data.shard-count (at least 1)");
   }
-  if (strategy.kind != "none" && strategy.kind != "diloco")
-    fail("strategy.kind must be 'none' or 'diloco', not '" + strategy.kind + "'");
+  if (strategy.kind != "none" && strategy.kind != "diloco" && strategy.kind != "ddp")
+    fail("strategy.kind must be 'none', 'diloco' or 'ddp', not '" + strategy.kind + "'");
   if (strategy.kind == "diloco") {
     if (strategy.diloco_h < 1) fail("strategy.diloco-h must be at least 1");
     strategy.outer.validate();
-    compress::make_codec(strategy.codec);  // throws Error(config) naming what is wrong
   }
+  compress::make_codec(strategy.codec_spec());  // throws Error(config) naming what is wrong
+}
+
+std::string StrategySection::codec_spec() const {
+  if (!codec.empty()) return codec;
+  return kind == "ddp" ? "fp32" : "int8:block=256";
 }
 
 std::string TrainConfig::identity() const {

@@ -6,25 +6,15 @@
 #include <memory>
 
 #include "loco/core/hash.hpp"
-#include "loco/train/diloco.hpp"
 #include "loco/train/inner_loop.hpp"
 #include "loco/train/local_groups.hpp"
-#include "loco/train/no_strategy.hpp"
+#include "loco/train/make_strategy.hpp"
 #include "loco/train/train_state_file.hpp"
 
 namespace loco::train {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::unique_ptr<Strategy> make_strategy(const TrainConfig& config, InnerLoop& loop,
-                                        OuterGroup& group) {
-  if (config.strategy.kind == "diloco")
-    return std::make_unique<DiLoCo>(
-        DiLoCoConfig{.inner_steps = config.strategy.diloco_h, .outer = config.strategy.outer},
-        loop.layout(), group);
-  return std::make_unique<NoStrategy>();
-}
 
 // What a checkpoint of this run holds: the parameters under their own names, AdamW's moments,
 // and the strategy's shared arenas.
@@ -57,7 +47,7 @@ TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* st
   const Corpus corpus(config.data, static_cast<std::uint32_t>(config.model.gpt.vocab));
   InnerLoop loop(config, corpus);
   SoloGroup alone;
-  const std::unique_ptr<Strategy> strategy = make_strategy(config, loop, alone);
+  const std::unique_ptr<Strategy> strategy = make_strategy(config, loop.layout(), alone);
 
   // 2. Resume: every arena, the step, AdamW's step count, the round and the data cursor.
   TrainSummary summary;
@@ -96,9 +86,7 @@ TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* st
       "training a {} of {} parameters for steps {}..{} on {} training tokens, {} threads{}",
       config.model.kind, summary.parameters, loop.steps(), last_step,
       loop.sampler().range().end - loop.sampler().range().begin, config.train.threads,
-      config.strategy.kind == "diloco"
-          ? fmt::format(", DiLoCo alone with H = {}", config.strategy.diloco_h)
-          : "");
+      config.strategy.kind == "none" ? "" : fmt::format(", {} alone", describe_strategy(config)));
 
   // 3. The loop.
   const auto start = Clock::now();

@@ -3,6 +3,7 @@
 // configs/tiny.toml unless the test gives another, an open run unless the test says otherwise, and
 // the address and key it printed on its first line.
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>

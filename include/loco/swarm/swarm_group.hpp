@@ -44,6 +44,9 @@ class SwarmGroup final : public train::OuterGroup {
   JoinOutcome join(const Digest& genesis, Duration patience);
 
   train::RoundResult run_round(const train::RoundInput& input) override;
+  // The outcome of the latest round and how many rounds ran (committed, skipped or replaced).
+  const train::RoundResult& last_round() const { return last_round_; }
+  std::uint64_t rounds_run() const { return rounds_run_; }
 
   // Figures for the next heartbeat (the tracker's status page shows them).
   void publish(const proto::Heartbeat& heartbeat);
@@ -59,6 +62,7 @@ class SwarmGroup final : public train::OuterGroup {
   std::optional<SwarmEvent> wait_event();
   void load_fetched(const SwarmEvent& fetched);
   void serve_current();
+  train::RoundResult attempt_round(const train::RoundInput& input);
 
   train::SharedState* shared_ = nullptr;
   const std::atomic<bool>* stop_;
@@ -70,6 +74,8 @@ class SwarmGroup final : public train::OuterGroup {
   std::unique_ptr<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   std::thread thread_;
   double wait_s_ = 0;  // seconds the compute thread spent waiting on rounds
+  train::RoundResult last_round_;
+  std::uint64_t rounds_run_ = 0;
   bool left_ = false;
 };
 

@@ -3,6 +3,8 @@
 // pseudo-gradient Δ = θ_old − θ_new (old minus new) averaged over the group, an outer Nesterov
 // step on the shared θ and v, and the local copy reset to the new θ. Inner AdamW state stays
 // local. A skipped round leaves θ as it was: Δ keeps growing until a round succeeds.
+// A state taken from the run (joined, or a replaced round) puts the loop at round × H steps, its
+// place in the learning-rate schedule.
 
 #include "loco/optim/outer_nesterov.hpp"
 #include "loco/train/strategy.hpp"

@@ -48,12 +48,16 @@ struct TrainSection {
 };
 
 // What the inner loop takes part in (strategy.hpp). "none": plain local training; "diloco": a
-// DiLoCo round every `diloco_h` steps (alone in loco-train, with the run's group in loco-peer).
+// DiLoCo round every `diloco_h` steps; "ddp": gradients averaged every step (alone in loco-train,
+// with the run's group in loco-peer).
 struct StrategySection {
   std::string kind = "none";
   std::uint64_t diloco_h = 20;
   optim::OuterNesterovConfig outer;
-  std::string codec = "int8:block=256";  // how updates travel between peers (compress/spec.hpp)
+  std::string codec;  // how updates travel between peers (compress/spec.hpp); empty: the default
+
+  // The codec in effect: `codec`, or the strategy's default (DiLoCo int8:block=256, DDP fp32).
+  std::string codec_spec() const;
 };
 
 struct TrainConfig {

@@ -1,8 +1,8 @@
 #pragma once
 // One process training one model alone: the inner loop every peer runs (inner_loop.hpp) with a
-// strategy (strategy.hpp: none, or DiLoCo in a group of one). run_training reads top to bottom:
-// data, inner loop and strategy, resume, then the step loop with progress lines, validation and
-// checkpoints. Progress goes to the log (spdlog, info level).
+// strategy (strategy.hpp, make_strategy.hpp: none, or DiLoCo or DDP in a group of one).
+// run_training reads top to bottom: data, inner loop and strategy, resume, then the step loop with
+// progress lines, validation and checkpoints. Progress goes to the log (spdlog, info level).
 
 #include <atomic>
 #include <cstdint>
