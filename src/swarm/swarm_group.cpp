@@ -127,7 +127,7 @@ train::RoundResult SwarmGroup::attempt_round(const train::RoundInput& input) {
     switch (e.kind) {
       case SwarmEvent::Kind::mean:
         members = e.members;
-        mine = input.tentative(e.mean);
+        mine = input.tentative(*e.mean);
         post([this, round = e.round, attempt = e.attempt, mine] {
           session_.round_done(round, attempt, mine);
         });

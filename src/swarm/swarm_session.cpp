@@ -226,7 +226,7 @@ void SwarmSession::pump_ring() {
     out.round = ready_round_;
     out.attempt = ring_attempt_;
     out.members = ring_members_;
-    out.mean = work_;
+    out.mean = std::make_shared<const std::vector<float>>(work_.begin(), work_.end());
     mailbox_.post(std::move(out));
   }
 }

@@ -7,7 +7,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -35,7 +34,9 @@ struct SwarmEvent {
   Digest hash{};
   bool retry = false;
   std::size_t members = 0;        // of the group, with `mean`
-  std::span<const float> mean{};  // valid until the compute thread says ready again
+  // A copy, not a view of the ring's buffer: a later attempt may reuse that buffer while the
+  // compute thread still reads this one.
+  std::shared_ptr<const std::vector<float>> mean{};
   std::shared_ptr<const std::vector<std::byte>> state{};
 };
 
