@@ -7,6 +7,7 @@
 #include "loco/cli/app.hpp"
 #include "loco/compress/codec.hpp"
 #include "loco/core/error.hpp"
+#include "loco/train/make_streaming.hpp"
 #include "loco/train/train_options.hpp"
 
 namespace loco::train {
@@ -42,6 +43,7 @@ std::vector<proto::Setting> run_settings(const TrainConfig& config) {
     s.push_back({"strategy.outer-momentum", fmt::format("{}", config.strategy.outer.momentum)});
     s.push_back({"strategy.codec", compress::make_codec(config.strategy.codec)->spec()});
   }
+  if (config.strategy.kind == "streaming") add_streaming_settings(config.strategy, s);
   return s;
 }
 

@@ -8,7 +8,9 @@
 #include "loco/core/hash.hpp"
 #include "loco/train/diloco.hpp"
 #include "loco/train/inner_loop.hpp"
+#include "loco/train/local_async_group.hpp"
 #include "loco/train/local_groups.hpp"
+#include "loco/train/make_streaming.hpp"
 #include "loco/train/no_strategy.hpp"
 #include "loco/train/train_state_file.hpp"
 
@@ -18,7 +20,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 std::unique_ptr<Strategy> make_strategy(const TrainConfig& config, InnerLoop& loop,
-                                        OuterGroup& group) {
+                                        OuterGroup& group, AsyncOuterGroup& async_group) {
+  if (config.strategy.kind == "streaming") return make_streaming(config, loop, async_group);
   if (config.strategy.kind == "diloco")
     return std::make_unique<DiLoCo>(
         DiLoCoConfig{.inner_steps = config.strategy.diloco_h, .outer = config.strategy.outer},
@@ -57,7 +60,9 @@ TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* st
   const Corpus corpus(config.data, static_cast<std::uint32_t>(config.model.gpt.vocab));
   InnerLoop loop(config, corpus);
   SoloGroup alone;
-  const std::unique_ptr<Strategy> strategy = make_strategy(config, loop, alone);
+  LocalAsyncGroup alone_async(1, config.strategy.fragment_codec);
+  const std::unique_ptr<Strategy> strategy =
+      make_strategy(config, loop, alone, alone_async.member(0));
 
   // 2. Resume: every arena, the step, AdamW's step count, the round and the data cursor.
   TrainSummary summary;
@@ -155,6 +160,10 @@ TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* st
   spdlog::info("step {:>6} | validation loss {:.4f}{}", summary.end_step, *summary.val_loss,
                versus_floor(*summary.val_loss, summary.entropy_floor));
   checkpoint();
+  if (config.strategy.kind == "streaming") {
+    spdlog::info("streaming: {} bytes of encoded fragment deltas handed over, largest {} bytes",
+                 alone_async.bytes_handed_over(0), alone_async.largest_message());
+  }
   summary.params_blake2b = to_hex(blake2b(loop.params()));
   return summary;
 }

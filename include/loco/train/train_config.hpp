@@ -48,12 +48,20 @@ struct TrainSection {
 };
 
 // What the inner loop takes part in (strategy.hpp). "none": plain local training; "diloco": a
-// DiLoCo round every `diloco_h` steps (alone in loco-train, with the run's group in loco-peer).
+// DiLoCo round every `diloco_h` steps (alone in loco-train, with the run's group in loco-peer);
+// "streaming": Streaming DiLoCo over `fragments` fragments (streaming_diloco.hpp), H = diloco_h.
 struct StrategySection {
   std::string kind = "none";
   std::uint64_t diloco_h = 20;
   optim::OuterNesterovConfig outer;
   std::string codec = "int8:block=256";  // how updates travel between peers (compress/spec.hpp)
+  // Streaming DiLoCo (DESIGN.md §1.2-1.3).
+  std::size_t fragments = 2;                    // P
+  std::uint64_t tau = 0;                        // τ < H/P
+  float alpha = 0.5f;                           // α-merge weight of the local copy
+  std::string layout = "sequential";            // or "strided"
+  std::string eager = "none";                   // or "overlapped", "delayed"
+  std::string fragment_codec = "fp4:block=64";  // how a fragment's Δ travels (E3M0)
 };
 
 struct TrainConfig {
