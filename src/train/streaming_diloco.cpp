@@ -22,6 +22,10 @@ Eager parse_eager(std::string_view name) {
 void StreamingConfig::validate() const {
   if (!(alpha >= 0.0f && alpha <= 1.0f))
     throw Error(ErrorCategory::config, fmt::format("strategy.alpha ({}) must be in [0, 1]", alpha));
+  if (eager != Eager::none && tau != 0) {
+    throw Error(ErrorCategory::config,
+                "strategy.tau must be 0 with strategy.eager: an eager round travels a whole H");
+  }
   outer.validate();
   FragmentSchedule(inner_steps, fragments, tau);  // throws for P > H or τ ≥ H/P
 }

@@ -91,6 +91,24 @@ DiLoCoConfig diloco_config() {
   return c;
 }
 
+TEST(Streaming, ConfigErrorsNameTheOption) {
+  auto message = [](const StreamingConfig& c) {
+    try {
+      c.validate();
+    } catch (const Error& e) {
+      return e.message();
+    }
+    return std::string("valid");
+  };
+  EXPECT_EQ(message(streaming_config(2, 4, 0.5f)), "valid");
+  EXPECT_NE(message(streaming_config(2, 5, 0.5f)).find("strategy.tau"), std::string::npos);
+  EXPECT_NE(message(streaming_config(2, 0, 1.5f)).find("strategy.alpha"), std::string::npos);
+  StreamingConfig eager = streaming_config(2, 1, 0.5f);
+  eager.eager = Eager::overlapped;
+  EXPECT_NE(message(eager).find("strategy.tau"), std::string::npos);
+  EXPECT_THROW(parse_eager("eventually"), Error);
+}
+
 TEST(Streaming, OneFragmentNoDelayNoMergeIsDiLoCoBitForBit) {
   model::set_compute_threads(1);
   const TrainConfig config = tiny_run(0, 1);
@@ -174,7 +192,7 @@ TEST(Streaming, FourWorkersAgreeAfterEverySyncLearnAndStayCloseToDiLoCo) {
   const StreamingConfig base = streaming_config(2, 2, 0.5f);
   StreamingConfig strided = base;
   strided.layout = FragmentLayout::strided;
-  StreamingConfig overlapped = base, delayed = base;
+  StreamingConfig overlapped = streaming_config(2, 0, 0.5f), delayed = overlapped;
   overlapped.eager = Eager::overlapped;
   delayed.eager = Eager::delayed;
   for (const auto& [name, config] : {std::pair{"sequential", base},
