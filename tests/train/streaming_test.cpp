@@ -133,6 +133,87 @@ TEST(Streaming, OneFragmentNoDelayNoMergeIsDiLoCoBitForBit) {
   EXPECT_EQ(streaming.shared().round(), 3u);
 }
 
+// A group of one that records when the strategy starts and finishes each round, and returns the
+// member's own Δ as the mean.
+class RecordingGroup final : public AsyncOuterGroup {
+ public:
+  explicit RecordingGroup(const InnerLoop& loop) : loop_(loop) {}
+  std::size_t members() const override { return 1; }
+  Handle start_round(std::size_t fragment, std::span<const float> delta) override {
+    events.push_back({loop_.steps(), fragment, true});
+    fragments.push_back(fragment);
+    deltas.emplace_back(delta.begin(), delta.end());
+    return deltas.size() - 1;
+  }
+  void finish_round(Handle handle, std::span<float> mean) override {
+    events.push_back({loop_.steps(), fragments[handle], false});
+    std::ranges::copy(deltas[handle], mean.begin());
+  }
+  struct Event {
+    std::uint64_t step;
+    std::size_t fragment;
+    bool start;
+    bool operator==(const Event&) const = default;
+  };
+  std::vector<Event> events;
+  std::vector<std::size_t> fragments;  // by handle
+  std::vector<std::vector<float>> deltas;
+
+ private:
+  const InnerLoop& loop_;
+};
+
+TEST(Streaming, SendsAtTpLandsTauLaterAndAppliesTheOuterStepAndTheMerge) {
+  model::set_compute_threads(1);
+  const TrainConfig config = tiny_run(0, 1);
+  const Corpus corpus(config.data, 16);
+  InnerLoop loop(config, corpus);
+  RecordingGroup group(loop);
+  StreamingDiLoCo streaming(streaming_config(2, 3, 0.5f), loop.layout(), group);
+  streaming.begin(loop, Start::fresh);
+  const Arena start = loop.params();
+  Arena at_send = start, before_landing = start, after_landing = start, theta = start;
+  for (int step = 0; step < 20; ++step) {
+    loop.forward_backward();
+    loop.optimizer_step();
+    if (loop.steps() == 5) at_send = loop.params();
+    if (loop.steps() == 8) before_landing = loop.params();
+    streaming.after_step(loop);
+    if (loop.steps() == 8) {
+      after_landing = loop.params();
+      theta = streaming.shared().arena(0);
+    }
+  }
+  // H = 10, P = 2, τ = 3: fragment 0 leaves after steps 5 and 15 and lands after 8 and 18;
+  // fragment 1 leaves after 10 and 20 and lands after 13. The loop stepped all the while.
+  using E = RecordingGroup::Event;
+  EXPECT_EQ(group.events, (std::vector<E>{{5, 0, true},
+                                          {8, 0, false},
+                                          {10, 1, true},
+                                          {13, 1, false},
+                                          {15, 0, true},
+                                          {18, 0, false},
+                                          {20, 1, true}}));
+  // Fragment 0's first landing against a direct computation (v = 0 before it): Δ = θ_0 −
+  // local(5), θ = θ_0 − η(Δ + μΔ), local(8) ← α·local(8) + (1−α)·θ; fragment 1 untouched.
+  std::size_t at = 0;
+  for (const ArenaRange& r : streaming.fragments()[0].ranges) {
+    for (std::size_t i = r.offset; i < r.offset + r.size; i += 5) {
+      const float delta = start.data()[i] - at_send.data()[i];
+      EXPECT_EQ(group.deltas[0][at + i - r.offset], delta);
+      EXPECT_FLOAT_EQ(theta.data()[i], start.data()[i] - 0.7f * (delta + 0.9f * delta));
+      EXPECT_FLOAT_EQ(after_landing.data()[i],
+                      0.5f * before_landing.data()[i] + 0.5f * theta.data()[i]);
+    }
+    at += r.size;
+  }
+  for (const ArenaRange& r : streaming.fragments()[1].ranges) {
+    for (std::size_t i = r.offset; i < r.offset + r.size; ++i)
+      EXPECT_EQ(after_landing.data()[i], before_landing.data()[i]);
+  }
+  EXPECT_EQ(streaming.shared().round(), 3u);
+}
+
 struct GroupRun {
   std::vector<float> val_loss;  // by worker, after training
   float initial_loss = 0;       // worker 0, before training
