@@ -33,11 +33,11 @@ train::TrainConfig run_config(const PeerOptions& o) {
                 "--run.config: name the run's loco-train config (model, data, [strategy] kind = "
                 "diloco or ddp), the one the tracker was given");
   train::TrainConfig config = cli::load_train_config(o.run_config);
-  if (config.strategy.kind == "none")
+  if (config.strategy.kind != "diloco" && config.strategy.kind != "ddp")
     throw Error(ErrorCategory::config,
                 fmt::format("run config {}: a swarm trains with [strategy] kind = \"diloco\" or "
-                            "\"ddp\", not \"none\"",
-                            o.run_config));
+                            "\"ddp\", not \"{}\"",
+                            o.run_config, config.strategy.kind));
   if (o.threads > 0) config.train.threads = o.threads;
   return config;
 }
@@ -118,8 +118,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     train::InnerLoop loop(config, corpus);
     const DebugFaults faults(o.debug);
     swarm::SwarmGroup group(swarm_config(o, config, faults), key, &stop);
-    const std::unique_ptr<train::Strategy> made =
-        train::make_strategy(config, loop.layout(), group);
+    const std::unique_ptr<train::Strategy> made = train::make_strategy(config, loop, group);
     train::Strategy& strategy = *made;  // DiLoCo or DDP
     group.bind(strategy.shared());
     strategy.begin(loop, train::Start::fresh);

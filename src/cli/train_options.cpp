@@ -74,6 +74,14 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
   add("--strategy.codec", c.strategy.codec,
       "how updates travel between peers, e.g. int8:block=256, fp4:block=64, fp32 (default: "
       "int8:block=256 for diloco, fp32 for ddp)");
+  // Streaming DiLoCo (kind = streaming; H is diloco-h).
+  add("--strategy.fragments", c.strategy.fragments, "Streaming: fragments of whole layers (P)");
+  add("--strategy.tau", c.strategy.tau, "Streaming: steps a fragment travels (τ < H/P)");
+  add("--strategy.alpha", c.strategy.alpha, "Streaming: α-merge weight of the local copy");
+  add("--strategy.layout", c.strategy.layout, "Streaming: sequential or strided layers");
+  add("--strategy.eager", c.strategy.eager, "Streaming: none, overlapped or delayed");
+  add("--strategy.fragment-codec", c.strategy.fragment_codec,
+      "Streaming: how a fragment's Δ travels (default fp4 E3M0)");
 }
 
 TrainConfig load_train_config(const std::filesystem::path& path) {

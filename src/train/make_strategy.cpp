@@ -2,20 +2,28 @@
 
 #include <fmt/format.h>
 
+#include "loco/core/error.hpp"
 #include "loco/train/ddp.hpp"
 #include "loco/train/diloco.hpp"
+#include "loco/train/make_streaming.hpp"
 #include "loco/train/no_strategy.hpp"
 
 namespace loco::train {
 
-std::unique_ptr<Strategy> make_strategy(const TrainConfig& config,
-                                        const std::shared_ptr<const ArenaLayout>& layout,
-                                        OuterGroup& group) {
+std::unique_ptr<Strategy> make_strategy(const TrainConfig& config, InnerLoop& loop,
+                                        OuterGroup& group, AsyncOuterGroup* async_group) {
   const StrategySection& s = config.strategy;
   if (s.kind == "diloco")
     return std::make_unique<DiLoCo>(DiLoCoConfig{.inner_steps = s.diloco_h, .outer = s.outer},
-                                    layout, group);
-  if (s.kind == "ddp") return std::make_unique<DataParallel>(layout, config.adamw, group);
+                                    loop.layout(), group);
+  if (s.kind == "ddp") return std::make_unique<DataParallel>(loop.layout(), config.adamw, group);
+  if (s.kind == "streaming") {
+    if (async_group == nullptr)
+      throw Error(ErrorCategory::config,
+                  "strategy.kind = \"streaming\" runs in loco-train only so far; a swarm trains "
+                  "with \"diloco\" or \"ddp\"");
+    return make_streaming(config, loop, *async_group);
+  }
   return std::make_unique<NoStrategy>();
 }
 
@@ -23,6 +31,9 @@ std::string describe_strategy(const TrainConfig& config) {
   const StrategySection& s = config.strategy;
   if (s.kind == "diloco") return fmt::format("diloco H={} codec={}", s.diloco_h, s.codec_spec());
   if (s.kind == "ddp") return fmt::format("ddp codec={}", s.codec_spec());
+  if (s.kind == "streaming")
+    return fmt::format("streaming H={} P={} tau={} alpha={} codec={}", s.diloco_h, s.fragments,
+                       s.tau, s.alpha, s.fragment_codec);
   return s.kind;
 }
 

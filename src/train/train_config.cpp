@@ -4,6 +4,7 @@
 
 #include "loco/compress/codec.hpp"
 #include "loco/core/error.hpp"
+#include "loco/train/make_streaming.hpp"
 
 namespace loco::train {
 
@@ -30,8 +31,11 @@ void TrainConfig::validate() const {
   if (data.shard.count < 1 || data.shard.index >= data.shard.count) {
     fail("data.shard-index must be below data.shard-count (at least 1)");
   }
-  if (strategy.kind != "none" && strategy.kind != "diloco" && strategy.kind != "ddp")
-    fail("strategy.kind must be 'none', 'diloco' or 'ddp', not '" + strategy.kind + "'");
+  if (strategy.kind != "none" && strategy.kind != "diloco" && strategy.kind != "ddp" &&
+      strategy.kind != "streaming")
+    fail("strategy.kind must be 'none', 'diloco', 'ddp' or 'streaming', not '" + strategy.kind +
+         "'");
+  if (strategy.kind == "streaming") streaming_config(strategy).validate();
   if (strategy.kind == "diloco") {
     if (strategy.diloco_h < 1) fail("strategy.diloco-h must be at least 1");
     strategy.outer.validate();
@@ -69,6 +73,7 @@ std::string TrainConfig::identity() const {
   s += fmt::format("train.steps={}\ntrain.batch={}\ntrain.seed={}\n", train.steps, train.batch,
                    train.seed);
   s += fmt::format("strategy.kind={}\n", strategy.kind);
+  if (strategy.kind == "streaming") s += streaming_identity(strategy);
   return s;
 }
 

@@ -7,6 +7,7 @@
 
 #include "loco/core/hash.hpp"
 #include "loco/train/inner_loop.hpp"
+#include "loco/train/local_async_group.hpp"
 #include "loco/train/local_groups.hpp"
 #include "loco/train/make_strategy.hpp"
 #include "loco/train/train_state_file.hpp"
@@ -47,7 +48,9 @@ TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* st
   const Corpus corpus(config.data, static_cast<std::uint32_t>(config.model.gpt.vocab));
   InnerLoop loop(config, corpus);
   SoloGroup alone;
-  const std::unique_ptr<Strategy> strategy = make_strategy(config, loop.layout(), alone);
+  LocalAsyncGroup alone_async(1, config.strategy.fragment_codec);
+  const std::unique_ptr<Strategy> strategy =
+      make_strategy(config, loop, alone, &alone_async.member(0));
 
   // 2. Resume: every arena, the step, AdamW's step count, the round and the data cursor.
   TrainSummary summary;
@@ -143,6 +146,10 @@ TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* st
   spdlog::info("step {:>6} | validation loss {:.4f}{}", summary.end_step, *summary.val_loss,
                versus_floor(*summary.val_loss, summary.entropy_floor));
   checkpoint();
+  if (config.strategy.kind == "streaming") {
+    spdlog::info("streaming: {} bytes of encoded fragment deltas handed over, largest {} bytes",
+                 alone_async.bytes_handed_over(0), alone_async.largest_message());
+  }
   summary.params_blake2b = to_hex(blake2b(loop.params()));
   return summary;
 }

@@ -44,8 +44,7 @@ TEST(DataParallel, TheFactoryBuildsItWithFp32ByDefault) {
   const Corpus corpus(config.data, 16);
   InnerLoop loop(config, corpus);
   SoloGroup alone;
-  EXPECT_NE(dynamic_cast<DataParallel*>(make_strategy(config, loop.layout(), alone).get()),
-            nullptr);
+  EXPECT_NE(dynamic_cast<DataParallel*>(make_strategy(config, loop, alone).get()), nullptr);
 }
 
 // M = 1: the mean is the gradient itself, and the AdamW step is the loop's own, on the same

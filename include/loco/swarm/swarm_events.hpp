@@ -33,7 +33,7 @@ struct SwarmEvent {
   std::uint32_t attempt = 0;
   Digest hash{};
   bool retry = false;
-  std::size_t members = 0;        // of the group, with `mean`
+  std::size_t members = 0;  // of the group, with `mean`
   // A copy, not a view of the ring's buffer: a later attempt may reuse that buffer while the
   // compute thread still reads this one.
   std::shared_ptr<const std::vector<float>> mean{};

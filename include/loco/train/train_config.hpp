@@ -49,7 +49,8 @@ struct TrainSection {
 
 // What the inner loop takes part in (strategy.hpp). "none": plain local training; "diloco": a
 // DiLoCo round every `diloco_h` steps; "ddp": gradients averaged every step (alone in loco-train,
-// with the run's group in loco-peer).
+// with the run's group in loco-peer); "streaming": Streaming DiLoCo over `fragments` fragments
+// (streaming_diloco.hpp), H = diloco_h.
 struct StrategySection {
   std::string kind = "none";
   std::uint64_t diloco_h = 20;
@@ -58,6 +59,13 @@ struct StrategySection {
 
   // The codec in effect: `codec`, or the strategy's default (DiLoCo int8:block=256, DDP fp32).
   std::string codec_spec() const;
+  // Streaming DiLoCo (DESIGN.md §1.2-1.3).
+  std::size_t fragments = 2;                    // P
+  std::uint64_t tau = 0;                        // τ < H/P
+  float alpha = 0.5f;                           // α-merge weight of the local copy
+  std::string layout = "sequential";            // or "strided"
+  std::string eager = "none";                   // or "overlapped", "delayed"
+  std::string fragment_codec = "fp4:block=64";  // how a fragment's Δ travels (E3M0)
 };
 
 struct TrainConfig {

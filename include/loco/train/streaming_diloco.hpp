@@ -1,0 +1,103 @@
+#pragma once
+// Streaming DiLoCo (DESIGN.md §1.2) with optional eager updates (§1.3), over an AsyncOuterGroup.
+//
+// The parameters are cut into P fragments of whole layers (fragments.hpp). Fragment p has its
+// slice of the shared outer parameters θ and momentum v. eager = none (the paper's Streaming):
+//   after step s with (s − t_p) mod H = 0:      Δ_p = θ_p − θ_p,local, start its round
+//   after step s with (s − t_p − τ) mod H = 0:  Δ̄_p = the round's mean;
+//                                               θ_p, v_p ← OuterNesterov(θ_p, v_p, Δ̄_p)
+//                                               θ_p,local ← α·θ_p,local + (1−α)·θ_p
+// The τ steps between run while the fragment travels. With P = 1, τ = 0, α = 0 and the fp32
+// codec this is DiLoCo bit for bit (same Δ, same member-order mean, same Nesterov, and
+// 0·local + 1·θ = θ exactly).
+//
+// The eager variants keep the round in flight for a whole H (the mean of round k lands at the
+// fragment's next send), and measure Δ from `anchor`, where the local fragment restarted:
+//   at each send of fragment p (round k):
+//     Δ_i(k) = anchor_p − θ_p,local
+//     if round k−1 is in flight: Δ̄(k−1) = its mean; θ_p, v_p ← OuterNesterov(θ_p, v_p, Δ̄(k−1))
+//     overlapped: Δ̃ = Δ̄(k−1) + (Δ_i(k) − Δ_i(k−1))/M   (Δ̄(0) = Δ_i(0) = 0)
+//                 target = OuterNesterov applied to copies of θ_p, v_p with Δ̃ (the proxy)
+//     delayed:    target = θ_p once Δ̄(k−1) is in (round 1: no target, the local copy goes on)
+//     θ_p,local ← α·θ_p,local + (1−α)·target;  anchor_p ← θ_p,local;  start round k with Δ_i(k)
+// so the true mean is folded in as the base of the next outer step, while the local copy already
+// moved with the proxy (overlapped) or waits a round for it (delayed, the naive comparison).
+//
+// Memory beyond DiLoCo: eager adds the anchor and, overlapped, Δ_i(k−1) locally (two parameter
+// copies) and Δ̄(k−1) in the shared state ("eager.mean"). Bytes: each fragment round hands over
+// its encoded Δ_p, so a whole round of P fragments costs what one DiLoCo round does in the same
+// codec, and the peak per sync is about 1/P of it.
+
+#include <optional>
+#include <string_view>
+
+#include "loco/optim/outer_nesterov.hpp"
+#include "loco/train/async_outer_group.hpp"
+#include "loco/train/fragments.hpp"
+#include "loco/train/strategy.hpp"
+
+namespace loco::train {
+
+enum class Eager { none, overlapped, delayed };
+Eager parse_eager(std::string_view name);  // throws Error(config)
+
+struct StreamingConfig {
+  std::uint64_t inner_steps = 20;  // H
+  std::size_t fragments = 2;       // P
+  std::uint64_t tau = 0;           // τ < H/P
+  float alpha = 0.5f;              // α ∈ [0, 1]
+  FragmentLayout layout = FragmentLayout::sequential;
+  Eager eager = Eager::none;
+  optim::OuterNesterovConfig outer;
+
+  void validate() const;  // throws Error(config)
+};
+
+class StreamingDiLoCo final : public Strategy {
+ public:
+  // The shared arenas: DiLoCo's two (so that P = 1 hashes alike), and Δ̄(k−1) when overlapped.
+  static constexpr const char* kOuterParams = "outer.params";
+  static constexpr const char* kOuterMomentum = "outer.momentum";
+  static constexpr const char* kEagerMean = "eager.mean";
+
+  StreamingDiLoCo(StreamingConfig config, const std::shared_ptr<const ArenaLayout>& layout,
+                  AsyncOuterGroup& group);
+
+  // Start::resumed is refused (Error(config)) for eager runs and for a checkpoint taken while a
+  // fragment was in flight: those depend on local state a checkpoint does not hold.
+  void begin(InnerLoop& loop, Start how) override;
+  bool on_gradients(InnerLoop&) override { return true; }
+  void after_step(InnerLoop& loop) override;
+  SharedState& shared() override { return shared_; }
+
+  const std::vector<Fragment>& fragments() const { return fragments_; }
+
+ private:
+  Arena& theta() { return shared_.arena(0); }
+  Arena& momentum() { return shared_.arena(1); }
+
+  // Δ_p = base − local into delta_, and its round started.
+  AsyncOuterGroup::Handle send(std::size_t p, const Arena& local, const Arena& base);
+  // Δ̄_p into mean_, the outer step on θ_p and v_p, round + 1.
+  void land(std::size_t p, AsyncOuterGroup::Handle handle);
+  void merge(std::size_t p, Arena& local, const Arena& target) const;  // the α-merge
+  void eager_sync(std::size_t p, Arena& local);
+
+  StreamingConfig config_;
+  AsyncOuterGroup& group_;
+  std::vector<Fragment> fragments_;
+  FragmentSchedule schedule_;
+  SharedState shared_;
+  std::vector<std::optional<AsyncOuterGroup::Handle>> in_flight_;  // by fragment
+  std::vector<float> delta_, mean_;                                // one fragment, gathered
+  std::optional<Arena> anchor_;                                    // eager only
+  std::optional<Arena> proxy_, proxy_v_, last_delta_;              // overlapped only
+};
+
+// The α-merge on a span: local ← α·local + (1−α)·global.
+void alpha_merge(float alpha, std::span<float> local, std::span<const float> global);
+// The eager proxy: out = mean_prev + (delta − delta_prev)/M.
+void eager_proxy(std::span<const float> mean_prev, std::span<const float> delta,
+                 std::span<const float> delta_prev, std::size_t members, std::span<float> out);
+
+}  // namespace loco::train

@@ -1,0 +1,212 @@
+#include "loco/train/streaming_diloco.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "loco/core/assert.hpp"
+#include "loco/core/error.hpp"
+
+namespace loco::train {
+
+Eager parse_eager(std::string_view name) {
+  if (name == "none") return Eager::none;
+  if (name == "overlapped") return Eager::overlapped;
+  if (name == "delayed") return Eager::delayed;
+  throw Error(
+      ErrorCategory::config,
+      fmt::format("strategy.eager must be 'none', 'overlapped' or 'delayed', not '{}'", name));
+}
+
+void StreamingConfig::validate() const {
+  if (!(alpha >= 0.0f && alpha <= 1.0f))
+    throw Error(ErrorCategory::config, fmt::format("strategy.alpha ({}) must be in [0, 1]", alpha));
+  if (eager != Eager::none && tau != 0) {
+    throw Error(ErrorCategory::config,
+                "strategy.tau must be 0 with strategy.eager: an eager round travels a whole H");
+  }
+  outer.validate();
+  FragmentSchedule(inner_steps, fragments, tau);  // throws for P > H or τ ≥ H/P
+}
+
+void alpha_merge(float alpha, std::span<float> local, std::span<const float> global) {
+  LOCO_ASSERT(local.size() == global.size(), "α-merge of spans of different sizes");
+  const float beta = 1.0f - alpha;
+  for (std::size_t i = 0; i < local.size(); ++i) local[i] = alpha * local[i] + beta * global[i];
+}
+
+void eager_proxy(std::span<const float> mean_prev, std::span<const float> delta,
+                 std::span<const float> delta_prev, std::size_t members, std::span<float> out) {
+  LOCO_ASSERT(mean_prev.size() == out.size() && delta.size() == out.size() &&
+                  delta_prev.size() == out.size(),
+              "eager proxy over spans of different sizes");
+  const auto m = static_cast<float>(members);
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = mean_prev[i] + (delta[i] - delta_prev[i]) / m;
+}
+
+namespace {
+
+std::vector<std::string> shared_names(Eager eager) {
+  std::vector<std::string> names = {StreamingDiLoCo::kOuterParams, StreamingDiLoCo::kOuterMomentum};
+  if (eager == Eager::overlapped) names.emplace_back(StreamingDiLoCo::kEagerMean);
+  return names;
+}
+
+std::size_t largest(const std::vector<Fragment>& fragments) {
+  std::size_t n = 0;
+  for (const Fragment& f : fragments) n = std::max(n, f.floats);
+  return n;
+}
+
+// Calls fn(range, offset in the gathered fragment) for each of the fragment's ranges.
+template <typename Fn>
+void for_ranges(const Fragment& fragment, Fn&& fn) {
+  std::size_t offset = 0;
+  for (const ArenaRange& r : fragment.ranges) {
+    fn(r, offset);
+    offset += r.size;
+  }
+}
+
+void copy_ranges(const Fragment& fragment, Arena& to, const Arena& from) {
+  for_ranges(fragment, [&](const ArenaRange& r, std::size_t) {
+    std::ranges::copy(from.range(r), to.range(r).begin());
+  });
+}
+
+}  // namespace
+
+StreamingDiLoCo::StreamingDiLoCo(StreamingConfig config,
+                                 const std::shared_ptr<const ArenaLayout>& layout,
+                                 AsyncOuterGroup& group)
+    : config_(config),
+      group_(group),
+      fragments_(make_fragments(*layout, config.fragments, config.layout)),
+      schedule_(config.inner_steps, config.fragments, config.tau),
+      shared_(layout, shared_names(config.eager)),
+      in_flight_(config.fragments),
+      delta_(largest(fragments_)),
+      mean_(largest(fragments_)),
+      anchor_(config.eager != Eager::none ? std::optional<Arena>(layout) : std::nullopt) {
+  config_.validate();
+  if (config_.eager == Eager::overlapped) {
+    proxy_.emplace(layout);
+    proxy_v_.emplace(layout);
+    last_delta_.emplace(layout);
+  }
+}
+
+void StreamingDiLoCo::begin(InnerLoop& loop, Start how) {
+  switch (how) {
+    case Start::fresh:  // genesis: the initial parameters, zero momentum (and zero Δ̄(0))
+      theta().copy_from(loop.params());
+      for (std::size_t i = 1; i < shared_.parts().size(); ++i) shared_.arena(i).fill(0.0f);
+      shared_.set_round(0);
+      break;
+    case Start::resumed:
+      if (config_.eager != Eager::none) {
+        throw Error(ErrorCategory::config,
+                    "cannot resume a streaming run with strategy.eager = overlapped or delayed: "
+                    "its rounds are always in flight and their local Δ is not checkpointed");
+      }
+      if (schedule_.in_flight(loop.steps())) {
+        throw Error(ErrorCategory::config,
+                    fmt::format("cannot resume streaming at step {}: a fragment was in flight "
+                                "(sent less than strategy.tau = {} steps before); checkpoint at "
+                                "a step outside [t_p, t_p + tau)",
+                                loop.steps(), config_.tau));
+      }
+      break;
+    case Start::joined: loop.params().copy_from(theta()); break;
+  }
+  if (anchor_) anchor_->copy_from(loop.params());
+  if (last_delta_) last_delta_->fill(0.0f);
+}
+
+void StreamingDiLoCo::after_step(InnerLoop& loop) {
+  const std::uint64_t step = loop.steps();
+  Arena& local = loop.params();
+  if (config_.eager != Eager::none) {
+    for (std::size_t p = 0; p < fragments_.size(); ++p)
+      if (schedule_.sends(p, step)) eager_sync(p, local);
+    return;
+  }
+  // Landings first (a fragment may land on the step where the next one leaves), then sends; with
+  // τ = 0 a fragment lands on the step it leaves.
+  for (std::size_t p = 0; p < fragments_.size(); ++p) {
+    if (in_flight_[p] && schedule_.lands(p, step)) {
+      land(p, *std::exchange(in_flight_[p], std::nullopt));
+      merge(p, local, theta());
+    }
+  }
+  for (std::size_t p = 0; p < fragments_.size(); ++p) {
+    if (!schedule_.sends(p, step)) continue;
+    const AsyncOuterGroup::Handle handle = send(p, local, theta());
+    if (config_.tau == 0) {
+      land(p, handle);
+      merge(p, local, theta());
+    } else {
+      in_flight_[p] = handle;
+    }
+  }
+}
+
+AsyncOuterGroup::Handle StreamingDiLoCo::send(std::size_t p, const Arena& local,
+                                              const Arena& base) {
+  const Fragment& f = fragments_[p];
+  for_ranges(f, [&](const ArenaRange& r, std::size_t at) {
+    const auto old_params = base.range(r);
+    const auto new_params = local.range(r);
+    for (std::size_t i = 0; i < r.size; ++i) delta_[at + i] = old_params[i] - new_params[i];
+  });
+  return group_.start_round(p, std::span(delta_).first(f.floats));
+}
+
+void StreamingDiLoCo::land(std::size_t p, AsyncOuterGroup::Handle handle) {
+  const Fragment& f = fragments_[p];
+  const std::span<float> mean = std::span(mean_).first(f.floats);
+  group_.finish_round(handle, mean);
+  for_ranges(f, [&](const ArenaRange& r, std::size_t at) {
+    optim::outer_nesterov_step(config_.outer, theta().range(r), momentum().range(r),
+                               mean.subspan(at, r.size));
+  });
+  shared_.set_round(shared_.round() + 1);
+}
+
+void StreamingDiLoCo::merge(std::size_t p, Arena& local, const Arena& target) const {
+  for_ranges(fragments_[p], [&](const ArenaRange& r, std::size_t) {
+    alpha_merge(config_.alpha, local.range(r), target.range(r));
+  });
+}
+
+void StreamingDiLoCo::eager_sync(std::size_t p, Arena& local) {
+  const Fragment& f = fragments_[p];
+  const std::optional<AsyncOuterGroup::Handle> previous =
+      std::exchange(in_flight_[p], send(p, local, *anchor_));  // Δ_i(k) in delta_, round k
+  if (previous) land(p, *previous);                            // Δ̄(k−1) folded into θ_p, v_p
+  if (config_.eager == Eager::delayed) {
+    if (previous) merge(p, local, theta());
+  } else {
+    Arena& mean_prev = shared_.arena(2);
+    if (previous) {
+      for_ranges(f, [&](const ArenaRange& r, std::size_t at) {
+        std::ranges::copy(std::span(mean_).subspan(at, r.size), mean_prev.range(r).begin());
+      });
+    }
+    copy_ranges(f, *proxy_, theta());
+    copy_ranges(f, *proxy_v_, momentum());
+    for_ranges(f, [&](const ArenaRange& r, std::size_t at) {
+      const std::span<float> delta = std::span(delta_).subspan(at, r.size);
+      const std::span<float> tilde = std::span(mean_).subspan(at, r.size);
+      eager_proxy(mean_prev.range(r), delta, last_delta_->range(r), group_.members(), tilde);
+      optim::outer_nesterov_step(config_.outer, proxy_->range(r), proxy_v_->range(r), tilde);
+      std::ranges::copy(delta, last_delta_->range(r).begin());
+    });
+    merge(p, local, *proxy_);
+  }
+  copy_ranges(f, *anchor_, local);
+}
+
+}  // namespace loco::train
