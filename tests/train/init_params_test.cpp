@@ -15,6 +15,7 @@
 #include "../support/temp_dir.hpp"
 #include "loco/core/error.hpp"
 #include "loco/model/gpt.hpp"
+#include "loco/proto/admission.hpp"
 #include "loco/train/inner_loop.hpp"
 #include "loco/train/run_settings.hpp"
 
@@ -183,6 +184,12 @@ TEST(InitParams, RunSettingsCarryTheInitFilesDigest) {
   EXPECT_EQ(digest_of(a).size(), 64u);
   EXPECT_EQ(digest_of(a), init_file_digest(a.train.init));
   EXPECT_NE(digest_of(a), digest_of(b));
+  // The tracker's admission check refuses the peer, naming the setting, and one without init.
+  EXPECT_THAT(proto::settings_refusal(run_settings(a), run_settings(b)).value_or("admitted"),
+              HasSubstr("setting train.init-blake2b differs"));
+  EXPECT_THAT(
+      proto::settings_refusal(run_settings(a), run_settings(tiny_run())).value_or("admitted"),
+      HasSubstr("setting train.init-blake2b is missing on this peer"));
   TrainConfig missing = tiny_run();
   missing.train.init = (dir / "none.safetensors").string();
   EXPECT_THROW(run_settings(missing), Error);
