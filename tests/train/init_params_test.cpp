@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -193,6 +194,22 @@ TEST(InitParams, RunSettingsCarryTheInitFilesDigest) {
   TrainConfig missing = tiny_run();
   missing.train.init = (dir / "none.safetensors").string();
   EXPECT_THROW(run_settings(missing), Error);
+}
+
+TEST(InitParams, RunConfigNamesTheFileRelativeToItsFolder) {
+  test::TempDir dir;
+  const TrainConfig model = tiny_run();
+  test::write_foreign_safetensors((dir / "init.safetensors").string(),
+                                  nanogpt_tensors(model.model.gpt));
+  std::ofstream(dir / "run.toml") << "[model]\nvocab = 8\ncontext = 4\nn-layer = 2\nn-head = 2\n"
+                                     "d-model = 4\n[train]\ninit = \"init.safetensors\"\n";
+  const TrainConfig loaded = load_train_config(dir / "run.toml");
+  EXPECT_EQ(std::filesystem::path(loaded.train.init), dir / "init.safetensors");
+  const auto settings = run_settings(loaded);
+  EXPECT_NE(
+      std::find(settings.begin(), settings.end(),
+                proto::Setting{"train.init-blake2b", init_file_digest(dir / "init.safetensors")}),
+      settings.end());
 }
 
 }  // namespace
