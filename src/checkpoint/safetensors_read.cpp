@@ -4,8 +4,10 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "content_digest.hpp"
+#include "dtypes.hpp"
 #include "loco/checkpoint/json.hpp"
 #include "loco/checkpoint/safetensors.hpp"
 #include "loco/core/error.hpp"
@@ -13,11 +15,19 @@
 namespace loco::checkpoint {
 namespace {
 
+using detail::Dtype;
+
 constexpr std::uint64_t kMaxHeaderBytes = 100u << 20;  // the limit safetensors itself applies
 constexpr std::size_t kMaxRank = 8;
 constexpr JsonLimits kHeaderLimits{.max_bytes = kMaxHeaderBytes, .max_depth = 4};
 
 using File = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
+
+// One entry of the tensor table with what the conversion to fp32 needs.
+struct Entry {
+  detail::TableEntry table;
+  Dtype dtype = Dtype::f32;
+};
 
 class Reader {
  public:
@@ -26,7 +36,7 @@ class Reader {
   [[noreturn]] void fail(const std::string& what) const {
     throw Error(ErrorCategory::format,
                 "checkpoint '" + name_ + "' " + what +
-                    "; it is truncated, corrupted or not a loco checkpoint, so use another one");
+                    "; it is truncated, corrupted or not a safetensors file, so use another one");
   }
   [[noreturn]] void fail_io(const std::string& what) const {
     throw Error(ErrorCategory::io,
@@ -34,8 +44,8 @@ class Reader {
   }
 
   // A tensor entry: exactly dtype, shape and data_offsets, consistent with each other.
-  detail::TableEntry tensor_entry(const std::string& name, const JsonValue& entry,
-                                  std::vector<std::int64_t>& shape) const {
+  Entry tensor_entry(const std::string& name, const JsonValue& entry,
+                     std::vector<std::int64_t>& shape) const {
     const std::string where = "tensor '" + name + "'";
     if (!entry.is_object()) fail("has a " + where + " that is not an object");
     const JsonValue* dtype = entry.find("dtype");
@@ -44,9 +54,14 @@ class Reader {
     if (!dtype || !dims || !offsets || entry.object().size() != 3) {
       fail("has a " + where + " without exactly dtype, shape and data_offsets");
     }
-    if (!dtype->is_string() || dtype->string() != "F32") {
-      fail("has a " + where + " of a dtype other than F32 (loco reads only F32)");
+    const std::optional<Dtype> type =
+        dtype->is_string() ? detail::dtype_of(dtype->string()) : std::nullopt;
+    if (!type) {
+      fail("has a " + where + " of dtype " +
+           (dtype->is_string() ? dtype->string() : "(not a string)") +
+           "; loco reads only F32, F16, BF16 and F64 (converted to F32)");
     }
+    const std::uint64_t element_bytes = detail::bytes_per_element(*type);
     if (!dims->is_array() || dims->array().size() > kMaxRank) {
       fail("has a " + where + " whose shape is not an array of at most 8 dimensions");
     }
@@ -54,7 +69,7 @@ class Reader {
     for (const JsonValue& dim : dims->array()) {
       if (!dim.is_integer() || dim.integer() < 0) fail("has a " + where + " with a bad dimension");
       const auto size = static_cast<std::uint64_t>(dim.integer());
-      if (size != 0 && elements > (UINT64_MAX / 4) / size) fail("has a " + where + " too big");
+      if (size != 0 && elements > (UINT64_MAX / 8) / size) fail("has a " + where + " too big");
       elements *= size;
       shape.push_back(dim.integer());
     }
@@ -65,10 +80,12 @@ class Reader {
     const std::int64_t begin = offsets->array()[0].integer();
     const std::int64_t end = offsets->array()[1].integer();
     if (begin < 0 || end < begin) fail("has a " + where + " with reversed data_offsets");
-    if (static_cast<std::uint64_t>(end - begin) != elements * 4) {
-      fail("has a " + where + " whose data_offsets do not span its shape × 4 bytes");
+    if (static_cast<std::uint64_t>(end - begin) != elements * element_bytes) {
+      fail("has a " + where + " whose data_offsets do not span its shape × " +
+           std::to_string(element_bytes) + " bytes");
     }
-    return {name, shape, static_cast<std::uint64_t>(begin), static_cast<std::uint64_t>(end)};
+    return {{name, shape, static_cast<std::uint64_t>(begin), static_cast<std::uint64_t>(end)},
+            *type};
   }
 
   Metadata metadata(const JsonValue& value) const {
@@ -83,17 +100,18 @@ class Reader {
 
   // Sorts `table` into data order and checks that it covers [0, data_size) exactly: contiguous,
   // non-overlapping, no gap, nothing after. Ties (empty tensors) keep their header order.
-  void check_tiling(std::vector<detail::TableEntry>& table, std::uint64_t data_size) const {
-    std::stable_sort(table.begin(), table.end(), [](const auto& a, const auto& b) {
-      return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  void check_tiling(std::vector<Entry>& entries, std::uint64_t data_size) const {
+    std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+      return a.table.begin != b.table.begin ? a.table.begin < b.table.begin
+                                            : a.table.end < b.table.end;
     });
     std::uint64_t expected_begin = 0;
-    for (const detail::TableEntry& entry : table) {
-      if (entry.begin != expected_begin) {
-        fail("has tensor '" + std::string(entry.name) +
+    for (const Entry& entry : entries) {
+      if (entry.table.begin != expected_begin) {
+        fail("has tensor '" + std::string(entry.table.name) +
              "' overlapping or leaving a gap before it in the data");
       }
-      expected_begin = entry.end;
+      expected_begin = entry.table.end;
     }
     if (expected_begin != data_size) {
       fail("has " + std::to_string(data_size) + " bytes of data but its tensors cover " +
@@ -147,47 +165,72 @@ SafetensorsFile SafetensorsFile::load(Source& source) {
     }
   }();
   if (!json.is_object()) reader.fail("has a header that is not a JSON object");
-  std::vector<detail::TableEntry> table;
+  std::vector<Entry> entries;
   std::vector<std::vector<std::int64_t>> shapes(json.object().size());
-  bool has_metadata = false;
   for (std::size_t i = 0; i < json.object().size(); ++i) {
     const auto& [name, entry] = json.object()[i];
     if (name == "__metadata__") {
       out.metadata_ = reader.metadata(entry);
-      has_metadata = true;
     } else {
-      table.push_back(reader.tensor_entry(name, entry, shapes[i]));
+      entries.push_back(reader.tensor_entry(name, entry, shapes[i]));
     }
   }
-  if (!has_metadata) reader.fail("has no __metadata__ (loco always writes one)");
 
   // 3. Offsets: in data order they must tile the data section exactly.
   const std::uint64_t data_size = file_size - 8 - header_size;
-  reader.check_tiling(table, data_size);
+  reader.check_tiling(entries, data_size);
 
-  // 4. The digest: present and well-formed, then checked against the data read.
-  const auto digest = out.metadata_.find(std::string(kDigestKey));
-  if (digest == out.metadata_.end() || digest->second.size() != 64) {
-    reader.fail("has no valid '" + std::string(kDigestKey) + "' digest in its metadata");
-  }
-  const std::string stored_digest = digest->second;
-  out.metadata_.erase(digest);
-  out.buffer_.resize(data_size / 4);
-  read_exactly(out.buffer_.data(), data_size);
-  const std::span<const std::byte> data_bytes = std::as_bytes(std::span(out.buffer_));
-  if (to_hex(detail::content_digest(out.metadata_, table, std::span(&data_bytes, 1))) !=
-      stored_digest) {
-    reader.fail("does not match its digest: it was modified after loco wrote it");
+  // 4. The digest, when the file has one (loco's own files do; other tools' do not): it must be
+  // well-formed and match the data read.
+  std::optional<std::string> stored_digest;
+  if (const auto digest = out.metadata_.find(std::string(kDigestKey));
+      digest != out.metadata_.end()) {
+    if (digest->second.size() != 64) {
+      reader.fail("has a malformed '" + std::string(kDigestKey) + "' digest in its metadata");
+    }
+    stored_digest = digest->second;
+    out.metadata_.erase(digest);
   }
 
-  for (std::size_t i = 0; i < table.size(); ++i) {
-    const detail::TableEntry& entry = table[i];
+  // 5. The data: read straight into the fp32 buffer when every tensor is F32, else read as
+  // stored and converted tensor by tensor. Sizes are bounded by the file's (checked above).
+  std::uint64_t elements = 0;
+  std::vector<detail::TableEntry> table;
+  for (const Entry& e : entries) {
+    elements += (e.table.end - e.table.begin) / detail::bytes_per_element(e.dtype);
+    table.push_back(e.table);
+  }
+  const bool all_f32 = std::all_of(entries.begin(), entries.end(),
+                                   [](const Entry& e) { return e.dtype == Dtype::f32; });
+  out.buffer_.resize(elements);
+  std::vector<std::byte> stored;  // the data as stored, when some tensor needs converting
+  std::span<const std::byte> data;
+  if (all_f32) {
+    read_exactly(out.buffer_.data(), data_size);
+    data = std::as_bytes(std::span(out.buffer_));
+  } else {
+    stored.resize(data_size);
+    read_exactly(stored.data(), data_size);
+    data = stored;
+  }
+  if (stored_digest &&
+      to_hex(detail::content_digest(out.metadata_, table, std::span(&data, 1))) != *stored_digest) {
+    reader.fail("does not match its digest: it was modified after it was written");
+  }
+  out.has_digest_ = stored_digest.has_value();
+
+  std::uint64_t first = 0;  // of the tensor's values in buffer_
+  for (const auto& [entry, dtype] : entries) {
+    const std::uint64_t count = (entry.end - entry.begin) / detail::bytes_per_element(dtype);
+    const std::span<float> values = std::span(out.buffer_).subspan(first, count);
+    if (!all_f32) {
+      detail::convert_to_f32(dtype, data.subspan(entry.begin, entry.end - entry.begin), values);
+    }
     const std::string name(entry.name);
-    out.tensors_.emplace(name,
-                         Tensor{std::vector<std::int64_t>(entry.shape.begin(), entry.shape.end()),
-                                std::span<const float>(out.buffer_)
-                                    .subspan(entry.begin / 4, (entry.end - entry.begin) / 4)});
+    out.tensors_.emplace(
+        name, Tensor{std::vector<std::int64_t>(entry.shape.begin(), entry.shape.end()), values});
     out.names_.push_back(name);
+    first += count;
   }
   return out;
 }

@@ -64,6 +64,8 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
   add_path("--train.checkpoint", c.train.checkpoint, "checkpoint file to write (empty = none)");
   add_path("--train.resume", c.train.resume, "checkpoint to resume from (bit-exact)");
   cli::add_path_option(app, "--resume", c.train.resume, "same as --train.resume");
+  add_path("--train.init", c.train.init, "initial parameters, nanoGPT names (empty = from seed)");
+  cli::add_path_option(app, "--init", c.train.init, "same as --train.init");
 
   add("--strategy.kind", c.strategy.kind,
       "none (local AdamW only), diloco or ddp (gradients averaged every step)");

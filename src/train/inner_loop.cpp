@@ -2,6 +2,7 @@
 
 #include "loco/model/gpt.hpp"
 #include "loco/model/mlp.hpp"
+#include "loco/train/init_params.hpp"
 
 namespace loco::train {
 namespace {
@@ -43,7 +44,11 @@ InnerLoop::InnerLoop(const TrainConfig& config, const Corpus& corpus)
       optimizer_(model_->layout(), config.adamw),
       schedule_(schedule_of(config)),
       sampler_(corpus.train(), sampler_config(config, config.data.shard)) {
-  model_->init(params_, config.train.seed);
+  if (config.train.init.empty()) {
+    model_->init(params_, config.train.seed);
+  } else {
+    load_init_params(config.train.init, params_);
+  }
 }
 
 void InnerLoop::set_shard(data::ShardSpec shard) {

@@ -4,6 +4,7 @@
 
 #include "loco/compress/codec.hpp"
 #include "loco/core/error.hpp"
+#include "loco/train/init_params.hpp"
 #include "loco/train/make_streaming.hpp"
 
 namespace loco::train {
@@ -24,6 +25,9 @@ std::vector<proto::Setting> run_settings(const TrainConfig& config) {
     s.push_back({"model.mlp-hidden", std::to_string(config.model.mlp_hidden)});
   }
   s.push_back({"train.seed", std::to_string(config.train.seed)});
+  if (!config.train.init.empty()) {  // the file's bytes, not its path: peers keep it anywhere
+    s.push_back({"train.init-blake2b", init_file_digest(config.train.init)});
+  }
   s.push_back({"data.source", config.data.source});
   if (config.data.source == "markov") {
     const data::MarkovConfig& m = config.data.markov;

@@ -64,10 +64,10 @@ StateFileValues load_train_state(const std::filesystem::path& path,
   const auto file = checkpoint::SafetensorsFile::read(path);
   const auto& metadata = file.metadata();
   const auto format = metadata.find("loco.format");
-  if (format == metadata.end() || format->second != kFormat) {
+  if (format == metadata.end() || format->second != kFormat || !file.has_digest()) {
     throw Error(ErrorCategory::format,
-                "'" + path.string() +
-                    "' is not a loco training checkpoint (no loco.format = " + kFormat + ")");
+                "'" + path.string() + "' is not a loco training checkpoint (no loco.format = " +
+                    kFormat + " or no digest; use a model from elsewhere with --init)");
   }
   const auto config = metadata.find("loco.config");
   if (config == metadata.end() || config->second != identity) {

@@ -75,6 +75,7 @@ TEST_F(SafetensorsTest, RoundTripsTensorsAndMetadata) {
   write_safetensors(path_, tensors(), metadata_);
   const SafetensorsFile file = SafetensorsFile::read(path_);
   EXPECT_EQ(file.metadata(), metadata_);  // the digest entry is not handed back
+  EXPECT_TRUE(file.has_digest());
   EXPECT_EQ(file.names(), (std::vector<std::string>{"wte", "h.0.bias", "step", "empty"}));
   for (const TensorRef& t : tensors()) {
     const auto& read = file.tensor(t.name);
@@ -171,10 +172,14 @@ TEST_F(SafetensorsTest, RefusesEveryTruncation) {
 
 TEST_F(SafetensorsTest, RefusesAnySingleBitFlip) {
   // Every byte of the file matters: the length, the header (by its structure or the digest over
-  // the metadata and the tensor table) and the data (by the digest).
+  // the metadata and the tensor table) and the data (by the digest). The one exception is the
+  // digest's key: renamed, the file reads as one without a digest, with its data unchanged.
   write_safetensors(path_, tensors(), metadata_);
   const std::string bytes = read_bytes(path_);
+  const std::size_t key = bytes.find(std::string(kDigestKey));
+  ASSERT_NE(key, std::string::npos);
   for (std::size_t i = 0; i < bytes.size(); ++i) {
+    if (i >= key && i < key + kDigestKey.size()) continue;
     for (int bit = 0; bit < 8; ++bit) {
       std::string copy = bytes;
       copy[i] = static_cast<char>(copy[i] ^ (1 << bit));
@@ -190,8 +195,12 @@ TEST_F(SafetensorsTest, NamesTheProblemInMalformedHeaders) {
     std::size_t data;
     const char* message;
   } cases[] = {
-      {"{" + digest + ",\"a\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4,
-       "dtype other than F32"},
+      {"{" + digest + ",\"a\":{\"dtype\":\"I64\",\"shape\":[1],\"data_offsets\":[0,8]}}", 8,
+       "tensor 'a' of dtype I64; loco reads only F32, F16, BF16 and F64"},
+      {"{\"a\":{\"dtype\":[\"F32\"],\"shape\":[1],\"data_offsets\":[0,4]}}", 4,
+       "of dtype (not a string)"},
+      {"{\"a\":{\"dtype\":\"F16\",\"shape\":[3],\"data_offsets\":[0,8]}}", 8,
+       "do not span its shape × 2 bytes"},
       {"{" + digest + ",\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}", 8,
        "do not span its shape"},
       {"{" + digest +
@@ -213,8 +222,8 @@ TEST_F(SafetensorsTest, NamesTheProblemInMalformedHeaders) {
        4, "too big"},
       {"{" + digest + ",\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4],\"x\":1}}", 4,
        "exactly dtype, shape and data_offsets"},
-      {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, "no __metadata__"},
-      {"{\"__metadata__\":{}}", 0, "no valid 'loco.blake2b' digest"},
+      {"{\"__metadata__\":{\"loco.blake2b\":\"00\"}}", 0, "malformed 'loco.blake2b' digest"},
+      {"{\"a\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 8, "tensors cover 4"},
       {"{" + digest + "}", 0, "does not match its digest"},
       {"{\"__metadata__\":{\"k\":1}}", 0, "not a string"},
       {"[]", 0, "not a JSON object"},

@@ -40,10 +40,29 @@ Bytes from_text(std::string_view text) {
   return {text.begin(), text.end()};
 }
 
+// A file as other tools write it: no digest, no __metadata__, data order unlike header order,
+// F32, F16 and BF16 tensors.
+Bytes digest_less_checkpoint() {
+  const std::string header =
+      "{\"w\":{\"dtype\":\"F16\",\"shape\":[2,2],\"data_offsets\":[4,12]},"
+      "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+      "\"h\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[12,16]}}          ";
+  std::string file(8, '\0');
+  file[0] = static_cast<char>(header.size());  // 176
+  file += header;
+  file += std::string(
+      "\0\0\x80\x3f"
+      "\0\x3c\0\xc0"
+      "\x01\0\xff\x7b"
+      "\x80\x3f\x40\xc0",
+      16);
+  return from_text(file);
+}
+
 }  // namespace
 
 std::vector<Bytes> loco_fuzz_seeds() {
-  return {valid_checkpoint(),
+  return {valid_checkpoint(), digest_less_checkpoint(),
           from_text("{\"__metadata__\":{\"a\":\"\\u00e9\\ud83d\\ude00\"},\"t\":{\"dtype\":\"F32\","
                     "\"shape\":[1,2],\"data_offsets\":[0,8]}}"),
           from_text("[[[-9223372036854775808, 0, 17, \"x\\\"\\\\\\/\\b\\f\\n\\r\\t\"]]]")};

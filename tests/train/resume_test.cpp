@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+#include <string>
+
 #include "../support/temp_dir.hpp"
 #include "loco/core/error.hpp"
 #include "loco/train/trainer.hpp"
@@ -76,6 +80,35 @@ TEST(Resume, RefusesACheckpointOfAnotherModel) {
   } catch (const Error& e) {
     EXPECT_EQ(e.category(), ErrorCategory::config);
     EXPECT_NE(std::string(e.what()).find("model.d-model=64"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Resume, RefusesACheckpointWhoseDigestWasRemoved) {
+  // Any safetensors file reads without a digest (for --init), but a training checkpoint is
+  // loco's own and always has one: without it, it was edited.
+  test::TempDir dir;
+  TrainConfig run = small_run(1);
+  run.train.stop_at = 2;
+  run.train.checkpoint = (dir / "ckpt.safetensors").string();
+  run_training(run);
+  std::string bytes;
+  {
+    std::ifstream in(run.train.checkpoint, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const std::size_t key = bytes.find("loco.blake2b");
+  ASSERT_NE(key, std::string::npos);
+  bytes[key + 11] = 'c';  // "loco.blake2c": an ordinary metadata entry
+  std::ofstream(run.train.checkpoint, std::ios::binary | std::ios::trunc) << bytes;
+
+  TrainConfig resumed = small_run(1);
+  resumed.train.resume = run.train.checkpoint;
+  try {
+    run_training(resumed);
+    FAIL() << "resumed a checkpoint without its digest";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::format);
+    EXPECT_NE(std::string(e.what()).find("no digest"), std::string::npos) << e.what();
   }
 }
 

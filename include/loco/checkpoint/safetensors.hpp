@@ -7,10 +7,11 @@
 //   [data: the tensors' bytes, back to back]
 //
 // The header maps each tensor name to {"dtype":"F32","shape":[...],"data_offsets":[begin,end]}
-// (offsets relative to the data) and "__metadata__" to a map of strings. loco writes only fp32
-// tensors and adds the metadata entry "loco.blake2b": the BLAKE2b-256 digest, in hex, of the
-// metadata, the tensor table and the data (see docs/FORMATS.md), so a tampered or corrupted file
-// is refused on read.
+// (offsets relative to the data) and, optionally, "__metadata__" to a map of strings. loco writes
+// only fp32 tensors and adds the metadata entry "loco.blake2b": the BLAKE2b-256 digest, in hex, of
+// the metadata, the tensor table and the data (see docs/FORMATS.md), so a tampered or corrupted
+// loco file is refused on read. Files other tools wrote have no digest and are read all the same;
+// their F16, BF16 and F64 tensors are converted to fp32 (other dtypes are refused).
 //
 // Writes are atomic (atomic_file.hpp). Reads validate the whole header against the file size
 // before allocating anything.
@@ -49,12 +50,13 @@ class SafetensorsFile {
  public:
   struct Tensor {
     std::vector<std::int64_t> shape;
-    std::span<const float> data;  // points into the file's buffer
+    std::span<const float> data;  // points into the file's buffer; converted to fp32
   };
 
   // Reads and validates `path`. Throws Error(io) when it cannot be read and Error(format),
-  // naming the file and the problem, when it is truncated, malformed, uses a dtype other than
-  // F32, or its digest does not match (tampered or corrupted).
+  // naming the file and the problem, when it is truncated, malformed, has a tensor of a dtype
+  // other than F32, F16, BF16 or F64 (naming the tensor and dtype), or has a digest that is
+  // malformed or does not match (tampered or corrupted). A file without a digest is accepted.
   static SafetensorsFile read(const std::filesystem::path& path);
   // The same from a file's bytes already in memory (e.g. received from a peer); `name` stands
   // for the file in error messages.
@@ -68,6 +70,8 @@ class SafetensorsFile {
 
   const std::string& name() const { return name_; }       // the file, as given
   const Metadata& metadata() const { return metadata_; }  // without the digest entry
+  // True when the file carried loco's digest (which then matched): every file loco writes does.
+  bool has_digest() const { return has_digest_; }
   // Tensor names in data order.
   const std::vector<std::string>& names() const { return names_; }
   bool contains(std::string_view name) const;
@@ -84,6 +88,7 @@ class SafetensorsFile {
 
   std::string name_;  // the file, for messages
   Metadata metadata_;
+  bool has_digest_ = false;
   std::vector<std::string> names_;
   std::map<std::string, Tensor, std::less<>> tensors_;
   std::vector<float> buffer_;

@@ -19,7 +19,8 @@ namespace loco::train {
 
 class InnerLoop {
  public:
-  // The model of `config.model`, parameters initialised from config.train.seed, AdamW, and a
+  // The model of `config.model`, parameters initialised from config.train.seed (or read from
+  // config.train.init, init_params.hpp), AdamW, and a
   // sampler over `corpus`'s training tokens for config.data.shard. `corpus` outlives the loop.
   InnerLoop(const TrainConfig& config, const Corpus& corpus);
 

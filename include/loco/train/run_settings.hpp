@@ -1,8 +1,9 @@
 #pragma once
 // The settings of a training run that every peer must share, because they fix the shared state:
-// the model's shape, the parameter seed, the data source. The tracker refuses a peer whose
-// settings differ, naming the first that does (proto/admission.hpp), so a misconfigured volunteer
-// is told at once instead of averaging updates of another model.
+// the model's shape, the parameter seed, the init file's digest (--init), the data source. The
+// tracker refuses a peer whose settings differ, naming the first that does (proto/admission.hpp),
+// so a misconfigured volunteer is told at once instead of averaging updates of another model.
+// With an init file, run_settings() reads it (so the tracker needs a copy too).
 
 #include <vector>
 
@@ -11,6 +12,7 @@
 
 namespace loco::train {
 
+// Throws Error(io) when config.train.init is set and cannot be read.
 std::vector<proto::Setting> run_settings(const TrainConfig& config);
 
 }  // namespace loco::train

@@ -45,6 +45,7 @@ struct TrainSection {
   std::uint64_t checkpoint_every = 0;  // 0 = only at exit
   std::string checkpoint;              // file to write; empty = no checkpoints
   std::string resume;                  // checkpoint to continue from; empty = start fresh
+  std::string init;  // safetensors file of initial parameters (init_params.hpp); empty = seed
 };
 
 // What the inner loop takes part in (strategy.hpp). "none": plain local training; "diloco": a
