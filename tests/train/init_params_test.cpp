@@ -14,6 +14,7 @@
 
 #include "../support/foreign_safetensors.hpp"
 #include "../support/temp_dir.hpp"
+#include "loco/cli/train_options.hpp"
 #include "loco/core/error.hpp"
 #include "loco/model/gpt.hpp"
 #include "loco/proto/admission.hpp"
@@ -203,7 +204,7 @@ TEST(InitParams, RunConfigNamesTheFileRelativeToItsFolder) {
                                   nanogpt_tensors(model.model.gpt));
   std::ofstream(dir / "run.toml") << "[model]\nvocab = 8\ncontext = 4\nn-layer = 2\nn-head = 2\n"
                                      "d-model = 4\n[train]\ninit = \"init.safetensors\"\n";
-  const TrainConfig loaded = load_train_config(dir / "run.toml");
+  const TrainConfig loaded = cli::load_train_config(dir / "run.toml");
   EXPECT_EQ(std::filesystem::path(loaded.train.init), dir / "init.safetensors");
   const auto settings = run_settings(loaded);
   EXPECT_NE(
