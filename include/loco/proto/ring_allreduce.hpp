@@ -6,9 +6,12 @@
 // Cost, for N members, S values (4S bytes as fp32), a codec that sends c bytes per value:
 //   steps           2(N − 1): N − 1 of reduce-scatter, N − 1 of all-gather
 //   bytes per peer  2(N − 1)/N · c·S sent, the same received (+ 32 bytes per chunk)
-//   time            ≥ 2(N − 1)/N · c·S / B + 2(N − 1) · L, B the slowest upload, L the latency
+//   time            ≈ 2(N − 1)/N · c·S / B + L, B the slowest upload, L the one-way latency
 // Chunks pipeline: a member forwards chunk k of step s + 1 as soon as chunk k of step s arrived,
-// so the latency is paid once per step, not once per chunk.
+// so once the first chunk is under way the upload never idles and the 2(N − 1) step latencies
+// overlap the transfer. A ring that paid each step's latency in turn would take
+// 2(N − 1)/N · c·S / B + 2(N − 1) · L, the bound bench/run.sh allreduce compares against: it
+// measured 0.82 of it (docs/EXPERIMENTS.md §1), within 1% of the pipelined figure above.
 //
 // The vector is cut into N segments (segment g = values [g·S/N, (g+1)·S/N)), each into chunks of
 // at most `chunk_values`. Member i (ring order; i+1 is its successor):
