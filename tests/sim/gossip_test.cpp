@@ -76,8 +76,8 @@ TEST(SimGossip, AGroupThatLosesAMemberMidRingEndsWithItsSurvivorsIdentical) {
   SwarmConfig c = gossip_swarm(seed, 16, 4);
   c.links.latency_min = c.links.latency_max = milliseconds(20);
   c.links.bandwidth_min = c.links.bandwidth_max = 100'000'000;
-  c.compute.dim = std::size_t{1} << 16;  // 256 KiB of fp32: the ring takes tens of milliseconds
-  c.chunk_values = std::size_t{1} << 12;
+  c.compute.dim = std::size_t{1} << 14;  // 3 x 64 KiB of fp32: a ring takes about 200 ms
+  c.chunk_values = std::size_t{1} << 10;
   Swarm swarm(c);
   swarm.start();
   ASSERT_TRUE(swarm.run_for(seconds(5)));  // a few rounds
