@@ -1,12 +1,15 @@
 // The simulator at scale (docs/SCALE.md): 1,000 volunteers for one virtual hour, 10% churn per
-// hour, one-way latencies 20-200 ms, access links 10-1,000 Mbit/s, all-reduce mode (one ring per
-// round over the group the tracker forms). Prints progress to stderr and, as its last line:
+// hour, one-way latencies 20-200 ms, access links 10-1,000 Mbit/s, in all-reduce mode (one ring
+// per round over the group the tracker forms) or, with --gossip G, in gossip mode (groups of G).
+// Prints progress to stderr and, as its last line:
 //   sim-scale: peers=1000 virtual_s=3600 wall_s=... speedup=... rounds=... gossip_spread=...
 //              tracker_events_per_s=...
-// gossip_spread is n/a until gossip mode exists; tracker_events_per_s is the tracker core's
-// inputs (messages, disconnects, timers) per virtual second: the load a real tracker would see.
+// rounds: rounds the tracker committed (all-reduce) or the live peers' mean round (gossip);
+// gossip_spread: the live peers' RMS distance from their mean per value (n/a in all-reduce mode,
+// where it is 0 by construction); tracker_events_per_s: the tracker core's inputs (messages,
+// disconnects, timers) per virtual second, the load a real tracker would see.
 //
-// Options: --peers N --seconds S --churn F (per hour) --dim D --step-ms MS --seed N
+// Options: --peers N --seconds S --churn F (per hour) --dim D --step-ms MS --seed N --gossip G
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +27,7 @@ struct Options {
   std::size_t dim = 16384;
   std::uint64_t step_ms = 600;
   std::uint64_t seed = 1;
+  std::size_t gossip = 0;
 };
 
 Options parse(int argc, char** argv) {
@@ -43,12 +47,26 @@ Options parse(int argc, char** argv) {
       o.step_ms = std::strtoull(value, nullptr, 10);
     else if (flag == "--seed")
       o.seed = std::strtoull(value, nullptr, 10);
+    else if (flag == "--gossip")
+      o.gossip = std::strtoull(value, nullptr, 10);
     else {
       std::fprintf(stderr, "unknown option %s\n", flag.c_str());
       std::exit(2);
     }
   }
   return o;
+}
+
+// Gossip mode: the mean round of the live peers (each applies its own rounds).
+double mean_round(const loco::sim::Swarm& swarm) {
+  double sum = 0;
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < swarm.peer_count(); ++i) {
+    if (!swarm.peer_up(i)) continue;
+    sum += static_cast<double>(swarm.peer(i).state().round);
+    ++n;
+  }
+  return n == 0 ? 0 : sum / static_cast<double>(n);
 }
 
 }  // namespace
@@ -71,6 +89,7 @@ int main(int argc, char** argv) {
   c.step_time = milliseconds(o.step_ms);
   c.step_time_spread = 0.2;
   c.codec = "int8:block=256";
+  c.gossip_group = o.gossip;
   c.mean_tolerance = -1;  // the per-ring check of every mean costs O(members x dim) per peer
   sim::Swarm swarm(c);
 
@@ -87,14 +106,15 @@ int main(int argc, char** argv) {
     }
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    const proto::TrackerStatus status = swarm.tracker().core()->status(swarm.loop().now());
     std::fprintf(stderr,
                  "t=%5llu s  wall %6.1f s  members %4zu  rounds %llu (aborted attempts %llu)  "
-                 "evictions %llu  events %llu  messages %llu\n",
-                 static_cast<unsigned long long>(t + span), wall,
-                 swarm.tracker().core()->status(swarm.loop().now()).members.size(),
+                 "mean round %.1f  spread %.4f (tracker)  evictions %llu  events %llu  "
+                 "messages %llu\n",
+                 static_cast<unsigned long long>(t + span), wall, status.members.size(),
                  static_cast<unsigned long long>(swarm.rounds_committed()),
-                 static_cast<unsigned long long>(swarm.rounds_aborted()),
-                 static_cast<unsigned long long>(swarm.evictions()),
+                 static_cast<unsigned long long>(swarm.rounds_aborted()), mean_round(swarm),
+                 status.spread, static_cast<unsigned long long>(swarm.evictions()),
                  static_cast<unsigned long long>(swarm.loop().events_run()),
                  static_cast<unsigned long long>(swarm.network().messages_delivered()));
   }
@@ -102,12 +122,14 @@ int main(int argc, char** argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   for (const std::string& v : swarm.ledger().violations())
     std::fprintf(stderr, "VIOLATION %s\n", v.c_str());
+  const std::string rounds =
+      o.gossip != 0 ? std::to_string(mean_round(swarm)) : std::to_string(swarm.rounds_committed());
+  const std::string spread = o.gossip != 0 ? std::to_string(swarm.spread()) : "n/a";
   std::printf(
-      "sim-scale: peers=%zu virtual_s=%llu wall_s=%.1f speedup=%.1f rounds=%llu gossip_spread=n/a "
+      "sim-scale: peers=%zu virtual_s=%llu wall_s=%.1f speedup=%.1f rounds=%s gossip_spread=%s "
       "tracker_events_per_s=%.1f\n",
       o.peers, static_cast<unsigned long long>(o.seconds), wall,
-      static_cast<double>(o.seconds) / wall,
-      static_cast<unsigned long long>(swarm.rounds_committed()),
+      static_cast<double>(o.seconds) / wall, rounds.c_str(), spread.c_str(),
       static_cast<double>(swarm.tracker().inputs()) / static_cast<double>(o.seconds));
   return swarm.ledger().violations().empty() ? 0 : 1;
 }

@@ -131,6 +131,7 @@ std::string render_status_json(const proto::TrackerStatus& s) {
   o.number("bytes_sent", s.bytes_sent);
   o.number("bytes_received", s.bytes_received);
   o.real("tokens_per_s", s.tokens_per_s);
+  o.real("spread", s.spread);
   write_array(o.nested("members"), s.members, write_member);
   write_array(o.nested("history"), s.history, write_round);
   o.close();

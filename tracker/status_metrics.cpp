@@ -68,6 +68,9 @@ const Metric<TrackerStatus> kRunMetrics[] = {
      [](const auto& s) { return s.bytes_received; }},
     {"loco_tracker_tokens_per_second", "gauge", "Sum of the members' training throughput.",
      [](const auto& s) { return s.tokens_per_s; }},
+    {"loco_tracker_spread", "gauge",
+     "RMS distance of the members' parameters from their mean, per value (gossip mode).",
+     [](const auto& s) { return s.spread; }},
 };
 
 // Each member's figures as of its last heartbeat; labelled {peer="<short id>"}.

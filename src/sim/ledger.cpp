@@ -10,6 +10,10 @@
 namespace loco::sim {
 namespace {
 
+// Rings and groups are checked while their round is within this many of the newest one seen (in
+// gossip mode a group's survivors may finish a round long after other peers moved on).
+constexpr std::uint64_t kKeptRounds = 8;
+
 double seconds(TimePoint t) {
   return std::chrono::duration<double>(t.time_since_epoch()).count();
 }
@@ -23,8 +27,8 @@ void Ledger::violation(TimePoint now, const std::string& what) {
 void Ledger::ring_started(TimePoint /*now*/, const proto::PeerKey& peer, std::uint64_t round,
                           std::uint32_t attempt, std::span<const float> delta) {
   if (tolerance_ < 0) return;
-  // Rings of rounds already installed everywhere are over: keep only the recent ones.
-  while (!updates_.empty() && updates_.begin()->first.first + 2 < round)
+  // Rings of rounds long over: keep only the recent ones.
+  while (!updates_.empty() && updates_.begin()->first.first + kKeptRounds < round)
     updates_.erase(updates_.begin());
   updates_[{round, attempt}][peer].assign(delta.begin(), delta.end());
 }
@@ -58,8 +62,8 @@ void Ledger::ring_done(TimePoint now, const proto::PeerKey& peer, std::uint64_t 
                                secure::short_id(peer), round, attempt, worst, members.size()));
 }
 
-void Ledger::installed(TimePoint now, const proto::PeerKey& peer, std::uint64_t from_round,
-                       std::uint64_t round, const Digest& hash) {
+void Ledger::applied(TimePoint now, const proto::PeerKey& peer, std::uint64_t from_round,
+                     std::uint64_t round) {
   ++installs_;
   highest_ = std::max(highest_, round);
   if (round != from_round + 1)
@@ -70,6 +74,11 @@ void Ledger::installed(TimePoint now, const proto::PeerKey& peer, std::uint64_t 
     violation(now, fmt::format("peer {} applied round {} again (it had reached round {})",
                                secure::short_id(peer), round, last));
   last = std::max(last, round);
+}
+
+void Ledger::installed(TimePoint now, const proto::PeerKey& peer, std::uint64_t from_round,
+                       std::uint64_t round, const Digest& hash) {
+  applied(now, peer, from_round, round);
   const auto [it, first] = installed_hash_.emplace(round, hash);
   if (!first && it->second != hash)
     violation(now, fmt::format("peer {} installed round {} with state {}, another peer with {}",
@@ -79,6 +88,22 @@ void Ledger::installed(TimePoint now, const proto::PeerKey& peer, std::uint64_t 
     violation(now, fmt::format("peer {} installed round {} with state {}, the tracker committed {}",
                                secure::short_id(peer), round, to_hex(hash).substr(0, 12),
                                to_hex(c->second).substr(0, 12)));
+}
+
+void Ledger::group_installed(TimePoint now, const proto::PeerKey& peer, std::uint64_t from_round,
+                             std::uint64_t round, std::uint32_t attempt,
+                             const std::vector<proto::PeerKey>& members, const Digest& hash) {
+  applied(now, peer, from_round, round);
+  // Groups of rounds far behind every peer are over: keep the recent ones.
+  while (!group_hash_.empty() && std::get<0>(group_hash_.begin()->first) + kKeptRounds < round)
+    group_hash_.erase(group_hash_.begin());
+  const auto [it, first] = group_hash_.emplace(std::tuple(round, attempt, members), hash);
+  if (!first && it->second != hash)
+    violation(now,
+              fmt::format("peer {} applied round {} attempt {} of a group of {} with state {}, "
+                          "another member with {}",
+                          secure::short_id(peer), round, attempt, members.size(),
+                          to_hex(hash).substr(0, 12), to_hex(it->second).substr(0, 12)));
 }
 
 void Ledger::fetched(TimePoint now, const proto::PeerKey& peer, std::uint64_t round,

@@ -58,14 +58,6 @@ PeerNode::PeerNode(const PeerWorld& world, NodeId node, PeerDisk& disk)
       key_(disk.identity.public_key()),
       codec_(compress::make_codec(world.codec)) {}
 
-template <typename F>
-void PeerNode::at(TimePoint when, F&& f) {
-  world_.loop->at(std::max(when, world_.loop->now()),
-                  [weak = weak_from_this(), f = std::forward<F>(f)]() mutable {
-                    if (auto self = weak.lock()) f(*self);
-                  });
-}
-
 void PeerNode::start() {
   if (disk_.checkpoint) {
     state_ = *disk_.checkpoint;
@@ -173,18 +165,26 @@ void PeerNode::on_message(NodeId from, std::uint16_t type, std::span<const std::
     return;
   }
   if (!accepted(type, body.size(), proto::Route::peer_to_peer) ||
-      !client_->is_member(world_.directory->key(from))) {
+      !is_member(world_.directory->key(from))) {
     world_.network->close(node_, from);
     return;
   }
   on_peer_message(from, static_cast<proto::MessageType>(type), body);
 }
 
+// TrackerClient::is_member scans the view: at 1,000 members and one check per message received,
+// that scan was the simulator's hottest loop (docs/SCALE.md).
+bool PeerNode::is_member(const proto::PeerKey& key) const {
+  return std::binary_search(view_keys_.begin(), view_keys_.end(), key);
+}
+
 void PeerNode::on_client_event(const proto::ClientEvent& e) {
   using Kind = proto::ClientEvent::Kind;
   switch (e.kind) {
     case Kind::joined:
-      if (ready_round_ != 0) {  // joined again mid-round: the tracker forgot the ready
+      if (gossip()) {
+        if (phase_ == Phase::joining) start_training();  // no committed state to match
+      } else if (ready_round_ != 0) {  // joined again mid-round: the tracker forgot the ready
         client_->ready(ready_);
       } else if (phase_ == Phase::joining && e.reply.committed_round == state_.round &&
                  e.reply.committed_hash == state_.manifest().state_hash()) {
@@ -192,7 +192,7 @@ void PeerNode::on_client_event(const proto::ClientEvent& e) {
       }
       return;  // otherwise a resync follows
     case Kind::group:
-      if (e.group.round == ready_round_) start_ring(e.group);
+      if (e.group.round == ready_round_) start_ring(e.group, delta_);
       return;
     case Kind::commit: on_commit(e.commit); return;
     case Kind::abort_round:
@@ -203,13 +203,20 @@ void PeerNode::on_client_event(const proto::ClientEvent& e) {
       }
       return;
     case Kind::resync:
+      if (gossip()) return;  // the tracker commits nothing in gossip mode: round 0 is stale
       ring_.reset();
       ready_round_ = 0;
       ++training_;  // an inner phase under way is for a state the run has left
       start_fetch(e.resync);
       return;
-    case Kind::refused:
     case Kind::view:
+      view_keys_.clear();
+      for (const proto::Member& m : e.view.members) view_keys_.push_back(m.key);
+      if (!std::is_sorted(view_keys_.begin(), view_keys_.end()))
+        std::sort(view_keys_.begin(), view_keys_.end());
+      if (gossip()) gossip_view_changed();
+      return;
+    case Kind::refused:
     case Kind::tracker_lost:
     case Kind::tracker_error: return;
   }
@@ -219,6 +226,7 @@ void PeerNode::on_client_event(const proto::ClientEvent& e) {
 
 void PeerNode::start_training() {
   phase_ = Phase::training;
+  if (gossip()) take_gossip_view();
   const std::uint64_t phase = ++training_;
   const Duration length = world_.compute->config().inner_steps * disk_.step_time;
   at(world_.loop->now() + length, [phase](PeerNode& self) {
@@ -228,10 +236,14 @@ void PeerNode::start_training() {
 
 void PeerNode::finish_training() {
   delta_ = world_.compute->pseudo_gradient(state_.theta, disk_.index, disk_.phases++);
-  double squares = 0;
-  for (const float d : delta_) squares += static_cast<double>(d) * d;
   phase_ = Phase::waiting;
   ready_round_ = state_.round + 1;
+  if (gossip()) {
+    start_gossip_round();
+    return;
+  }
+  double squares = 0;
+  for (const float d : delta_) squares += static_cast<double>(d) * d;
   ready_ = proto::Ready{.round = ready_round_,
                         .update_norm = static_cast<float>(std::sqrt(squares)),
                         .base_hash = state_.manifest().state_hash()};
@@ -239,14 +251,14 @@ void PeerNode::finish_training() {
   drive_client();
 }
 
-void PeerNode::start_ring(const proto::Group& group) {
+void PeerNode::start_ring(const proto::Group& group, std::span<const float> contribution) {
   const auto me = std::find(group.members.begin(), group.members.end(), key_);
   if (me == group.members.end()) return;
-  work_ = delta_;  // every attempt starts from this member's own update
+  work_.assign(contribution.begin(), contribution.end());  // every attempt starts from it
   ring_attempt_ = group.attempt;
   ring_members_ = group.members;
   tentative_.reset();
-  world_.ledger->ring_started(world_.loop->now(), key_, group.round, group.attempt, delta_);
+  world_.ledger->ring_started(world_.loop->now(), key_, group.round, group.attempt, contribution);
   ring_ = std::make_unique<proto::RingAllReduce>(
       proto::RingConfig{.round = group.round,
                         .attempt = group.attempt,
@@ -274,6 +286,7 @@ void PeerNode::pump_ring() {
     send_to(t->to, proto::MessageType::ring_chunk, std::move(t->body));
   if (ring_->failure() && !failure_reported_) {
     failure_reported_ = true;
+    if (gossip()) return;  // the survivors regroup on the view without the lost member
     client_->round_failed(proto::RoundFailed{.round = ready_round_,
                                              .attempt = ring_attempt_,
                                              .reason = ring_->failure()->reason,
@@ -285,6 +298,10 @@ void PeerNode::pump_ring() {
     mean_done_ = true;
     world_.ledger->ring_done(world_.loop->now(), key_, ready_round_, ring_attempt_, ring_members_,
                              work_);
+    if (gossip()) {
+      apply_gossip(work_, ring_members_);
+      return;
+    }
     // The state this round leads to (train::RoundInput::tentative): the outer step on the mean.
     PeerState next = state_;
     optim::outer_nesterov_step(world_.compute->config().outer, next.theta, next.momentum, work_);

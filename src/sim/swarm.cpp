@@ -78,7 +78,9 @@ Swarm::Swarm(SwarmConfig config)
                                                         .state_round = 0,
                                                         .state_hash = {}}},
                      .codec = config_.codec,
-                     .chunk_values = config_.chunk_values};
+                     .chunk_values = config_.chunk_values,
+                     .gossip_group = config_.gossip_group,
+                     .gossip_wait = config_.gossip_wait};
   for (std::size_t i = 0; i < config_.peers; ++i) add_peer();
   initial_peers_ = config_.peers;
 }
@@ -120,6 +122,13 @@ std::size_t Swarm::add_peer() {
 void Swarm::start() {
   tracker_->start();
   for (std::size_t i = 0; i < disks_.size(); ++i) start_peer(i);
+  if (config_.spread_every > Duration{0})
+    loop_.after(config_.spread_every, [this] { report_spread(); });
+}
+
+void Swarm::report_spread() {
+  tracker_->set_spread(spread());
+  loop_.after(config_.spread_every, [this] { report_spread(); });
 }
 
 bool Swarm::run_for(Duration span, std::uint64_t max_events) {
@@ -215,13 +224,11 @@ double Swarm::spread() const {
   for (const PeerState* s : live)
     for (std::size_t j = 0; j < dim; ++j) mean[j] += s->theta[j];
   for (double& m : mean) m /= static_cast<double>(live.size());
-  double worst = 0;
-  for (const PeerState* s : live) {
-    double d2 = 0;
-    for (std::size_t j = 0; j < dim; ++j) d2 += (s->theta[j] - mean[j]) * (s->theta[j] - mean[j]);
-    worst = std::max(worst, std::sqrt(d2 / static_cast<double>(dim)));
-  }
-  return worst;
+  double squares = 0;
+  for (const PeerState* s : live)
+    for (std::size_t j = 0; j < dim; ++j)
+      squares += (s->theta[j] - mean[j]) * (s->theta[j] - mean[j]);
+  return std::sqrt(squares / static_cast<double>(dim * live.size()));
 }
 
 double Swarm::mean_loss() const {

@@ -44,6 +44,9 @@ struct TrackerStatus {
   std::uint64_t bytes_sent = 0;
   std::uint64_t bytes_received = 0;
   double tokens_per_s = 0;
+  // How far the members' parameters are from one another (RMS distance from their mean, per
+  // value), as the driver last learnt it; in all-reduce mode 0. Gossip mode (DESIGN.md §1.6).
+  double spread = 0;
 };
 
 }  // namespace loco::proto

@@ -7,13 +7,16 @@
 //   3. no partial average: a ring's result is the mean of every member's update (within the
 //      codec's error), never of some of them;
 //   4. recovery: a state fetched for round r hashes to what the peers that installed r hold;
-//   5. the tracker never commits a round twice, and its committed round never goes back.
+//   5. the tracker never commits a round twice, and its committed round never goes back;
+//   6. gossip mode: every member that applies a group's round applies the same state hash (the
+//      group is identified by round, attempt and members; a peer alone is a group of one).
 // A violation is recorded with its virtual time, not thrown: the test prints them with the seed.
 
 #include <cstdint>
 #include <map>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "loco/core/hash.hpp"
@@ -35,6 +38,10 @@ class Ledger {
                  std::span<const float> mean);
   void installed(TimePoint now, const proto::PeerKey& peer, std::uint64_t from_round,
                  std::uint64_t round, const Digest& hash);
+  // Gossip mode: invariants 1 and 6 (peers of a round differ by design: no 2).
+  void group_installed(TimePoint now, const proto::PeerKey& peer, std::uint64_t from_round,
+                       std::uint64_t round, std::uint32_t attempt,
+                       const std::vector<proto::PeerKey>& members, const Digest& hash);
   void fetched(TimePoint now, const proto::PeerKey& peer, std::uint64_t round, const Digest& hash);
   void committed(TimePoint now, std::uint64_t round, const Digest& hash);
 
@@ -44,13 +51,18 @@ class Ledger {
 
  private:
   void violation(TimePoint now, const std::string& what);
+  void applied(TimePoint now, const proto::PeerKey& peer, std::uint64_t from_round,
+               std::uint64_t round);
 
   double tolerance_;
   // Updates of rings under way, by (round, attempt), then member.
   std::map<std::pair<std::uint64_t, std::uint32_t>, std::map<proto::PeerKey, std::vector<float>>>
       updates_;
-  std::map<std::uint64_t, Digest> installed_hash_;      // by round
-  std::map<std::uint64_t, Digest> committed_hash_;      // by round, from the tracker
+  std::map<std::uint64_t, Digest> installed_hash_;  // by round
+  std::map<std::uint64_t, Digest> committed_hash_;  // by round, from the tracker
+  // Gossip groups' results, by (round, attempt, members).
+  std::map<std::tuple<std::uint64_t, std::uint32_t, std::vector<proto::PeerKey>>, Digest>
+      group_hash_;
   std::map<proto::PeerKey, std::uint64_t> last_round_;  // applied or fetched, per key
   std::uint64_t highest_ = 0;
   std::uint64_t installs_ = 0;

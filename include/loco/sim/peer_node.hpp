@@ -6,6 +6,9 @@
 //   - proto::RingAllReduce for each group it is in (chunks that arrive before its group does
 //     wait, as in the session), then the outer step on the mean, round_done(hash), and on
 //     commit the install of that state (checkpointed: the slot's disk);
+//   - in gossip mode (PeerWorld::gossip_group ≥ 2) no ready and no commit: after its inner phase
+//     a peer averages its state and update in the group proto::gossip_groups gives it from its
+//     view, applies the outer step at once, and trains on (peer_gossip.cpp);
 //   - proto::StateFetcher when the tracker says resync, proto::StateServer for the others;
 //   - the inner phase as a ComputeModel: H x its step time, then a pseudo-gradient.
 // It accepts messages from peers only while they are members of its current signed view, as
@@ -14,6 +17,7 @@
 // What outlives a process (its key, its link, its checkpoint) is in PeerDisk, owned by the
 // Swarm; a crash destroys the PeerNode, and pending events find it gone (weak pointers).
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -58,6 +62,8 @@ struct PeerWorld {
   proto::TrackerClientConfig client;  // join fields other than the state are filled in
   std::string codec = "fp32";
   std::size_t chunk_values = std::size_t{1} << 16;
+  std::size_t gossip_group = 0;  // 0: all-reduce mode; g in 2..8: gossip in groups of g
+  Duration gossip_wait = std::chrono::seconds(30);  // a group not done by then: apply alone
 };
 
 class PeerNode final : public NodeHandler, public std::enable_shared_from_this<PeerNode> {
@@ -75,6 +81,7 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   const PeerState& state() const { return state_; }
   bool in_ring() const { return ring_ != nullptr && !ring_->done() && !ring_->failure(); }
   std::uint64_t ring_bytes_sent() const { return ring_ ? ring_->bytes_sent() : 0; }
+  const std::vector<proto::PeerKey>& ring_members() const { return ring_members_; }
   std::uint64_t rounds_installed() const { return installed_; }
 
   void on_open(NodeId peer) override;
@@ -88,14 +95,29 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   void drive_client();
   void arm_client_timer();
   void on_client_event(const proto::ClientEvent& e);
+  bool is_member(const proto::PeerKey& key) const;
 
   // Training and rounds (swarm_group.cpp).
   void start_training();
   void finish_training();
-  void start_ring(const proto::Group& group);
+  // `contribution`: what this member averages (its update; in gossip mode its packed state).
+  void start_ring(const proto::Group& group, std::span<const float> contribution);
   void pump_ring();
   void on_commit(const proto::Commit& commit);
   void serve_current();
+
+  // Gossip mode (peer_gossip.cpp).
+  bool gossip() const { return world_.gossip_group != 0; }
+  void start_gossip_round();
+  void take_gossip_view();
+  void start_gossip_ring();
+  void gossip_view_changed();
+  void apply_gossip(std::span<const float> mean, const std::vector<proto::PeerKey>& members);
+  std::vector<float> packed_;  // gossip mode: θ ‖ v ‖ Δ, what this peer averages in its group
+  std::vector<proto::PeerKey> view_keys_;     // the current view's members, sorted (admission)
+  std::vector<proto::PeerKey> gossip_live_;   // the view its inner phase started with: the
+  std::uint64_t gossip_epoch_ = 0;            // round's grouping
+  std::vector<proto::PeerKey> gossip_group_;  // this round's group in it
 
   // Recovery.
   void start_fetch(const proto::Resync& resync);
@@ -141,5 +163,14 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   std::shared_ptr<const std::vector<std::byte>> served_;
   std::uint64_t installed_ = 0;
 };
+
+// Runs f(*this) at `when` (not before now) if this process still lives then.
+template <typename F>
+void PeerNode::at(TimePoint when, F&& f) {
+  world_.loop->at(std::max(when, world_.loop->now()),
+                  [weak = weak_from_this(), f = std::forward<F>(f)]() mutable {
+                    if (auto self = weak.lock()) f(*self);
+                  });
+}
 
 }  // namespace loco::sim

@@ -42,6 +42,11 @@ struct SwarmConfig {
   std::string codec = "fp32";
   std::size_t chunk_values = std::size_t{1} << 16;
   double mean_tolerance = 1e-5;  // Ledger: negative skips the check of every ring's mean
+  std::size_t gossip_group = 0;  // 0: all-reduce mode; g in 2..8: gossip in groups of g
+  Duration gossip_wait = std::chrono::seconds(30);  // PeerWorld::gossip_wait
+  // How often the tracker node learns the live peers' spread (TrackerStatus::spread); 0: never.
+  // The simulator reads it off the peers' states: a real tracker would need their reports.
+  Duration spread_every = std::chrono::seconds(60);
 };
 
 class Swarm {
@@ -83,7 +88,7 @@ class Swarm {
   std::uint64_t rounds_committed() const { return rounds_committed_; }
   std::uint64_t rounds_aborted() const { return rounds_aborted_; }
   std::uint64_t evictions() const { return evictions_; }
-  // The live peers' states: how far apart they are (max over peers of ‖θ_i − θ̄‖ / √dim), and
+  // The live peers' states: how far apart they are (RMS over peers of ‖θ_i − θ̄‖ / √dim), and
   // the mean loss.
   double spread() const;
   double mean_loss() const;
@@ -92,6 +97,7 @@ class Swarm {
   void churn_departure(double rate_per_s);
   void churn_arrival(double rate_per_s);
   Duration exponential(double rate_per_s);
+  void report_spread();
 
   SwarmConfig config_;
   EventLoop loop_;

@@ -35,6 +35,10 @@ class TrackerNode final : public NodeHandler {
 
   void set_observer(Observer observer) { observer_ = std::move(observer); }
   const proto::TrackerCore* core() const { return core_.get(); }
+  // What the node learnt of the peers' spread; a restarted process learns it again.
+  void set_spread(double rms) {
+    if (core_) core_->set_spread(rms);
+  }
   NodeId node() const { return node_; }
   // The core's inputs so far (messages, disconnects, timers), over every process.
   std::uint64_t inputs() const { return inputs_; }

@@ -1,0 +1,133 @@
+// Gossip mode in virtual time (DESIGN.md §1.6): groups average within themselves, a group that
+// loses a member ends with its survivors identical, and a run replays from its seed.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "sim_support.hpp"
+
+namespace loco::sim {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using test::instant_swarm;
+
+SwarmConfig gossip_swarm(std::uint64_t seed, std::size_t peers, std::size_t g) {
+  SwarmConfig c = instant_swarm(seed, peers);
+  c.gossip_group = g;
+  return c;
+}
+
+// The spread of peers that never average: each applies its own updates only.
+double independent_spread(const SwarmConfig& c, std::uint64_t rounds) {
+  const ComputeModel compute(Swarm(c).compute().config());
+  std::vector<std::vector<float>> thetas;
+  for (std::size_t i = 0; i < c.peers; ++i) {
+    std::vector<float> theta = compute.genesis();
+    std::vector<float> momentum(theta.size(), 0.0f);
+    for (std::uint64_t p = 0; p < rounds; ++p)
+      optim::outer_nesterov_step(compute.config().outer, theta, momentum,
+                                 compute.pseudo_gradient(theta, i, p));
+    thetas.push_back(std::move(theta));
+  }
+  const std::size_t dim = thetas.front().size();
+  double squares = 0;
+  for (std::size_t j = 0; j < dim; ++j) {
+    double mean = 0;
+    for (const auto& t : thetas) mean += t[j] / static_cast<double>(c.peers);
+    for (const auto& t : thetas) squares += (t[j] - mean) * (t[j] - mean);
+  }
+  return std::sqrt(squares / static_cast<double>(dim * c.peers));
+}
+
+TEST(SimGossip, GroupsKeepTheSpreadFarBelowPeersThatNeverAverage) {
+  const std::uint64_t seed = 21;
+  test::print_seed(seed);
+  // All-reduce: every peer holds the committed state, a spread of exactly 0.
+  Swarm all_reduce(instant_swarm(seed, 16));
+  all_reduce.start();
+  ASSERT_TRUE(all_reduce.run_for(seconds(30)));
+  EXPECT_EQ(all_reduce.spread(), 0.0);
+
+  std::map<std::size_t, double> spread;  // by g, after 30 rounds
+  for (const std::size_t g : {2u, 4u, 8u}) {
+    Swarm swarm(gossip_swarm(seed, 16, g));
+    swarm.start();
+    ASSERT_TRUE(swarm.run_for(milliseconds(30'500)));  // 1 s of inner steps a round
+    for (std::size_t i = 0; i < 16; ++i) EXPECT_EQ(swarm.peer(i).state().round, 30u) << i;
+    EXPECT_TRUE(swarm.ledger().violations().empty())
+        << test::violations(swarm) << test::replay_hint(seed, "SimGossip.*");
+    spread[g] = swarm.spread();
+    // The tracker node learns it every minute of virtual time.
+    ASSERT_TRUE(swarm.run_for(seconds(30)));
+    EXPECT_GT(swarm.tracker().core()->status(swarm.loop().now()).spread, 0.0);
+  }
+  const double alone = independent_spread(instant_swarm(seed, 16), 30);
+  EXPECT_GT(spread[2], 0.0);
+  EXPECT_LT(spread[2], alone / 2) << "alone " << alone;
+  EXPECT_LT(spread[4], spread[2]);
+  EXPECT_LT(spread[8], spread[4]);
+}
+
+TEST(SimGossip, AGroupThatLosesAMemberMidRingEndsWithItsSurvivorsIdentical) {
+  const std::uint64_t seed = 43;
+  test::print_seed(seed);
+  SwarmConfig c = gossip_swarm(seed, 16, 4);
+  c.links.latency_min = c.links.latency_max = milliseconds(20);
+  c.links.bandwidth_min = c.links.bandwidth_max = 100'000'000;
+  c.compute.dim = std::size_t{1} << 14;  // 3 x 64 KiB of fp32: a ring takes about 200 ms
+  c.chunk_values = std::size_t{1} << 10;
+  Swarm swarm(c);
+  swarm.start();
+  ASSERT_TRUE(swarm.run_for(seconds(5)));  // a few rounds
+  std::size_t victim = c.peers;
+  for (int ms = 0; ms < 10'000 && victim == c.peers; ++ms) {
+    ASSERT_TRUE(swarm.run_for(milliseconds(1)));
+    for (std::size_t i = 0; i < c.peers; ++i)
+      if (swarm.peer(i).in_ring() && swarm.peer(i).ring_bytes_sent() > 0) victim = i;
+  }
+  ASSERT_LT(victim, c.peers) << "no ring started; " << test::replay_hint(seed, "SimGossip.*");
+  const std::vector<proto::PeerKey> group = swarm.peer(victim).ring_members();
+  ASSERT_EQ(group.size(), 4u);
+  const std::uint64_t round = swarm.peer(victim).state().round + 1;
+  std::vector<std::size_t> survivors;
+  for (std::size_t i = 0; i < c.peers; ++i)
+    if (i != victim && std::count(group.begin(), group.end(), swarm.peer_key(i)) == 1)
+      survivors.push_back(i);
+  ASSERT_EQ(survivors.size(), 3u);
+  swarm.crash_peer(victim);
+
+  // The survivors run their ring again without it, within a second (before their next round).
+  bool all_there = false;
+  for (int ms = 0; ms < 2'000 && !all_there; ++ms) {
+    ASSERT_TRUE(swarm.run_for(milliseconds(1)));
+    all_there = std::all_of(survivors.begin(), survivors.end(),
+                            [&](std::size_t i) { return swarm.peer(i).state().round >= round; });
+  }
+  ASSERT_TRUE(all_there) << test::replay_hint(seed, "SimGossip.*");
+  for (const std::size_t i : survivors) {
+    EXPECT_EQ(swarm.peer(i).state().round, round) << "peer " << i;
+    EXPECT_EQ(swarm.peer(i).state().manifest().state_hash(),
+              swarm.peer(survivors[0]).state().manifest().state_hash())
+        << "peer " << i << " differs from peer " << survivors[0];
+  }
+  ASSERT_TRUE(swarm.run_for(seconds(20)));
+  EXPECT_TRUE(swarm.ledger().violations().empty())
+      << test::violations(swarm) << test::replay_hint(seed, "SimGossip.*");
+}
+
+TEST(SimGossip, TheSameSeedGivesTheSameTrace) {
+  const auto trace = [](std::uint64_t seed) {
+    Swarm swarm(gossip_swarm(seed, 16, 2));
+    swarm.start();
+    EXPECT_TRUE(swarm.run_for(seconds(20)));
+    return std::pair(swarm.loop().trace_hash(), swarm.spread());
+  };
+  test::print_seed(5);
+  EXPECT_EQ(trace(5), trace(5));
+  EXPECT_NE(trace(5).first, trace(6).first);
+}
+
+}  // namespace
+}  // namespace loco::sim
