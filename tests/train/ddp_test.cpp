@@ -10,6 +10,7 @@
 #include <cmath>
 #include <thread>
 
+#include "../support/tiny_train_config.hpp"
 #include "loco/core/hash.hpp"
 #include "loco/model/gpt.hpp"
 #include "loco/train/local_groups.hpp"
@@ -21,18 +22,7 @@ namespace {
 constexpr std::uint64_t kSteps = 12;
 
 TrainConfig tiny_run(std::uint32_t shard, std::uint32_t shards) {
-  TrainConfig c;
-  c.model.gpt =
-      model::GptConfig{.vocab = 16, .context = 32, .n_layer = 1, .n_head = 2, .d_model = 32};
-  c.data.markov = data::MarkovConfig{.order = 1, .successors = 2, .seed = 3};
-  c.data.markov_train_tokens = 40'000;
-  c.data.markov_val_tokens = 2'000;
-  c.data.shard = data::ShardSpec{shard, shards};
-  c.lr = optim::LrSchedule{.max_lr = 3e-3f, .min_lr = 3e-4f, .warmup_steps = 4};
-  c.train.steps = 60;
-  c.train.batch = 4;
-  c.train.threads = 1;
-  c.train.eval_batches = 4;
+  TrainConfig c = test::tiny_train_config(shard, shards, /*n_layer=*/1, /*batch=*/4);
   c.strategy.kind = "ddp";
   return c;
 }

@@ -9,6 +9,7 @@
 
 #include <thread>
 
+#include "../support/tiny_train_config.hpp"
 #include "loco/core/hash.hpp"
 #include "loco/core/rng.hpp"
 #include "loco/model/model.hpp"
@@ -48,18 +49,8 @@ TEST(OuterNesterov, MatchesTheFormulaAndItsSign) {
 }
 
 TrainConfig tiny_run(std::uint64_t seed_shard, std::uint32_t shards) {
-  TrainConfig c;
-  c.model.gpt =
-      model::GptConfig{.vocab = 16, .context = 32, .n_layer = 1, .n_head = 2, .d_model = 32};
-  c.data.markov = data::MarkovConfig{.order = 1, .successors = 2, .seed = 3};
-  c.data.markov_train_tokens = 40'000;
-  c.data.markov_val_tokens = 2'000;
-  c.data.shard = data::ShardSpec{static_cast<std::uint32_t>(seed_shard), shards};
-  c.lr = optim::LrSchedule{.max_lr = 3e-3f, .min_lr = 3e-4f, .warmup_steps = 4};
-  c.train.steps = 60;
-  c.train.batch = 8;
-  c.train.threads = 1;
-  c.train.eval_batches = 4;
+  TrainConfig c = test::tiny_train_config(static_cast<std::uint32_t>(seed_shard), shards,
+                                          /*n_layer=*/1, /*batch=*/8);
   c.strategy.kind = "diloco";
   c.strategy.diloco_h = 10;
   return c;

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "../support/temp_dir.hpp"
+#include "../support/tiny_train_config.hpp"
 #include "loco/core/error.hpp"
 #include "loco/core/rng.hpp"
 #include "loco/model/model.hpp"
@@ -61,19 +62,7 @@ TEST(Streaming, EagerProxyIsThePreviousMeanPlusTheOwnChangeOverM) {
 }
 
 TrainConfig tiny_run(std::uint32_t shard, std::uint32_t shards) {
-  TrainConfig c;
-  c.model.gpt =
-      model::GptConfig{.vocab = 16, .context = 32, .n_layer = 2, .n_head = 2, .d_model = 32};
-  c.data.markov = data::MarkovConfig{.order = 1, .successors = 2, .seed = 3};
-  c.data.markov_train_tokens = 40'000;
-  c.data.markov_val_tokens = 2'000;
-  c.data.shard = data::ShardSpec{shard, shards};
-  c.lr = optim::LrSchedule{.max_lr = 3e-3f, .min_lr = 3e-4f, .warmup_steps = 4};
-  c.train.steps = 60;
-  c.train.batch = 8;
-  c.train.threads = 1;
-  c.train.eval_batches = 4;
-  return c;
+  return test::tiny_train_config(shard, shards, /*n_layer=*/2, /*batch=*/8);
 }
 
 StreamingConfig streaming_config(std::size_t fragments, std::uint64_t tau, float alpha) {
