@@ -17,7 +17,10 @@ using test::LocalSwarm;
 using test::PeerProcess;
 
 TEST(Custody, ANewcomerRecoversTheStateFromTheTrackerWhenEveryPeerIsGone) {
-  LocalSwarm swarm("run-custody", 1000, {"--tracker.custody-every", "1"});
+  // A short eviction timeout: when the copy is older than the last commit, the tracker gives the
+  // killed peers that long to come back before the run goes back to the copy.
+  LocalSwarm swarm("run-custody", 1000,
+                   {"--tracker.custody-every", "1", "--run.eviction-timeout", "3s"});
   ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
   const std::vector<std::string> options = {"--debug.step-delay", "50"};
   PeerProcess& a = swarm.add_peer("peer0", options);
