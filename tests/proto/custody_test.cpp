@@ -415,6 +415,36 @@ TEST(TrackerCustody, FromAnOlderCopyTheRunGoesOnFromTheCopysRound) {
   EXPECT_TRUE(said);
 }
 
+TEST(TrackerCustody, AStrayRelayIsIgnoredAndAMalformedOneCutsOffItsSenderOnly) {
+  CustodyRun run(0);
+  run.h.join(1);
+  run.h.join(2);
+  // An answer to no pull: dropped, nobody blamed.
+  run.h.tracker->on_message(run.h.now, key(1).public_key(),
+                            static_cast<std::uint16_t>(MessageType::state_to_tracker),
+                            encode_relay(MessageType::state_to_tracker, MessageType::state_refusal,
+                                         std::vector<std::byte>(9, std::byte{1})));
+  run.h.pump();
+  EXPECT_TRUE(run.h.tracker_events_of(TrackerEvent::Kind::misbehaved).empty());
+  // A request without a copy held: refused with a reason, over the same link.
+  run.h.peers.at(1).client->relay(MessageType::state_request,
+                                  encode_state_request(1, digest_of(1)));
+  run.h.pump();
+  const auto refusal = run.h.last(1, Kind::state_relay);
+  ASSERT_TRUE(refusal);
+  EXPECT_EQ(refusal->relay_type, MessageType::state_refusal);
+  // A relay carrying a commit: that peer is cut off, the other stays.
+  std::vector<std::byte> bad = {std::byte{1}, std::byte{0x85}, std::byte{0x01}, std::byte{1}};
+  run.h.tracker->on_message(run.h.now, key(1).public_key(),
+                            static_cast<std::uint16_t>(MessageType::state_to_tracker), bad);
+  run.h.pump();
+  const auto misbehaved = run.h.tracker_events_of(TrackerEvent::Kind::misbehaved);
+  ASSERT_EQ(misbehaved.size(), 1u);
+  EXPECT_NE(misbehaved[0].text.find("not a state-transfer message"), std::string::npos)
+      << misbehaved[0].text;
+  EXPECT_EQ(run.h.tracker->status(run.h.now).members.size(), 1u);
+}
+
 TEST(TrackerCustody, WithoutACopyTheRunGoesOnFromWhatTheLiveMembersHold) {
   CustodyRun run(0);
   run.h.join(1);
