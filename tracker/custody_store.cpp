@@ -76,8 +76,9 @@ void CustodyStore::scan() {
   std::sort(entries_.begin(), entries_.end(),
             [](const auto& a, const auto& b) { return a.round < b.round; });
   if (!entries_.empty())
-    spdlog::info("custody: {} copies in {}, the newest of round {}", entries_.size(),
-                 folder_.string(), entries_.back().round);
+    spdlog::info("custody: {} copies in {}, the newest of round {} (state {})", entries_.size(),
+                 folder_.string(), entries_.back().round,
+                 to_hex(entries_.back().state_hash).substr(0, 12));
 }
 
 void CustodyStore::add(const proto::CustodyCopy& copy) {

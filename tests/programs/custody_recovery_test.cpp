@@ -1,7 +1,8 @@
 // Checkpoint custody with real processes on loopback: two loco-peer processes train with the
-// tracker pulling a copy of the run's state every round; both are SIGKILLed; a newcomer joins,
-// fetches the state from the tracker's custody copy over its tracker link, and the run goes on
-// from that copy's round. Every wait is on a line a process prints (peer_process.hpp).
+// tracker pulling a copy of the run's state every round; both are SIGKILLed (and the tracker,
+// restarted); a newcomer joins, fetches the state from the tracker's custody copy over its tracker
+// link, and the run goes on from that copy's round. Every wait is on a line a process prints
+// (peer_process.hpp).
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -16,11 +17,13 @@ namespace {
 using test::LocalSwarm;
 using test::PeerProcess;
 
-TEST(Custody, ANewcomerRecoversTheStateFromTheTrackerWhenEveryPeerIsGone) {
+// Two peers train until the tracker has stored a copy, then are SIGKILLed (and the tracker too,
+// when `restart`: it finds its copies in its folder again); a newcomer must start from the newest
+// copy, the state the killed peers committed for that round, and train on from it.
+void a_newcomer_recovers_from_the_copy(const std::string& run_id, bool restart) {
   // A short eviction timeout: when the copy is older than the last commit, the tracker gives the
   // killed peers that long to come back before the run goes back to the copy.
-  LocalSwarm swarm("run-custody", 1000,
-                   {"--tracker.custody-every", "1", "--run.eviction-timeout", "3s"});
+  LocalSwarm swarm(run_id, 1000, {"--tracker.custody-every", "1", "--run.eviction-timeout", "3s"});
   ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
   const std::vector<std::string> options = {"--debug.step-delay", "50"};
   PeerProcess& a = swarm.add_peer("peer0", options);
@@ -34,6 +37,11 @@ TEST(Custody, ANewcomerRecoversTheStateFromTheTrackerWhenEveryPeerIsGone) {
   EXPECT_EQ(a.process().stop(SIGKILL), -1);
   EXPECT_EQ(b.process().stop(SIGKILL), -1);
   a.read_to_end();  // every round it printed
+  if (restart) {
+    EXPECT_EQ(swarm.tracker().process().stop(SIGKILL), -1);
+    swarm.restart_tracker();
+    ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
+  }
 
   PeerProcess& newcomer = swarm.add_peer("newcomer", options);
   ASSERT_TRUE(newcomer.wait_committed()) << swarm.logs();
@@ -43,10 +51,10 @@ TEST(Custody, ANewcomerRecoversTheStateFromTheTrackerWhenEveryPeerIsGone) {
   ASSERT_TRUE(a.committed().contains(copied)) << swarm.logs();
   // The copy is the state the killed peers committed, and the newcomer fetched it.
   const std::string state = a.committed().at(copied).substr(0, 12);
-  EXPECT_NE(swarm.tracker().log().find("custody copy of round " + std::to_string(copied) +
-                                       " stored: state " + state),
-            std::string::npos)
-      << swarm.logs();
+  const std::string expected =
+      restart ? "the newest of round " + std::to_string(copied) + " (state " + state + ")"
+              : "custody copy of round " + std::to_string(copied) + " stored: state " + state;
+  EXPECT_NE(swarm.tracker().log().find(expected), std::string::npos) << swarm.logs();
   EXPECT_NE(newcomer.log().find("fetched the state of round " + std::to_string(copied)),
             std::string::npos)
       << swarm.logs();
@@ -60,6 +68,14 @@ TEST(Custody, ANewcomerRecoversTheStateFromTheTrackerWhenEveryPeerIsGone) {
     }
   }
   EXPECT_EQ(newcomer.process().stop(SIGTERM), 0) << swarm.logs();
+}
+
+TEST(Custody, ANewcomerRecoversTheStateFromTheTrackerWhenEveryPeerIsGone) {
+  a_newcomer_recovers_from_the_copy("run-custody", false);
+}
+
+TEST(Custody, ARestartedTrackerServesTheCopiesItFindsOnDisk) {
+  a_newcomer_recovers_from_the_copy("run-custody-restart", true);
 }
 
 }  // namespace
