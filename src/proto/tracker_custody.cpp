@@ -52,9 +52,15 @@ void TrackerCore::custody_timer(TimePoint now) {
     pull_->on_timer(now);
     pump_pull(now);
   }
-  if (!pull_ && !custody_off_ && now >= pull_after_ &&
-      custody_due(committed_round_, last_pulled_, config_.custody.every))
-    start_pull(now);
+  if (pull_ || custody_off_ || !custody_due(committed_round_, last_pulled_, config_.custody.every))
+    return;
+  if (pull_round_ != committed_round_) {
+    // A new round to copy. A wait under way is not pushed back, or fast rounds would starve it.
+    pull_round_ = committed_round_;
+    pull_tried_.clear();
+    if (pull_after_ <= now) pull_after_ = now + config_.custody.settle;
+  }
+  if (now >= pull_after_) start_pull(now);
 }
 
 TimePoint TrackerCore::custody_deadline() const {
@@ -67,10 +73,6 @@ TimePoint TrackerCore::custody_deadline() const {
 // One member that holds the committed state, the least loaded with serving first; a round's
 // failed donors are not asked again until every one has been tried.
 void TrackerCore::start_pull(TimePoint now) {
-  if (pull_round_ != committed_round_) {
-    pull_round_ = committed_round_;
-    pull_tried_.clear();
-  }
   MemberRecord* donor = nullptr;
   for (auto& [key, m] : members_) {
     if (!in_sync(m) || m.resyncing || pull_tried_.contains(key)) continue;

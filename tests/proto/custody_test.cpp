@@ -294,9 +294,14 @@ TEST(TrackerCustody, EveryKRoundsOneMemberThatHoldsTheStateIsPulledFrom) {
   run.h.join(1);
   run.h.join(2);
   run.round({1, 2});
+  run.h.run_for(1s);
   EXPECT_EQ(run.serve(1, 1) + run.serve(2, 1), 0u) << "round 1 is not due";
   run.round({1, 2});
-  // Round 2 is due: one member asked (the first by key among the least loaded), the other not.
+  // Round 2 is due; the holders install it before they serve it.
+  run.h.run_for(200ms - 1ns);
+  EXPECT_EQ(run.serve(1, 2) + run.serve(2, 2), 0u);
+  run.h.run_for(1ns);
+  // One member asked (the first by key among the least loaded), the other not.
   EXPECT_EQ(run.serve(run.hi, 2), 0u);
   EXPECT_EQ(run.serve(run.lo, 2), 1u + 3u) << "a manifest request and three chunk requests";
   const auto copy = run.h.tracker->poll_custody();
@@ -310,9 +315,11 @@ TEST(TrackerCustody, EveryKRoundsOneMemberThatHoldsTheStateIsPulledFrom) {
   EXPECT_EQ(run.h.tracker->custody(),
             (CustodyEntry{.round = 2, .state_hash = run.manifest(2).state_hash(), .bytes = 3000}));
   run.round({1, 2});
+  run.h.run_for(1s);
   EXPECT_EQ(run.serve(1, 3) + run.serve(2, 3), 0u);
   // Round 4: the other is the least loaded now.
   run.round({1, 2});
+  run.h.run_for(200ms);
   EXPECT_EQ(run.serve(run.lo, 4), 0u);
   EXPECT_EQ(run.serve(run.hi, 4), 4u);
   EXPECT_EQ(run.h.tracker->poll_custody()->manifest.round, 4u);
@@ -323,6 +330,7 @@ TEST(TrackerCustody, ADonorThatRefusesIsLeftAndTheOtherAskedThenAllAgainAfterThe
   run.h.join(1);
   run.h.join(2);
   run.round({1, 2});
+  run.h.run_for(200ms);
   // Both still serve round 0 (the commit has not reached their state servers yet).
   EXPECT_EQ(run.serve(run.lo, 0), 1u);
   EXPECT_EQ(run.serve(run.hi, 0), 1u) << "the second member is asked at once";
@@ -337,6 +345,7 @@ TEST(TrackerCustody, WithNoLivePeerHoldingTheStateTheTrackerServesItsCopy) {
   CustodyRun run(1);
   run.h.join(1);
   run.round({1});
+  run.h.run_for(200ms);
   run.serve(1, 1);
   auto copy = run.h.tracker->poll_custody();
   ASSERT_TRUE(copy);
@@ -386,6 +395,7 @@ TEST(TrackerCustody, FromAnOlderCopyTheRunGoesOnFromTheCopysRound) {
   run.h.join(1);
   run.round({1});
   run.round({1});
+  run.h.run_for(200ms);
   run.serve(1, 2);
   auto copy = run.h.tracker->poll_custody();
   ASSERT_TRUE(copy);

@@ -27,6 +27,9 @@ struct CustodyConfig {
   std::uint32_t every = 0;  // rounds; 0: no custody (loco-tracker's default is on)
   std::uint64_t max_state_bytes = std::uint64_t{64} << 20;  // a larger state is not pulled
   std::uint64_t pull_bytes_per_s = 0;                       // 0: unpaced
+  // The holders of a round just committed install it before they serve it: a round's first pull
+  // waits this long after it is due.
+  Duration settle = std::chrono::milliseconds(200);
   Duration retry = std::chrono::seconds(1);  // after a pull that found no willing donor
 };
 
