@@ -65,10 +65,15 @@ int serve(const TrackerOptions& options) {
         .max_streams = 1,
         .link = nullptr,
     };
+    // Custody copies live next to the state file; without one they are kept in memory only.
+    std::unique_ptr<CustodyStore> custody;
+    if (config.custody.every > 0 && !options.state_file.empty())
+      custody = std::make_unique<CustodyStore>(options.state_file + ".custody", options.run_id,
+                                               to_custody_limits(options));
     TrackerService service(
         io, net::resolve(io, address), std::move(listener),
         std::make_unique<proto::TrackerCore>(config, key, std::move(restored), start),
-        options.state_file);
+        options.state_file, std::move(custody));
     service.start();
     std::shared_ptr<StatusHttpServer> http;
     if (!options.http.empty()) {

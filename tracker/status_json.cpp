@@ -132,6 +132,9 @@ std::string render_status_json(const proto::TrackerStatus& s) {
   o.number("bytes_received", s.bytes_received);
   o.real("tokens_per_s", s.tokens_per_s);
   o.real("spread", s.spread);
+  o.number("custody_round", s.custody_round);
+  o.number("custody_state_bytes", s.custody_state_bytes);
+  o.number("custody_pulled_bytes", s.custody_pulled_bytes);
   write_array(o.nested("members"), s.members, write_member);
   write_array(o.nested("history"), s.history, write_round);
   o.close();

@@ -71,6 +71,12 @@ const Metric<TrackerStatus> kRunMetrics[] = {
     {"loco_tracker_spread", "gauge",
      "RMS distance of the members' parameters from their mean, per value (gossip mode).",
      [](const auto& s) { return s.spread; }},
+    {"loco_tracker_custody_round", "gauge",
+     "Round of the newest checkpoint custody copy the tracker holds (0: none).",
+     [](const auto& s) { return s.custody_round; }},
+    {"loco_tracker_custody_pulled_bytes_total", "counter",
+     "Bytes of state pulled for checkpoint custody since start.",
+     [](const auto& s) { return s.custody_pulled_bytes; }},
 };
 
 // Each member's figures as of its last heartbeat; labelled {peer="<short id>"}.

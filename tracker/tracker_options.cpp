@@ -81,6 +81,23 @@ void add_tracker_options(CLI::App& app, TrackerOptions& o) {
   app.add_option("--tracker.bundle-timeout", o.bundle_timeout,
                  "A connection not admitted this long after accept (no hello) is closed")
       ->capture_default_str();
+  app.add_option("--tracker.custody-every", o.custody_every,
+                 "Every this many committed rounds the tracker pulls a copy of the run's state "
+                 "from a peer (0: no custody)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1'000'000));
+  app.add_option("--tracker.custody-keep", o.custody_keep, "Custody copies kept on disk")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--tracker.custody-max-state", o.custody_max_state,
+                 "A state larger than this is not pulled (custody is for small models)")
+      ->capture_default_str();
+  app.add_option("--tracker.custody-max-bytes", o.custody_max_bytes,
+                 "Disk budget of the custody copies: the oldest are deleted to stay within it")
+      ->capture_default_str();
+  app.add_option("--tracker.custody-bandwidth", o.custody_bandwidth,
+                 "Download rate a custody pull may use (e.g. 50Mbit; unlimited)")
+      ->capture_default_str();
   cli::add_path_option(app, "--tracker.key", o.key_file,
                        "The tracker's identity key file (keygen)");
   cli::add_path_option(
@@ -153,7 +170,25 @@ proto::TrackerCoreConfig to_core_config(const TrackerOptions& o) {
   c.max_attempts = o.max_attempts;
   c.update_norm_limit = o.update_norm_limit;
   c.donors_per_resync = o.donors;
+  const CustodyLimits custody = to_custody_limits(o);
+  c.custody.every = o.custody_every;
+  c.custody.max_state_bytes = custody.max_state_bytes;
+  c.custody.pull_bytes_per_s =
+      net::parse_bandwidth(o.custody_bandwidth, "--tracker.custody-bandwidth") / 8;
   return c;
+}
+
+CustodyLimits to_custody_limits(const TrackerOptions& o) {
+  const CustodyLimits limits{
+      .keep = o.custody_keep,
+      .max_disk_bytes = net::parse_byte_count(o.custody_max_bytes, "--tracker.custody-max-bytes"),
+      .max_state_bytes = net::parse_byte_count(o.custody_max_state, "--tracker.custody-max-state")};
+  if (limits.max_state_bytes > limits.max_disk_bytes)
+    throw Error(ErrorCategory::config,
+                fmt::format("--tracker.custody-max-state ({}) is above --tracker.custody-max-bytes "
+                            "({}): one copy must fit the disk budget",
+                            o.custody_max_state, o.custody_max_bytes));
+  return limits;
 }
 
 net::ListenerLimits to_listener_limits(const TrackerOptions& o) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "custody_store.hpp"
 #include "loco/net/listener_limits.hpp"
 #include "loco/proto/tracker_config.hpp"
 
@@ -31,6 +32,12 @@ struct TrackerOptions {
       net::ListenerLimits::tracker_defaults().max_admitted_per_source;
   std::string handshake_timeout = "5s";  // as tracker_defaults()
   std::string bundle_timeout = "10s";
+  // Checkpoint custody: copies of the run's state in <state-file>.custody/ (docs/TRACKER.md).
+  std::uint32_t custody_every = 10;  // rounds; 0: off
+  std::uint32_t custody_keep = 3;
+  std::string custody_max_state = "64MiB";  // a larger state is not pulled
+  std::string custody_max_bytes = "1GiB";   // disk budget of the copies
+  std::string custody_bandwidth = "unlimited";
   // [run]: the training run it coordinates
   std::string run_id;
   std::string run_config;  // the loco-train config every peer of the run trains with
@@ -54,5 +61,6 @@ void add_tracker_options(CLI::App& app, TrackerOptions& options);
 // Throws Error(config) naming the option that is missing or wrong.
 proto::TrackerCoreConfig to_core_config(const TrackerOptions& options);
 net::ListenerLimits to_listener_limits(const TrackerOptions& options);
+CustodyLimits to_custody_limits(const TrackerOptions& options);
 
 }  // namespace loco::tracker

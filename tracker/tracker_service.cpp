@@ -27,8 +27,13 @@ TrackerService::TrackerService(boost::asio::io_context& io,
                                const boost::asio::ip::tcp::endpoint& endpoint,
                                net::BundleListenerConfig listener,
                                std::unique_ptr<proto::TrackerCore> core,
-                               std::filesystem::path state_file)
-    : io_(io), core_(std::move(core)), timer_(io), state_file_(std::move(state_file)) {
+                               std::filesystem::path state_file,
+                               std::unique_ptr<CustodyStore> custody)
+    : io_(io),
+      core_(std::move(core)),
+      timer_(io),
+      state_file_(std::move(state_file)),
+      custody_(std::move(custody)) {
   core_->set_wall_clock(
       std::chrono::duration_cast<std::chrono::milliseconds>(
           std::chrono::system_clock::now().time_since_epoch())
@@ -40,6 +45,10 @@ TrackerService::TrackerService(boost::asio::io_context& io,
 }
 
 void TrackerService::start() {
+  if (custody_)
+    if (auto newest = custody_->take_newest())
+      core_->set_custody(std::move(newest->manifest),
+                         std::make_shared<const std::vector<std::byte>>(std::move(newest->state)));
   listener_->start();
   save();  // a new run's state file exists from the start
   drive();
@@ -127,6 +136,7 @@ void TrackerService::drive() {
     if (event->disconnect && event->peer) to_close.push_back(*event->peer);
     log(*event);
   }
+  while (auto copy = core_->poll_custody()) keep_custody(std::move(*copy));
   while (auto transmit = core_->poll_transmit()) {
     const auto it = peers_.find(transmit->to);
     if (it == peers_.end()) continue;  // gone meanwhile
@@ -171,6 +181,25 @@ void TrackerService::save() {
     // The run goes on; a restart would fall back to the last state that was saved.
     spdlog::error("cannot save the tracker's state: {}", e.what());
   }
+}
+
+void TrackerService::keep_custody(proto::CustodyCopy copy) {
+  const std::uint64_t round = copy.manifest.round;
+  const std::string hash = to_hex(copy.manifest.state_hash()).substr(0, 12);
+  if (custody_) {
+    try {
+      custody_->add(copy);
+      spdlog::info("custody copy of round {} stored: state {}, {} copies in {}", round, hash,
+                   custody_->entries().size(), custody_->folder().string());
+    } catch (const Error& e) {
+      // Still served from memory; on disk the older copies stay.
+      spdlog::error("cannot store the custody copy of round {}: {}", round, e.what());
+    }
+  } else {
+    spdlog::info("custody copy of round {} kept in memory: state {}", round, hash);
+  }
+  core_->set_custody(std::move(copy.manifest),
+                     std::make_shared<const std::vector<std::byte>>(std::move(copy.state)));
 }
 
 proto::TrackerStatus TrackerService::status() const {

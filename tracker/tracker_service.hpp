@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 
+#include "custody_store.hpp"
 #include "loco/net/bundle_listener.hpp"
 #include "loco/net/message_assembler.hpp"
 #include "loco/proto/tracker_core.hpp"
@@ -24,10 +25,11 @@ namespace loco::tracker {
 
 class TrackerService {
  public:
-  // `state_file` (empty: not saved) receives the core's snapshot on every state_changed event.
+  // `state_file` (empty: not saved) receives the core's snapshot on every state_changed event;
+  // `custody` (null: custody copies kept in memory only) stores the copies the core pulls.
   TrackerService(boost::asio::io_context& io, const boost::asio::ip::tcp::endpoint& endpoint,
                  net::BundleListenerConfig listener, std::unique_ptr<proto::TrackerCore> core,
-                 std::filesystem::path state_file);
+                 std::filesystem::path state_file, std::unique_ptr<CustodyStore> custody);
 
   void start();
   // Stops accepting and closes every peer's connection (after its queued messages); `on_idle`
@@ -52,12 +54,15 @@ class TrackerService {
   void drive();
   void log(const proto::TrackerEvent& event) const;
   void save();
+  // Stores a copy the core pulled and hands it back to the core to serve.
+  void keep_custody(proto::CustodyCopy copy);
 
   boost::asio::io_context& io_;
   std::unique_ptr<proto::TrackerCore> core_;
   std::shared_ptr<net::BundleListener> listener_;
   boost::asio::steady_timer timer_;
   std::filesystem::path state_file_;
+  std::unique_ptr<CustodyStore> custody_;
   std::map<proto::PeerKey, Peer> peers_;
   bool stopping_ = false;
   std::function<void()> on_idle_;

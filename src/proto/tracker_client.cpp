@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "loco/core/error.hpp"
+#include "loco/proto/state_relay.hpp"
 
 namespace loco::proto {
 namespace {
@@ -75,6 +76,13 @@ void TrackerClient::handle(TimePoint now, MessageType type, std::span<const std:
       emit(ClientEvent::Kind::abort_round).abort = decode<AbortRound>(body);
       return;
     case MessageType::resync: emit(ClientEvent::Kind::resync).resync = decode<Resync>(body); return;
+    case MessageType::state_to_peer: {
+      const StateRelay relay = decode_relay(type, body);
+      ClientEvent& e = emit(ClientEvent::Kind::state_relay);
+      e.relay_type = relay.inner;
+      e.relay_body.assign(relay.body.begin(), relay.body.end());
+      return;
+    }
     default:
       throw Error(ErrorCategory::protocol,
                   fmt::format("{}, which only peers send", info(type).name));
@@ -126,6 +134,11 @@ void TrackerClient::report(const MisbehaviourReport& message) {
 void TrackerClient::state_report() {
   if (joined_)
     send(StateReport{.round = config_.join.state_round, .state_hash = config_.join.state_hash});
+}
+void TrackerClient::relay(MessageType type, std::span<const std::byte> body) {
+  if (joined_)
+    transmits_.push_back(Outgoing{.type = MessageType::state_to_tracker,
+                                  .body = encode_relay(MessageType::state_to_tracker, type, body)});
 }
 void TrackerClient::leave(const std::string& reason) {
   if (joined_) send(Leave{.reason = reason});

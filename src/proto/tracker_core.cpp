@@ -83,6 +83,9 @@ void TrackerCore::dispatch(TimePoint now, const PeerKey& from, MessageType type,
     case MessageType::state_report:
       handle_state_report(now, from, decode<StateReport>(body));
       break;
+    case MessageType::state_to_tracker:
+      handle_state_relay(now, from, decode_relay(type, body));
+      break;
     case MessageType::misbehaviour_report: {
       const auto report = decode<MisbehaviourReport>(body);
       ++counters_.misbehaviours;
@@ -114,6 +117,7 @@ void TrackerCore::on_timer(TimePoint now) {
                   stragglers);
   }
   reconcile(now);
+  custody_timer(now);
   try_form(now);
   if (view_dirty_ && now >= view_sent_at_ + config_.view_interval) flush_view(now);
 }
@@ -123,8 +127,9 @@ TimePoint TrackerCore::poll_timeout() const {
   if (!silence_deadlines_.empty()) next = silence_deadlines_.begin()->first;
   if (attempt_) next = std::min(next, attempt_->deadline);
   if (view_dirty_) next = std::min(next, view_sent_at_ + config_.view_interval);
-  if (!config_.gossip && !members_.empty() && !someone_in_sync())
+  if (!config_.gossip && !members_.empty() && !state_available())
     next = std::min(next, reconcile_after_);
+  next = std::min(next, custody_deadline());
   if (!attempt_) next = std::min({next, formation_deadline(), release_time(quorum_input())});
   return next;
 }
@@ -204,6 +209,10 @@ TrackerStatus TrackerCore::status(TimePoint now) const {
     s.tokens_per_s += m.stats.tokens_per_s;
   }
   s.history = history_;
+  if (custody_) {
+    s.custody_round = custody_->round;
+    s.custody_state_bytes = custody_->bytes;
+  }
   return s;
 }
 

@@ -16,7 +16,7 @@ namespace loco::proto {
 
 // The round most members are at (ties: the newer), and there the state most of them hold (ties:
 // the smaller hash). Members being told to copy a state are not counted.
-std::optional<TrackerCore::HeldState> TrackerCore::healthy_state() const {
+std::optional<HeldState> TrackerCore::healthy_state() const {
   std::map<std::uint64_t, std::size_t> at_round;
   std::map<std::pair<std::uint64_t, Digest>, std::size_t> holders;
   for (const auto& [key, m] : members_) {
@@ -34,7 +34,7 @@ std::optional<TrackerCore::HeldState> TrackerCore::healthy_state() const {
   for (auto it = holders.lower_bound({round, Digest{}});
        it != holders.end() && it->first.first == round; ++it)
     if (it->second > best_count) {
-      best = HeldState{.round = round, .hash = it->first.second};
+      best = HeldState{.round = round, .hash = it->first.second, .holders = it->second};
       best_count = it->second;
     }
   return best;

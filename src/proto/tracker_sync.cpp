@@ -56,7 +56,11 @@ void TrackerCore::send_resync(TimePoint now, const PeerKey& peer, std::uint64_t 
   MemberRecord& m = members_.at(peer);
   m.resyncing = true;
   ready_.erase(peer);
-  send(peer, Resync{.round = round, .state_hash = hash, .donors = pick_donors(peer, round, hash)});
+  std::vector<Donor> donors = pick_donors(peer, round, hash);
+  // No live member holds the state: the tracker serves its custody copy over the peer's link.
+  if (donors.empty() && round == committed_round_ && hash == committed_hash_ && custody_serves())
+    donors.push_back(Donor{.key = identity_.public_key(), .address = {}});
+  send(peer, Resync{.round = round, .state_hash = hash, .donors = donors});
 }
 
 // The members holding the state that have served fewest resyncs, so that no single donor serves
@@ -84,25 +88,30 @@ std::vector<Donor> TrackerCore::pick_donors(const PeerKey& newcomer, std::uint64
 }
 
 // When no live member holds the committed state (every holder left, or a restarted tracker whose
-// last commit never reached its peers), the run goes on from the newest state the live members
-// hold, the one most of them hold among equals, rather than waiting forever. A restarted tracker
-// first gives its peers reconcile_after_ to come back.
+// last commit never reached its peers) and the custody copy is not that state, the run goes on
+// from the newest state available (settle_state): the live members' newest, the one most of them
+// hold among equals, or the custody copy when it is at least as new; rather than waiting forever.
+// Round numbers then continue from that state's round: the rounds after it are done again.
+// A restarted tracker first gives its peers reconcile_after_ to come back.
 void TrackerCore::reconcile(TimePoint now) {
   if (config_.gossip) return;  // nothing is committed, so there is nothing to settle on
-  if (members_.empty() || someone_in_sync() || now < reconcile_after_ || attempt_) return;
+  if (members_.empty() || state_available() || now < reconcile_after_ || attempt_) return;
   std::map<std::pair<std::uint64_t, Digest>, std::size_t> holders;
   for (const auto& [key, m] : members_) ++holders[{m.state_round, m.state_hash}];
-  const auto best = std::max_element(holders.begin(), holders.end(), [](auto& a, auto& b) {
-    return a.first.first != b.first.first ? a.first.first < b.first.first : a.second < b.second;
-  });
-  const auto [round, hash] = best->first;
+  std::vector<HeldState> held;
+  for (const auto& [state, n] : holders)
+    held.push_back(HeldState{.round = state.first, .hash = state.second, .holders = n});
+  const StateSource source = settle_state(held, custody_);
   event(TrackerEvent::Kind::notice, std::nullopt,
         fmt::format("no live peer holds round {} (state {}): the run goes on from round {} (state "
-                    "{}), held by {} peer(s)",
-                    committed_round_, to_hex(committed_hash_).substr(0, 12), round,
-                    to_hex(hash).substr(0, 12), best->second));
-  committed_round_ = round;
-  committed_hash_ = hash;
+                    "{}), {}",
+                    committed_round_, to_hex(committed_hash_).substr(0, 12), source.round,
+                    to_hex(source.hash).substr(0, 12),
+                    source.custody ? std::string("the tracker's custody copy")
+                                   : fmt::format("held by {} peer(s)",
+                                                 holders.at({source.round, source.hash}))));
+  committed_round_ = source.round;
+  committed_hash_ = source.hash;
   ready_.clear();
   refused_.clear();
   first_ready_ = kNever;

@@ -216,6 +216,7 @@ void PeerNode::on_client_event(const proto::ClientEvent& e) {
       if (gossip()) gossip_view_changed();
       return;
     case Kind::refused:
+    case Kind::state_relay:  // the simulated tracker keeps no custody
     case Kind::tracker_lost:
     case Kind::tracker_error: return;
   }

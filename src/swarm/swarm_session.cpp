@@ -6,6 +6,7 @@
 #include "loco/core/byte_io.hpp"
 #include "loco/core/error.hpp"
 #include "loco/net/host_port.hpp"
+#include "loco/proto/state_relay.hpp"
 #include "loco/version.hpp"
 
 namespace loco::swarm {
@@ -156,6 +157,7 @@ void SwarmSession::on_client_event(const proto::ClientEvent& e) {
       start_fetch(e.resync);
       return;
     }
+    case Kind::state_relay: on_tracker_state(e.relay_type, e.relay_body); return;
     case Kind::view:
     case Kind::tracker_lost:
     case Kind::tracker_error: return;  // the client keeps the view; the link reconnects
@@ -279,6 +281,32 @@ void SwarmSession::on_mesh_message(const proto::PeerKey& from, proto::MessageTyp
   }
 }
 
+// The tracker's custody: it pulls this peer's state (requests), or this peer fetches the tracker's
+// copy (answers), over the tracker link.
+void SwarmSession::on_tracker_state(proto::MessageType type, std::span<const std::byte> body) {
+  try {
+    if (proto::is_state_request(type)) {
+      server_.on_message(config_.tracker_key, type, body);
+      pump_server();
+    } else if (fetcher_) {
+      fetcher_->on_message(now(), config_.tracker_key, type, body);
+      pump_fetch();
+    }
+  } catch (const Error& e) {
+    spdlog::warn("the tracker sent a bad {}: {}", proto::info(type).name, e.what());
+  }
+}
+
+void SwarmSession::send_state(const proto::PeerKey& to, const std::string& address,
+                              proto::MessageType type, std::vector<std::byte> body) {
+  if (to == config_.tracker_key) {
+    client_->relay(type, body);
+    link_->flush();
+    return;
+  }
+  mesh_->send(to, address, type, std::move(body));
+}
+
 void SwarmSession::on_mesh_lost(const proto::PeerKey& peer, const std::string& why) {
   spdlog::info("the link with peer {} ended: {}", secure::short_id(peer), why);
   if (ring_ && !ring_->done() && !ring_->failure() &&
@@ -311,7 +339,7 @@ void SwarmSession::pump_fetch() {
     std::string address;
     for (const proto::Donor& d : fetching_.donors)
       if (d.key == t->to) address = d.address;
-    mesh_->send(t->to, address, t->type, std::move(t->body));
+    send_state(t->to, address, t->type, std::move(t->body));
   }
   count_traffic();
   for (const auto& [donor, why] : fetcher_->bad_donors())
@@ -359,7 +387,7 @@ void SwarmSession::serve(proto::StateManifest manifest,
 
 void SwarmSession::pump_server() {
   while (auto t = server_.poll_transmit())
-    mesh_->send(t->to, address_of(t->to), t->type, std::move(t->body));
+    send_state(t->to, address_of(t->to), t->type, std::move(t->body));
   count_traffic();
 }
 

@@ -1,14 +1,16 @@
 // Fuzz target: what a peer can send the tracker. The first byte picks a message type from the
 // table (or an unknown one), the rest is its body, fed to a real TrackerCore that already has two
-// members, in a round; then the same bytes to every tracker message decoder, the signed view
-// opener and the state-file decoder. Nothing may crash or throw out of the core; decoders throw
-// only loco::Error.
+// members, in a round; then the same bytes to every tracker message decoder, the state relays
+// (custody), the signed view opener, the state-file and the custody-file decoders. Nothing may
+// crash or throw out of the core; decoders throw only loco::Error.
 
 #include <cstdint>
 
 #include "../proto/tracker_harness.hpp"
 #include "fuzz_seeds.hpp"
 #include "loco/core/error.hpp"
+#include "loco/proto/custody_file.hpp"
+#include "loco/proto/state_relay.hpp"
 
 namespace {
 
@@ -16,11 +18,11 @@ using namespace loco;
 using namespace loco::proto;
 namespace th = loco::proto::testing;
 
-constexpr MessageType kTypes[] = {MessageType::join_request, MessageType::heartbeat,
-                                  MessageType::leave,        MessageType::ready,
-                                  MessageType::round_done,   MessageType::round_failed,
-                                  MessageType::state_report, MessageType::misbehaviour_report,
-                                  MessageType::view,         MessageType::group};
+constexpr MessageType kTypes[] = {
+    MessageType::join_request, MessageType::heartbeat,           MessageType::leave,
+    MessageType::ready,        MessageType::round_done,          MessageType::round_failed,
+    MessageType::state_report, MessageType::misbehaviour_report, MessageType::view,
+    MessageType::group,        MessageType::state_to_tracker};
 
 template <typename M>
 void try_decode(std::span<const std::byte> body) {
@@ -39,12 +41,13 @@ std::vector<std::vector<std::uint8_t>> loco_fuzz_seeds() {
     return out;
   };
   th::Harness h;
-  return {
-      with_type(0, encode(h.join_request(3))),
-      with_type(3, encode(Ready{.round = 1, .update_norm = 1, .base_hash = th::kGenesis})),
-      with_type(5,
-                encode(RoundFailed{
-                    .round = 1, .attempt = 1, .reason = "x", .suspect = th::key(1).public_key()}))};
+  return {with_type(0, encode(h.join_request(3))),
+          with_type(3, encode(Ready{.round = 1, .update_norm = 1, .base_hash = th::kGenesis})),
+          with_type(
+              5, encode(RoundFailed{
+                     .round = 1, .attempt = 1, .reason = "x", .suspect = th::key(1).public_key()})),
+          with_type(10, encode_relay(MessageType::state_to_tracker, MessageType::chunk_request,
+                                     encode_chunk_request(1, 0)))};
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -81,6 +84,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   try {
     (void)decode_snapshot(body, "fuzz");
+  } catch (const Error&) {
+  }
+  for (const MessageType relay : {MessageType::state_to_tracker, MessageType::state_to_peer}) {
+    try {
+      (void)decode_relay(relay, body);
+    } catch (const Error&) {
+    }
+  }
+  try {
+    (void)decode_custody_file(body, "fuzz", 1 << 20);
   } catch (const Error&) {
   }
   return 0;

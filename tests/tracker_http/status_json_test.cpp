@@ -13,7 +13,8 @@ TEST(StatusJson, EmptyRun) {
             R"({"run_id":"","epoch":0,"committed_round":0,"committed_hash":"","next_round":0,)"
             R"("phase":"","attempt":0,"rounds_committed":0,"rounds_aborted":0,"peers_joined":0,)"
             R"("peers_refused":0,"peers_evicted":0,"misbehaviours":0,"bytes_sent":0,)"
-            R"("bytes_received":0,"tokens_per_s":0,"spread":0,"members":[],"history":[]})");
+            R"("bytes_received":0,"tokens_per_s":0,"spread":0,"custody_round":0,)"
+            R"("custody_state_bytes":0,"custody_pulled_bytes":0,"members":[],"history":[]})");
 }
 
 TEST(StatusJson, EveryFieldOfAMemberAndARound) {
@@ -63,7 +64,8 @@ TEST(StatusJson, EveryFieldOfAMemberAndARound) {
       R"("next_round":41,"phase":"round 41 running","attempt":2,)"
       R"("rounds_committed":5,"rounds_aborted":1,"peers_joined":4,"peers_refused":6,)"
       R"("peers_evicted":7,"misbehaviours":8,"bytes_sent":100,"bytes_received":200,)"
-      R"("tokens_per_s":9000.5,"spread":0,"members":[{"peer_id":"3f9a1c0b77e2","public_key":"k1",)"
+      R"("tokens_per_s":9000.5,"spread":0,"custody_round":0,"custody_state_bytes":0,)"
+      R"("custody_pulled_bytes":0,"members":[{"peer_id":"3f9a1c0b77e2","public_key":"k1",)"
       R"("address":"10.0.0.5:7701","shard":2,"joined_s_ago":10.5,"last_seen_s_ago":0.25,)"
       R"("state_round":40,"in_sync":true,"in_round":false,"last_heartbeat":{)"
       R"("state_round":39,"inner_step":1000,"loss":2.5,"tokens_per_s":9000.5,)"
@@ -97,7 +99,8 @@ TEST(StatusJson, NonFiniteNumbersAreNull) {
   s.members[0].last.loss = NAN;
   s.history.emplace_back().mean_loss = NAN;
   const std::string json = render_status_json(s);
-  EXPECT_NE(json.find(R"("tokens_per_s":null,"spread":0,"members")"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("tokens_per_s":null,"spread":0,"custody_round":0,)"), std::string::npos)
+      << json;
   EXPECT_NE(json.find(R"("loss":null)"), std::string::npos) << json;
   EXPECT_NE(json.find(R"("mean_loss":null)"), std::string::npos) << json;
   EXPECT_EQ(json.find("nan"), std::string::npos) << json;

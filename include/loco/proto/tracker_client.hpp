@@ -32,13 +32,14 @@ struct TrackerClientConfig {
 
 struct ClientEvent {
   enum class Kind {
-    joined,         // accepted: `reply` has the shard and the timers
-    refused,        // the tracker refused the join: `text` says why; do not retry blindly
-    view,           // a newer membership view: `view`
-    group,          // this peer is in a round's group: `group`
-    commit,         // apply the round: `commit`
-    abort_round,    // `abort`
-    resync,         // fetch the state: `resync`
+    joined,       // accepted: `reply` has the shard and the timers
+    refused,      // the tracker refused the join: `text` says why; do not retry blindly
+    view,         // a newer membership view: `view`
+    group,        // this peer is in a round's group: `group`
+    commit,       // apply the round: `commit`
+    abort_round,  // `abort`
+    resync,       // fetch the state: `resync`
+    state_relay,  // a state-transfer message from the tracker (custody): `relay_type`, `relay_body`
     tracker_lost,   // silent past the eviction time: the driver reconnects
     tracker_error,  // a malformed or forged message: `text`; the driver reconnects
   };
@@ -50,6 +51,8 @@ struct ClientEvent {
   Commit commit{};
   AbortRound abort{};
   Resync resync{};
+  MessageType relay_type{};
+  std::vector<std::byte> relay_body{};
 };
 
 class TrackerClient {
@@ -70,6 +73,8 @@ class TrackerClient {
   void round_failed(const RoundFailed& failed);
   void report(const MisbehaviourReport& report);
   void state_report();  // the state set_state() holds, after a resync
+  // A state-transfer message to the tracker (serving its custody pull, or fetching its copy).
+  void relay(MessageType type, std::span<const std::byte> body);
   void leave(const std::string& reason);
 
   std::optional<ClientEvent> poll_event();

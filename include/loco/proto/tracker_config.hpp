@@ -20,6 +20,19 @@ struct AdmissionPolicy {
   std::vector<secure::PublicKey> allowed;  // Kind::allowlist: these keys only
 };
 
+// Checkpoint custody (docs/TRACKER.md): every `every` committed rounds the tracker pulls the
+// majority state from one peer that holds it, for its driver to store; it serves the latest copy
+// it holds when no live peer holds the run's state.
+struct CustodyConfig {
+  std::uint32_t every = 0;  // rounds; 0: no custody (loco-tracker's default is on)
+  std::uint64_t max_state_bytes = std::uint64_t{64} << 20;  // a larger state is not pulled
+  std::uint64_t pull_bytes_per_s = 0;                       // 0: unpaced
+  // The holders of a round just committed install it before they serve it: a round's first pull
+  // waits this long after it is due.
+  Duration settle = std::chrono::milliseconds(200);
+  Duration retry = std::chrono::seconds(1);  // after a pull that found no willing donor
+};
+
 struct TrackerCoreConfig {
   std::string run_id;
   AdmissionPolicy admission;
@@ -38,6 +51,7 @@ struct TrackerCoreConfig {
   std::uint32_t max_attempts = 8;   // per round; then the peers keep training and retry
   float update_norm_limit = 10.0f;  // an update above this multiple of the median is refused
   std::uint32_t donors_per_resync = 3;
+  CustodyConfig custody;
   // Gossip mode (DESIGN.md §1.6): groups average among themselves, nothing is committed, and a
   // peer that joins more than gossip_max_lag rounds behind the round most members are at copies
   // a neighbour's state from there (tracker_gossip.cpp).

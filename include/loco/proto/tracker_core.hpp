@@ -28,6 +28,7 @@
 
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <span>
@@ -35,7 +36,10 @@
 #include <vector>
 
 #include "loco/core/time.hpp"
+#include "loco/proto/custody_policy.hpp"
+#include "loco/proto/custody_pull.hpp"
 #include "loco/proto/round_formation.hpp"
+#include "loco/proto/state_relay.hpp"
 #include "loco/proto/tracker_config.hpp"
 #include "loco/proto/tracker_messages.hpp"
 #include "loco/proto/tracker_snapshot.hpp"
@@ -93,6 +97,14 @@ class TrackerCore {
 
   const TrackerCoreConfig& config() const { return config_; }
 
+  // Checkpoint custody (tracker_custody.cpp). The driver stores each pulled copy (poll_custody(),
+  // drained with the events) and hands the newest copy it holds to set_custody(): the core serves
+  // it to a peer that must fetch the state when no live member holds it, and counts the custody
+  // schedule from its round. `state` stays unchanged while the core holds it.
+  std::optional<CustodyCopy> poll_custody();
+  void set_custody(StateManifest manifest, std::shared_ptr<const std::vector<std::byte>> state);
+  std::optional<CustodyEntry> custody() const { return custody_; }
+
  private:
   struct MemberRecord {
     Member member;
@@ -118,6 +130,12 @@ class TrackerCore {
   template <typename M>
   void send(const PeerKey& to, const M& message) {
     transmits_.push_back(Transmit{.to = to, .type = M::kType, .body = encode(message)});
+  }
+  // A state-transfer message to a member over its tracker link (custody).
+  void send_relay(const PeerKey& to, MessageType inner, std::span<const std::byte> body) {
+    transmits_.push_back(Transmit{.to = to,
+                                  .type = MessageType::state_to_peer,
+                                  .body = encode_relay(MessageType::state_to_peer, inner, body)});
   }
   void event(TrackerEvent::Kind kind, std::optional<PeerKey> peer, std::string text,
              bool disconnect = false);
@@ -163,14 +181,19 @@ class TrackerCore {
   void reconcile(TimePoint now);
 
   // Gossip mode (tracker_gossip.cpp).
-  struct HeldState {
-    std::uint64_t round = 0;
-    Digest hash{};
-  };
   // A healthy neighbour's state: at the round most members are at, the state most hold.
   std::optional<HeldState> healthy_state() const;
   // Tells `peer` to copy a healthy state if it is more than gossip_max_lag rounds behind it.
   void catch_up_if_behind(TimePoint now, const PeerKey& peer);
+
+  // Checkpoint custody (tracker_custody.cpp).
+  bool custody_serves() const;  // the custody copy is the run's committed state
+  bool state_available() const { return someone_in_sync() || custody_serves(); }
+  void handle_state_relay(TimePoint now, const PeerKey& from, const StateRelay& relay);
+  void custody_timer(TimePoint now);
+  TimePoint custody_deadline() const;
+  void start_pull(TimePoint now);
+  void pump_pull(TimePoint now);
 
   TrackerCoreConfig config_;
   const secure::KeyPair& identity_;
@@ -198,6 +221,17 @@ class TrackerCore {
   float median_norm_ = 0;                  // of the updates of the round being formed or run
   std::uint32_t attempts_this_round_ = 0;  // since the last give-up: bounded by max_attempts
   std::uint32_t last_attempt_number_ = 0;  // of next_round(): never reused, give-ups or not
+
+  std::optional<CustodyEntry> custody_;  // the newest copy the driver holds
+  StateServer custody_server_;
+  std::shared_ptr<const std::vector<std::byte>> custody_state_;
+  std::optional<std::uint64_t> last_pulled_;  // custody schedule: the newest round pulled or held
+  std::unique_ptr<CustodyPull> pull_;
+  std::set<PeerKey> pull_tried_;            // donors that failed for the round being pulled
+  std::uint64_t pull_round_ = 0;            // of pull_tried_
+  TimePoint pull_after_{};                  // no new pull before this (after a pull found no donor)
+  std::optional<std::string> custody_off_;  // why custody stopped for this process (size)
+  std::deque<CustodyCopy> custody_out_;
 
   std::deque<TrackerEvent> events_;
   std::deque<Transmit> transmits_;

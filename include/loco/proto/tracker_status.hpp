@@ -47,6 +47,11 @@ struct TrackerStatus {
   // How far the members' parameters are from one another (RMS distance from their mean, per
   // value), as the driver last learnt it; in all-reduce mode 0. Gossip mode (DESIGN.md §1.6).
   double spread = 0;
+  // The newest checkpoint custody copy the tracker holds (0 and 0: none), and the bytes it has
+  // pulled for custody since it started.
+  std::uint64_t custody_round = 0;
+  std::uint64_t custody_state_bytes = 0;
+  std::uint64_t custody_pulled_bytes = 0;
 };
 
 }  // namespace loco::proto

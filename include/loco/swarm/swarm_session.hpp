@@ -3,7 +3,8 @@
 // driving proto::TrackerClient), the connections to the other members (PeerMesh), and the
 // protocol cores a round needs: the ring all-reduce of the group (proto/ring_allreduce.hpp), the
 // state fetcher when this peer is out of sync and the state server for others
-// (proto/state_transfer.hpp). It tells the compute thread what happened through a Mailbox and
+// (proto/state_transfer.hpp), which also answer the tracker's custody over the tracker link
+// (proto/state_relay.hpp). It tells the compute thread what happened through a Mailbox and
 // takes its commands (ready, round done, serve) as posted calls.
 //
 // Peers talk only to members of the tracker's current signed view: the mesh admits no one else.
@@ -77,6 +78,10 @@ class SwarmSession {
   void on_mesh_message(const proto::PeerKey& from, proto::MessageType type,
                        std::span<const std::byte> body);
   void on_mesh_lost(const proto::PeerKey& peer, const std::string& why);
+  void on_tracker_state(proto::MessageType type, std::span<const std::byte> body);
+  // A state-transfer message to a peer over the mesh, or to the tracker over its link (custody).
+  void send_state(const proto::PeerKey& to, const std::string& address, proto::MessageType type,
+                  std::vector<std::byte> body);
   void start_ring(const proto::Group& group);
   void pump_ring();
   void start_fetch(const proto::Resync& resync);
