@@ -7,6 +7,11 @@
 //
 // One connection per identity: a peer that connects again replaces its old connection, and the
 // core hears of a disconnect only when a peer's current connection ends.
+// Memory by state: an admitted connection whose peer has not joined may make the tracker hold
+// `caps.joining` bytes of partial messages, and send frames of at most that (plus the stripe
+// header); once its peer has joined, `caps.member`. Memory freed by closed connections is handed
+// back to the system (malloc_trim) at most once per kTrimInterval: glibc keeps freed heap memory
+// otherwise, and a flood of connections that came and went would leave the RSS at its peak.
 // Threads: everything on the io_context's thread.
 
 #include <boost/asio/io_context.hpp>
@@ -22,12 +27,19 @@
 
 namespace loco::tracker {
 
+struct BufferCaps {
+  std::uint64_t joining = std::uint64_t{64} << 10;
+  std::uint64_t member = std::uint64_t{16} << 10;
+};
+
 class TrackerService {
  public:
+  static constexpr Duration kTrimInterval = std::chrono::seconds(1);
+
   // `state_file` (empty: not saved) receives the core's snapshot on every state_changed event.
   TrackerService(boost::asio::io_context& io, const boost::asio::ip::tcp::endpoint& endpoint,
                  net::BundleListenerConfig listener, std::unique_ptr<proto::TrackerCore> core,
-                 std::filesystem::path state_file);
+                 std::filesystem::path state_file, BufferCaps caps = {});
 
   void start();
   // Stops accepting and closes every peer's connection (after its queued messages); `on_idle`
@@ -52,12 +64,18 @@ class TrackerService {
   void drive();
   void log(const proto::TrackerEvent& event) const;
   void save();
+  // Narrows or widens what `key`'s connection may make us hold (BufferCaps).
+  void limit(const proto::PeerKey& key, std::uint64_t cap);
+  void trim_soon();
 
   boost::asio::io_context& io_;
   std::unique_ptr<proto::TrackerCore> core_;
   std::shared_ptr<net::BundleListener> listener_;
   boost::asio::steady_timer timer_;
+  boost::asio::steady_timer trim_timer_;
+  bool trim_armed_ = false;
   std::filesystem::path state_file_;
+  BufferCaps caps_;
   std::map<proto::PeerKey, Peer> peers_;
   bool stopping_ = false;
   std::function<void()> on_idle_;

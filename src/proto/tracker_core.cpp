@@ -83,6 +83,14 @@ void TrackerCore::dispatch(TimePoint now, const PeerKey& from, MessageType type,
     case MessageType::state_report:
       handle_state_report(now, from, decode<StateReport>(body));
       break;
+    case MessageType::view_request:
+      (void)decode<ViewRequest>(body);
+      // The full view the next delta builds on; a newcomer not yet sent one gets it with the
+      // next broadcast anyway.
+      if (broadcast_.epoch != 0 && !newcomers_.contains(from))
+        transmits_.push_back(
+            Transmit{.to = from, .type = MessageType::view, .body = broadcast_body()});
+      break;
     case MessageType::misbehaviour_report: {
       const auto report = decode<MisbehaviourReport>(body);
       ++counters_.misbehaviours;
@@ -124,7 +132,9 @@ TimePoint TrackerCore::poll_timeout() const {
   if (attempt_) next = std::min(next, attempt_->deadline);
   if (view_dirty_) next = std::min(next, view_sent_at_ + config_.view_interval);
   if (!members_.empty() && !someone_in_sync()) next = std::min(next, reconcile_after_);
-  if (!attempt_) next = std::min({next, formation_deadline(), release_time(quorum_input())});
+  // Nobody ready: no group forms and nobody is let go (and the quorum's input costs O(members)).
+  if (!attempt_ && !ready_.empty())
+    next = std::min({next, formation_deadline(), release_time(quorum_input())});
   return next;
 }
 

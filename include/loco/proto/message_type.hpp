@@ -23,6 +23,7 @@ enum class MessageType : std::uint16_t {
   round_failed = 0x0106,
   state_report = 0x0107,
   misbehaviour_report = 0x0108,
+  view_request = 0x0109,  // a member that cannot apply a view delta asks for the full view
   // tracker -> peer
   join_reply = 0x0181,
   heartbeat_ack = 0x0182,
@@ -31,6 +32,7 @@ enum class MessageType : std::uint16_t {
   commit = 0x0185,
   abort_round = 0x0186,
   resync = 0x0187,
+  view_delta = 0x0188,  // the change from one broadcast view to the next
   // peer <-> peer
   ring_chunk = 0x0201,
   state_request = 0x0301,
