@@ -9,8 +9,9 @@
 //     with every peer connected.
 // Prints progress to stderr and, as its last line:
 //   tracker-load: core_events_per_s=... server_heartbeats_per_s=... server_p99_ms=... rss_mb=...
-// Options: --core-peers N --server-peers N --measure-s S
-// The tracker is started from this program's folder with configs/tiny.toml as its run config.
+// Options: --core-peers N --server-peers N --measure-s S --tracker PATH (another loco-tracker
+// binary, e.g. an older build to compare with; default: the one next to this program).
+// The tracker runs with configs/tiny.toml as its run config.
 
 #include <sys/resource.h>
 
@@ -25,7 +26,6 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -48,6 +48,7 @@ struct Options {
   std::size_t core_peers = 10'000;
   std::size_t server_peers = 1'000;
   int measure_s = 20;
+  std::string tracker;  // "": next to this program
 };
 
 Options parse(int argc, char** argv) {
@@ -55,7 +56,9 @@ Options parse(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const auto value = std::strtoull(argv[i + 1], nullptr, 10);
-    if (flag == "--core-peers") {
+    if (flag == "--tracker") {
+      o.tracker = argv[i + 1];
+    } else if (flag == "--core-peers") {
       o.core_peers = value;
     } else if (flag == "--server-peers") {
       o.server_peers = value;
@@ -207,6 +210,9 @@ class Client {
         });
   }
 
+  std::vector<double>* rtts_ms = nullptr;  // where acks' delays go while measuring
+
+ private:
   // Heartbeats from now on, the first after `phase`.
   void start_heartbeats(Duration phase) {
     timer_.expires_after(phase);
@@ -218,15 +224,16 @@ class Client {
     });
   }
 
-  std::vector<double>* rtts_ms = nullptr;  // where acks' delays go while measuring
-
- private:
   void on_piece(const net::BundleChunk& piece) {
     auto whole = assembler_.add(piece);
     if (!whole) return;
     const auto type = static_cast<proto::MessageType>(whole->type);
     if (type == proto::MessageType::join_reply) {
-      settle(proto::decode<proto::JoinReply>(whole->bytes).accepted);
+      const bool accepted = proto::decode<proto::JoinReply>(whole->bytes).accepted;
+      // Heartbeats from the join on (or the tracker evicts the early joiners while the others
+      // join), each client at its own phase of the 2 s period.
+      if (accepted) start_heartbeats(milliseconds(index_ * 7919 % 2000));
+      settle(accepted);
     } else if (type == proto::MessageType::heartbeat_ack && !sent_.empty()) {
       const double ms =
           std::chrono::duration<double, std::milli>(Clock::now() - sent_.front()).count();
@@ -253,19 +260,18 @@ class Client {
   bool settled_ = false;
 };
 
-ServerFigures server_figures(std::size_t peers, int measure_s, const char* argv0) {
+ServerFigures server_figures(std::size_t peers, int measure_s, const std::string& program) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("loco-tracker-load-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   secure::write_key_file(dir / "tracker.key", secure::KeyPair::generate(), false);
   const std::string config = std::string(LOCO_SOURCE_DIR) + "/configs/tiny.toml";
-  const auto bin = std::filesystem::canonical(argv0).parent_path();
   test::ChildProcess tracker(
-      {(bin / "loco-tracker").string(), "--tracker.key", (dir / "tracker.key").string(),
-       "--tracker.listen", "127.0.0.1:0", "--tracker.state-file", "", "--tracker.http", "",
-       "--run.id", "bench", "--run.config", config, "--admission.policy", "open",
-       "--run.shard-count", std::to_string(std::max<std::size_t>(peers, 64)),
-       "--tracker.max-connections-per-address", std::to_string(peers + 16)},
+      {program, "--tracker.key", (dir / "tracker.key").string(), "--tracker.listen", "127.0.0.1:0",
+       "--tracker.state-file", "", "--tracker.http", "", "--run.id", "bench", "--run.config",
+       config, "--admission.policy", "open", "--run.shard-count",
+       std::to_string(std::max<std::size_t>(peers, 64)), "--tracker.max-connections-per-address",
+       std::to_string(peers + 16)},
       dir / "tracker.log");
   const std::string line = tracker.read_line();  // "listening on HOST:PORT as KEY"
   const auto as = line.find(" as ");
@@ -304,10 +310,7 @@ ServerFigures server_figures(std::size_t peers, int measure_s, const char* argv0
                joined, peers, seconds_since(start), status_kib(tracker.pid(), "VmRSS") / 1024.0,
                status_kib(tracker.pid(), "VmHWM") / 1024.0);
 
-  // Heartbeats at random phases; measured after one period of settling.
-  std::mt19937_64 rng(1);
-  for (auto& c : clients)
-    c->start_heartbeats(milliseconds(std::uniform_int_distribution<int>(0, 1999)(rng)));
+  // Measured after one period of settling.
   std::vector<double> rtts;
   boost::asio::steady_timer phase(io);
   phase.expires_after(std::chrono::seconds(2));
@@ -346,7 +349,11 @@ int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
   raise_descriptor_limit();
   const double core = core_events_per_s(o.core_peers);
-  const ServerFigures server = server_figures(o.server_peers, o.measure_s, argv[0]);
+  const std::string tracker =
+      !o.tracker.empty()
+          ? o.tracker
+          : (std::filesystem::canonical(argv[0]).parent_path() / "loco-tracker").string();
+  const ServerFigures server = server_figures(o.server_peers, o.measure_s, tracker);
   std::printf(
       "tracker-load: core_events_per_s=%.0f server_heartbeats_per_s=%.1f server_p99_ms=%.2f "
       "rss_mb=%.1f\n",
