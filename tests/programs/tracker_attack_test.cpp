@@ -86,5 +86,26 @@ TEST_F(TrackerUnderAttack, AChunkThatShrinksItsMessageIsRefused) {
   EXPECT_NE(log().find("changed a message's size or type mid-message"), std::string::npos) << log();
 }
 
+TEST(TrackerFull, APeerIsToldTheTrackerIsFull) {
+  // A full tracker used to appear to the peer as "Connection reset by peer".
+  test::TempDir dir;
+  secure::write_key_file(dir / "peer.key", secure::KeyPair::generate(), false);
+  test::TrackerProcess tracker(dir.path(), "run-f", {"--tracker.max-connections", "1"});
+  ASSERT_TRUE(tracker.started()) << tracker.log();
+  asio::io_context io;
+  test::TrackerAttacker holder(io, "127.0.0.1", tracker.port(), "run-f");  // the one place
+  const std::string output = (dir / "check.out").string();
+  const std::string command = program("loco-peer") + " check-tracker --peer.key " +
+                              (dir / "peer.key").string() +
+                              " --run.id run-f --tracker.address 127.0.0.1:" + tracker.port() +
+                              " --tracker.public-key " + tracker.public_key() + " > " + output +
+                              " 2>&1";
+  EXPECT_NE(std::system(command.c_str()), 0);
+  const std::string said = test::read_text(output);
+  EXPECT_NE(said.find("refused the connection: it is full (already 1 streams admitted)"),
+            std::string::npos)
+      << said;
+}
+
 }  // namespace
 }  // namespace loco
