@@ -95,11 +95,10 @@ TEST(TrackerFull, APeerIsToldTheTrackerIsFull) {
   asio::io_context io;
   test::TrackerAttacker holder(io, "127.0.0.1", tracker.port(), "run-f");  // the one place
   const std::string output = (dir / "check.out").string();
-  const std::string command = program("loco-peer") + " check-tracker --peer.key " +
-                              (dir / "peer.key").string() +
-                              " --run.id run-f --tracker.address 127.0.0.1:" + tracker.port() +
-                              " --tracker.public-key " + tracker.public_key() + " > " + output +
-                              " 2>&1";
+  const std::string command =
+      program("loco-peer") + " check-tracker --peer.key " + (dir / "peer.key").string() +
+      " --run.id run-f --tracker.address 127.0.0.1:" + tracker.port() + " --tracker.public-key " +
+      tracker.public_key() + " > " + output + " 2>&1";
   EXPECT_NE(std::system(command.c_str()), 0);
   const std::string said = test::read_text(output);
   EXPECT_NE(said.find("refused the connection: it is full (already 1 streams admitted)"),
