@@ -57,8 +57,12 @@ TEST(TrackerMemory, HoldsWhatArrivedNotWhatWasAnnouncedAndGivesItBack) {
   raise_descriptor_limit();
   test::TempDir dir;
   secure::write_key_file(dir / "peer.key", secure::KeyPair::generate(), false);
-  test::TrackerProcess tracker(dir.path(), "run-m",
-                               {"--tracker.max-connections-per-address", "1000"});
+  // Every attacker comes from 127.0.0.1, and all of them are set up at once.
+  const std::string room = std::to_string(2 * kAttackers);
+  test::TrackerProcess tracker(
+      dir.path(), "run-m",
+      {"--tracker.max-connections-per-address", room, "--tracker.max-per-address", room,
+       "--tracker.max-waiting", room, "--tracker.max-handshakes", room});
   ASSERT_TRUE(tracker.started()) << tracker.log();
   const pid_t pid = tracker.process().pid();
   const std::size_t baseline = rss_kib(pid);
@@ -70,8 +74,10 @@ TEST(TrackerMemory, HoldsWhatArrivedNotWhatWasAnnouncedAndGivesItBack) {
   std::vector<std::unique_ptr<test::TrackerAttacker>> attackers;
   const Bytes piece(kSentBytes / 2, std::byte{0x41});
   const std::uint64_t announced = 64 * kKiB;
-  for (std::size_t i = 0; i < kAttackers; ++i) {
-    auto a = std::make_unique<test::TrackerAttacker>(io, "127.0.0.1", tracker.port(), "run-m");
+  for (std::size_t i = 0; i < kAttackers; ++i)
+    attackers.push_back(test::TrackerAttacker::start(io, "127.0.0.1", tracker.port(), "run-m"));
+  for (auto& a : attackers) a->finish();
+  for (auto& a : attackers) {
     Bytes first = piece;
     const auto header = net::encode_stripe_header(announced - net::kStripeHeaderBytes);
     std::copy(header.begin(), header.end(), first.begin());
@@ -80,7 +86,6 @@ TEST(TrackerMemory, HoldsWhatArrivedNotWhatWasAnnouncedAndGivesItBack) {
     Bytes big_frame = a->peer().data(kJoin, announced, kSentBytes, Bytes(60 * kKiB));
     big_frame.resize(secure::kFrameHeaderBytes + 100);
     a->send(big_frame);
-    attackers.push_back(std::move(a));
   }
   // An honest peer is served meanwhile; its handshake and join take several rounds of the
   // tracker's event loop, each of which reads every attacker socket that has bytes waiting.

@@ -9,6 +9,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,11 +23,22 @@ class TrackerAttacker {
  public:
   using Bytes = std::vector<std::byte>;
 
+  // Connected and admitted on return.
   TrackerAttacker(boost::asio::io_context& io, const std::string& host, const std::string& port,
                   const std::string& run_id)
-      : peer_(key_, run_id), socket_(io) {
-    boost::asio::connect(socket_, boost::asio::ip::tcp::resolver(io).resolve(host, port));
-    send(peer_.take());
+      : TrackerAttacker(io, host, port, run_id, false) {
+    finish();
+  }
+
+  // Connected, its first handshake message sent: finish() completes the handshake and the hello.
+  // Many attackers set up in two passes wait for the tracker's round trips together.
+  static std::unique_ptr<TrackerAttacker> start(boost::asio::io_context& io,
+                                                const std::string& host, const std::string& port,
+                                                const std::string& run_id) {
+    return std::unique_ptr<TrackerAttacker>(new TrackerAttacker(io, host, port, run_id, false));
+  }
+
+  void finish() {
     Bytes reply(secure::Handshake::kMessage2Bytes);
     boost::asio::read(socket_, boost::asio::buffer(reply));
     peer_.give(reply);
@@ -68,6 +80,13 @@ class TrackerAttacker {
   }
 
  private:
+  TrackerAttacker(boost::asio::io_context& io, const std::string& host, const std::string& port,
+                  const std::string& run_id, bool /*started*/)
+      : peer_(key_, run_id), socket_(io) {
+    boost::asio::connect(socket_, boost::asio::ip::tcp::resolver(io).resolve(host, port));
+    send(peer_.take());
+  }
+
   secure::KeyPair key_ = secure::KeyPair::generate();
   RawPeer peer_;
   boost::asio::ip::tcp::socket socket_;
