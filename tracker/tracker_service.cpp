@@ -159,8 +159,8 @@ void TrackerService::drive() {
   while (auto event = core_->poll_event()) {
     if (event->kind == proto::TrackerEvent::Kind::state_changed) save();
     if (event->disconnect && event->peer) to_close.push_back(*event->peer);
+    // A member's connection may hold less (a member leaves or is evicted with its connection).
     if (event->kind == proto::TrackerEvent::Kind::joined) limit(*event->peer, caps_.member);
-    if (event->kind == proto::TrackerEvent::Kind::left) limit(*event->peer, caps_.joining);
     log(*event);
   }
   while (auto transmit = core_->poll_transmit()) {
