@@ -54,6 +54,11 @@ void raise_descriptor_limit() {
 }
 
 TEST(TrackerMemory, HoldsWhatArrivedNotWhatWasAnnouncedAndGivesItBack) {
+#if defined(__SANITIZE_ADDRESS__)
+  // The tracker of this build is instrumented too: its resident size is mostly ASan's shadow
+  // memory and its quarantine of freed blocks, not what the tracker holds.
+  GTEST_SKIP() << "resident memory is not the tracker's own under AddressSanitizer";
+#endif
   raise_descriptor_limit();
   test::TempDir dir;
   secure::write_key_file(dir / "peer.key", secure::KeyPair::generate(), false);
