@@ -10,6 +10,7 @@
 
 #include "loco/core/error.hpp"
 #include "loco/net/host_port.hpp"
+#include "loco/net/stripe_layout.hpp"
 #include "loco/secure/identity.hpp"
 #include "status_http.hpp"
 #include "tracker_service.hpp"
@@ -56,11 +57,19 @@ int serve(const TrackerOptions& options) {
 
     boost::asio::io_context io;
     const auto start = from_steady(std::chrono::steady_clock::now());
+    // What an admitted connection may send before its peer joined (TrackerService narrows it
+    // once the peer has joined): a frame carries at most one whole message and its stripe header.
+    const std::uint64_t joining_frame = options.max_buffer_joining + net::kStripeHeaderBytes;
     net::BundleListenerConfig listener{
-        .setup = net::ChannelSetup{.identity = &key,
-                                   .config = secure::ChannelConfig{.run_id = options.run_id},
-                                   .accept = [](const secure::PublicKey&) { return true; },
-                                   .peer_label = {}},
+        .setup =
+            net::ChannelSetup{
+                .identity = &key,
+                .config = secure::ChannelConfig{.run_id = options.run_id,
+                                                .max_message_bytes = joining_frame,
+                                                .max_frame_bytes =
+                                                    static_cast<std::uint32_t>(joining_frame)},
+                .accept = [](const secure::PublicKey&) { return true; },
+                .peer_label = {}},
         .limits = limits,
         .max_streams = 1,
         .link = nullptr,
@@ -73,7 +82,8 @@ int serve(const TrackerOptions& options) {
     TrackerService service(
         io, net::resolve(io, address), std::move(listener),
         std::make_unique<proto::TrackerCore>(config, key, std::move(restored), start),
-        options.state_file, std::move(custody));
+        options.state_file, std::move(custody),
+        BufferCaps{.joining = options.max_buffer_joining, .member = options.max_buffer_member});
     service.start();
     std::shared_ptr<StatusHttpServer> http;
     if (!options.http.empty()) {

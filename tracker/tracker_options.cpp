@@ -75,6 +75,14 @@ void add_tracker_options(CLI::App& app, TrackerOptions& o) {
           "Connections from one address (an IPv6 /64) in their handshake or waiting");
   add_cap("--tracker.max-connections-per-address", o.max_connections_per_address,
           "Admitted connections from one address (an IPv6 /64)");
+  app.add_option("--tracker.max-buffer-joining", o.max_buffer_joining,
+                 "Bytes a connection may make the tracker hold before its peer joined")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{64} << 10, std::uint64_t{16} << 20));
+  app.add_option("--tracker.max-buffer-member", o.max_buffer_member,
+                 "Bytes a member's connection may make the tracker hold")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{4} << 10, std::uint64_t{16} << 20));
   app.add_option("--tracker.handshake-timeout", o.handshake_timeout,
                  "A connection whose handshake is not done this long after accept is closed")
       ->capture_default_str();
@@ -199,7 +207,8 @@ net::ListenerLimits to_listener_limits(const TrackerOptions& o) {
       .max_pending_per_source = o.max_per_address,
       .max_admitted_per_source = o.max_connections_per_address,
       .handshake_timeout = duration(o.handshake_timeout, "--tracker.handshake-timeout"),
-      .bundle_timeout = duration(o.bundle_timeout, "--tracker.bundle-timeout")};
+      .bundle_timeout = duration(o.bundle_timeout, "--tracker.bundle-timeout"),
+      .max_buffered_bytes = o.max_buffer_joining};
   if (limits.handshake_timeout > limits.bundle_timeout)
     throw Error(ErrorCategory::config,
                 "--tracker.handshake-timeout must not be longer than --tracker.bundle-timeout, "

@@ -38,6 +38,10 @@ struct TrackerOptions {
   std::string custody_max_state = "64MiB";  // a larger state is not pulled
   std::string custody_max_bytes = "1GiB";   // disk budget of the copies
   std::string custody_bandwidth = "unlimited";
+  // Bytes one admitted connection may make the tracker hold for its partial messages (and the
+  // largest frame it may send), before its peer has joined (a join request) and after.
+  std::uint64_t max_buffer_joining = net::ListenerLimits::tracker_defaults().max_buffered_bytes;
+  std::uint64_t max_buffer_member = std::uint64_t{16} << 10;
   // [run]: the training run it coordinates
   std::string run_id;
   std::string run_config;  // the loco-train config every peer of the run trains with

@@ -3,8 +3,13 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include "loco/checkpoint/atomic_file.hpp"
 #include "loco/core/error.hpp"
+#include "loco/net/stripe_layout.hpp"
 #include "loco/proto/message_type.hpp"
 
 namespace loco::tracker {
@@ -28,12 +33,14 @@ TrackerService::TrackerService(boost::asio::io_context& io,
                                net::BundleListenerConfig listener,
                                std::unique_ptr<proto::TrackerCore> core,
                                std::filesystem::path state_file,
-                               std::unique_ptr<CustodyStore> custody)
+                               std::unique_ptr<CustodyStore> custody, BufferCaps caps)
     : io_(io),
       core_(std::move(core)),
       timer_(io),
+      trim_timer_(io),
       state_file_(std::move(state_file)),
-      custody_(std::move(custody)) {
+      custody_(std::move(custody)),
+      caps_(caps) {
   core_->set_wall_clock(
       std::chrono::duration_cast<std::chrono::milliseconds>(
           std::chrono::system_clock::now().time_since_epoch())
@@ -59,6 +66,7 @@ void TrackerService::stop(std::function<void()> on_idle) {
   on_idle_ = std::move(on_idle);
   listener_->stop();
   timer_.cancel();
+  trim_timer_.cancel();
   for (auto& [key, peer] : peers_) peer.bundle->close();
   if (peers_.empty()) on_idle_();
 }
@@ -94,8 +102,51 @@ void TrackerService::on_ready(const std::shared_ptr<net::StreamBundle>& bundle) 
     peers_.erase(it);
     old->close();  // no longer current: its end is not a disconnect
   }
-  peers_.emplace(key,
-                 Peer{.bundle = bundle, .assembler = net::MessageAssembler(peer_message_limit)});
+  relaying_.erase(key);
+  peers_.emplace(key, Peer{.bundle = bundle,
+                           .assembler = net::MessageAssembler(peer_message_limit, caps_.joining)});
+  limit(key, caps_.joining);
+}
+
+void TrackerService::limit(const proto::PeerKey& key, std::uint64_t cap) {
+  const auto it = peers_.find(key);
+  if (it == peers_.end()) return;
+  it->second.assembler.set_max_buffered(cap);
+  // One stream: a frame carries at most a whole message and its stripe header.
+  const std::uint64_t frame = cap + net::kStripeHeaderBytes;
+  it->second.bundle->limit_incoming(static_cast<std::uint32_t>(frame), frame);
+}
+
+// A custody pull or serve exchanges state chunks on the tracker link: the peer's connection may
+// hold a whole chunk while the exchange lasts (kRelayHold after the tracker's last relay to it).
+void TrackerService::widen_for_relay(const proto::PeerKey& key) {
+  const auto [it, first] = relaying_.insert_or_assign(key, now() + kRelayHold);
+  if (first) limit(key, std::max(caps_.member, *peer_message_limit(static_cast<std::uint16_t>(
+                                                   proto::MessageType::state_to_tracker))));
+}
+
+void TrackerService::narrow_finished_relays() {
+  const TimePoint t = now();
+  for (auto it = relaying_.begin(); it != relaying_.end();) {
+    if (it->second > t) {
+      ++it;
+      continue;
+    }
+    limit(it->first, caps_.member);
+    it = relaying_.erase(it);
+  }
+}
+
+void TrackerService::trim_soon() {
+#if defined(__GLIBC__)
+  if (trim_armed_) return;
+  trim_armed_ = true;
+  trim_timer_.expires_after(kTrimInterval);
+  trim_timer_.async_wait([this](const boost::system::error_code& error) {
+    trim_armed_ = false;
+    if (!error) ::malloc_trim(0);
+  });
+#endif
 }
 
 void TrackerService::on_piece(const std::shared_ptr<net::StreamBundle>& bundle,
@@ -111,6 +162,7 @@ void TrackerService::on_piece(const std::shared_ptr<net::StreamBundle>& bundle,
 
 void TrackerService::on_closed(const std::shared_ptr<net::StreamBundle>& bundle,
                                const Error* error) {
+  trim_soon();
   if (!is_current(bundle)) return;
   const proto::PeerKey key = bundle->peer_identity();
   peers_.erase(key);
@@ -134,13 +186,17 @@ void TrackerService::drive() {
   while (auto event = core_->poll_event()) {
     if (event->kind == proto::TrackerEvent::Kind::state_changed) save();
     if (event->disconnect && event->peer) to_close.push_back(*event->peer);
+    // A member's connection may hold less (a member leaves or is evicted with its connection).
+    if (event->kind == proto::TrackerEvent::Kind::joined) limit(*event->peer, caps_.member);
     log(*event);
   }
   while (auto copy = core_->poll_custody()) keep_custody(std::move(*copy));
+  narrow_finished_relays();
   while (auto transmit = core_->poll_transmit()) {
     const auto it = peers_.find(transmit->to);
     if (it == peers_.end()) continue;  // gone meanwhile
-    auto body = std::make_shared<std::vector<std::byte>>(std::move(transmit->body));
+    if (transmit->type == proto::MessageType::state_to_peer) widen_for_relay(transmit->to);
+    const auto& body = transmit->body;  // shared by every recipient of a broadcast
     it->second.bundle->send(static_cast<std::uint16_t>(transmit->type), *body,
                             [body] {});  // the bytes live until sent
   }

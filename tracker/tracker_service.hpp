@@ -7,6 +7,11 @@
 //
 // One connection per identity: a peer that connects again replaces its old connection, and the
 // core hears of a disconnect only when a peer's current connection ends.
+// Memory by state: an admitted connection whose peer has not joined may make the tracker hold
+// `caps.joining` bytes of partial messages, and send frames of at most that (plus the stripe
+// header); once its peer has joined, `caps.member`. Memory freed by closed connections is handed
+// back to the system (malloc_trim) at most once per kTrimInterval: glibc keeps freed heap memory
+// otherwise, and a flood of connections that came and went would leave the RSS at its peak.
 // Threads: everything on the io_context's thread.
 
 #include <boost/asio/io_context.hpp>
@@ -23,13 +28,22 @@
 
 namespace loco::tracker {
 
+struct BufferCaps {
+  std::uint64_t joining = std::uint64_t{64} << 10;
+  std::uint64_t member = std::uint64_t{16} << 10;
+};
+
 class TrackerService {
  public:
+  static constexpr Duration kTrimInterval = std::chrono::seconds(1);
+  static constexpr Duration kRelayHold = std::chrono::seconds(30);
+
   // `state_file` (empty: not saved) receives the core's snapshot on every state_changed event;
   // `custody` (null: custody copies kept in memory only) stores the copies the core pulls.
   TrackerService(boost::asio::io_context& io, const boost::asio::ip::tcp::endpoint& endpoint,
                  net::BundleListenerConfig listener, std::unique_ptr<proto::TrackerCore> core,
-                 std::filesystem::path state_file, std::unique_ptr<CustodyStore> custody);
+                 std::filesystem::path state_file, std::unique_ptr<CustodyStore> custody,
+                 BufferCaps caps = {});
 
   void start();
   // Stops accepting and closes every peer's connection (after its queued messages); `on_idle`
@@ -56,13 +70,22 @@ class TrackerService {
   void save();
   // Stores a copy the core pulled and hands it back to the core to serve.
   void keep_custody(proto::CustodyCopy copy);
+  // Narrows or widens what `key`'s connection may make us hold (BufferCaps).
+  void limit(const proto::PeerKey& key, std::uint64_t cap);
+  void widen_for_relay(const proto::PeerKey& key);
+  void narrow_finished_relays();
+  void trim_soon();
 
   boost::asio::io_context& io_;
   std::unique_ptr<proto::TrackerCore> core_;
   std::shared_ptr<net::BundleListener> listener_;
   boost::asio::steady_timer timer_;
+  boost::asio::steady_timer trim_timer_;
+  bool trim_armed_ = false;
   std::filesystem::path state_file_;
   std::unique_ptr<CustodyStore> custody_;
+  BufferCaps caps_;
+  std::map<proto::PeerKey, TimePoint> relaying_;  // peers in a custody exchange, until when
   std::map<proto::PeerKey, Peer> peers_;
   bool stopping_ = false;
   std::function<void()> on_idle_;

@@ -58,9 +58,11 @@ void BundleListener::stop() {
   boost::system::error_code ignored;
   acceptor_.close(ignored);
   backoff_timer_.cancel();
-  for (auto& [id, stream] : pending_) stream.connection->close();
+  // Taken out first: a stream still in its handshake ends at once and calls back into us.
+  const auto pending = std::move(pending_);
   pending_.clear();
   groups_.clear();
+  for (const auto& [id, stream] : pending) stream.connection->close_without_waiting();
   refusal_timer_.cancel();
   for (const std::string& line : refusals_.flush(now())) spdlog::warn("{}", line);
 }
@@ -111,10 +113,17 @@ void BundleListener::on_accepted(tcp::socket socket) {
             if (auto self = weak.lock()) self->on_hello(id, chunk);
           },
       .on_closed =
-          [weak, id, slot](const Error*) {
+          [weak, id, slot](const Error* error) {
             slot->release();  // the connection has ended: its place is free
-            if (auto self = weak.lock(); self && self->pending_.contains(id))
-              self->close_group_of(id);
+            auto self = weak.lock();
+            if (!self || !self->pending_.contains(id)) return;  // not a failure: we closed it
+            if (error != nullptr)
+              self->note_refusal(
+                  slot->source(),
+                  fmt::format("failed before its bundle ({})", to_string(error->category())),
+                  fmt::format("closing a stream before its bundle was complete: {} [{}]",
+                              error->what(), to_string(error->category())));
+            self->close_group_of(id);
           },
   };
   const ChannelSetup& setup = config_.setup;
@@ -127,6 +136,10 @@ void BundleListener::on_accepted(tcp::socket socket) {
   stream.connection =
       Connection::create(std::move(socket), std::move(channel), route_handlers(route),
                          config_.link ? config_.link->make_pacer(id) : nullptr);
+  // Until its bundle is complete a stream may send only its hello: nothing larger is buffered.
+  // Its failures (a flood of bad handshakes) are summarised with the refusals, not logged each.
+  stream.connection->limit_incoming(kStreamHelloBytes, kStreamHelloBytes);
+  stream.connection->set_quiet(true);
   stream.deadline = std::make_unique<boost::asio::steady_timer>(acceptor_.get_executor());
   stream.deadline->expires_after(config_.limits.bundle_timeout);
   stream.deadline->async_wait([weak, id](const boost::system::error_code& error) {
@@ -152,7 +165,7 @@ void BundleListener::on_established(StreamId id) {
     note_refusal(slot.source(), "over a cap after the handshake",
                  fmt::format("refusing a stream from {}: already {}",
                              found->second.connection->peer_name(), *cap));
-    close_group_of(id);
+    close_group_of(id, fmt::format("it is full (already {})", *cap));
     return;
   }
   slot.move_to(StreamPhase::waiting);
@@ -233,7 +246,7 @@ void BundleListener::flush_refusals() {
   for (const std::string& line : refusals_.take_summary(now())) spdlog::warn("{}", line);
 }
 
-void BundleListener::close_group_of(StreamId id) {
+void BundleListener::close_group_of(StreamId id, const std::optional<std::string>& tell) {
   const auto found = pending_.find(id);
   if (found == pending_.end()) return;
   std::vector<StreamId> members{id};
@@ -248,8 +261,12 @@ void BundleListener::close_group_of(StreamId id) {
     const auto it = pending_.find(member);
     if (it == pending_.end()) continue;
     const std::shared_ptr<Connection> connection = it->second.connection;
-    pending_.erase(it);  // first: close() may end the connection and call back into us
-    connection->close();
+    pending_.erase(it);  // first: closing may end the connection and call back into us
+    if (tell && connection->established()) {
+      auto record = std::make_shared<std::vector<std::byte>>(encode_stream_refusal(*tell));
+      connection->send(kStreamRefusalType, *record, [record] {});
+    }
+    connection->close_without_waiting();  // its place is free once our close frame is out
   }
 }
 
@@ -262,7 +279,7 @@ void BundleListener::adopt(const GroupKey& key) {
     note_refusal(sources.front(), "over a cap at admission",
                  fmt::format("refusing the bundle of {}: already {}",
                              pending_.at(first).connection->peer_name(), *cap));
-    close_group_of(first);
+    close_group_of(first, fmt::format("it is full (already {})", *cap));
     return;
   }
   const PendingGroup group = std::move(found->second);
@@ -272,6 +289,9 @@ void BundleListener::adopt(const GroupKey& key) {
   std::vector<std::shared_ptr<StreamSlot>> slots;
   for (const StreamId id : group.slots) {
     auto node = pending_.extract(id);  // its deadline timer is cancelled with it
+    node.mapped().connection->limit_incoming(config_.setup.config.max_frame_bytes,
+                                             config_.setup.config.max_message_bytes);
+    node.mapped().connection->set_quiet(false);  // from here on its bundle's failure is logged
     connections.push_back(std::move(node.mapped().connection));
     routes.push_back(std::move(node.mapped().route));
     node.mapped().slot->move_to(StreamPhase::admitted);

@@ -184,6 +184,17 @@ void Connection::close() {
   pump_writes();
 }
 
+void Connection::close_without_waiting() {
+  if (ended_) return;
+  wait_for_peer_close_ = false;
+  if (!channel_->established()) {
+    end(nullptr);  // nothing authenticated to say yet
+    return;
+  }
+  close();
+  maybe_finish();  // the close frame may already be written
+}
+
 void Connection::pump_writes() {
   if (ended_) return;
   // Start the next write before encrypting more: the socket drains while the cipher runs.
@@ -314,8 +325,8 @@ void Connection::arm_deadline() {
 }
 
 void Connection::maybe_finish() {
-  if (!close_queued_ || channel_->pending_transmit_bytes() > 0 || writing_) return;
-  if (peer_closed_) {
+  if (ended_ || !close_queued_ || channel_->pending_transmit_bytes() > 0 || writing_) return;
+  if (peer_closed_ || !wait_for_peer_close_) {
     end(nullptr);
     return;
   }
@@ -325,7 +336,8 @@ void Connection::maybe_finish() {
 
 void Connection::fail(const Error& error) {
   if (ended_) return;
-  spdlog::warn("connection closed: {} [{}]", error.what(), to_string(error.category()));
+  if (!quiet_)
+    spdlog::warn("connection closed: {} [{}]", error.what(), to_string(error.category()));
   end(&error);
 }
 

@@ -12,7 +12,9 @@ ListenerLimits ListenerLimits::tracker_defaults() {
                         .max_pending_per_source = 16,
                         .max_admitted_per_source = 256,
                         .handshake_timeout = std::chrono::seconds(5),
-                        .bundle_timeout = std::chrono::seconds(10)};
+                        .bundle_timeout = std::chrono::seconds(10),
+                        // A join request, the largest message a peer sends the tracker.
+                        .max_buffered_bytes = std::uint64_t{64} << 10};
 }
 
 ListenerLimits ListenerLimits::peer_defaults() {
@@ -23,12 +25,14 @@ ListenerLimits ListenerLimits::peer_defaults() {
                         .max_pending_per_source = 16,
                         .max_admitted_per_source = 256,
                         .handshake_timeout = std::chrono::seconds(5),
-                        .bundle_timeout = std::chrono::seconds(10)};
+                        .bundle_timeout = std::chrono::seconds(10),
+                        // A few ring chunks (17 MiB each) partly received on a bundle's streams.
+                        .max_buffered_bytes = std::uint64_t{64} << 20};
 }
 
 void validate(const ListenerLimits& l) {
   if (l.max_handshakes == 0 || l.max_waiting == 0 || l.max_admitted == 0 ||
-      l.max_pending_per_source == 0 || l.max_admitted_per_source == 0)
+      l.max_pending_per_source == 0 || l.max_admitted_per_source == 0 || l.max_buffered_bytes == 0)
     throw Error(ErrorCategory::config, "a listener limit of 0 would refuse every connection");
   if (l.handshake_timeout <= Duration::zero() || l.bundle_timeout <= Duration::zero())
     throw Error(ErrorCategory::config, "a listener timeout must be positive");

@@ -68,7 +68,9 @@ BundleHandlers PeerMesh::inbound_handlers(const std::shared_ptr<StreamBundle>& b
               old->second.bundle->close();  // the member reconnected
             mesh->inbound_.insert_or_assign(
                 b->peer_identity(),
-                Inbound{.bundle = b, .assembler = MessageAssembler(peer_message_limit)});
+                Inbound{.bundle = b,
+                        .assembler = MessageAssembler(peer_message_limit,
+                                                      mesh->config_.limits.max_buffered_bytes)});
           },
       .on_chunk =
           [self, weak](const BundleChunk& piece) {

@@ -217,6 +217,16 @@ void StreamBundle::on_stream_chunk(std::uint32_t index, const secure::ChannelEve
 
 void StreamBundle::on_welcome(std::uint32_t index, const secure::ChannelEvent& chunk) {
   Stream& stream = streams_[index];
+  if (chunk.message_type == kStreamRefusalType && chunk.offset == 0 && chunk.last_chunk()) {
+    const std::string& name = stream.connection->peer_name();
+    try {
+      fail(Error(ErrorCategory::network, fmt::format("{} refused the connection: {}", name,
+                                                     decode_stream_refusal(chunk.data, name))));
+    } catch (const Error& e) {
+      fail(e);
+    }
+    return;
+  }
   if (chunk.message_type != kStreamHelloType || chunk.offset != 0 || !chunk.last_chunk() ||
       chunk.data.size() != kStreamHelloBytes ||
       !std::equal(chunk.data.begin(), chunk.data.end(), stream.route->hello.begin())) {
@@ -263,6 +273,12 @@ bool StreamBundle::send(std::uint16_t type, std::span<const std::byte> bytes,
     });
   }
   return true;
+}
+
+void StreamBundle::limit_incoming(std::uint32_t max_frame_bytes, std::uint64_t max_message_bytes) {
+  for (Stream& stream : streams_)
+    if (stream.connection != nullptr)
+      stream.connection->limit_incoming(max_frame_bytes, max_message_bytes);
 }
 
 void StreamBundle::close() {

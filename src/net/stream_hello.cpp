@@ -7,6 +7,7 @@
 
 #include "loco/core/byte_io.hpp"
 #include "loco/core/error.hpp"
+#include "loco/core/utf8.hpp"
 
 namespace loco::net {
 namespace {
@@ -56,6 +57,24 @@ StreamHello decode_stream_hello(std::span<const std::byte> bytes, const std::str
   if (hello.index >= hello.count)
     throw fail(fmt::format("stream index {} of {} streams", hello.index, hello.count));
   return hello;
+}
+
+std::vector<std::byte> encode_stream_refusal(std::string_view reason) {
+  reason = reason.substr(0, std::min(reason.size(), kMaxStreamRefusalBytes - 1));
+  std::vector<std::byte> bytes{std::byte{kVersion}};
+  for (const char c : reason) bytes.push_back(static_cast<std::byte>(c));
+  return bytes;
+}
+
+std::string decode_stream_refusal(std::span<const std::byte> bytes, const std::string& peer_name) {
+  if (bytes.empty() || bytes.size() > kMaxStreamRefusalBytes || bytes[0] != std::byte{kVersion})
+    throw Error(ErrorCategory::protocol,
+                fmt::format("{} refused the stream with a malformed record ({} bytes)", peer_name,
+                            bytes.size()));
+  std::string reason(reinterpret_cast<const char*>(bytes.data()) + 1, bytes.size() - 1);
+  for (char& c : reason)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';  // no terminal escapes
+  return replace_invalid_utf8(reason);
 }
 
 void validate_bundle_shape(std::uint32_t streams, std::uint32_t unit_bytes) {

@@ -10,6 +10,8 @@ namespace {
 
 constexpr Duration kFirstBackoff = std::chrono::milliseconds(500);
 constexpr Duration kMaxBackoff = std::chrono::seconds(10);
+// The tracker sends one message at a time on one stream: at most one view (2 MiB) is partial.
+constexpr std::uint64_t kMaxBufferedBytes = std::uint64_t{4} << 20;
 
 TimePoint now() {
   return from_steady(std::chrono::steady_clock::now());
@@ -42,7 +44,7 @@ TrackerLink::TrackerLink(Private, boost::asio::io_context& io,
       setup_(std::move(setup)),
       client_(client),
       on_event_(std::move(on_event)),
-      assembler_(tracker_message_limit),
+      assembler_(tracker_message_limit, kMaxBufferedBytes),
       timer_(io),
       reconnect_(io),
       backoff_(kFirstBackoff) {}
@@ -61,7 +63,7 @@ void TrackerLink::stop() {
 
 void TrackerLink::connect() {
   const std::weak_ptr<TrackerLink> weak = shared_from_this();
-  assembler_ = MessageAssembler(tracker_message_limit);
+  assembler_ = MessageAssembler(tracker_message_limit, kMaxBufferedBytes);
   bundle_ = StreamBundle::connect(io_, tracker_, BundleConfig{}, setup_,
                                   BundleHandlers{
                                       .on_ready =

@@ -27,6 +27,7 @@ constexpr std::array kMessages = {
     // its custody copy from a peer, and serves it (proto/state_relay.hpp).
     MessageInfo{MessageType::state_to_tracker, 1, "state relay to the tracker", kMiB + 2 * kKiB,
                 Route::peer_to_tracker},
+    MessageInfo{MessageType::view_request, 1, "view request", 1 * kKiB, Route::peer_to_tracker},
     MessageInfo{MessageType::join_reply, 1, "join reply", 16 * kKiB, Route::tracker_to_peer},
     MessageInfo{MessageType::heartbeat_ack, 1, "heartbeat ack", 1 * kKiB, Route::tracker_to_peer},
     MessageInfo{MessageType::view, 1, "membership view", 2 * kMiB, Route::tracker_to_peer},
@@ -35,6 +36,9 @@ constexpr std::array kMessages = {
     MessageInfo{MessageType::abort_round, 1, "round abort", 4 * kKiB, Route::tracker_to_peer},
     MessageInfo{MessageType::resync, 1, "resync", 64 * kKiB, Route::tracker_to_peer},
     MessageInfo{MessageType::state_to_peer, 1, "state relay from the tracker", kMiB + 2 * kKiB,
+                Route::tracker_to_peer},
+    // At most every member removed and every member added: twice a full view.
+    MessageInfo{MessageType::view_delta, 1, "membership view delta", 4 * kMiB,
                 Route::tracker_to_peer},
     // A chunk of a ring all-reduce: at most kMaxRingChunkValues values through any codec.
     MessageInfo{MessageType::ring_chunk, 1, "ring chunk", 17 * kMiB, Route::peer_to_peer},

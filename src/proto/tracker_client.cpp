@@ -20,7 +20,8 @@ TrackerClient::TrackerClient(TrackerClientConfig config) : config_(std::move(con
 void TrackerClient::on_connected(TimePoint now) {
   connected_ = true;
   joined_ = false;
-  transmits_.clear();  // anything queued for the old connection is void
+  view_requested_ = false;  // the tracker sends a newcomer the full view
+  transmits_.clear();       // anything queued for the old connection is void
   send(config_.join);
   tracker_deadline_ = now + kJoinReplyTimeout;
   next_heartbeat_ = kNever;
@@ -67,7 +68,20 @@ void TrackerClient::handle(TimePoint now, MessageType type, std::span<const std:
       View v = open_signed_view(body, config_.tracker_key, config_.run_id);
       if (v.epoch <= view_.epoch && !view_.members.empty()) return;  // stale or repeated
       view_ = v;
+      view_digest_ = MembersDigest::of(view_.members);
+      view_requested_ = false;
       emit(ClientEvent::Kind::view).view = std::move(v);
+      return;
+    }
+    case MessageType::view_delta: {
+      const ViewDelta delta = open_signed_view_delta(body, config_.tracker_key, config_.run_id);
+      if (delta.epoch <= view_.epoch && !view_.members.empty()) return;  // stale or repeated
+      if (view_.members.empty() || !apply_view_delta(view_, view_digest_, delta)) {
+        if (!view_requested_) send(ViewRequest{});  // a gap: the full view rebuilds it
+        view_requested_ = true;
+        return;
+      }
+      emit(ClientEvent::Kind::view).view = view_;
       return;
     }
     case MessageType::group: emit(ClientEvent::Kind::group).group = decode<Group>(body); return;

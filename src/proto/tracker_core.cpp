@@ -86,6 +86,14 @@ void TrackerCore::dispatch(TimePoint now, const PeerKey& from, MessageType type,
     case MessageType::state_to_tracker:
       handle_state_relay(now, from, decode_relay(type, body));
       break;
+    case MessageType::view_request:
+      (void)decode<ViewRequest>(body);
+      // The full view the next delta builds on; a newcomer not yet sent one gets it with the
+      // next broadcast anyway.
+      if (broadcast_.epoch != 0 && !newcomers_.contains(from))
+        transmits_.push_back(
+            Transmit{.to = from, .type = MessageType::view, .body = broadcast_body()});
+      break;
     case MessageType::misbehaviour_report: {
       const auto report = decode<MisbehaviourReport>(body);
       ++counters_.misbehaviours;
@@ -130,7 +138,9 @@ TimePoint TrackerCore::poll_timeout() const {
   if (!config_.gossip && !members_.empty() && !state_available())
     next = std::min(next, reconcile_after_);
   next = std::min(next, custody_deadline());
-  if (!attempt_) next = std::min({next, formation_deadline(), release_time(quorum_input())});
+  // Nobody ready: no group forms and nobody is let go (and the quorum's input costs O(members)).
+  if (!attempt_ && !ready_.empty())
+    next = std::min({next, formation_deadline(), release_time(quorum_input())});
   return next;
 }
 

@@ -7,6 +7,7 @@
 
 #include "loco/proto/admission.hpp"
 #include "loco/proto/tracker_core.hpp"
+#include "loco/proto/view_delta.hpp"
 
 namespace loco::proto {
 
@@ -63,10 +64,10 @@ void TrackerCore::handle_join(TimePoint now, const PeerKey& from, const JoinRequ
         fmt::format("{} at {} (shard {}, state of round {})", rejoin ? "joined again" : "joined",
                     request.listen_address, m.member.shard, request.state_round));
   membership_changed(now);
-  // The newcomer needs the view now to reach anyone; the others get it with the next broadcast.
-  transmits_.push_back(Transmit{.to = from,
-                                .type = MessageType::view,
-                                .body = encode_signed_view(view(), identity_, config_.run_id)});
+  // The newcomer gets the full view with the next broadcast: at once (on_message's on_timer)
+  // unless one went out less than view_interval ago, so a burst of joins costs one full view,
+  // not one per join.
+  newcomers_.insert(from);
   if (config_.gossip)
     catch_up_if_behind(now, from);
   else if (!in_sync(m))
@@ -140,11 +141,32 @@ void TrackerCore::membership_changed(TimePoint /*now*/) {
 }
 
 void TrackerCore::flush_view(TimePoint now) {
-  const std::vector<std::byte> body = encode_signed_view(view(), identity_, config_.run_id);
-  for (const auto& [key, m] : members_)
-    transmits_.push_back(Transmit{.to = key, .type = MessageType::view, .body = body});
+  View current = view();
+  // One delta for every member that holds the last broadcast: encoded and signed once.
+  std::shared_ptr<const std::vector<std::byte>> delta;
+  if (broadcast_.epoch != 0) {
+    const MembersDigest digest = MembersDigest::of(current.members);
+    delta = std::make_shared<const std::vector<std::byte>>(encode_signed_view_delta(
+        view_delta(broadcast_, current, digest), identity_, config_.run_id));
+  }
+  broadcast_ = std::move(current);
+  broadcast_full_.reset();
+  for (const auto& [key, m] : members_) {
+    const bool full = delta == nullptr || newcomers_.contains(key);
+    transmits_.push_back(Transmit{.to = key,
+                                  .type = full ? MessageType::view : MessageType::view_delta,
+                                  .body = full ? broadcast_body() : delta});
+  }
+  newcomers_.clear();
   view_dirty_ = false;
   view_sent_at_ = now;
+}
+
+std::shared_ptr<const std::vector<std::byte>> TrackerCore::broadcast_body() {
+  if (broadcast_full_ == nullptr)
+    broadcast_full_ = std::make_shared<const std::vector<std::byte>>(
+        encode_signed_view(broadcast_, identity_, config_.run_id));
+  return broadcast_full_;
 }
 
 View TrackerCore::view() const {

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include "loco/core/assert.hpp"
 #include "loco/core/byte_io.hpp"
 #include "loco/core/error.hpp"
@@ -83,18 +86,19 @@ View view_body(ByteReader& r) {
   return v;
 }
 
-// What the tracker's signature covers: a domain label, the run id, the view's bytes.
-std::vector<std::byte> signed_bytes(std::span<const std::byte> body, std::string_view run_id) {
+// What the tracker's signature covers: a domain label (one per message type), the run id, the
+// message's fields.
+std::vector<std::byte> signed_bytes(std::string_view label, std::span<const std::byte> body,
+                                    std::string_view run_id) {
   ByteWriter w;
-  w.string("loco view v1");
+  w.string(label);
   w.string(run_id);
   w.bytes(body);
   return w.finish();
 }
 
-std::span<const std::uint8_t> as_u8(std::span<const std::byte> bytes) {
-  return {reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()};
-}
+constexpr std::string_view kViewLabel = "loco view v1";
+constexpr std::string_view kViewDeltaLabel = "loco view delta v1";
 
 }  // namespace
 
@@ -423,34 +427,115 @@ MisbehaviourReport decode<MisbehaviourReport>(std::span<const std::byte> body) {
   return m;
 }
 
-std::vector<std::byte> encode_signed_view(const View& view, const secure::KeyPair& tracker,
-                                          std::string_view run_id) {
-  ByteWriter body;
-  view_body(body, view);
-  const std::vector<std::byte> view_bytes = body.finish();
-  const secure::Signature signature = tracker.sign(as_u8(signed_bytes(view_bytes, run_id)));
-  ByteWriter w = start(View::kType);
-  w.bytes(view_bytes);
+namespace {
+
+std::span<const std::uint8_t> as_u8_bytes(std::span<const std::byte> bytes) {
+  return {reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()};
+}
+
+// version ‖ fields ‖ signature over signed_bytes(label, fields, run_id).
+std::vector<std::byte> sign(MessageType type, std::string_view label,
+                            std::span<const std::byte> fields, const secure::KeyPair& tracker,
+                            std::string_view run_id) {
+  const secure::Signature signature =
+      tracker.sign(as_u8_bytes(signed_bytes(label, fields, run_id)));
+  ByteWriter w = start(type);
+  w.bytes(fields);
   w.bytes(signature);
   return w.finish();
 }
 
-View open_signed_view(std::span<const std::byte> body, const secure::PublicKey& tracker,
-                      std::string_view run_id) {
-  ByteReader r = open(body, View::kType);
+// The fields of a signed message, once its signature verifies (Error(crypto) otherwise).
+std::span<const std::byte> open_signed(std::span<const std::byte> body, MessageType type,
+                                       std::string_view label, const secure::PublicKey& tracker,
+                                       std::string_view run_id) {
+  ByteReader r = open(body, type);
   const std::span<const std::byte> rest = r.rest();
   secure::Signature signature{};
   if (rest.size() < signature.size()) r.fail("no room for its signature");
-  const auto view_bytes = rest.first(rest.size() - signature.size());
-  std::memcpy(signature.data(), rest.data() + view_bytes.size(), signature.size());
-  if (!secure::verify(tracker, as_u8(signed_bytes(view_bytes, run_id)), signature))
+  const auto fields = rest.first(rest.size() - signature.size());
+  std::memcpy(signature.data(), rest.data() + fields.size(), signature.size());
+  if (!secure::verify(tracker, as_u8_bytes(signed_bytes(label, fields, run_id)), signature))
     throw Error(ErrorCategory::crypto,
-                "a membership view whose signature does not verify under the pinned tracker key "
-                "for this run: forged, altered, or from another run");
-  ByteReader fields(view_bytes, info(View::kType).name);
+                fmt::format("a {} whose signature does not verify under the pinned tracker key "
+                            "for this run: forged, altered, or from another run",
+                            info(type).name));
+  return fields;
+}
+
+}  // namespace
+
+std::vector<std::byte> encode_signed_view(const View& view, const secure::KeyPair& tracker,
+                                          std::string_view run_id) {
+  ByteWriter body;
+  view_body(body, view);
+  return sign(View::kType, kViewLabel, body.finish(), tracker, run_id);
+}
+
+View open_signed_view(std::span<const std::byte> body, const secure::PublicKey& tracker,
+                      std::string_view run_id) {
+  ByteReader fields(open_signed(body, View::kType, kViewLabel, tracker, run_id),
+                    info(View::kType).name);
   View view = view_body(fields);
   fields.expect_end();
   return view;
+}
+
+std::vector<std::byte> encode_signed_view_delta(const ViewDelta& delta,
+                                                const secure::KeyPair& tracker,
+                                                std::string_view run_id) {
+  LOCO_ASSERT(delta.removed.size() <= kMaxMembers && delta.changed.size() <= kMaxMembers,
+              "a view delta lists at most kMaxMembers each way");
+  ByteWriter w;
+  w.u64(delta.base_epoch);
+  w.u64(delta.epoch);
+  w.u32(static_cast<std::uint32_t>(delta.removed.size()));
+  for (const secure::PublicKey& k : delta.removed) key(w, k);
+  w.u32(static_cast<std::uint32_t>(delta.changed.size()));
+  for (const Member& m : delta.changed) member(w, m);
+  w.bytes(delta.members_digest);
+  return sign(ViewDelta::kType, kViewDeltaLabel, w.finish(), tracker, run_id);
+}
+
+ViewDelta open_signed_view_delta(std::span<const std::byte> body, const secure::PublicKey& tracker,
+                                 std::string_view run_id) {
+  ByteReader r(open_signed(body, ViewDelta::kType, kViewDeltaLabel, tracker, run_id),
+               info(ViewDelta::kType).name);
+  ViewDelta d;
+  d.base_epoch = r.u64();
+  d.epoch = r.u64();
+  if (d.epoch <= d.base_epoch)
+    r.fail(fmt::format("epoch {} not after its base {}", d.epoch, d.base_epoch));
+  const std::size_t removed = r.count(kMaxMembers, kKeyBytes);
+  d.removed.reserve(removed);
+  for (std::size_t i = 0; i < removed; ++i) d.removed.push_back(key(r));
+  const std::size_t changed = r.count(kMaxMembers, kMinMemberBytes);
+  d.changed.reserve(changed);
+  for (std::size_t i = 0; i < changed; ++i) d.changed.push_back(member(r));
+  d.members_digest = digest(r);
+  r.expect_end();
+  // Strictly increasing keys: applying the delta is one merge, and no key comes twice.
+  const auto increasing = [](const auto& keys) {
+    return std::adjacent_find(keys.begin(), keys.end(),
+                              [](const auto& a, const auto& b) { return !(a < b); }) == keys.end();
+  };
+  std::vector<secure::PublicKey> changed_keys;
+  changed_keys.reserve(d.changed.size());
+  for (const Member& m : d.changed) changed_keys.push_back(m.key);
+  if (!increasing(d.removed) || !increasing(changed_keys))
+    r.fail("members not in strictly increasing key order");
+  return d;
+}
+
+std::vector<std::byte> encode(const ViewRequest& m) {
+  return start(m.kType).finish();
+}
+
+template <>
+ViewRequest decode<ViewRequest>(std::span<const std::byte> body) {
+  ByteReader r = open(body, ViewRequest::kType);
+  r.expect_end();
+  return {};
 }
 
 }  // namespace loco::proto

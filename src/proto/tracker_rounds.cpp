@@ -51,7 +51,7 @@ TimePoint TrackerCore::formation_deadline() const {
 }
 
 void TrackerCore::release_if_too_few(TimePoint now) {
-  if (attempt_ || release_time(quorum_input()) > now) return;
+  if (attempt_ || ready_.empty() || release_time(quorum_input()) > now) return;
   const std::string reason =
       fmt::format("{} peer(s) ready, the run needs {}", ready_.size(), config_.min_peers);
   event(TrackerEvent::Kind::round_aborted, std::nullopt,

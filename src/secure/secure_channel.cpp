@@ -18,6 +18,8 @@ SecureChannel::SecureChannel(Role role, const KeyPair& identity, ChannelConfig c
       handshake_(std::make_unique<Handshake>(role, identity, config_.run_id, std::move(accept),
                                              std::move(peer_label), ephemeral_seed)),
       started_(now),
+      in_max_frame_(config_.max_frame_bytes),
+      in_max_message_(config_.max_message_bytes),
       last_receive_(now),
       last_transmit_progress_(now) {
   LOCO_ASSERT(config_.max_frame_bytes > 0, "frames must carry at least one byte");
@@ -34,9 +36,18 @@ std::span<std::byte> SecureChannel::read_buffer() {
   }
   if (phase_ == Phase::header) return std::span(header_bytes_).subspan(in_have_);
   const std::size_t needed = std::max<std::size_t>(in_needed_, 1);  // 1: detects bytes after close
-  const std::size_t end = std::min(needed, in_have_ + kReadStepBytes);
+  // The buffer doubles as bytes come in: a peer that announces a large frame and sends a little
+  // of it holds a little memory, not the frame's size.
+  const std::size_t step = std::clamp(in_have_, kFirstReadBytes, kReadStepBytes);
+  const std::size_t end = std::min(needed, in_have_ + step);
   if (in_.size() < end) in_.resize(end);
   return std::span(in_).subspan(in_have_, end - in_have_);
+}
+
+void SecureChannel::limit_incoming(std::uint32_t max_frame_bytes, std::uint64_t max_message_bytes) {
+  in_max_frame_ = max_frame_bytes;
+  in_max_message_ = max_message_bytes;
+  if (opener_ != nullptr) opener_->set_max_chunk_bytes(in_max_frame_);
 }
 
 void SecureChannel::handle_read(TimePoint now, std::size_t bytes) {
@@ -74,7 +85,7 @@ void SecureChannel::flush_handshake(TimePoint now) {
 void SecureChannel::finish_handshake() {
   const SessionKeys& keys = handshake_->session_keys();
   sealer_ = std::make_unique<FrameSealer>(keys.send);
-  opener_ = std::make_unique<FrameOpener>(keys.receive, config_.max_frame_bytes);
+  opener_ = std::make_unique<FrameOpener>(keys.receive, in_max_frame_);
   peer_identity_ = handshake_->peer_identity();
   peer_name_ = fmt::format("peer {} at {}", short_id(peer_identity_), peer_name_);
   handshake_.reset();
@@ -115,9 +126,9 @@ void SecureChannel::handle_body() {
                                  .data = body.first(header.chunk_bytes)});
   if (!in_message_) {
     in_received_ = 0;
-    // The event's data points into in_: a buffer larger than one read step goes at the next
+    // The event's data points into in_: a buffer larger than the first read goes at the next
     // read_buffer(), once the event has been handled.
-    release_buffer_ = in_.capacity() > kReadStepBytes;
+    release_buffer_ = in_.capacity() > kFirstReadBytes;
   }
 }
 
@@ -134,11 +145,11 @@ void SecureChannel::check_continues_message(const FrameHeader& header) {
         "changed a message's size or type mid-message (from {} bytes of type {} to {} bytes of "
         "type {})",
         in_size_, in_type_, header.message_size, header.message_type));
-  if (header.message_size > config_.max_message_bytes)
+  if (header.message_size > in_max_message_)
     throw Error(ErrorCategory::resource,
                 fmt::format("{} sent a message of {} bytes, more than the limit of {} bytes "
                             "(max message size)",
-                            peer_name_, header.message_size, config_.max_message_bytes));
+                            peer_name_, header.message_size, in_max_message_));
   if (header.message_size > 0 && header.chunk_bytes == 0)
     fail_protocol("sent an empty chunk of a non-empty message");  // would let it stall forever
 }

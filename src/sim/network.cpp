@@ -16,7 +16,7 @@ enum : std::uint64_t { kOpen = 1, kDeliver = 2, kClose = 3, kKill = 4 };
 struct Network::Connection {
   struct Message {
     std::uint16_t type;
-    std::vector<std::byte> body;
+    Body body;
   };
 
   std::uint64_t id = 0;
@@ -141,6 +141,10 @@ void Network::connect(NodeId from, NodeId to) {
 }
 
 void Network::send(NodeId from, NodeId to, std::uint16_t type, std::vector<std::byte> body) {
+  send(from, to, type, std::make_shared<const std::vector<std::byte>>(std::move(body)));
+}
+
+void Network::send(NodeId from, NodeId to, std::uint16_t type, Body body) {
   LOCO_ASSERT(from != to, "a node sends to itself");
   if (hosts_[from].handler == nullptr) return;
   const auto c = open_connection(from, to);
@@ -171,7 +175,7 @@ Duration Network::crypto_time(std::size_t bytes) const {
 }
 
 void Network::transmit(const std::shared_ptr<Connection>& c, int side, std::uint16_t type,
-                       std::vector<std::byte> body) {
+                       Body body) {
   const NodeId from = c->node[side];
   const NodeId to = c->node[1 - side];
   if (c->gone) return;
@@ -179,7 +183,7 @@ void Network::transmit(const std::shared_ptr<Connection>& c, int side, std::uint
     stall(c);  // lost: the sender learns when its TCP gives up
     return;
   }
-  const std::size_t size = body.size() + config_.frame_overhead;
+  const std::size_t size = body->size() + config_.frame_overhead;
   const link::LinkPacer::SendDecision d = c->pacer[side]->on_send(loop_.now(), size);
   if (d.drop_connection) {  // a fault of the link settings (drop-at, drop-after-bytes)
     const TimePoint at = std::max(loop_.now(), d.release);
@@ -202,7 +206,7 @@ void Network::transmit(const std::shared_ptr<Connection>& c, int side, std::uint
 }
 
 void Network::arrive(const std::shared_ptr<Connection>& c, int side, std::uint16_t type,
-                     std::vector<std::byte> body) {
+                     Body body) {
   if (c->discard[side] || c->stalled || !alive(*c, side)) return;
   if (!reach_.reachable(c->node[1 - side], c->node[side])) {  // cut while in flight
     stall(c);
@@ -230,14 +234,14 @@ void Network::read(const std::shared_ptr<Connection>& c, int side) {
     }
     const Connection::Message m = std::move(c->inbox[side].front());
     c->inbox[side].pop_front();
-    const std::size_t size = m.body.size() + config_.frame_overhead;
+    const std::size_t size = m.body->size() + config_.frame_overhead;
     c->next_read[side] = c->pacer[side]->on_receive(loop_.now(), size);
     const NodeId to = c->node[side];
     const NodeId from = c->node[1 - side];
     hosts_[to].received += size;
     ++delivered_;
     loop_.record(kDeliver, (std::uint64_t{from} << 32) | to, (std::uint64_t{m.type} << 32) | size);
-    hosts_[to].handler->on_message(from, m.type, m.body);
+    hosts_[to].handler->on_message(from, m.type, *m.body);
   }
   c->reading[side] = false;
 }

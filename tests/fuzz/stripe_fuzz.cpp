@@ -1,4 +1,5 @@
-// Fuzz target: the stripe assembler (stripe_assembler.hpp) and the hello record (stream_hello.hpp)
+// Fuzz target: the stripe assembler (stripe_assembler.hpp), the message assembler behind it
+// (message_assembler.hpp), and the hello and refusal records (stream_hello.hpp)
 // over any chunk sequence, including ones the channel refuses today (a size or type that changes
 // mid-message, an offset that jumps): the assembler must not rely on the channel for its own
 // safety. channel_fuzz.cpp drives the same assembler behind real channels.
@@ -16,6 +17,7 @@
 
 #include "fuzz_seeds.hpp"
 #include "loco/core/error.hpp"
+#include "loco/net/message_assembler.hpp"
 #include "loco/net/stream_hello.hpp"
 #include "loco/net/stripe_assembler.hpp"
 
@@ -67,9 +69,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (void)decode_stream_hello(input.first(kStreamHelloBytes), "fuzz");
     } catch (const loco::Error&) {
     }
+    try {
+      (void)decode_stream_refusal(input.first(kStreamHelloBytes), "fuzz");
+    } catch (const loco::Error&) {
+    }
     input = input.subspan(kStreamHelloBytes);
   }
   StripeAssembler assembler(kStreams, kUnit, kMaxMessage);
+  // Whole messages behind it, as the tracker and the peer mesh put them together, with a cap
+  // below the largest message so that both outcomes happen.
+  MessageAssembler messages([](std::uint16_t) { return std::optional<std::uint64_t>(kMaxMessage); },
+                            kMaxMessage / 2);
   struct Current {
     std::uint16_t type = 0;
     std::uint64_t size = 0;
@@ -105,6 +115,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (c.offset == c.size) c.active = false;
       for (const BundleChunk& piece : assembler.handle_chunk(stream, chunk)) {
         if (piece.offset + piece.data.size() > piece.message_size) __builtin_trap();
+        const auto whole = messages.add(piece);
+        if (whole && whole->bytes.size() != piece.message_size) __builtin_trap();
+        if (messages.buffered() > kMaxMessage / 2) __builtin_trap();
       }
     }
   } catch (const loco::Error&) {

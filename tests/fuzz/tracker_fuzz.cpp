@@ -78,8 +78,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try_decode<Group>(body);
   try_decode<Resync>(body);
   try_decode<RoundFailed>(body);
+  try_decode<ViewRequest>(body);
   try {
     (void)open_signed_view(body, th::key(200).public_key(), "run-h");
+  } catch (const Error&) {
+  }
+  try {
+    (void)open_signed_view_delta(body, th::key(200).public_key(), "run-h");
   } catch (const Error&) {
   }
   try {

@@ -4,8 +4,11 @@
 // condition it is about, and the only timing assertion is a lower bound.
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <boost/asio.hpp>
+#include <sstream>
 
 #include "connection_harness.hpp"
 #include "idle_socket.hpp"
@@ -24,10 +27,15 @@ using std::chrono::seconds;
 struct BundleEnd {
   bool ready = false;
   bool closed = false;
+  std::string error;  // the bundle's error, if it ended with one
   BundleHandlers handlers() {
     return BundleHandlers{.on_ready = [this] { ready = true; },
                           .on_chunk = {},
-                          .on_closed = [this](const Error*) { closed = true; }};
+                          .on_closed =
+                              [this](const Error* e) {
+                                closed = true;
+                                if (e != nullptr) error = e->what();
+                              }};
   }
 };
 
@@ -178,9 +186,37 @@ TEST(ListenerFlood, AdmittedStreamsFromOneAddressAreCapped) {
   auto second = l.connect(second_end, 1);  // a third stream from 127.0.0.1
   ASSERT_TRUE(l.run_until([&] { return second_end.closed; }));
   EXPECT_FALSE(second_end.ready);
+  // Told why, not cut off: a stream refusal before the close frame.
+  EXPECT_NE(second_end.error.find("refused the connection: it is full (already 2 streams "
+                                  "admitted from 127.0.0.1)"),
+            std::string::npos)
+      << second_end.error;
   EXPECT_EQ(l.listener->budget().admitted_from("127.0.0.1"), 2u);
   first->close();
   ASSERT_TRUE(l.run_until([&] { return l.budget_is_empty(); }));
+}
+
+TEST(ListenerFlood, FailedHandshakesAreSummarisedNotLoggedOneByOne) {
+  std::ostringstream log;
+  const auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "flood", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  ListenerLimits limits = ListenerLimits::peer_defaults();
+  limits.handshake_timeout = seconds(1);
+  Listening l(limits);
+  auto loris = l.flood("127.0.0.2", 6);
+  ASSERT_TRUE(l.run_until([&] { return count_dropped(loris) == loris.size(); }));
+  l.listener->stop();  // logs the summary not yet due
+  spdlog::set_default_logger(previous);
+  const std::string text = log.str();
+  const auto count = [&](const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("connection closed:"), 0u) << text;
+  EXPECT_EQ(count("closing a stream before its bundle was complete"), 1u) << text;
+  EXPECT_EQ(count("dropped 6 connections from 127.0.0.2"), 1u) << text;
 }
 
 }  // namespace

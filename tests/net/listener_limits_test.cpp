@@ -20,7 +20,8 @@ ListenerLimits small_limits() {
                         .max_pending_per_source = 2,
                         .max_admitted_per_source = 3,
                         .handshake_timeout = seconds(1),
-                        .bundle_timeout = seconds(2)};
+                        .bundle_timeout = seconds(2),
+                        .max_buffered_bytes = 1 << 20};
 }
 
 TEST(SourceOf, NamesAnIpv4AddressAndAnIpv6Slash64) {

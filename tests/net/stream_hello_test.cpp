@@ -62,5 +62,19 @@ TEST(StreamHello, ShapeValidation) {
   EXPECT_THROW(validate_bundle_shape(2, 5000), Error);
 }
 
+TEST(StreamRefusal, RoundTripsAndRefusesMalformedRecords) {
+  EXPECT_EQ(decode_stream_refusal(encode_stream_refusal("full: 4096 streams admitted"), "p"),
+            "full: 4096 streams admitted");
+  // Control characters are not printed as they came.
+  EXPECT_EQ(decode_stream_refusal(encode_stream_refusal("a\x1b[2Jb"), "p"), "a?[2Jb");
+  EXPECT_EQ(encode_stream_refusal(std::string(1000, 'x')).size(), kMaxStreamRefusalBytes);
+  EXPECT_THROW(decode_stream_refusal({}, "p"), Error);
+  std::vector<std::byte> long_record(kMaxStreamRefusalBytes + 1, std::byte{'x'});
+  long_record[0] = std::byte{1};
+  EXPECT_THROW(decode_stream_refusal(long_record, "p"), Error);
+  EXPECT_THROW(decode_stream_refusal(std::vector<std::byte>{std::byte{2}, std::byte{'x'}}, "p"),
+               Error);
+}
+
 }  // namespace
 }  // namespace loco::net

@@ -6,18 +6,14 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include <boost/asio/connect.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/read.hpp>
-#include <boost/asio/write.hpp>
+#include <boost/asio/io_context.hpp>
 #include <fstream>
 #include <sstream>
 #include <string>
 
-#include "../support/raw_peer.hpp"
 #include "../support/temp_dir.hpp"
+#include "../support/tracker_attacker.hpp"
 #include "../support/tracker_process.hpp"
-#include "loco/net/stream_hello.hpp"
 #include "loco/net/stripe_layout.hpp"
 #include "loco/secure/identity.hpp"
 
@@ -25,63 +21,12 @@ namespace loco {
 namespace {
 
 namespace asio = boost::asio;
-using asio::ip::tcp;
 using Bytes = std::vector<std::byte>;
 
 using test::program;
 
 // A type the tracker accepts at this size (a join request), so the first chunk is taken in.
 constexpr std::uint16_t kJoin = 0x0101;
-
-// A RawPeer on a blocking socket: connects, completes the handshake and the bundle hello
-// (one stream), and then sends whatever frames the test seals.
-class Attacker {
- public:
-  Attacker(const std::string& host, const std::string& port, const std::string& run_id)
-      : peer_(key_, run_id), socket_(io_) {
-    asio::connect(socket_, tcp::resolver(io_).resolve(host, port));
-    send(peer_.take());
-    Bytes reply(secure::Handshake::kMessage2Bytes);
-    asio::read(socket_, asio::buffer(reply));
-    peer_.give(reply);
-    send(peer_.take());
-    const auto hello = net::encode_stream_hello({.index = 0, .count = 1, .unit_bytes = 4096});
-    send(peer_.data(net::kStreamHelloType, hello.size(), 0, hello));
-    Bytes welcome;
-    read_frame(welcome);  // the tracker adopted the stream
-  }
-
-  void send(const Bytes& bytes) { asio::write(socket_, asio::buffer(bytes)); }
-  test::RawPeer& peer() { return peer_; }
-
-  // Reads one frame; false when the tracker closed the connection.
-  bool read_frame(Bytes& chunk) {
-    std::array<std::byte, secure::kFrameHeaderBytes> header{};
-    boost::system::error_code error;
-    asio::read(socket_, asio::buffer(header), error);
-    if (error) return false;
-    Bytes frame(header.begin(), header.end());
-    frame.resize(header.size() + peer_.body_bytes(header));
-    asio::read(socket_, asio::buffer(frame.data() + header.size(), frame.size() - header.size()),
-               error);
-    if (error) return false;
-    return peer_.open(frame, chunk).kind == secure::FrameKind::data;
-  }
-
-  // True once the tracker has ended the connection (close frame or EOF).
-  bool closed_by_tracker() {
-    Bytes chunk;
-    while (read_frame(chunk)) {
-    }
-    return true;
-  }
-
- private:
-  secure::KeyPair key_ = secure::KeyPair::generate();
-  test::RawPeer peer_;
-  asio::io_context io_;
-  tcp::socket socket_;
-};
 
 class TrackerUnderAttack : public ::testing::Test {
  protected:
@@ -112,6 +57,7 @@ class TrackerUnderAttack : public ::testing::Test {
     return chunk;
   }
 
+  asio::io_context io_;
   test::TempDir dir_;
   std::unique_ptr<test::TrackerProcess> tracker_;
   std::string port_;
@@ -120,7 +66,7 @@ class TrackerUnderAttack : public ::testing::Test {
 TEST_F(TrackerUnderAttack, AChunkThatGrowsItsMessageIsRefusedAndTheTrackerStaysUp) {
   // Two frames used to kill the tracker: the second chunk grows the message to 1 MiB, and the
   // stripe assembler behind the channel hit an assertion (abort, in Release too).
-  Attacker attacker("127.0.0.1", port_, "run-a");
+  test::TrackerAttacker attacker(io_, "127.0.0.1", port_, "run-a");
   const Bytes chunk = first_chunk();
   attacker.send(attacker.peer().data(kJoin, 4096, 0, chunk));
   attacker.send(attacker.peer().data(kJoin, 1 << 20, chunk.size(), Bytes(100)));
@@ -131,13 +77,33 @@ TEST_F(TrackerUnderAttack, AChunkThatGrowsItsMessageIsRefusedAndTheTrackerStaysU
 
 TEST_F(TrackerUnderAttack, AChunkThatShrinksItsMessageIsRefused) {
   // Shrinking used to make the channel report a complete message after 200 of 4,096 bytes.
-  Attacker attacker("127.0.0.1", port_, "run-a");
+  test::TrackerAttacker attacker(io_, "127.0.0.1", port_, "run-a");
   const Bytes chunk = first_chunk();
   attacker.send(attacker.peer().data(kJoin, 4096, 0, chunk));
   attacker.send(attacker.peer().data(kJoin, 200, chunk.size(), Bytes(100)));
   EXPECT_TRUE(attacker.closed_by_tracker());
   expect_tracker_serves();
   EXPECT_NE(log().find("changed a message's size or type mid-message"), std::string::npos) << log();
+}
+
+TEST(TrackerFull, APeerIsToldTheTrackerIsFull) {
+  // A full tracker used to appear to the peer as "Connection reset by peer".
+  test::TempDir dir;
+  secure::write_key_file(dir / "peer.key", secure::KeyPair::generate(), false);
+  test::TrackerProcess tracker(dir.path(), "run-f", {"--tracker.max-connections", "1"});
+  ASSERT_TRUE(tracker.started()) << tracker.log();
+  asio::io_context io;
+  test::TrackerAttacker holder(io, "127.0.0.1", tracker.port(), "run-f");  // the one place
+  const std::string output = (dir / "check.out").string();
+  const std::string command =
+      program("loco-peer") + " check-tracker --peer.key " + (dir / "peer.key").string() +
+      " --run.id run-f --tracker.address 127.0.0.1:" + tracker.port() + " --tracker.public-key " +
+      tracker.public_key() + " > " + output + " 2>&1";
+  EXPECT_NE(std::system(command.c_str()), 0);
+  const std::string said = test::read_text(output);
+  EXPECT_NE(said.find("refused the connection: it is full (already 1 streams admitted)"),
+            std::string::npos)
+      << said;
 }
 
 }  // namespace

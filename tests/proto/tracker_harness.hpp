@@ -120,7 +120,7 @@ struct Harness {
       while (auto t = tracker->poll_transmit()) {
         moved = true;
         if (auto n = find(t->to); n && peers.at(*n).connected)
-          peers.at(*n).client->on_message(now, static_cast<std::uint16_t>(t->type), t->body);
+          peers.at(*n).client->on_message(now, static_cast<std::uint16_t>(t->type), *t->body);
       }
       for (const PeerKey& k : to_close) {
         if (auto n = find(k); n && peers.at(*n).connected) {

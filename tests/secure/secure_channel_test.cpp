@@ -348,14 +348,56 @@ TEST(SecureChannel, TheReceiveBufferGrowsAsAFramesBytesArrive) {
   pair.connect();
   pair.initiator->send_message(pair.now, 3, pattern(1 << 20, 2));
   const Bytes frame = concat(drain_frames(*pair.initiator, pair.now));
-  // The header announces 1 MiB; the channel offers one read step at a time, not 1 MiB at once.
+  // The header announces 1 MiB; the channel offers a small first read, then doubles it as bytes
+  // arrive, at most one read step at a time: never 1 MiB at once.
   deliver(*pair.responder, pair.now, std::span(frame).first(kFrameHeaderBytes),
           pair.responder_inbox);
+  EXPECT_EQ(pair.responder->read_buffer().size(), SecureChannel::kFirstReadBytes);
+  deliver(*pair.responder, pair.now,
+          std::span(frame).subspan(kFrameHeaderBytes, SecureChannel::kFirstReadBytes),
+          pair.responder_inbox);
+  EXPECT_EQ(pair.responder->read_buffer().size(), SecureChannel::kFirstReadBytes);
+  deliver(*pair.responder, pair.now,
+          std::span(frame).subspan(kFrameHeaderBytes + SecureChannel::kFirstReadBytes,
+                                   SecureChannel::kReadStepBytes),
+          pair.responder_inbox);
   EXPECT_EQ(pair.responder->read_buffer().size(), SecureChannel::kReadStepBytes);
-  deliver(*pair.responder, pair.now, std::span(frame).subspan(kFrameHeaderBytes),
+  deliver(*pair.responder, pair.now,
+          std::span(frame).subspan(kFrameHeaderBytes + SecureChannel::kFirstReadBytes +
+                                   SecureChannel::kReadStepBytes),
           pair.responder_inbox);
   ASSERT_EQ(pair.responder_inbox.messages.size(), 1u);
   EXPECT_EQ(pair.responder_inbox.messages[0].bytes, pattern(1 << 20, 2));
+}
+
+TEST(SecureChannel, LimitIncomingRefusesLargerFramesAndMessagesFromThenOn) {
+  ChannelPair pair;
+  pair.initiator_config.max_frame_bytes = 1000;
+  pair.connect();
+  pair.responder->limit_incoming(1024, 4096);
+  // Within both limits: taken.
+  pair.initiator->send_message(pair.now, 3, pattern(3000, 1));
+  deliver(*pair.responder, pair.now, concat(drain_frames(*pair.initiator, pair.now)),
+          pair.responder_inbox);
+  ASSERT_EQ(pair.responder_inbox.messages.size(), 1u);
+  // A message above the new limit is refused by its first frame.
+  pair.initiator->send_message(pair.now, 3, pattern(5000, 2));
+  const Bytes big = concat(drain_frames(*pair.initiator, pair.now));
+  std::string message = expect_error(ErrorCategory::resource, [&] {
+    deliver(*pair.responder, pair.now, big, pair.responder_inbox);
+  });
+  EXPECT_NE(message.find("more than the limit of 4096 bytes"), std::string::npos) << message;
+  // A frame above the new frame limit is refused from its header.
+  ChannelPair second;
+  second.connect();
+  second.responder->limit_incoming(512, 4096);
+  second.initiator->send_message(second.now, 3, pattern(600, 3));
+  const Bytes frame = concat(drain_frames(*second.initiator, second.now));
+  message = expect_error(ErrorCategory::resource, [&] {
+    deliver(*second.responder, second.now, std::span(frame).first(kFrameHeaderBytes),
+            second.responder_inbox);
+  });
+  EXPECT_NE(message.find("above our frame limit of 512 bytes"), std::string::npos) << message;
 }
 
 TEST(SecureChannel, TheRunTagDiffersOnEveryConnectionOfARun) {

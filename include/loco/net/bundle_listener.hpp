@@ -4,14 +4,20 @@
 // bundle has all its streams it adopts them into a StreamBundle and calls on_bundle, which returns
 // the bundle's handlers; the streams are then welcomed and on_ready runs.
 //
+// Memory: a stream may send only its hello (a frame of kStreamHelloBytes) until its bundle is
+// complete; then setup.config's frame and message limits apply, which the bundle's owner may
+// narrow further (StreamBundle::limit_incoming).
 // Bounds (listener_limits.hpp): a stream over a cap of its phase, in all or from its source, is
 // closed at once (at accept: before any byte is read, so nobody is blamed by key). A handshake
 // not done within `limits.handshake_timeout` of accept fails (the channel's own handshake
 // deadline), and a stream that is not part of a complete bundle within `limits.bundle_timeout`
 // (no hello, or sibling streams that never came) is closed together with its group; so is every
 // stream of a group in which one stream breaks the protocol (a malformed hello, a duplicate
-// index, a shape that disagrees) or closes. A stream holds its place in the budget until its
-// connection has ended, or, once admitted, until its bundle has ended. Refusals are logged
+// index, a shape that disagrees) or closes. A stream closed by the listener ends as soon as its
+// close frame is out (Connection::close_without_waiting), and one refused for lack of room is told
+// so first (a stream refusal: "full: already 4096 streams admitted"). A stream holds its place in
+// the budget until its connection has ended, or, once admitted, until its bundle has ended.
+// Refusals, and failures of streams not yet admitted (bad handshakes, timeouts), are logged
 // through a RefusalTally: the first of each 10 s in full, then one summary line per source. When
 // accept fails (out of file descriptors) the listener waits kAcceptBackoff before it tries again.
 //
@@ -89,7 +95,9 @@ class BundleListener : public std::enable_shared_from_this<BundleListener> {
   void refuse(StreamId id, const Error& error);
   void note_refusal(const std::string& source, std::string_view reason, const std::string& line);
   void flush_refusals();
-  void close_group_of(StreamId id);
+  // Closes the stream's group without waiting for the peers' close frames; `tell`: the reason
+  // sent first to each stream past its handshake (a stream refusal, stream_hello.hpp).
+  void close_group_of(StreamId id, const std::optional<std::string>& tell = std::nullopt);
   void adopt(const GroupKey& key);
 
   boost::asio::ip::tcp::acceptor acceptor_;

@@ -22,8 +22,11 @@
 // a stream that ran ahead of its siblings: stream_bundle.hpp); TCP flow control then slows the
 // sender. The channel's timeouts keep running: a pause must end within its progress timeout.
 // Ending: close() sends the authenticated close frame after the queued messages; the connection
-// ends cleanly (on_closed(nullptr)) once both close frames crossed. Any error (authentication,
-// protocol, limits, timeouts, a dropped socket) closes the socket, is logged with the peer's name,
+// ends cleanly (on_closed(nullptr)) once both close frames crossed. close_without_waiting() ends
+// it as soon as our close frame is written (at once if the handshake is not done), for a stream
+// this end refuses: its place must not wait on the peer. Any error (authentication, protocol,
+// limits, timeouts, a dropped socket) closes the socket, is logged with the peer's name (unless
+// set_quiet(): the owner summarises failures, as a listener does for streams not yet admitted),
 // and reaches on_closed(&error). on_closed is called exactly once.
 
 #include <boost/asio/ip/tcp.hpp>
@@ -66,8 +69,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool send(std::uint16_t type, std::vector<std::span<const std::byte>> parts,
             std::function<void()> on_sent = {});
   void close();
+  void close_without_waiting();
+  void set_quiet(bool quiet) { quiet_ = quiet; }
   void pause_reading();
   void resume_reading();
+  // What the peer may send from its next frame on (secure::SecureChannel::limit_incoming).
+  void limit_incoming(std::uint32_t max_frame_bytes, std::uint64_t max_message_bytes) {
+    channel_->limit_incoming(max_frame_bytes, max_message_bytes);
+  }
   bool established() const { return channel_->established(); }
   const secure::PublicKey& peer_identity() const { return channel_->peer_identity(); }
   const std::string& peer_name() const { return channel_->peer_name(); }
@@ -127,6 +136,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool deadline_armed_ = false;
   TimePoint armed_for_ = kNever;
   bool close_requested_ = false;
+  bool wait_for_peer_close_ = true;
+  bool quiet_ = false;
   bool close_queued_ = false;
   bool peer_closed_ = false;
   bool ended_ = false;

@@ -20,6 +20,9 @@ struct ListenerLimits {
   std::size_t max_admitted_per_source = 0;  // streams of admitted bundles from one source
   Duration handshake_timeout{};
   Duration bundle_timeout{};  // a complete bundle, from accept
+  // Bytes of partial messages one admitted bundle may make its owner hold at once
+  // (MessageAssembler); the tracker: before the bundle's peer has joined.
+  std::uint64_t max_buffered_bytes = 0;
 
   // A public host that every volunteer of a run connects to (one stream each).
   static ListenerLimits tracker_defaults();

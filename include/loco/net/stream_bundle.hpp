@@ -102,6 +102,10 @@ class StreamBundle : public std::enable_shared_from_this<StreamBundle> {
   bool send(std::uint16_t type, std::span<const std::byte> bytes,
             std::function<void()> on_sent = {});
   void close();
+  // What the peer may send on each stream from its next frame on, and the largest bundle message
+  // (stripe headers included): a connection's owner narrows them as the connection's state
+  // changes (the tracker: before and after a peer joined).
+  void limit_incoming(std::uint32_t max_frame_bytes, std::uint64_t max_message_bytes);
 
   bool ready() const { return ready_; }
   std::uint32_t stream_count() const { return shape_.count; }

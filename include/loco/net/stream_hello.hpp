@@ -19,6 +19,8 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace loco::net {
 
@@ -43,6 +45,18 @@ std::array<std::byte, kStreamHelloBytes> encode_stream_hello(const StreamHello& 
 
 // Throws Error(protocol) naming `peer_name` and what is wrong.
 StreamHello decode_stream_hello(std::span<const std::byte> bytes, const std::string& peer_name);
+
+// The responder's answer to a hello it refuses for lack of room (a full tracker): instead of a
+// welcome, one message of type kStreamRefusalType, then the close frame, so the initiator can say
+// why instead of reporting a cut connection. Body: version 1, then the reason in UTF-8, at most
+// kMaxStreamRefusalBytes in all.
+inline constexpr std::uint16_t kStreamRefusalType = 0xFFFE;
+inline constexpr std::size_t kMaxStreamRefusalBytes = 256;
+
+std::vector<std::byte> encode_stream_refusal(std::string_view reason);  // cut to fit
+// The reason, with invalid UTF-8 and control characters replaced; throws Error(protocol) naming
+// `peer_name` for an empty, oversized or unknown-version record.
+std::string decode_stream_refusal(std::span<const std::byte> bytes, const std::string& peer_name);
 
 // Throws Error(invalid_argument) unless 1 <= streams <= kMaxStreams and the unit is a power of
 // two in [kMinStripeUnitBytes, kMaxStripeUnitBytes].

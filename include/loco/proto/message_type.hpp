@@ -24,6 +24,7 @@ enum class MessageType : std::uint16_t {
   state_report = 0x0107,
   misbehaviour_report = 0x0108,
   state_to_tracker = 0x0109,  // a state-transfer message for the tracker's custody (state_relay)
+  view_request = 0x010A,      // a member that cannot apply a view delta asks for the full view
   // tracker -> peer
   join_reply = 0x0181,
   heartbeat_ack = 0x0182,
@@ -33,6 +34,7 @@ enum class MessageType : std::uint16_t {
   abort_round = 0x0186,
   resync = 0x0187,
   state_to_peer = 0x0188,  // a state-transfer message from the tracker's custody (state_relay)
+  view_delta = 0x0189,     // the change from one broadcast view to the next
   // peer <-> peer
   ring_chunk = 0x0201,
   state_request = 0x0301,

@@ -12,7 +12,9 @@
 // The tracker is trusted to run the run, not to be well-formed: a message that does not decode,
 // or a view whose signature does not verify under the pinned key, becomes an event of kind
 // tracker_error (the driver drops the connection and reconnects); views older than the one held
-// are ignored.
+// are ignored. A view delta (view_delta.hpp) is applied to the view held; one that does not apply
+// (another base, a digest that differs) makes the client ask for the full view (view_request),
+// once until a full view comes.
 
 #include <deque>
 #include <optional>
@@ -21,6 +23,7 @@
 
 #include "loco/core/time.hpp"
 #include "loco/proto/tracker_messages.hpp"
+#include "loco/proto/view_delta.hpp"
 
 namespace loco::proto {
 
@@ -103,6 +106,8 @@ class TrackerClient {
   bool joined_ = false;
   JoinReply reply_;
   View view_;
+  MembersDigest view_digest_;
+  bool view_requested_ = false;
   Heartbeat stats_;
   TimePoint next_heartbeat_ = kNever;
   TimePoint tracker_deadline_ = kNever;  // silent past this: tracker_lost

@@ -18,6 +18,11 @@
 // event of kind misbehaved naming the peer (with disconnect set when the peer must be cut off),
 // and the core goes on serving everyone else.
 //
+// Views: every membership change starts an epoch; views go out at most every view_interval, one
+// signed delta (proto/view_delta.hpp) to the members that hold the last broadcast and the full
+// view to those joined since, each encoded and signed once and shared by its recipients. A member
+// that cannot apply a delta sends view_request and gets the full view of the last broadcast.
+//
 // Round lifecycle (round r = committed_round + 1):
 //   peers say ready(r) → formation_time() → group(r, attempt a) to its members → each member
 //   reports round_done(r, a, state hash) → commit(r, a, majority hash) → state_changed.
@@ -47,10 +52,12 @@
 
 namespace loco::proto {
 
+// One message for one peer. A broadcast (the membership view) is encoded and signed once: every
+// recipient's Transmit shares the same immutable body.
 struct Transmit {
   PeerKey to;
   MessageType type{};
-  std::vector<std::byte> body;
+  std::shared_ptr<const std::vector<std::byte>> body;
 };
 
 struct TrackerEvent {
@@ -129,7 +136,10 @@ class TrackerCore {
   void misbehaved(TimePoint now, const PeerKey& peer, const std::string& what, bool disconnect);
   template <typename M>
   void send(const PeerKey& to, const M& message) {
-    transmits_.push_back(Transmit{.to = to, .type = M::kType, .body = encode(message)});
+    transmits_.push_back(
+        Transmit{.to = to,
+                 .type = M::kType,
+                 .body = std::make_shared<const std::vector<std::byte>>(encode(message))});
   }
   // A state-transfer message to a member over its tracker link (custody).
   void send_relay(const PeerKey& to, MessageType inner, std::span<const std::byte> body) {
@@ -151,6 +161,8 @@ class TrackerCore {
   void membership_changed(TimePoint now);
   void flush_view(TimePoint now);
   View view() const;
+  // The signed full view of the last broadcast, encoded once and shared by its recipients.
+  std::shared_ptr<const std::vector<std::byte>> broadcast_body();
 
   // Rounds (tracker_rounds.cpp).
   std::uint64_t next_round() const { return committed_round_ + 1; }
@@ -206,6 +218,11 @@ class TrackerCore {
   std::uint64_t epoch_ = 0;
   bool view_dirty_ = false;
   TimePoint view_sent_at_ = TimePoint::min();
+  // Views go out at most every view_interval (flush_view): members that hold the last broadcast
+  // get a signed delta from it, newcomers since then (and a member that asks) the full view.
+  View broadcast_;                                                // epoch 0: none yet
+  std::shared_ptr<const std::vector<std::byte>> broadcast_full_;  // broadcast_, once encoded
+  std::set<PeerKey> newcomers_;
 
   std::optional<Digest> genesis_;
   std::uint64_t committed_round_ = 0;

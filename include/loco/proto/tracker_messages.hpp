@@ -96,6 +96,24 @@ struct View {
   bool operator==(const View&) const = default;
 };
 
+// The change from the view of `base_epoch` to the view of `epoch` (docs/PROTOCOL.md, "Views"):
+// what the tracker broadcasts to members that hold the previous broadcast. members_digest is
+// MembersDigest (view_delta.hpp) of the resulting member list: a receiver that cannot rebuild
+// that list (it holds another base) asks for the full view with a ViewRequest.
+struct ViewDelta {
+  static constexpr MessageType kType = MessageType::view_delta;
+  std::uint64_t base_epoch = 0;
+  std::uint64_t epoch = 0;
+  std::vector<secure::PublicKey> removed;  // ordered by key
+  std::vector<Member> changed;             // added or changed since base_epoch, ordered by key
+  Digest members_digest{};
+  bool operator==(const ViewDelta&) const = default;
+};
+
+struct ViewRequest {
+  static constexpr MessageType kType = MessageType::view_request;
+};
+
 struct Ready {
   static constexpr MessageType kType = MessageType::ready;
   std::uint64_t round = 0;  // the round this peer's update is for
@@ -185,6 +203,7 @@ std::vector<std::byte> encode(const AbortRound& m);
 std::vector<std::byte> encode(const Resync& m);
 std::vector<std::byte> encode(const StateReport& m);
 std::vector<std::byte> encode(const MisbehaviourReport& m);
+std::vector<std::byte> encode(const ViewRequest& m);
 
 // Decodes a message body of type T::kType. Throws Error(format) naming the message.
 template <typename T>
@@ -217,6 +236,8 @@ template <>
 StateReport decode<StateReport>(std::span<const std::byte> body);
 template <>
 MisbehaviourReport decode<MisbehaviourReport>(std::span<const std::byte> body);
+template <>
+ViewRequest decode<ViewRequest>(std::span<const std::byte> body);
 
 // The view, signed with the tracker's key over the run id and the view's bytes.
 std::vector<std::byte> encode_signed_view(const View& view, const secure::KeyPair& tracker,
@@ -225,5 +246,11 @@ std::vector<std::byte> encode_signed_view(const View& view, const secure::KeyPai
 // not verify: forged, altered, or another run's) and decodes (Error(format)).
 View open_signed_view(std::span<const std::byte> body, const secure::PublicKey& tracker,
                       std::string_view run_id);
+// The same for a view delta (its own signature domain: a delta cannot pass as a view).
+std::vector<std::byte> encode_signed_view_delta(const ViewDelta& delta,
+                                                const secure::KeyPair& tracker,
+                                                std::string_view run_id);
+ViewDelta open_signed_view_delta(std::span<const std::byte> body, const secure::PublicKey& tracker,
+                                 std::string_view run_id);
 
 }  // namespace loco::proto

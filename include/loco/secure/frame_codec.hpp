@@ -63,6 +63,9 @@ class FrameOpener {
       : key_(key), max_chunk_bytes_(max_chunk_bytes) {}
   ~FrameOpener();
 
+  // The largest chunk accepted from the next frame on (a connection whose state changed).
+  void set_max_chunk_bytes(std::size_t bytes) { max_chunk_bytes_ = bytes; }
+
   // Before authentication: the bytes of ciphertext ‖ tag that follow `header`. A chunk length
   // above the limit throws Error(resource), worded so as not to blame the peer: the header is not
   // authenticated yet, and a bit flipped on the way looks the same.

@@ -8,9 +8,13 @@
 // current handshake message or frame, nor than kReadStepBytes), then calls handle_read(now, n)
 // and drains poll_event() before the next read; a chunk event's data points into the channel and
 // is valid until the next read_buffer() or handle_*() call. deliver() below does this for bytes
-// that are already in memory. The receive buffer grows as a frame's bytes arrive, not when its
-// header announces them, and a large one is given back once its message is complete, so an idle
-// connection holds no frame-sized buffer. A message's size and type are fixed by its first chunk; a
+// that are already in memory. The receive buffer grows as a frame's bytes arrive (doubling from
+// kFirstReadBytes, at most kReadStepBytes at a time), not when its header announces them, and one
+// above kFirstReadBytes is given back once its message is complete, so an idle connection holds
+// no frame-sized buffer. limit_incoming() lowers or raises what the peer may send from the next
+// frame on, as the connection's owner moves it between states (net/bundle_listener.hpp: a stream
+// waiting for its bundle may send only its hello). A message's size and type are fixed by its
+// first chunk; a
 // later chunk that states others is a protocol error, so every chunk event of one message carries
 // the same message_size and type. Sending: after the `established` event, begin_message(now, type,
 // size) then write_chunk() until `size` bytes were written (each chunk at most chunk_capacity()
@@ -60,6 +64,7 @@ struct ChannelEvent {
 class SecureChannel {
  public:
   static constexpr std::size_t kReadStepBytes = std::size_t{64} << 10;
+  static constexpr std::size_t kFirstReadBytes = std::size_t{4} << 10;
 
   // `identity` must outlive the channel (the handshake signs with it). `ephemeral_seed`: fresh
   // per connection (fresh_ephemeral_seed()), see Handshake.
@@ -72,6 +77,9 @@ class SecureChannel {
   void handle_read(TimePoint now, std::size_t bytes);
   void handle_eof();  // the peer closed its side: an error unless its close frame came first
   std::optional<ChannelEvent> poll_event();
+  // From the next frame on, a frame whose chunk is above `max_frame_bytes`, or a message above
+  // `max_message_bytes`, is an error (Error(resource)): config's limits until this is called.
+  void limit_incoming(std::uint32_t max_frame_bytes, std::uint64_t max_message_bytes);
 
   // Sending.
   bool established() const { return sealer_ != nullptr; }
@@ -127,6 +135,8 @@ class SecureChannel {
   std::uint64_t in_size_ = 0;      // its size and type, as its first chunk stated them
   std::uint16_t in_type_ = 0;
   bool release_buffer_ = false;  // in_ is large and its message complete: free it on next read
+  std::uint32_t in_max_frame_;   // limit_incoming()
+  std::uint64_t in_max_message_;
   std::deque<ChannelEvent> events_;
   TimePoint last_receive_;
 

@@ -70,7 +70,10 @@ class Network {
   void kill(NodeId node, bool notify);
 
   void connect(NodeId from, NodeId to);
+  // A body shared by several sends (a broadcast) is not copied.
+  using Body = std::shared_ptr<const std::vector<std::byte>>;
   void send(NodeId from, NodeId to, std::uint16_t type, std::vector<std::byte> body);
+  void send(NodeId from, NodeId to, std::uint16_t type, Body body);
   // An orderly close by `from`: what it sent still arrives, then `to` is told.
   void close(NodeId from, NodeId to);
   bool is_open(NodeId a, NodeId b) const;
@@ -98,10 +101,8 @@ class Network {
   // The end's process is the one that opened the connection, and it is still up.
   bool alive(const Connection& c, int side) const;
   std::shared_ptr<Connection> open_connection(NodeId from, NodeId to);
-  void transmit(const std::shared_ptr<Connection>& c, int side, std::uint16_t type,
-                std::vector<std::byte> body);
-  void arrive(const std::shared_ptr<Connection>& c, int side, std::uint16_t type,
-              std::vector<std::byte> body);
+  void transmit(const std::shared_ptr<Connection>& c, int side, std::uint16_t type, Body body);
+  void arrive(const std::shared_ptr<Connection>& c, int side, std::uint16_t type, Body body);
   void read(const std::shared_ptr<Connection>& c, int side);
   void stall(const std::shared_ptr<Connection>& c);
   // Removes the connection; tells `side`'s node at `at` (if it is still its connection).

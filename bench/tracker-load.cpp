@@ -1,0 +1,362 @@
+// The tracker under load (issue 9). Two parts:
+//  1. core: the sans-I/O TrackerCore alone, in-process, with N simulated peers (default 10,000)
+//     that join (staggered over 2 s) and then heartbeat every 2 s for a virtual minute; the figure
+//     is the core's inputs (messages and timers) handled per second of wall time.
+//  2. server: a real loco-tracker process and, in this process, one Asio client per peer (default
+//     1,000) over loopback, each authenticated on its own connection, joined, and heartbeating
+//     every 2 s; the figures are the heartbeat acks per second, the 99th percentile of the time
+//     from a heartbeat to its ack, and the tracker's resident memory (/proc/PID/status VmRSS)
+//     with every peer connected.
+// Prints progress to stderr and, as its last line:
+//   tracker-load: core_events_per_s=... server_heartbeats_per_s=... server_p99_ms=... rss_mb=...
+// Options: --core-peers N --server-peers N --measure-s S --tracker PATH (another loco-tracker
+// binary, e.g. an older build to compare with; default: the one next to this program).
+// The tracker runs with configs/tiny.toml as its run config.
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../tests/support/child_process.hpp"  // a child with a stdout pipe (also the tests')
+#include "loco/cli/train_options.hpp"
+#include "loco/net/host_port.hpp"
+#include "loco/net/message_assembler.hpp"
+#include "loco/net/stream_bundle.hpp"
+#include "loco/proto/tracker_core.hpp"
+#include "loco/secure/identity.hpp"
+#include "loco/train/run_settings.hpp"
+
+namespace {
+
+using namespace loco;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+struct Options {
+  std::size_t core_peers = 10'000;
+  std::size_t server_peers = 1'000;
+  int measure_s = 20;
+  std::string tracker;  // "": next to this program
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    const auto value = std::strtoull(argv[i + 1], nullptr, 10);
+    if (flag == "--tracker") {
+      o.tracker = argv[i + 1];
+    } else if (flag == "--core-peers") {
+      o.core_peers = value;
+    } else if (flag == "--server-peers") {
+      o.server_peers = value;
+    } else if (flag == "--measure-s") {
+      o.measure_s = static_cast<int>(value);
+    } else {
+      std::fprintf(stderr, "unknown option %s\n", flag.c_str());
+      std::exit(2);
+    }
+  }
+  return o;
+}
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+proto::JoinRequest join_request(std::size_t i, std::vector<proto::Setting> settings) {
+  proto::JoinRequest r;
+  r.software = "loco tracker-load";
+  r.listen_address = "127.0.0.1:" + std::to_string(10'000 + i);
+  r.upload_bps = 100'000'000;
+  r.settings = std::move(settings);
+  r.genesis = Digest{1};
+  r.state_hash = r.genesis;
+  return r;
+}
+
+// Part 1: the core alone, in virtual time.
+double core_events_per_s(std::size_t peers) {
+  const Duration heartbeat = std::chrono::seconds(2);
+  proto::TrackerCoreConfig config;
+  config.run_id = "bench";
+  config.admission.kind = proto::AdmissionPolicy::Kind::open;
+  config.settings = {{"model", "bench"}};
+  config.shard_count = static_cast<std::uint32_t>(peers);
+  const secure::KeyPair tracker_key = secure::KeyPair::generate();
+  std::vector<proto::PeerKey> keys;
+  for (std::size_t i = 0; i < peers; ++i) {
+    std::array<std::uint8_t, 32> seed{};
+    std::memcpy(seed.data(), &i, sizeof i);
+    keys.push_back(secure::KeyPair::from_seed(seed).public_key());
+  }
+  TimePoint now{};
+  proto::TrackerCore core(config, tracker_key, std::nullopt, now);
+  std::uint64_t inputs = 0, transmits = 0, bytes = 0;
+  const auto drain = [&] {
+    while (core.poll_event()) {
+    }
+    while (auto t = core.poll_transmit()) {
+      ++transmits;
+      bytes += t->body->size();
+    }
+  };
+  const auto input = [&](TimePoint t, std::size_t peer, proto::MessageType type,
+                         std::span<const std::byte> body) {
+    while (core.poll_timeout() <= t) {
+      now = core.poll_timeout();
+      core.on_timer(now);
+      ++inputs;
+      drain();
+    }
+    now = t;
+    core.on_message(now, keys[peer], static_cast<std::uint16_t>(type), body);
+    ++inputs;
+    drain();
+  };
+  const auto step = heartbeat / static_cast<std::int64_t>(peers);
+
+  auto start = Clock::now();
+  const auto settings = config.settings;
+  for (std::size_t i = 0; i < peers; ++i)
+    input(TimePoint{} + step * static_cast<std::int64_t>(i), i, proto::MessageType::join_request,
+          proto::encode(join_request(i, settings)));
+  std::fprintf(stderr, "core: %zu joins in %.2f s of wall time (%llu transmits, %.1f MB)\n", peers,
+               seconds_since(start), static_cast<unsigned long long>(transmits), bytes / 1e6);
+
+  const auto beat = proto::encode(proto::Heartbeat{});
+  const int beats = 30;  // a virtual minute
+  inputs = transmits = bytes = 0;
+  start = Clock::now();
+  for (int k = 1; k <= beats; ++k)
+    for (std::size_t i = 0; i < peers; ++i)
+      input(TimePoint{} + heartbeat * k + step * static_cast<std::int64_t>(i), i,
+            proto::MessageType::heartbeat, beat);
+  const double wall = seconds_since(start);
+  std::fprintf(
+      stderr, "core: %llu inputs (%d heartbeats per peer) in %.2f s; members %zu at the end\n",
+      static_cast<unsigned long long>(inputs), beats, wall, core.status(now).members.size());
+  return static_cast<double>(inputs) / wall;
+}
+
+// Part 2: a real loco-tracker and `peers` clients over loopback.
+struct ServerFigures {
+  double heartbeats_per_s = 0;
+  double p99_ms = 0;
+  double rss_mb = 0;
+};
+
+std::size_t status_kib(pid_t pid, const std::string& field) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string key;
+  while (status >> key) {
+    if (key == field + ":") {
+      std::size_t kib = 0;
+      status >> kib;
+      return kib;
+    }
+    std::getline(status, key);
+  }
+  return 0;
+}
+
+std::optional<std::uint64_t> tracker_message_limit(std::uint16_t type) {
+  const auto info = proto::message_info(type);
+  if (!info || info->route != proto::Route::tracker_to_peer) return std::nullopt;
+  return info->max_bytes;
+}
+
+class Client {
+ public:
+  Client(boost::asio::io_context& io, std::size_t index) : index_(index), timer_(io) {}
+
+  void connect(boost::asio::io_context& io, const boost::asio::ip::tcp::endpoint& tracker,
+               const secure::PublicKey& pinned, const proto::JoinRequest& join,
+               std::function<void(bool joined)> on_settled) {
+    on_settled_ = std::move(on_settled);
+    join_ = proto::encode(join);
+    bundle_ = net::StreamBundle::connect(
+        io, tracker, net::BundleConfig{},
+        net::ChannelSetup{.identity = &key_,
+                          .config = secure::ChannelConfig{.run_id = "bench"},
+                          .accept = [pinned](const secure::PublicKey& k) { return k == pinned; },
+                          .peer_label = "the tracker"},
+        net::BundleHandlers{
+            .on_ready =
+                [this] {
+                  bundle_->send(static_cast<std::uint16_t>(proto::MessageType::join_request),
+                                join_);
+                },
+            .on_chunk = [this](const net::BundleChunk& piece) { on_piece(piece); },
+            .on_closed =
+                [this](const Error* error) {
+                  if (error != nullptr && !settled_)
+                    std::fprintf(stderr, "peer %zu: %s\n", index_, error->what());
+                  settle(false);
+                  timer_.cancel();
+                },
+        });
+  }
+
+  std::vector<double>* rtts_ms = nullptr;  // where acks' delays go while measuring
+
+ private:
+  // Heartbeats from now on, the first after `phase`.
+  void start_heartbeats(Duration phase) {
+    timer_.expires_after(phase);
+    timer_.async_wait([this](const boost::system::error_code& error) {
+      if (error) return;
+      sent_.push_back(Clock::now());
+      bundle_->send(static_cast<std::uint16_t>(proto::MessageType::heartbeat), beat_);
+      start_heartbeats(std::chrono::seconds(2));
+    });
+  }
+
+  void on_piece(const net::BundleChunk& piece) {
+    auto whole = assembler_.add(piece);
+    if (!whole) return;
+    const auto type = static_cast<proto::MessageType>(whole->type);
+    if (type == proto::MessageType::join_reply) {
+      const bool accepted = proto::decode<proto::JoinReply>(whole->bytes).accepted;
+      // Heartbeats from the join on (or the tracker evicts the early joiners while the others
+      // join), each client at its own phase of the 2 s period.
+      if (accepted) start_heartbeats(milliseconds(index_ * 7919 % 2000));
+      settle(accepted);
+    } else if (type == proto::MessageType::heartbeat_ack && !sent_.empty()) {
+      const double ms =
+          std::chrono::duration<double, std::milli>(Clock::now() - sent_.front()).count();
+      sent_.pop_front();
+      if (rtts_ms != nullptr) rtts_ms->push_back(ms);
+    }
+  }
+
+  void settle(bool joined) {
+    if (settled_) return;
+    settled_ = true;
+    on_settled_(joined);
+  }
+
+  std::size_t index_;
+  secure::KeyPair key_ = secure::KeyPair::generate();
+  std::shared_ptr<net::StreamBundle> bundle_;
+  net::MessageAssembler assembler_{tracker_message_limit, std::uint64_t{4} << 20};
+  boost::asio::steady_timer timer_;
+  std::vector<std::byte> join_;
+  const std::vector<std::byte> beat_ = proto::encode(proto::Heartbeat{});
+  std::deque<Clock::time_point> sent_;
+  std::function<void(bool)> on_settled_;
+  bool settled_ = false;
+};
+
+ServerFigures server_figures(std::size_t peers, int measure_s, const std::string& program) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("loco-tracker-load-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  secure::write_key_file(dir / "tracker.key", secure::KeyPair::generate(), false);
+  const std::string config = std::string(LOCO_SOURCE_DIR) + "/configs/tiny.toml";
+  test::ChildProcess tracker(
+      {program, "--tracker.key", (dir / "tracker.key").string(), "--tracker.listen", "127.0.0.1:0",
+       "--tracker.state-file", "", "--tracker.http", "", "--run.id", "bench", "--run.config",
+       config, "--admission.policy", "open", "--run.shard-count",
+       std::to_string(std::max<std::size_t>(peers, 64)), "--tracker.max-connections-per-address",
+       std::to_string(peers + 16)},
+      dir / "tracker.log");
+  const std::string line = tracker.read_line();  // "listening on HOST:PORT as KEY"
+  const auto as = line.find(" as ");
+  if (!line.starts_with("listening on ") || as == std::string::npos) {
+    std::fprintf(stderr, "the tracker did not start; its log is in %s\n", dir.c_str());
+    std::exit(1);
+  }
+  boost::asio::io_context io;
+  const auto endpoint =
+      net::resolve(io, net::parse_host_port(line.substr(13, as - 13), /*allow_any_port=*/false));
+  const auto pinned = secure::parse_public_key(line.substr(as + 4));
+  const auto settings = train::run_settings(cli::load_train_config(config));
+
+  // Clients join a few at a time (the tracker caps connections in their handshake per address).
+  std::vector<std::unique_ptr<Client>> clients;
+  for (std::size_t i = 0; i < peers; ++i) clients.push_back(std::make_unique<Client>(io, i));
+  std::size_t next = 0, joined = 0, settled = 0;
+  const auto start = Clock::now();
+  std::function<void()> connect_next = [&] {
+    if (next == peers) return;
+    const std::size_t i = next++;
+    clients[i]->connect(io, endpoint, pinned, join_request(i, settings), [&](bool ok) {
+      ++settled;
+      joined += ok;
+      if (settled % 100 == 0)
+        std::fprintf(stderr, "server: %zu of %zu joined after %.1f s\n", joined, peers,
+                     seconds_since(start));
+      connect_next();
+      if (settled == peers) io.stop();
+    });
+  };
+  for (int i = 0; i < 8; ++i) connect_next();
+  io.run();
+  io.restart();
+  std::fprintf(stderr, "server: %zu of %zu joined in %.1f s; tracker RSS %.1f MB (peak %.1f)\n",
+               joined, peers, seconds_since(start), status_kib(tracker.pid(), "VmRSS") / 1024.0,
+               status_kib(tracker.pid(), "VmHWM") / 1024.0);
+
+  // Measured after one period of settling.
+  std::vector<double> rtts;
+  boost::asio::steady_timer phase(io);
+  phase.expires_after(std::chrono::seconds(2));
+  phase.async_wait([&](const boost::system::error_code&) {
+    for (auto& c : clients) c->rtts_ms = &rtts;
+    phase.expires_after(std::chrono::seconds(measure_s));
+    phase.async_wait([&](const boost::system::error_code&) { io.stop(); });
+  });
+  io.run();
+  ServerFigures f;
+  f.rss_mb = status_kib(tracker.pid(), "VmRSS") / 1024.0;
+  f.heartbeats_per_s = static_cast<double>(rtts.size()) / measure_s;
+  if (!rtts.empty()) {
+    std::sort(rtts.begin(), rtts.end());
+    f.p99_ms = rtts[std::min(rtts.size() - 1, rtts.size() * 99 / 100)];
+    std::fprintf(stderr, "server: %zu acks in %d s; median %.2f ms, p99 %.2f ms, max %.2f ms\n",
+                 rtts.size(), measure_s, rtts[rtts.size() / 2], f.p99_ms, rtts.back());
+  }
+  std::fprintf(stderr, "server: tracker RSS %.1f MB (peak %.1f MB)\n", f.rss_mb,
+               status_kib(tracker.pid(), "VmHWM") / 1024.0);
+  std::filesystem::remove_all(dir);
+  return f;
+}
+
+// Every connection is a descriptor here and one in the tracker (which inherits the limit).
+void raise_descriptor_limit() {
+  rlimit limit{};
+  ::getrlimit(RLIMIT_NOFILE, &limit);
+  limit.rlim_cur = limit.rlim_max;
+  ::setrlimit(RLIMIT_NOFILE, &limit);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse(argc, argv);
+  raise_descriptor_limit();
+  const double core = core_events_per_s(o.core_peers);
+  const std::string tracker =
+      !o.tracker.empty()
+          ? o.tracker
+          : (std::filesystem::canonical(argv[0]).parent_path() / "loco-tracker").string();
+  const ServerFigures server = server_figures(o.server_peers, o.measure_s, tracker);
+  std::printf(
+      "tracker-load: core_events_per_s=%.0f server_heartbeats_per_s=%.1f server_p99_ms=%.2f "
+      "rss_mb=%.1f\n",
+      core, server.heartbeats_per_s, server.p99_ms, server.rss_mb);
+  return 0;
+}

@@ -1,0 +1,40 @@
+#pragma once
+// Membership views sent as changes (docs/PROTOCOL.md, "Views"): the tracker signs one delta per
+// broadcast (the members removed, and those added or changed, since the last broadcast) instead
+// of the whole member list, so a change among N members costs O(changes) bytes and work per
+// member instead of O(N). Pure functions; the tracker core and the peer's TrackerClient use them.
+//
+// MembersDigest is an order-independent digest of a member list that both ends update member by
+// member: the lane-wise sum, modulo 2^64, of BLAKE2b-256 of each member's fields. It is not what
+// keeps views honest (the tracker's signature does); it lets a peer check in O(changes) that the
+// list it rebuilt from its base and a delta is the tracker's, and ask for the full view if not.
+
+#include <array>
+#include <cstdint>
+
+#include "loco/proto/tracker_messages.hpp"
+
+namespace loco::proto {
+
+class MembersDigest {
+ public:
+  static MembersDigest of(std::span<const Member> members);
+  void add(const Member& m);
+  void remove(const Member& m);
+  Digest value() const;
+  bool operator==(const MembersDigest&) const = default;
+
+ private:
+  std::array<std::uint64_t, 4> lanes_{};
+};
+
+// The delta from `from` to `to` (both ordered by key, to.epoch > from.epoch), with the digest of
+// `to`'s members.
+ViewDelta view_delta(const View& from, const View& to, const MembersDigest& to_digest);
+
+// Applies `delta` to `view` (whose digest is `digest`), both updated in place. False, with both
+// unchanged, when the delta does not start from `view`'s epoch, or the list it gives does not
+// have the delta's digest (a removed member that is not there, a gap): ask for the full view.
+bool apply_view_delta(View& view, MembersDigest& digest, const ViewDelta& delta);
+
+}  // namespace loco::proto

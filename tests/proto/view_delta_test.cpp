@@ -1,0 +1,190 @@
+// Views as deltas: the pure diff and apply (proto/view_delta.hpp), the signed delta's codec, and
+// the tracker core and client exchanging them in virtual time (a burst of joins coalesced into one
+// broadcast, a gap answered with the full view).
+
+#include "loco/proto/view_delta.hpp"
+
+#include <gtest/gtest.h>
+
+#include "loco/core/error.hpp"
+#include "tracker_harness.hpp"
+
+namespace loco::proto {
+namespace {
+
+using namespace testing;
+using Kind = ClientEvent::Kind;
+
+Member member(std::uint8_t n, std::uint32_t shard = 0) {
+  return Member{.key = key(n).public_key(),
+                .address = "10.0.0." + std::to_string(n) + ":7000",
+                .shard = shard,
+                .upload_bps = 1000u * n};
+}
+
+View view_of(std::uint64_t epoch, std::vector<Member> members) {
+  std::sort(members.begin(), members.end(),
+            [](const Member& a, const Member& b) { return a.key < b.key; });
+  return View{.epoch = epoch, .members = std::move(members)};
+}
+
+TEST(ViewDelta, ApplyingTheDiffGivesTheNewViewAndItsDigest) {
+  const View from = view_of(4, {member(1), member(2), member(3), member(4)});
+  // 2 left, 3 changed its address, 5 and 6 joined.
+  Member moved = member(3);
+  moved.address = "10.9.9.9:7000";
+  const View to = view_of(9, {member(1), moved, member(4), member(5), member(6)});
+  const ViewDelta delta = view_delta(from, to, MembersDigest::of(to.members));
+  EXPECT_EQ(delta.base_epoch, 4u);
+  EXPECT_EQ(delta.epoch, 9u);
+  EXPECT_EQ(delta.removed, std::vector<secure::PublicKey>{key(2).public_key()});
+  EXPECT_EQ(delta.changed.size(), 3u);  // 3, 5 and 6; 1 and 4 are unchanged
+
+  View held = from;
+  MembersDigest digest = MembersDigest::of(held.members);
+  ASSERT_TRUE(apply_view_delta(held, digest, delta));
+  EXPECT_EQ(held, to);
+  EXPECT_EQ(digest, MembersDigest::of(to.members));
+}
+
+TEST(ViewDelta, TheDigestIgnoresOrderButNotAnyField) {
+  std::vector<Member> a{member(1), member(2), member(3)};
+  std::vector<Member> b{member(3), member(1), member(2)};
+  EXPECT_EQ(MembersDigest::of(a), MembersDigest::of(b));
+  b[0].upload_bps += 1;
+  EXPECT_NE(MembersDigest::of(a), MembersDigest::of(b));
+}
+
+TEST(ViewDelta, ADeltaFromAnotherBaseOrToAnotherListIsNotApplied) {
+  const View from = view_of(4, {member(1), member(2)});
+  const View to = view_of(5, {member(1), member(3)});
+  const ViewDelta delta = view_delta(from, to, MembersDigest::of(to.members));
+
+  // A view that missed a change: another epoch.
+  View other_epoch = view_of(3, {member(1), member(2)});
+  MembersDigest d1 = MembersDigest::of(other_epoch.members);
+  EXPECT_FALSE(apply_view_delta(other_epoch, d1, delta));
+  EXPECT_EQ(other_epoch.epoch, 3u) << "left as it was";
+
+  // The right epoch, but another list (it would rebuild a list the tracker does not hold).
+  View other_list = view_of(4, {member(1), member(2), member(7)});
+  MembersDigest d2 = MembersDigest::of(other_list.members);
+  const View before = other_list;
+  EXPECT_FALSE(apply_view_delta(other_list, d2, delta));
+  EXPECT_EQ(other_list, before);
+
+  // Removing a member the view does not hold.
+  View missing = view_of(4, {member(1)});
+  MembersDigest d3 = MembersDigest::of(missing.members);
+  EXPECT_FALSE(apply_view_delta(missing, d3, delta));
+}
+
+TEST(ViewDelta, TheSignedDeltaRoundTripsAndAForgedOrMalformedOneIsRefused) {
+  const View from = view_of(4, {member(1), member(2)});
+  const View to = view_of(5, {member(1), member(3)});
+  const ViewDelta delta = view_delta(from, to, MembersDigest::of(to.members));
+  const auto tracker = key(200);
+  const auto body = encode_signed_view_delta(delta, tracker, "run-v");
+  EXPECT_EQ(open_signed_view_delta(body, tracker.public_key(), "run-v"), delta);
+  // Another key, another run, a flipped bit.
+  EXPECT_THROW(open_signed_view_delta(body, key(66).public_key(), "run-v"), Error);
+  EXPECT_THROW(open_signed_view_delta(body, tracker.public_key(), "run-w"), Error);
+  auto flipped = body;
+  flipped[10] ^= std::byte{1};
+  EXPECT_THROW(open_signed_view_delta(flipped, tracker.public_key(), "run-v"), Error);
+  // A full view's signature does not make a delta (and the other way round).
+  EXPECT_THROW(open_signed_view(body, tracker.public_key(), "run-v"), Error);
+  // Signed, but its members out of order.
+  Member low = member(1), high = member(3);
+  if (high.key < low.key) std::swap(low, high);
+  ViewDelta unordered = delta;
+  unordered.changed = {high, low};
+  EXPECT_THROW(open_signed_view_delta(encode_signed_view_delta(unordered, tracker, "run-v"),
+                                      tracker.public_key(), "run-v"),
+               Error);
+  // Truncated anywhere.
+  for (std::size_t n = 0; n < body.size(); n += 7)
+    EXPECT_THROW(open_signed_view_delta(std::span(body).first(n), tracker.public_key(), "run-v"),
+                 Error)
+        << n;
+}
+
+// Transmits queued by the core, drained.
+std::vector<Transmit> drain(TrackerCore& core) {
+  std::vector<Transmit> out;
+  while (core.poll_event()) {
+  }
+  while (auto t = core.poll_transmit()) out.push_back(std::move(*t));
+  return out;
+}
+
+TEST(TrackerViews, ABurstOfJoinsIsOneBroadcastOfOneFullViewAndOneDelta) {
+  Harness h;
+  h.start();
+  h.join(1);  // the first broadcast: a full view to peer 1
+  const std::uint64_t first = h.last(1, Kind::view)->view.epoch;
+  // Three more join within the view interval: no view goes out yet.
+  for (std::uint8_t n = 2; n <= 4; ++n)
+    h.tracker->on_message(h.now, key(n).public_key(),
+                          static_cast<std::uint16_t>(MessageType::join_request),
+                          encode(h.join_request(n)));
+  for (const Transmit& t : drain(*h.tracker)) EXPECT_NE(t.type, MessageType::view);
+  // At the end of the interval: the newcomers share one full view, peer 1 gets one delta.
+  h.now += h.config.view_interval;
+  h.tracker->on_timer(h.now);
+  const auto sent = drain(*h.tracker);
+  ASSERT_EQ(sent.size(), 4u);
+  const Transmit* full = nullptr;
+  for (const Transmit& t : sent) {
+    if (t.to == key(1).public_key()) {
+      EXPECT_EQ(t.type, MessageType::view_delta);
+      h.peers.at(1).client->on_message(h.now, static_cast<std::uint16_t>(t.type), *t.body);
+      continue;
+    }
+    ASSERT_EQ(t.type, MessageType::view);
+    if (full == nullptr) full = &t;
+    EXPECT_EQ(t.body, full->body) << "one encoded and signed view shared by its recipients";
+  }
+  const View broadcast = open_signed_view(*full->body, h.tracker_key.public_key(), h.config.run_id);
+  EXPECT_EQ(broadcast.members.size(), 4u);
+  EXPECT_GT(broadcast.epoch, first);
+  EXPECT_EQ(h.peers.at(1).client->view(), broadcast) << "the delta rebuilt the same view";
+}
+
+TEST(TrackerViews, AMemberThatCannotApplyADeltaGetsTheFullView) {
+  Harness h;
+  h.start();
+  h.join(1);
+  h.join(2);
+  h.run_for(1s);
+  TrackerClient& client = *h.peers.at(1).client;
+  const View held = client.view();
+  ASSERT_EQ(held.members.size(), 2u);
+  // A delta signed by the tracker, from an epoch this peer never saw.
+  const View later = view_of(held.epoch + 2, {member(1), member(2), member(9)});
+  ViewDelta gap =
+      view_delta(view_of(held.epoch + 1, held.members), later, MembersDigest::of(later.members));
+  client.on_message(h.now, static_cast<std::uint16_t>(MessageType::view_delta),
+                    encode_signed_view_delta(gap, h.tracker_key, h.config.run_id));
+  EXPECT_FALSE(client.poll_event()) << "no view from a delta it cannot apply";
+  const auto request = client.poll_transmit();
+  ASSERT_TRUE(request);
+  EXPECT_EQ(request->type, MessageType::view_request);
+  EXPECT_EQ(client.view(), held);
+  // The tracker answers with the full view of its last broadcast.
+  h.tracker->on_message(h.now, key(1).public_key(), static_cast<std::uint16_t>(request->type),
+                        request->body);
+  const auto sent = drain(*h.tracker);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].type, MessageType::view);
+  EXPECT_EQ(open_signed_view(*sent[0].body, h.tracker_key.public_key(), h.config.run_id), held);
+  // A forged delta is an error, not a request.
+  client.on_message(h.now, static_cast<std::uint16_t>(MessageType::view_delta),
+                    encode_signed_view_delta(gap, key(66), h.config.run_id));
+  const auto e = client.poll_event();
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind, Kind::tracker_error);
+}
+
+}  // namespace
+}  // namespace loco::proto
