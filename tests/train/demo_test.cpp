@@ -7,13 +7,17 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numbers>
+#include <optional>
 #include <thread>
 
 #include "../support/tiny_train_config.hpp"
 #include "loco/core/error.hpp"
 #include "loco/core/hash.hpp"
+#include "loco/proto/all_gather.hpp"
+#include "loco/secure/identity.hpp"
 #include "loco/train/local_gather.hpp"
 #include "loco/train/local_groups.hpp"
 #include "loco/train/make_demo.hpp"
@@ -181,6 +185,71 @@ TEST(DeMo, AMalformedMessageIsRefusedAndLeftOutOfTheMean) {
   EXPECT_EQ(components.direction(std::vector<std::vector<std::byte>>{good}, alone), 1u);
   EXPECT_EQ(components.direction(std::vector<std::vector<std::byte>>{bad, good}, out), 1u);
   EXPECT_EQ(blake2b(out), blake2b(alone));
+}
+
+// The pieces together: three members' DeMo messages through the all-gather core (messages
+// handed over in memory). Member 2 is silent; at the deadline the others fail naming it, and
+// attempt 2 with the two survivors gives both the same parts, so the same direction bit for bit:
+// the mean of the survivors' messages, in member order.
+TEST(DeMo, ThroughTheAllGatherCoreTheSurvivorsOfAMissingMemberAgree) {
+  using namespace std::chrono_literals;
+  const auto layout =
+      std::make_shared<ArenaLayout>(std::vector<TensorSpec>{{"w", {8, 8}}, {"b", {8}}});
+  DemoComponents components(layout, DemoConfig{.chunk = 4, .topk = 2});
+  std::vector<std::vector<std::byte>> messages;
+  for (std::uint64_t m = 0; m < 3; ++m) {
+    Arena momentum(layout), grads(layout), sent(layout);
+    for (std::size_t i = 0; i < grads.data().size(); ++i) grads.data()[i] = wave(i, m + 1);
+    messages.push_back(components.contribute(momentum, grads, 0.1f, sent));
+  }
+  std::vector<proto::PeerKey> keys;
+  for (std::uint8_t i = 1; i <= 3; ++i) {
+    std::array<std::uint8_t, 32> seed{};
+    seed[0] = i;
+    keys.push_back(secure::KeyPair::from_seed(seed).public_key());
+  }
+  const TimePoint deadline = TimePoint(5s);
+  // Runs one attempt among `members` (indices into keys/messages), `silent` sending nothing.
+  auto attempt = [&](std::uint32_t number, const std::vector<std::size_t>& members,
+                     std::optional<std::size_t> silent) {
+    std::vector<proto::PeerKey> order;
+    for (const std::size_t m : members) order.push_back(keys[m]);
+    std::vector<std::unique_ptr<proto::AllGather>> nodes;
+    for (std::size_t i = 0; i < members.size(); ++i)
+      nodes.push_back(
+          std::make_unique<proto::AllGather>(proto::AllGatherConfig{.round = 1,
+                                                                    .attempt = number,
+                                                                    .members = order,
+                                                                    .self = i,
+                                                                    .max_part_bytes = 1 << 16,
+                                                                    .deadline = deadline},
+                                             messages[members[i]]));
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      if (silent == i) continue;
+      nodes[i]->start();
+      while (auto t = nodes[i]->poll_transmit()) {
+        const auto to = std::find(order.begin(), order.end(), t->to) - order.begin();
+        nodes[static_cast<std::size_t>(to)]->on_message(order[i], t->body);
+      }
+    }
+    for (auto& node : nodes) node->handle_timeout(deadline);
+    return nodes;
+  };
+  const auto first = attempt(1, {0, 1, 2}, /*silent=*/2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    ASSERT_TRUE(first[i]->failure().has_value());
+    EXPECT_EQ(first[i]->failure()->missing, std::vector<std::size_t>{2});
+  }
+  const auto retry = attempt(2, {0, 1}, std::nullopt);
+  Arena expected(layout), got(layout);
+  EXPECT_EQ(
+      components.direction(std::vector<std::vector<std::byte>>{messages[0], messages[1]}, expected),
+      2u);
+  for (const auto& node : retry) {
+    ASSERT_TRUE(node->done());
+    EXPECT_EQ(components.direction(node->parts(), got), 2u);
+    EXPECT_EQ(blake2b(got), blake2b(expected));
+  }
 }
 
 TrainConfig tiny_demo(std::uint32_t shard, std::uint32_t shards) {
