@@ -21,12 +21,17 @@ AllGather::AllGather(AllGatherConfig config, std::span<const std::byte> own)
               "an all-gather needs its members and this member's place");
   LOCO_ASSERT(config_.max_part_bytes <= max_all_gather_part_bytes(),
               "an all-gather part limit above the message limit");
-  LOCO_ASSERT(own.size() <= config_.max_part_bytes, "this member's part is above the limit");
   parts_[config_.self].assign(own.begin(), own.end());
 }
 
 // 1. This member's part goes to every other member, and counts as received here.
 void AllGather::start() {
+  if (parts_[config_.self].size() > config_.max_part_bytes) {
+    fail(fmt::format("this member's own part of {} bytes is above the limit of {}",
+                     parts_[config_.self].size(), config_.max_part_bytes),
+         {});
+    return;
+  }
   have_[config_.self] = true;
   ++received_;
   const std::vector<std::byte>& own = parts_[config_.self];

@@ -18,7 +18,7 @@ void DemoConfig::validate() const {
   if (chunk < 1 || chunk > 128) fail("strategy.demo-chunk must be in [1, 128]");
   if (topk < 1) fail("strategy.demo-topk must be at least 1");
   if (!(beta >= 0.0f && beta < 1.0f)) fail("strategy.demo-beta must be in [0, 1)");
-  if (!(weight_decay >= 0.0f)) fail("adamw.weight-decay must be non-negative");
+  if (!(weight_decay >= 0.0f)) fail("optim.weight-decay must be non-negative");
   compress::make_codec(codec_spec());  // names a bad strategy.demo-values
 }
 

@@ -28,7 +28,7 @@ void add_demo_settings(const TrainConfig& config, std::vector<proto::Setting>& s
   settings.push_back({"strategy.demo-beta", fmt::format("{}", s.demo_beta)});
   settings.push_back({"strategy.demo-values", s.demo_values});
   settings.push_back({"strategy.demo-late", s.demo_late ? "true" : "false"});
-  settings.push_back({"adamw.weight-decay", fmt::format("{}", config.adamw.weight_decay)});
+  settings.push_back({"optim.weight-decay", fmt::format("{}", config.adamw.weight_decay)});
 }
 
 std::unique_ptr<Strategy> make_demo(const TrainConfig& config, InnerLoop& loop,

@@ -191,6 +191,16 @@ TEST(AllGather, MalformedPartsAreRefusedNamingTheSender) {
             std::string::npos);
 }
 
+TEST(AllGather, AnOwnPartAboveTheLimitFailsWithoutSending) {
+  Group group({1, 2}, {5000, 4});
+  group.nodes[0]->start();
+  ASSERT_TRUE(group.nodes[0]->failure().has_value());
+  EXPECT_NE(group.nodes[0]->failure()->reason.find("own part of 5000 bytes is above the limit"),
+            std::string::npos);
+  EXPECT_FALSE(group.nodes[0]->failure()->suspect.has_value());
+  EXPECT_FALSE(group.nodes[0]->poll_transmit().has_value());
+}
+
 TEST(AllGather, ItsMessageTypeHasAVersionAndALimit) {
   const auto entry = message_info(static_cast<std::uint16_t>(MessageType::all_gather_part));
   ASSERT_TRUE(entry.has_value());

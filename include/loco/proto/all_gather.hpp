@@ -13,7 +13,8 @@
 // its sender wrote it, and every member reduces the same bytes in the same order.
 //
 // Members are indexed in the group's order (the tracker's group list). Member i:
-//   1. start(): queues its own message for every other member, and keeps it as part i.
+//   1. start(): queues its own message for every other member, and keeps it as part i (a
+//      message above max_part_bytes fails the collective instead, with no suspect).
 //   2. on_message(from, body): checks the message (below) and keeps it as part j of its sender.
 //   3. done() once all N parts are in; parts() lists them in member order (any may be empty).
 // Checks on every received message: it is an all-gather part of this round and attempt, from the
