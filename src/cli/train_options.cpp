@@ -68,7 +68,7 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
   cli::add_path_option(app, "--init", c.train.init, "same as --train.init");
 
   add("--strategy.kind", c.strategy.kind,
-      "none (local AdamW only), diloco or ddp (gradients averaged every step)");
+      "none (local AdamW only), diloco, ddp (gradients averaged every step), streaming or demo");
   add("--strategy.diloco-h", c.strategy.diloco_h, "DiLoCo: inner steps per round (H)");
   add("--strategy.outer-lr", c.strategy.outer.lr, "DiLoCo: outer Nesterov learning rate (η)");
   add("--strategy.outer-momentum", c.strategy.outer.momentum,
@@ -84,6 +84,14 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
   add("--strategy.eager", c.strategy.eager, "Streaming: none, overlapped or delayed");
   add("--strategy.fragment-codec", c.strategy.fragment_codec,
       "Streaming: how a fragment's Δ travels (default fp4 E3M0)");
+  // DeMo (kind = demo).
+  add("--strategy.demo-chunk", c.strategy.demo_chunk, "DeMo: DCT chunk size per dimension");
+  add("--strategy.demo-topk", c.strategy.demo_topk, "DeMo: DCT coefficients kept per chunk");
+  add("--strategy.demo-beta", c.strategy.demo_beta, "DeMo: momentum decay β");
+  add("--strategy.demo-values", c.strategy.demo_values,
+      "DeMo: how kept values travel: sign (1 bit + a scale per chunk), fp32, fp16, int8, ...");
+  add("--strategy.demo-late", c.strategy.demo_late,
+      "DeMo: apply each step's direction one step later");
 }
 
 TrainConfig load_train_config(const std::filesystem::path& path) {

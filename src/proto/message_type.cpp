@@ -42,6 +42,9 @@ constexpr std::array kMessages = {
                 Route::tracker_to_peer},
     // A chunk of a ring all-reduce: at most kMaxRingChunkValues values through any codec.
     MessageInfo{MessageType::ring_chunk, 1, "ring chunk", 17 * kMiB, Route::peer_to_peer},
+    // One member's part of an all-gather (DeMo's components of a step): up to 16 MiB.
+    MessageInfo{MessageType::all_gather_part, 1, "all-gather part", 16 * kMiB + 64,
+                Route::peer_to_peer},
     // State transfer: a manifest lists up to 64 Ki chunk hashes (a 64 GiB state).
     MessageInfo{MessageType::state_request, 1, "state request", 1 * kKiB, Route::peer_to_peer},
     MessageInfo{MessageType::state_manifest, 1, "state manifest", 3 * kMiB, Route::peer_to_peer},

@@ -5,13 +5,15 @@
 #include "loco/core/error.hpp"
 #include "loco/train/ddp.hpp"
 #include "loco/train/diloco.hpp"
+#include "loco/train/make_demo.hpp"
 #include "loco/train/make_streaming.hpp"
 #include "loco/train/no_strategy.hpp"
 
 namespace loco::train {
 
 std::unique_ptr<Strategy> make_strategy(const TrainConfig& config, InnerLoop& loop,
-                                        OuterGroup& group, AsyncOuterGroup* async_group) {
+                                        OuterGroup& group, AsyncOuterGroup* async_group,
+                                        GatherGroup* gather_group) {
   const StrategySection& s = config.strategy;
   if (s.kind == "diloco")
     return std::make_unique<DiLoCo>(DiLoCoConfig{.inner_steps = s.diloco_h, .outer = s.outer},
@@ -24,6 +26,13 @@ std::unique_ptr<Strategy> make_strategy(const TrainConfig& config, InnerLoop& lo
                   "with \"diloco\" or \"ddp\"");
     return make_streaming(config, loop, *async_group);
   }
+  if (s.kind == "demo") {
+    if (gather_group == nullptr)
+      throw Error(ErrorCategory::config,
+                  "strategy.kind = \"demo\" runs in loco-train only so far (the swarm has no "
+                  "all-gather group yet); a swarm trains with \"diloco\" or \"ddp\"");
+    return make_demo(config, loop, *gather_group);
+  }
   return std::make_unique<NoStrategy>();
 }
 
@@ -34,6 +43,8 @@ std::string describe_strategy(const TrainConfig& config) {
   if (s.kind == "streaming")
     return fmt::format("streaming H={} P={} tau={} alpha={} codec={}", s.diloco_h, s.fragments,
                        s.tau, s.alpha, s.fragment_codec);
+  if (s.kind == "demo")
+    return fmt::format("demo beta={} late={} codec={}", s.demo_beta, s.demo_late, s.codec_spec());
   return s.kind;
 }
 

@@ -5,6 +5,7 @@
 #include "loco/compress/codec.hpp"
 #include "loco/core/error.hpp"
 #include "loco/train/init_params.hpp"
+#include "loco/train/make_demo.hpp"
 #include "loco/train/make_streaming.hpp"
 
 namespace loco::train {
@@ -45,6 +46,7 @@ std::vector<proto::Setting> run_settings(const TrainConfig& config) {
   if (config.strategy.kind != "none")
     s.push_back({"strategy.codec", compress::make_codec(config.strategy.codec_spec())->spec()});
   if (config.strategy.kind == "streaming") add_streaming_settings(config.strategy, s);
+  if (config.strategy.kind == "demo") add_demo_settings(config, s);
   return s;
 }
 

@@ -4,6 +4,7 @@
 
 #include "loco/compress/codec.hpp"
 #include "loco/core/error.hpp"
+#include "loco/train/make_demo.hpp"
 #include "loco/train/make_streaming.hpp"
 
 namespace loco::train {
@@ -32,10 +33,17 @@ void TrainConfig::validate() const {
     fail("data.shard-index must be below data.shard-count (at least 1)");
   }
   if (strategy.kind != "none" && strategy.kind != "diloco" && strategy.kind != "ddp" &&
-      strategy.kind != "streaming")
-    fail("strategy.kind must be 'none', 'diloco', 'ddp' or 'streaming', not '" + strategy.kind +
-         "'");
+      strategy.kind != "streaming" && strategy.kind != "demo")
+    fail("strategy.kind must be 'none', 'diloco', 'ddp', 'streaming' or 'demo', not '" +
+         strategy.kind + "'");
   if (strategy.kind == "streaming") streaming_config(strategy).validate();
+  if (strategy.kind == "demo") {
+    if (!strategy.codec.empty())
+      fail(
+          "strategy.codec does not apply to demo: its messages are set by strategy.demo-chunk, "
+          "demo-topk and demo-values");
+    demo_config(*this).validate();
+  }
   if (strategy.kind == "diloco") {
     if (strategy.diloco_h < 1) fail("strategy.diloco-h must be at least 1");
     strategy.outer.validate();
@@ -45,6 +53,8 @@ void TrainConfig::validate() const {
 
 std::string StrategySection::codec_spec() const {
   if (!codec.empty()) return codec;
+  if (kind == "demo")
+    return DemoConfig{.chunk = demo_chunk, .topk = demo_topk, .values = demo_values}.codec_spec();
   return kind == "ddp" ? "fp32" : "int8:block=256";
 }
 
@@ -74,6 +84,7 @@ std::string TrainConfig::identity() const {
                    train.seed);
   s += fmt::format("strategy.kind={}\n", strategy.kind);
   if (strategy.kind == "streaming") s += streaming_identity(strategy);
+  if (strategy.kind == "demo") s += demo_identity(strategy);
   return s;
 }
 

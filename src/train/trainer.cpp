@@ -8,6 +8,7 @@
 #include "loco/core/hash.hpp"
 #include "loco/train/inner_loop.hpp"
 #include "loco/train/local_async_group.hpp"
+#include "loco/train/local_gather.hpp"
 #include "loco/train/local_groups.hpp"
 #include "loco/train/make_strategy.hpp"
 #include "loco/train/train_state_file.hpp"
@@ -49,8 +50,9 @@ TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* st
   InnerLoop loop(config, corpus);
   SoloGroup alone;
   LocalAsyncGroup alone_async(1, config.strategy.fragment_codec);
+  SoloGather alone_gather;
   const std::unique_ptr<Strategy> strategy =
-      make_strategy(config, loop, alone, &alone_async.member(0));
+      make_strategy(config, loop, alone, &alone_async.member(0), &alone_gather);
 
   // 2. Resume: every arena, the step, AdamW's step count, the round and the data cursor.
   TrainSummary summary;

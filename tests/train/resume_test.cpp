@@ -150,5 +150,34 @@ TEST(Resume, ADiLoCoRunResumesInTheMiddleOfARoundBitForBit) {
   EXPECT_THROW(run_training(run), Error);
 }
 
+// DeMo: θ (and, late, the pending direction) are shared arenas, δ rides in the AdamW first-moment
+// arena: a resume continues bit for bit. A checkpoint of other DeMo options is refused.
+TEST(Resume, ADeMoRunResumesBitForBitWithItsMomentum) {
+  for (const bool late : {false, true}) {
+    SCOPED_TRACE(late ? "late" : "on time");
+    test::TempDir dir;
+    TrainConfig run = small_run(1);
+    run.model.gpt.n_layer = 1;  // smaller than the others: each DeMo step adds its DCTs
+    run.model.gpt.d_model = 32;
+    run.strategy.kind = "demo";
+    run.strategy.demo_chunk = 16;
+    run.strategy.demo_topk = 4;
+    run.strategy.demo_late = late;
+    const TrainSummary straight = run_training(run);
+
+    run.train.stop_at = 4;
+    run.train.checkpoint = (dir / "demo.safetensors").string();
+    run_training(run);
+    run.train.stop_at = 0;
+    run.train.resume = run.train.checkpoint;
+    const TrainSummary resumed = run_training(run);
+    EXPECT_EQ(resumed.start_step, 4u);
+    EXPECT_EQ(resumed.params_blake2b, straight.params_blake2b);
+
+    run.strategy.demo_topk = 5;
+    EXPECT_THROW(run_training(run), Error);
+  }
+}
+
 }  // namespace
 }  // namespace loco::train

@@ -37,6 +37,7 @@ enum class MessageType : std::uint16_t {
   view_delta = 0x0189,     // the change from one broadcast view to the next
   // peer <-> peer
   ring_chunk = 0x0201,
+  all_gather_part = 0x0202,
   state_request = 0x0301,
   state_manifest = 0x0302,
   state_refusal = 0x0303,

@@ -1,21 +1,24 @@
 #pragma once
 // The one place a strategy is built from the run's config (loco-train with a local group,
-// loco-peer with the swarm): [strategy] kind = none | diloco | ddp | streaming.
+// loco-peer with the swarm): [strategy] kind = none | diloco | ddp | streaming | demo.
 
 #include <memory>
 #include <string>
 
 #include "loco/train/async_outer_group.hpp"
+#include "loco/train/gather_group.hpp"
 #include "loco/train/inner_loop.hpp"
 #include "loco/train/strategy.hpp"
 #include "loco/train/train_config.hpp"
 
 namespace loco::train {
 
-// The strategy of config.strategy.kind over `group`, or `async_group` for Streaming DiLoCo (both
-// outlive it). Throws Error(config) for streaming without an asynchronous group.
+// The strategy of config.strategy.kind over `group`, `async_group` for Streaming DiLoCo or
+// `gather_group` for DeMo (all outlive it). Throws Error(config) for streaming without an
+// asynchronous group, or demo without a gather group.
 std::unique_ptr<Strategy> make_strategy(const TrainConfig& config, InnerLoop& loop,
-                                        OuterGroup& group, AsyncOuterGroup* async_group = nullptr);
+                                        OuterGroup& group, AsyncOuterGroup* async_group = nullptr,
+                                        GatherGroup* gather_group = nullptr);
 
 // One line for logs and benchmark output, e.g. "diloco H=20 codec=int8:block=256".
 std::string describe_strategy(const TrainConfig& config);

@@ -19,7 +19,8 @@
 //   - Eager updates: after_step applies the proxy Δ̃ = Δ̄(t−1) + (Δ(t) − Δ(t−1))/M while round t
 //     travels, and folds the true mean in when it lands (the same asynchronous group).
 //   - DeMo: on_gradients does its own update (decoupled momentum, DCT top-k, all-gather of the
-//     components through a gather group, sign of the mean) and returns false: no AdamW step.
+//     components through a GatherGroup, gather_group.hpp; sign of the mean) and returns false:
+//     no AdamW step (demo.hpp).
 // shared() is what must stay bit-identical across members and go into checkpoints and resyncs.
 
 #include <cstdint>

@@ -51,14 +51,16 @@ struct TrainSection {
 // What the inner loop takes part in (strategy.hpp). "none": plain local training; "diloco": a
 // DiLoCo round every `diloco_h` steps; "ddp": gradients averaged every step (alone in loco-train,
 // with the run's group in loco-peer); "streaming": Streaming DiLoCo over `fragments` fragments
-// (streaming_diloco.hpp), H = diloco_h.
+// (streaming_diloco.hpp), H = diloco_h; "demo": DeMo (demo.hpp), a gather of DCT components every
+// step.
 struct StrategySection {
   std::string kind = "none";
   std::uint64_t diloco_h = 20;
   optim::OuterNesterovConfig outer;
   std::string codec;  // how updates travel between peers (compress/spec.hpp); empty: the default
 
-  // The codec in effect: `codec`, or the strategy's default (DiLoCo int8:block=256, DDP fp32).
+  // The codec in effect: `codec`, or the strategy's default (DiLoCo int8:block=256, DDP fp32,
+  // DeMo its DCT top-k codec from the demo options).
   std::string codec_spec() const;
   // Streaming DiLoCo (DESIGN.md §1.2-1.3).
   std::size_t fragments = 2;                    // P
@@ -67,6 +69,12 @@ struct StrategySection {
   std::string layout = "sequential";            // or "strided"
   std::string eager = "none";                   // or "overlapped", "delayed"
   std::string fragment_codec = "fp4:block=64";  // how a fragment's Δ travels (E3M0)
+  // DeMo (DESIGN.md §1.4, demo_components.hpp).
+  std::size_t demo_chunk = 64;       // chunk size per dimension (largest divisor ≤ it)
+  std::size_t demo_topk = 32;        // DCT coefficients kept per chunk
+  float demo_beta = 0.999f;          // momentum decay β
+  std::string demo_values = "sign";  // how kept values travel: sign, fp32, fp16, int8, ...
+  bool demo_late = false;            // apply each step's direction one step later
 };
 
 struct TrainConfig {
