@@ -45,9 +45,11 @@ class Mailbox {
   void post(SwarmEvent event);
   // The next event; nothing after `timeout` (a hang guard for the caller to report).
   std::optional<SwarmEvent> wait(Duration timeout);
+  // Is an event of `kind` for `round` waiting (not taken yet)?
+  bool holds(SwarmEvent::Kind kind, std::uint64_t round) const;
 
  private:
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<SwarmEvent> events_;
 };

@@ -12,6 +12,12 @@
 //   resync            ──> fetch the majority's state from donors into the SharedState: replaced
 //
 // The shared state is touched only on the compute thread; the network thread serves a copy.
+// The group keeps the hash of the shared state as it last installed, fetched or joined with it,
+// so that a round hashes the state once (its tentative) and RoundResult::state carries it.
+//
+// A round in two halves, for an asynchronous group (swarm_async_group.hpp): begin_round hands Δ
+// to the network thread and returns; end_round waits for the mean and lands it. run_round is
+// both at once. One round at a time: end_round before the next begin_round.
 
 #include <atomic>
 #include <memory>
@@ -35,6 +41,7 @@ class SwarmGroup final : public train::OuterGroup {
   SwarmGroup(SwarmConfig config, const secure::KeyPair& identity,
              const std::atomic<bool>* stop = nullptr);
   void bind(train::SharedState& shared) { shared_ = &shared; }
+  const train::SharedState& shared() const { return *shared_; }
   ~SwarmGroup() override;
 
   // Connects, joins with the shared state as it is (and the run's genesis hash), and, when the
@@ -44,6 +51,11 @@ class SwarmGroup final : public train::OuterGroup {
   JoinOutcome join(const Digest& genesis, Duration patience);
 
   train::RoundResult run_round(const train::RoundInput& input) override;
+  void begin_round(std::uint64_t round, std::span<const float> delta, float norm);
+  // input.round and input.delta as given to begin_round (delta is not read again).
+  train::RoundResult end_round(const train::RoundInput& input);
+  // A round begun and its mean not yet here (the fragment is on the wire).
+  bool round_in_flight() const;
   // The outcome of the latest round and how many rounds ran (committed, skipped or replaced).
   const train::RoundResult& last_round() const { return last_round_; }
   std::uint64_t rounds_run() const { return rounds_run_; }
@@ -63,6 +75,7 @@ class SwarmGroup final : public train::OuterGroup {
   void load_fetched(const SwarmEvent& fetched);
   void serve_current();
   train::RoundResult attempt_round(const train::RoundInput& input);
+  train::RoundResult skipped() const;
 
   train::SharedState* shared_ = nullptr;
   const std::atomic<bool>* stop_;
@@ -76,6 +89,8 @@ class SwarmGroup final : public train::OuterGroup {
   double wait_s_ = 0;  // seconds the compute thread spent waiting on rounds
   train::RoundResult last_round_;
   std::uint64_t rounds_run_ = 0;
+  Digest current_{};         // the shared state's hash (the class comment)
+  std::uint64_t begun_ = 0;  // the round begun and not ended, 0: none
   bool left_ = false;
 };
 
