@@ -19,9 +19,11 @@ using test::PeerProcess;
 
 // H = 4 (kInnerSteps), P = 2, τ = 1: fragments leave after steps 2, 4, 6, ... and land a step
 // later, so a run of R x 4 steps lands 2R − 1 fragment rounds (the last is in flight at the end).
-std::string streaming(std::uint64_t h = test::kInnerSteps, std::uint64_t tau = 1) {
+std::string streaming(std::uint64_t h = test::kInnerSteps, std::uint64_t tau = 1,
+                      std::size_t fragments = 2, const std::string& eager = "none") {
   return "[strategy]\nkind = \"streaming\"\ndiloco-h = " + std::to_string(h) +
-         "\nfragments = 2\ntau = " + std::to_string(tau) +
+         "\nfragments = " + std::to_string(fragments) + "\ntau = " + std::to_string(tau) +
+         "\neager = \"" + eager + "\"" +
          "\nalpha = 0.5\nouter-lr = 0.7\nouter-momentum = 0.9\nfragment-codec = \"fp4:block=64\"\n";
 }
 
@@ -59,7 +61,7 @@ TEST(SwarmStreaming, FourPeersHoldTheSameStateAfterEveryFragmentRoundAndTheLossF
 TEST(SwarmStreaming, InnerStepsGoOnWhileAFragmentIsOnASlowLink) {
   // H = 8, τ = 3: three inner steps may run while a fragment travels. Each peer's uplink is
   // 1 Mbit/s with 50 ms of latency: a fragment's ring takes far longer than an inner step.
-  LocalSwarm swarm("stream-slow", 4, {"--run.min-peers", "2"}, streaming(8, 3));
+  LocalSwarm swarm("stream-slow", 8, {"--run.min-peers", "2"}, streaming(8, 3));
   ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
   const std::vector<std::string> slow = {"--link.upload", "1Mbit", "--link.latency", "50ms"};
   PeerProcess& a = swarm.add_peer("peer0", slow);
@@ -78,6 +80,32 @@ TEST(SwarmStreaming, InnerStepsGoOnWhileAFragmentIsOnASlowLink) {
     EXPECT_GE(in_flight, 7u) << summary << "\n" << swarm.logs();
     EXPECT_LE(in_flight, 3u * 8u) << summary;
   }
+}
+
+TEST(SwarmStreaming, EagerUpdatesWithOneFragmentHoldTheSameStateAfterEveryRound) {
+  for (const std::string eager : {"overlapped", "delayed"}) {
+    // H = 4, P = 1, τ = 0: round k leaves after step 4k and lands at the next send, so 10 x 4
+    // steps land 9 rounds.
+    LocalSwarm swarm("stream-eager", 10, {"--run.min-peers", "2"}, streaming(4, 0, 1, eager));
+    ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
+    PeerProcess& a = swarm.add_peer("peer0");
+    PeerProcess& b = swarm.add_peer("peer1");
+    for (PeerProcess* p : {&a, &b}) {
+      EXPECT_TRUE(p->read_to_end().starts_with("peer ")) << swarm.logs();
+      EXPECT_EQ(p->process().wait(), 0) << swarm.logs();
+    }
+    EXPECT_TRUE(test::same_states({&a, &b}, 1, 9)) << eager << "\n" << swarm.logs();
+    EXPECT_LT(mean_loss(a.rounds(), 6, 3), 0.9 * mean_loss(a.rounds(), 0, 3)) << swarm.logs();
+  }
+}
+
+TEST(SwarmStreaming, EagerUpdatesWithTwoFragmentsAreRefusedWithTheReason) {
+  LocalSwarm swarm("stream-eager-p2", 10, {}, streaming(4, 0, 2, "overlapped"));
+  ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
+  PeerProcess& peer = swarm.add_peer("peer0");
+  EXPECT_EQ(peer.read_to_end(), "");
+  EXPECT_EQ(peer.process().wait(), 1);
+  EXPECT_NE(peer.log().find("needs strategy.fragments = 1"), std::string::npos) << peer.log();
 }
 
 TEST(SwarmStreaming, APeerKilledInAFragmentRingLeavesTheOthersWithTheSameState) {
