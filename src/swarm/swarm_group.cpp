@@ -111,12 +111,14 @@ train::RoundResult SwarmGroup::run_round(const train::RoundInput& input) {
   return end_round(input);
 }
 
-void SwarmGroup::begin_round(std::uint64_t round, std::span<const float> delta, float norm) {
+void SwarmGroup::begin_round(std::uint64_t round, std::span<const float> delta, float norm,
+                             SwarmSession::Tentative tentative) {
   LOCO_ASSERT(begun_ == 0, "a swarm round begun before the last one ended");
   begun_ = round;
-  post([this, round, norm, base = current_,
-        delta = std::vector<float>(delta.begin(), delta.end())]() mutable {
-    session_.ready(round, norm, base, std::move(delta));
+  reported_here_ = static_cast<bool>(tentative);
+  post([this, round, norm, base = current_, delta = std::vector<float>(delta.begin(), delta.end()),
+        tentative = std::move(tentative)]() mutable {
+    session_.ready(round, norm, base, std::move(delta), std::move(tentative));
   });
 }
 
@@ -147,6 +149,10 @@ train::RoundResult SwarmGroup::attempt_round(const train::RoundInput& input) {
     switch (e.kind) {
       case SwarmEvent::Kind::mean:
         members = e.members;
+        if (reported_here_) {
+          mine = e.hash;  // computed and reported by the network thread
+          break;
+        }
         mine = input.tentative(*e.mean);
         post([this, round = e.round, attempt = e.attempt, mine] {
           session_.round_done(round, attempt, mine);

@@ -10,12 +10,15 @@ class LocalAsyncGroup::Member final : public AsyncOuterGroup {
  public:
   Member(LocalAsyncGroup& group, std::size_t index) : group_(group), index_(index) {}
   std::size_t members() const override { return group_.size_; }
-  Handle start_round(std::size_t, std::span<const float> delta) override {
+  Handle start_round(std::size_t, std::span<const float> delta, Landing landing) override {
     const Handle handle = next_++;  // every member starts rounds in the same order
+    landings_.emplace(handle, std::move(landing));
     group_.deposit(index_, handle, group_.codec_->encode(delta, {.seed = handle}), delta.size());
     return handle;
   }
-  RoundResult finish_round(Handle handle, const Landing& landing) override {
+  RoundResult finish_round(Handle handle) override {
+    const Landing landing = std::move(landings_.at(handle));
+    landings_.erase(handle);
     group_.collect(handle, mean_);
     landing.tentative(mean_);
     landing.install();
@@ -26,6 +29,7 @@ class LocalAsyncGroup::Member final : public AsyncOuterGroup {
   LocalAsyncGroup& group_;
   std::size_t index_;
   Handle next_ = 0;
+  std::map<Handle, Landing> landings_;  // of the rounds started and not finished
   std::vector<float> mean_;
 };
 

@@ -156,7 +156,7 @@ void StreamingDiLoCo::after_step(InnerLoop& loop) {
   // The landing first (a fragment may land on the step where the next one leaves), then the
   // send; with τ = 0 a fragment lands on the step it leaves.
   const auto land_flight = [&](const Flight& f) {
-    const RoundResult r = land(f.fragment, f.handle, loop);
+    const RoundResult r = land(f.handle, loop);
     if (r.kind == RoundResult::Kind::committed) merge(f.fragment, local, theta());
     return r.kind != RoundResult::Kind::replaced;
   };
@@ -185,31 +185,33 @@ AsyncOuterGroup::Handle StreamingDiLoCo::send(std::size_t p, const Arena& local,
     const auto new_params = local.range(r);
     for (std::size_t i = 0; i < r.size; ++i) delta_[at + i] = old_params[i] - new_params[i];
   });
-  return group_.start_round(p, std::span(delta_).first(f.floats));
+  return group_.start_round(p, std::span(delta_).first(f.floats), landing(p));
 }
 
-RoundResult StreamingDiLoCo::land(std::size_t p, AsyncOuterGroup::Handle handle, InnerLoop& loop) {
-  const Fragment& f = fragments_[p];
-  const RoundResult result = group_.finish_round(
-      handle, Landing{.tentative = [&](std::span<const float> mean) -> const SharedState& {
-                        for (std::size_t i = 0; i < shared_.parts().size(); ++i)
-                          tentative_.arena(i).copy_from(shared_.arena(i));
-                        for_ranges(f, [&](const ArenaRange& r, std::size_t at) {
-                          const std::span<const float> mean_r = mean.subspan(at, r.size);
-                          optim::outer_nesterov_step(config_.outer, tentative_.arena(0).range(r),
-                                                     tentative_.arena(1).range(r), mean_r);
-                          if (config_.eager == Eager::overlapped)  // Δ̄(k−1), the next proxy's base
-                            std::ranges::copy(mean_r, tentative_.arena(2).range(r).begin());
-                        });
-                        tentative_.set_round(shared_.round() + 1);
-                        return tentative_;
-                      },
-                      .install =
-                          [&] {
-                            for (std::size_t i = 0; i < shared_.parts().size(); ++i)
-                              shared_.arena(i).copy_from(tentative_.arena(i));
-                            shared_.set_round(tentative_.round());
-                          }});
+Landing StreamingDiLoCo::landing(std::size_t p) {
+  return Landing{.tentative = [this, p](std::span<const float> mean) -> const SharedState& {
+                   for (std::size_t i = 0; i < shared_.parts().size(); ++i)
+                     tentative_.arena(i).copy_from(shared_.arena(i));
+                   for_ranges(fragments_[p], [&](const ArenaRange& r, std::size_t at) {
+                     const std::span<const float> mean_r = mean.subspan(at, r.size);
+                     optim::outer_nesterov_step(config_.outer, tentative_.arena(0).range(r),
+                                                tentative_.arena(1).range(r), mean_r);
+                     if (config_.eager == Eager::overlapped)  // Δ̄(k−1), the next proxy's base
+                       std::ranges::copy(mean_r, tentative_.arena(2).range(r).begin());
+                   });
+                   tentative_.set_round(shared_.round() + 1);
+                   return tentative_;
+                 },
+                 .install =
+                     [this] {
+                       for (std::size_t i = 0; i < shared_.parts().size(); ++i)
+                         shared_.arena(i).copy_from(tentative_.arena(i));
+                       shared_.set_round(tentative_.round());
+                     }};
+}
+
+RoundResult StreamingDiLoCo::land(AsyncOuterGroup::Handle handle, InnerLoop& loop) {
+  const RoundResult result = group_.finish_round(handle);
   if (result.kind == RoundResult::Kind::replaced) restart(loop);
   return result;
 }
@@ -226,7 +228,7 @@ bool StreamingDiLoCo::eager_sync(std::size_t p, InnerLoop& loop) {
   // Round k−1 lands (Δ̄(k−1) into θ_p, v_p) before round k starts (module header).
   bool landed = false;
   if (const auto previous = std::exchange(in_flight_[p], std::nullopt)) {
-    const RoundResult r = land(p, *previous, loop);
+    const RoundResult r = land(*previous, loop);
     if (r.kind == RoundResult::Kind::replaced) return false;
     landed = r.kind == RoundResult::Kind::committed;
   }

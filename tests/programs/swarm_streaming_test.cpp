@@ -45,13 +45,20 @@ TEST(SwarmStreaming, FourPeersHoldTheSameStateAfterEveryFragmentRoundAndTheLossF
   ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
   std::vector<PeerProcess*> peers;
   for (int i = 0; i < 4; ++i) peers.push_back(&swarm.add_peer("peer" + std::to_string(i)));
+  std::vector<std::string> summaries;
   for (PeerProcess* p : peers) {
-    EXPECT_TRUE(p->read_to_end().starts_with("peer ")) << swarm.logs();
+    summaries.push_back(p->read_to_end());
+    EXPECT_TRUE(summaries.back().starts_with("peer ")) << swarm.logs();
     EXPECT_EQ(p->process().wait(), 0) << swarm.logs();
   }
   EXPECT_TRUE(test::same_states(peers, 1, 19)) << swarm.logs();
-  for (PeerProcess* p : peers) {
+  for (std::size_t i = 0; i < peers.size(); ++i) {
+    const PeerProcess* p = peers[i];
     ASSERT_EQ(p->rounds().size(), 19u) << swarm.logs();
+    // The round line prints the hash the group computed for the round (not a second hash of the
+    // state): the same as the full hash of the final state in the summary.
+    EXPECT_NE(summaries[i].find(" state=" + p->rounds().back().state), std::string::npos)
+        << summaries[i];
     EXPECT_EQ(p->rounds().back().members, 4u);
     EXPECT_LT(mean_loss(p->rounds(), 16, 3), 0.9 * mean_loss(p->rounds(), 0, 3)) << swarm.logs();
   }

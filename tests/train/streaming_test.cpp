@@ -129,17 +129,18 @@ class RecordingGroup final : public AsyncOuterGroup {
  public:
   explicit RecordingGroup(const InnerLoop& loop) : loop_(loop) {}
   std::size_t members() const override { return 1; }
-  Handle start_round(std::size_t fragment, std::span<const float> delta) override {
+  Handle start_round(std::size_t fragment, std::span<const float> delta, Landing landing) override {
     events.push_back({loop_.steps(), fragment, true});
     fragments.push_back(fragment);
     deltas.emplace_back(delta.begin(), delta.end());
+    landings.push_back(std::move(landing));
     return deltas.size() - 1;
   }
-  RoundResult finish_round(Handle handle, const Landing& landing) override {
+  RoundResult finish_round(Handle handle) override {
     events.push_back({loop_.steps(), fragments[handle], false});
     if (skip.contains(handle)) return RoundResult{.kind = RoundResult::Kind::skipped};
-    landing.tentative(deltas[handle]);
-    landing.install();
+    landings[handle].tentative(deltas[handle]);
+    landings[handle].install();
     return RoundResult{.kind = RoundResult::Kind::committed, .members = 1};
   }
   struct Event {
@@ -152,6 +153,7 @@ class RecordingGroup final : public AsyncOuterGroup {
   std::vector<Event> events;
   std::vector<std::size_t> fragments;  // by handle
   std::vector<std::vector<float>> deltas;
+  std::vector<Landing> landings;
 
  private:
   const InnerLoop& loop_;

@@ -9,11 +9,15 @@
 // round + 1 and needs each round finished before the next starts; an in-process group
 // (local_async_group.hpp) takes finish_round in any order after its start_round.
 //
-// finish_round lands the round as RoundInput does for OuterGroup: it calls tentative(mean) (the
-// strategy computes the shared state the mean leads to, every member gets the same bits), and,
-// once the group agrees on that state, install(). It returns committed (installed), skipped (the
-// round could not complete: nothing changed, the strategy trains on) or replaced (the group put
-// the run's state into the SharedState: the strategy restarts its local copy from it).
+// A round lands as RoundInput's does for OuterGroup: the group calls tentative(mean) (the
+// strategy computes the shared state the mean leads to, every member gets the same bits) and,
+// once the group agrees on that state, install(). The landing is handed over with start_round:
+// a group over a network calls tentative on its own thread as soon as the mean is in (again for
+// each retry), so that the members agree while the inner loop steps; it must therefore only read
+// the shared state, which the strategy leaves alone until finish_round. install() runs on the
+// caller's thread, in finish_round, which returns committed (installed), skipped (the round could
+// not complete: nothing changed, the strategy trains on) or replaced (the group put the run's
+// state into the SharedState: the strategy restarts its local copy from it).
 
 #include <cstddef>
 #include <cstdint>
@@ -37,10 +41,11 @@ class AsyncOuterGroup {
   // Members of the group (the M of the eager proxy, DESIGN.md §1.3).
   virtual std::size_t members() const = 0;
   // Starts averaging `delta` (fragment `fragment`'s Δ) with the other members'; returns at once.
-  // The group copies or encodes `delta` before returning.
-  virtual Handle start_round(std::size_t fragment, std::span<const float> delta) = 0;
-  // Waits for that round's mean of every member's Δ (delta's size) and lands it.
-  virtual RoundResult finish_round(Handle handle, const Landing& landing) = 0;
+  // The group copies or encodes `delta` before returning and keeps `landing` for the round.
+  virtual Handle start_round(std::size_t fragment, std::span<const float> delta,
+                             Landing landing) = 0;
+  // Waits for that round (the mean of every member's Δ, delta's size) and lands it.
+  virtual RoundResult finish_round(Handle handle) = 0;
 };
 
 }  // namespace loco::train

@@ -89,11 +89,14 @@ class StreamingDiLoCo final : public Strategy {
   Arena& theta() { return shared_.arena(0); }
   Arena& momentum() { return shared_.arena(1); }
 
-  // Δ_p = base − local into delta_, and its round started.
+  // Δ_p = base − local into delta_, and its round started with landing(p).
   AsyncOuterGroup::Handle send(std::size_t p, const Arena& local, const Arena& base);
-  // Lands fragment p's round: the group's mean, the outer step on θ_p and v_p (and, overlapped,
-  // Δ̄ into eager.mean), round + 1. A replaced state restarts the loop from it.
-  RoundResult land(std::size_t p, AsyncOuterGroup::Handle handle, InnerLoop& loop);
+  // How fragment p's round lands: the tentative state is the shared state with the outer step
+  // on θ_p and v_p (and, overlapped, Δ̄ in eager.mean) and round + 1. It may run on the group's
+  // thread: it reads shared_ and writes tentative_ only.
+  Landing landing(std::size_t p);
+  // Finishes a round; a replaced state restarts the loop from it.
+  RoundResult land(AsyncOuterGroup::Handle handle, InnerLoop& loop);
   void merge(std::size_t p, Arena& local, const Arena& target) const;  // the α-merge
   // False when the landing replaced the state (the loop restarted: nothing more this step).
   bool eager_sync(std::size_t p, InnerLoop& loop);
