@@ -30,10 +30,11 @@
 // Round k−1 lands before round k starts: with P = 1 a group over a network sees one round at a
 // time (P > 1 eager keeps P rounds in flight, which only an in-process group takes).
 //
-// Memory beyond DiLoCo: eager adds the anchor and, overlapped, Δ_i(k−1) locally (two parameter
-// copies) and Δ̄(k−1) in the shared state ("eager.mean"). Bytes: each fragment round hands over
-// its encoded Δ_p, so a whole round of P fragments costs what one DiLoCo round does in the same
-// codec, and the peak per sync is about 1/P of it.
+// Memory beyond DiLoCo: a tentative copy of the shared state (as DiLoCo's); eager adds the anchor
+// and, overlapped, Δ_i(k−1) locally (two parameter copies) and Δ̄(k−1) in the shared state
+// ("eager.mean"). Bytes: each fragment round hands over its encoded Δ_p, so a whole round of P
+// fragments costs what one DiLoCo round does in the same codec, and the peak per sync is about 1/P
+// of it.
 
 #include <optional>
 #include <string_view>
