@@ -227,10 +227,11 @@ void SwarmSession::pump_ring() {
     out.round = ready_round_;
     out.attempt = ring_attempt_;
     out.members = ring_members_;
-    out.mean = std::make_shared<const std::vector<float>>(work_.begin(), work_.end());
-    if (tentative_) {
+    if (tentative_) {  // the compute thread needs only the hash, reported here
       out.hash = tentative_(work_);
       round_done(ready_round_, ring_attempt_, out.hash);
+    } else {
+      out.mean = std::make_shared<const std::vector<float>>(work_.begin(), work_.end());
     }
     mailbox_.post(std::move(out));
   }

@@ -17,7 +17,7 @@
 //
 // One round at a time: Streaming without eager updates has one fragment in flight; eager
 // updates keep a round in flight for a whole H and land it before the next one starts, so over
-// the swarm they take P = 1 (make_swarm_async checks).
+// the swarm they take P = 1 (loco-peer checks).
 //
 // A newcomer joins at a fragment-round boundary: it fetches the committed shared state (every
 // fragment's θ_p and v_p, and eager's Δ̄) and the round, from which the strategy derives its

@@ -22,8 +22,8 @@ struct SwarmEvent {
     refused,     // the tracker refused this peer: `text`
     must_fetch,  // the run's state is elsewhere: the network thread is fetching round `round`
     fetched,     // `state` holds the bytes of round `round`, hash `hash`
-    mean,        // the ring of `round` attempt `attempt` finished: `mean` holds the average
-                 // (and, when the round came with a tentative, `hash` its state, reported)
+    mean,        // the ring of `round` attempt `attempt` finished: `mean` holds the average,
+                 // or, when the round came with a tentative, `hash` its state, reported
     committed,   // the tracker committed `round` with state `hash`
     aborted,     // attempt `attempt` of `round` failed; `retry`: another follows
   };
