@@ -12,6 +12,7 @@
 #include "loco/core/error.hpp"
 #include "loco/net/link_shaper.hpp"
 #include "loco/net/units.hpp"
+#include "loco/swarm/swarm_async_group.hpp"
 #include "loco/swarm/swarm_group.hpp"
 #include "loco/train/inner_loop.hpp"
 #include "loco/train/make_strategy.hpp"
@@ -31,13 +32,22 @@ train::TrainConfig run_config(const PeerOptions& o) {
   if (o.run_config.empty())
     throw Error(ErrorCategory::config,
                 "--run.config: name the run's loco-train config (model, data, [strategy] kind = "
-                "diloco or ddp), the one the tracker was given");
+                "diloco, ddp or streaming), the one the tracker was given");
   train::TrainConfig config = cli::load_train_config(o.run_config);
-  if (config.strategy.kind != "diloco" && config.strategy.kind != "ddp")
+  const train::StrategySection& s = config.strategy;
+  if (s.kind != "diloco" && s.kind != "ddp" && s.kind != "streaming")
     throw Error(ErrorCategory::config,
-                fmt::format("run config {}: a swarm trains with [strategy] kind = \"diloco\" or "
-                            "\"ddp\", not \"{}\"",
-                            o.run_config, config.strategy.kind));
+                fmt::format("run config {}: a swarm trains with [strategy] kind = \"diloco\", "
+                            "\"ddp\" or \"streaming\", not \"{}\"",
+                            o.run_config, s.kind));
+  // The tracker runs one round at a time; eager rounds travel a whole H, so with P fragments P
+  // of them would be in flight at once (swarm/swarm_async_group.hpp).
+  if (s.kind == "streaming" && s.eager != "none" && s.fragments != 1)
+    throw Error(ErrorCategory::config,
+                fmt::format("run config {}: over a swarm, strategy.eager = \"{}\" needs "
+                            "strategy.fragments = 1 (not {}): its rounds travel a whole H, and "
+                            "the tracker runs one round at a time",
+                            o.run_config, s.eager, s.fragments));
   if (o.threads > 0) config.train.threads = o.threads;
   return config;
 }
@@ -60,7 +70,9 @@ swarm::SwarmConfig swarm_config(const PeerOptions& o, const train::TrainConfig& 
   s.upload_bps = net::parse_bandwidth(o.upload, "--peer.upload");
   s.credential = o.join_token;
   s.settings = train::run_settings(config);
-  s.codec = config.strategy.codec_spec();
+  // Streaming's rounds carry fragments in their own codec (4-bit floats by default).
+  s.codec = config.strategy.kind == "streaming" ? config.strategy.fragment_codec
+                                                : config.strategy.codec_spec();
   s.bundle = net::BundleConfig{.streams = o.streams, .unit_bytes = 256 << 10};
   const link::LinkSettings link = cli::to_link_settings(o.link);
   if (!link.is_transparent()) s.link = net::LinkShaper::create(link, from_steady(Clock::now()));
@@ -91,13 +103,13 @@ std::vector<train::NamedArena> peer_arenas(train::InnerLoop& loop, train::Strate
   return arenas;
 }
 
-// The line a round ends with (swarm_peer.hpp).
-void print_round(const train::RoundResult& r, train::SharedState& shared, double loss) {
+// The line a round ends with (swarm_peer.hpp), with the hash the group computed for the round.
+void print_round(const train::RoundResult& r, const train::SharedState& shared, double loss) {
   static constexpr std::array kKinds = {"committed", "skipped", "replaced"};
   std::printf("round %llu %s members %zu loss %.4f state %s\n",
               static_cast<unsigned long long>(shared.round()),
               kKinds.at(static_cast<std::size_t>(r.kind)), r.members, loss,
-              to_hex(shared.hash()).substr(0, 16).c_str());
+              to_hex(r.state).substr(0, 16).c_str());
   std::fflush(stdout);
 }
 
@@ -118,8 +130,10 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     train::InnerLoop loop(config, corpus);
     const DebugFaults faults(o.debug);
     swarm::SwarmGroup group(swarm_config(o, config, faults), key, &stop);
-    const std::unique_ptr<train::Strategy> made = train::make_strategy(config, loop, group);
-    train::Strategy& strategy = *made;  // DiLoCo or DDP
+    swarm::SwarmAsyncGroup async_group(group);  // Streaming's rounds, over the same swarm
+    const std::unique_ptr<train::Strategy> made =
+        train::make_strategy(config, loop, group, &async_group);
+    train::Strategy& strategy = *made;  // DiLoCo, DDP or Streaming DiLoCo
     group.bind(strategy.shared());
     strategy.begin(loop, train::Start::fresh);
     const Digest genesis = strategy.shared().hash();
@@ -179,6 +193,9 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     std::uint64_t last_checkpoint_round = strategy.shared().round();
     const auto started = Clock::now();
     double compute_s = 0;  // inner steps: forward, backward and the local AdamW step
+    // Streaming: inner steps that ended with a fragment still on the wire (its mean not in yet),
+    // the overlap of communication with compute that the summary line reports.
+    std::uint64_t in_flight_steps = 0;
     while (!stop.load() && loop.steps() < config.train.steps) {
       const auto step_start = Clock::now();
       const double step_loss = loop.forward_backward();
@@ -193,6 +210,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
       ++interval_steps;
       ++round_steps;
       faults.inner_step(strategy.shared().round() + 1);
+      if (async_group.in_flight()) ++in_flight_steps;
       strategy.after_step(loop);
       if (group.rounds_run() != rounds_seen) {
         rounds_seen = group.rounds_run();
@@ -248,13 +266,13 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
         to_hex(strategy.shared().hash()).substr(0, 16).c_str());
     std::printf(
         "peer %s: seconds=%.3f compute_s=%.3f network_wait_s=%.3f eval_s=%.3f sent_bytes=%llu "
-        "received_bytes=%llu val_loss=%.6f state=%s\n",
+        "received_bytes=%llu val_loss=%.6f in_flight_steps=%llu state=%s\n",
         secure::short_id(key.public_key()).c_str(),
         std::chrono::duration<double>(ended - started).count(), compute_s, group.network_wait_s(),
         std::chrono::duration<double>(ended - eval_start).count(),
         static_cast<unsigned long long>(group.traffic().sent),
         static_cast<unsigned long long>(group.traffic().received), val,
-        to_hex(strategy.shared().hash()).c_str());
+        static_cast<unsigned long long>(in_flight_steps), to_hex(strategy.shared().hash()).c_str());
     std::fflush(stdout);
     return 0;
   } catch (const Error& e) {

@@ -1,8 +1,10 @@
 #pragma once
 // `loco-peer` (no subcommand): a volunteer's training process. It joins the run's tracker,
 // fetches the run's state if the run has started, then trains: H inner steps on its data shard,
-// a DiLoCo round with the group the tracker forms, again, until the run's steps are done or a
-// signal asks it to leave (it finishes or abandons the step, tells the tracker, checkpoints).
+// a DiLoCo round with the group the tracker forms, again (DDP: a round every step; Streaming
+// DiLoCo: a fragment round every H/P steps, on the network thread while the inner loop steps),
+// until the run's steps are done or a signal asks it to leave (it finishes or abandons the step,
+// tells the tracker, checkpoints).
 // After each round it prints one line on stdout, for scripts and tests:
 //   round R committed|skipped|replaced members M loss L state H
 // R the round its shared state is at, M the group's size (0 unless committed), L the mean loss of

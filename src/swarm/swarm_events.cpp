@@ -1,5 +1,7 @@
 #include "loco/swarm/swarm_events.hpp"
 
+#include <algorithm>
+
 namespace loco::swarm {
 
 void Mailbox::post(SwarmEvent event) {
@@ -16,6 +18,12 @@ std::optional<SwarmEvent> Mailbox::wait(Duration timeout) {
   SwarmEvent e = std::move(events_.front());
   events_.pop_front();
   return e;
+}
+
+bool Mailbox::holds(SwarmEvent::Kind kind, std::uint64_t round) const {
+  std::lock_guard lock(mutex_);
+  return std::ranges::any_of(
+      events_, [&](const SwarmEvent& e) { return e.kind == kind && e.round == round; });
 }
 
 }  // namespace loco::swarm

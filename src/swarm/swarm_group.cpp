@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <boost/asio/post.hpp>
 
+#include "loco/core/assert.hpp"
 #include "loco/core/error.hpp"
 
 namespace loco::swarm {
@@ -68,6 +69,7 @@ std::optional<SwarmEvent> SwarmGroup::wait_event() {
 JoinOutcome SwarmGroup::join(const Digest& genesis, Duration patience) {
   const std::uint64_t round = shared_->round();
   const Digest hash = shared_->hash();
+  current_ = hash;
   post([this, genesis, round, hash] { session_.start(genesis, round, hash); });
   JoinOutcome outcome;
   const auto deadline = std::chrono::steady_clock::now() + patience;
@@ -105,28 +107,52 @@ JoinOutcome SwarmGroup::join(const Digest& genesis, Duration patience) {
 }
 
 train::RoundResult SwarmGroup::run_round(const train::RoundInput& input) {
+  begin_round(input.round, input.delta, input.delta_norm);
+  return end_round(input);
+}
+
+void SwarmGroup::begin_round(std::uint64_t round, std::span<const float> delta, float norm,
+                             SwarmSession::Tentative tentative) {
+  LOCO_ASSERT(begun_ == 0, "a swarm round begun before the last one ended");
+  begun_ = round;
+  reported_here_ = static_cast<bool>(tentative);
+  post([this, round, norm, base = current_, delta = std::vector<float>(delta.begin(), delta.end()),
+        tentative = std::move(tentative)]() mutable {
+    session_.ready(round, norm, base, std::move(delta), std::move(tentative));
+  });
+}
+
+bool SwarmGroup::round_in_flight() const {
+  return begun_ != 0 && !mailbox_.holds(SwarmEvent::Kind::mean, begun_);
+}
+
+train::RoundResult SwarmGroup::end_round(const train::RoundInput& input) {
+  LOCO_ASSERT(begun_ == input.round, "a swarm round ended that was not begun");
   last_round_ = attempt_round(input);
+  begun_ = 0;
   ++rounds_run_;
   return last_round_;
 }
 
+train::RoundResult SwarmGroup::skipped() const {
+  return train::RoundResult{.kind = train::RoundResult::Kind::skipped, .state = current_};
+}
+
 train::RoundResult SwarmGroup::attempt_round(const train::RoundInput& input) {
-  std::vector<float> delta(input.delta.begin(), input.delta.end());
-  const Digest base = shared_->hash();
-  post([this, round = input.round, norm = input.delta_norm, base,
-        delta = std::move(delta)]() mutable {
-    session_.ready(round, norm, base, std::move(delta));
-  });
   Digest mine{};
   std::size_t members = 0;
   for (;;) {
     const auto next = wait_event();
-    if (!next) return train::RoundResult{.kind = train::RoundResult::Kind::skipped};
+    if (!next) return skipped();
     const SwarmEvent& e = *next;
     if (e.round != input.round && e.kind != SwarmEvent::Kind::fetched) continue;  // stale
     switch (e.kind) {
       case SwarmEvent::Kind::mean:
         members = e.members;
+        if (reported_here_) {
+          mine = e.hash;  // computed and reported by the network thread
+          break;
+        }
         mine = input.tentative(*e.mean);
         post([this, round = e.round, attempt = e.attempt, mine] {
           session_.round_done(round, attempt, mine);
@@ -139,16 +165,18 @@ train::RoundResult SwarmGroup::attempt_round(const train::RoundInput& input) {
           break;  // a resync follows
         }
         input.install();
+        current_ = mine;
         serve_current();
-        return train::RoundResult{.kind = train::RoundResult::Kind::committed, .members = members};
+        return train::RoundResult{
+            .kind = train::RoundResult::Kind::committed, .members = members, .state = mine};
       case SwarmEvent::Kind::aborted:
         spdlog::info("round {} attempt {} aborted: {}{}", e.round, e.attempt, e.text,
                      e.retry ? "; retrying" : "; training on");
-        if (!e.retry) return train::RoundResult{.kind = train::RoundResult::Kind::skipped};
+        if (!e.retry) return skipped();
         break;
       case SwarmEvent::Kind::fetched:
         load_fetched(e);
-        return train::RoundResult{.kind = train::RoundResult::Kind::replaced};
+        return train::RoundResult{.kind = train::RoundResult::Kind::replaced, .state = current_};
       default: break;  // must_fetch, joined again: keep waiting
     }
   }
@@ -160,6 +188,7 @@ void SwarmGroup::load_fetched(const SwarmEvent& fetched) {
   if (hash != fetched.hash)
     throw Error(ErrorCategory::format,
                 "the fetched state does not hash to the run's (a broken invariant of the fetch)");
+  current_ = hash;
   spdlog::info("fetched the state of round {}", fetched.round);
   post([this, round = fetched.round, hash] { session_.state_report(round, hash); });
   serve_current();

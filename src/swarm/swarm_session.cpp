@@ -165,11 +165,12 @@ void SwarmSession::on_client_event(const proto::ClientEvent& e) {
 }
 
 void SwarmSession::ready(std::uint64_t round, float norm, const Digest& base,
-                         std::vector<float> delta) {
+                         std::vector<float> delta, Tentative tentative) {
   if (config_.poison == "scale")
     for (float& v : delta) v *= 1000.0f;
   if (config_.poison == "nan") norm = std::numeric_limits<float>::quiet_NaN();
   delta_ = std::move(delta);
+  tentative_ = std::move(tentative);
   ready_round_ = round;
   ready_ = proto::Ready{.round = round, .update_norm = norm, .base_hash = base};
   client_->ready(ready_);
@@ -228,7 +229,12 @@ void SwarmSession::pump_ring() {
     out.round = ready_round_;
     out.attempt = ring_attempt_;
     out.members = ring_members_;
-    out.mean = std::make_shared<const std::vector<float>>(work_.begin(), work_.end());
+    if (tentative_) {  // the compute thread needs only the hash, reported here
+      out.hash = tentative_(work_);
+      round_done(ready_round_, ring_attempt_, out.hash);
+    } else {
+      out.mean = std::make_shared<const std::vector<float>>(work_.begin(), work_.end());
+    }
     mailbox_.post(std::move(out));
   }
 }

@@ -22,8 +22,8 @@ std::unique_ptr<Strategy> make_strategy(const TrainConfig& config, InnerLoop& lo
   if (s.kind == "streaming") {
     if (async_group == nullptr)
       throw Error(ErrorCategory::config,
-                  "strategy.kind = \"streaming\" runs in loco-train only so far; a swarm trains "
-                  "with \"diloco\" or \"ddp\"");
+                  "strategy.kind = \"streaming\" needs an asynchronous group (loco-train's "
+                  "local group or loco-peer's swarm)");
     return make_streaming(config, loop, *async_group);
   }
   if (s.kind == "demo") {

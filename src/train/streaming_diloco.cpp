@@ -86,6 +86,7 @@ StreamingDiLoCo::StreamingDiLoCo(StreamingConfig config,
       fragments_(make_fragments(*layout, config.fragments, config.layout)),
       schedule_(config.inner_steps, config.fragments, config.tau),
       shared_(layout, shared_names(config.eager)),
+      tentative_(layout, shared_names(config.eager)),
       in_flight_(config.fragments),
       delta_(largest(fragments_)),
       mean_(largest(fragments_)),
@@ -119,10 +120,29 @@ void StreamingDiLoCo::begin(InnerLoop& loop, Start how) {
                                 loop.steps(), config_.tau));
       }
       break;
-    case Start::joined: loop.params().copy_from(theta()); break;
+    case Start::joined: restart(loop); return;
   }
   if (anchor_) anchor_->copy_from(loop.params());
   if (last_delta_) last_delta_->fill(0.0f);
+}
+
+void StreamingDiLoCo::restart(InnerLoop& loop) {
+  loop.params().copy_from(theta());
+  if (anchor_) anchor_->copy_from(loop.params());
+  if (last_delta_) last_delta_->fill(0.0f);
+  flight_.reset();
+  std::ranges::fill(in_flight_, std::nullopt);
+  loop.set_steps(landed_step(shared_.round()));
+}
+
+// Round r (1-based) is fragment (r − 1) mod P of cycle (r − 1) div P: sent at t_p of that cycle,
+// landed τ steps later, or, eager, at the fragment's next send.
+std::uint64_t StreamingDiLoCo::landed_step(std::uint64_t round) const {
+  if (round == 0) return 0;
+  const std::uint64_t cycle = (round - 1) / config_.fragments;
+  const auto p = static_cast<std::size_t>((round - 1) % config_.fragments);
+  const std::uint64_t sent = cycle * config_.inner_steps + schedule_.offset(p);
+  return sent + (config_.eager == Eager::none ? config_.tau : config_.inner_steps);
 }
 
 void StreamingDiLoCo::after_step(InnerLoop& loop) {
@@ -130,25 +150,29 @@ void StreamingDiLoCo::after_step(InnerLoop& loop) {
   Arena& local = loop.params();
   if (config_.eager != Eager::none) {
     for (std::size_t p = 0; p < fragments_.size(); ++p)
-      if (schedule_.sends(p, step)) eager_sync(p, local);
+      if (schedule_.sends(p, step) && !eager_sync(p, loop)) return;
     return;
   }
-  // Landings first (a fragment may land on the step where the next one leaves), then sends; with
-  // τ = 0 a fragment lands on the step it leaves.
-  for (std::size_t p = 0; p < fragments_.size(); ++p) {
-    if (in_flight_[p] && schedule_.lands(p, step)) {
-      land(p, *std::exchange(in_flight_[p], std::nullopt));
-      merge(p, local, theta());
-    }
-  }
-  for (std::size_t p = 0; p < fragments_.size(); ++p) {
-    if (!schedule_.sends(p, step)) continue;
-    const AsyncOuterGroup::Handle handle = send(p, local, theta());
-    if (config_.tau == 0) {
-      land(p, handle);
-      merge(p, local, theta());
-    } else {
-      in_flight_[p] = handle;
+  // The landing first (a fragment may land on the step where the next one leaves), then the
+  // send; with τ = 0 a fragment lands on the step it leaves.
+  const auto land_flight = [&](const Flight& f) {
+    const RoundResult r = land(f.handle, loop);
+    if (r.kind == RoundResult::Kind::committed) merge(f.fragment, local, theta());
+    return r.kind != RoundResult::Kind::replaced;
+  };
+  if (flight_ && flight_->lands_after == step &&
+      !land_flight(*std::exchange(flight_, std::nullopt)))
+    return;
+  for (std::size_t slot = 0; slot < fragments_.size(); ++slot) {
+    if (!schedule_.sends(slot, step)) continue;
+    // The fragment of the next round: the slot's own unless a round was skipped (module header).
+    const auto p = static_cast<std::size_t>(shared_.round() % fragments_.size());
+    const Flight f{
+        .fragment = p, .handle = send(p, local, theta()), .lands_after = step + config_.tau};
+    if (config_.tau != 0) {
+      flight_ = f;
+    } else if (!land_flight(f)) {
+      return;
     }
   }
 }
@@ -161,18 +185,35 @@ AsyncOuterGroup::Handle StreamingDiLoCo::send(std::size_t p, const Arena& local,
     const auto new_params = local.range(r);
     for (std::size_t i = 0; i < r.size; ++i) delta_[at + i] = old_params[i] - new_params[i];
   });
-  return group_.start_round(p, std::span(delta_).first(f.floats));
+  return group_.start_round(p, std::span(delta_).first(f.floats), landing(p));
 }
 
-void StreamingDiLoCo::land(std::size_t p, AsyncOuterGroup::Handle handle) {
-  const Fragment& f = fragments_[p];
-  const std::span<float> mean = std::span(mean_).first(f.floats);
-  group_.finish_round(handle, mean);
-  for_ranges(f, [&](const ArenaRange& r, std::size_t at) {
-    optim::outer_nesterov_step(config_.outer, theta().range(r), momentum().range(r),
-                               mean.subspan(at, r.size));
-  });
-  shared_.set_round(shared_.round() + 1);
+Landing StreamingDiLoCo::landing(std::size_t p) {
+  return Landing{.tentative = [this, p](std::span<const float> mean) -> const SharedState& {
+                   for (std::size_t i = 0; i < shared_.parts().size(); ++i)
+                     tentative_.arena(i).copy_from(shared_.arena(i));
+                   for_ranges(fragments_[p], [&](const ArenaRange& r, std::size_t at) {
+                     const std::span<const float> mean_r = mean.subspan(at, r.size);
+                     optim::outer_nesterov_step(config_.outer, tentative_.arena(0).range(r),
+                                                tentative_.arena(1).range(r), mean_r);
+                     if (config_.eager == Eager::overlapped)  // Δ̄(k−1), the next proxy's base
+                       std::ranges::copy(mean_r, tentative_.arena(2).range(r).begin());
+                   });
+                   tentative_.set_round(shared_.round() + 1);
+                   return tentative_;
+                 },
+                 .install =
+                     [this] {
+                       for (std::size_t i = 0; i < shared_.parts().size(); ++i)
+                         shared_.arena(i).copy_from(tentative_.arena(i));
+                       shared_.set_round(tentative_.round());
+                     }};
+}
+
+RoundResult StreamingDiLoCo::land(AsyncOuterGroup::Handle handle, InnerLoop& loop) {
+  const RoundResult result = group_.finish_round(handle);
+  if (result.kind == RoundResult::Kind::replaced) restart(loop);
+  return result;
 }
 
 void StreamingDiLoCo::merge(std::size_t p, Arena& local, const Arena& target) const {
@@ -181,20 +222,21 @@ void StreamingDiLoCo::merge(std::size_t p, Arena& local, const Arena& target) co
   });
 }
 
-void StreamingDiLoCo::eager_sync(std::size_t p, Arena& local) {
+bool StreamingDiLoCo::eager_sync(std::size_t p, InnerLoop& loop) {
   const Fragment& f = fragments_[p];
-  const std::optional<AsyncOuterGroup::Handle> previous =
-      std::exchange(in_flight_[p], send(p, local, *anchor_));  // Δ_i(k) in delta_, round k
-  if (previous) land(p, *previous);                            // Δ̄(k−1) folded into θ_p, v_p
+  Arena& local = loop.params();
+  // Round k−1 lands (Δ̄(k−1) into θ_p, v_p) before round k starts (module header).
+  bool landed = false;
+  if (const auto previous = std::exchange(in_flight_[p], std::nullopt)) {
+    const RoundResult r = land(*previous, loop);
+    if (r.kind == RoundResult::Kind::replaced) return false;
+    landed = r.kind == RoundResult::Kind::committed;
+  }
+  in_flight_[p] = send(p, local, *anchor_);  // Δ_i(k) in delta_, round k
   if (config_.eager == Eager::delayed) {
-    if (previous) merge(p, local, theta());
+    if (landed) merge(p, local, theta());
   } else {
-    Arena& mean_prev = shared_.arena(2);
-    if (previous) {
-      for_ranges(f, [&](const ArenaRange& r, std::size_t at) {
-        std::ranges::copy(std::span(mean_).subspan(at, r.size), mean_prev.range(r).begin());
-      });
-    }
+    const Arena& mean_prev = shared_.arena(2);
     copy_ranges(f, *proxy_, theta());
     copy_ranges(f, *proxy_v_, momentum());
     for_ranges(f, [&](const ArenaRange& r, std::size_t at) {
@@ -207,6 +249,7 @@ void StreamingDiLoCo::eager_sync(std::size_t p, Arena& local) {
     merge(p, local, *proxy_);
   }
   copy_ranges(f, *anchor_, local);
+  return true;
 }
 
 }  // namespace loco::train

@@ -22,9 +22,11 @@ inline const std::vector<std::string> kSwarmTimers = {"--run.heartbeat-interval"
 
 class LocalSwarm {
  public:
-  // `tracker_options` replace or add to kSwarmTimers.
-  LocalSwarm(std::string run_id, std::uint64_t rounds, std::vector<std::string> tracker_options)
-      : run_id_(std::move(run_id)), config_(write_swarm_config(dir_.path(), rounds)) {
+  // `tracker_options` replace or add to kSwarmTimers; `strategy` is the run config's
+  // [strategy] section (write_swarm_config).
+  LocalSwarm(std::string run_id, std::uint64_t rounds, std::vector<std::string> tracker_options,
+             const std::string& strategy = kDiLoCoStrategy)
+      : run_id_(std::move(run_id)), config_(write_swarm_config(dir_.path(), rounds, strategy)) {
     tracker_options_ = kSwarmTimers;
     tracker_options_.insert(tracker_options_.end(), tracker_options.begin(), tracker_options.end());
     start_tracker("127.0.0.1:0");

@@ -23,8 +23,14 @@ namespace loco::test {
 inline constexpr int kPeerPatienceMs = 120'000;  // hang guard for one awaited line, loaded machine
 inline constexpr std::uint64_t kInnerSteps = 4;
 
-// Writes the run config to `dir`/swarm.toml: `rounds` rounds of kInnerSteps steps.
-inline std::string write_swarm_config(const std::filesystem::path& dir, std::uint64_t rounds) {
+// The [strategy] of the tests' run: DiLoCo over kInnerSteps steps.
+inline const std::string kDiLoCoStrategy =
+    "[strategy]\nkind = \"diloco\"\ndiloco-h = " + std::to_string(kInnerSteps) +
+    "\nouter-lr = 0.7\nouter-momentum = 0.9\ncodec = \"int8:block=256\"\n";
+
+// Writes the run config to `dir`/swarm.toml: `rounds` x kInnerSteps steps, with `strategy`.
+inline std::string write_swarm_config(const std::filesystem::path& dir, std::uint64_t rounds,
+                                      const std::string& strategy = kDiLoCoStrategy) {
   const auto path = dir / "swarm.toml";
   std::ofstream(path) << "log-level = \"info\"\n"
                          "[model]\nkind = \"gpt\"\nvocab = 32\ncontext = 32\nn-layer = 1\n"
@@ -38,9 +44,7 @@ inline std::string write_swarm_config(const std::filesystem::path& dir, std::uin
                       << rounds * kInnerSteps
                       << "\nbatch = 8\nseed = 1\nthreads = 1\nlog-every = 1000\n"
                          "eval-every = 0\neval-batches = 2\ncheckpoint-every = 0\n"
-                         "[strategy]\nkind = \"diloco\"\ndiloco-h = "
-                      << kInnerSteps
-                      << "\nouter-lr = 0.7\nouter-momentum = 0.9\ncodec = \"int8:block=256\"\n";
+                      << strategy;
   return path.string();
 }
 

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <thread>
 
 #include "../support/temp_dir.hpp"
@@ -123,20 +124,24 @@ TEST(Streaming, OneFragmentNoDelayNoMergeIsDiLoCoBitForBit) {
 }
 
 // A group of one that records when the strategy starts and finishes each round, and returns the
-// member's own Δ as the mean.
+// member's own Δ as the mean, or skips the rounds in `skip` (as a swarm does with too few peers).
 class RecordingGroup final : public AsyncOuterGroup {
  public:
   explicit RecordingGroup(const InnerLoop& loop) : loop_(loop) {}
   std::size_t members() const override { return 1; }
-  Handle start_round(std::size_t fragment, std::span<const float> delta) override {
+  Handle start_round(std::size_t fragment, std::span<const float> delta, Landing landing) override {
     events.push_back({loop_.steps(), fragment, true});
     fragments.push_back(fragment);
     deltas.emplace_back(delta.begin(), delta.end());
+    landings.push_back(std::move(landing));
     return deltas.size() - 1;
   }
-  void finish_round(Handle handle, std::span<float> mean) override {
+  RoundResult finish_round(Handle handle) override {
     events.push_back({loop_.steps(), fragments[handle], false});
-    std::ranges::copy(deltas[handle], mean.begin());
+    if (skip.contains(handle)) return RoundResult{.kind = RoundResult::Kind::skipped};
+    landings[handle].tentative(deltas[handle]);
+    landings[handle].install();
+    return RoundResult{.kind = RoundResult::Kind::committed, .members = 1};
   }
   struct Event {
     std::uint64_t step;
@@ -144,9 +149,11 @@ class RecordingGroup final : public AsyncOuterGroup {
     bool start;
     bool operator==(const Event&) const = default;
   };
+  std::set<Handle> skip;
   std::vector<Event> events;
   std::vector<std::size_t> fragments;  // by handle
   std::vector<std::vector<float>> deltas;
+  std::vector<Landing> landings;
 
  private:
   const InnerLoop& loop_;
@@ -201,6 +208,41 @@ TEST(Streaming, SendsAtTpLandsTauLaterAndAppliesTheOuterStepAndTheMerge) {
       EXPECT_EQ(after_landing.data()[i], before_landing.data()[i]);
   }
   EXPECT_EQ(streaming.shared().round(), 3u);
+}
+
+TEST(Streaming, ASkippedRoundChangesNothingAndItsFragmentGoesAgainAtTheNextSlot) {
+  model::set_compute_threads(1);
+  const TrainConfig config = tiny_run(0, 1);
+  const Corpus corpus(config.data, 16);
+  InnerLoop loop(config, corpus);
+  RecordingGroup group(loop);
+  group.skip = {0};
+  StreamingDiLoCo streaming(streaming_config(2, 3, 0.5f), loop.layout(), group);
+  streaming.begin(loop, Start::fresh);
+  const Arena start = loop.params();
+  Arena before_landing = start;
+  for (int step = 0; step < 20; ++step) {
+    loop.forward_backward();
+    loop.optimizer_step();
+    if (loop.steps() == 8) before_landing = loop.params();
+    streaming.after_step(loop);
+    if (loop.steps() == 8) {
+      EXPECT_EQ(blake2b(loop.params()), blake2b(before_landing)) << "no merge";
+      EXPECT_EQ(blake2b(streaming.shared().arena(0)), blake2b(start)) << "no outer step";
+      EXPECT_EQ(streaming.shared().round(), 0u);
+    }
+  }
+  // Round 1 (fragment 0, sent after step 5) is skipped: the round number stays, so the slot of
+  // fragment 1 (step 10) sends fragment 0 again as round 1; fragment 1 follows at step 15.
+  using E = RecordingGroup::Event;
+  EXPECT_EQ(group.events, (std::vector<E>{{5, 0, true},
+                                          {8, 0, false},
+                                          {10, 0, true},
+                                          {13, 0, false},
+                                          {15, 1, true},
+                                          {18, 1, false},
+                                          {20, 0, true}}));
+  EXPECT_EQ(streaming.shared().round(), 2u);
 }
 
 struct GroupRun {

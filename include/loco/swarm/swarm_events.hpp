@@ -22,7 +22,8 @@ struct SwarmEvent {
     refused,     // the tracker refused this peer: `text`
     must_fetch,  // the run's state is elsewhere: the network thread is fetching round `round`
     fetched,     // `state` holds the bytes of round `round`, hash `hash`
-    mean,        // the ring of `round` attempt `attempt` finished: `mean` holds the average
+    mean,        // the ring of `round` attempt `attempt` finished: `mean` holds the average,
+                 // or, when the round came with a tentative, `hash` its state, reported
     committed,   // the tracker committed `round` with state `hash`
     aborted,     // attempt `attempt` of `round` failed; `retry`: another follows
   };
@@ -45,9 +46,11 @@ class Mailbox {
   void post(SwarmEvent event);
   // The next event; nothing after `timeout` (a hang guard for the caller to report).
   std::optional<SwarmEvent> wait(Duration timeout);
+  // Is an event of `kind` for `round` waiting (not taken yet)?
+  bool holds(SwarmEvent::Kind kind, std::uint64_t round) const;
 
  private:
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<SwarmEvent> events_;
 };

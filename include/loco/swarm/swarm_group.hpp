@@ -12,6 +12,13 @@
 //   resync            ──> fetch the majority's state from donors into the SharedState: replaced
 //
 // The shared state is touched only on the compute thread; the network thread serves a copy.
+// The group keeps the hash of the shared state as it last installed, fetched or joined with it,
+// so that a round hashes the state once (its tentative) and RoundResult::state carries it.
+//
+// A round in two halves, for an asynchronous group (swarm_async_group.hpp): begin_round hands Δ
+// (and the tentative, which the network thread then computes and reports as soon as the mean is
+// in) to the network thread and returns; end_round waits for the round's end and lands it.
+// run_round is both at once. One round at a time: end_round before the next begin_round.
 
 #include <atomic>
 #include <memory>
@@ -35,6 +42,7 @@ class SwarmGroup final : public train::OuterGroup {
   SwarmGroup(SwarmConfig config, const secure::KeyPair& identity,
              const std::atomic<bool>* stop = nullptr);
   void bind(train::SharedState& shared) { shared_ = &shared; }
+  const train::SharedState& shared() const { return *shared_; }
   ~SwarmGroup() override;
 
   // Connects, joins with the shared state as it is (and the run's genesis hash), and, when the
@@ -44,6 +52,15 @@ class SwarmGroup final : public train::OuterGroup {
   JoinOutcome join(const Digest& genesis, Duration patience);
 
   train::RoundResult run_round(const train::RoundInput& input) override;
+  // With `tentative`, the network thread computes and reports the tentative state's hash as
+  // soon as the mean is in (SwarmSession::ready): it must only read the shared state.
+  void begin_round(std::uint64_t round, std::span<const float> delta, float norm,
+                   SwarmSession::Tentative tentative = {});
+  // input.round as given to begin_round (input.delta is not read; input.tentative only when
+  // begin_round had none).
+  train::RoundResult end_round(const train::RoundInput& input);
+  // A round begun and its mean not yet here (the fragment is on the wire).
+  bool round_in_flight() const;
   // The outcome of the latest round and how many rounds ran (committed, skipped or replaced).
   const train::RoundResult& last_round() const { return last_round_; }
   std::uint64_t rounds_run() const { return rounds_run_; }
@@ -63,6 +80,7 @@ class SwarmGroup final : public train::OuterGroup {
   void load_fetched(const SwarmEvent& fetched);
   void serve_current();
   train::RoundResult attempt_round(const train::RoundInput& input);
+  train::RoundResult skipped() const;
 
   train::SharedState* shared_ = nullptr;
   const std::atomic<bool>* stop_;
@@ -76,6 +94,9 @@ class SwarmGroup final : public train::OuterGroup {
   double wait_s_ = 0;  // seconds the compute thread spent waiting on rounds
   train::RoundResult last_round_;
   std::uint64_t rounds_run_ = 0;
+  Digest current_{};            // the shared state's hash (the class comment)
+  std::uint64_t begun_ = 0;     // the round begun and not ended, 0: none
+  bool reported_here_ = false;  // the network thread reports the tentative hash (begin_round)
   bool left_ = false;
 };
 

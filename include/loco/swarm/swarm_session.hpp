@@ -66,7 +66,12 @@ class SwarmSession {
   // All of these on the io thread (the group posts them).
   // `genesis`: the hash of the round-0 state the run's settings give.
   void start(const Digest& genesis, std::uint64_t state_round, const Digest& state_hash);
-  void ready(std::uint64_t round, float norm, const Digest& base, std::vector<float> delta);
+  // `tentative` (may be empty): the hash of the state a mean leads to, computed here as soon as
+  // the ring is done and reported at once (an asynchronous round, swarm_async_group.hpp);
+  // without it the compute thread computes and reports it (round_done).
+  using Tentative = std::function<Digest(std::span<const float> mean)>;
+  void ready(std::uint64_t round, float norm, const Digest& base, std::vector<float> delta,
+             Tentative tentative = {});
   void round_done(std::uint64_t round, std::uint32_t attempt, const Digest& hash);
   void serve(proto::StateManifest manifest, std::shared_ptr<const std::vector<std::byte>> state);
   void state_report(std::uint64_t round, const Digest& hash);
@@ -105,6 +110,7 @@ class SwarmSession {
   std::uint64_t ready_round_ = 0;  // 0: not ready for any round
   proto::Ready ready_{};
   std::vector<float> delta_;
+  Tentative tentative_;
   std::vector<float> work_;
   std::unique_ptr<proto::RingAllReduce> ring_;
   std::uint32_t ring_attempt_ = 0;

@@ -3,7 +3,8 @@
 // Each member encodes its Δ with the run's codec in start_round (the bytes a real group would
 // carry) and returns; finish_round waits until every member's message for that round is in, then
 // decodes and sums them in member order and divides by M, so every member computes the same bits
-// without further coordination. The last member to finish a round frees its messages.
+// without further coordination, and installs the tentative state at once (no hash: nothing to
+// compare in one process). The last member to finish a round frees its messages.
 //
 // Cost per round of a fragment of S floats and encoded size E (fp4:block=64: E ≈ S/2 + S/64·4
 // bytes + 12): each member encodes once and decodes M messages. Over a network the same round as
@@ -36,10 +37,12 @@ class LocalAsyncGroup {
   class Member;
   struct Round {
     std::vector<std::vector<std::byte>> messages;  // by member; empty until it arrives
+    std::size_t floats = 0;                        // the fragment's size
     std::size_t arrived = 0, finished = 0;
   };
-  void deposit(std::size_t index, AsyncOuterGroup::Handle handle, std::vector<std::byte> message);
-  void collect(AsyncOuterGroup::Handle handle, std::span<float> mean);
+  void deposit(std::size_t index, AsyncOuterGroup::Handle handle, std::vector<std::byte> message,
+               std::size_t floats);
+  void collect(AsyncOuterGroup::Handle handle, std::vector<float>& mean);
 
   std::size_t size_;
   std::unique_ptr<compress::Codec> codec_;

@@ -73,6 +73,10 @@ struct RoundResult {
   enum class Kind { committed, skipped, replaced };
   Kind kind = Kind::skipped;
   std::size_t members = 0;
+  // The hash of the shared state after the round, as the group computed it (committed: the hash
+  // the group agreed on), so that a caller printing it does not hash the state again. A group
+  // that does not hash leaves it zero.
+  Digest state{};
 };
 
 class OuterGroup {

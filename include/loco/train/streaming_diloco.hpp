@@ -3,10 +3,15 @@
 //
 // The parameters are cut into P fragments of whole layers (fragments.hpp). Fragment p has its
 // slice of the shared outer parameters θ and momentum v. eager = none (the paper's Streaming):
-//   after step s with (s − t_p) mod H = 0:      Δ_p = θ_p − θ_p,local, start its round
-//   after step s with (s − t_p − τ) mod H = 0:  Δ̄_p = the round's mean;
-//                                               θ_p, v_p ← OuterNesterov(θ_p, v_p, Δ̄_p)
-//                                               θ_p,local ← α·θ_p,local + (1−α)·θ_p
+//   after step s with (s − t_p) mod H = 0:      q = round mod P; Δ_q = θ_q − θ_q,local, start
+//                                               its round (round + 1)
+//   after step s + τ:                           Δ̄_q = the round's mean;
+//                                               θ_q, v_q ← OuterNesterov(θ_q, v_q, Δ̄_q)
+//                                               θ_q,local ← α·θ_q,local + (1−α)·θ_q
+// Every round lands, so q = p; over a network a round may be skipped (too few peers): the
+// round number stays and the same fragment goes again at the next slot, so the fragment of
+// round r is always (r − 1) mod P and a newcomer with the state of round r knows its place
+// (landed_step). A skipped landing changes nothing; a replaced one restarts the local copy.
 // The τ steps between run while the fragment travels. With P = 1, τ = 0, α = 0 and the fp32
 // codec this is DiLoCo bit for bit (same Δ, same member-order mean, same Nesterov, and
 // 0·local + 1·θ = θ exactly).
@@ -14,19 +19,22 @@
 // The eager variants keep the round in flight for a whole H (the mean of round k lands at the
 // fragment's next send), and measure Δ from `anchor`, where the local fragment restarted:
 //   at each send of fragment p (round k):
-//     Δ_i(k) = anchor_p − θ_p,local
 //     if round k−1 is in flight: Δ̄(k−1) = its mean; θ_p, v_p ← OuterNesterov(θ_p, v_p, Δ̄(k−1))
+//     Δ_i(k) = anchor_p − θ_p,local
 //     overlapped: Δ̃ = Δ̄(k−1) + (Δ_i(k) − Δ_i(k−1))/M   (Δ̄(0) = Δ_i(0) = 0)
 //                 target = OuterNesterov applied to copies of θ_p, v_p with Δ̃ (the proxy)
 //     delayed:    target = θ_p once Δ̄(k−1) is in (round 1: no target, the local copy goes on)
 //     θ_p,local ← α·θ_p,local + (1−α)·target;  anchor_p ← θ_p,local;  start round k with Δ_i(k)
 // so the true mean is folded in as the base of the next outer step, while the local copy already
 // moved with the proxy (overlapped) or waits a round for it (delayed, the naive comparison).
+// Round k−1 lands before round k starts: with P = 1 a group over a network sees one round at a
+// time (P > 1 eager keeps P rounds in flight, which only an in-process group takes).
 //
-// Memory beyond DiLoCo: eager adds the anchor and, overlapped, Δ_i(k−1) locally (two parameter
-// copies) and Δ̄(k−1) in the shared state ("eager.mean"). Bytes: each fragment round hands over
-// its encoded Δ_p, so a whole round of P fragments costs what one DiLoCo round does in the same
-// codec, and the peak per sync is about 1/P of it.
+// Memory beyond DiLoCo: a tentative copy of the shared state (as DiLoCo's); eager adds the anchor
+// and, overlapped, Δ_i(k−1) locally (two parameter copies) and Δ̄(k−1) in the shared state
+// ("eager.mean"). Bytes: each fragment round hands over its encoded Δ_p, so a whole round of P
+// fragments costs what one DiLoCo round does in the same codec, and the peak per sync is about 1/P
+// of it.
 
 #include <optional>
 #include <string_view>
@@ -73,22 +81,38 @@ class StreamingDiLoCo final : public Strategy {
   const std::vector<Fragment>& fragments() const { return fragments_; }
 
  private:
+  struct Flight {  // the round in flight (eager = none: at most one)
+    std::size_t fragment = 0;
+    AsyncOuterGroup::Handle handle = 0;
+    std::uint64_t lands_after = 0;  // the inner step after which it lands
+  };
+
   Arena& theta() { return shared_.arena(0); }
   Arena& momentum() { return shared_.arena(1); }
 
-  // Δ_p = base − local into delta_, and its round started.
+  // Δ_p = base − local into delta_, and its round started with landing(p).
   AsyncOuterGroup::Handle send(std::size_t p, const Arena& local, const Arena& base);
-  // Δ̄_p into mean_, the outer step on θ_p and v_p, round + 1.
-  void land(std::size_t p, AsyncOuterGroup::Handle handle);
+  // How fragment p's round lands: the tentative state is the shared state with the outer step
+  // on θ_p and v_p (and, overlapped, Δ̄ in eager.mean) and round + 1. It may run on the group's
+  // thread: it reads shared_ and writes tentative_ only.
+  Landing landing(std::size_t p);
+  // Finishes a round; a replaced state restarts the loop from it.
+  RoundResult land(AsyncOuterGroup::Handle handle, InnerLoop& loop);
   void merge(std::size_t p, Arena& local, const Arena& target) const;  // the α-merge
-  void eager_sync(std::size_t p, Arena& local);
+  // False when the landing replaced the state (the loop restarted: nothing more this step).
+  bool eager_sync(std::size_t p, InnerLoop& loop);
+  // After a replaced state: the local copy from θ, nothing in flight, the loop's step where the
+  // run's round landed (its place in the lr schedule).
+  void restart(InnerLoop& loop);
+  std::uint64_t landed_step(std::uint64_t round) const;
 
   StreamingConfig config_;
   AsyncOuterGroup& group_;
   std::vector<Fragment> fragments_;
   FragmentSchedule schedule_;
-  SharedState shared_;
-  std::vector<std::optional<AsyncOuterGroup::Handle>> in_flight_;  // by fragment
+  SharedState shared_, tentative_;
+  std::optional<Flight> flight_;                                   // eager = none
+  std::vector<std::optional<AsyncOuterGroup::Handle>> in_flight_;  // eager, by fragment
   std::vector<float> delta_, mean_;                                // one fragment, gathered
   std::optional<Arena> anchor_;                                    // eager only
   std::optional<Arena> proxy_, proxy_v_, last_delta_;              // overlapped only

@@ -1,0 +1,62 @@
+# Sourced by the swarm benchmarks (bench/wan-*.sh): one swarm of real loco-peer processes and a
+# loco-tracker on loopback, each peer's link shaped by loco's emulation, and the figures of a run.
+# Needs: $bin (the programs), $out (the run folder), $peers, and the keys made by swarm_keys.
+
+swarm_pids=()
+swarm_cleanup() { for p in "${swarm_pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
+trap swarm_cleanup EXIT
+
+swarm_keys() {
+  "$bin/loco-tracker" keygen --out "$out/tracker.key" >/dev/null
+  for i in $(seq 1 "$peers"); do "$bin/loco-peer" keygen --out "$out/peer$i.key" >/dev/null; done
+}
+
+# swarm_run NAME CONFIG UPLOAD LATENCY: trains run CONFIG; leaves $out/NAME.summary (the peers'
+# summary lines), $out/NAME.rounds (the rounds peer 1 holds at the end), $out/NAME.wall and
+# $out/NAME.curve (peer 1's progress: step, training loss, MB sent by it).
+swarm_run() {
+  local name=$1 config=$2 upload=$3 latency=$4
+  "$bin/loco-tracker" --tracker.key "$out/tracker.key" --tracker.listen 127.0.0.1:0 \
+    --tracker.http 127.0.0.1:0 --tracker.state-file "$out/$name.tracker-state" --run.id "$name" \
+    --run.config "$config" --run.min-peers "$peers" --run.shard-count "$peers" --admission.policy open \
+    >"$out/$name.tracker.out" 2>"$out/$name.tracker.log" &
+  local tracker=$!
+  swarm_pids+=("$tracker")
+  local line=""
+  for _ in $(seq 1 100); do
+    line=$(head -n 1 "$out/$name.tracker.out")
+    [[ -n $line ]] && break
+    sleep 0.1
+  done
+  local address=${line#listening on }
+  address=${address%% as *}
+  local key=${line##* as }
+  local started=$(date +%s.%N) peer_pids=()
+  for i in $(seq 1 "$peers"); do
+    "$bin/loco-peer" --peer.key "$out/peer$i.key" --run.id "$name" --run.config "$config" \
+      --tracker.address "$address" --tracker.public-key "$key" --peer.upload "$upload" \
+      --link.upload "$upload" --link.latency "$latency" \
+      >"$out/$name.peer$i.out" 2>"$out/$name.peer$i.log" &
+    peer_pids+=($!)
+    swarm_pids+=($!)
+  done
+  for p in "${peer_pids[@]}"; do wait "$p"; done
+  local ended=$(date +%s.%N)
+  kill "$tracker" && wait "$tracker" || true
+  grep -h '^peer .*: seconds=' "$out/$name".peer*.out >"$out/$name.summary"
+  sed -n 's/^peer .*: round \([0-9]*\),.*/\1/p' "$out/$name.peer1.out" >"$out/$name.rounds"
+  echo "$started $ended" >"$out/$name.wall"
+  sed -n 's/.*step *\([0-9]*\)\/[0-9]* | loss \([0-9.]*\) .*| sent \([0-9.]*\) MB.*/\1 \2 \3/p' \
+    "$out/$name.peer1.log" >"$out/$name.curve"
+}
+
+# swarm_figures NAME: "val_loss sent_bytes wall_s util states" over the run's peers (sent_bytes:
+# all peers together; util: the mean share of a peer's wall time in inner steps).
+swarm_figures() {
+  awk -v wall="$(awk '{print $2 - $1}' "$out/$1.wall")" '
+    { for (i = 3; i <= NF; ++i) { split($i, kv, "="); v[kv[1]] = kv[2] }
+      loss += v["val_loss"]; sent += v["sent_bytes"]; util += v["compute_s"] / v["seconds"]
+      states[v["state"]] = 1; ++n }
+    END { s = 0; for (k in states) ++s
+          printf "%.4f %d %.1f %.3f %d\n", loss / n, sent, wall, util / n, s }' "$out/$1.summary"
+}

@@ -1,0 +1,31 @@
+#include "loco/swarm/swarm_async_group.hpp"
+
+#include <cmath>
+
+#include "loco/core/assert.hpp"
+
+namespace loco::swarm {
+
+train::AsyncOuterGroup::Handle SwarmAsyncGroup::start_round(std::size_t,
+                                                            std::span<const float> delta,
+                                                            train::Landing landing) {
+  double squares = 0;  // ‖Δ_p‖ for the tracker's screening
+  for (const float v : delta) squares += static_cast<double>(v) * v;
+  const std::uint64_t round = group_.shared().round() + 1;
+  install_ = std::move(landing.install);
+  group_.begin_round(round, delta, static_cast<float>(std::sqrt(squares)),
+                     [tentative = std::move(landing.tentative)](std::span<const float> mean) {
+                       return tentative(mean).hash();
+                     });
+  return round;
+}
+
+train::RoundResult SwarmAsyncGroup::finish_round(Handle handle) {
+  LOCO_ASSERT(handle == group_.shared().round() + 1, "a fragment round finished out of order");
+  const train::RoundResult result = group_.end_round(train::RoundInput{
+      .round = handle, .delta = {}, .delta_norm = 0, .tentative = {}, .install = install_});
+  if (result.kind == train::RoundResult::Kind::committed) members_ = result.members;
+  return result;
+}
+
+}  // namespace loco::swarm
