@@ -121,8 +121,9 @@ void TrackerService::limit(const proto::PeerKey& key, std::uint64_t cap) {
 // hold a whole chunk while the exchange lasts (kRelayHold after the tracker's last relay to it).
 void TrackerService::widen_for_relay(const proto::PeerKey& key) {
   const auto [it, first] = relaying_.insert_or_assign(key, now() + kRelayHold);
-  if (first) limit(key, std::max(caps_.member, *peer_message_limit(static_cast<std::uint16_t>(
-                                                   proto::MessageType::state_to_tracker))));
+  if (first)
+    limit(key, std::max(caps_.member, *peer_message_limit(static_cast<std::uint16_t>(
+                                          proto::MessageType::state_to_tracker))));
 }
 
 void TrackerService::narrow_finished_relays() {

@@ -145,7 +145,8 @@ class TrackerCore {
   void send_relay(const PeerKey& to, MessageType inner, std::span<const std::byte> body) {
     transmits_.push_back(Transmit{.to = to,
                                   .type = MessageType::state_to_peer,
-                                  .body = encode_relay(MessageType::state_to_peer, inner, body)});
+                                  .body = std::make_shared<const std::vector<std::byte>>(
+                                      encode_relay(MessageType::state_to_peer, inner, body))});
   }
   void event(TrackerEvent::Kind kind, std::optional<PeerKey> peer, std::string text,
              bool disconnect = false);
