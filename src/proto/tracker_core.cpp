@@ -127,7 +127,8 @@ TimePoint TrackerCore::poll_timeout() const {
   if (!silence_deadlines_.empty()) next = silence_deadlines_.begin()->first;
   if (attempt_) next = std::min(next, attempt_->deadline);
   if (view_dirty_) next = std::min(next, view_sent_at_ + config_.view_interval);
-  if (!members_.empty() && !state_available()) next = std::min(next, reconcile_after_);
+  if (!config_.gossip && !members_.empty() && !state_available())
+    next = std::min(next, reconcile_after_);
   next = std::min(next, custody_deadline());
   if (!attempt_) next = std::min({next, formation_deadline(), release_time(quorum_input())});
   return next;

@@ -67,7 +67,10 @@ void TrackerCore::handle_join(TimePoint now, const PeerKey& from, const JoinRequ
   transmits_.push_back(Transmit{.to = from,
                                 .type = MessageType::view,
                                 .body = encode_signed_view(view(), identity_, config_.run_id)});
-  if (!in_sync(m)) send_resync(now, from);
+  if (config_.gossip)
+    catch_up_if_behind(now, from);
+  else if (!in_sync(m))
+    send_resync(now, from);
 }
 
 std::optional<std::string> TrackerCore::join_refusal(const PeerKey& from,

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "loco/proto/tracker_core.hpp"
 
@@ -24,6 +25,10 @@ void TrackerCore::handle_state_report(TimePoint now, const PeerKey& from,
   MemberRecord& m = members_.at(from);
   m.state_round = report.round;
   m.state_hash = report.state_hash;
+  if (config_.gossip) {  // every member's state is its own: nothing to match
+    if (std::exchange(m.resyncing, false)) catch_up_if_behind(now, from);  // a failed copy: retry
+    return;
+  }
   if (in_sync(m)) {
     m.resyncing = false;
     event(TrackerEvent::Kind::notice, from,
@@ -40,25 +45,32 @@ void TrackerCore::resync_out_of_sync(TimePoint now) {
 }
 
 void TrackerCore::send_resync(TimePoint now, const PeerKey& peer) {
+  send_resync(now, peer, committed_round_, committed_hash_);
+}
+
+void TrackerCore::send_resync(TimePoint now, const PeerKey& peer, std::uint64_t round,
+                              const Digest& hash) {
   // The donors admit only members of the view they hold: a newcomer not in it yet would be turned
   // away by every donor it is named.
   if (view_dirty_) flush_view(now);
   MemberRecord& m = members_.at(peer);
   m.resyncing = true;
   ready_.erase(peer);
-  std::vector<Donor> donors = pick_donors(peer);
+  std::vector<Donor> donors = pick_donors(peer, round, hash);
   // No live member holds the state: the tracker serves its custody copy over the peer's link.
-  if (donors.empty() && custody_serves())
+  if (donors.empty() && custody_ && custody_->round == round && custody_->state_hash == hash)
     donors.push_back(Donor{.key = identity_.public_key(), .address = {}});
-  send(peer, Resync{.round = committed_round_, .state_hash = committed_hash_, .donors = donors});
+  send(peer, Resync{.round = round, .state_hash = hash, .donors = donors});
 }
 
-// The in-sync members that have served fewest resyncs, so that no single donor serves every
-// newcomer; ties go by key, so the choice is reproducible.
-std::vector<Donor> TrackerCore::pick_donors(const PeerKey& newcomer) {
+// The members holding the state that have served fewest resyncs, so that no single donor serves
+// every newcomer; ties go by key, so the choice is reproducible.
+std::vector<Donor> TrackerCore::pick_donors(const PeerKey& newcomer, std::uint64_t round,
+                                            const Digest& hash) {
   std::vector<MemberRecord*> candidates;
   for (auto& [key, m] : members_)
-    if (key != newcomer && in_sync(m) && !m.resyncing) candidates.push_back(&m);
+    if (key != newcomer && m.state_round == round && m.state_hash == hash && !m.resyncing)
+      candidates.push_back(&m);
   const std::size_t n =
       std::min<std::size_t>({candidates.size(), config_.donors_per_resync, kMaxDonors});
   std::partial_sort(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(n),
@@ -82,12 +94,13 @@ std::vector<Donor> TrackerCore::pick_donors(const PeerKey& newcomer) {
 // Round numbers then continue from that state's round: the rounds after it are done again.
 // A restarted tracker first gives its peers reconcile_after_ to come back.
 void TrackerCore::reconcile(TimePoint now) {
+  if (config_.gossip) return;  // nothing is committed, so there is nothing to settle on
   if (members_.empty() || state_available() || now < reconcile_after_ || attempt_) return;
   std::map<std::pair<std::uint64_t, Digest>, std::size_t> holders;
   for (const auto& [key, m] : members_) ++holders[{m.state_round, m.state_hash}];
-  std::vector<HeldState> held;
+  std::vector<proto::HeldState> held;
   for (const auto& [state, n] : holders)
-    held.push_back(HeldState{.round = state.first, .hash = state.second, .holders = n});
+    held.push_back(proto::HeldState{.round = state.first, .hash = state.second, .holders = n});
   const StateSource source = settle_state(held, custody_);
   event(TrackerEvent::Kind::notice, std::nullopt,
         fmt::format("no live peer holds round {} (state {}): the run goes on from round {} (state "

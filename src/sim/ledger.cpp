@@ -118,6 +118,23 @@ void Ledger::fetched(TimePoint now, const proto::PeerKey& peer, std::uint64_t ro
                                to_hex(it->second).substr(0, 12)));
 }
 
+void Ledger::copied(TimePoint now, const proto::PeerKey& peer, std::uint64_t round,
+                    const Digest& hash) {
+  last_round_[peer] = round;
+  // What this key applied alone after `round` in its earlier life is another lineage's.
+  std::erase_if(group_hash_, [&](const auto& entry) {
+    const auto& [group_round, attempt, members] = entry.first;
+    return group_round > round && members.size() == 1 && members[0] == peer;
+  });
+  bool installed = false;
+  for (auto it = group_hash_.lower_bound({round, 0, {}});
+       it != group_hash_.end() && std::get<0>(it->first) == round; ++it)
+    installed = installed || it->second == hash;
+  if (!installed && round + kKeptRounds > highest_)
+    violation(now, fmt::format("peer {} copied round {} with state {}, which no group installed",
+                               secure::short_id(peer), round, to_hex(hash).substr(0, 12)));
+}
+
 void Ledger::committed(TimePoint now, std::uint64_t round, const Digest& hash) {
   const auto [it, first] = committed_hash_.emplace(round, hash);
   if (!first)

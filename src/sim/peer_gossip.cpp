@@ -91,6 +91,7 @@ void PeerNode::apply_gossip(std::span<const float> mean,
   ++installed_;
   disk_.checkpoint = state_;
   serve_current();
+  client_->state_report();  // the tracker points peers that join far behind at the newest state
   drive_client();
   start_training();
 }

@@ -202,8 +202,7 @@ void PeerNode::on_client_event(const proto::ClientEvent& e) {
         start_training();  // skipped: train on, try again next round
       }
       return;
-    case Kind::resync:
-      if (gossip()) return;  // the tracker commits nothing in gossip mode: round 0 is stale
+    case Kind::resync:  // in gossip mode: joined far behind, copy a group's state
       ring_.reset();
       ready_round_ = 0;
       ++training_;  // an inner phase under way is for a state the run has left
@@ -361,7 +360,10 @@ void PeerNode::pump_fetch() {
     fetcher_.reset();
     if (!fits) throw Error(ErrorCategory::format, "a fetched state of another size");
     const Digest hash = fetched.manifest().state_hash();
-    world_.ledger->fetched(world_.loop->now(), key_, fetched.round, hash);
+    if (gossip())
+      world_.ledger->copied(world_.loop->now(), key_, fetched.round, hash);
+    else
+      world_.ledger->fetched(world_.loop->now(), key_, fetched.round, hash);
     state_ = std::move(fetched);
     disk_.checkpoint = state_;
     serve_current();

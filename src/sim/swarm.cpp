@@ -22,6 +22,7 @@ secure::KeyPair key_from(std::uint64_t seed, std::uint64_t index) {
 
 SwarmConfig with_defaults(SwarmConfig c) {
   if (c.tracker.run_id.empty()) c.tracker.run_id = "sim";
+  c.tracker.gossip = c.gossip_group != 0;
   c.tracker.admission.kind = proto::AdmissionPolicy::Kind::open;
   if (c.tracker.settings.empty()) c.tracker.settings = {{"model", "noisy-quadratic"}};
   c.tracker.shard_count =

@@ -1,5 +1,6 @@
 // Gossip mode in virtual time (DESIGN.md §1.6): groups average within themselves, a group that
-// loses a member ends with its survivors identical, and a run replays from its seed.
+// loses a member ends with its survivors identical, a peer back without its checkpoint copies a
+// neighbour, and a run replays from its seed.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -113,6 +114,22 @@ TEST(SimGossip, AGroupThatLosesAMemberMidRingEndsWithItsSurvivorsIdentical) {
         << "peer " << i << " differs from peer " << survivors[0];
   }
   ASSERT_TRUE(swarm.run_for(seconds(20)));
+  EXPECT_TRUE(swarm.ledger().violations().empty())
+      << test::violations(swarm) << test::replay_hint(seed, "SimGossip.*");
+}
+
+TEST(SimGossip, APeerRestartedWithoutItsCheckpointCopiesANeighbour) {
+  const std::uint64_t seed = 17;
+  test::print_seed(seed);
+  Swarm swarm(gossip_swarm(seed, 16, 4));
+  swarm.start();
+  ASSERT_TRUE(swarm.run_for(milliseconds(10'500)));  // 1 s of inner steps a round: round 10
+  ASSERT_EQ(swarm.peer(3).state().round, 10u);
+  swarm.restart_peer(3, /*with_checkpoint=*/false);
+  ASSERT_TRUE(swarm.run_for(milliseconds(100)));
+  EXPECT_EQ(swarm.peer(3).state().round, 10u) << "copied, not back at round 0";
+  ASSERT_TRUE(swarm.run_for(seconds(40)));
+  EXPECT_GT(swarm.peer(3).state().round, 10u) << "it trains on from the copy";
   EXPECT_TRUE(swarm.ledger().violations().empty())
       << test::violations(swarm) << test::replay_hint(seed, "SimGossip.*");
 }

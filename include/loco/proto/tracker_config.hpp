@@ -54,6 +54,11 @@ struct TrackerCoreConfig {
   float update_norm_limit = 10.0f;  // an update above this multiple of the median is refused
   std::uint32_t donors_per_resync = 3;
   CustodyConfig custody;
+  // Gossip mode (DESIGN.md §1.6): groups average among themselves, nothing is committed, and a
+  // peer that joins more than gossip_max_lag rounds behind the round most members are at copies
+  // a neighbour's state from there (tracker_gossip.cpp).
+  bool gossip = false;
+  std::uint64_t gossip_max_lag = 3;
 };
 
 }  // namespace loco::proto

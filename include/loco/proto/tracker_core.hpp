@@ -175,7 +175,9 @@ class TrackerCore {
   void handle_state_report(TimePoint now, const PeerKey& from, const StateReport& report);
   void resync_out_of_sync(TimePoint now);
   void send_resync(TimePoint now, const PeerKey& peer);
-  std::vector<Donor> pick_donors(const PeerKey& newcomer);
+  void send_resync(TimePoint now, const PeerKey& peer, std::uint64_t round, const Digest& hash);
+  // Members holding (round, hash) that have served fewest resyncs.
+  std::vector<Donor> pick_donors(const PeerKey& newcomer, std::uint64_t round, const Digest& hash);
   void reconcile(TimePoint now);
 
   // Checkpoint custody (tracker_custody.cpp).
@@ -186,6 +188,16 @@ class TrackerCore {
   TimePoint custody_deadline() const;
   void start_pull(TimePoint now);
   void pump_pull(TimePoint now);
+
+  // Gossip mode (tracker_gossip.cpp).
+  struct HeldState {
+    std::uint64_t round = 0;
+    Digest hash{};
+  };
+  // A healthy neighbour's state: at the round most members are at, the state most hold.
+  std::optional<HeldState> healthy_state() const;
+  // Tells `peer` to copy a healthy state if it is more than gossip_max_lag rounds behind it.
+  void catch_up_if_behind(TimePoint now, const PeerKey& peer);
 
   TrackerCoreConfig config_;
   const secure::KeyPair& identity_;

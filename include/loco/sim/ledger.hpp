@@ -43,6 +43,9 @@ class Ledger {
                        std::uint64_t round, std::uint32_t attempt,
                        const std::vector<proto::PeerKey>& members, const Digest& hash);
   void fetched(TimePoint now, const proto::PeerKey& peer, std::uint64_t round, const Digest& hash);
+  // Gossip mode: a peer copied a neighbour's state; a group must have installed it, and the peer's
+  // rounds continue from the neighbour's (its own earlier rounds are another lineage).
+  void copied(TimePoint now, const proto::PeerKey& peer, std::uint64_t round, const Digest& hash);
   void committed(TimePoint now, std::uint64_t round, const Digest& hash);
 
   const std::vector<std::string>& violations() const { return violations_; }

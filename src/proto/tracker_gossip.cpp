@@ -1,0 +1,53 @@
+// TrackerCore in gossip mode (DESIGN.md §1.6): groups average among themselves and nothing is
+// committed, so each member's state is its own. A peer that joins far behind the run (a newcomer,
+// or a peer restarted without its checkpoint) copies a healthy neighbour instead of dragging its
+// groups back towards the initial state and grouping with no one (a grouping is keyed by the
+// round, so a peer at another round than the others meets nobody).
+
+#include <fmt/format.h>
+
+#include <map>
+#include <tuple>
+#include <utility>
+
+#include "loco/proto/tracker_core.hpp"
+
+namespace loco::proto {
+
+// The round most members are at (ties: the newer), and there the state most of them hold (ties:
+// the smaller hash). Members being told to copy a state are not counted.
+std::optional<TrackerCore::HeldState> TrackerCore::healthy_state() const {
+  std::map<std::uint64_t, std::size_t> at_round;
+  std::map<std::pair<std::uint64_t, Digest>, std::size_t> holders;
+  for (const auto& [key, m] : members_) {
+    if (m.resyncing) continue;
+    ++at_round[m.state_round];
+    ++holders[{m.state_round, m.state_hash}];
+  }
+  if (at_round.empty()) return std::nullopt;
+  std::uint64_t round = 0;
+  std::size_t most = 0;
+  for (const auto& [r, count] : at_round)
+    if (count >= most) std::tie(round, most) = std::pair(r, count);
+  std::optional<HeldState> best;
+  std::size_t best_count = 0;
+  for (auto it = holders.lower_bound({round, Digest{}});
+       it != holders.end() && it->first.first == round; ++it)
+    if (it->second > best_count) {
+      best = HeldState{.round = round, .hash = it->first.second};
+      best_count = it->second;
+    }
+  return best;
+}
+
+void TrackerCore::catch_up_if_behind(TimePoint now, const PeerKey& peer) {
+  const MemberRecord& m = members_.at(peer);
+  const std::optional<HeldState> healthy = healthy_state();
+  if (!healthy || m.state_round + config_.gossip_max_lag >= healthy->round) return;
+  event(TrackerEvent::Kind::notice, peer,
+        fmt::format("joined at round {}, {} behind most members: copies a neighbour's round {}",
+                    m.state_round, healthy->round - m.state_round, healthy->round));
+  send_resync(now, peer, healthy->round, healthy->hash);
+}
+
+}  // namespace loco::proto

@@ -1,0 +1,101 @@
+// The tracker core in gossip mode: nothing is committed, and a peer that joins far behind is told
+// to copy a healthy neighbour's state: at the round most members are at, the state most hold.
+
+#include <gtest/gtest.h>
+
+#include "loco/proto/tracker_core.hpp"
+#include "tracker_harness.hpp"
+
+namespace loco::proto {
+namespace {
+
+using namespace testing;
+using Kind = ClientEvent::Kind;
+
+// Peers 1 and 2 installed round 5 together (one group), peer 3 is ahead at round 6.
+Harness gossip_run() {
+  Harness h;
+  h.config.gossip = true;
+  h.config.gossip_max_lag = 3;
+  h.start();
+  for (std::uint8_t n = 1; n <= 3; ++n) h.join(n);
+  const std::map<std::uint8_t, std::pair<std::uint64_t, Digest>> states = {
+      {1, {5, digest_of(5)}}, {2, {5, digest_of(5)}}, {3, {6, digest_of(66)}}};
+  for (const auto& [n, state] : states) {
+    h.peers.at(n).client->set_state(state.first, state.second);
+    h.peers.at(n).client->state_report();
+  }
+  h.pump();
+  return h;
+}
+
+TEST(TrackerGossip, MembersAreNeverToldToResyncWithEachOther) {
+  Harness h = gossip_run();
+  h.run_for(60s);
+  for (std::uint8_t n = 1; n <= 3; ++n) EXPECT_EQ(h.count(n, Kind::resync), 0u) << int{n};
+}
+
+TEST(TrackerGossip, ANewcomerCopiesTheStateMostMembersHoldFromItsHolders) {
+  Harness h = gossip_run();
+  h.join(10);
+  const auto r = h.last(10, Kind::resync);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->resync.round, 5u) << "most members are at round 5";
+  EXPECT_EQ(r->resync.state_hash, digest_of(5));
+  ASSERT_EQ(r->resync.donors.size(), 2u);
+  for (const Donor& d : r->resync.donors) {
+    const auto n = h.find(d.key);
+    ASSERT_TRUE(n);
+    EXPECT_TRUE(*n == 1 || *n == 2) << "donor " << int{*n} << " does not hold round 5";
+  }
+}
+
+TEST(TrackerGossip, WhenEveryStateDiffersANewcomerCopiesOneAtTheCommonestRound) {
+  Harness h = gossip_run();
+  h.join(4);
+  h.peers.at(4).client->set_state(6, digest_of(67));  // rounds: 5, 5, 6, 6, 6, each its own
+  h.peers.at(4).client->state_report();
+  h.join(5);
+  h.peers.at(5).client->set_state(6, digest_of(68));
+  h.peers.at(5).client->state_report();
+  h.pump();
+  h.join(10);
+  const auto r = h.last(10, Kind::resync);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->resync.round, 6u);
+  ASSERT_EQ(r->resync.donors.size(), 1u) << "one holder per state";
+  const Digest held = r->resync.state_hash;
+  const auto donor = h.find(r->resync.donors[0].key);
+  ASSERT_TRUE(donor);
+  EXPECT_EQ(held, (std::map<std::uint8_t, Digest>{
+                      {3, digest_of(66)}, {4, digest_of(67)}, {5, digest_of(68)}}
+                       .at(*donor)));
+}
+
+TEST(TrackerGossip, APeerWithinTheLagKeepsItsOwnState) {
+  Harness h = gossip_run();
+  JoinRequest request = h.join_request(11);
+  request.state_round = 2;  // 5 - 2 = 3 rounds behind: within gossip_max_lag
+  request.state_hash = digest_of(22);
+  h.add(11, request);
+  h.connect(11);
+  EXPECT_TRUE(h.last(11, Kind::joined));
+  EXPECT_EQ(h.count(11, Kind::resync), 0u);
+}
+
+TEST(TrackerGossip, AFailedCopyGetsNewDonorsAndASuccessfulOneEndsTheResync) {
+  Harness h = gossip_run();
+  h.join(10);
+  ASSERT_EQ(h.count(10, Kind::resync), 1u);
+  h.peers.at(10).client->state_report();  // the fetch failed: still at round 0
+  h.pump();
+  ASSERT_EQ(h.count(10, Kind::resync), 2u);
+  h.peers.at(10).client->set_state(5, digest_of(5));
+  h.peers.at(10).client->state_report();
+  h.pump();
+  h.run_for(60s);
+  EXPECT_EQ(h.count(10, Kind::resync), 2u);
+}
+
+}  // namespace
+}  // namespace loco::proto
