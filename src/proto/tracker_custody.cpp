@@ -58,6 +58,7 @@ void TrackerCore::custody_timer(TimePoint now) {
     // A new round to copy. A wait under way is not pushed back, or fast rounds would starve it.
     pull_round_ = committed_round_;
     pull_tried_.clear();
+    pull_backoff_ = config_.custody.settle;
     if (pull_after_ <= now) pull_after_ = now + config_.custody.settle;
   }
   if (now >= pull_after_) start_pull(now);
@@ -80,7 +81,8 @@ void TrackerCore::start_pull(TimePoint now) {
   }
   if (!donor) {
     pull_tried_.clear();
-    pull_after_ = now + config_.custody.retry;
+    pull_after_ = now + pull_backoff_;
+    pull_backoff_ = std::min(2 * pull_backoff_, config_.custody.retry);
     return;
   }
   ++donor->donor_load;

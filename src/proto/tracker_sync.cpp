@@ -58,7 +58,7 @@ void TrackerCore::send_resync(TimePoint now, const PeerKey& peer, std::uint64_t 
   ready_.erase(peer);
   std::vector<Donor> donors = pick_donors(peer, round, hash);
   // No live member holds the state: the tracker serves its custody copy over the peer's link.
-  if (donors.empty() && round == committed_round_ && hash == committed_hash_ && custody_serves())
+  if (donors.empty() && custody_ && custody_->round == round && custody_->state_hash == hash)
     donors.push_back(Donor{.key = identity_.public_key(), .address = {}});
   send(peer, Resync{.round = round, .state_hash = hash, .donors = donors});
 }
@@ -98,9 +98,9 @@ void TrackerCore::reconcile(TimePoint now) {
   if (members_.empty() || state_available() || now < reconcile_after_ || attempt_) return;
   std::map<std::pair<std::uint64_t, Digest>, std::size_t> holders;
   for (const auto& [key, m] : members_) ++holders[{m.state_round, m.state_hash}];
-  std::vector<HeldState> held;
+  std::vector<proto::HeldState> held;
   for (const auto& [state, n] : holders)
-    held.push_back(HeldState{.round = state.first, .hash = state.second, .holders = n});
+    held.push_back(proto::HeldState{.round = state.first, .hash = state.second, .holders = n});
   const StateSource source = settle_state(held, custody_);
   event(TrackerEvent::Kind::notice, std::nullopt,
         fmt::format("no live peer holds round {} (state {}): the run goes on from round {} (state "

@@ -325,7 +325,7 @@ TEST(TrackerCustody, EveryKRoundsOneMemberThatHoldsTheStateIsPulledFrom) {
   EXPECT_EQ(run.h.tracker->poll_custody()->manifest.round, 4u);
 }
 
-TEST(TrackerCustody, ADonorThatRefusesIsLeftAndTheOtherAskedThenAllAgainAfterTheRetry) {
+TEST(TrackerCustody, ADonorThatRefusesIsLeftAndTheOtherAskedThenAllAgainWithBackoff) {
   CustodyRun run(1);
   run.h.join(1);
   run.h.join(2);
@@ -335,6 +335,13 @@ TEST(TrackerCustody, ADonorThatRefusesIsLeftAndTheOtherAskedThenAllAgainAfterThe
   EXPECT_EQ(run.serve(run.lo, 0), 1u);
   EXPECT_EQ(run.serve(run.hi, 0), 1u) << "the second member is asked at once";
   EXPECT_EQ(run.serve(run.lo, 0) + run.serve(run.hi, 0), 0u) << "then nothing until the retry";
+  // Retries after 200 ms, doubling up to a second: 200, 400, 800, 1000, 1000 ms.
+  for (const Duration wait : {200ms, 400ms, 800ms, 1000ms, 1000ms}) {
+    EXPECT_EQ(run.h.tracker->poll_timeout(), run.h.now + wait);
+    run.h.run_for(wait);
+    EXPECT_EQ(run.serve(run.lo, 0), 1u);
+    EXPECT_EQ(run.serve(run.hi, 0), 1u);
+  }
   EXPECT_EQ(run.h.tracker->poll_timeout(), run.h.now + 1s);
   run.h.run_for(1s);
   EXPECT_EQ(run.serve(run.lo, 1), 4u) << "asked again after exactly the retry delay";

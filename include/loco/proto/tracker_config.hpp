@@ -30,7 +30,9 @@ struct CustodyConfig {
   // The holders of a round just committed install it before they serve it: a round's first pull
   // waits this long after it is due.
   Duration settle = std::chrono::milliseconds(200);
-  Duration retry = std::chrono::seconds(1);  // after a pull that found no willing donor
+  // After every holder failed or refused (not serving that round yet): again after `settle`,
+  // doubling up to `retry`.
+  Duration retry = std::chrono::seconds(1);
 };
 
 struct TrackerCoreConfig {

@@ -245,9 +245,10 @@ class TrackerCore {
   std::shared_ptr<const std::vector<std::byte>> custody_state_;
   std::optional<std::uint64_t> last_pulled_;  // custody schedule: the newest round pulled or held
   std::unique_ptr<CustodyPull> pull_;
-  std::set<PeerKey> pull_tried_;            // donors that failed for the round being pulled
-  std::uint64_t pull_round_ = 0;            // of pull_tried_
-  TimePoint pull_after_{};                  // no new pull before this (after a pull found no donor)
+  std::set<PeerKey> pull_tried_;  // donors that failed for the round being pulled
+  std::uint64_t pull_round_ = 0;  // of pull_tried_
+  TimePoint pull_after_{};        // no new pull before this (settle, or after a pass failed)
+  Duration pull_backoff_{};       // the wait after the next failed pass
   std::optional<std::string> custody_off_;  // why custody stopped for this process (size)
   std::deque<CustodyCopy> custody_out_;
 
