@@ -60,12 +60,16 @@ int serve(const TrackerOptions& options) {
     // What an admitted connection may send before its peer joined (TrackerService narrows it
     // once the peer has joined): a frame carries at most one whole message and its stripe header.
     const std::uint64_t joining_frame = options.max_buffer_joining + net::kStripeHeaderBytes;
+    // The channel's message limit also bounds what the tracker sends: the largest tracker -> peer
+    // message is a view delta (4 MiB, proto/message_type.cpp). What a peer may send is narrowed by
+    // the frame size here and by TrackerService (BufferCaps) once its bundle is up.
+    const std::uint64_t largest_message = (std::uint64_t{4} << 20) + net::kStripeHeaderBytes;
     net::BundleListenerConfig listener{
         .setup =
             net::ChannelSetup{
                 .identity = &key,
                 .config = secure::ChannelConfig{.run_id = options.run_id,
-                                                .max_message_bytes = joining_frame,
+                                                .max_message_bytes = largest_message,
                                                 .max_frame_bytes =
                                                     static_cast<std::uint32_t>(joining_frame)},
                 .accept = [](const secure::PublicKey&) { return true; },

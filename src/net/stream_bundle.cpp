@@ -276,6 +276,7 @@ bool StreamBundle::send(std::uint16_t type, std::span<const std::byte> bytes,
 }
 
 void StreamBundle::limit_incoming(std::uint32_t max_frame_bytes, std::uint64_t max_message_bytes) {
+  assembler_.set_max_message_bytes(max_message_bytes);
   for (Stream& stream : streams_)
     if (stream.connection != nullptr)
       stream.connection->limit_incoming(max_frame_bytes, max_message_bytes);

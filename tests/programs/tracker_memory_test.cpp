@@ -67,7 +67,9 @@ TEST(TrackerMemory, HoldsWhatArrivedNotWhatWasAnnouncedAndGivesItBack) {
   test::TrackerProcess tracker(
       dir.path(), "run-m",
       {"--tracker.max-connections-per-address", room, "--tracker.max-per-address", room,
-       "--tracker.max-waiting", room, "--tracker.max-handshakes", room});
+       "--tracker.max-waiting", room, "--tracker.max-handshakes", room,
+       // Setting up 300 attackers may take longer than the default deadlines on a loaded machine.
+       "--tracker.handshake-timeout", "120s", "--tracker.bundle-timeout", "120s"});
   ASSERT_TRUE(tracker.started()) << tracker.log();
   const pid_t pid = tracker.process().pid();
   const std::size_t baseline = rss_kib(pid);

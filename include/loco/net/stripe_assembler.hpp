@@ -47,6 +47,10 @@ class StripeAssembler {
   static constexpr std::uint64_t kMaxMessagesAhead = 64;
 
   StripeAssembler(std::uint32_t streams, std::uint32_t unit_bytes, std::uint64_t max_message_bytes);
+  // Messages announced from now on are checked against this limit instead.
+  void set_max_message_bytes(std::uint64_t max_message_bytes) {
+    max_message_bytes_ = max_message_bytes;
+  }
 
   std::span<const BundleChunk> handle_chunk(std::uint32_t stream,
                                             const secure::ChannelEvent& chunk);
