@@ -17,6 +17,7 @@
 #include <string>
 
 #include "bench_timer.hpp"
+#include "loco/core/arena_maps.hpp"
 #include "loco/core/rng.hpp"
 #include "loco/model/gpt.hpp"
 #include "loco/optim/adamw.hpp"

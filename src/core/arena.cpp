@@ -23,12 +23,6 @@ std::size_t round_up(std::size_t n, std::size_t multiple) {
   return (n + multiple - 1) / multiple * multiple;
 }
 
-std::pair<std::size_t, std::size_t> matrix_shape(const TensorInfo& t) {
-  if (t.shape.empty()) return {1, 1};
-  if (t.shape.size() == 1) return {1, t.shape[0]};
-  return {t.shape[0], t.numel / t.shape[0]};
-}
-
 }  // namespace
 
 ArenaLayout::ArenaLayout(std::vector<TensorSpec> specs) {
@@ -151,30 +145,6 @@ std::span<float> Arena::tensor(std::size_t index) {
 std::span<const float> Arena::tensor(std::size_t index) const {
   const TensorInfo& t = layout_->tensor(index);
   return data().subspan(t.offset, t.numel);
-}
-
-MatrixMap Arena::matrix(std::size_t index) {
-  const TensorInfo& t = layout_->tensor(index);
-  const auto [rows, cols] = matrix_shape(t);
-  return MatrixMap(data_.get() + t.offset, static_cast<Eigen::Index>(rows),
-                   static_cast<Eigen::Index>(cols));
-}
-
-ConstMatrixMap Arena::matrix(std::size_t index) const {
-  const TensorInfo& t = layout_->tensor(index);
-  const auto [rows, cols] = matrix_shape(t);
-  return ConstMatrixMap(data_.get() + t.offset, static_cast<Eigen::Index>(rows),
-                        static_cast<Eigen::Index>(cols));
-}
-
-VectorMap Arena::vector(std::size_t index) {
-  const TensorInfo& t = layout_->tensor(index);
-  return VectorMap(data_.get() + t.offset, static_cast<Eigen::Index>(t.numel));
-}
-
-ConstVectorMap Arena::vector(std::size_t index) const {
-  const TensorInfo& t = layout_->tensor(index);
-  return ConstVectorMap(data_.get() + t.offset, static_cast<Eigen::Index>(t.numel));
 }
 
 void Arena::fill(float value) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "loco/core/arena_maps.hpp"
 #include "loco/core/error.hpp"
 #include "loco/core/hash.hpp"
 
@@ -77,22 +78,22 @@ TEST(Arena, BufferIsAlignedAndZeroed) {
 
 TEST(Arena, ViewsAddressTheRightFloats) {
   Arena arena(small_layout());
-  auto wte = arena.matrix(0);
+  auto wte = matrix_map(arena, 0);
   ASSERT_EQ(wte.rows(), 5);
   ASSERT_EQ(wte.cols(), 3);
   wte(2, 1) = 7.0f;  // row-major: element 2*3+1
   EXPECT_EQ(arena.data()[7], 7.0f);
   EXPECT_EQ(arena.tensor(0)[7], 7.0f);
 
-  auto bias = arena.vector(1);
+  auto bias = vector_map(arena, 1);
   ASSERT_EQ(bias.size(), 17);
   bias[16] = 3.0f;
   EXPECT_EQ(arena.data()[16 + 16], 3.0f);
-  auto bias_row = arena.matrix(1);
+  auto bias_row = matrix_map(arena, 1);
   EXPECT_EQ(bias_row.rows(), 1);
   EXPECT_EQ(bias_row.cols(), 17);
 
-  auto conv = arena.matrix(3);
+  auto conv = matrix_map(arena, 3);
   EXPECT_EQ(conv.rows(), 2);
   EXPECT_EQ(conv.cols(), 12);
   conv(1, 11) = 5.0f;
@@ -112,8 +113,8 @@ TEST(Arena, CopiesAreDeepAndLayoutsMustMatch) {
   Arena a(small_layout());
   a.fill(2.0f);
   Arena b = a;
-  b.vector(0)[0] = -1.0f;
-  EXPECT_EQ(a.vector(0)[0], 2.0f);
+  vector_map(b, 0)[0] = -1.0f;
+  EXPECT_EQ(vector_map(a, 0)[0], 2.0f);
   EXPECT_NE(a.data().data(), b.data().data());
 
   Arena other(std::make_shared<const ArenaLayout>(std::vector<TensorSpec>{{"x", {4}}}));
@@ -138,7 +139,7 @@ TEST(ArenaHash, EqualContentsHashEqualAndAnyBitChangesIt) {
   // +0.0 and -0.0 compare equal as floats but differ in bits: the hash sees the bits.
   Arena z1(small_layout());
   Arena z2(small_layout());
-  z2.vector(1)[0] = -0.0f;
+  vector_map(z2, 1)[0] = -0.0f;
   EXPECT_NE(blake2b(z1), blake2b(z2));
 }
 

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <span>
 
-#include "loco/core/arena.hpp"
+#include "loco/core/arena_maps.hpp"
 
 namespace loco::compress {
 

@@ -4,7 +4,6 @@
 // separate Arenas that share one ArenaLayout, so tensor i sits at the same offset in each, a
 // fragment is a range of tensors, and hashes, codecs and collectives take one span.
 
-#include <Eigen/Core>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -15,12 +14,6 @@
 #include <vector>
 
 namespace loco {
-
-using RowMatrixXf = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using MatrixMap = Eigen::Map<RowMatrixXf, Eigen::Aligned64>;
-using ConstMatrixMap = Eigen::Map<const RowMatrixXf, Eigen::Aligned64>;
-using VectorMap = Eigen::Map<Eigen::VectorXf, Eigen::Aligned64>;
-using ConstVectorMap = Eigen::Map<const Eigen::VectorXf, Eigen::Aligned64>;
 
 struct TensorSpec {
   std::string name;
@@ -93,12 +86,7 @@ class Arena {
   std::span<float> tensor(std::size_t index);
   std::span<const float> tensor(std::size_t index) const;
 
-  // A 2-D row-major view of a tensor: shape {r, c} maps as r×c, shape {n} as 1×n, and shapes of
-  // higher rank as shape[0] × (product of the rest).
-  MatrixMap matrix(std::size_t index);
-  ConstMatrixMap matrix(std::size_t index) const;
-  VectorMap vector(std::size_t index);
-  ConstVectorMap vector(std::size_t index) const;
+  // Eigen views of a tensor: arena_maps.hpp.
 
   void fill(float value);  // every tensor element; padding stays zero
   // Copies the contents of `other`, which must have an equal layout.

@@ -3,11 +3,12 @@
 // is all there is) and ThreadGather (M members in one process, one thread each, for tests and
 // the in-process benchmark). The network's all-gather core is proto/all_gather.hpp.
 
-#include <condition_variable>
-#include <mutex>
+#include <atomic>
+#include <memory>
 #include <vector>
 
 #include "loco/train/gather_group.hpp"
+#include "loco/train/thread_rounds.hpp"
 
 namespace loco::train {
 
@@ -16,9 +17,9 @@ class SoloGather final : public GatherGroup {
   RoundResult run_gather(const GatherInput& input) override;
 };
 
-// M members, each calling run_gather() from its own thread for the same round. Every member gets
-// the messages in member order; each member's tentative hash is compared, and a member whose
-// state differs is a broken invariant (asserted). Counts the bytes each member contributed.
+// M members, each calling run_gather() from its own thread for the same round (in lock step:
+// thread_rounds.hpp). Every member gets the messages in member order. Counts the bytes each
+// member contributed.
 class ThreadGather {
  public:
   explicit ThreadGather(std::size_t members);
@@ -32,15 +33,10 @@ class ThreadGather {
   class Member;
   void arrive(std::size_t index, const GatherInput& input);
 
-  std::size_t size_;
+  ThreadRounds rounds_;
   std::vector<std::unique_ptr<Member>> members_;
-  mutable std::mutex mutex_;
-  std::condition_variable changed_;
   std::vector<std::vector<std::byte>> parts_;
-  std::vector<std::uint64_t> bytes_;
-  std::size_t arrived_ = 0, hashed_ = 0;
-  std::uint64_t generation_ = 0;
-  std::vector<Digest> hashes_;
+  std::vector<std::atomic<std::uint64_t>> bytes_;
 };
 
 }  // namespace loco::train
