@@ -1,13 +1,15 @@
-// bench/run.sh allreduce: the ring all-reduce (proto/ring_allreduce.hpp) of a 10M-parameter Δ
-// between 4 peers over real encrypted loopback connections (net/peer_mesh.hpp), each peer's
-// link shaped by loco's own emulation (docs/LINK_EMULATION.md) to 100 Mbit/s upload and 50 ms
-// one-way latency, Δ encoded int8 blockwise. All four peers run on one io_context.
+// bench/run.sh allreduce: the all-reduce (proto/all_reduce.hpp; --algorithm direct, the default,
+// or ring) of a 10M-parameter Δ between 4 peers over real encrypted loopback connections
+// (net/peer_mesh.hpp), each peer's link shaped by loco's own emulation (docs/LINK_EMULATION.md)
+// to 100 Mbit/s upload and 50 ms one-way latency, Δ encoded int8 blockwise. All four peers run on
+// one io_context.
 //
-// The bound, for N peers, S encoded bytes of Δ, upload B and latency L (ring_allreduce.hpp):
-//   bound_s = 2(N−1)/N · S/B + 2(N−1)·L
-// The connections are opened (handshakes, one message round the ring) before the clock starts;
-// the best of --repeats all-reduces is reported. Last line:
-//   allreduce: seconds=… bound_s=… time_vs_bound=…
+// The bound, for N peers, S encoded bytes of Δ, upload B and latency L: the bytes at full upload
+// plus one latency per sequential step, 2(N−1) for the ring and 2 for the direct exchange:
+//   bound_s = 2(N−1)/N · S/B + 2(N−1)·L   (ring)      2(N−1)/N · S/B + 2·L   (direct)
+// The connections are opened (handshakes, one message between every two peers) before the clock
+// starts; the best of --repeats all-reduces is reported. Last line:
+//   allreduce: seconds=… bound_s=… time_vs_bound=… algorithm=…
 
 #include <fmt/format.h>
 
@@ -22,7 +24,7 @@
 #include "loco/net/link_shaper.hpp"
 #include "loco/net/peer_mesh.hpp"
 #include "loco/net/units.hpp"
-#include "loco/proto/ring_allreduce.hpp"
+#include "loco/proto/all_reduce.hpp"
 
 namespace {
 
@@ -37,6 +39,7 @@ struct Options {
   std::string upload = "100Mbit";
   std::string latency = "50ms";
   std::size_t chunk_values = std::size_t{1} << 16;
+  std::string algorithm = "direct";
   int repeats = 3;
 };
 
@@ -48,9 +51,9 @@ struct Member {
   std::vector<float> values;
 };
 
-class Ring {
+class Group {
  public:
-  Ring(const Options& o, const net::LinkSettings& link) : o_(o) {
+  Group(const Options& o, const net::LinkSettings& link) : o_(o) {
     for (std::size_t i = 0; i < o.peers; ++i) members_.push_back(std::make_unique<Member>());
     for (auto& m : members_) keys_.push_back(m->key.public_key());
     for (std::size_t i = 0; i < o.peers; ++i) {
@@ -83,31 +86,34 @@ class Ring {
     }
   }
 
-  // Opens every ring connection: one small message from each peer to its successor.
+  // Opens every connection: one small message from each peer to every other.
   void connect() {
-    for (std::size_t i = 0; i < o_.peers; ++i) send(i, keys_[next(i)], std::vector<std::byte>(8));
+    for (std::size_t i = 0; i < o_.peers; ++i)
+      for (std::size_t j = 0; j < o_.peers; ++j)
+        if (j != i) send(i, keys_[j], std::vector<std::byte>(8));
     run_until([&] {
       return std::all_of(members_.begin(), members_.end(),
-                         [](const auto& m) { return m->inbox.size() == 1; });
+                         [&](const auto& m) { return m->inbox.size() == o_.peers - 1; });
     });
     for (auto& m : members_) m->inbox.clear();
   }
 
   // One all-reduce of every member's values; returns its wall time.
-  double all_reduce(std::uint64_t round, const compress::Codec& codec) {
-    std::vector<std::unique_ptr<proto::RingAllReduce>> nodes;
+  double all_reduce(proto::AllReduceAlgorithm algorithm, std::uint64_t round,
+                    const compress::Codec& codec) {
+    std::vector<std::unique_ptr<proto::AllReduce>> nodes;
     for (std::size_t i = 0; i < o_.peers; ++i)
-      nodes.push_back(
-          std::make_unique<proto::RingAllReduce>(proto::RingConfig{.round = round,
-                                                                   .attempt = 1,
-                                                                   .members = keys_,
-                                                                   .self = i,
-                                                                   .chunk_values = o_.chunk_values,
-                                                                   .codec = &codec,
-                                                                   .seed = round,
-                                                                   .median_norm = 0,
-                                                                   .norm_limit = 0},
-                                                 members_[i]->values));
+      nodes.push_back(proto::make_all_reduce(algorithm,
+                                             proto::AllReduceConfig{.round = round,
+                                                                    .attempt = 1,
+                                                                    .members = keys_,
+                                                                    .self = i,
+                                                                    .chunk_values = o_.chunk_values,
+                                                                    .codec = &codec,
+                                                                    .seed = round,
+                                                                    .median_norm = 0,
+                                                                    .norm_limit = 0},
+                                             members_[i]->values));
     const auto start = Clock::now();
     const auto pump = [&](std::size_t i) {
       while (auto t = nodes[i]->poll_transmit()) send(i, t->to, std::move(t->body));
@@ -131,9 +137,10 @@ class Ring {
   std::vector<std::unique_ptr<Member>>& members() { return members_; }
 
  private:
-  std::size_t next(std::size_t i) const { return (i + 1) % o_.peers; }
   void send(std::size_t i, const secure::PublicKey& to, std::vector<std::byte> body) {
-    members_[i]->mesh->send(to, members_[next(i)]->address, proto::MessageType::ring_chunk,
+    const auto j =
+        static_cast<std::size_t>(std::find(keys_.begin(), keys_.end(), to) - keys_.begin());
+    members_[i]->mesh->send(to, members_[j]->address, proto::MessageType::ring_chunk,
                             std::move(body));
   }
   template <typename Pred>
@@ -155,13 +162,14 @@ class Ring {
 
 int main(int argc, char** argv) {
   Options o;
-  CLI::App app("ring all-reduce over shaped loopback links against its bound");
+  CLI::App app("an all-reduce over shaped loopback links against its bound");
   app.add_option("--peers", o.peers)->capture_default_str();
   app.add_option("--values", o.values, "Δ's parameters")->capture_default_str();
   app.add_option("--codec", o.codec)->capture_default_str();
   app.add_option("--upload", o.upload, "each peer's upload")->capture_default_str();
   app.add_option("--latency", o.latency, "one way")->capture_default_str();
   app.add_option("--chunk-values", o.chunk_values)->capture_default_str();
+  app.add_option("--algorithm", o.algorithm, "direct or ring")->capture_default_str();
   app.add_option("--repeats", o.repeats)->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
@@ -169,21 +177,22 @@ int main(int argc, char** argv) {
     link.upload = net::parse_bandwidth(o.upload, "--upload");
     link.latency = net::parse_duration(o.latency, "--latency", net::kMaxLatency);
     const auto codec = compress::make_codec(o.codec);
+    const proto::AllReduceAlgorithm algorithm = proto::parse_all_reduce_algorithm(o.algorithm);
 
-    Ring ring(o, link);
+    Group group(o, link);
     Rng rng(7);
-    for (auto& m : ring.members()) {
+    for (auto& m : group.members()) {
       m->values.resize(o.values);
       for (float& x : m->values) x = 0.01f * rng.normal();
     }
     const std::vector<std::vector<float>> inputs = [&] {
       std::vector<std::vector<float>> v;
-      for (auto& m : ring.members()) v.push_back(m->values);
+      for (auto& m : group.members()) v.push_back(m->values);
       return v;
     }();
-    ring.connect();
+    group.connect();
 
-    // S: the encoded size of Δ, chunk by chunk as the ring sends it (≈ what one peer's
+    // S: the encoded size of Δ, chunk by chunk as the collective sends it (≈ what one peer's
     // 2(N−1)/N share of the traffic is made of).
     std::size_t encoded = 0;
     for (std::size_t at = 0; at < o.values; at += o.chunk_values)
@@ -191,27 +200,28 @@ int main(int argc, char** argv) {
     const double n = static_cast<double>(o.peers);
     const double upload_bytes_s = static_cast<double>(link.upload) / 8.0;
     const double latency_s = std::chrono::duration<double>(link.latency).count();
-    const double bound = 2.0 * (n - 1) / n * static_cast<double>(encoded) / upload_bytes_s +
-                         2.0 * (n - 1) * latency_s;
+    const double steps = algorithm == proto::AllReduceAlgorithm::ring ? 2.0 * (n - 1) : 2.0;
+    const double bound =
+        2.0 * (n - 1) / n * static_cast<double>(encoded) / upload_bytes_s + steps * latency_s;
 
     double best = 1e300;
     for (int r = 1; r <= o.repeats; ++r) {
-      for (std::size_t i = 0; i < o.peers; ++i) ring.members()[i]->values = inputs[i];
-      const std::uint64_t sent_before = ring.members()[0]->mesh->bytes_sent();
-      const double s = ring.all_reduce(static_cast<std::uint64_t>(r), *codec);
-      const Digest first = blake2b(std::span<const float>(ring.members()[0]->values));
-      for (auto& m : ring.members())
+      for (std::size_t i = 0; i < o.peers; ++i) group.members()[i]->values = inputs[i];
+      const std::uint64_t sent_before = group.members()[0]->mesh->bytes_sent();
+      const double s = group.all_reduce(algorithm, static_cast<std::uint64_t>(r), *codec);
+      const Digest first = blake2b(std::span<const float>(group.members()[0]->values));
+      for (auto& m : group.members())
         if (blake2b(std::span<const float>(m->values)) != first)
           throw std::runtime_error("peers ended with different means");
       fmt::print("repeat {}: {:.3f} s, peer 0 sent {} bytes on the wire\n", r, s,
-                 ring.members()[0]->mesh->bytes_sent() - sent_before);
+                 group.members()[0]->mesh->bytes_sent() - sent_before);
       best = std::min(best, s);
     }
     fmt::print(
         "{} peers, {} values, codec {}, S = {} encoded bytes, upload {}, latency {} one way\n",
         o.peers, o.values, codec->spec(), encoded, o.upload, o.latency);
-    fmt::print("allreduce: seconds={:.3f} bound_s={:.3f} time_vs_bound={:.3f}\n", best, bound,
-               best / bound);
+    fmt::print("allreduce: seconds={:.3f} bound_s={:.3f} time_vs_bound={:.3f} algorithm={}\n", best,
+               bound, best / bound, proto::name(algorithm));
     return 0;
   } catch (const std::exception& e) {
     fmt::print(stderr, "bench-allreduce: {}\n", e.what());

@@ -12,6 +12,7 @@
 #include "loco/core/error.hpp"
 #include "loco/net/link_shaper.hpp"
 #include "loco/net/units.hpp"
+#include "loco/proto/all_reduce.hpp"
 #include "loco/swarm/swarm_async_group.hpp"
 #include "loco/swarm/swarm_group.hpp"
 #include "loco/train/inner_loop.hpp"
@@ -73,6 +74,7 @@ swarm::SwarmConfig swarm_config(const PeerOptions& o, const train::TrainConfig& 
   // Streaming's rounds carry fragments in their own codec (4-bit floats by default).
   s.codec = config.strategy.kind == "streaming" ? config.strategy.fragment_codec
                                                 : config.strategy.codec_spec();
+  s.all_reduce = proto::parse_all_reduce_algorithm(config.strategy.all_reduce);
   s.bundle = net::BundleConfig{.streams = o.streams, .unit_bytes = 256 << 10};
   const link::LinkSettings link = cli::to_link_settings(o.link);
   if (!link.is_transparent()) s.link = net::LinkShaper::create(link, from_steady(Clock::now()));

@@ -76,6 +76,9 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
   add("--strategy.codec", c.strategy.codec,
       "how updates travel between peers, e.g. int8:block=256, fp4:block=64, fp32 (default: "
       "int8:block=256 for diloco, fp32 for ddp)");
+  add("--strategy.all-reduce", c.strategy.all_reduce,
+      "how a group averages over the network: direct (2 latencies, every member to every other) "
+      "or ring (2(N-1) latencies, one neighbour each way)");
   // Streaming DiLoCo (kind = streaming; H is diloco-h).
   add("--strategy.fragments", c.strategy.fragments, "Streaming: fragments of whole layers (P)");
   add("--strategy.tau", c.strategy.tau, "Streaming: steps a fragment travels (τ < H/P)");

@@ -3,28 +3,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 
 #include "loco/core/assert.hpp"
-#include "loco/core/byte_io.hpp"
 #include "loco/core/error.hpp"
-#include "loco/core/rng.hpp"
-#include "loco/proto/message_type.hpp"
 
 namespace loco::proto {
-namespace {
 
-// Quantization moves a norm by a little at each hop; the check is for updates many times too big.
-constexpr double kNormSlack = 1.1;
-
-}  // namespace
-
-RingAllReduce::RingAllReduce(RingConfig config, std::span<float> values)
+RingAllReduce::RingAllReduce(AllReduceConfig config, std::span<float> values)
     : config_(std::move(config)), values_(values) {
   LOCO_ASSERT(!config_.members.empty() && config_.self < config_.members.size(),
               "a ring needs its members and this member's place");
   LOCO_ASSERT(config_.codec != nullptr, "a ring needs a codec");
-  LOCO_ASSERT(config_.chunk_values > 0 && config_.chunk_values <= RingConfig::kMaxChunkValues,
+  LOCO_ASSERT(config_.chunk_values > 0 && config_.chunk_values <= AllReduceConfig::kMaxChunkValues,
               "chunk size out of range");
 }
 
@@ -83,25 +73,20 @@ void RingAllReduce::on_message(const PeerKey& from, std::span<const std::byte> b
     return;
   }
   try {
-    const MessageInfo& info = proto::info(MessageType::ring_chunk);
-    ByteReader r(body, info.name);
-    if (body.size() > info.max_bytes) r.fail("above its size limit");
-    if (r.u8() != info.version) r.fail("another version: the two ends run different releases");
-    const std::uint64_t round = r.u64();
-    const std::uint32_t attempt = r.u32();
-    const std::uint8_t phase = r.u8();
-    const std::uint32_t step = r.u32();
-    const std::uint32_t k = r.u32();
-    if (round != config_.round || attempt != config_.attempt)
-      r.fail(fmt::format("it is for round {} attempt {}, this is round {} attempt {}", round,
-                         attempt, config_.round, config_.attempt));
-    if (phase > 1 || step >= member_count() - 1)
-      r.fail(fmt::format("phase {} step {} does not exist in a ring of {}", phase, step,
-                         member_count()));
-    if (phase == 0) {
-      on_reduce(step, k, r.rest());
+    std::span<const std::byte> payload;
+    const ChunkHeader h = decode_chunk(body, payload);
+    if (h.round != config_.round || h.attempt != config_.attempt)
+      throw Error(ErrorCategory::protocol,
+                  fmt::format("it is for round {} attempt {}, this is round {} attempt {}", h.round,
+                              h.attempt, config_.round, config_.attempt));
+    if (h.phase > 1 || h.step >= member_count() - 1)
+      throw Error(ErrorCategory::protocol,
+                  fmt::format("phase {} step {} does not exist in a ring of {}", h.phase, h.step,
+                              member_count()));
+    if (h.phase == 0) {
+      on_reduce(h.step, h.chunk, payload);
     } else {
-      on_gather(step, k, r.rest());
+      on_gather(h.step, h.chunk, payload);
     }
   } catch (const Error& e) {
     fail(e.message(), predecessor());
@@ -162,31 +147,17 @@ bool RingAllReduce::decode_checked(std::span<const std::byte> encoded, std::size
                                    std::size_t contributions) {
   scratch_.resize(size);
   config_.codec->decode(encoded, scratch_);  // Error(format) for a malformed message
-  double squares = 0;
-  for (const float v : scratch_) {
-    if (!std::isfinite(v)) {
-      fail("it sent values that are not finite (NaN or infinite)", predecessor());
-      return false;
-    }
-    squares += static_cast<double>(v) * v;
-  }
-  if (config_.median_norm > 0) {
-    const double bound =
-        kNormSlack * static_cast<double>(contributions) * config_.norm_limit * config_.median_norm;
-    if (std::sqrt(squares) > bound) {
-      fail(fmt::format("a chunk of norm {:.4g} where {} honest update(s) reach at most {:.4g}",
-                       std::sqrt(squares), contributions, bound),
-           predecessor());
-      return false;
-    }
+  if (auto wrong =
+          check_received(scratch_, contributions, config_.median_norm, config_.norm_limit)) {
+    fail(std::move(*wrong), predecessor());
+    return false;
   }
   return true;
 }
 
 std::vector<std::byte> RingAllReduce::encode(std::span<const float> values, std::uint64_t salt) {
   try {
-    return config_.codec->encode(
-        values, compress::EncodeOptions{.seed = mix64(config_.seed ^ salt), .shape = {}});
+    return encode_values(*config_.codec, values, config_.seed, salt);
   } catch (const Error& e) {
     fail("this member's own update: " + e.message(), {});
     return {};
@@ -196,16 +167,13 @@ std::vector<std::byte> RingAllReduce::encode(std::span<const float> values, std:
 void RingAllReduce::send(Phase phase, std::size_t step, std::size_t k,
                          std::vector<std::byte> encoded) {
   if (failure_) return;
-  const MessageInfo& info = proto::info(MessageType::ring_chunk);
-  ByteWriter w(encoded.size() + 32);
-  w.u8(info.version);
-  w.u64(config_.round);
-  w.u32(config_.attempt);
-  w.u8(static_cast<std::uint8_t>(phase));
-  w.u32(static_cast<std::uint32_t>(step));
-  w.u32(static_cast<std::uint32_t>(k));
-  w.bytes(encoded);
-  Transmit t{.to = successor(), .body = w.finish()};
+  Transmit t{.to = successor(),
+             .body = encode_chunk(ChunkHeader{.round = config_.round,
+                                              .attempt = config_.attempt,
+                                              .phase = static_cast<std::uint8_t>(phase),
+                                              .step = static_cast<std::uint32_t>(step),
+                                              .chunk = static_cast<std::uint32_t>(k)},
+                                  encoded)};
   bytes_sent_ += t.body.size();
   out_.push_back(std::move(t));
 }
@@ -219,7 +187,7 @@ std::optional<RingAllReduce::Transmit> RingAllReduce::poll_transmit() {
 
 void RingAllReduce::fail(std::string reason, std::optional<PeerKey> suspect) {
   if (failure_) return;
-  failure_ = RingFailure{.reason = std::move(reason), .suspect = suspect};
+  failure_ = AllReduceFailure{.reason = std::move(reason), .suspect = suspect};
   out_.clear();
 }
 

@@ -142,8 +142,7 @@ void PeerNode::on_close(NodeId peer, const std::string& why) {
     return;
   }
   const proto::PeerKey& key = world_.directory->key(peer);
-  if (ring_ && !ring_->done() && !ring_->failure() &&
-      (key == ring_->predecessor() || key == ring_->successor())) {
+  if (ring_ && !ring_->done() && !ring_->failure() && ring_->needs_link_to(key)) {
     ring_->fail("lost the connection to a neighbour: " + why, std::nullopt);
     pump_ring();
   }
@@ -260,15 +259,15 @@ void PeerNode::start_ring(const proto::Group& group, std::span<const float> cont
   tentative_.reset();
   world_.ledger->ring_started(world_.loop->now(), key_, group.round, group.attempt, contribution);
   ring_ = std::make_unique<proto::RingAllReduce>(
-      proto::RingConfig{.round = group.round,
-                        .attempt = group.attempt,
-                        .members = group.members,
-                        .self = static_cast<std::size_t>(me - group.members.begin()),
-                        .chunk_values = world_.chunk_values,
-                        .codec = codec_.get(),
-                        .seed = group.round * 1000 + group.attempt,
-                        .median_norm = group.median_norm,
-                        .norm_limit = group.norm_limit},
+      proto::AllReduceConfig{.round = group.round,
+                             .attempt = group.attempt,
+                             .members = group.members,
+                             .self = static_cast<std::size_t>(me - group.members.begin()),
+                             .chunk_values = world_.chunk_values,
+                             .codec = codec_.get(),
+                             .seed = group.round * 1000 + group.attempt,
+                             .median_norm = group.median_norm,
+                             .norm_limit = group.norm_limit},
       work_);
   mean_done_ = false;
   failure_reported_ = false;

@@ -16,7 +16,7 @@ TimePoint now() {
   return from_steady(std::chrono::steady_clock::now());
 }
 
-// Chunks of a ring that has not started here yet (a faster predecessor got its group first) wait
+// Chunks of an all-reduce not started here yet (a faster member got its group first) wait
 // for it, up to this many.
 constexpr std::size_t kMaxEarlyChunks = 1024;
 
@@ -25,21 +25,16 @@ constexpr std::size_t kMaxEarlyChunks = 1024;
 constexpr Duration kFirstFetchBackoff = std::chrono::milliseconds(250);
 constexpr Duration kMaxFetchBackoff = std::chrono::seconds(8);
 
-// The (round, attempt) a ring chunk belongs to, from its header (version, u64, u32).
-std::pair<std::uint64_t, std::uint32_t> ring_chunk_id(std::span<const std::byte> body) {
-  ByteReader r(body, "ring chunk");
-  r.u8();
-  const std::uint64_t round = r.u64();
-  return {round, r.u32()};
+// The (round, attempt) an all-reduce chunk belongs to, and the fault point it reaches.
+std::pair<std::uint64_t, std::uint32_t> chunk_id(std::span<const std::byte> body) {
+  std::span<const std::byte> payload;
+  const proto::ChunkHeader h = proto::decode_chunk(body, payload);
+  return {h.round, h.attempt};
 }
-
-// The phase of a ring chunk, from its header (version, u64, u32, then the phase: u8, 0 or 1).
-FaultPoint ring_chunk_phase(std::span<const std::byte> body) {
-  ByteReader r(body, "ring chunk");
-  r.u8();
-  r.u64();
-  r.u32();
-  return r.u8() == 0 ? FaultPoint::reduce_scatter : FaultPoint::all_gather;
+FaultPoint chunk_phase(std::span<const std::byte> body) {
+  std::span<const std::byte> payload;
+  return proto::decode_chunk(body, payload).phase == 0 ? FaultPoint::reduce_scatter
+                                                       : FaultPoint::all_gather;
 }
 
 }  // namespace
@@ -120,10 +115,10 @@ void SwarmSession::on_client_event(const proto::ClientEvent& e) {
       link_->stop();
       return;
     case Kind::group:
-      if (e.group.round == ready_round_) start_ring(e.group);
+      if (e.group.round == ready_round_) start_all_reduce(e.group);
       return;
     case Kind::commit: {
-      ring_.reset();
+      all_reduce_.reset();
       ready_round_ = 0;
       SwarmEvent out{.kind = SwarmEvent::Kind::committed};
       out.round = e.commit.round;
@@ -133,7 +128,7 @@ void SwarmSession::on_client_event(const proto::ClientEvent& e) {
       return;
     }
     case Kind::abort_round: {
-      ring_.reset();
+      all_reduce_.reset();
       if (!e.abort.retry) ready_round_ = 0;
       SwarmEvent out{.kind = SwarmEvent::Kind::aborted, .text = e.abort.reason};
       out.round = e.abort.round;
@@ -148,7 +143,7 @@ void SwarmSession::on_client_event(const proto::ClientEvent& e) {
       if (fetcher_ && fetching_.round == e.resync.round &&
           fetching_.state_hash == e.resync.state_hash)
         return;
-      ring_.reset();
+      all_reduce_.reset();
       ready_round_ = 0;
       SwarmEvent out{.kind = SwarmEvent::Kind::must_fetch};
       out.round = e.resync.round;
@@ -177,61 +172,62 @@ void SwarmSession::ready(std::uint64_t round, float norm, const Digest& base,
   link_->flush();
 }
 
-void SwarmSession::start_ring(const proto::Group& group) {
+void SwarmSession::start_all_reduce(const proto::Group& group) {
   const auto me = std::find(group.members.begin(), group.members.end(), identity_.public_key());
   if (me == group.members.end()) return;
   work_ = delta_;  // every attempt starts from this member's own update
-  ring_attempt_ = group.attempt;
-  ring_members_ = group.members.size();
-  ring_ = std::make_unique<proto::RingAllReduce>(
-      proto::RingConfig{.round = group.round,
-                        .attempt = group.attempt,
-                        .members = group.members,
-                        .self = static_cast<std::size_t>(me - group.members.begin()),
-                        .chunk_values = config_.chunk_values,
-                        .codec = codec_.get(),
-                        .seed = group.round * 1000 + group.attempt,
-                        .median_norm = group.median_norm,
-                        .norm_limit = group.norm_limit},
+  attempt_ = group.attempt;
+  group_size_ = group.members.size();
+  all_reduce_ = proto::make_all_reduce(
+      config_.all_reduce,
+      proto::AllReduceConfig{.round = group.round,
+                             .attempt = group.attempt,
+                             .members = group.members,
+                             .self = static_cast<std::size_t>(me - group.members.begin()),
+                             .chunk_values = config_.chunk_values,
+                             .codec = codec_.get(),
+                             .seed = group.round * 1000 + group.attempt,
+                             .median_norm = group.median_norm,
+                             .norm_limit = group.norm_limit},
       work_);
   mean_posted_ = false;
   failure_reported_ = false;
-  ring_->start();
+  all_reduce_->start();
   // Chunks that came before this peer heard of its group.
   std::vector<std::pair<proto::PeerKey, std::vector<std::byte>>> early;
   early.swap(early_);
   for (auto& [from, body] : early)
-    if (ring_chunk_id(body) == std::pair(group.round, group.attempt)) {
-      reach(ring_chunk_phase(body), group.round);
-      ring_->on_message(from, body);
+    if (chunk_id(body) == std::pair(group.round, group.attempt)) {
+      reach(chunk_phase(body), group.round);
+      all_reduce_->on_message(from, body);
     }
-  pump_ring();
+  pump_all_reduce();
 }
 
-void SwarmSession::pump_ring() {
-  if (!ring_) return;
-  while (auto t = ring_->poll_transmit())
+void SwarmSession::pump_all_reduce() {
+  if (!all_reduce_) return;
+  while (auto t = all_reduce_->poll_transmit())
     mesh_->send(t->to, address_of(t->to), proto::MessageType::ring_chunk, std::move(t->body));
   count_traffic();
-  if (ring_->failure() && !failure_reported_) {
+  if (all_reduce_->failure() && !failure_reported_) {
     failure_reported_ = true;
-    spdlog::warn("round {} attempt {}: {}", ready_round_, ring_attempt_, ring_->failure()->reason);
+    spdlog::warn("round {} attempt {}: {}", ready_round_, attempt_, all_reduce_->failure()->reason);
     client_->round_failed(proto::RoundFailed{.round = ready_round_,
-                                             .attempt = ring_attempt_,
-                                             .reason = ring_->failure()->reason,
-                                             .suspect = ring_->failure()->suspect});
+                                             .attempt = attempt_,
+                                             .reason = all_reduce_->failure()->reason,
+                                             .suspect = all_reduce_->failure()->suspect});
     link_->flush();
     return;
   }
-  if (ring_->done() && !mean_posted_) {
+  if (all_reduce_->done() && !mean_posted_) {
     mean_posted_ = true;
     SwarmEvent out{.kind = SwarmEvent::Kind::mean};
     out.round = ready_round_;
-    out.attempt = ring_attempt_;
-    out.members = ring_members_;
+    out.attempt = attempt_;
+    out.members = group_size_;
     if (tentative_) {  // the compute thread needs only the hash, reported here
       out.hash = tentative_(work_);
-      round_done(ready_round_, ring_attempt_, out.hash);
+      round_done(ready_round_, attempt_, out.hash);
     } else {
       out.mean = std::make_shared<const std::vector<float>>(work_.begin(), work_.end());
     }
@@ -249,15 +245,15 @@ void SwarmSession::on_mesh_message(const proto::PeerKey& from, proto::MessageTyp
   try {
     switch (type) {
       case proto::MessageType::ring_chunk: {
-        const auto id = ring_chunk_id(body);
-        if (ring_ && id == std::pair(ready_round_, ring_attempt_) && !ring_->done() &&
-            !ring_->failure()) {
-          reach(ring_chunk_phase(body), id.first);
-          ring_->on_message(from, body);
-          pump_ring();
+        const auto id = chunk_id(body);
+        if (all_reduce_ && id == std::pair(ready_round_, attempt_) && !all_reduce_->done() &&
+            !all_reduce_->failure()) {
+          reach(chunk_phase(body), id.first);
+          all_reduce_->on_message(from, body);
+          pump_all_reduce();
         } else if (id.first >= ready_round_ && early_.size() < kMaxEarlyChunks) {
-          // A ring not started here yet, or the next one under the same number: a restarted
-          // tracker numbers the attempts of the round afresh while this peer's ring of the old
+          // An all-reduce not started here yet, or the next one under the same number: a restarted
+          // tracker numbers the attempts of the round afresh while this peer's of the old
           // one is over (its round_done never reached the old tracker).
           early_.emplace_back(from, std::vector<std::byte>(body.begin(), body.end()));
         }
@@ -315,11 +311,11 @@ void SwarmSession::send_state(const proto::PeerKey& to, const std::string& addre
 
 void SwarmSession::on_mesh_lost(const proto::PeerKey& peer, const std::string& why) {
   spdlog::info("the link with peer {} ended: {}", secure::short_id(peer), why);
-  if (ring_ && !ring_->done() && !ring_->failure() &&
-      (peer == ring_->predecessor() || peer == ring_->successor())) {
-    ring_->fail(fmt::format("lost the connection to {}: {}", secure::short_id(peer), why),
-                std::nullopt);
-    pump_ring();
+  if (all_reduce_ && !all_reduce_->done() && !all_reduce_->failure() &&
+      all_reduce_->needs_link_to(peer)) {
+    all_reduce_->fail(fmt::format("lost the connection to {}: {}", secure::short_id(peer), why),
+                      std::nullopt);
+    pump_all_reduce();
   }
   if (fetcher_) {
     fetcher_->on_donor_lost(now(), peer);

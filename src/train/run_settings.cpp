@@ -45,6 +45,9 @@ std::vector<proto::Setting> run_settings(const TrainConfig& config) {
   }
   if (config.strategy.kind != "none")
     s.push_back({"strategy.codec", compress::make_codec(config.strategy.codec_spec())->spec()});
+  if (config.strategy.kind == "diloco" || config.strategy.kind == "ddp" ||
+      config.strategy.kind == "streaming")
+    s.push_back({"strategy.all-reduce", config.strategy.all_reduce});
   if (config.strategy.kind == "streaming") add_streaming_settings(config.strategy, s);
   if (config.strategy.kind == "demo") add_demo_settings(config, s);
   return s;

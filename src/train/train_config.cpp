@@ -4,6 +4,7 @@
 
 #include "loco/compress/codec.hpp"
 #include "loco/core/error.hpp"
+#include "loco/proto/all_reduce.hpp"
 #include "loco/train/make_demo.hpp"
 #include "loco/train/make_streaming.hpp"
 
@@ -49,6 +50,11 @@ void TrainConfig::validate() const {
     strategy.outer.validate();
   }
   compress::make_codec(strategy.codec_spec());  // throws Error(config) naming what is wrong
+  try {
+    proto::parse_all_reduce_algorithm(strategy.all_reduce);
+  } catch (const Error& e) {
+    fail("strategy.all-reduce: " + e.message());
+  }
 }
 
 std::string StrategySection::codec_spec() const {

@@ -106,15 +106,15 @@ TEST(PeerMesh, TheRingAllReduceRunsOverRealConnections) {
   std::vector<std::unique_ptr<proto::RingAllReduce>> nodes;
   for (std::size_t i = 0; i < kMembers; ++i) {
     nodes.push_back(
-        std::make_unique<proto::RingAllReduce>(proto::RingConfig{.round = 1,
-                                                                 .attempt = 1,
-                                                                 .members = ring,
-                                                                 .self = i,
-                                                                 .chunk_values = 1 << 14,
-                                                                 .codec = codec.get(),
-                                                                 .seed = 1,
-                                                                 .median_norm = 0,
-                                                                 .norm_limit = 0},
+        std::make_unique<proto::RingAllReduce>(proto::AllReduceConfig{.round = 1,
+                                                                      .attempt = 1,
+                                                                      .members = ring,
+                                                                      .self = i,
+                                                                      .chunk_values = 1 << 14,
+                                                                      .codec = codec.get(),
+                                                                      .seed = 1,
+                                                                      .median_norm = 0,
+                                                                      .norm_limit = 0},
                                                values[i]));
   }
   const auto pump = [&](std::size_t i) {

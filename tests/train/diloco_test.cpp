@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "../support/tiny_train_config.hpp"
+#include "loco/core/error.hpp"
 #include "loco/core/hash.hpp"
 #include "loco/core/rng.hpp"
 #include "loco/model/model.hpp"
@@ -54,6 +55,24 @@ TrainConfig tiny_run(std::uint64_t seed_shard, std::uint32_t shards) {
   c.strategy.kind = "diloco";
   c.strategy.diloco_h = 10;
   return c;
+}
+
+TEST(DiLoCo, AnUnknownAllReduceIsAConfigErrorNamingTheChoices) {
+  TrainConfig config = tiny_run(0, 1);
+  for (const char* known : {"direct", "ring"}) {
+    config.strategy.all_reduce = known;
+    EXPECT_NO_THROW(config.validate()) << known;
+  }
+  config.strategy.all_reduce = "star";
+  try {
+    config.validate();
+    FAIL() << "an unknown all-reduce was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("strategy.all-reduce: unknown all-reduce 'star': choose \"direct\" "
+                               "or \"ring\""),
+              std::string::npos)
+        << e.message();
+  }
 }
 
 TEST(DiLoCo, OneRoundAloneIsTheOuterStepOfTheInnerSteps) {

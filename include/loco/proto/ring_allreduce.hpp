@@ -1,17 +1,18 @@
 #pragma once
-// Ring all-reduce of a round's outer updates: every member of the group ends with the mean of the
-// members' vectors, bit for bit the same everywhere. Sans-I/O: chunk messages in from the ring
-// predecessor, chunk messages out to the successor; no socket, no clock.
+// Ring all-reduce of a round's outer updates (all_reduce.hpp): sans-I/O, chunk messages in from the
+// ring predecessor, chunk messages out to the successor; no socket, no clock.
 //
 // Cost, for N members, S values (4S bytes as fp32), a codec that sends c bytes per value:
 //   steps           2(N − 1): N − 1 of reduce-scatter, N − 1 of all-gather
 //   bytes per peer  2(N − 1)/N · c·S sent, the same received (+ 32 bytes per chunk)
-//   time            ≈ 2(N − 1)/N · c·S / B + L, B the slowest upload, L the one-way latency
+//   time            ≈ 2(N − 1)/N · c·S / B + L when a segment takes longer than L to send, else
+//                   ≈ 2(N − 1) · (L + c·S/N / B); B the slowest upload, L the one-way latency
 // Chunks pipeline: a member forwards chunk k of step s + 1 as soon as chunk k of step s arrived,
-// so once the first chunk is under way the upload never idles and the 2(N − 1) step latencies
-// overlap the transfer. A ring that paid each step's latency in turn would take
-// 2(N − 1)/N · c·S / B + 2(N − 1) · L, the bound bench/run.sh allreduce compares against: it
-// measured 0.82 of it (docs/EXPERIMENTS.md §1), within 1% of the pipelined figure above.
+// so while a segment's chunks take longer to send than L the upload never idles and the step
+// latencies overlap the transfer (bench/run.sh allreduce, a 10M-value update at 100 Mbit/s and
+// 50 ms: 0.82 of 2(N − 1)/N · c·S / B + 2(N − 1) · L, docs/EXPERIMENTS.md §1). But each chunk
+// crosses 2(N − 1) links in turn, so a small update pays 2(N − 1) latencies: the case of the
+// direct exchange (direct_allreduce.hpp), which pays 2.
 //
 // The vector is cut into N segments (segment g = values [g·S/N, (g+1)·S/N)), each into chunks of
 // at most `chunk_values`. Member i (ring order; i+1 is its successor):
@@ -28,15 +29,8 @@
 // (DESIGN.md §1.5); with N = 1 the values are the mean already and nothing is sent.
 //
 // Checks on every received chunk (the sender is the predecessor): it belongs to this round and
-// attempt, comes in order, decodes, holds only finite values, and its norm is within what honest
-// members can send: a partial sum of k updates at most k · limit · median (each honest update's
-// norm is within limit · median, screened by the tracker; the triangle inequality does the rest),
-// the mean at most limit · median. A chunk that fails ends the collective with failed() naming the
-// predecessor as the suspect.
-//
-// Call order: start(), then on_message() for each message from the predecessor; after each call
-// drain poll_transmit() (messages for the successor, in order). done() once every segment holds
-// the mean; failed() with a reason if not. The caller restores its own vector before retrying.
+// attempt, comes in order, decodes, and passes check_received(): a partial sum of k updates, the
+// mean as one. A chunk that fails ends the collective with failure() naming the predecessor.
 
 #include <cstdint>
 #include <deque>
@@ -45,52 +39,29 @@
 #include <string>
 #include <vector>
 
-#include "loco/compress/codec.hpp"
-#include "loco/proto/round_formation.hpp"
+#include "loco/proto/all_reduce.hpp"
 
 namespace loco::proto {
 
-struct RingConfig {
-  static constexpr std::size_t kMaxChunkValues = std::size_t{1} << 22;
-
-  std::uint64_t round = 0;
-  std::uint32_t attempt = 0;
-  std::vector<PeerKey> members;                     // ring order
-  std::size_t self = 0;                             // this member's index
-  std::size_t chunk_values = std::size_t{1} << 16;  // per message, at most kMaxChunkValues
-  const compress::Codec* codec = nullptr;           // outlives the collective
-  std::uint64_t seed = 0;                           // stochastic rounding, if the codec does it
-  float median_norm = 0;                            // from the group: 0 disables the norm check
-  float norm_limit = 0;
-};
-
-struct RingFailure {
-  std::string reason;
-  std::optional<PeerKey> suspect;
-};
-
-class RingAllReduce {
+class RingAllReduce final : public AllReduce {
  public:
   // `values` holds this member's vector; it holds the mean once done(). It must outlive the
   // collective and not be touched meanwhile.
-  RingAllReduce(RingConfig config, std::span<float> values);
+  RingAllReduce(AllReduceConfig config, std::span<float> values);
 
-  void start();
-  void on_message(const PeerKey& from, std::span<const std::byte> body);
-  struct Transmit {
-    PeerKey to;
-    std::vector<std::byte> body;  // a ring_chunk message
-  };
-  std::optional<Transmit> poll_transmit();
-
-  bool done() const { return gathered_ == expected_gathers_ && owner_done_ && !failure_; }
-  const std::optional<RingFailure>& failure() const { return failure_; }
-  // Fails the collective from outside (the predecessor's connection dropped, the tracker aborted).
-  void fail(std::string reason, std::optional<PeerKey> suspect);
+  void start() override;
+  void on_message(const PeerKey& from, std::span<const std::byte> body) override;
+  std::optional<Transmit> poll_transmit() override;
+  bool done() const override { return gathered_ == expected_gathers_ && owner_done_ && !failure_; }
+  const std::optional<AllReduceFailure>& failure() const override { return failure_; }
+  void fail(std::string reason, std::optional<PeerKey> suspect) override;
+  bool needs_link_to(const PeerKey& peer) const override {
+    return peer == predecessor() || peer == successor();
+  }
+  std::uint64_t bytes_sent() const override { return bytes_sent_; }
 
   const PeerKey& predecessor() const;
   const PeerKey& successor() const;
-  std::uint64_t bytes_sent() const { return bytes_sent_; }
 
  private:
   enum class Phase : std::uint8_t { reduce_scatter = 0, all_gather = 1 };
@@ -109,11 +80,11 @@ class RingAllReduce {
   void on_reduce(std::size_t step, std::size_t k, std::span<const std::byte> encoded);
   void on_gather(std::size_t step, std::size_t k, std::span<const std::byte> encoded);
   void finish_owned_chunk(std::size_t k);
-  // Decodes into scratch_ and checks finiteness and the norm bound for `contributions` updates.
+  // Decodes into scratch_ and checks it for `contributions` updates.
   bool decode_checked(std::span<const std::byte> encoded, std::size_t size,
                       std::size_t contributions);
 
-  RingConfig config_;
+  AllReduceConfig config_;
   std::span<float> values_;
   std::vector<float> scratch_;
   // Next chunk expected from the predecessor, per phase and step.
@@ -122,7 +93,7 @@ class RingAllReduce {
   bool owner_done_ = false;
   std::size_t gathered_ = 0;
   std::size_t expected_gathers_ = 0;
-  std::optional<RingFailure> failure_;
+  std::optional<AllReduceFailure> failure_;
   std::deque<Transmit> out_;
   std::uint64_t bytes_sent_ = 0;
 };

@@ -4,10 +4,10 @@
 // each round (train/strategy.hpp) into the protocol, on the compute thread:
 //
 //   ready(round, ‖Δ‖, hash of the state Δ was built on)  ── the tracker forms a group
-//   mean of the ring  ──> tentative(mean): the state it leads to, and its hash
+//   mean of the group ──> tentative(mean): the state it leads to, and its hash
 //   round done(hash)  ── every member's hash in: the tracker commits the majority
 //   commit(hash)      ──> install() if it is ours; serve the new state to newcomers
-//   abort(retry)      ──> the survivors' new group runs the ring again from this member's Δ
+//   abort(retry)      ──> the survivors' new group runs the all-reduce again from this member's Δ
 //   abort(no retry)   ──> skipped: keep training, try again at the next round
 //   resync            ──> fetch the majority's state from donors into the SharedState: replaced
 //

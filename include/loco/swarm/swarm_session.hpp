@@ -1,7 +1,7 @@
 #pragma once
 // A peer's network side, on its io_context thread: the connection to the tracker (TrackerLink
 // driving proto::TrackerClient), the connections to the other members (PeerMesh), and the
-// protocol cores a round needs: the ring all-reduce of the group (proto/ring_allreduce.hpp), the
+// protocol cores a round needs: the all-reduce of the group (proto/all_reduce.hpp), the
 // state fetcher when this peer is out of sync and the state server for others
 // (proto/state_transfer.hpp), which also answer the tracker's custody over the tracker link
 // (proto/state_relay.hpp). It tells the compute thread what happened through a Mailbox and
@@ -19,14 +19,14 @@
 #include "loco/compress/codec.hpp"
 #include "loco/net/peer_mesh.hpp"
 #include "loco/net/tracker_link.hpp"
-#include "loco/proto/ring_allreduce.hpp"
+#include "loco/proto/all_reduce.hpp"
 #include "loco/proto/state_transfer.hpp"
 #include "loco/proto/tracker_client.hpp"
 #include "loco/swarm/swarm_events.hpp"
 
 namespace loco::swarm {
 
-// Where a test may make a peer die (peer/debug_faults.hpp): on the first ring chunk of either
+// Where a test may make a peer die (peer/debug_faults.hpp): on the first all-reduce chunk of either
 // phase it receives, and on the first request for the state it serves.
 enum class FaultPoint { reduce_scatter, all_gather, serve };
 
@@ -41,6 +41,7 @@ struct SwarmConfig {
   std::vector<proto::Setting> settings;
   std::string codec = "int8:block=256";
   std::size_t chunk_values = std::size_t{1} << 16;
+  proto::AllReduceAlgorithm all_reduce = proto::AllReduceAlgorithm::direct;
   net::BundleConfig bundle;
   Duration idle_timeout = std::chrono::minutes(5);  // of the links between peers (keepalives)
   std::shared_ptr<net::LinkShaper> link;            // this peer's emulated WAN link, may be null
@@ -67,7 +68,7 @@ class SwarmSession {
   // `genesis`: the hash of the round-0 state the run's settings give.
   void start(const Digest& genesis, std::uint64_t state_round, const Digest& state_hash);
   // `tentative` (may be empty): the hash of the state a mean leads to, computed here as soon as
-  // the ring is done and reported at once (an asynchronous round, swarm_async_group.hpp);
+  // the all-reduce is done and reported at once (an asynchronous round, swarm_async_group.hpp);
   // without it the compute thread computes and reports it (round_done).
   using Tentative = std::function<Digest(std::span<const float> mean)>;
   void ready(std::uint64_t round, float norm, const Digest& base, std::vector<float> delta,
@@ -87,8 +88,8 @@ class SwarmSession {
   // A state-transfer message to a peer over the mesh, or to the tracker over its link (custody).
   void send_state(const proto::PeerKey& to, const std::string& address, proto::MessageType type,
                   std::vector<std::byte> body);
-  void start_ring(const proto::Group& group);
-  void pump_ring();
+  void start_all_reduce(const proto::Group& group);
+  void pump_all_reduce();
   void start_fetch(const proto::Resync& resync);
   void pump_fetch();
   void pump_server();
@@ -106,15 +107,16 @@ class SwarmSession {
   std::shared_ptr<net::TrackerLink> link_;
   std::shared_ptr<net::PeerMesh> mesh_;
 
-  // The round this peer is ready for: its update, kept whole for retries, and the ring's buffer.
+  // The round this peer is ready for: its update, kept whole for retries, and the all-reduce's
+  // buffer.
   std::uint64_t ready_round_ = 0;  // 0: not ready for any round
   proto::Ready ready_{};
   std::vector<float> delta_;
   Tentative tentative_;
   std::vector<float> work_;
-  std::unique_ptr<proto::RingAllReduce> ring_;
-  std::uint32_t ring_attempt_ = 0;
-  std::size_t ring_members_ = 0;
+  std::unique_ptr<proto::AllReduce> all_reduce_;
+  std::uint32_t attempt_ = 0;
+  std::size_t group_size_ = 0;
   bool mean_posted_ = false;
   bool failure_reported_ = false;
   std::vector<std::pair<proto::PeerKey, std::vector<std::byte>>> early_;

@@ -58,6 +58,7 @@ struct StrategySection {
   std::uint64_t diloco_h = 20;
   optim::OuterNesterovConfig outer;
   std::string codec;  // how updates travel between peers (compress/spec.hpp); empty: the default
+  std::string all_reduce = "direct";  // or "ring" (proto/all_reduce.hpp)
 
   // The codec in effect: `codec`, or the strategy's default (DiLoCo int8:block=256, DDP fp32,
   // DeMo its DCT top-k codec from the demo options).

@@ -1,0 +1,109 @@
+#pragma once
+// The all-reduce of a round's outer updates: every member of the group ends with the mean of the
+// members' vectors, bit for bit the same everywhere. Two algorithms share this interface and the
+// chunk message (`ring_chunk`, PROTOCOL.md): the ring (ring_allreduce.hpp) and the direct
+// exchange (direct_allreduce.hpp). Each writes its cost next to it; in short, for N members, S
+// values, c encoded bytes per value, B the slowest upload and L the one-way latency, both send
+// 2(N − 1)/N · c·S bytes per member, the ring in 2(N − 1) sequential steps and the direct exchange
+// in 2, so on a WAN a small update (c·S/N/B < L) takes ≈ 2(N − 1)·L by ring and ≈ 2·L direct.
+//
+// Both keep the rule that makes the bits equal (DESIGN.md §1.5): the sum of each segment is
+// computed by one member (its owner) in a fixed order, divided by N, encoded once, and the owner
+// overwrites its own values with the decoded bytes it sends, so every member decodes the same
+// bytes.
+//
+// Call order: start(), then on_message() for each chunk message from a member; after each call
+// drain poll_transmit(). done() once every segment holds the mean; failure() with a reason if
+// not. The caller restores its own vector before retrying.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "loco/compress/codec.hpp"
+#include "loco/proto/round_formation.hpp"
+
+namespace loco::proto {
+
+enum class AllReduceAlgorithm : std::uint8_t { ring, direct };
+
+// "ring" or "direct"; Error(invalid_argument) naming the choices otherwise.
+AllReduceAlgorithm parse_all_reduce_algorithm(std::string_view name);
+std::string_view name(AllReduceAlgorithm algorithm);
+
+struct AllReduceConfig {
+  static constexpr std::size_t kMaxChunkValues = std::size_t{1} << 22;
+
+  std::uint64_t round = 0;
+  std::uint32_t attempt = 0;
+  std::vector<PeerKey> members;                     // the group, in the tracker's order
+  std::size_t self = 0;                             // this member's index
+  std::size_t chunk_values = std::size_t{1} << 16;  // per message, at most kMaxChunkValues
+  const compress::Codec* codec = nullptr;           // outlives the collective
+  std::uint64_t seed = 0;                           // stochastic rounding, if the codec does it
+  float median_norm = 0;                            // from the group: 0 disables the norm check
+  float norm_limit = 0;
+};
+
+struct AllReduceFailure {
+  std::string reason;
+  std::optional<PeerKey> suspect;
+};
+
+class AllReduce {
+ public:
+  struct Transmit {
+    PeerKey to;
+    std::vector<std::byte> body;  // a ring_chunk message
+  };
+
+  virtual ~AllReduce() = default;
+
+  virtual void start() = 0;
+  virtual void on_message(const PeerKey& from, std::span<const std::byte> body) = 0;
+  virtual std::optional<Transmit> poll_transmit() = 0;
+  virtual bool done() const = 0;
+  virtual const std::optional<AllReduceFailure>& failure() const = 0;
+  // Fails the collective from outside (a member's connection dropped, the tracker aborted).
+  virtual void fail(std::string reason, std::optional<PeerKey> suspect) = 0;
+  // Whether losing the link to `peer` stops this member's part of the collective.
+  virtual bool needs_link_to(const PeerKey& peer) const = 0;
+  virtual std::uint64_t bytes_sent() const = 0;
+};
+
+// `values` holds this member's vector and, once done(), the mean; it must outlive the collective.
+std::unique_ptr<AllReduce> make_all_reduce(AllReduceAlgorithm algorithm, AllReduceConfig config,
+                                           std::span<float> values);
+
+// The chunk message's header: (version, round, attempt, phase, step, chunk) then the codec's bytes.
+struct ChunkHeader {
+  std::uint64_t round = 0;
+  std::uint32_t attempt = 0;
+  std::uint8_t phase = 0;  // 0 reduce-scatter, 1 all-gather
+  std::uint32_t step = 0;
+  std::uint32_t chunk = 0;
+};
+constexpr std::size_t kChunkHeaderBytes = 1 + 8 + 4 + 1 + 4 + 4;
+std::vector<std::byte> encode_chunk(const ChunkHeader& header, std::span<const std::byte> payload);
+// Checks the size limit and the version; the payload is what follows the header (a view of body).
+// Error(protocol) for a malformed message.
+ChunkHeader decode_chunk(std::span<const std::byte> body, std::span<const std::byte>& payload);
+
+// The codec's message for `values`, stochastic rounding seeded by (seed, salt); the codec's Error
+// if they cannot be encoded.
+std::vector<std::byte> encode_values(const compress::Codec& codec, std::span<const float> values,
+                                     std::uint64_t seed, std::uint64_t salt);
+
+// What both algorithms check on every received chunk: `values` (decoded) are finite, and their
+// norm is within what `contributions` honest updates can reach: each honest update's norm is at
+// most limit · median (screened by the tracker), so a sum of k of them at most k · limit · median
+// (the triangle inequality), with slack for quantization. The reason if not; 0 median disables
+// the norm check.
+std::optional<std::string> check_received(std::span<const float> values, std::size_t contributions,
+                                          float median_norm, float norm_limit);
+
+}  // namespace loco::proto
