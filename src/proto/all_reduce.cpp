@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
+#include "loco/core/assert.hpp"
 #include "loco/core/byte_io.hpp"
 #include "loco/core/error.hpp"
 #include "loco/core/rng.hpp"
@@ -64,24 +66,99 @@ ChunkHeader decode_chunk(std::span<const std::byte> body, std::span<const std::b
   return h;
 }
 
-std::vector<std::byte> encode_values(const compress::Codec& codec, std::span<const float> values,
-                                     std::uint64_t seed, std::uint64_t salt) {
-  return codec.encode(values, compress::EncodeOptions{.seed = mix64(seed ^ salt), .shape = {}});
+AllReduce::AllReduce(AllReduceConfig config, std::span<float> values)
+    : config_(std::move(config)), values_(values) {
+  LOCO_ASSERT(!config_.members.empty() && config_.self < config_.members.size(),
+              "an all-reduce needs its members and this member's place");
+  LOCO_ASSERT(config_.codec != nullptr, "an all-reduce needs a codec");
+  LOCO_ASSERT(config_.chunk_values > 0 && config_.chunk_values <= AllReduceConfig::kMaxChunkValues,
+              "chunk size out of range");
 }
 
-std::optional<std::string> check_received(std::span<const float> values, std::size_t contributions,
-                                          float median_norm, float norm_limit) {
+std::size_t AllReduce::segment_size(std::size_t segment) const {
+  const std::size_t n = member_count();
+  return values_.size() * (segment + 1) / n - values_.size() * segment / n;
+}
+
+AllReduce::Chunk AllReduce::chunk(std::size_t segment, std::size_t k) const {
+  const std::size_t begin = values_.size() * segment / member_count();
+  const std::size_t at = begin + k * config_.chunk_values;
+  return Chunk{at, std::min(config_.chunk_values, begin + segment_size(segment) - at)};
+}
+
+std::size_t AllReduce::chunks_in(std::size_t segment) const {
+  return (segment_size(segment) + config_.chunk_values - 1) / config_.chunk_values;
+}
+
+std::vector<std::byte> AllReduce::encode(std::span<const float> values, std::uint64_t salt) {
+  try {
+    return config_.codec->encode(
+        values, compress::EncodeOptions{.seed = mix64(config_.seed ^ salt), .shape = {}});
+  } catch (const Error& e) {
+    fail("this member's own values: " + e.message(), {});
+    return {};
+  }
+}
+
+void AllReduce::send(const PeerKey& to, std::uint8_t phase, std::size_t step, std::size_t k,
+                     std::span<const std::byte> encoded) {
+  if (failure_) return;
+  Transmit t{.to = to,
+             .body = encode_chunk(ChunkHeader{.round = config_.round,
+                                              .attempt = config_.attempt,
+                                              .phase = phase,
+                                              .step = static_cast<std::uint32_t>(step),
+                                              .chunk = static_cast<std::uint32_t>(k)},
+                                  encoded)};
+  bytes_sent_ += t.body.size();
+  out_.push_back(std::move(t));
+}
+
+ChunkHeader AllReduce::read_chunk(std::span<const std::byte> body,
+                                  std::span<const std::byte>& payload) const {
+  const ChunkHeader h = decode_chunk(body, payload);
+  if (h.round != config_.round || h.attempt != config_.attempt)
+    throw Error(ErrorCategory::protocol,
+                fmt::format("it is for round {} attempt {}, this is round {} attempt {}", h.round,
+                            h.attempt, config_.round, config_.attempt));
+  return h;
+}
+
+bool AllReduce::decode_checked(std::span<const std::byte> encoded, std::size_t size,
+                               std::size_t contributions, const PeerKey& sender) {
+  scratch_.resize(size);
+  config_.codec->decode(encoded, scratch_);  // Error(format) for a malformed message
   double squares = 0;
-  for (const float v : values) {
-    if (!std::isfinite(v)) return "it sent values that are not finite (NaN or infinite)";
+  for (const float v : scratch_) {
+    if (!std::isfinite(v)) {
+      fail("it sent values that are not finite (NaN or infinite)", sender);
+      return false;
+    }
     squares += static_cast<double>(v) * v;
   }
-  if (median_norm <= 0) return std::nullopt;
-  const double bound = kNormSlack * static_cast<double>(contributions) * norm_limit * median_norm;
-  if (std::sqrt(squares) > bound)
-    return fmt::format("a chunk of norm {:.4g} where {} honest update(s) reach at most {:.4g}",
-                       std::sqrt(squares), contributions, bound);
-  return std::nullopt;
+  if (config_.median_norm <= 0) return true;
+  const double bound =
+      kNormSlack * static_cast<double>(contributions) * config_.norm_limit * config_.median_norm;
+  if (std::sqrt(squares) > bound) {
+    fail(fmt::format("a chunk of norm {:.4g} where {} honest update(s) reach at most {:.4g}",
+                     std::sqrt(squares), contributions, bound),
+         sender);
+    return false;
+  }
+  return true;
+}
+
+std::optional<AllReduce::Transmit> AllReduce::poll_transmit() {
+  if (out_.empty()) return std::nullopt;
+  Transmit t = std::move(out_.front());
+  out_.pop_front();
+  return t;
+}
+
+void AllReduce::fail(std::string reason, std::optional<PeerKey> suspect) {
+  if (failure_) return;
+  failure_ = AllReduceFailure{.reason = std::move(reason), .suspect = suspect};
+  out_.clear();
 }
 
 }  // namespace loco::proto

@@ -10,13 +10,7 @@
 namespace loco::proto {
 
 RingAllReduce::RingAllReduce(AllReduceConfig config, std::span<float> values)
-    : config_(std::move(config)), values_(values) {
-  LOCO_ASSERT(!config_.members.empty() && config_.self < config_.members.size(),
-              "a ring needs its members and this member's place");
-  LOCO_ASSERT(config_.codec != nullptr, "a ring needs a codec");
-  LOCO_ASSERT(config_.chunk_values > 0 && config_.chunk_values <= AllReduceConfig::kMaxChunkValues,
-              "chunk size out of range");
-}
+    : AllReduce(std::move(config), values) {}
 
 const PeerKey& RingAllReduce::predecessor() const {
   return config_.members[(config_.self + member_count() - 1) % member_count()];
@@ -28,20 +22,6 @@ const PeerKey& RingAllReduce::successor() const {
 std::size_t RingAllReduce::segment_of(std::size_t member, std::size_t step) const {
   const std::size_t n = member_count();
   return (member + n - step % n) % n;
-}
-
-RingAllReduce::Chunk RingAllReduce::chunk(std::size_t segment, std::size_t k) const {
-  const std::size_t n = member_count();
-  const std::size_t begin = values_.size() * segment / n;
-  const std::size_t end = values_.size() * (segment + 1) / n;
-  const std::size_t at = begin + k * config_.chunk_values;
-  return Chunk{at, std::min(config_.chunk_values, end - at)};
-}
-
-std::size_t RingAllReduce::chunks_in(std::size_t segment) const {
-  const std::size_t n = member_count();
-  const std::size_t size = values_.size() * (segment + 1) / n - values_.size() * segment / n;
-  return (size + config_.chunk_values - 1) / config_.chunk_values;
 }
 
 // 1. Reduce-scatter step 0: this member's own values of segment `self`.
@@ -58,14 +38,14 @@ void RingAllReduce::start() {
     if (g != owned) expected_gathers_ += chunks_in(g);
   owner_done_ = chunks_in(owned) == 0;
   const std::size_t mine = segment_of(config_.self, 0);
-  for (std::size_t k = 0; k < chunks_in(mine) && !failure_; ++k) {
+  for (std::size_t k = 0; k < chunks_in(mine) && !failure(); ++k) {
     const Chunk c = chunk(mine, k);
     send(Phase::reduce_scatter, 0, k, encode(values_.subspan(c.begin, c.size), c.begin));
   }
 }
 
 void RingAllReduce::on_message(const PeerKey& from, std::span<const std::byte> body) {
-  if (failure_ || done()) return;
+  if (failure() || done()) return;
   if (from != predecessor()) {
     fail(fmt::format("a ring chunk came from {}, not from the predecessor {}",
                      secure::short_id(from), secure::short_id(predecessor())),
@@ -74,11 +54,7 @@ void RingAllReduce::on_message(const PeerKey& from, std::span<const std::byte> b
   }
   try {
     std::span<const std::byte> payload;
-    const ChunkHeader h = decode_chunk(body, payload);
-    if (h.round != config_.round || h.attempt != config_.attempt)
-      throw Error(ErrorCategory::protocol,
-                  fmt::format("it is for round {} attempt {}, this is round {} attempt {}", h.round,
-                              h.attempt, config_.round, config_.attempt));
+    const ChunkHeader h = read_chunk(body, payload);
     if (h.phase > 1 || h.step >= member_count() - 1)
       throw Error(ErrorCategory::protocol,
                   fmt::format("phase {} step {} does not exist in a ring of {}", h.phase, h.step,
@@ -103,7 +79,7 @@ void RingAllReduce::on_reduce(std::size_t step, std::size_t k, std::span<const s
                             step, k, next_reduce_[step], chunks_in(g)));
   ++next_reduce_[step];
   const Chunk c = chunk(g, k);
-  if (!decode_checked(encoded, c.size, step + 1)) return;
+  if (!decode_checked(encoded, c.size, step + 1, predecessor())) return;
   const std::span<float> mine = values_.subspan(c.begin, c.size);
   for (std::size_t i = 0; i < c.size; ++i) mine[i] = mine[i] + scratch_[i];
   if (step + 1 < member_count() - 1) {
@@ -121,7 +97,7 @@ void RingAllReduce::finish_owned_chunk(std::size_t k) {
   const auto n = static_cast<float>(member_count());
   for (float& v : mean) v = v / n;
   std::vector<std::byte> bytes = encode(mean, c.begin + member_count() * values_.size());
-  if (failure_) return;
+  if (failure()) return;
   config_.codec->decode(bytes, mean);
   send(Phase::all_gather, 0, k, std::move(bytes));
   owner_done_ = ++owned_chunks_done_ == chunks_in(owned);
@@ -136,59 +112,15 @@ void RingAllReduce::on_gather(std::size_t step, std::size_t k, std::span<const s
                             k, next_gather_[step], chunks_in(g)));
   ++next_gather_[step];
   const Chunk c = chunk(g, k);
-  if (!decode_checked(encoded, c.size, 1)) return;
+  if (!decode_checked(encoded, c.size, 1, predecessor())) return;
   std::copy_n(scratch_.begin(), c.size, values_.begin() + static_cast<std::ptrdiff_t>(c.begin));
   ++gathered_;
-  if (step + 1 < member_count() - 1)
-    send(Phase::all_gather, step + 1, k, std::vector<std::byte>(encoded.begin(), encoded.end()));
-}
-
-bool RingAllReduce::decode_checked(std::span<const std::byte> encoded, std::size_t size,
-                                   std::size_t contributions) {
-  scratch_.resize(size);
-  config_.codec->decode(encoded, scratch_);  // Error(format) for a malformed message
-  if (auto wrong =
-          check_received(scratch_, contributions, config_.median_norm, config_.norm_limit)) {
-    fail(std::move(*wrong), predecessor());
-    return false;
-  }
-  return true;
-}
-
-std::vector<std::byte> RingAllReduce::encode(std::span<const float> values, std::uint64_t salt) {
-  try {
-    return encode_values(*config_.codec, values, config_.seed, salt);
-  } catch (const Error& e) {
-    fail("this member's own update: " + e.message(), {});
-    return {};
-  }
+  if (step + 1 < member_count() - 1) send(Phase::all_gather, step + 1, k, encoded);
 }
 
 void RingAllReduce::send(Phase phase, std::size_t step, std::size_t k,
-                         std::vector<std::byte> encoded) {
-  if (failure_) return;
-  Transmit t{.to = successor(),
-             .body = encode_chunk(ChunkHeader{.round = config_.round,
-                                              .attempt = config_.attempt,
-                                              .phase = static_cast<std::uint8_t>(phase),
-                                              .step = static_cast<std::uint32_t>(step),
-                                              .chunk = static_cast<std::uint32_t>(k)},
-                                  encoded)};
-  bytes_sent_ += t.body.size();
-  out_.push_back(std::move(t));
-}
-
-std::optional<RingAllReduce::Transmit> RingAllReduce::poll_transmit() {
-  if (out_.empty()) return std::nullopt;
-  Transmit t = std::move(out_.front());
-  out_.pop_front();
-  return t;
-}
-
-void RingAllReduce::fail(std::string reason, std::optional<PeerKey> suspect) {
-  if (failure_) return;
-  failure_ = AllReduceFailure{.reason = std::move(reason), .suspect = suspect};
-  out_.clear();
+                         std::span<const std::byte> encoded) {
+  AllReduce::send(successor(), static_cast<std::uint8_t>(phase), step, k, encoded);
 }
 
 }  // namespace loco::proto

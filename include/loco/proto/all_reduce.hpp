@@ -17,6 +17,7 @@
 // not. The caller restores its own vector before retrying.
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <span>
@@ -54,31 +55,6 @@ struct AllReduceFailure {
   std::optional<PeerKey> suspect;
 };
 
-class AllReduce {
- public:
-  struct Transmit {
-    PeerKey to;
-    std::vector<std::byte> body;  // a ring_chunk message
-  };
-
-  virtual ~AllReduce() = default;
-
-  virtual void start() = 0;
-  virtual void on_message(const PeerKey& from, std::span<const std::byte> body) = 0;
-  virtual std::optional<Transmit> poll_transmit() = 0;
-  virtual bool done() const = 0;
-  virtual const std::optional<AllReduceFailure>& failure() const = 0;
-  // Fails the collective from outside (a member's connection dropped, the tracker aborted).
-  virtual void fail(std::string reason, std::optional<PeerKey> suspect) = 0;
-  // Whether losing the link to `peer` stops this member's part of the collective.
-  virtual bool needs_link_to(const PeerKey& peer) const = 0;
-  virtual std::uint64_t bytes_sent() const = 0;
-};
-
-// `values` holds this member's vector and, once done(), the mean; it must outlive the collective.
-std::unique_ptr<AllReduce> make_all_reduce(AllReduceAlgorithm algorithm, AllReduceConfig config,
-                                           std::span<float> values);
-
 // The chunk message's header: (version, round, attempt, phase, step, chunk) then the codec's bytes.
 struct ChunkHeader {
   std::uint64_t round = 0;
@@ -93,17 +69,71 @@ std::vector<std::byte> encode_chunk(const ChunkHeader& header, std::span<const s
 // Error(protocol) for a malformed message.
 ChunkHeader decode_chunk(std::span<const std::byte> body, std::span<const std::byte>& payload);
 
-// The codec's message for `values`, stochastic rounding seeded by (seed, salt); the codec's Error
-// if they cannot be encoded.
-std::vector<std::byte> encode_values(const compress::Codec& codec, std::span<const float> values,
-                                     std::uint64_t seed, std::uint64_t salt);
+// The interface (start, on_message, done, needs_link_to) and what both algorithms share: the
+// vector cut into N segments of chunks, the queue of messages out, the failure.
+class AllReduce {
+ public:
+  struct Transmit {
+    PeerKey to;
+    std::vector<std::byte> body;  // a ring_chunk message
+  };
 
-// What both algorithms check on every received chunk: `values` (decoded) are finite, and their
-// norm is within what `contributions` honest updates can reach: each honest update's norm is at
-// most limit · median (screened by the tracker), so a sum of k of them at most k · limit · median
-// (the triangle inequality), with slack for quantization. The reason if not; 0 median disables
-// the norm check.
-std::optional<std::string> check_received(std::span<const float> values, std::size_t contributions,
-                                          float median_norm, float norm_limit);
+  virtual ~AllReduce() = default;
+
+  virtual void start() = 0;
+  virtual void on_message(const PeerKey& from, std::span<const std::byte> body) = 0;
+  virtual bool done() const = 0;
+  // Whether losing the link to `peer` stops this member's part of the collective.
+  virtual bool needs_link_to(const PeerKey& peer) const = 0;
+
+  std::optional<Transmit> poll_transmit();
+  const std::optional<AllReduceFailure>& failure() const { return failure_; }
+  // Fails the collective from outside (a member's connection dropped, the tracker aborted).
+  void fail(std::string reason, std::optional<PeerKey> suspect);
+  std::uint64_t bytes_sent() const { return bytes_sent_; }
+
+ protected:
+  // `values` holds this member's vector; it holds the mean once done(). It must outlive the
+  // collective and not be touched meanwhile.
+  AllReduce(AllReduceConfig config, std::span<float> values);
+
+  struct Chunk {
+    std::size_t begin;  // in values
+    std::size_t size;
+  };
+  std::size_t member_count() const { return config_.members.size(); }
+  // Segment g is values [g·S/N, (g+1)·S/N), cut into chunks of at most chunk_values.
+  Chunk chunk(std::size_t segment, std::size_t k) const;
+  std::size_t chunks_in(std::size_t segment) const;
+  std::size_t segment_size(std::size_t segment) const;
+
+  // `values` encoded with the codec, seeded by `salt` (nothing, after failing, if they cannot be).
+  std::vector<std::byte> encode(std::span<const float> values, std::uint64_t salt);
+  void send(const PeerKey& to, std::uint8_t phase, std::size_t step, std::size_t k,
+            std::span<const std::byte> encoded);
+  // Decodes a chunk of `size` values into scratch_ and checks what every received chunk must
+  // pass: its values are finite, and their norm is within what `contributions` honest updates can
+  // reach (each honest update's norm is at most limit · median, screened by the tracker, so a sum
+  // of k of them at most k · limit · median, the triangle inequality; with slack for
+  // quantization; a median of 0 disables it). False, after failing naming `sender`, if not.
+  bool decode_checked(std::span<const std::byte> encoded, std::size_t size,
+                      std::size_t contributions, const PeerKey& sender);
+  // The round and attempt of a chunk message, checked; its payload.
+  ChunkHeader read_chunk(std::span<const std::byte> body,
+                         std::span<const std::byte>& payload) const;
+
+  AllReduceConfig config_;
+  std::span<float> values_;
+  std::vector<float> scratch_;
+
+ private:
+  std::optional<AllReduceFailure> failure_;
+  std::deque<Transmit> out_;
+  std::uint64_t bytes_sent_ = 0;
+};
+
+// `values` holds this member's vector and, once done(), the mean; it must outlive the collective.
+std::unique_ptr<AllReduce> make_all_reduce(AllReduceAlgorithm algorithm, AllReduceConfig config,
+                                           std::span<float> values);
 
 }  // namespace loco::proto

@@ -26,10 +26,7 @@
 // chunk that fails ends the collective with failure() naming its sender.
 
 #include <cstdint>
-#include <deque>
-#include <optional>
 #include <span>
-#include <string>
 #include <vector>
 
 #include "loco/proto/all_reduce.hpp"
@@ -38,41 +35,21 @@ namespace loco::proto {
 
 class DirectAllReduce final : public AllReduce {
  public:
-  // `values` holds this member's vector; it holds the mean once done(). It must outlive the
-  // collective and not be touched meanwhile.
   DirectAllReduce(AllReduceConfig config, std::span<float> values);
 
   void start() override;
   void on_message(const PeerKey& from, std::span<const std::byte> body) override;
-  std::optional<Transmit> poll_transmit() override;
   bool done() const override {
-    return !failure_ && owned_chunks_done_ == chunks_in(config_.self) &&
+    return !failure() && owned_chunks_done_ == chunks_in(config_.self) &&
            gathered_ == expected_gathers_;
   }
-  const std::optional<AllReduceFailure>& failure() const override { return failure_; }
-  void fail(std::string reason, std::optional<PeerKey> suspect) override;
   bool needs_link_to(const PeerKey& peer) const override;
-  std::uint64_t bytes_sent() const override { return bytes_sent_; }
 
  private:
-  struct Chunk {
-    std::size_t begin;  // in values
-    std::size_t size;
-  };
-
-  std::size_t member_count() const { return config_.members.size(); }
-  Chunk chunk(std::size_t segment, std::size_t k) const;
-  std::size_t chunks_in(std::size_t segment) const;
-  void send(std::size_t to, std::uint8_t phase, std::size_t k, std::span<const std::byte> encoded);
   void on_reduce(std::size_t from, std::size_t k, std::span<const std::byte> encoded);
   void on_gather(std::size_t from, std::size_t k, std::span<const std::byte> encoded);
   void finish_owned_chunk(std::size_t k);
-  // Decodes into scratch_ and checks it as one contribution; false (after failing) if it is wrong.
-  bool decode_checked(std::size_t from, std::span<const std::byte> encoded, std::size_t size);
 
-  AllReduceConfig config_;
-  std::span<float> values_;
-  std::vector<float> scratch_;
   // The others' decoded parts of this member's segment (indexed by member; its own stays empty).
   std::vector<std::vector<float>> parts_;
   std::vector<std::size_t> parts_in_;  // per chunk of the own segment: how many others sent it
@@ -81,9 +58,6 @@ class DirectAllReduce final : public AllReduce {
   std::size_t owned_chunks_done_ = 0;
   std::size_t gathered_ = 0;
   std::size_t expected_gathers_ = 0;
-  std::optional<AllReduceFailure> failure_;
-  std::deque<Transmit> out_;
-  std::uint64_t bytes_sent_ = 0;
 };
 
 }  // namespace loco::proto

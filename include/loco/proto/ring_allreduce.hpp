@@ -33,10 +33,7 @@
 // mean as one. A chunk that fails ends the collective with failure() naming the predecessor.
 
 #include <cstdint>
-#include <deque>
-#include <optional>
 #include <span>
-#include <string>
 #include <vector>
 
 #include "loco/proto/all_reduce.hpp"
@@ -45,57 +42,33 @@ namespace loco::proto {
 
 class RingAllReduce final : public AllReduce {
  public:
-  // `values` holds this member's vector; it holds the mean once done(). It must outlive the
-  // collective and not be touched meanwhile.
   RingAllReduce(AllReduceConfig config, std::span<float> values);
 
   void start() override;
   void on_message(const PeerKey& from, std::span<const std::byte> body) override;
-  std::optional<Transmit> poll_transmit() override;
-  bool done() const override { return gathered_ == expected_gathers_ && owner_done_ && !failure_; }
-  const std::optional<AllReduceFailure>& failure() const override { return failure_; }
-  void fail(std::string reason, std::optional<PeerKey> suspect) override;
+  bool done() const override { return gathered_ == expected_gathers_ && owner_done_ && !failure(); }
   bool needs_link_to(const PeerKey& peer) const override {
     return peer == predecessor() || peer == successor();
   }
-  std::uint64_t bytes_sent() const override { return bytes_sent_; }
 
   const PeerKey& predecessor() const;
   const PeerKey& successor() const;
 
  private:
   enum class Phase : std::uint8_t { reduce_scatter = 0, all_gather = 1 };
-  struct Chunk {
-    std::size_t begin;  // in values
-    std::size_t size;
-  };
 
-  std::size_t member_count() const { return config_.members.size(); }
   std::size_t segment_of(std::size_t member, std::size_t step) const;  // (member − step) mod N
-  Chunk chunk(std::size_t segment, std::size_t k) const;
-  std::size_t chunks_in(std::size_t segment) const;
-  void send(Phase phase, std::size_t step, std::size_t k, std::vector<std::byte> encoded);
-  // The codec's message for `values` (nothing, after failing, if they cannot be encoded).
-  std::vector<std::byte> encode(std::span<const float> values, std::uint64_t salt);
+  void send(Phase phase, std::size_t step, std::size_t k, std::span<const std::byte> encoded);
   void on_reduce(std::size_t step, std::size_t k, std::span<const std::byte> encoded);
   void on_gather(std::size_t step, std::size_t k, std::span<const std::byte> encoded);
   void finish_owned_chunk(std::size_t k);
-  // Decodes into scratch_ and checks it for `contributions` updates.
-  bool decode_checked(std::span<const std::byte> encoded, std::size_t size,
-                      std::size_t contributions);
 
-  AllReduceConfig config_;
-  std::span<float> values_;
-  std::vector<float> scratch_;
   // Next chunk expected from the predecessor, per phase and step.
   std::vector<std::size_t> next_reduce_, next_gather_;
   std::size_t owned_chunks_done_ = 0;
   bool owner_done_ = false;
   std::size_t gathered_ = 0;
   std::size_t expected_gathers_ = 0;
-  std::optional<AllReduceFailure> failure_;
-  std::deque<Transmit> out_;
-  std::uint64_t bytes_sent_ = 0;
 };
 
 }  // namespace loco::proto
