@@ -33,13 +33,13 @@ train::TrainConfig run_config(const PeerOptions& o) {
   if (o.run_config.empty())
     throw Error(ErrorCategory::config,
                 "--run.config: name the run's loco-train config (model, data, [strategy] kind = "
-                "diloco, ddp or streaming), the one the tracker was given");
+                "diloco, ddp, streaming or demo), the one the tracker was given");
   train::TrainConfig config = cli::load_train_config(o.run_config);
   const train::StrategySection& s = config.strategy;
-  if (s.kind != "diloco" && s.kind != "ddp" && s.kind != "streaming")
+  if (s.kind != "diloco" && s.kind != "ddp" && s.kind != "streaming" && s.kind != "demo")
     throw Error(ErrorCategory::config,
                 fmt::format("run config {}: a swarm trains with [strategy] kind = \"diloco\", "
-                            "\"ddp\" or \"streaming\", not \"{}\"",
+                            "\"ddp\", \"streaming\" or \"demo\", not \"{}\"",
                             o.run_config, s.kind));
   // The tracker runs one round at a time; eager rounds travel a whole H, so with P fragments P
   // of them would be in flight at once (swarm/swarm_async_group.hpp).
@@ -134,8 +134,8 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     swarm::SwarmGroup group(swarm_config(o, config, faults), key, &stop);
     swarm::SwarmAsyncGroup async_group(group);  // Streaming's rounds, over the same swarm
     const std::unique_ptr<train::Strategy> made =
-        train::make_strategy(config, loop, group, &async_group);
-    train::Strategy& strategy = *made;  // DiLoCo, DDP or Streaming DiLoCo
+        train::make_strategy(config, loop, group, &async_group, &group);
+    train::Strategy& strategy = *made;  // DiLoCo, DDP, Streaming DiLoCo or DeMo
     group.bind(strategy.shared());
     strategy.begin(loop, train::Start::fresh);
     const Digest genesis = strategy.shared().hash();
@@ -178,7 +178,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
                  joined.reply.shard_count, strategy.shared().round(),
                  loop.layout()->parameter_count(), train::describe_strategy(config));
 
-    // 4. Train: DiLoCo's H inner steps then a round, or DDP's round every step.
+    // 4. Train: DiLoCo's H inner steps then a round, or DDP's and DeMo's round every step.
     const auto checkpoint = [&] {
       if (o.checkpoint.empty()) return;
       train::save_train_state(

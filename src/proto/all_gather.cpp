@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "loco/core/assert.hpp"
 #include "loco/core/byte_io.hpp"
 #include "loco/core/error.hpp"
@@ -11,6 +13,14 @@ namespace loco::proto {
 
 std::size_t max_all_gather_part_bytes() {
   return info(MessageType::all_gather_part).max_bytes - AllGatherConfig::kHeaderBytes;
+}
+
+std::pair<std::uint64_t, std::uint32_t> all_gather_part_id(std::span<const std::byte> body) {
+  const MessageInfo& info = proto::info(MessageType::all_gather_part);
+  ByteReader r(body, info.name);
+  if (r.u8() != info.version) r.fail("another version: the two ends run different releases");
+  const std::uint64_t round = r.u64();
+  return {round, r.u32()};
 }
 
 AllGather::AllGather(AllGatherConfig config, std::span<const std::byte> own)
@@ -105,6 +115,11 @@ std::optional<AllGather::Transmit> AllGather::poll_transmit() {
   Transmit t = std::move(out_.front());
   out_.pop_front();
   return t;
+}
+
+bool AllGather::needs_link_to(const PeerKey& peer) const {
+  return peer != config_.members[config_.self] &&
+         std::find(config_.members.begin(), config_.members.end(), peer) != config_.members.end();
 }
 
 void AllGather::fail(std::string reason, std::optional<PeerKey> suspect) {

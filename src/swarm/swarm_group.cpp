@@ -128,24 +128,42 @@ bool SwarmGroup::round_in_flight() const {
 
 train::RoundResult SwarmGroup::end_round(const train::RoundInput& input) {
   LOCO_ASSERT(begun_ == input.round, "a swarm round ended that was not begun");
-  last_round_ = attempt_round(input);
   begun_ = 0;
+  return landed(attempt_round(
+      input.round, [&](const SwarmEvent& e) { return input.tentative(*e.mean); }, input.install));
+}
+
+train::RoundResult SwarmGroup::run_gather(const train::GatherInput& input) {
+  LOCO_ASSERT(begun_ == 0, "a gather round begun while another round is open");
+  reported_here_ = false;
+  post([this, round = input.round, base = current_,
+        part = std::vector<std::byte>(input.contribution.begin(),
+                                      input.contribution.end())]() mutable {
+    session_.ready_gather(round, base, std::move(part));
+  });
+  return landed(attempt_round(
+      input.round, [&](const SwarmEvent& e) { return input.tentative(*e.parts); }, input.install));
+}
+
+train::RoundResult SwarmGroup::landed(train::RoundResult result) {
+  last_round_ = result;
   ++rounds_run_;
-  return last_round_;
+  return result;
 }
 
 train::RoundResult SwarmGroup::skipped() const {
   return train::RoundResult{.kind = train::RoundResult::Kind::skipped, .state = current_};
 }
 
-train::RoundResult SwarmGroup::attempt_round(const train::RoundInput& input) {
+train::RoundResult SwarmGroup::attempt_round(std::uint64_t round, const TentativeOf& tentative,
+                                             const std::function<void()>& install) {
   Digest mine{};
   std::size_t members = 0;
   for (;;) {
     const auto next = wait_event();
     if (!next) return skipped();
     const SwarmEvent& e = *next;
-    if (e.round != input.round && e.kind != SwarmEvent::Kind::fetched) continue;  // stale
+    if (e.round != round && e.kind != SwarmEvent::Kind::fetched) continue;  // stale
     switch (e.kind) {
       case SwarmEvent::Kind::mean:
         members = e.members;
@@ -153,7 +171,7 @@ train::RoundResult SwarmGroup::attempt_round(const train::RoundInput& input) {
           mine = e.hash;  // computed and reported by the network thread
           break;
         }
-        mine = input.tentative(*e.mean);
+        mine = tentative(e);
         post([this, round = e.round, attempt = e.attempt, mine] {
           session_.round_done(round, attempt, mine);
         });
@@ -164,7 +182,7 @@ train::RoundResult SwarmGroup::attempt_round(const train::RoundInput& input) {
                        e.round);
           break;  // a resync follows
         }
-        input.install();
+        install();
         current_ = mine;
         serve_current();
         return train::RoundResult{

@@ -16,22 +16,26 @@ TimePoint now() {
   return from_steady(std::chrono::steady_clock::now());
 }
 
-// Chunks of an all-reduce not started here yet (a faster member got its group first) wait
+// Messages of a collective not started here yet (a faster member got its group first) wait
 // for it, up to this many.
-constexpr std::size_t kMaxEarlyChunks = 1024;
+constexpr std::size_t kMaxEarlyMessages = 1024;
 
 // After a failed fetch (every donor gone or wrong) the peer asks the tracker for new donors after
 // this long, doubling up to the maximum: donors that just died are still in the view a while.
 constexpr Duration kFirstFetchBackoff = std::chrono::milliseconds(250);
 constexpr Duration kMaxFetchBackoff = std::chrono::seconds(8);
 
-// The (round, attempt) an all-reduce chunk belongs to, and the fault point it reaches.
-std::pair<std::uint64_t, std::uint32_t> chunk_id(std::span<const std::byte> body) {
+// The (round, attempt) a collective's message (an all-reduce chunk or an all-gather part)
+// belongs to, and the fault point it reaches.
+std::pair<std::uint64_t, std::uint32_t> collective_id(proto::MessageType type,
+                                                      std::span<const std::byte> body) {
+  if (type == proto::MessageType::all_gather_part) return proto::all_gather_part_id(body);
   std::span<const std::byte> payload;
   const proto::ChunkHeader h = proto::decode_chunk(body, payload);
   return {h.round, h.attempt};
 }
-FaultPoint chunk_phase(std::span<const std::byte> body) {
+FaultPoint fault_point_of(proto::MessageType type, std::span<const std::byte> body) {
+  if (type == proto::MessageType::all_gather_part) return FaultPoint::all_gather;
   std::span<const std::byte> payload;
   return proto::decode_chunk(body, payload).phase == 0 ? FaultPoint::reduce_scatter
                                                        : FaultPoint::all_gather;
@@ -115,10 +119,10 @@ void SwarmSession::on_client_event(const proto::ClientEvent& e) {
       link_->stop();
       return;
     case Kind::group:
-      if (e.group.round == ready_round_) start_all_reduce(e.group);
+      if (e.group.round == ready_round_) start_collective(e.group);
       return;
     case Kind::commit: {
-      all_reduce_.reset();
+      end_collective();
       ready_round_ = 0;
       SwarmEvent out{.kind = SwarmEvent::Kind::committed};
       out.round = e.commit.round;
@@ -128,7 +132,7 @@ void SwarmSession::on_client_event(const proto::ClientEvent& e) {
       return;
     }
     case Kind::abort_round: {
-      all_reduce_.reset();
+      end_collective();
       if (!e.abort.retry) ready_round_ = 0;
       SwarmEvent out{.kind = SwarmEvent::Kind::aborted, .text = e.abort.reason};
       out.round = e.abort.round;
@@ -143,7 +147,7 @@ void SwarmSession::on_client_event(const proto::ClientEvent& e) {
       if (fetcher_ && fetching_.round == e.resync.round &&
           fetching_.state_hash == e.resync.state_hash)
         return;
-      all_reduce_.reset();
+      end_collective();
       ready_round_ = 0;
       SwarmEvent out{.kind = SwarmEvent::Kind::must_fetch};
       out.round = e.resync.round;
@@ -166,73 +170,138 @@ void SwarmSession::ready(std::uint64_t round, float norm, const Digest& base,
   if (config_.poison == "nan") norm = std::numeric_limits<float>::quiet_NaN();
   delta_ = std::move(delta);
   tentative_ = std::move(tentative);
+  gather_ = false;
+  announce_ready(round, norm, base);
+}
+
+void SwarmSession::ready_gather(std::uint64_t round, const Digest& base,
+                                std::vector<std::byte> part) {
+  part_ = std::move(part);
+  tentative_ = {};
+  gather_ = true;
+  announce_ready(round, 0.0f, base);
+}
+
+void SwarmSession::announce_ready(std::uint64_t round, float norm, const Digest& base) {
   ready_round_ = round;
   ready_ = proto::Ready{.round = round, .update_norm = norm, .base_hash = base};
   client_->ready(ready_);
   link_->flush();
 }
 
-void SwarmSession::start_all_reduce(const proto::Group& group) {
+void SwarmSession::start_collective(const proto::Group& group) {
   const auto me = std::find(group.members.begin(), group.members.end(), identity_.public_key());
   if (me == group.members.end()) return;
-  work_ = delta_;  // every attempt starts from this member's own update
+  const auto self = static_cast<std::size_t>(me - group.members.begin());
   attempt_ = group.attempt;
   group_size_ = group.members.size();
-  all_reduce_ = proto::make_all_reduce(
-      config_.all_reduce,
-      proto::AllReduceConfig{.round = group.round,
-                             .attempt = group.attempt,
-                             .members = group.members,
-                             .self = static_cast<std::size_t>(me - group.members.begin()),
-                             .chunk_values = config_.chunk_values,
-                             .codec = codec_.get(),
-                             .seed = group.round * 1000 + group.attempt,
-                             .median_norm = group.median_norm,
-                             .norm_limit = group.norm_limit},
-      work_);
   mean_posted_ = false;
   failure_reported_ = false;
-  all_reduce_->start();
-  // Chunks that came before this peer heard of its group.
-  std::vector<std::pair<proto::PeerKey, std::vector<std::byte>>> early;
+  if (gather_) {
+    all_gather_ = std::make_unique<proto::AllGather>(
+        proto::AllGatherConfig{.round = group.round,
+                               .attempt = group.attempt,
+                               .members = group.members,
+                               .self = self,
+                               .max_part_bytes = proto::max_all_gather_part_bytes()},
+        part_);
+    all_gather_->start();
+  } else {
+    work_ = delta_;  // every attempt starts from this member's own update
+    all_reduce_ =
+        proto::make_all_reduce(config_.all_reduce,
+                               proto::AllReduceConfig{.round = group.round,
+                                                      .attempt = group.attempt,
+                                                      .members = group.members,
+                                                      .self = self,
+                                                      .chunk_values = config_.chunk_values,
+                                                      .codec = codec_.get(),
+                                                      .seed = group.round * 1000 + group.attempt,
+                                                      .median_norm = group.median_norm,
+                                                      .norm_limit = group.norm_limit},
+                               work_);
+    all_reduce_->start();
+  }
+  // Messages that came before this peer heard of its group.
+  std::vector<Early> early;
   early.swap(early_);
-  for (auto& [from, body] : early)
-    if (chunk_id(body) == std::pair(group.round, group.attempt)) {
-      reach(chunk_phase(body), group.round);
-      all_reduce_->on_message(from, body);
-    }
-  pump_all_reduce();
+  for (const Early& m : early)
+    if (collective_id(m.type, m.body) == std::pair(group.round, group.attempt))
+      deliver(m.from, m.type, m.body);
+  pump_collective();
 }
 
-void SwarmSession::pump_all_reduce() {
-  if (!all_reduce_) return;
-  while (auto t = all_reduce_->poll_transmit())
-    mesh_->send(t->to, address_of(t->to), proto::MessageType::ring_chunk, std::move(t->body));
+// A message of the running collective: to the core of its type (the other type, which no member
+// of this run sends, is ignored).
+void SwarmSession::deliver(const proto::PeerKey& from, proto::MessageType type,
+                           std::span<const std::byte> body) {
+  if (type == proto::MessageType::all_gather_part && all_gather_) {
+    reach(FaultPoint::all_gather, ready_round_);
+    all_gather_->on_message(from, body);
+  } else if (type == proto::MessageType::ring_chunk && all_reduce_) {
+    reach(fault_point_of(type, body), ready_round_);
+    all_reduce_->on_message(from, body);
+  }
+}
+
+bool SwarmSession::collective_running() const {
+  if (all_gather_) return !all_gather_->done() && !all_gather_->failure();
+  if (all_reduce_) return !all_reduce_->done() && !all_reduce_->failure();
+  return false;
+}
+
+void SwarmSession::end_collective() {
+  all_reduce_.reset();
+  all_gather_.reset();
+}
+
+void SwarmSession::pump_collective() {
+  if (all_reduce_)
+    while (auto t = all_reduce_->poll_transmit())
+      mesh_->send(t->to, address_of(t->to), proto::MessageType::ring_chunk, std::move(t->body));
+  if (all_gather_)
+    while (auto t = all_gather_->poll_transmit())
+      mesh_->send(t->to, address_of(t->to), proto::MessageType::all_gather_part,
+                  std::move(t->body));
   count_traffic();
-  if (all_reduce_->failure() && !failure_reported_) {
+  std::optional<std::pair<std::string, std::optional<proto::PeerKey>>> failure;
+  if (all_reduce_ && all_reduce_->failure())
+    failure.emplace(all_reduce_->failure()->reason, all_reduce_->failure()->suspect);
+  if (all_gather_ && all_gather_->failure())
+    failure.emplace(all_gather_->failure()->reason, all_gather_->failure()->suspect);
+  if (failure && !failure_reported_) {
     failure_reported_ = true;
-    spdlog::warn("round {} attempt {}: {}", ready_round_, attempt_, all_reduce_->failure()->reason);
+    spdlog::warn("round {} attempt {}: {}", ready_round_, attempt_, failure->first);
     client_->round_failed(proto::RoundFailed{.round = ready_round_,
                                              .attempt = attempt_,
-                                             .reason = all_reduce_->failure()->reason,
-                                             .suspect = all_reduce_->failure()->suspect});
+                                             .reason = failure->first,
+                                             .suspect = failure->second});
     link_->flush();
     return;
   }
-  if (all_reduce_->done() && !mean_posted_) {
+  const bool done = (all_reduce_ && all_reduce_->done()) || (all_gather_ && all_gather_->done());
+  if (done && !mean_posted_) {
     mean_posted_ = true;
-    SwarmEvent out{.kind = SwarmEvent::Kind::mean};
-    out.round = ready_round_;
-    out.attempt = attempt_;
-    out.members = group_size_;
-    if (tentative_) {  // the compute thread needs only the hash, reported here
-      out.hash = tentative_(work_);
-      round_done(ready_round_, attempt_, out.hash);
-    } else {
-      out.mean = std::make_shared<const std::vector<float>>(work_.begin(), work_.end());
-    }
-    mailbox_.post(std::move(out));
+    post_result();
   }
+}
+
+// The collective's result to the compute thread: the all-gather's parts, the all-reduce's mean,
+// or (a round with a tentative) the hash of the state it leads to, reported from here at once.
+void SwarmSession::post_result() {
+  SwarmEvent out{.kind = SwarmEvent::Kind::mean};
+  out.round = ready_round_;
+  out.attempt = attempt_;
+  out.members = group_size_;
+  if (all_gather_) {
+    out.parts = std::make_shared<const std::vector<std::vector<std::byte>>>(all_gather_->parts());
+  } else if (tentative_) {
+    out.hash = tentative_(work_);
+    round_done(ready_round_, attempt_, out.hash);
+  } else {
+    out.mean = std::make_shared<const std::vector<float>>(work_.begin(), work_.end());
+  }
+  mailbox_.post(std::move(out));
 }
 
 void SwarmSession::round_done(std::uint64_t round, std::uint32_t attempt, const Digest& hash) {
@@ -244,18 +313,17 @@ void SwarmSession::on_mesh_message(const proto::PeerKey& from, proto::MessageTyp
                                    std::span<const std::byte> body) {
   try {
     switch (type) {
-      case proto::MessageType::ring_chunk: {
-        const auto id = chunk_id(body);
-        if (all_reduce_ && id == std::pair(ready_round_, attempt_) && !all_reduce_->done() &&
-            !all_reduce_->failure()) {
-          reach(chunk_phase(body), id.first);
-          all_reduce_->on_message(from, body);
-          pump_all_reduce();
-        } else if (id.first >= ready_round_ && early_.size() < kMaxEarlyChunks) {
-          // An all-reduce not started here yet, or the next one under the same number: a restarted
-          // tracker numbers the attempts of the round afresh while this peer's of the old
-          // one is over (its round_done never reached the old tracker).
-          early_.emplace_back(from, std::vector<std::byte>(body.begin(), body.end()));
+      case proto::MessageType::ring_chunk:
+      case proto::MessageType::all_gather_part: {
+        const auto id = collective_id(type, body);
+        if (collective_running() && id == std::pair(ready_round_, attempt_)) {
+          deliver(from, type, body);
+          pump_collective();
+        } else if (id.first >= ready_round_ && early_.size() < kMaxEarlyMessages) {
+          // A collective not started here yet, or the next one under the same number: a
+          // restarted tracker numbers the attempts of the round afresh while this peer's of the
+          // old one is over (its round_done never reached the old tracker).
+          early_.push_back(Early{from, type, std::vector<std::byte>(body.begin(), body.end())});
         }
         return;
       }
@@ -311,11 +379,14 @@ void SwarmSession::send_state(const proto::PeerKey& to, const std::string& addre
 
 void SwarmSession::on_mesh_lost(const proto::PeerKey& peer, const std::string& why) {
   spdlog::info("the link with peer {} ended: {}", secure::short_id(peer), why);
-  if (all_reduce_ && !all_reduce_->done() && !all_reduce_->failure() &&
-      all_reduce_->needs_link_to(peer)) {
-    all_reduce_->fail(fmt::format("lost the connection to {}: {}", secure::short_id(peer), why),
-                      std::nullopt);
-    pump_all_reduce();
+  const bool needed = all_reduce_ ? all_reduce_->needs_link_to(peer)
+                                  : all_gather_ && all_gather_->needs_link_to(peer);
+  if (collective_running() && needed) {
+    const std::string lost =
+        fmt::format("lost the connection to {}: {}", secure::short_id(peer), why);
+    if (all_reduce_) all_reduce_->fail(lost, std::nullopt);
+    if (all_gather_) all_gather_->fail(lost, std::nullopt);
+    pump_collective();
   }
   if (fetcher_) {
     fetcher_->on_donor_lost(now(), peer);

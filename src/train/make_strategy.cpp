@@ -29,8 +29,8 @@ std::unique_ptr<Strategy> make_strategy(const TrainConfig& config, InnerLoop& lo
   if (s.kind == "demo") {
     if (gather_group == nullptr)
       throw Error(ErrorCategory::config,
-                  "strategy.kind = \"demo\" runs in loco-train only so far (the swarm has no "
-                  "all-gather group yet); a swarm trains with \"diloco\" or \"ddp\"");
+                  "strategy.kind = \"demo\" needs an all-gather group (loco-train's local "
+                  "group or loco-peer's swarm)");
     return make_demo(config, loop, *gather_group);
   }
   return std::make_unique<NoStrategy>();

@@ -12,6 +12,7 @@
 #include <map>
 
 #include "loco/core/byte_io.hpp"
+#include "loco/core/error.hpp"
 #include "loco/core/rng.hpp"
 #include "loco/proto/message_type.hpp"
 #include "tracker_harness.hpp"
@@ -189,6 +190,24 @@ TEST(AllGather, MalformedPartsAreRefusedNamingTheSender) {
   ASSERT_TRUE(group.nodes[0]->failure().has_value());
   EXPECT_NE(group.nodes[0]->failure()->reason.find("a second part from member 1"),
             std::string::npos);
+}
+
+TEST(AllGather, APartsRoundAndAttemptAreReadBeforeItsCollectiveExists) {
+  EXPECT_EQ(all_gather_part_id(message(7, 3, 1, 4, 4)), std::pair(std::uint64_t{7}, 3u));
+  // The header alone is enough; anything shorter, or of another version, is malformed.
+  const std::vector<std::byte> whole = message(7, 3, 1, 0, 0);
+  EXPECT_EQ(all_gather_part_id(std::span(whole).first(13)), std::pair(std::uint64_t{7}, 3u));
+  EXPECT_THROW(all_gather_part_id(std::span(whole).first(12)), Error);
+  EXPECT_THROW(all_gather_part_id({}), Error);
+  EXPECT_THROW(all_gather_part_id(message(7, 3, 1, 4, 4, /*version=*/2)), Error);
+}
+
+TEST(AllGather, ItNeedsALinkToEveryOtherMemberOnly) {
+  Group group({1, 2, 3}, {4, 4, 4});
+  EXPECT_FALSE(group.nodes[0]->needs_link_to(key(1).public_key())) << "itself";
+  EXPECT_TRUE(group.nodes[0]->needs_link_to(key(2).public_key()));
+  EXPECT_TRUE(group.nodes[0]->needs_link_to(key(3).public_key()));
+  EXPECT_FALSE(group.nodes[0]->needs_link_to(key(9).public_key())) << "not a member";
 }
 
 TEST(AllGather, AnOwnPartAboveTheLimitFailsWithoutSending) {

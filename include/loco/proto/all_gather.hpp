@@ -40,6 +40,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loco/core/time.hpp"
@@ -83,6 +84,8 @@ class AllGather {
   const std::optional<AllGatherFailure>& failure() const { return failure_; }
   // Fails the collective from outside (a connection dropped, the tracker aborted).
   void fail(std::string reason, std::optional<PeerKey> suspect);
+  // Is `peer` another member (one this member exchanges parts with)?
+  bool needs_link_to(const PeerKey& peer) const;
   // Every member's part, in member order (complete once done()).
   const std::vector<std::vector<std::byte>>& parts() const { return parts_; }
   std::uint64_t bytes_sent() const { return bytes_sent_; }
@@ -102,5 +105,10 @@ class AllGather {
 
 // The limit on one part: the message type's size limit minus the header.
 std::size_t max_all_gather_part_bytes();
+
+// The (round, attempt) an all_gather_part message belongs to, read before the collective exists
+// (a part may arrive before this member hears of its group). Error(protocol) when too short or of
+// another version.
+std::pair<std::uint64_t, std::uint32_t> all_gather_part_id(std::span<const std::byte> body);
 
 }  // namespace loco::proto

@@ -22,8 +22,9 @@ struct SwarmEvent {
     refused,     // the tracker refused this peer: `text`
     must_fetch,  // the run's state is elsewhere: the network thread is fetching round `round`
     fetched,     // `state` holds the bytes of round `round`, hash `hash`
-    mean,        // the ring of `round` attempt `attempt` finished: `mean` holds the average,
-                 // or, when the round came with a tentative, `hash` its state, reported
+    mean,        // the collective of `round` attempt `attempt` finished: `mean` holds the
+                 // all-reduce's average (or, when the round came with a tentative, `hash` its
+                 // state, reported), `parts` the all-gather's parts
     committed,   // the tracker committed `round` with state `hash`
     aborted,     // attempt `attempt` of `round` failed; `retry`: another follows
   };
@@ -38,6 +39,7 @@ struct SwarmEvent {
   // A copy, not a view of the ring's buffer: a later attempt may reuse that buffer while the
   // compute thread still reads this one.
   std::shared_ptr<const std::vector<float>> mean{};
+  std::shared_ptr<const std::vector<std::vector<std::byte>>> parts{};  // in member order
   std::shared_ptr<const std::vector<std::byte>> state{};
 };
 

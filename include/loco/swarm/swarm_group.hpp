@@ -1,10 +1,12 @@
 #pragma once
-// The swarm as the training loop sees it: a train::OuterGroup whose rounds go over the network.
+// The swarm as the training loop sees it: a train::OuterGroup whose rounds go over the network,
+// and a train::GatherGroup (DeMo) whose rounds all-gather one message per member instead.
 // It owns a thread running the peer's io_context and SwarmSession (swarm_session.hpp) and turns
 // each round (train/strategy.hpp) into the protocol, on the compute thread:
 //
 //   ready(round, ‖Δ‖, hash of the state Δ was built on)  ── the tracker forms a group
 //   mean of the group ──> tentative(mean): the state it leads to, and its hash
+//     (DeMo: every member's part ──> tentative(parts); the rest of the round is the same)
 //   round done(hash)  ── every member's hash in: the tracker commits the majority
 //   commit(hash)      ──> install() if it is ours; serve the new state to newcomers
 //   abort(retry)      ──> the survivors' new group runs the all-reduce again from this member's Δ
@@ -25,6 +27,7 @@
 #include <thread>
 
 #include "loco/swarm/swarm_session.hpp"
+#include "loco/train/gather_group.hpp"
 #include "loco/train/strategy.hpp"
 
 namespace loco::swarm {
@@ -35,7 +38,7 @@ struct JoinOutcome {
   bool stopped = false;  // *stop turned true first: not joined, nothing changed
 };
 
-class SwarmGroup final : public train::OuterGroup {
+class SwarmGroup final : public train::OuterGroup, public train::GatherGroup {
  public:
   // `identity` outlives the group. The shared state is the strategy's (bind() before join()).
   // A round returns skipped soon after `*stop` turns true (a signal).
@@ -52,6 +55,7 @@ class SwarmGroup final : public train::OuterGroup {
   JoinOutcome join(const Digest& genesis, Duration patience);
 
   train::RoundResult run_round(const train::RoundInput& input) override;
+  train::RoundResult run_gather(const train::GatherInput& input) override;
   // With `tentative`, the network thread computes and reports the tentative state's hash as
   // soon as the mean is in (SwarmSession::ready): it must only read the shared state.
   void begin_round(std::uint64_t round, std::span<const float> delta, float norm,
@@ -79,7 +83,12 @@ class SwarmGroup final : public train::OuterGroup {
   std::optional<SwarmEvent> wait_event();
   void load_fetched(const SwarmEvent& fetched);
   void serve_current();
-  train::RoundResult attempt_round(const train::RoundInput& input);
+  // The round's events until it lands: `tentative` takes the collective's result (the mean
+  // event), `install` makes its state current once committed.
+  using TentativeOf = std::function<Digest(const SwarmEvent& result)>;
+  train::RoundResult attempt_round(std::uint64_t round, const TentativeOf& tentative,
+                                   const std::function<void()>& install);
+  train::RoundResult landed(train::RoundResult result);
   train::RoundResult skipped() const;
 
   train::SharedState* shared_ = nullptr;

@@ -1,11 +1,11 @@
 #pragma once
 // A peer's network side, on its io_context thread: the connection to the tracker (TrackerLink
 // driving proto::TrackerClient), the connections to the other members (PeerMesh), and the
-// protocol cores a round needs: the all-reduce of the group (proto/all_reduce.hpp), the
-// state fetcher when this peer is out of sync and the state server for others
-// (proto/state_transfer.hpp), which also answer the tracker's custody over the tracker link
-// (proto/state_relay.hpp). It tells the compute thread what happened through a Mailbox and
-// takes its commands (ready, round done, serve) as posted calls.
+// protocol cores a round needs: the all-reduce of the group (proto/all_reduce.hpp) or, for DeMo,
+// its all-gather (proto/all_gather.hpp), the state fetcher when this peer is out of sync and the
+// state server for others (proto/state_transfer.hpp), which also answer the tracker's custody over
+// the tracker link (proto/state_relay.hpp). It tells the compute thread what happened through a
+// Mailbox and takes its commands (ready, round done, serve) as posted calls.
 //
 // Peers talk only to members of the tracker's current signed view: the mesh admits no one else.
 
@@ -19,6 +19,7 @@
 #include "loco/compress/codec.hpp"
 #include "loco/net/peer_mesh.hpp"
 #include "loco/net/tracker_link.hpp"
+#include "loco/proto/all_gather.hpp"
 #include "loco/proto/all_reduce.hpp"
 #include "loco/proto/state_transfer.hpp"
 #include "loco/proto/tracker_client.hpp"
@@ -27,7 +28,8 @@
 namespace loco::swarm {
 
 // Where a test may make a peer die (peer/debug_faults.hpp): on the first all-reduce chunk of either
-// phase it receives, and on the first request for the state it serves.
+// phase it receives (all_gather also on the first all-gather part), and on the first request for
+// the state it serves.
 enum class FaultPoint { reduce_scatter, all_gather, serve };
 
 struct SwarmConfig {
@@ -73,6 +75,9 @@ class SwarmSession {
   using Tentative = std::function<Digest(std::span<const float> mean)>;
   void ready(std::uint64_t round, float norm, const Digest& base, std::vector<float> delta,
              Tentative tentative = {});
+  // Ready for a round whose group all-gathers one message per member (DeMo's components): the
+  // mean event carries every member's part. Not screened by norm (the tracker is told 0).
+  void ready_gather(std::uint64_t round, const Digest& base, std::vector<std::byte> part);
   void round_done(std::uint64_t round, std::uint32_t attempt, const Digest& hash);
   void serve(proto::StateManifest manifest, std::shared_ptr<const std::vector<std::byte>> state);
   void state_report(std::uint64_t round, const Digest& hash);
@@ -88,8 +93,15 @@ class SwarmSession {
   // A state-transfer message to a peer over the mesh, or to the tracker over its link (custody).
   void send_state(const proto::PeerKey& to, const std::string& address, proto::MessageType type,
                   std::vector<std::byte> body);
-  void start_all_reduce(const proto::Group& group);
-  void pump_all_reduce();
+  void announce_ready(std::uint64_t round, float norm, const Digest& base);
+  // The round's collective: an all-reduce, or an all-gather after ready_gather.
+  void start_collective(const proto::Group& group);
+  void deliver(const proto::PeerKey& from, proto::MessageType type,
+               std::span<const std::byte> body);
+  void pump_collective();
+  bool collective_running() const;
+  void end_collective();
+  void post_result();
   void start_fetch(const proto::Resync& resync);
   void pump_fetch();
   void pump_server();
@@ -107,19 +119,28 @@ class SwarmSession {
   std::shared_ptr<net::TrackerLink> link_;
   std::shared_ptr<net::PeerMesh> mesh_;
 
-  // The round this peer is ready for: its update, kept whole for retries, and the all-reduce's
-  // buffer.
+  // The round this peer is ready for: its update (or its all-gather part), kept whole for
+  // retries, and the all-reduce's buffer.
   std::uint64_t ready_round_ = 0;  // 0: not ready for any round
   proto::Ready ready_{};
+  bool gather_ = false;  // the round's collective is an all-gather of part_
   std::vector<float> delta_;
+  std::vector<std::byte> part_;
   Tentative tentative_;
   std::vector<float> work_;
   std::unique_ptr<proto::AllReduce> all_reduce_;
+  std::unique_ptr<proto::AllGather> all_gather_;
   std::uint32_t attempt_ = 0;
   std::size_t group_size_ = 0;
   bool mean_posted_ = false;
   bool failure_reported_ = false;
-  std::vector<std::pair<proto::PeerKey, std::vector<std::byte>>> early_;
+  // Messages of a collective not started here yet (a faster member got its group first).
+  struct Early {
+    proto::PeerKey from;
+    proto::MessageType type;
+    std::vector<std::byte> body;
+  };
+  std::vector<Early> early_;
 
   std::unique_ptr<proto::StateFetcher> fetcher_;
   proto::Resync fetching_{};

@@ -1,0 +1,87 @@
+// DeMo over a real swarm on loopback (loco-tracker and loco-peer processes): every step is a
+// tracker round whose group all-gathers the members' DCT components (swarm/swarm_group.hpp,
+// proto/all_gather.hpp), so after every step all peers print the same state; a peer SIGKILLed in
+// a step's all-gather leaves the others with the same state, and a newcomer catches up to it.
+// Every wait is on a line a process prints (peer_process.hpp).
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <string>
+
+#include "../support/local_swarm.hpp"
+
+namespace loco {
+namespace {
+
+using test::LocalSwarm;
+using test::PeerProcess;
+
+// Chunks of 16 per dimension, 4 components kept, their signs: the tests' model has d 32.
+std::string demo(bool late) {
+  return std::string("[strategy]\nkind = \"demo\"\ndemo-chunk = 16\ndemo-topk = 4\n") +
+         "demo-values = \"sign\"\ndemo-late = " + (late ? "true" : "false") + "\n";
+}
+
+double mean_loss(const std::vector<test::RoundLine>& rounds, std::size_t first, std::size_t n) {
+  double sum = 0;
+  for (std::size_t i = first; i < first + n; ++i) sum += rounds.at(i).loss;
+  return sum / static_cast<double>(n);
+}
+
+TEST(SwarmDemo, FourPeersHoldTheSameStateAfterEveryStepAndTheLossFalls) {
+  for (const bool late : {false, true}) {
+    // 8 x 4 = 32 steps, each a round of the 4 peers.
+    LocalSwarm swarm("demo-four", 8, {"--run.min-peers", "4"}, demo(late));
+    ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
+    std::vector<PeerProcess*> peers;
+    for (int i = 0; i < 4; ++i) peers.push_back(&swarm.add_peer("peer" + std::to_string(i)));
+    for (PeerProcess* p : peers) {
+      EXPECT_TRUE(p->read_to_end().starts_with("peer ")) << swarm.logs();
+      EXPECT_EQ(p->process().wait(), 0) << swarm.logs();
+    }
+    EXPECT_TRUE(test::same_states(peers, 1, 32)) << "late " << late << "\n" << swarm.logs();
+    for (const PeerProcess* p : peers) {
+      ASSERT_EQ(p->rounds().size(), 32u) << swarm.logs();
+      EXPECT_EQ(p->rounds().back().members, 4u);
+      EXPECT_LT(mean_loss(p->rounds(), 28, 4), 0.9 * mean_loss(p->rounds(), 0, 4)) << swarm.logs();
+    }
+    EXPECT_NE(peers[0]->log().find("demo beta="), std::string::npos) << swarm.logs();
+  }
+}
+
+TEST(SwarmDemo, APeerKilledInAStepsAllGatherLeavesTheOthersEqualAndANewcomerCatchesUp) {
+  constexpr std::uint64_t kFaultRound = 6;
+  LocalSwarm swarm("demo-die", 1000, {"--run.min-peers", "2"}, demo(false));
+  ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
+  // Steps of 100 ms: all three have joined before the first round forms.
+  const std::vector<std::string> options = {"--debug.step-delay", "100"};
+  PeerProcess& a = swarm.add_peer("peer0", options);
+  PeerProcess& b = swarm.add_peer("peer1", options);
+  PeerProcess& victim = swarm.add_peer("victim", {"--debug.step-delay", "100", "--debug.die-at",
+                                                  "all-gather:" + std::to_string(kFaultRound)});
+  EXPECT_EQ(victim.read_to_end().rfind("peer ", 0), std::string::npos) << "it never finishes";
+  EXPECT_EQ(victim.process().wait(), -1) << "killed by its signal\n" << swarm.logs();
+  ASSERT_TRUE(victim.committed().contains(kFaultRound - 1)) << "it was in the run\n"
+                                                            << swarm.logs();
+  for (PeerProcess* p : {&a, &b}) ASSERT_TRUE(p->wait_round(kFaultRound + 2)) << swarm.logs();
+  EXPECT_TRUE(test::same_states({&a, &b}, 1, kFaultRound + 2)) << swarm.logs();
+  EXPECT_NE(
+      swarm.tracker().log().find("round " + std::to_string(kFaultRound) + " attempt 1 aborted"),
+      std::string::npos)
+      << swarm.logs();
+  for (PeerProcess* p : {&a, &b})
+    EXPECT_EQ(p->committed().size(), p->rounds().size()) << "no step skipped\n" << swarm.logs();
+
+  PeerProcess& newcomer = swarm.add_peer("newcomer", options);
+  ASSERT_TRUE(newcomer.wait_committed()) << swarm.logs();
+  const std::uint64_t first = newcomer.committed().begin()->first;
+  EXPECT_GT(first, kFaultRound);
+  for (PeerProcess* p : {&a, &b, &newcomer}) ASSERT_TRUE(p->wait_round(first + 3)) << swarm.logs();
+  EXPECT_TRUE(test::same_states({&a, &b, &newcomer}, first, first + 3)) << swarm.logs();
+  EXPECT_NE(newcomer.log().find("fetched the state of round"), std::string::npos) << newcomer.log();
+  for (PeerProcess* p : {&a, &b, &newcomer}) EXPECT_EQ(p->process().stop(SIGTERM), 0);
+}
+
+}  // namespace
+}  // namespace loco
