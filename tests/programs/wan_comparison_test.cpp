@@ -1,10 +1,11 @@
 // The simulated WAN experiment's short version (bench/wan-diloco-vs-ddp.sh is the long one): a real
 // loco-tracker and 4 real loco-peer processes on loopback, every peer's link shaped to 100 Mbit/s
 // and 10 ms one way, train the tiny GPT for 40 steps with DiLoCo (H = 20, int8) and then with the
-// data-parallel baseline (fp32 every step). Nothing here depends on the machine's speed: both
-// runs' validation losses fall below the starting model's, every peer of a run ends with the
-// same state hash, and DiLoCo sends at least 20× fewer bytes than DDP (the ring's bytes alone
-// differ by H × 4 bytes per value / ~1.02 ≈ 79×; connection set-up makes up the rest).
+// data-parallel baseline (fp32 every step); then with Streaming DiLoCo and with DeMo. Nothing here
+// depends on the machine's speed: both runs' validation losses fall below the starting model's,
+// every peer of a run ends with the same state hash, and DiLoCo sends at least 20× fewer bytes than
+// DDP (the ring's bytes alone differ by H × 4 bytes per value / ~1.02 ≈ 79×; connection set-up
+// makes up the rest).
 
 #include <gtest/gtest.h>
 
@@ -26,22 +27,15 @@ using test::program;
 constexpr int kPeers = 4;
 constexpr int kPatienceMs = 120'000;  // hang guard for one awaited line, on a loaded machine
 
-// The run config: configs/swarm-tiny.toml with 40 steps and this strategy. Lines are replaced by
-// their key (no std::regex: GCC 12 warns inside <regex> under the sanitizers).
-std::filesystem::path write_config(const std::filesystem::path& dir, const std::string& kind,
-                                   const std::string& codec) {
-  const std::map<std::string, std::string> replaced = {
-      {"steps = ", "steps = 40"},
-      {"kind = \"diloco\"", "kind = \"" + kind + "\""},
-      {"codec = ", "codec = \"" + codec + "\""}};
+// The run config: configs/swarm-tiny.toml with 40 steps and `strategy` as its [strategy] section.
+std::filesystem::path write_config(const std::filesystem::path& dir, const std::string& name,
+                                   const std::string& strategy) {
   std::istringstream in(test::read_text(std::string(LOCO_SOURCE_DIR) + "/configs/swarm-tiny.toml"));
-  const auto path = dir / (kind + ".toml");
+  const auto path = dir / (name + ".toml");
   std::ofstream out(path);
-  for (std::string line; std::getline(in, line);) {
-    for (const auto& [key, with] : replaced)
-      if (line.starts_with(key)) line = with;
-    out << line << "\n";
-  }
+  for (std::string line; std::getline(in, line) && line != "[strategy]";)
+    out << (line.starts_with("steps = ") ? "steps = 40" : line) << "\n";
+  out << "[strategy]\n" << strategy;
   return path;
 }
 
@@ -62,9 +56,9 @@ struct RunResult {
 };
 
 RunResult run_swarm(const std::filesystem::path& dir, const std::string& kind,
-                    const std::string& codec) {
+                    const std::string& strategy) {
   std::filesystem::create_directories(dir);
-  const auto config_path = write_config(dir, kind, codec);
+  const auto config_path = write_config(dir, kind, strategy);
   RunResult result;
   const train::TrainConfig config = cli::load_train_config(config_path);
   const train::Corpus corpus(config.data, static_cast<std::uint32_t>(config.model.gpt.vocab));
@@ -109,8 +103,11 @@ void expect_learned_in_step(const RunResult& run, const std::string& kind) {
 
 TEST(WanComparison, DiLoCoSendsFarLessThanDdpAndBothLearnInStep) {
   test::TempDir dir;
-  const RunResult diloco = run_swarm(dir.path() / "diloco", "diloco", "int8:block=256");
-  const RunResult ddp = run_swarm(dir.path() / "ddp", "ddp", "fp32");
+  const RunResult diloco =
+      run_swarm(dir.path() / "diloco", "diloco",
+                "kind = \"diloco\"\ndiloco-h = 20\nouter-lr = 0.7\nouter-momentum = 0.9\n"
+                "codec = \"int8:block=256\"\n");
+  const RunResult ddp = run_swarm(dir.path() / "ddp", "ddp", "kind = \"ddp\"\ncodec = \"fp32\"\n");
   expect_learned_in_step(diloco, "diloco");
   expect_learned_in_step(ddp, "ddp");
   EXPECT_GE(ddp.sent_bytes, 20 * diloco.sent_bytes)
@@ -121,6 +118,21 @@ TEST(WanComparison, DiLoCoSendsFarLessThanDdpAndBothLearnInStep) {
               static_cast<double>(ddp.sent_bytes) / static_cast<double>(diloco.sent_bytes),
               diloco.peers.empty() ? "-" : diloco.peers[0].at("val_loss").c_str(),
               ddp.peers.empty() ? "-" : ddp.peers[0].at("val_loss").c_str(), diloco.start_loss);
+}
+
+// Issue 11's strategies on the same shaped links: Streaming DiLoCo (H = 20, P = 2, τ = 2, fp4
+// fragments: 3 fragment rounds land in 40 steps) and DeMo (chunk 32, k 4, signs: 40 rounds).
+TEST(WanComparison, StreamingDiLoCoAndDeMoLearnInStep) {
+  test::TempDir dir;
+  const RunResult streaming =
+      run_swarm(dir.path() / "streaming", "streaming",
+                "kind = \"streaming\"\ndiloco-h = 20\nfragments = 2\ntau = 2\nalpha = 0.5\n"
+                "outer-lr = 0.7\nouter-momentum = 0.9\nfragment-codec = \"fp4:block=64\"\n");
+  expect_learned_in_step(streaming, "streaming");
+  const RunResult demo =
+      run_swarm(dir.path() / "demo", "demo",
+                "kind = \"demo\"\ndemo-chunk = 32\ndemo-topk = 4\ndemo-values = \"sign\"\n");
+  expect_learned_in_step(demo, "demo");
 }
 
 }  // namespace
