@@ -13,7 +13,7 @@
 # bytes curves to $OUT (default build/release/bench-wan; scripts/plot-wan.sh plots them).
 # Last line: wan-diloco-vs-ddp: bytes_ratio=… loss_ratio=… time_ratio=… diloco_util=…
 #   (DDP/DiLoCo for bytes and time, DiLoCo/DDP for loss).
-# Usage: bench/run.sh wan-diloco-vs-ddp [STEPS [H]]   (defaults 600 and 30: ~7 minutes here)
+# Usage: bench/run.sh wan-diloco-vs-ddp [STEPS [H]]   (defaults 600 and 30: 2 minutes on an idle machine here)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 steps=${1:-600}
@@ -23,25 +23,12 @@ upload=100Mbit
 latency=50ms
 out=${OUT:-$root/build/release/bench-wan}
 
-"$root/scripts/build.sh" "$root/build/release" Release -- loco-tracker loco-peer >&2
-bin=$root/build/release/bin
-rm -rf "$out"
-mkdir -p "$out"
 source "$root/bench/lib/swarm_runs.sh"
-swarm_keys
-
-# run NAME KIND CODEC: one swarm (swarm_run) of the run config with that strategy.
-run() {
-  local name=$1 kind=$2 codec=$3
-  sed -e "s/^steps = .*/steps = $steps/" -e "s/^kind = \"diloco\"/kind = \"$kind\"/" \
-    -e "s/^diloco-h = [0-9]*/diloco-h = $h/" -e "s/^codec = .*/codec = \"$codec\"/" \
-    -e "s/^log-every = .*/log-every = 10/" -e "s/^markov-train-tokens = .*/markov-train-tokens = 4000000/" \
-    "$root/configs/swarm-tiny.toml" >"$out/$name.toml"
-  swarm_run "$name" "$out/$name.toml" $upload $latency
-}
-
-run diloco diloco int8:block=256
-run ddp ddp fp32
+swarm_setup
+swarm_config diloco "kind = \"diloco\"\ndiloco-h = $h\nouter-lr = 0.7\nouter-momentum = 0.9\ncodec = \"int8:block=256\"\n"
+swarm_run diloco "$out/diloco.toml" $upload $latency
+swarm_config ddp "kind = \"ddp\"\ncodec = \"fp32\"\n"
+swarm_run ddp "$out/ddp.toml" $upload $latency
 read -r d_loss d_sent d_wall d_util d_states < <(swarm_figures diloco)
 read -r p_loss p_sent p_wall p_util p_states < <(swarm_figures ddp)
 echo "model: GPT 2L d64 vocab 64 context 64 (108k parameters), $peers peers, batch 16 each,"

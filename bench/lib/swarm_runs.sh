@@ -1,14 +1,30 @@
-# Sourced by the swarm benchmarks (bench/wan-*.sh): one swarm of real loco-peer processes and a
-# loco-tracker on loopback, each peer's link shaped by loco's emulation, and the figures of a run.
-# Needs: $bin (the programs), $out (the run folder), $peers, and the keys made by swarm_keys.
+# Sourced by the swarm benchmarks (bench/wan-diloco-vs-ddp.sh, bench/strategies.sh): one swarm of
+# real loco-peer processes and a loco-tracker on loopback, each peer's link shaped by loco's
+# emulation, and the figures of a run.
+# Needs: $root, $out (the run folder), $peers, $steps; swarm_setup first.
 
 swarm_pids=()
 swarm_cleanup() { for p in "${swarm_pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap swarm_cleanup EXIT
 
-swarm_keys() {
+# swarm_setup: builds the programs, empties $out, makes the tracker's and the peers' keys.
+swarm_setup() {
+  "$root/scripts/build.sh" "$root/build/release" Release -- loco-tracker loco-peer >&2
+  bin=$root/build/release/bin
+  rm -rf "$out"
+  mkdir -p "$out"
   "$bin/loco-tracker" keygen --out "$out/tracker.key" >/dev/null
   for i in $(seq 1 "$peers"); do "$bin/loco-peer" keygen --out "$out/peer$i.key" >/dev/null; done
+}
+
+# swarm_config NAME STRATEGY: $out/NAME.toml, configs/swarm-tiny.toml with $steps steps, a progress
+# line every 10, 4M training tokens (one 1M-token shard per peer: none reads a window twice) and
+# STRATEGY (printf %b escapes) as its [strategy] section.
+swarm_config() {
+  sed -e "s/^steps = .*/steps = $steps/" -e "s/^log-every = .*/log-every = 10/" \
+    -e "s/^markov-train-tokens = .*/markov-train-tokens = 4000000/" -e '/^\[strategy\]/,$d' \
+    "$root/configs/swarm-tiny.toml" >"$out/$1.toml"
+  printf '[strategy]\n%b' "$2" >>"$out/$1.toml"
 }
 
 # swarm_run NAME CONFIG UPLOAD LATENCY: trains run CONFIG; leaves $out/NAME.summary (the peers'
