@@ -164,7 +164,9 @@ proto::TrackerCoreConfig to_core_config(const TrackerOptions& o) {
   proto::TrackerCoreConfig c;
   c.run_id = o.run_id;
   c.admission = admission(o);
-  c.settings = train::run_settings(cli::load_train_config(o.run_config));
+  const train::TrainConfig run = cli::load_train_config(o.run_config);
+  c.settings = train::run_settings(run);
+  c.gossip = run.strategy.gossip_group != 0;  // no rounds: groups average among themselves
   c.shard_count = o.shard_count;
   c.heartbeat_interval = duration(o.heartbeat_interval, "--run.heartbeat-interval");
   c.eviction_timeout = duration(o.eviction_timeout, "--run.eviction-timeout");

@@ -79,6 +79,8 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
   add("--strategy.all-reduce", c.strategy.all_reduce,
       "how a group averages over the network: direct (2 latencies, every member to every other) "
       "or ring (2(N-1) latencies, one neighbour each way)");
+  add("--strategy.gossip-group", c.strategy.gossip_group,
+      "DiLoCo over a swarm: 0 = one group of all members per round; 2..8 = gossip in groups of g");
   // Streaming DiLoCo (kind = streaming; H is diloco-h).
   add("--strategy.fragments", c.strategy.fragments, "Streaming: fragments of whole layers (P)");
   add("--strategy.tau", c.strategy.tau, "Streaming: steps a fragment travels (τ < H/P)");

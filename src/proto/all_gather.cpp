@@ -118,8 +118,9 @@ std::optional<AllGather::Transmit> AllGather::poll_transmit() {
 }
 
 bool AllGather::needs_link_to(const PeerKey& peer) const {
-  return peer != config_.members[config_.self] &&
-         std::find(config_.members.begin(), config_.members.end(), peer) != config_.members.end();
+  const auto it = std::find(config_.members.begin(), config_.members.end(), peer);
+  return it != config_.members.end() &&
+         !have_[static_cast<std::size_t>(it - config_.members.begin())];
 }
 
 void AllGather::fail(std::string reason, std::optional<PeerKey> suspect) {

@@ -13,8 +13,10 @@ DirectAllReduce::DirectAllReduce(AllReduceConfig config, std::span<float> values
     : AllReduce(std::move(config), values) {}
 
 bool DirectAllReduce::needs_link_to(const PeerKey& peer) const {
-  return peer != config_.members[config_.self] &&
-         std::find(config_.members.begin(), config_.members.end(), peer) != config_.members.end();
+  const auto it = std::find(config_.members.begin(), config_.members.end(), peer);
+  const auto m = static_cast<std::size_t>(it - config_.members.begin());
+  if (it == config_.members.end() || m == config_.self || next_reduce_.empty()) return false;
+  return next_reduce_[m] < chunks_in(config_.self) || next_gather_[m] < chunks_in(m);
 }
 
 // 1. Reduce-scatter: this member's part of every other member's segment, chunk by chunk.

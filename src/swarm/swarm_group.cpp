@@ -17,6 +17,9 @@ namespace {
 constexpr Duration kNotice = std::chrono::minutes(1);
 // How often a wait looks at the stop flag.
 constexpr Duration kStopCheck = std::chrono::milliseconds(200);
+// How long a peer stopped mid-round, its hash already with the tracker, waits for the round's
+// outcome before leaving.
+constexpr Duration kStopGrace = std::chrono::seconds(2);
 
 }  // namespace
 
@@ -90,7 +93,10 @@ JoinOutcome SwarmGroup::join(const Digest& genesis, Duration patience) {
         throw Error(ErrorCategory::config, "the tracker refused this peer: " + e->text);
       case SwarmEvent::Kind::joined:
         outcome.reply = e->reply;
-        if (e->reply.committed_round == round && e->reply.committed_hash == hash) {
+        // Gossip mode commits nothing to match: a peer far behind is told to copy a neighbour
+        // (a resync), and its next round takes the copy.
+        if (session_.gossip() ||
+            (e->reply.committed_round == round && e->reply.committed_hash == hash)) {
           serve_current();
           return outcome;
         }
@@ -107,6 +113,7 @@ JoinOutcome SwarmGroup::join(const Digest& genesis, Duration patience) {
 }
 
 train::RoundResult SwarmGroup::run_round(const train::RoundInput& input) {
+  if (session_.gossip()) return landed(gossip_round(input));
   begin_round(input.round, input.delta, input.delta_norm);
   return end_round(input);
 }
@@ -161,7 +168,7 @@ train::RoundResult SwarmGroup::attempt_round(std::uint64_t round, const Tentativ
   std::size_t members = 0;
   for (;;) {
     const auto next = wait_event();
-    if (!next) return skipped();
+    if (!next) return outcome_on_stop(round, mine, install);
     const SwarmEvent& e = *next;
     if (e.round != round && e.kind != SwarmEvent::Kind::fetched) continue;  // stale
     switch (e.kind) {
@@ -198,6 +205,64 @@ train::RoundResult SwarmGroup::attempt_round(std::uint64_t round, const Tentativ
       default: break;  // must_fetch, joined again: keep waiting
     }
   }
+}
+
+train::RoundResult SwarmGroup::gossip_round(const train::RoundInput& input) {
+  std::vector<float> packed;  // θ ‖ v ‖ Δ: the shared parts, then the update
+  for (const train::SharedState::Part& part : shared_->parts())
+    packed.insert(packed.end(), part.arena.data().begin(), part.arena.data().end());
+  packed.insert(packed.end(), input.delta.begin(), input.delta.end());
+  post([this, round = input.round, packed = std::move(packed)]() mutable {
+    session_.ready_gossip(round, std::move(packed));
+  });
+  for (;;) {
+    const auto next = wait_event();
+    if (!next) return skipped();
+    const SwarmEvent& e = *next;
+    if (e.kind == SwarmEvent::Kind::fetched) {
+      load_fetched(e);
+      return train::RoundResult{.kind = train::RoundResult::Kind::replaced, .state = current_};
+    }
+    if (e.kind != SwarmEvent::Kind::mean || e.round != input.round) continue;
+    std::span<const float> mean = *e.mean;
+    for (train::SharedState::Part& part : shared_->parts()) {
+      const auto values = part.arena.data();
+      std::copy_n(mean.begin(), values.size(), values.begin());
+      mean = mean.subspan(values.size());
+    }
+    const Digest mine = input.tentative(mean);
+    input.install();
+    current_ = mine;
+    post([this, round = input.round, mine] { session_.state_report(round, mine); });
+    serve_current();
+    return train::RoundResult{
+        .kind = train::RoundResult::Kind::committed, .members = e.members, .state = mine};
+  }
+}
+
+// A signal came mid-round. Once this peer's hash is with the tracker (`mine`, or the network
+// thread's report of an asynchronous round) the round may commit with it: the peer waits a moment
+// for the outcome and installs a commit, so that the checkpoint it leaves with holds the state the
+// run went on from (else it would come back a round behind a run no one else may hold).
+train::RoundResult SwarmGroup::outcome_on_stop(std::uint64_t round, Digest mine,
+                                               const std::function<void()>& install) {
+  if (mine == Digest{} && !reported_here_) return skipped();
+  const auto deadline = std::chrono::steady_clock::now() + kStopGrace;
+  for (auto left = kStopGrace; left > Duration::zero();
+       left = std::chrono::duration_cast<Duration>(deadline - std::chrono::steady_clock::now())) {
+    const auto e = mailbox_.wait(left);
+    if (!e) break;
+    if (e->round != round) continue;
+    if (e->kind == SwarmEvent::Kind::mean && reported_here_) mine = e->hash;
+    if (e->kind == SwarmEvent::Kind::aborted) break;
+    if (e->kind == SwarmEvent::Kind::committed) {
+      if (e->hash != mine) break;
+      install();
+      current_ = mine;
+      return train::RoundResult{.kind = train::RoundResult::Kind::committed, .state = mine};
+    }
+  }
+  return skipped();
 }
 
 void SwarmGroup::load_fetched(const SwarmEvent& fetched) {

@@ -6,6 +6,7 @@
 #include "loco/core/byte_io.hpp"
 #include "loco/core/error.hpp"
 #include "loco/net/host_port.hpp"
+#include "loco/proto/gossip_groups.hpp"
 #include "loco/proto/state_relay.hpp"
 #include "loco/version.hpp"
 
@@ -52,6 +53,7 @@ SwarmSession::SwarmSession(boost::asio::io_context& io, SwarmConfig config,
       mailbox_(mailbox),
       traffic_(traffic),
       codec_(compress::make_codec(config_.codec)),
+      gossip_timer_(io),
       fetch_timer_(io),
       fetch_backoff_(kFirstFetchBackoff) {}
 
@@ -182,6 +184,52 @@ void SwarmSession::ready_gather(std::uint64_t round, const Digest& base,
   announce_ready(round, 0.0f, base);
 }
 
+void SwarmSession::ready_gossip(std::uint64_t round, std::vector<float> packed) {
+  delta_ = std::move(packed);
+  tentative_ = {};
+  gather_ = false;
+  ready_round_ = round;
+  const proto::View& view = client_->view();
+  std::vector<proto::PeerKey> live;
+  for (const proto::Member& m : view.members) live.push_back(m.key);
+  std::vector<proto::PeerKey> group =
+      proto::gossip_group_of(proto::GossipRound{.run_id = config_.run_id,
+                                                .round = round,
+                                                .epoch = view.epoch,
+                                                .group_size = config_.gossip_group},
+                             live, identity_.public_key());
+  if (group.size() < 2) {
+    post_alone();
+    return;
+  }
+  start_collective(proto::Group{.round = round,
+                                .attempt = 0,
+                                .epoch = view.epoch,
+                                .members = std::move(group),
+                                .median_norm = 0,
+                                .norm_limit = 0});
+  gossip_timer_.expires_after(
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(config_.gossip_wait));
+  gossip_timer_.async_wait([this, round](const boost::system::error_code& error) {
+    if (error || ready_round_ != round || !collective_running()) return;
+    all_reduce_->fail(fmt::format("the group of round {} was not done in the gossip wait", round),
+                      std::nullopt);
+    pump_collective();
+  });
+}
+
+// Gossip mode: this peer applies its own state and update for the round (never a partial mean).
+void SwarmSession::post_alone() {
+  end_collective();
+  gossip_timer_.cancel();
+  SwarmEvent out{.kind = SwarmEvent::Kind::mean};
+  out.round = ready_round_;
+  out.members = 1;
+  out.mean = std::make_shared<const std::vector<float>>(delta_);
+  ready_round_ = 0;
+  mailbox_.post(std::move(out));
+}
+
 void SwarmSession::announce_ready(std::uint64_t round, float norm, const Digest& base) {
   ready_round_ = round;
   ready_ = proto::Ready{.round = round, .update_norm = norm, .base_hash = base};
@@ -272,6 +320,10 @@ void SwarmSession::pump_collective() {
   if (failure && !failure_reported_) {
     failure_reported_ = true;
     spdlog::warn("round {} attempt {}: {}", ready_round_, attempt_, failure->first);
+    if (config_.gossip_group != 0) {  // no tracker round to abort: alone for this round
+      post_alone();
+      return;
+    }
     client_->round_failed(proto::RoundFailed{.round = ready_round_,
                                              .attempt = attempt_,
                                              .reason = failure->first,
@@ -283,6 +335,11 @@ void SwarmSession::pump_collective() {
   if (done && !mean_posted_) {
     mean_posted_ = true;
     post_result();
+    if (config_.gossip_group != 0) {  // no commit follows: the round is over here
+      gossip_timer_.cancel();
+      end_collective();
+      ready_round_ = 0;
+    }
   }
 }
 
@@ -479,6 +536,7 @@ void SwarmSession::leave(const std::string& reason) {
   if (link_) link_->stop();
   if (mesh_) mesh_->stop();
   fetch_timer_.cancel();
+  gossip_timer_.cancel();
 }
 
 std::string SwarmSession::address_of(const proto::PeerKey& peer) const {

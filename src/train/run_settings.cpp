@@ -42,6 +42,8 @@ std::vector<proto::Setting> run_settings(const TrainConfig& config) {
     s.push_back({"strategy.diloco-h", std::to_string(config.strategy.diloco_h)});
     s.push_back({"strategy.outer-lr", fmt::format("{}", config.strategy.outer.lr)});
     s.push_back({"strategy.outer-momentum", fmt::format("{}", config.strategy.outer.momentum)});
+    if (config.strategy.gossip_group != 0)
+      s.push_back({"strategy.gossip-group", std::to_string(config.strategy.gossip_group)});
   }
   if (config.strategy.kind != "none")
     s.push_back({"strategy.codec", compress::make_codec(config.strategy.codec_spec())->spec()});

@@ -49,6 +49,14 @@ void TrainConfig::validate() const {
     if (strategy.diloco_h < 1) fail("strategy.diloco-h must be at least 1");
     strategy.outer.validate();
   }
+  if (strategy.gossip_group != 0) {
+    if (strategy.kind != "diloco")
+      fail("strategy.gossip-group: gossip mode averages DiLoCo rounds; strategy.kind is '" +
+           strategy.kind + "'");
+    if (strategy.gossip_group < 2 || strategy.gossip_group > 8)
+      fail(fmt::format("strategy.gossip-group must be 0 (all-reduce mode) or in [2, 8], not {}",
+                       strategy.gossip_group));
+  }
   compress::make_codec(strategy.codec_spec());  // throws Error(config) naming what is wrong
   try {
     proto::parse_all_reduce_algorithm(strategy.all_reduce);

@@ -202,12 +202,16 @@ TEST(AllGather, APartsRoundAndAttemptAreReadBeforeItsCollectiveExists) {
   EXPECT_THROW(all_gather_part_id(message(7, 3, 1, 4, 4, /*version=*/2)), Error);
 }
 
-TEST(AllGather, ItNeedsALinkToEveryOtherMemberOnly) {
+TEST(AllGather, ItNeedsALinkOnlyToMembersWhosePartHasNotArrived) {
   Group group({1, 2, 3}, {4, 4, 4});
+  group.nodes[0]->start();
   EXPECT_FALSE(group.nodes[0]->needs_link_to(key(1).public_key())) << "itself";
   EXPECT_TRUE(group.nodes[0]->needs_link_to(key(2).public_key()));
   EXPECT_TRUE(group.nodes[0]->needs_link_to(key(3).public_key()));
   EXPECT_FALSE(group.nodes[0]->needs_link_to(key(9).public_key())) << "not a member";
+  group.nodes[0]->on_message(key(2).public_key(), message(7, 1, 1, 4, 4));
+  EXPECT_FALSE(group.nodes[0]->needs_link_to(key(2).public_key())) << "its part is in";
+  EXPECT_TRUE(group.nodes[0]->needs_link_to(key(3).public_key()));
 }
 
 TEST(AllGather, AnOwnPartAboveTheLimitFailsWithoutSending) {

@@ -80,9 +80,13 @@ struct Group {
     while (auto t = nodes[i]->poll_transmit()) links[{i, index_of(t->to)}].push_back(t->body);
   }
 
-  // Delivers everything, one message at a time from a link picked at random.
+  // Starts every member and delivers everything, one message at a time from a link picked at
+  // random.
   void run(std::uint64_t seed) {
     start_all();
+    deliver(seed);
+  }
+  void deliver(std::uint64_t seed) {
     Rng rng(seed);
     for (;;) {
       std::vector<std::pair<std::size_t, std::size_t>> busy;
@@ -198,6 +202,25 @@ TEST(AllReduce, TheDirectExchangeSendsTheRingsBytesInTwoStepsNotTwoNMinusTwo) {
     EXPECT_EQ(two_steps.waves(), 2u) << members << " members";
     for (std::size_t i = 0; i < members; ++i) EXPECT_TRUE(two_steps.nodes[i]->done());
   }
+}
+
+TEST(AllReduce, TheDirectExchangeNeedsOnlyMembersItStillExpectsChunksFrom) {
+  // A member that has sent everything may leave (its round done) without failing the others.
+  Group group(kDirect, 3, 300, "fp32", 100, 5);
+  group.start_all();
+  AllReduce& first = *group.nodes[0];
+  EXPECT_FALSE(first.needs_link_to(group.members[0])) << "itself";
+  EXPECT_TRUE(first.needs_link_to(group.members[1]));
+  EXPECT_FALSE(first.needs_link_to(ring_of(4)[3])) << "not a member";
+  // Member 1's reduce-scatter part reaches member 0; then member 0's own segment is complete only
+  // with member 2's, and member 1's mean of its segment is still due: both still needed.
+  for (auto& body : std::exchange(group.links[{1, 0}], {}))
+    first.on_message(group.members[1], body);
+  EXPECT_TRUE(first.needs_link_to(group.members[1])) << "its mean of its own segment is due";
+  group.deliver(5);  // everything else
+  ASSERT_TRUE(first.done());
+  EXPECT_FALSE(first.needs_link_to(group.members[1]));
+  EXPECT_FALSE(first.needs_link_to(group.members[2]));
 }
 
 TEST(AllReduce, AnOversizedUpdateIsCaughtByItsSuccessorAndNamed) {

@@ -84,7 +84,7 @@ class AllGather {
   const std::optional<AllGatherFailure>& failure() const { return failure_; }
   // Fails the collective from outside (a connection dropped, the tracker aborted).
   void fail(std::string reason, std::optional<PeerKey> suspect);
-  // Is `peer` another member (one this member exchanges parts with)?
+  // Is `peer` a member whose part has not arrived (losing it stops the collective)?
   bool needs_link_to(const PeerKey& peer) const;
   // Every member's part, in member order (complete once done()).
   const std::vector<std::vector<std::byte>>& parts() const { return parts_; }

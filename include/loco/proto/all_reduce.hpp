@@ -83,7 +83,9 @@ class AllReduce {
   virtual void start() = 0;
   virtual void on_message(const PeerKey& from, std::span<const std::byte> body) = 0;
   virtual bool done() const = 0;
-  // Whether losing the link to `peer` stops this member's part of the collective.
+  // Whether losing the link to `peer` stops this member's part of the collective: the ring needs
+  // both neighbours; the direct exchange only members it still expects chunks from (one that has
+  // sent everything, and may be leaving, is not waited on).
   virtual bool needs_link_to(const PeerKey& peer) const = 0;
 
   std::optional<Transmit> poll_transmit();

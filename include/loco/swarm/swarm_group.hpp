@@ -13,6 +13,11 @@
 //   abort(no retry)   ──> skipped: keep training, try again at the next round
 //   resync            ──> fetch the majority's state from donors into the SharedState: replaced
 //
+// In gossip mode (SwarmConfig::gossip_group) a round has no tracker side: the peer averages
+// θ ‖ v ‖ Δ in its gossip group, puts the group's θ̄, v̄ into the shared state, computes
+// tentative(Δ̄) and installs it at once, and reports the state's hash; alone (no partner, a group
+// that failed or was not done in the gossip wait) it installs its own state and Δ.
+//
 // The shared state is touched only on the compute thread; the network thread serves a copy.
 // The group keeps the hash of the shared state as it last installed, fetched or joined with it,
 // so that a round hashes the state once (its tentative) and RoundResult::state carries it.
@@ -89,6 +94,9 @@ class SwarmGroup final : public train::OuterGroup, public train::GatherGroup {
   train::RoundResult attempt_round(std::uint64_t round, const TentativeOf& tentative,
                                    const std::function<void()>& install);
   train::RoundResult landed(train::RoundResult result);
+  train::RoundResult outcome_on_stop(std::uint64_t round, Digest mine,
+                                     const std::function<void()>& install);
+  train::RoundResult gossip_round(const train::RoundInput& input);
   train::RoundResult skipped() const;
 
   train::SharedState* shared_ = nullptr;

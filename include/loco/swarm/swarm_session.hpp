@@ -44,6 +44,11 @@ struct SwarmConfig {
   std::string codec = "int8:block=256";
   std::size_t chunk_values = std::size_t{1} << 16;
   proto::AllReduceAlgorithm all_reduce = proto::AllReduceAlgorithm::direct;
+  // Gossip mode (g in 2..8; 0: the tracker's rounds): ready_gossip averages in the group
+  // proto::gossip_groups gives this peer from its view; a group not done in gossip_wait, or that
+  // loses a member, leaves this peer alone for the round.
+  std::size_t gossip_group = 0;
+  Duration gossip_wait = std::chrono::seconds(30);
   net::BundleConfig bundle;
   Duration idle_timeout = std::chrono::minutes(5);  // of the links between peers (keepalives)
   std::shared_ptr<net::LinkShaper> link;            // this peer's emulated WAN link, may be null
@@ -78,11 +83,17 @@ class SwarmSession {
   // Ready for a round whose group all-gathers one message per member (DeMo's components): the
   // mean event carries every member's part. Not screened by norm (the tracker is told 0).
   void ready_gather(std::uint64_t round, const Digest& base, std::vector<std::byte> part);
+  // Gossip mode: averages `packed` (θ ‖ v ‖ Δ) in this peer's gossip group for `round`, with no
+  // tracker round; the mean event carries the group's mean and its size, or this peer's own
+  // `packed` and 1 when it ends up alone.
+  void ready_gossip(std::uint64_t round, std::vector<float> packed);
   void round_done(std::uint64_t round, std::uint32_t attempt, const Digest& hash);
   void serve(proto::StateManifest manifest, std::shared_ptr<const std::vector<std::byte>> state);
   void state_report(std::uint64_t round, const Digest& hash);
   void stats(const proto::Heartbeat& heartbeat);
   void leave(const std::string& reason);
+  // Set at construction: any thread may ask.
+  bool gossip() const { return config_.gossip_group != 0; }
 
  private:
   void on_client_event(const proto::ClientEvent& event);
@@ -102,6 +113,7 @@ class SwarmSession {
   bool collective_running() const;
   void end_collective();
   void post_result();
+  void post_alone();
   void start_fetch(const proto::Resync& resync);
   void pump_fetch();
   void pump_server();
@@ -141,6 +153,8 @@ class SwarmSession {
     std::vector<std::byte> body;
   };
   std::vector<Early> early_;
+
+  boost::asio::steady_timer gossip_timer_;
 
   std::unique_ptr<proto::StateFetcher> fetcher_;
   proto::Resync fetching_{};

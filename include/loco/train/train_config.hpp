@@ -59,6 +59,9 @@ struct StrategySection {
   optim::OuterNesterovConfig outer;
   std::string codec;  // how updates travel between peers (compress/spec.hpp); empty: the default
   std::string all_reduce = "direct";  // or "ring" (proto/all_reduce.hpp)
+  // DiLoCo over a swarm: 0, every round one group of all members (all-reduce mode); g in 2..8,
+  // gossip mode (DESIGN.md §1.6): each round small groups of g average θ, v and Δ among themselves.
+  std::size_t gossip_group = 0;
 
   // The codec in effect: `codec`, or the strategy's default (DiLoCo int8:block=256, DDP fp32,
   // DeMo its DCT top-k codec from the demo options).

@@ -1,0 +1,80 @@
+// Gossip mode over a real swarm on loopback (loco-tracker and 8 loco-peer processes,
+// `strategy.gossip-group = 4`): each round every peer averages θ, v and Δ with the group
+// proto::gossip_groups gives it from its view, with no tracker round (swarm/swarm_group.hpp).
+// After every round the members of each group hold one state and no one else holds it, a peer
+// that ended alone holds a state of its own, and the loss falls. Every wait is on a line a process
+// prints (peer_process.hpp).
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "../support/local_swarm.hpp"
+
+namespace loco {
+namespace {
+
+using test::LocalSwarm;
+using test::PeerProcess;
+
+constexpr std::uint64_t kRounds = 12;
+
+double mean_loss(const std::vector<test::RoundLine>& rounds, std::size_t first, std::size_t n) {
+  double sum = 0;
+  for (std::size_t i = first; i < first + n; ++i) sum += rounds.at(i).loss;
+  return sum / static_cast<double>(n);
+}
+
+TEST(SwarmGossip, EightPeersInGroupsOfFourEndEachRoundEqualWithinTheirGroup) {
+  LocalSwarm swarm("gossip-eight", kRounds, {}, test::kDiLoCoStrategy + "gossip-group = 4\n");
+  ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
+  // Inner steps of 50 ms: rounds of 0.2 s, long against a group's exchange on loopback. A group
+  // whose partners hold another view (peers still joining) gives up after 3 s and applies alone.
+  std::vector<PeerProcess*> peers;
+  for (int i = 0; i < 8; ++i)
+    peers.push_back(&swarm.add_peer("peer" + std::to_string(i),
+                                    {"--debug.step-delay", "50", "--peer.gossip-wait", "3s"}));
+  for (PeerProcess* p : peers) {
+    EXPECT_TRUE(p->read_to_end().starts_with("peer ")) << swarm.logs();
+    EXPECT_EQ(p->process().wait(), 0) << swarm.logs();
+  }
+  std::size_t grouped = 0;  // rounds a peer applied with at least one partner
+  for (std::uint64_t r = 1; r <= kRounds; ++r) {
+    std::map<std::string, std::vector<std::size_t>> holders;  // state at round r → its members
+    for (const PeerProcess* p : peers)
+      for (const test::RoundLine& line : p->rounds())
+        if (line.round == r) {
+          ASSERT_EQ(line.kind, "committed") << "applied, in gossip mode\n" << swarm.logs();
+          holders[line.state].push_back(line.members);
+          if (line.members >= 2) ++grouped;
+        }
+    for (const auto& [state, members] : holders)
+      for (const std::size_t m : members)
+        EXPECT_EQ(m, members.size())
+            << "round " << r << ": a group of " << m << " and " << members.size()
+            << " peer(s) holding its state " << state << "\n"
+            << swarm.logs();
+  }
+  EXPECT_GT(grouped, 0u) << "some peers averaged\n" << swarm.logs();
+  std::printf("%zu of %llu peer-rounds applied with partners\n", grouped,
+              static_cast<unsigned long long>(8 * kRounds));
+  for (const PeerProcess* p : peers) {
+    ASSERT_EQ(p->rounds().size(), kRounds) << swarm.logs();
+    EXPECT_LT(mean_loss(p->rounds(), kRounds - 3, 3), 0.9 * mean_loss(p->rounds(), 0, 3))
+        << swarm.logs();
+  }
+}
+
+TEST(SwarmGossip, AGroupSizeOutsideTwoToEightIsRefusedWithTheReason) {
+  LocalSwarm swarm("gossip-nine", 2, {}, test::kDiLoCoStrategy + "gossip-group = 9\n");
+  EXPECT_FALSE(swarm.tracker().started());
+  EXPECT_NE(swarm.tracker().log().find("strategy.gossip-group must be 0 (all-reduce mode) or in "
+                                       "[2, 8], not 9"),
+            std::string::npos)
+      << swarm.tracker().log();
+}
+
+}  // namespace
+}  // namespace loco
