@@ -51,8 +51,21 @@ void PeerMesh::stop() {
   stopped_ = true;
   keepalive_.cancel();
   listener_->stop();
-  for (auto& [key, out] : outbound_) out.bundle->close();
+  for (auto& [key, out] : outbound_)
+    if (out.unsent == 0) out.bundle->close();
+  close_inbound_once_outbound_closed();
+}
+
+void PeerMesh::close_inbound_once_outbound_closed() {
+  if (!stopped_ || !outbound_.empty()) return;
   for (auto& [key, in] : inbound_) in.bundle->close();
+}
+
+void PeerMesh::on_sent(const secure::PublicKey& peer) {
+  const auto it = outbound_.find(peer);
+  if (it == outbound_.end()) return;  // dropped meanwhile
+  Outbound& out = it->second;
+  if (--out.unsent == 0 && stopped_) out.bundle->close();
 }
 
 BundleHandlers PeerMesh::inbound_handlers(const std::shared_ptr<StreamBundle>& bundle) {
@@ -142,6 +155,7 @@ void PeerMesh::connect(const secure::PublicKey& peer,
                 if (!mesh) return;
                 mesh->outbound_.erase(peer);
                 mesh->lost(peer, error != nullptr ? error->what() : "it closed");
+                mesh->close_inbound_once_outbound_closed();
               },
       },
       config_.link);
@@ -155,7 +169,12 @@ void PeerMesh::flush(Outbound& out) {
     out.waiting.pop_front();
     bytes_sent_ += body->size();
     out.sent_since_keepalive = true;
-    out.bundle->send(static_cast<std::uint16_t>(type), *body, [body] {});
+    ++out.unsent;
+    if (!out.bundle->send(static_cast<std::uint16_t>(type), *body,
+                          [body, self = weak_from_this(), peer = out.bundle->peer_identity()] {
+                            if (auto mesh = self.lock()) mesh->on_sent(peer);
+                          }))
+      --out.unsent;  // the bundle is closing: its callback never runs
   }
 }
 
@@ -163,6 +182,7 @@ void PeerMesh::drop(const secure::PublicKey& peer) {
   // Dropping the bundles closes their sockets at once, without callbacks.
   outbound_.erase(peer);
   inbound_.erase(peer);
+  close_inbound_once_outbound_closed();
 }
 
 void PeerMesh::arm_keepalive() {

@@ -118,8 +118,10 @@ void TrackerCore::reconcile(TimePoint now) {
   previous_group_.clear();
   event(TrackerEvent::Kind::state_changed, std::nullopt,
         fmt::format("settled on round {}", committed_round_));
+  // A member told to fetch the state no one held holds the run's state now: a resync to it tells
+  // it to stop fetching (a peer takes a state it holds from itself), and it reports back in sync.
   for (auto& [key, m] : members_)
-    if (in_sync(m)) m.resyncing = false;
+    if (m.resyncing && in_sync(m)) send_resync(now, key);
   resync_out_of_sync(now);
 }
 

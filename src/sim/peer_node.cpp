@@ -205,6 +205,14 @@ void PeerNode::on_client_event(const proto::ClientEvent& e) {
       ring_.reset();
       ready_round_ = 0;
       ++training_;  // an inner phase under way is for a state the run has left
+      if (e.resync.round == state_.round && e.resync.state_hash == state_.manifest().state_hash()) {
+        // The state it holds (the run went back to it): nothing to fetch.
+        fetcher_.reset();
+        client_->state_report();
+        drive_client();
+        start_training();
+        return;
+      }
       start_fetch(e.resync);
       return;
     case Kind::view:

@@ -74,6 +74,9 @@ JoinOutcome SwarmGroup::join(const Digest& genesis, Duration patience) {
   const Digest hash = shared_->hash();
   current_ = hash;
   post([this, genesis, round, hash] { session_.start(genesis, round, hash); });
+  // It holds this state: it may serve it, and a resync to it (the run went back to it) is taken
+  // from this copy.
+  serve_current();
   JoinOutcome outcome;
   const auto deadline = std::chrono::steady_clock::now() + patience;
   for (;;) {
@@ -96,10 +99,8 @@ JoinOutcome SwarmGroup::join(const Digest& genesis, Duration patience) {
         // Gossip mode commits nothing to match: a peer far behind is told to copy a neighbour
         // (a resync), and its next round takes the copy.
         if (session_.gossip() ||
-            (e->reply.committed_round == round && e->reply.committed_hash == hash)) {
-          serve_current();
+            (e->reply.committed_round == round && e->reply.committed_hash == hash))
           return outcome;
-        }
         spdlog::info("the run is at round {}; this peer holds round {}: fetching the run's state",
                      e->reply.committed_round, round);
         break;

@@ -151,6 +151,16 @@ void SwarmSession::on_client_event(const proto::ClientEvent& e) {
         return;
       end_collective();
       ready_round_ = 0;
+      if (served_ && served_round_ == e.resync.round && served_hash_ == e.resync.state_hash) {
+        // The state this peer holds (the run went back to it): taken from itself.
+        fetcher_.reset();
+        SwarmEvent out{.kind = SwarmEvent::Kind::fetched};
+        out.round = e.resync.round;
+        out.hash = e.resync.state_hash;
+        out.state = served_;
+        mailbox_.post(std::move(out));
+        return;
+      }
       SwarmEvent out{.kind = SwarmEvent::Kind::must_fetch};
       out.round = e.resync.round;
       out.hash = e.resync.state_hash;
@@ -511,6 +521,7 @@ void SwarmSession::serve(proto::StateManifest manifest,
                          std::shared_ptr<const std::vector<std::byte>> state) {
   client_->set_state(manifest.round, manifest.state_hash());
   served_round_ = manifest.round;
+  served_hash_ = manifest.state_hash();
   served_ = std::move(state);
   server_.serve(std::move(manifest), proto::StateBytes({std::span(*served_)}));
 }

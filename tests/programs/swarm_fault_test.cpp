@@ -66,6 +66,37 @@ TEST(SwarmFault, APeerKilledInAllGather) {
   survivors_go_on("run-die-ag", "all-gather:" + std::to_string(kFaultRound), true);
 }
 
+TEST(SwarmFault, APeerBackWithTheNewestStateLeftGoesOnFromIt) {
+  // Peer 0 leaves with its checkpoint; peer 1 trains on alone and is SIGKILLed, and with custody
+  // off no one holds the rounds after peer 0's. Peer 0, back, is told to fetch a state no one can
+  // serve; once the run goes on from the state it holds (the tracker settles after the eviction
+  // timeout), it is told so, takes the state from itself and trains on.
+  LocalSwarm swarm("run-back-newest", 1000,
+                   {"--run.min-peers", "1", "--tracker.custody-every", "0"});
+  ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
+  const std::vector<std::string> options = {
+      "--peer.checkpoint", (swarm.dir() / "peer0.ckpt").string(), "--debug.step-delay", "20"};
+  PeerProcess& before = swarm.add_peer("peer0", options);
+  PeerProcess& other = swarm.add_peer("peer1", {"--debug.step-delay", "20"});
+  ASSERT_TRUE(before.wait_round(3)) << swarm.logs();
+  EXPECT_EQ(before.process().stop(SIGTERM), 0) << swarm.logs();
+  EXPECT_TRUE(before.read_to_end().starts_with("peer ")) << swarm.logs();
+  const std::uint64_t held = before.rounds().back().round;
+  ASSERT_TRUE(other.wait_round(held + 3)) << swarm.logs();
+  EXPECT_EQ(other.process().stop(SIGKILL), -1);
+
+  PeerProcess& back = swarm.add_peer("peer0", options);
+  ASSERT_TRUE(back.wait_round(held + 2)) << swarm.logs();
+  EXPECT_NE(swarm.tracker().log().find("the run goes on from round " + std::to_string(held)),
+            std::string::npos)
+      << swarm.logs();
+  EXPECT_NE(back.log().find("fetched the state of round " + std::to_string(held)),
+            std::string::npos)
+      << back.log();
+  EXPECT_EQ(back.committed().begin()->first, held + 1) << swarm.logs();
+  EXPECT_EQ(back.process().stop(SIGTERM), 0);
+}
+
 TEST(SwarmFault, ADonorKilledWhileServingANewcomer) {
   LocalSwarm swarm("run-die-serve", 1000, {"--run.min-peers", "2", "--run.donors", "3"});
   ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();

@@ -468,8 +468,15 @@ TEST(TrackerCustody, WithoutACopyTheRunGoesOnFromWhatTheLiveMembersHold) {
   run.round({1});
   run.h.disconnect(1);
   run.h.join(3);
+  ASSERT_TRUE(run.h.last(3, Kind::resync));
+  EXPECT_EQ(run.h.last(3, Kind::resync)->resync.round, 1u) << "told to fetch what no one holds";
   run.h.run_for(10s);  // the last holder's grace (eviction timeout)
   EXPECT_EQ(run.h.tracker->snapshot().committed_round, 0u) << "its genesis state is the run's now";
+  // Told so: a resync to the state it holds ends its fetch of round 1.
+  const auto told = run.h.last(3, Kind::resync);
+  ASSERT_TRUE(told);
+  EXPECT_EQ(told->resync.round, 0u);
+  EXPECT_EQ(told->resync.state_hash, run.h.tracker->snapshot().committed_hash);
 }
 
 }  // namespace

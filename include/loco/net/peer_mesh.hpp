@@ -52,6 +52,11 @@ class PeerMesh : public std::enable_shared_from_this<PeerMesh> {
                                           PeerMeshConfig config, PeerMeshHandlers handlers);
 
   void start();
+  // Stops accepting and sending. Each outgoing bundle closes once the messages already sent on it
+  // have been handed to its connections, which write them before their close frames: a member
+  // that leaves right after its part of a collective still delivers that part. Incoming bundles
+  // close once every outgoing one has (closing them first could make the other side give up on
+  // this member before its last messages arrive).
   void stop();
   boost::asio::ip::tcp::endpoint local_endpoint() const { return listener_->local_endpoint(); }
 
@@ -73,6 +78,7 @@ class PeerMesh : public std::enable_shared_from_this<PeerMesh> {
   struct Outbound {
     std::shared_ptr<StreamBundle> bundle;
     bool sent_since_keepalive = false;
+    std::size_t unsent = 0;  // messages handed to the bundle whose stripes are not all taken
     std::deque<std::pair<proto::MessageType, std::shared_ptr<std::vector<std::byte>>>> waiting;
   };
   struct Inbound {
@@ -83,6 +89,8 @@ class PeerMesh : public std::enable_shared_from_this<PeerMesh> {
   BundleHandlers inbound_handlers(const std::shared_ptr<StreamBundle>& bundle);
   void connect(const secure::PublicKey& peer, const boost::asio::ip::tcp::endpoint& endpoint);
   void flush(Outbound& out);
+  void on_sent(const secure::PublicKey& peer);
+  void close_inbound_once_outbound_closed();
   void lost(const secure::PublicKey& peer, const std::string& why);
   void arm_keepalive();
   void send_keepalives();

@@ -164,6 +164,7 @@ class SwarmSession {
   proto::StateServer server_;
   std::shared_ptr<const std::vector<std::byte>> served_;
   std::uint64_t served_round_ = 0;
+  Digest served_hash_{};
 };
 
 }  // namespace loco::swarm
