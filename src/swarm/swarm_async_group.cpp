@@ -14,9 +14,7 @@ train::AsyncOuterGroup::Handle SwarmAsyncGroup::start_round(std::size_t,
   const std::uint64_t round = group_.shared().round() + 1;
   install_ = std::move(landing.install);
   group_.begin_round(round, delta, static_cast<float>(std::sqrt(squares)),
-                     [tentative = std::move(landing.tentative)](std::span<const float> mean) {
-                       return tentative(mean).hash();
-                     });
+                     std::move(landing.tentative));
   return round;
 }
 

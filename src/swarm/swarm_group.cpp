@@ -192,7 +192,7 @@ train::RoundResult SwarmGroup::attempt_round(std::uint64_t round, const Tentativ
         }
         install();
         current_ = mine;
-        serve_current();
+        if (!reported_here_) serve_current();  // else the network thread serves it since the commit
         return train::RoundResult{
             .kind = train::RoundResult::Kind::committed, .members = members, .state = mine};
       case SwarmEvent::Kind::aborted:

@@ -124,6 +124,9 @@ void SwarmSession::on_client_event(const proto::ClientEvent& e) {
       if (e.group.round == ready_round_) start_collective(e.group);
       return;
     case Kind::commit: {
+      if (tentative_state_ != nullptr && e.commit.round == ready_round_ &&
+          e.commit.state_hash == tentative_manifest_.state_hash())
+        serve_tentative();
       end_collective();
       ready_round_ = 0;
       SwarmEvent out{.kind = SwarmEvent::Kind::committed};
@@ -311,6 +314,7 @@ bool SwarmSession::collective_running() const {
 void SwarmSession::end_collective() {
   all_reduce_.reset();
   all_gather_.reset();
+  tentative_state_ = nullptr;
 }
 
 void SwarmSession::pump_collective() {
@@ -363,7 +367,9 @@ void SwarmSession::post_result() {
   if (all_gather_) {
     out.parts = std::make_shared<const std::vector<std::vector<std::byte>>>(all_gather_->parts());
   } else if (tentative_) {
-    out.hash = tentative_(work_);
+    tentative_state_ = &tentative_(work_);
+    tentative_manifest_ = tentative_state_->manifest();
+    out.hash = tentative_manifest_.state_hash();
     round_done(ready_round_, attempt_, out.hash);
   } else {
     out.mean = std::make_shared<const std::vector<float>>(work_.begin(), work_.end());
@@ -515,6 +521,15 @@ void SwarmSession::pump_fetch() {
     });
   }
   link_->flush();
+}
+
+// The committed state of an asynchronous round, before the compute thread lands it: newcomers
+// fetch the run's committed state, and the members' own copies are a round behind until then.
+void SwarmSession::serve_tentative() {
+  const proto::StateBytes bytes = tentative_state_->bytes();
+  auto copy = std::make_shared<std::vector<std::byte>>(bytes.size());
+  bytes.read(0, *copy);
+  serve(std::move(tentative_manifest_), std::move(copy));
 }
 
 void SwarmSession::serve(proto::StateManifest manifest,

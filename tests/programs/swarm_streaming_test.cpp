@@ -159,5 +159,25 @@ TEST(SwarmStreaming, ANewcomerFetchesEveryFragmentAndEndsWithTheOthersState) {
   for (PeerProcess* p : {&a, &b, &newcomer}) EXPECT_EQ(p->process().stop(SIGTERM), 0);
 }
 
+TEST(SwarmStreaming, AnEagerNewcomerFetchesTheCommittedRoundAndEndsWithTheOthersState) {
+  // Eager (P = 1): a round is always in flight and lands a whole H after it commits, so the
+  // members' own copies are a round behind the committed state most of the time; they serve the
+  // committed state from the commit on, or a newcomer could never fetch it.
+  LocalSwarm swarm("eager-newcomer", 1000, {"--run.min-peers", "2"},
+                   streaming(4, 0, 1, "overlapped"));
+  ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
+  const std::vector<std::string> options = {"--debug.step-delay", "50"};
+  PeerProcess& a = swarm.add_peer("peer0", options);
+  PeerProcess& b = swarm.add_peer("peer1", options);
+  ASSERT_TRUE(a.wait_round(5)) << swarm.logs();
+  PeerProcess& newcomer = swarm.add_peer("peer2", options);
+  ASSERT_TRUE(newcomer.wait_committed()) << swarm.logs();
+  const std::uint64_t first = newcomer.committed().begin()->first;
+  for (PeerProcess* p : {&a, &b, &newcomer}) ASSERT_TRUE(p->wait_round(first + 3)) << swarm.logs();
+  EXPECT_TRUE(test::same_states({&a, &b, &newcomer}, first, first + 3)) << swarm.logs();
+  EXPECT_NE(newcomer.log().find("fetched the state of round"), std::string::npos) << newcomer.log();
+  for (PeerProcess* p : {&a, &b, &newcomer}) EXPECT_EQ(p->process().stop(SIGTERM), 0);
+}
+
 }  // namespace
 }  // namespace loco

@@ -24,6 +24,7 @@
 #include "loco/proto/state_transfer.hpp"
 #include "loco/proto/tracker_client.hpp"
 #include "loco/swarm/swarm_events.hpp"
+#include "loco/train/shared_state.hpp"
 
 namespace loco::swarm {
 
@@ -74,10 +75,12 @@ class SwarmSession {
   // All of these on the io thread (the group posts them).
   // `genesis`: the hash of the round-0 state the run's settings give.
   void start(const Digest& genesis, std::uint64_t state_round, const Digest& state_hash);
-  // `tentative` (may be empty): the hash of the state a mean leads to, computed here as soon as
-  // the all-reduce is done and reported at once (an asynchronous round, swarm_async_group.hpp);
-  // without it the compute thread computes and reports it (round_done).
-  using Tentative = std::function<Digest(std::span<const float> mean)>;
+  // `tentative` (may be empty): the state a mean leads to, computed here as soon as the
+  // all-reduce is done, its hash reported at once (an asynchronous round, swarm_async_group.hpp),
+  // and served from the moment the round commits (the compute thread installs it only when the
+  // round lands, up to H steps later: until then its own copy is the round before). Without it
+  // the compute thread computes and reports the hash (round_done).
+  using Tentative = std::function<const train::SharedState&(std::span<const float> mean)>;
   void ready(std::uint64_t round, float norm, const Digest& base, std::vector<float> delta,
              Tentative tentative = {});
   // Ready for a round whose group all-gathers one message per member (DeMo's components): the
@@ -114,6 +117,7 @@ class SwarmSession {
   void end_collective();
   void post_result();
   void post_alone();
+  void serve_tentative();
   void start_fetch(const proto::Resync& resync);
   void pump_fetch();
   void pump_server();
@@ -139,6 +143,9 @@ class SwarmSession {
   std::vector<float> delta_;
   std::vector<std::byte> part_;
   Tentative tentative_;
+  // The asynchronous round's tentative state, computed and reported, not committed yet.
+  const train::SharedState* tentative_state_ = nullptr;
+  proto::StateManifest tentative_manifest_;
   std::vector<float> work_;
   std::unique_ptr<proto::AllReduce> all_reduce_;
   std::unique_ptr<proto::AllGather> all_gather_;
