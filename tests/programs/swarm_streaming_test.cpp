@@ -2,6 +2,7 @@
 // fragment round is a tracker round (swarm/swarm_async_group.hpp), so after every one all peers
 // print the same state; the inner loop steps on while a fragment is on a slow link; a peer
 // SIGKILLed in a fragment's ring leaves the others with the same state; a newcomer catches up.
+// The same for eager updates (one fragment, a round in flight for a whole H).
 // Every wait is on a line a process prints (peer_process.hpp).
 
 #include <gtest/gtest.h>
@@ -115,9 +116,12 @@ TEST(SwarmStreaming, EagerUpdatesWithTwoFragmentsAreRefusedWithTheReason) {
   EXPECT_NE(peer.log().find("needs strategy.fragments = 1"), std::string::npos) << peer.log();
 }
 
-TEST(SwarmStreaming, APeerKilledInAFragmentRingLeavesTheOthersWithTheSameState) {
+// Three peers and a fourth SIGKILLed in round kFaultRound's reduce-scatter: the three retry that
+// round without it and go on with one state.
+void survivors_of_a_kill_in_the_ring_hold_one_state(const std::string& run_id,
+                                                    const std::string& strategy) {
   constexpr std::uint64_t kFaultRound = 4;
-  LocalSwarm swarm("stream-die", 1000, {"--run.min-peers", "3"}, streaming());
+  LocalSwarm swarm(run_id, 1000, {"--run.min-peers", "3"}, strategy);
   ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
   // Inner steps of 100 ms: all four have joined before the first round forms.
   std::vector<PeerProcess*> survivors;
@@ -140,6 +144,14 @@ TEST(SwarmStreaming, APeerKilledInAFragmentRingLeavesTheOthersWithTheSameState) 
     EXPECT_TRUE(p->process().running()) << swarm.logs();
   }
   for (PeerProcess* p : survivors) EXPECT_EQ(p->process().stop(SIGTERM), 0) << swarm.logs();
+}
+
+TEST(SwarmStreaming, APeerKilledInAFragmentRingLeavesTheOthersWithTheSameState) {
+  survivors_of_a_kill_in_the_ring_hold_one_state("stream-die", streaming());
+}
+
+TEST(SwarmStreaming, APeerKilledInAnEagerRoundLeavesTheOthersWithTheSameState) {
+  survivors_of_a_kill_in_the_ring_hold_one_state("eager-die", streaming(4, 0, 1, "overlapped"));
 }
 
 TEST(SwarmStreaming, ANewcomerFetchesEveryFragmentAndEndsWithTheOthersState) {
