@@ -73,14 +73,9 @@ TEST(SwarmDemo, APeerKilledInAStepsAllGatherLeavesTheOthersEqualAndANewcomerCatc
   for (PeerProcess* p : {&a, &b})
     EXPECT_EQ(p->committed().size(), p->rounds().size()) << "no step skipped\n" << swarm.logs();
 
-  PeerProcess& newcomer = swarm.add_peer("newcomer", options);
-  ASSERT_TRUE(newcomer.wait_committed()) << swarm.logs();
-  const std::uint64_t first = newcomer.committed().begin()->first;
+  std::uint64_t first = 0;
+  test::expect_newcomer_catches_up(swarm, {&a, &b}, "newcomer", options, 3, first);
   EXPECT_GT(first, kFaultRound);
-  for (PeerProcess* p : {&a, &b, &newcomer}) ASSERT_TRUE(p->wait_round(first + 3)) << swarm.logs();
-  EXPECT_TRUE(test::same_states({&a, &b, &newcomer}, first, first + 3)) << swarm.logs();
-  EXPECT_NE(newcomer.log().find("fetched the state of round"), std::string::npos) << newcomer.log();
-  for (PeerProcess* p : {&a, &b, &newcomer}) EXPECT_EQ(p->process().stop(SIGTERM), 0);
 }
 
 }  // namespace

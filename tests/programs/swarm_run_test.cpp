@@ -101,14 +101,9 @@ TEST(SwarmRun, ANewcomerAtRoundFiveEndsWithTheOthersState) {
   PeerProcess& a = swarm.add_peer("peer0", options);
   PeerProcess& b = swarm.add_peer("peer1", options);
   ASSERT_TRUE(a.wait_round(5)) << swarm.logs();
-  PeerProcess& newcomer = swarm.add_peer("peer2", options);
-  ASSERT_TRUE(newcomer.wait_committed()) << swarm.logs();
-  EXPECT_GE(newcomer.rounds().front().round, 5u);
-  const std::uint64_t first = newcomer.committed().begin()->first;
-  for (PeerProcess* p : {&a, &b, &newcomer}) ASSERT_TRUE(p->wait_round(first + 2)) << swarm.logs();
-  EXPECT_TRUE(test::same_states({&a, &b, &newcomer}, first, first + 2)) << swarm.logs();
-  EXPECT_NE(newcomer.log().find("fetched the state of round"), std::string::npos) << newcomer.log();
-  for (PeerProcess* p : {&a, &b, &newcomer}) EXPECT_EQ(p->process().stop(SIGTERM), 0);
+  std::uint64_t first = 0;
+  test::expect_newcomer_catches_up(swarm, {&a, &b}, "peer2", options, 2, first);
+  EXPECT_GE(first, 5u);
 }
 
 TEST(SwarmRun, LinksStayUpThroughRoundsLongerThanTheirIdleTimeout) {

@@ -4,6 +4,7 @@
 // and state file.
 
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <memory>
 #include <string>
@@ -87,6 +88,23 @@ inline ::testing::AssertionResult same_states(const std::vector<PeerProcess*>& p
     }
   }
   return ::testing::AssertionSuccess();
+}
+
+// Starts newcomer `name` with `options` and checks that it catches up: it fetches the run's state,
+// commits rounds, and holds the state of every peer in `members` for `rounds` rounds from its first
+// committed one (put in `first` for the caller's own checks). Then stops them all with SIGTERM.
+inline void expect_newcomer_catches_up(LocalSwarm& swarm, std::vector<PeerProcess*> members,
+                                       const std::string& name,
+                                       const std::vector<std::string>& options,
+                                       std::uint64_t rounds, std::uint64_t& first) {
+  PeerProcess& newcomer = swarm.add_peer(name, options);
+  ASSERT_TRUE(newcomer.wait_committed()) << swarm.logs();
+  first = newcomer.committed().begin()->first;
+  members.push_back(&newcomer);
+  for (PeerProcess* p : members) ASSERT_TRUE(p->wait_round(first + rounds)) << swarm.logs();
+  EXPECT_TRUE(same_states(members, first, first + rounds)) << swarm.logs();
+  EXPECT_NE(newcomer.log().find("fetched the state of round"), std::string::npos) << newcomer.log();
+  for (PeerProcess* p : members) EXPECT_EQ(p->process().stop(SIGTERM), 0);
 }
 
 }  // namespace loco::test
