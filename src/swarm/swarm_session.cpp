@@ -283,12 +283,19 @@ void SwarmSession::start_collective(const proto::Group& group) {
                                work_);
     all_reduce_->start();
   }
-  // Messages that came before this peer heard of its group.
+  // Messages that came before this peer heard of its group. Those of a later attempt stay: a
+  // faster member may be an attempt ahead (it heard of this attempt's abort and the next group
+  // first), and it sends its part of that attempt once.
   std::vector<Early> early;
   early.swap(early_);
-  for (const Early& m : early)
-    if (collective_id(m.type, m.body) == std::pair(group.round, group.attempt))
+  const std::pair current(group.round, group.attempt);
+  for (Early& m : early) {
+    const auto id = collective_id(m.type, m.body);
+    if (id == current)
       deliver(m.from, m.type, m.body);
+    else if (id > current)
+      early_.push_back(std::move(m));
+  }
   pump_collective();
 }
 
