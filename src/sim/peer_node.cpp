@@ -12,7 +12,6 @@ namespace {
 
 constexpr Duration kFirstBackoff = std::chrono::milliseconds(500);
 constexpr Duration kMaxBackoff = std::chrono::seconds(10);
-constexpr std::size_t kMaxEarlyChunks = 1024;
 
 std::pair<std::uint64_t, std::uint32_t> ring_chunk_id(std::span<const std::byte> body) {
   ByteReader r(body, "ring chunk");
@@ -280,10 +279,8 @@ void PeerNode::start_ring(const proto::Group& group, std::span<const float> cont
   mean_done_ = false;
   failure_reported_ = false;
   ring_->start();
-  std::vector<std::pair<proto::PeerKey, std::vector<std::byte>>> early;
-  early.swap(early_);
-  for (auto& [from, body] : early)
-    if (ring_chunk_id(body) == std::pair(group.round, group.attempt)) ring_->on_message(from, body);
+  for (const proto::EarlyMessages::Message& m : early_.take({group.round, group.attempt}))
+    ring_->on_message(m.from, m.body);
   pump_ring();
 }
 
@@ -410,8 +407,8 @@ void PeerNode::on_peer_message(NodeId from, proto::MessageType type,
         if (ring_ && id == std::pair(ready_round_, ring_attempt_)) {
           ring_->on_message(key, body);
           pump_ring();
-        } else if (id.first >= ready_round_ && early_.size() < kMaxEarlyChunks) {
-          early_.emplace_back(key, std::vector<std::byte>(body.begin(), body.end()));
+        } else if (id.first >= ready_round_) {
+          early_.keep(id, key, type, body);
         }
         return;
       }

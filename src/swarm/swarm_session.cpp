@@ -17,8 +17,7 @@ TimePoint now() {
   return from_steady(std::chrono::steady_clock::now());
 }
 
-// Messages of a collective not started here yet (a faster member got its group first) wait
-// for it, up to this many.
+// Messages of a collective not started here yet wait for it, up to this many.
 constexpr std::size_t kMaxEarlyMessages = 1024;
 
 // After a failed fetch (every donor gone or wrong) the peer asks the tracker for new donors after
@@ -53,6 +52,7 @@ SwarmSession::SwarmSession(boost::asio::io_context& io, SwarmConfig config,
       mailbox_(mailbox),
       traffic_(traffic),
       codec_(compress::make_codec(config_.codec)),
+      early_(kMaxEarlyMessages),
       gossip_timer_(io),
       fetch_timer_(io),
       fetch_backoff_(kFirstFetchBackoff) {}
@@ -283,19 +283,9 @@ void SwarmSession::start_collective(const proto::Group& group) {
                                work_);
     all_reduce_->start();
   }
-  // Messages that came before this peer heard of its group. Those of a later attempt stay: a
-  // faster member may be an attempt ahead (it heard of this attempt's abort and the next group
-  // first), and it sends its part of that attempt once.
-  std::vector<Early> early;
-  early.swap(early_);
-  const std::pair current(group.round, group.attempt);
-  for (Early& m : early) {
-    const auto id = collective_id(m.type, m.body);
-    if (id == current)
-      deliver(m.from, m.type, m.body);
-    else if (id > current)
-      early_.push_back(std::move(m));
-  }
+  // Messages that came before this peer heard of its group (those of a later attempt stay).
+  for (const proto::EarlyMessages::Message& m : early_.take({group.round, group.attempt}))
+    deliver(m.from, m.type, m.body);
   pump_collective();
 }
 
@@ -399,11 +389,11 @@ void SwarmSession::on_mesh_message(const proto::PeerKey& from, proto::MessageTyp
         if (collective_running() && id == std::pair(ready_round_, attempt_)) {
           deliver(from, type, body);
           pump_collective();
-        } else if (id.first >= ready_round_ && early_.size() < kMaxEarlyMessages) {
+        } else if (id.first >= ready_round_) {
           // A collective not started here yet, or the next one under the same number: a
           // restarted tracker numbers the attempts of the round afresh while this peer's of the
           // old one is over (its round_done never reached the old tracker).
-          early_.push_back(Early{from, type, std::vector<std::byte>(body.begin(), body.end())});
+          early_.keep(id, from, type, body);
         }
         return;
       }

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "loco/compress/codec.hpp"
+#include "loco/proto/early_messages.hpp"
 #include "loco/proto/ring_allreduce.hpp"
 #include "loco/proto/state_transfer.hpp"
 #include "loco/proto/tracker_client.hpp"
@@ -152,7 +153,7 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   std::uint32_t ring_attempt_ = 0;
   bool mean_done_ = false;
   bool failure_reported_ = false;
-  std::vector<std::pair<proto::PeerKey, std::vector<std::byte>>> early_;
+  proto::EarlyMessages early_{1024};  // ring chunks of a group not started here yet
   std::optional<PeerState> tentative_;
   Digest tentative_hash_{};
 

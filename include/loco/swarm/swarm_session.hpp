@@ -21,6 +21,7 @@
 #include "loco/net/tracker_link.hpp"
 #include "loco/proto/all_gather.hpp"
 #include "loco/proto/all_reduce.hpp"
+#include "loco/proto/early_messages.hpp"
 #include "loco/proto/state_transfer.hpp"
 #include "loco/proto/tracker_client.hpp"
 #include "loco/swarm/swarm_events.hpp"
@@ -153,13 +154,7 @@ class SwarmSession {
   std::size_t group_size_ = 0;
   bool mean_posted_ = false;
   bool failure_reported_ = false;
-  // Messages of a collective not started here yet (a faster member got its group first).
-  struct Early {
-    proto::PeerKey from;
-    proto::MessageType type;
-    std::vector<std::byte> body;
-  };
-  std::vector<Early> early_;
+  proto::EarlyMessages early_;
 
   boost::asio::steady_timer gossip_timer_;
 
