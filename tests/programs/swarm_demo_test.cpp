@@ -51,10 +51,11 @@ TEST(SwarmDemo, FourPeersHoldTheSameStateAfterEveryStepAndTheLossFalls) {
 }
 
 TEST(SwarmDemo, APeerKilledInAStepsAllGatherLeavesTheOthersEqualAndANewcomerCatchesUp) {
-  constexpr std::uint64_t kFaultRound = 6;
+  // Steps of 100 ms, a round each: the first rounds may form before the last of the three has
+  // started (it then fetches the state), but all three are in the run long before step 40.
+  constexpr std::uint64_t kFaultRound = 40;
   LocalSwarm swarm("demo-die", 1000, {"--run.min-peers", "2"}, demo(false));
   ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
-  // Steps of 100 ms: all three have joined before the first round forms.
   const std::vector<std::string> options = {"--debug.step-delay", "100"};
   PeerProcess& a = swarm.add_peer("peer0", options);
   PeerProcess& b = swarm.add_peer("peer1", options);
@@ -65,13 +66,14 @@ TEST(SwarmDemo, APeerKilledInAStepsAllGatherLeavesTheOthersEqualAndANewcomerCatc
   ASSERT_TRUE(victim.committed().contains(kFaultRound - 1)) << "it was in the run\n"
                                                             << swarm.logs();
   for (PeerProcess* p : {&a, &b}) ASSERT_TRUE(p->wait_round(kFaultRound + 2)) << swarm.logs();
-  EXPECT_TRUE(test::same_states({&a, &b}, 1, kFaultRound + 2)) << swarm.logs();
+  EXPECT_TRUE(test::same_states({&a, &b}, kFaultRound - 1, kFaultRound + 2)) << swarm.logs();
   EXPECT_NE(
       swarm.tracker().log().find("round " + std::to_string(kFaultRound) + " attempt 1 aborted"),
       std::string::npos)
       << swarm.logs();
   for (PeerProcess* p : {&a, &b})
-    EXPECT_EQ(p->committed().size(), p->rounds().size()) << "no step skipped\n" << swarm.logs();
+    for (const test::RoundLine& r : p->rounds())
+      EXPECT_NE(r.kind, "skipped") << "step " << r.round << "\n" << swarm.logs();
 
   std::uint64_t first = 0;
   test::expect_newcomer_catches_up(swarm, {&a, &b}, "newcomer", options, 3, first);

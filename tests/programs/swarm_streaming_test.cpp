@@ -117,13 +117,13 @@ TEST(SwarmStreaming, EagerUpdatesWithTwoFragmentsAreRefusedWithTheReason) {
 }
 
 // Three peers and a fourth SIGKILLed in round kFaultRound's reduce-scatter: the three retry that
-// round without it and go on with one state.
+// round without it and go on with one state. The first rounds may form before the last peer has
+// started (it then fetches the state); all four are in the run long before round 12.
 void survivors_of_a_kill_in_the_ring_hold_one_state(const std::string& run_id,
                                                     const std::string& strategy) {
-  constexpr std::uint64_t kFaultRound = 4;
+  constexpr std::uint64_t kFaultRound = 12;
   LocalSwarm swarm(run_id, 1000, {"--run.min-peers", "3"}, strategy);
   ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
-  // Inner steps of 100 ms: all four have joined before the first round forms.
   std::vector<PeerProcess*> survivors;
   for (int i = 0; i < 3; ++i)
     survivors.push_back(&swarm.add_peer("peer" + std::to_string(i), {"--debug.step-delay", "100"}));
@@ -134,13 +134,14 @@ void survivors_of_a_kill_in_the_ring_hold_one_state(const std::string& run_id,
   ASSERT_TRUE(victim.committed().contains(kFaultRound - 1)) << "it was in the run\n"
                                                             << swarm.logs();
   for (PeerProcess* p : survivors) ASSERT_TRUE(p->wait_round(kFaultRound + 2)) << swarm.logs();
-  EXPECT_TRUE(test::same_states(survivors, 1, kFaultRound + 2)) << swarm.logs();
+  EXPECT_TRUE(test::same_states(survivors, kFaultRound - 1, kFaultRound + 2)) << swarm.logs();
   EXPECT_NE(
       swarm.tracker().log().find("round " + std::to_string(kFaultRound) + " attempt 1 aborted"),
       std::string::npos)
       << swarm.logs();
   for (PeerProcess* p : survivors) {
-    EXPECT_EQ(p->committed().size(), p->rounds().size()) << "no round skipped\n" << swarm.logs();
+    for (const test::RoundLine& r : p->rounds())
+      EXPECT_NE(r.kind, "skipped") << "round " << r.round << "\n" << swarm.logs();
     EXPECT_TRUE(p->process().running()) << swarm.logs();
   }
   for (PeerProcess* p : survivors) EXPECT_EQ(p->process().stop(SIGTERM), 0) << swarm.logs();
