@@ -94,16 +94,8 @@ TEST(SwarmRun, SigintLeavesWritesTheCheckpointAndARestartResumesFromIt) {
 }
 
 TEST(SwarmRun, ANewcomerAtRoundFiveEndsWithTheOthersState) {
-  LocalSwarm swarm("run-newcomer", 1000, {"--run.min-peers", "2"});
-  ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
   // Rounds of 4 x 50 ms: a newcomer's fetch fits in one, as on a real run.
-  const std::vector<std::string> options = {"--debug.step-delay", "50"};
-  PeerProcess& a = swarm.add_peer("peer0", options);
-  PeerProcess& b = swarm.add_peer("peer1", options);
-  ASSERT_TRUE(a.wait_round(5)) << swarm.logs();
-  std::uint64_t first = 0;
-  test::expect_newcomer_catches_up(swarm, {&a, &b}, "peer2", options, 2, first);
-  EXPECT_GE(first, 5u);
+  EXPECT_GE(test::newcomer_after_round_five("run-newcomer", test::kDiLoCoStrategy, 2), 5u);
 }
 
 TEST(SwarmRun, LinksStayUpThroughRoundsLongerThanTheirIdleTimeout) {

@@ -156,30 +156,15 @@ TEST(SwarmStreaming, APeerKilledInAnEagerRoundLeavesTheOthersWithTheSameState) {
 }
 
 TEST(SwarmStreaming, ANewcomerFetchesEveryFragmentAndEndsWithTheOthersState) {
-  LocalSwarm swarm("stream-newcomer", 1000, {"--run.min-peers", "2"}, streaming());
-  ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
-  const std::vector<std::string> options = {"--debug.step-delay", "50"};
-  PeerProcess& a = swarm.add_peer("peer0", options);
-  PeerProcess& b = swarm.add_peer("peer1", options);
-  ASSERT_TRUE(a.wait_round(5)) << swarm.logs();
-  std::uint64_t first = 0;
-  test::expect_newcomer_catches_up(swarm, {&a, &b}, "peer2", options, 3, first);
-  EXPECT_GE(first, 6u);
+  EXPECT_GE(test::newcomer_after_round_five("stream-newcomer", streaming(), 3), 6u);
 }
 
 TEST(SwarmStreaming, AnEagerNewcomerFetchesTheCommittedRoundAndEndsWithTheOthersState) {
   // Eager (P = 1): a round is always in flight and lands a whole H after it commits, so the
   // members' own copies are a round behind the committed state most of the time; they serve the
   // committed state from the commit on, or a newcomer could never fetch it.
-  LocalSwarm swarm("eager-newcomer", 1000, {"--run.min-peers", "2"},
-                   streaming(4, 0, 1, "overlapped"));
-  ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
-  const std::vector<std::string> options = {"--debug.step-delay", "50"};
-  PeerProcess& a = swarm.add_peer("peer0", options);
-  PeerProcess& b = swarm.add_peer("peer1", options);
-  ASSERT_TRUE(a.wait_round(5)) << swarm.logs();
-  std::uint64_t first = 0;
-  test::expect_newcomer_catches_up(swarm, {&a, &b}, "peer2", options, 3, first);
+  EXPECT_GE(test::newcomer_after_round_five("eager-newcomer", streaming(4, 0, 1, "overlapped"), 3),
+            6u);
 }
 
 }  // namespace

@@ -107,4 +107,25 @@ inline void expect_newcomer_catches_up(LocalSwarm& swarm, std::vector<PeerProces
   for (PeerProcess* p : members) EXPECT_EQ(p->process().stop(SIGTERM), 0);
 }
 
+// Two peers train (steps of 50 ms, min-peers 2) past round 5, then a newcomer joins and must catch
+// up (expect_newcomer_catches_up, `rounds` rounds). Returns its first committed round.
+inline std::uint64_t newcomer_after_round_five(const std::string& run_id,
+                                               const std::string& strategy, std::uint64_t rounds) {
+  LocalSwarm swarm(run_id, 1000, {"--run.min-peers", "2"}, strategy);
+  std::uint64_t first = 0;
+  if (!swarm.tracker().started()) {
+    ADD_FAILURE() << swarm.logs();
+    return first;
+  }
+  const std::vector<std::string> options = {"--debug.step-delay", "50"};
+  PeerProcess& a = swarm.add_peer("peer0", options);
+  PeerProcess& b = swarm.add_peer("peer1", options);
+  if (!a.wait_round(5)) {
+    ADD_FAILURE() << "the first two peers never reached round 5\n" << swarm.logs();
+    return first;
+  }
+  expect_newcomer_catches_up(swarm, {&a, &b}, "peer2", options, rounds, first);
+  return first;
+}
+
 }  // namespace loco::test
