@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <utility>
+
 #include "loco/core/byte_io.hpp"
 #include "loco/core/error.hpp"
 #include "loco/net/host_port.hpp"
@@ -155,15 +157,23 @@ void SwarmSession::on_client_event(const proto::ClientEvent& e) {
       end_collective();
       ready_round_ = 0;
       if (served_ && served_round_ == e.resync.round && served_hash_ == e.resync.state_hash) {
-        // The state this peer holds (the run went back to it): taken from itself.
+        // The state this peer holds. Its report may just not have reached the tracker yet (a
+        // repeated resync): say it again. Or the compute thread waits for a fetch of a state no
+        // one held and the run went back to this one: it takes it from itself.
         fetcher_.reset();
-        SwarmEvent out{.kind = SwarmEvent::Kind::fetched};
-        out.round = e.resync.round;
-        out.hash = e.resync.state_hash;
-        out.state = served_;
-        mailbox_.post(std::move(out));
+        if (std::exchange(fetch_pending_, false)) {
+          SwarmEvent out{.kind = SwarmEvent::Kind::fetched};
+          out.round = e.resync.round;
+          out.hash = e.resync.state_hash;
+          out.state = served_;
+          mailbox_.post(std::move(out));
+        } else {
+          client_->state_report();
+          link_->flush();
+        }
         return;
       }
+      fetch_pending_ = true;
       SwarmEvent out{.kind = SwarmEvent::Kind::must_fetch};
       out.round = e.resync.round;
       out.hash = e.resync.state_hash;
@@ -495,6 +505,7 @@ void SwarmSession::pump_fetch() {
     out.state = std::make_shared<const std::vector<std::byte>>(fetcher_->state().begin(),
                                                                fetcher_->state().end());
     fetcher_.reset();
+    fetch_pending_ = false;
     fetch_backoff_ = kFirstFetchBackoff;
     mailbox_.post(std::move(out));
   } else if (fetcher_->failure()) {

@@ -167,6 +167,7 @@ class SwarmSession {
   std::shared_ptr<const std::vector<std::byte>> served_;
   std::uint64_t served_round_ = 0;
   Digest served_hash_{};
+  bool fetch_pending_ = false;  // the compute thread was told to wait for a fetched state
 };
 
 }  // namespace loco::swarm
