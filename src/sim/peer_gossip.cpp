@@ -3,12 +3,16 @@
 // on; no ready, no commit. Members' states differ by design, so a group averages the packed
 // vector θ ‖ v ‖ Δ (3 x dim values: the ring's bytes are 3 x those of all-reduce mode) and each
 // member applies the outer step to (θ̄, v̄) with Δ̄: the group's members end identical.
-//   - The grouping of round r comes from the view the peer's inner phase started with (or a later
-//     one that adds members), so a member lost while the group trains does not split it; members
-//     that left since are dropped from it.
+//   - The grouping of round r comes from the last view that added members (the first one that
+//     lists this peer, or a later one: a newcomer is in no earlier view, so every member takes the
+//     view it arrived in), so a member lost while the group trains does not split it; members
+//     that left since are dropped from it. A view that adds members while the round is under way
+//     starts it again in the new grouping (another attempt), as it does for the others.
 //   - A member lost mid-ring: the tracker's next view drops it, and the group's survivors (the
 //     members still in the view, the same set for each of them) run the ring again as the next
 //     attempt, so they end identical.
+//   - A peer whose view does not list it yet waits for one that does (or gossip_wait): applying
+//     alone would strand the partner the others' grouping gives it for the round.
 //   - A group not done within gossip_wait (a partner at another round, a grouping the partners
 //     did not share): the peer applies its own state and update alone. Never a partial mean.
 #include <algorithm>
@@ -18,9 +22,13 @@
 
 namespace loco::sim {
 
-void PeerNode::take_gossip_view() {
+bool PeerNode::take_gossip_view() {
+  if (!gossip_live_.empty() &&
+      std::includes(gossip_live_.begin(), gossip_live_.end(), view_keys_.begin(), view_keys_.end()))
+    return false;
   gossip_live_ = view_keys_;
   gossip_epoch_ = client_->view().epoch;
+  return true;
 }
 
 void PeerNode::start_gossip_round() {
@@ -31,6 +39,16 @@ void PeerNode::start_gossip_round() {
                                  .round = ready_round_,
                                  .epoch = gossip_epoch_,
                                  .group_size = world_.gossip_group};
+  if (!std::binary_search(gossip_live_.begin(), gossip_live_.end(), key_)) {
+    // No view lists this peer yet (it joined while the tracker's broadcast was pending): no
+    // grouping to compute. Alone now, it would strand the partners the others' grouping gives it;
+    // it waits for the view (gossip_view_changed), or gossip_wait.
+    gossip_group_.clear();
+    at(world_.loop->now() + world_.gossip_wait, [r = ready_round_](PeerNode& self) {
+      if (self.ready_round_ == r && !self.ring_) self.apply_gossip(self.packed_, {self.key_});
+    });
+    return;
+  }
   gossip_group_ = proto::gossip_group_of(round, gossip_live_, key_);
   start_gossip_ring();
 }
@@ -41,7 +59,8 @@ void PeerNode::start_gossip_ring() {
   std::vector<proto::PeerKey> members;
   for (const proto::PeerKey& m : gossip_group_)
     if (m == key_ || is_member(m)) members.push_back(m);
-  const auto attempt = static_cast<std::uint32_t>(gossip_group_.size() - members.size());
+  const std::uint32_t attempt =
+      proto::gossip_attempt(gossip_epoch_, gossip_group_.size() - members.size());
   if (members.size() < 2) {
     ring_attempt_ = attempt;
     apply_gossip(packed_, {key_});
@@ -62,12 +81,11 @@ void PeerNode::start_gossip_ring() {
 }
 
 void PeerNode::gossip_view_changed() {
-  // A view that adds members replaces the round's (peers that start later see them too); one that
-  // only drops members does not: the group drops them below, as members that start later do.
-  if (!std::includes(gossip_live_.begin(), gossip_live_.end(), view_keys_.begin(),
-                     view_keys_.end()))
-    take_gossip_view();
-  if (ready_round_ == 0 || !ring_ || mean_done_) return;
+  const bool regrouped = take_gossip_view();
+  if (ready_round_ == 0 || mean_done_) return;
+  // A new grouping (or the first view listing this peer): the round starts again in it, as it
+  // does for every member that took the same view.
+  if (regrouped || !ring_) return start_gossip_round();
   const auto lost = std::count_if(ring_members_.begin(), ring_members_.end(),
                                   [&](const proto::PeerKey& m) { return !is_member(m); });
   if (lost > 0) start_gossip_ring();
@@ -81,7 +99,7 @@ void PeerNode::apply_gossip(std::span<const float> mean,
                  .theta = {mean.begin(), mean.begin() + static_cast<std::ptrdiff_t>(dim)},
                  .momentum = {mean.begin() + static_cast<std::ptrdiff_t>(dim),
                               mean.begin() + static_cast<std::ptrdiff_t>(2 * dim)}};
-  optim::outer_nesterov_step(world_.compute->config().outer, next.theta, next.momentum,
+  optim::outer_nesterov_step(world_.compute->outer(), next.theta, next.momentum,
                              mean.subspan(2 * dim));
   world_.ledger->group_installed(world_.loop->now(), key_, state_.round, next.round, ring_attempt_,
                                  members, next.manifest().state_hash());

@@ -234,7 +234,7 @@ void PeerNode::start_training() {
   phase_ = Phase::training;
   if (gossip()) take_gossip_view();
   const std::uint64_t phase = ++training_;
-  const Duration length = world_.compute->config().inner_steps * disk_.step_time;
+  const Duration length = world_.compute->inner_steps() * disk_.step_time;
   at(world_.loop->now() + length, [phase](PeerNode& self) {
     if (self.training_ == phase && self.phase_ == Phase::training) self.finish_training();
   });
@@ -308,7 +308,7 @@ void PeerNode::pump_ring() {
     }
     // The state this round leads to (train::RoundInput::tentative): the outer step on the mean.
     PeerState next = state_;
-    optim::outer_nesterov_step(world_.compute->config().outer, next.theta, next.momentum, work_);
+    optim::outer_nesterov_step(world_.compute->outer(), next.theta, next.momentum, work_);
     next.round = ready_round_;
     tentative_hash_ = next.manifest().state_hash();
     tentative_ = std::move(next);

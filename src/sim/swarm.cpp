@@ -36,7 +36,7 @@ SwarmConfig with_defaults(SwarmConfig c) {
 
 Swarm::Swarm(SwarmConfig config)
     : config_(with_defaults(std::move(config))),
-      compute_(config_.compute),
+      compute_(config_.model ? config_.model : std::make_shared<NoisyQuadratic>(config_.compute)),
       ledger_(config_.mean_tolerance),
       tracker_identity_(key_from(config_.seed, ~std::uint64_t{0})),
       draws_(counter_u64(config_.seed, kDraws, 0)) {
@@ -58,12 +58,12 @@ Swarm::Swarm(SwarmConfig config)
     }
   });
 
-  std::vector<float> theta = compute_.genesis();
+  std::vector<float> theta = compute_->genesis();
   PeerState genesis{.round = 0, .theta = theta, .momentum = std::vector<float>(theta.size(), 0.0f)};
   world_ = PeerWorld{.loop = &loop_,
                      .network = network_.get(),
                      .directory = &directory_,
-                     .compute = &compute_,
+                     .compute = compute_.get(),
                      .ledger = &ledger_,
                      .tracker = tracker_node,
                      .client =
@@ -237,7 +237,7 @@ double Swarm::mean_loss() const {
   std::size_t n = 0;
   for (const auto& p : processes_) {
     if (!p) continue;
-    sum += compute_.loss(p->state().theta);
+    sum += compute_->loss(p->state().theta);
     ++n;
   }
   return n == 0 ? 0 : sum / static_cast<double>(n);

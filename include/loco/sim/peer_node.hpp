@@ -57,7 +57,7 @@ struct PeerWorld {
   EventLoop* loop = nullptr;
   Network* network = nullptr;
   const Directory* directory = nullptr;
-  const ComputeModel* compute = nullptr;
+  ComputeModel* compute = nullptr;
   Ledger* ledger = nullptr;
   NodeId tracker = 0;
   proto::TrackerClientConfig client;  // join fields other than the state are filled in
@@ -110,7 +110,7 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   // Gossip mode (peer_gossip.cpp).
   bool gossip() const { return world_.gossip_group != 0; }
   void start_gossip_round();
-  void take_gossip_view();
+  bool take_gossip_view();  // false: the view only drops members of the round's grouping
   void start_gossip_ring();
   void gossip_view_changed();
   void apply_gossip(std::span<const float> mean, const std::vector<proto::PeerKey>& members);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "loco/core/rng.hpp"
+#include "loco/sim/noisy_quadratic.hpp"
 #include "loco/sim/peer_node.hpp"
 #include "loco/sim/tracker_node.hpp"
 
@@ -32,7 +33,10 @@ struct LinkRanges {
 struct SwarmConfig {
   std::uint64_t seed = 1;
   std::size_t peers = 4;
-  ComputeConfig compute;
+  NoisyQuadraticConfig compute;  // the inner loop, unless `model` is set
+  // A real model's inner loop instead (ModelCompute), shared by the peers; null: the noisy
+  // quadratic of `compute`.
+  std::shared_ptr<ComputeModel> model;
   Duration step_time = std::chrono::milliseconds(100);
   double step_time_spread = 0;  // σ of the log of a peer's step time (heterogeneous compute)
   LinkRanges links;
@@ -84,14 +88,14 @@ class Swarm {
   Network& network() { return *network_; }
   TrackerNode& tracker() { return *tracker_; }
   Ledger& ledger() { return ledger_; }
-  const ComputeModel& compute() const { return compute_; }
+  ComputeModel& compute() const { return *compute_; }
   std::uint64_t rounds_committed() const { return rounds_committed_; }
   std::uint64_t rounds_aborted() const { return rounds_aborted_; }
   std::uint64_t evictions() const { return evictions_; }
   // The live peers' states: how far apart they are (RMS over peers of ‖θ_i − θ̄‖ / √dim), and
   // the mean loss.
   double spread() const;
-  double mean_loss() const;
+  double mean_loss() const;  // runs the model's evaluation for each live peer
 
  private:
   void churn_departure(double rate_per_s);
@@ -103,7 +107,7 @@ class Swarm {
   EventLoop loop_;
   std::unique_ptr<Network> network_;
   Directory directory_;
-  ComputeModel compute_;
+  std::shared_ptr<ComputeModel> compute_;
   Ledger ledger_;
   secure::KeyPair tracker_identity_;
   std::unique_ptr<TrackerNode> tracker_;

@@ -1,4 +1,4 @@
-#include "loco/sim/compute_model.hpp"
+#include "loco/sim/noisy_quadratic.hpp"
 
 #include <cmath>
 
@@ -6,7 +6,7 @@
 
 namespace loco::sim {
 
-ComputeModel::ComputeModel(ComputeConfig config) : config_(config), target_(config.dim) {
+NoisyQuadratic::NoisyQuadratic(NoisyQuadraticConfig config) : config_(config), target_(config.dim) {
   Rng rng(counter_u64(config_.seed, 0x7461726765740000ULL, 0));  // "target"
   for (float& t : target_) t = rng.normal();
   const double keep = 1.0 - config_.inner_lr;
@@ -16,8 +16,8 @@ ComputeModel::ComputeModel(ComputeConfig config) : config_(config), target_(conf
   spread_ = static_cast<float>(config_.noise * config_.inner_lr * std::sqrt(variance));
 }
 
-std::vector<float> ComputeModel::pseudo_gradient(std::span<const float> theta, std::uint64_t peer,
-                                                 std::uint64_t phase) const {
+std::vector<float> NoisyQuadratic::pseudo_gradient(std::span<const float> theta, std::uint64_t peer,
+                                                   std::uint64_t phase) {
   Rng rng(counter_u64(config_.seed, peer, phase));
   std::vector<float> delta(theta.size());
   for (std::size_t j = 0; j < theta.size(); ++j)
@@ -25,7 +25,7 @@ std::vector<float> ComputeModel::pseudo_gradient(std::span<const float> theta, s
   return delta;
 }
 
-float ComputeModel::loss(std::span<const float> theta) const {
+float NoisyQuadratic::loss(std::span<const float> theta) {
   double sum = 0;
   for (std::size_t j = 0; j < theta.size(); ++j) {
     const double d = theta[j] - target_[j];
