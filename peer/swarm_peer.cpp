@@ -13,6 +13,7 @@
 #include "loco/net/link_shaper.hpp"
 #include "loco/net/units.hpp"
 #include "loco/proto/all_reduce.hpp"
+#include "loco/proto/parameter_sketch.hpp"
 #include "loco/swarm/swarm_async_group.hpp"
 #include "loco/swarm/swarm_group.hpp"
 #include "loco/train/inner_loop.hpp"
@@ -191,6 +192,8 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
                                  .cursor = loop.sampler().save()},
           identity);
     };
+    // Gossip mode: each heartbeat carries a sketch of θ, for the spread on the tracker's /status.
+    const bool gossip = config.strategy.gossip_group != 0;
     auto interval_start = Clock::now();
     double interval_loss = 0, round_loss = 0;
     std::uint64_t interval_steps = 0, round_steps = 0, rounds_seen = group.rounds_run();
@@ -234,14 +237,16 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
             strategy.shared().round(), loop.steps(), config.train.steps, loss, tokens_per_s,
             megabytes(group.traffic().sent), megabytes(group.traffic().received),
             group.network_wait_s());
-        group.publish(
-            proto::Heartbeat{.state_round = strategy.shared().round(),
-                             .inner_step = loop.steps(),
-                             .loss = loss,
-                             .tokens_per_s = static_cast<float>(tokens_per_s),
-                             .bytes_sent = group.traffic().sent,
-                             .bytes_received = group.traffic().received,
-                             .network_wait_s = static_cast<float>(group.network_wait_s())});
+        group.publish(proto::Heartbeat{.state_round = strategy.shared().round(),
+                                       .inner_step = loop.steps(),
+                                       .loss = loss,
+                                       .tokens_per_s = static_cast<float>(tokens_per_s),
+                                       .bytes_sent = group.traffic().sent,
+                                       .bytes_received = group.traffic().received,
+                                       .network_wait_s = static_cast<float>(group.network_wait_s()),
+                                       .sketch = gossip ? std::optional(proto::sketch_parameters(
+                                                              strategy.shared().arena(0).data()))
+                                                        : std::nullopt});
         interval_start = Clock::now();
         interval_loss = 0;
         interval_steps = 0;

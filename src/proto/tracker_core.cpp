@@ -203,7 +203,9 @@ TrackerStatus TrackerCore::status(TimePoint now) const {
     s.phase = members_.empty() ? "waiting for peers" : "peers training";
   }
   const auto seconds = [](Duration d) { return std::chrono::duration<double>(d).count(); };
+  std::vector<ParameterSketch> sketches;  // gossip mode: the members' last, for the spread
   for (const auto& [key, m] : members_) {
+    if (m.stats.sketch) sketches.push_back(*m.stats.sketch);
     s.members.push_back(MemberStatus{.peer_id = secure::short_id(key),
                                      .public_key = secure::to_hex(key),
                                      .address = m.member.address,
@@ -218,6 +220,7 @@ TrackerStatus TrackerCore::status(TimePoint now) const {
     s.bytes_received += m.stats.bytes_received;
     s.tokens_per_s += m.stats.tokens_per_s;
   }
+  if (sketches.size() >= 2) s.spread = sketch_spread(sketches);
   s.history = history_;
   if (custody_) {
     s.custody_round = custody_->round;

@@ -97,5 +97,24 @@ TEST(TrackerGossip, AFailedCopyGetsNewDonorsAndASuccessfulOneEndsTheResync) {
   EXPECT_EQ(h.count(10, Kind::resync), 2u);
 }
 
+// /status and /metrics show the members' spread from the sketches in their heartbeats.
+TEST(TrackerGossip, TheStatusShowsTheSpreadOfTheMembersSketches) {
+  Harness h = gossip_run();
+  EXPECT_EQ(h.tracker->status(h.now).spread, 0.0) << "no sketches yet";
+  std::vector<ParameterSketch> sketches;
+  for (std::uint8_t n = 1; n <= 3; ++n) {
+    std::vector<float> theta(256, 0.5f);
+    theta[n] += 0.25f * n;  // each member a little apart
+    Heartbeat stats;
+    stats.sketch = sketch_parameters(theta);
+    sketches.push_back(*stats.sketch);
+    h.peers.at(n).client->set_stats(stats);
+  }
+  h.run_for(5s);  // a heartbeat each
+  const double spread = h.tracker->status(h.now).spread;
+  EXPECT_GT(spread, 0.0);
+  EXPECT_DOUBLE_EQ(spread, sketch_spread(sketches));
+}
+
 }  // namespace
 }  // namespace loco::proto

@@ -70,9 +70,21 @@ TEST(TrackerMessages, EveryMessageRoundTrips) {
                                                     .tokens_per_s = 4,
                                                     .bytes_sent = 5,
                                                     .bytes_received = 6,
-                                                    .network_wait_s = 7}));
+                                                    .network_wait_s = 7,
+                                                    .sketch = {}}));
   EXPECT_EQ(h.loss, 3.5f);
   EXPECT_EQ(h.bytes_received, 6u);
+  EXPECT_FALSE(h.sketch);
+  ParameterSketch sketch{};
+  sketch[31] = -2.5f;
+  Heartbeat sketched;
+  sketched.sketch = sketch;
+  const auto with_sketch = encode(sketched);
+  EXPECT_EQ(decode<Heartbeat>(with_sketch).sketch, sketch);
+  expect_refused_when_damaged<Heartbeat>(with_sketch);
+  std::vector<std::byte> bad_flag = encode(Heartbeat{});
+  bad_flag.back() = std::byte{2};  // the sketch flag
+  EXPECT_THROW(decode<Heartbeat>(bad_flag), Error);
   const auto reply = decode<JoinReply>(encode(JoinReply{.accepted = true,
                                                         .refusal = {},
                                                         .shard_index = 3,

@@ -41,7 +41,8 @@ inline proto::TrackerStatus sample_status() {
                               .tokens_per_s = 9'400.0f - 700.0f * static_cast<float>(i),
                               .bytes_sent = 1'250'000'000ull + 90'000'000ull * i,
                               .bytes_received = 1'190'000'000ull + 75'000'000ull * i,
-                              .network_wait_s = 0.8f + 0.2f * static_cast<float>(i)};
+                              .network_wait_s = 0.8f + 0.2f * static_cast<float>(i),
+                              .sketch = {}};
     s.members.push_back(m);
     s.bytes_sent += m.last.bytes_sent;
     s.bytes_received += m.last.bytes_received;

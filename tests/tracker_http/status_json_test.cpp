@@ -50,7 +50,8 @@ TEST(StatusJson, EveryFieldOfAMemberAndARound) {
                                                                    .tokens_per_s = 9000.5f,
                                                                    .bytes_sent = 100,
                                                                    .bytes_received = 200,
-                                                                   .network_wait_s = 0.1f}});
+                                                                   .network_wait_s = 0.1f,
+                                                                   .sketch = {}}});
   Digest hash{};
   hash[0] = 0xab;
   s.history.push_back(proto::RoundRecord{.round = 40,

@@ -99,7 +99,8 @@ class TrackerCore {
   TrackerStatus status(TimePoint now) const;
   // Unix time in ms at TimePoint zero, for the dates of committed rounds (display only).
   void set_wall_clock(std::int64_t unix_ms_at_zero) { unix_ms_at_zero_ = unix_ms_at_zero; }
-  // The members' spread (TrackerStatus::spread), shown by status() until the next report.
+  // The members' spread (TrackerStatus::spread), shown by status() until the next report, when
+  // the members send no sketches (the simulator, which reads it off their states).
   void set_spread(double rms) { counters_.spread = rms; }
 
   const TrackerCoreConfig& config() const { return config_; }

@@ -16,6 +16,7 @@
 
 #include "loco/core/hash.hpp"
 #include "loco/proto/message_type.hpp"
+#include "loco/proto/parameter_sketch.hpp"
 #include "loco/secure/identity.hpp"
 
 namespace loco::proto {
@@ -68,6 +69,8 @@ struct Heartbeat {
   std::uint64_t bytes_sent = 0;
   std::uint64_t bytes_received = 0;
   float network_wait_s = 0;
+  // Gossip mode: a sketch of the peer's θ, from which the tracker shows the members' spread.
+  std::optional<ParameterSketch> sketch;
 };
 
 struct HeartbeatAck {

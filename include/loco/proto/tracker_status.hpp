@@ -45,7 +45,9 @@ struct TrackerStatus {
   std::uint64_t bytes_received = 0;
   double tokens_per_s = 0;
   // How far the members' parameters are from one another (RMS distance from their mean, per
-  // value), as the driver last learnt it; in all-reduce mode 0. Gossip mode (DESIGN.md §1.6).
+  // value), from the sketches in their heartbeats (parameter_sketch.hpp) when two or more sent
+  // one, else as the driver last learnt it (the simulator); in all-reduce mode 0. Gossip mode
+  // (DESIGN.md §1.6).
   double spread = 0;
   // The newest checkpoint custody copy the tracker holds (0 and 0: none), and the bytes it has
   // pulled for custody since it started.
