@@ -2,16 +2,20 @@
 // (default 32) each train configs/sim-model.toml's small GPT on their own shard with DiLoCo
 // (H = 20, int8), over links of 100 Mbit/s and 50 ms one way, with step times spread ±10%; once
 // in all-reduce mode (one group of all peers a round, the tracker's rounds) and once each in
-// gossip mode with groups of 4 and of 2. Every 2 virtual seconds it samples the live peers' mean
-// round, mean validation loss, spread (RMS distance from their mean per value) and bytes sent per
-// peer. A run ends when the peers' mean round reaches --rounds.
-// Prints a table per run to stderr, the samples to --out DIR/MODE.curve
-// (scripts/plot-sim-gossip.sh) and, as its last line:
+// gossip mode with groups of 4 and of 2. Each time the live peers' mean round passes a whole
+// number it samples their mean validation loss, spread (RMS distance from their mean per value)
+// and bytes sent per peer. A run ends when the mean round reaches --rounds; its figures are those
+// of that sample, with the virtual seconds a round took (all-reduce mode here is the simulator's
+// ring: 2(N − 1) latencies a round).
+// Prints a table per run to stderr, the samples to --out DIR/MODE.curve (default
+// build/release/bench-sim-gossip/pN; scripts/plot-sim-gossip.sh) and, as its last line:
 //   sim-gossip: peers=… rounds=… allreduce_loss=… gossip4_loss=… gossip2_loss=… gossip4_spread=…
-//               gossip2_spread=… gossip4_bytes_vs_allreduce=… gossip2_bytes_vs_allreduce=… wall_s=…
+//               gossip2_spread=… gossip4_bytes_vs_allreduce=… gossip2_bytes_vs_allreduce=…
+//               allreduce_round_s=… gossip4_round_s=… gossip2_round_s=… wall_s=…
 //
 // Options: --peers N --rounds R --seed N --out DIR --config FILE
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -29,7 +33,7 @@ struct Options {
   std::size_t peers = 32;
   std::uint64_t rounds = 30;
   std::uint64_t seed = 1;
-  std::filesystem::path out = LOCO_SOURCE_DIR "/build/release/bench-sim-gossip";
+  std::filesystem::path out;  // default build/release/bench-sim-gossip/pN
   std::filesystem::path config = LOCO_SOURCE_DIR "/configs/sim-model.toml";
 };
 
@@ -53,6 +57,8 @@ Options parse(int argc, char** argv) {
       std::exit(2);
     }
   }
+  if (o.out.empty())
+    o.out = LOCO_SOURCE_DIR "/build/release/bench-sim-gossip/p" + std::to_string(o.peers);
   if (o.peers < 2 || o.rounds == 0) {
     std::fprintf(stderr, "--peers must be >= 2 and --rounds >= 1\n");
     std::exit(2);
@@ -61,22 +67,30 @@ Options parse(int argc, char** argv) {
 }
 
 struct Sample {
+  double virtual_s = 0;
   double round = 0;  // the live peers' mean
   double loss = 0;   // the live peers' mean validation loss
   double spread = 0;
   double bytes_per_peer = 0;
 };
 
-Sample sample(loco::sim::Swarm& swarm) {
-  Sample s;
+double mean_round(const loco::sim::Swarm& swarm) {
+  double sum = 0;
   std::size_t live = 0;
   for (std::size_t i = 0; i < swarm.peer_count(); ++i) {
-    s.bytes_per_peer += static_cast<double>(swarm.network().bytes_sent(swarm.peer_node(i)));
     if (!swarm.peer_up(i)) continue;
-    s.round += static_cast<double>(swarm.peer(i).state().round);
+    sum += static_cast<double>(swarm.peer(i).state().round);
     ++live;
   }
-  s.round /= static_cast<double>(live);
+  return live == 0 ? 0 : sum / static_cast<double>(live);
+}
+
+Sample sample(loco::sim::Swarm& swarm) {
+  Sample s;
+  s.virtual_s = std::chrono::duration<double>(swarm.loop().now().time_since_epoch()).count();
+  s.round = mean_round(swarm);
+  for (std::size_t i = 0; i < swarm.peer_count(); ++i)
+    s.bytes_per_peer += static_cast<double>(swarm.network().bytes_sent(swarm.peer_node(i)));
   s.bytes_per_peer /= static_cast<double>(swarm.peer_count());
   s.loss = swarm.mean_loss();
   s.spread = swarm.spread();
@@ -111,17 +125,21 @@ Sample run(const Options& o, const loco::train::TrainConfig& model, std::size_t 
                "bytes/peer");
   swarm.start();
   Sample s;
-  for (int t = 2; s.round < static_cast<double>(o.rounds); t += 2) {
-    if (!swarm.run_for(std::chrono::seconds(2)) || t > 3600) {
+  double sampled = 0;  // the whole round last sampled
+  while (s.round < static_cast<double>(o.rounds)) {
+    if (!swarm.run_for(std::chrono::milliseconds(100)) ||
+        swarm.loop().now().time_since_epoch() > std::chrono::hours(1)) {
       std::fprintf(stderr, "%s: no progress (event budget or an hour of virtual time)\n",
                    name.c_str());
       std::exit(1);
     }
+    if (std::floor(mean_round(swarm)) <= sampled) continue;
     s = sample(swarm);
-    std::fprintf(stderr, "  %9d %10.2f %8.4f %9.5f %14.0f\n", t, s.round, s.loss, s.spread,
-                 s.bytes_per_peer);
-    curve << t << ' ' << s.round << ' ' << s.loss << ' ' << s.spread << ' ' << s.bytes_per_peer
-          << '\n';
+    sampled = std::floor(s.round);
+    std::fprintf(stderr, "  %9.1f %10.2f %8.4f %9.5f %14.0f\n", s.virtual_s, s.round, s.loss,
+                 s.spread, s.bytes_per_peer);
+    curve << s.virtual_s << ' ' << s.round << ' ' << s.loss << ' ' << s.spread << ' '
+          << s.bytes_per_peer << '\n';
   }
   for (const std::string& v : swarm.ledger().violations())
     std::fprintf(stderr, "VIOLATION %s\n", v.c_str());
@@ -148,9 +166,10 @@ int main(int argc, char** argv) {
   std::printf(
       "sim-gossip: peers=%zu rounds=%llu allreduce_loss=%.4f gossip4_loss=%.4f gossip2_loss=%.4f "
       "gossip4_spread=%.5f gossip2_spread=%.5f gossip4_bytes_vs_allreduce=%.2f "
-      "gossip2_bytes_vs_allreduce=%.2f wall_s=%.1f\n",
+      "gossip2_bytes_vs_allreduce=%.2f allreduce_round_s=%.2f gossip4_round_s=%.2f "
+      "gossip2_round_s=%.2f wall_s=%.1f\n",
       o.peers, static_cast<unsigned long long>(o.rounds), all.loss, g4.loss, g2.loss, g4.spread,
       g2.spread, g4.bytes_per_peer / all.bytes_per_peer, g2.bytes_per_peer / all.bytes_per_peer,
-      wall);
+      all.virtual_s / all.round, g4.virtual_s / g4.round, g2.virtual_s / g2.round, wall);
   return 0;
 }
