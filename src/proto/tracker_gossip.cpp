@@ -43,7 +43,10 @@ std::optional<HeldState> TrackerCore::healthy_state() const {
 void TrackerCore::catch_up_if_behind(TimePoint now, const PeerKey& peer) {
   const MemberRecord& m = members_.at(peer);
   const std::optional<HeldState> healthy = healthy_state();
-  if (!healthy || m.state_round + config_.gossip_max_lag >= healthy->round) return;
+  if (!healthy || healthy->round <= m.state_round) return;
+  // A peer with its own rounds keeps them within the lag; one at round 0 (a new volunteer, or one
+  // back without its checkpoint) holds no rounds of its own: it copies whatever the lag.
+  if (m.state_round != 0 && m.state_round + config_.gossip_max_lag >= healthy->round) return;
   event(TrackerEvent::Kind::notice, peer,
         fmt::format("joined at round {}, {} behind most members: copies a neighbour's round {}",
                     m.state_round, healthy->round - m.state_round, healthy->round));

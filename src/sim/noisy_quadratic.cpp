@@ -16,12 +16,28 @@ NoisyQuadratic::NoisyQuadratic(NoisyQuadraticConfig config) : config_(config), t
   spread_ = static_cast<float>(config_.noise * config_.inner_lr * std::sqrt(variance));
 }
 
+namespace {
+
+// Near-normal noise from one 64-bit draw: the sum of four 16-bit uniforms (Irwin–Hall), centred
+// and scaled to unit variance. Tails end at ±3.46σ, which a stand-in for gradient noise can
+// spare; Box–Muller's log and cos were a sixth of a 1,000-peer simulation's time.
+float near_normal(Rng& rng) {
+  const std::uint64_t bits = rng.next_u64();
+  const auto sum = static_cast<float>((bits & 0xFFFF) + (bits >> 16 & 0xFFFF) +
+                                      (bits >> 32 & 0xFFFF) + (bits >> 48));
+  constexpr float kMean = 2.0f * 65535.0f;
+  const float kScale = std::sqrt(3.0f) / 65535.0f;  // variance 4/12 of a 65535-wide uniform
+  return (sum - kMean) * kScale;
+}
+
+}  // namespace
+
 std::vector<float> NoisyQuadratic::pseudo_gradient(std::span<const float> theta, std::uint64_t peer,
                                                    std::uint64_t phase) {
   Rng rng(counter_u64(config_.seed, peer, phase));
   std::vector<float> delta(theta.size());
   for (std::size_t j = 0; j < theta.size(); ++j)
-    delta[j] = pull_ * (theta[j] - target_[j]) + spread_ * rng.normal();
+    delta[j] = pull_ * (theta[j] - target_[j]) + spread_ * near_normal(rng);
   return delta;
 }
 

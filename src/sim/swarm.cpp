@@ -81,7 +81,8 @@ Swarm::Swarm(SwarmConfig config)
                      .codec = config_.codec,
                      .chunk_values = config_.chunk_values,
                      .gossip_group = config_.gossip_group,
-                     .gossip_wait = config_.gossip_wait};
+                     .gossip_wait = config_.gossip_wait,
+                     .groupings = &groupings_};
   for (std::size_t i = 0; i < config_.peers; ++i) add_peer();
   initial_peers_ = config_.peers;
 }

@@ -83,6 +83,20 @@ TEST(TrackerGossip, APeerWithinTheLagKeepsItsOwnState) {
   EXPECT_EQ(h.count(11, Kind::resync), 0u);
 }
 
+// A peer at round 0 (new, or back without its checkpoint) has no rounds of its own to keep: it
+// copies even when the run is within the lag, or it would apply rounds 1, 2, ... again from
+// genesis under its key (the simulator's ledger caught one in the 1,000-peer hour).
+TEST(TrackerGossip, APeerAtRoundZeroCopiesWhateverTheLag) {
+  Harness h = gossip_run();  // most members at round 5: within gossip_max_lag 3 of round 2, not 0
+  JoinRequest request = h.join_request(12);
+  request.state_round = 0;
+  h.add(12, request);
+  h.connect(12);
+  const auto r = h.last(12, Kind::resync);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->resync.round, 5u);
+}
+
 TEST(TrackerGossip, AFailedCopyGetsNewDonorsAndASuccessfulOneEndsTheResync) {
   Harness h = gossip_run();
   h.join(10);

@@ -197,7 +197,8 @@ class TrackerCore {
   // Gossip mode (tracker_gossip.cpp).
   // A healthy neighbour's state: at the round most members are at, the state most hold.
   std::optional<HeldState> healthy_state() const;
-  // Tells `peer` to copy a healthy state if it is more than gossip_max_lag rounds behind it.
+  // Tells `peer` to copy a healthy state if it is more than gossip_max_lag rounds behind it, or
+  // at round 0 behind it at all.
   void catch_up_if_behind(TimePoint now, const PeerKey& peer);
 
   // Checkpoint custody (tracker_custody.cpp).

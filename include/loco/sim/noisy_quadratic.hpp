@@ -3,8 +3,8 @@
 // ½‖θ − θ*‖² / dim; H steps of SGD with rate lr on it from θ, with gradient noise σ per step,
 // give exactly in distribution
 //   Δ = θ − θ_H = (1 − (1 − lr)^H)·(θ − θ*) + σ_H·ξ,   σ_H² = σ²·lr²·Σ_k (1 − lr)^(2k)
-// where ξ is standard normal noise drawn from (seed, peer, phase): cheap (one pass over θ) and
-// deterministic, whatever else the peer did.
+// where ξ is unit-variance, near-normal noise drawn from (seed, peer, phase): cheap (one pass
+// over θ, one 64-bit draw a value) and deterministic, whatever else the peer did.
 
 #include "loco/sim/compute_model.hpp"
 

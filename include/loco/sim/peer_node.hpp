@@ -29,6 +29,7 @@
 #include "loco/proto/tracker_client.hpp"
 #include "loco/sim/compute_model.hpp"
 #include "loco/sim/directory.hpp"
+#include "loco/sim/gossip_groupings.hpp"
 #include "loco/sim/ledger.hpp"
 
 namespace loco::sim {
@@ -65,6 +66,7 @@ struct PeerWorld {
   std::size_t chunk_values = std::size_t{1} << 16;
   std::size_t gossip_group = 0;  // 0: all-reduce mode; g in 2..8: gossip in groups of g
   Duration gossip_wait = std::chrono::seconds(30);  // a group not done by then: apply alone
+  GossipGroupings* groupings = nullptr;             // gossip mode: shared by the peers
 };
 
 class PeerNode final : public NodeHandler, public std::enable_shared_from_this<PeerNode> {
@@ -110,7 +112,7 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   // Gossip mode (peer_gossip.cpp).
   bool gossip() const { return world_.gossip_group != 0; }
   void start_gossip_round();
-  bool take_gossip_view();  // false: the view only drops members of the round's grouping
+  void take_gossip_view();  // unless the view only drops members of the round's grouping
   void start_gossip_ring();
   void gossip_view_changed();
   void apply_gossip(std::span<const float> mean, const std::vector<proto::PeerKey>& members);

@@ -111,6 +111,7 @@ class Swarm {
   Ledger ledger_;
   secure::KeyPair tracker_identity_;
   std::unique_ptr<TrackerNode> tracker_;
+  GossipGroupings groupings_;
   PeerWorld world_;
   std::vector<std::unique_ptr<PeerDisk>> disks_;
   std::vector<NodeId> nodes_;
