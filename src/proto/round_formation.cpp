@@ -8,18 +8,15 @@
 namespace loco::proto {
 
 TimePoint formation_time(const QuorumInput& in) {
-  const std::size_t ready = in.ready.size();
+  const std::size_t ready = in.ready;
   if (ready < std::max<std::size_t>(in.min_peers, 1)) return kNever;
-  const bool previous_all_ready =
-      std::all_of(in.previous_group.begin(), in.previous_group.end(),
-                  [&](const PeerKey& k) { return in.ready.contains(k); });
-  if (ready == in.eligible && previous_all_ready) return in.now;
+  if (ready == in.eligible && in.previous_group_ready) return in.now;
   if (2 * ready <= in.live) return kNever;
   return std::max(in.now, in.first_ready + in.join_timeout);
 }
 
 TimePoint release_time(const QuorumInput& in) {
-  const std::size_t ready = in.ready.size();
+  const std::size_t ready = in.ready;
   if (ready == 0 || ready >= std::max<std::size_t>(in.min_peers, 1)) return kNever;
   return std::max(in.now, in.first_ready + in.join_timeout);
 }

@@ -139,8 +139,10 @@ TimePoint TrackerCore::poll_timeout() const {
     next = std::min(next, reconcile_after_);
   next = std::min(next, custody_deadline());
   // Nobody ready: no group forms and nobody is let go (and the quorum's input costs O(members)).
-  if (!attempt_ && !ready_.empty())
-    next = std::min({next, formation_deadline(), release_time(quorum_input())});
+  if (!attempt_ && !ready_.empty()) {
+    const QuorumInput in = quorum_input();
+    next = std::min({next, formation_time(in), release_time(in)});
+  }
   return next;
 }
 

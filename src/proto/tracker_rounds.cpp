@@ -32,17 +32,19 @@ QuorumInput TrackerCore::quorum_input() const {
   QuorumInput in{.now = TimePoint::min(),
                  .live = members_.size(),
                  .eligible = 0,
-                 .ready = {},
-                 .previous_group = {},
+                 .ready = ready_.size(),
+                 .previous_group_ready = true,
                  .first_ready = first_ready_,
                  .min_peers = config_.min_peers,
                  .join_timeout = config_.join_timeout};
   for (const auto& [key, m] : members_)
-    if (in_sync(m) && !m.resyncing && !refused_.contains(key)) ++in.eligible;
+    if (in_sync(m) && !m.resyncing && (refused_.empty() || !refused_.contains(key)))
+      ++in.eligible;
   // Those of the last group that are gone cannot be waited for.
-  for (const PeerKey& k : previous_group_)
-    if (members_.contains(k)) in.previous_group.push_back(k);
-  in.ready = ready_;
+  in.previous_group_ready =
+      std::all_of(previous_group_.begin(), previous_group_.end(), [&](const PeerKey& k) {
+        return ready_.contains(k) || !members_.contains(k);
+      });
   return in;
 }
 
