@@ -88,11 +88,4 @@ std::vector<PeerKey> gossip_group_of(const GossipRound& r, std::span<const PeerK
   return {};
 }
 
-std::uint32_t gossip_attempt(std::uint64_t epoch, std::size_t lost) {
-  LOCO_ASSERT(lost < 16, "a gossip group has at most 8 members");
-  // The epoch's low 28 bits: a tracker restored from its file starts 2^32 epochs on (same low
-  // bits, then growing), and 2^28 membership changes within one run are out of reach.
-  return static_cast<std::uint32_t>((epoch & 0x0FFF'FFFF) << 4 | lost);
-}
-
 }  // namespace loco::proto

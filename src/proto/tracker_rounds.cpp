@@ -38,13 +38,11 @@ QuorumInput TrackerCore::quorum_input() const {
                  .min_peers = config_.min_peers,
                  .join_timeout = config_.join_timeout};
   for (const auto& [key, m] : members_)
-    if (in_sync(m) && !m.resyncing && (refused_.empty() || !refused_.contains(key)))
-      ++in.eligible;
+    if (in_sync(m) && !m.resyncing && (refused_.empty() || !refused_.contains(key))) ++in.eligible;
   // Those of the last group that are gone cannot be waited for.
   in.previous_group_ready =
-      std::all_of(previous_group_.begin(), previous_group_.end(), [&](const PeerKey& k) {
-        return ready_.contains(k) || !members_.contains(k);
-      });
+      std::all_of(previous_group_.begin(), previous_group_.end(),
+                  [&](const PeerKey& k) { return ready_.contains(k) || !members_.contains(k); });
   return in;
 }
 

@@ -7,8 +7,7 @@
 //     here (a newcomer is in no earlier view, so every member takes the view it arrived in), so a
 //     member lost while the group trains does not split it; members that left since are dropped
 //     from it. A view that adds members once the round's ring runs does not start it again (that
-//     stranded the members that had finished it: 15% fewer rounds in the 1,000-peer hour); the
-//     attempt number carries the grouping's epoch, so rings of two groupings never mix.
+//     stranded the members that had finished it: 15% fewer rounds in the 1,000-peer hour).
 //   - A member lost mid-ring: the tracker's next view drops it, and the group's survivors (the
 //     members still in the view, the same set for each of them) run the ring again as the next
 //     attempt, so they end identical.
@@ -59,8 +58,7 @@ void PeerNode::start_gossip_ring() {
   std::vector<proto::PeerKey> members;
   for (const proto::PeerKey& m : gossip_group_)
     if (m == key_ || is_member(m)) members.push_back(m);
-  const std::uint32_t attempt =
-      proto::gossip_attempt(gossip_epoch_, gossip_group_.size() - members.size());
+  const auto attempt = static_cast<std::uint32_t>(gossip_group_.size() - members.size());
   if (members.size() < 2) {
     ring_attempt_ = attempt;
     apply_gossip(packed_, {key_});

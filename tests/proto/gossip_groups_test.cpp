@@ -123,16 +123,5 @@ TEST(GossipGroups, AveragingInGroupsConvergesToTheGlobalMean) {
   for (const auto& [p, v] : x) EXPECT_NEAR(v, mean, 1e-3);
 }
 
-// A group's attempt number: one per (grouping, members lost), growing with the grouping's epoch
-// so a round started again in a newer grouping is a later collective, also across a tracker
-// restored from its file (its epochs start 2^32 on).
-TEST(GossipGroups, AttemptsGrowWithTheEpochAndTellLostMembersApart) {
-  EXPECT_EQ(gossip_attempt(7, 0), gossip_attempt(7, 0));
-  EXPECT_LT(gossip_attempt(7, 0), gossip_attempt(7, 1));
-  EXPECT_LT(gossip_attempt(7, 7), gossip_attempt(8, 0));
-  const std::uint64_t restored = (std::uint64_t{1} << 32) + 7;
-  EXPECT_LT(gossip_attempt(restored, 0), gossip_attempt(restored + 1, 0));
-}
-
 }  // namespace
 }  // namespace loco::proto

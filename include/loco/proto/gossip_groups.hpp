@@ -39,10 +39,4 @@ std::vector<std::vector<PeerKey>> gossip_groups(const GossipRound& r,
 std::vector<PeerKey> gossip_group_of(const GossipRound& r, std::span<const PeerKey> live,
                                      const PeerKey& self);
 
-// The attempt number of a group of the grouping `epoch` gave that has lost `lost` members since:
-// the members of one group agree on it, and it grows with the epoch, so a round started again in
-// a newer grouping is a later collective (EarlyMessages keeps its early messages, forgets the
-// older grouping's).
-std::uint32_t gossip_attempt(std::uint64_t epoch, std::size_t lost);
-
 }  // namespace loco::proto
