@@ -14,6 +14,9 @@ using std::chrono::seconds;
 
 SwarmConfig model_swarm(std::uint64_t seed, std::size_t peers, std::size_t gossip_group) {
   train::TrainConfig model = cli::load_train_config(LOCO_SOURCE_DIR "/configs/sim-model.toml");
+  // Smaller still, so the sanitized build runs it in seconds: one layer, batches of 4.
+  model.model.gpt.n_layer = 1;
+  model.train.batch = 4;
   model.strategy.diloco_h = 10;
   model.train.steps = 100;
   SwarmConfig c = test::instant_swarm(seed, peers);
@@ -37,7 +40,7 @@ TEST(SimModel, AllReduceTrainsTheModelAndKeepsOneState) {
   EXPECT_GE(swarm.rounds_committed(), 9u);
   const auto states = test::live_states(swarm);
   for (const auto& [i, s] : states) EXPECT_EQ(s, states.begin()->second) << "peer " << i;
-  EXPECT_LT(swarm.mean_loss(), 0.75 * start) << test::replay_hint(seed, "SimModel.*");
+  EXPECT_LT(swarm.mean_loss(), 0.6 * start) << test::replay_hint(seed, "SimModel.*");
   EXPECT_TRUE(swarm.ledger().violations().empty()) << test::violations(swarm);
 }
 
@@ -49,10 +52,10 @@ TEST(SimModel, GossipTrainsTheModelWithPeersCloseTogether) {
   swarm.start();
   ASSERT_TRUE(swarm.run_for(kTenRounds));
   for (std::size_t i = 0; i < 8; ++i) EXPECT_GE(swarm.peer(i).state().round, 9u) << i;
-  EXPECT_LT(swarm.mean_loss(), 0.75 * start) << test::replay_hint(seed, "SimModel.*");
+  EXPECT_LT(swarm.mean_loss(), 0.6 * start) << test::replay_hint(seed, "SimModel.*");
   // Apart (each group averages only itself) but close: a spread far below the parameters' scale.
   EXPECT_GT(swarm.spread(), 0.0);
-  EXPECT_LT(swarm.spread(), 0.01);
+  EXPECT_LT(swarm.spread(), 0.005);
   EXPECT_TRUE(swarm.ledger().violations().empty()) << test::violations(swarm);
 }
 
