@@ -42,7 +42,6 @@ std::vector<float> ModelCompute::pseudo_gradient(std::span<const float> theta, s
     loop.forward_backward();
     loop.optimizer_step();
   }
-  steps_run_ += inner_steps();
   std::vector<float> delta(theta.size());
   for (std::size_t j = 0; j < delta.size(); ++j) delta[j] = theta[j] - params[j];
   return delta;

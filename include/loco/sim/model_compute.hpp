@@ -34,8 +34,6 @@ class ModelCompute final : public ComputeModel {
   std::vector<float> pseudo_gradient(std::span<const float> theta, std::uint64_t peer,
                                      std::uint64_t phase) override;
   float loss(std::span<const float> theta) override;
-  // Inner steps run so far, over every peer.
-  std::uint64_t steps_run() const { return steps_run_; }
 
  private:
   train::InnerLoop& loop_of(std::uint64_t peer);
@@ -46,7 +44,6 @@ class ModelCompute final : public ComputeModel {
   std::unique_ptr<train::InnerLoop> evaluator_;
   std::vector<float> genesis_;
   std::map<std::uint64_t, std::unique_ptr<train::InnerLoop>> loops_;
-  std::uint64_t steps_run_ = 0;
 };
 
 }  // namespace loco::sim
