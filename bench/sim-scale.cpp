@@ -9,12 +9,15 @@
 // where it is 0 by construction); tracker_events_per_s: the tracker core's inputs (messages,
 // disconnects, timers) per virtual second, the load a real tracker would see.
 //
-// Options: --peers N --seconds S --churn F (per hour) --dim D --step-ms MS --seed N --gossip G
+// Options: --peers N --seconds S --churn F (per hour) --dim D --step-ms MS --step-spread S (σ of
+// the log of a peer's step time) --seed N --gossip G --gossip-wait SECONDS
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "loco/sim/swarm.hpp"
 
@@ -26,8 +29,10 @@ struct Options {
   double churn = 0.10;
   std::size_t dim = 16384;
   std::uint64_t step_ms = 600;
+  double step_spread = 0.2;
   std::uint64_t seed = 1;
   std::size_t gossip = 0;
+  std::uint64_t gossip_wait_s = 600;
 };
 
 Options parse(int argc, char** argv) {
@@ -45,8 +50,12 @@ Options parse(int argc, char** argv) {
       o.dim = std::strtoull(value, nullptr, 10);
     else if (flag == "--step-ms")
       o.step_ms = std::strtoull(value, nullptr, 10);
+    else if (flag == "--step-spread")
+      o.step_spread = std::strtod(value, nullptr);
     else if (flag == "--seed")
       o.seed = std::strtoull(value, nullptr, 10);
+    else if (flag == "--gossip-wait")
+      o.gossip_wait_s = std::strtoull(value, nullptr, 10);
     else if (flag == "--gossip")
       o.gossip = std::strtoull(value, nullptr, 10);
     else {
@@ -57,16 +66,25 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// Gossip mode: the mean round of the live peers (each applies its own rounds).
-double mean_round(const loco::sim::Swarm& swarm) {
+// Gossip mode: the rounds of the live peers (each applies its own rounds), their mean and how far
+// apart they are (the 10th and 90th percentiles).
+struct PeerRounds {
+  double mean = 0;
+  std::uint64_t p10 = 0;
+  std::uint64_t p90 = 0;
+};
+
+PeerRounds peer_rounds(const loco::sim::Swarm& swarm) {
+  std::vector<std::uint64_t> rounds;
+  for (std::size_t i = 0; i < swarm.peer_count(); ++i)
+    if (swarm.peer_up(i)) rounds.push_back(swarm.peer(i).state().round);
+  if (rounds.empty()) return {};
+  std::sort(rounds.begin(), rounds.end());
   double sum = 0;
-  std::size_t n = 0;
-  for (std::size_t i = 0; i < swarm.peer_count(); ++i) {
-    if (!swarm.peer_up(i)) continue;
-    sum += static_cast<double>(swarm.peer(i).state().round);
-    ++n;
-  }
-  return n == 0 ? 0 : sum / static_cast<double>(n);
+  for (const std::uint64_t r : rounds) sum += static_cast<double>(r);
+  return PeerRounds{.mean = sum / static_cast<double>(rounds.size()),
+                    .p10 = rounds[rounds.size() / 10],
+                    .p90 = rounds[rounds.size() * 9 / 10]};
 }
 
 }  // namespace
@@ -87,9 +105,10 @@ int main(int argc, char** argv) {
   c.compute.dim = o.dim;
   c.compute.inner_steps = 100;
   c.step_time = milliseconds(o.step_ms);
-  c.step_time_spread = 0.2;
+  c.step_time_spread = o.step_spread;
   c.codec = "int8:block=256";
   c.gossip_group = o.gossip;
+  c.gossip_wait = std::chrono::seconds(o.gossip_wait_s);
   c.mean_tolerance = -1;  // the per-ring check of every mean costs O(members x dim) per peer
   sim::Swarm swarm(c);
 
@@ -107,14 +126,20 @@ int main(int argc, char** argv) {
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     const proto::TrackerStatus status = swarm.tracker().core()->status(swarm.loop().now());
+    const PeerRounds rounds = peer_rounds(swarm);
     std::fprintf(stderr,
                  "t=%5llu s  wall %6.1f s  members %4zu  rounds %llu (aborted attempts %llu)  "
-                 "mean round %.1f  spread %.4f (tracker)  evictions %llu  events %llu  "
-                 "messages %llu\n",
+                 "mean round %.1f (p10 %llu, p90 %llu)  spread %.4f (tracker)  applied alone "
+                 "%llu of %llu (waits expired %llu)  evictions %llu  events %llu  messages %llu\n",
                  static_cast<unsigned long long>(t + span), wall, status.members.size(),
                  static_cast<unsigned long long>(swarm.rounds_committed()),
-                 static_cast<unsigned long long>(swarm.rounds_aborted()), mean_round(swarm),
-                 status.spread, static_cast<unsigned long long>(swarm.evictions()),
+                 static_cast<unsigned long long>(swarm.rounds_aborted()), rounds.mean,
+                 static_cast<unsigned long long>(rounds.p10),
+                 static_cast<unsigned long long>(rounds.p90), status.spread,
+                 static_cast<unsigned long long>(swarm.ledger().applied_alone()),
+                 static_cast<unsigned long long>(swarm.ledger().installs()),
+                 static_cast<unsigned long long>(swarm.ledger().gossip_waits_expired()),
+                 static_cast<unsigned long long>(swarm.evictions()),
                  static_cast<unsigned long long>(swarm.loop().events_run()),
                  static_cast<unsigned long long>(swarm.network().messages_delivered()));
   }
@@ -122,8 +147,8 @@ int main(int argc, char** argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   for (const std::string& v : swarm.ledger().violations())
     std::fprintf(stderr, "VIOLATION %s\n", v.c_str());
-  const std::string rounds =
-      o.gossip != 0 ? std::to_string(mean_round(swarm)) : std::to_string(swarm.rounds_committed());
+  const std::string rounds = o.gossip != 0 ? std::to_string(peer_rounds(swarm).mean)
+                                           : std::to_string(swarm.rounds_committed());
   const std::string spread = o.gossip != 0 ? std::to_string(swarm.spread()) : "n/a";
   std::printf(
       "sim-scale: peers=%zu virtual_s=%llu wall_s=%.1f speedup=%.1f rounds=%s gossip_spread=%s "

@@ -44,7 +44,8 @@ void add_peer_options(CLI::App& app, loco::peer::PeerOptions& o) {
   add("--peer.idle-timeout", o.idle_timeout,
       "A link to another peer silent this long ends (keepalives go every third of it)");
   add("--peer.gossip-wait", o.gossip_wait,
-      "Gossip mode: a group not done this long after this peer is ready, and it applies alone");
+      "Gossip mode: a group not done this long after this peer is ready (once most peers are at "
+      "its round), and it applies alone");
   app.add_option("--debug.poison", o.poison,
                  "For the test suite only: scale (send a 1000x update) or nan (declare a NaN one)")
       ->group("");  // hidden from --help

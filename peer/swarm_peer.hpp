@@ -35,7 +35,7 @@ struct PeerOptions {
   std::size_t max_per_address = net::ListenerLimits::peer_defaults().max_pending_per_source;
   std::string handshake_timeout = "5s";
   std::string idle_timeout = "300s";  // links between peers: keepalives every third of it
-  std::string gossip_wait = "30s";    // gossip mode: a group not done by then, alone
+  std::string gossip_wait = "600s";   // gossip mode: a group not done by then, alone
   std::string poison;                 // test only: scale | nan
   DebugFaultOptions debug;            // test only: die at a phase, slow inner steps
   // [run]

@@ -43,7 +43,7 @@ std::vector<std::vector<PeerKey>> gossip_groups(const GossipRound& r,
   const std::uint64_t cycle = r.round / k;
   const std::size_t axis = r.round % k;
   const auto run = std::as_bytes(std::span(r.run_id.data(), r.run_id.size()));
-  const std::uint64_t key = hash_bytes(mix64(r.epoch) ^ mix64(cycle + 0x5eed), run);
+  const std::uint64_t key = hash_bytes(mix64(cycle + 0x5eed), run);
 
   // 1. The grid: peers in the order of a keyed hash of their keys, cell i for the i-th.
   std::vector<std::pair<std::uint64_t, PeerKey>> order;

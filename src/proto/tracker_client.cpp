@@ -63,10 +63,11 @@ void TrackerClient::handle(TimePoint now, MessageType type, std::span<const std:
       emit(ClientEvent::Kind::joined).reply = reply_;
       return;
     }
-    case MessageType::heartbeat_ack: (void)decode<HeartbeatAck>(body); return;
+    case MessageType::heartbeat_ack: next_round_ = decode<HeartbeatAck>(body).next_round; return;
     case MessageType::view: {
       View v = open_signed_view(body, config_.tracker_key, config_.run_id);
       if (v.epoch <= view_.epoch && !view_.members.empty()) return;  // stale or repeated
+      roster_.record(view_.members, v, 0);
       view_ = v;
       view_digest_ = MembersDigest::of(view_.members);
       view_requested_ = false;
@@ -76,11 +77,17 @@ void TrackerClient::handle(TimePoint now, MessageType type, std::span<const std:
     case MessageType::view_delta: {
       const ViewDelta delta = open_signed_view_delta(body, config_.tracker_key, config_.run_id);
       if (delta.epoch <= view_.epoch && !view_.members.empty()) return;  // stale or repeated
+      std::vector<Member> replaced;  // the entries the delta removes or changes, as they were
+      for (const PeerKey& key : delta.removed)
+        if (const Member* m = member(key)) replaced.push_back(*m);
+      for (const Member& changed : delta.changed)
+        if (const Member* m = member(changed.key)) replaced.push_back(*m);
       if (view_.members.empty() || !apply_view_delta(view_, view_digest_, delta)) {
         if (!view_requested_) send(ViewRequest{});  // a gap: the full view rebuilds it
         view_requested_ = true;
         return;
       }
+      roster_.record(replaced, view_, delta.removed_from_round);
       emit(ClientEvent::Kind::view).view = view_;
       return;
     }
@@ -158,9 +165,8 @@ void TrackerClient::leave(const std::string& reason) {
   if (joined_) send(Leave{.reason = reason});
 }
 
-bool TrackerClient::is_member(const secure::PublicKey& key) const {
-  return std::any_of(view_.members.begin(), view_.members.end(),
-                     [&](const Member& m) { return m.key == key; });
+const Member* TrackerClient::member(const secure::PublicKey& key) const {
+  return find_member(view_, key);
 }
 
 ClientEvent& TrackerClient::emit(ClientEvent::Kind kind, std::string text) {

@@ -19,6 +19,10 @@ TrackerCore::TrackerCore(TrackerCoreConfig config, const secure::KeyPair& identi
       shard_taken_(config_.shard_count, false) {
   if (config_.shard_count == 0)
     throw Error(ErrorCategory::config, "the run needs at least one data shard");
+  if (config_.gossip_round_lead == 0)
+    throw Error(ErrorCategory::config,
+                "gossip_round_lead must be at least 1: a change cannot take effect in a round "
+                "members may have started");
   if (!restored) return;
   if (restored->run_id != config_.run_id)
     throw Error(ErrorCategory::config,

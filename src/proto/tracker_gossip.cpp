@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -51,6 +52,40 @@ void TrackerCore::catch_up_if_behind(TimePoint now, const PeerKey& peer) {
         fmt::format("joined at round {}, {} behind most members: copies a neighbour's round {}",
                     m.state_round, healthy->round - m.state_round, healthy->round));
   send_resync(now, peer, healthy->round, healthy->hash);
+}
+
+void TrackerCore::gossip_state_reported(std::uint64_t round) {
+  gossip_frontier_ = std::max(gossip_frontier_, round);
+}
+
+// Also at the start of a run: the first round any roster lists is 0 + lead (2 by default), since
+// peers that join while the first ones group round 1 would otherwise split it. The peers number
+// their first round up to it (no round 1 in a gossip run).
+std::uint64_t TrackerCore::gossip_change_round() const {
+  return gossip_frontier_ + config_.gossip_round_lead;
+}
+
+std::uint64_t TrackerCore::gossip_next_round(TimePoint now) {
+  const bool stale =
+      !gossip_next_round_at_ || now - *gossip_next_round_at_ >= std::chrono::seconds(1);
+  if (stale && !members_.empty()) {
+    std::vector<std::uint64_t> rounds;
+    rounds.reserve(members_.size());
+    for (const auto& [key, m] : members_) rounds.push_back(m.state_round);
+    const auto median = rounds.begin() + static_cast<std::ptrdiff_t>(rounds.size() / 2);
+    std::nth_element(rounds.begin(), median, rounds.end());
+    gossip_next_round_ = *median + 1;
+    gossip_next_round_at_ = now;
+  }
+  return gossip_next_round_;
+}
+
+// A member admitted since the last broadcast has first_round 0 (a stamp is at least the lead, 1 or
+// more): it is stamped when the view that lists it goes out, not when it joined, so a frontier
+// that moved in between still leaves the lead.
+void TrackerCore::stamp_admitted_members() {
+  for (auto& [key, m] : members_)
+    if (m.member.first_round == 0) m.member.first_round = gossip_change_round();
 }
 
 }  // namespace loco::proto

@@ -36,11 +36,15 @@ void TrackerCore::handle_join(TimePoint now, const PeerKey& from, const JoinRequ
     m.joined = now;
     ++counters_.peers_joined;
   }
+  // Gossip mode: a new process is listed from a round to come (stamped with the view that lists
+  // it, stamp_admitted_members); its old one stays on the rosters of the rounds before.
+  m.member.first_round = 0;
   m.member.key = from;
   m.member.address = request.listen_address;
   m.member.upload_bps = request.upload_bps;
   m.state_round = request.state_round;
   m.state_hash = request.state_hash;
+  if (config_.gossip) gossip_state_reported(request.state_round);
   m.resyncing = false;
   heard_from(from, now);
   ready_.erase(from);
@@ -91,10 +95,10 @@ std::optional<std::string> TrackerCore::join_refusal(const PeerKey& from,
   return std::nullopt;
 }
 
-void TrackerCore::handle_heartbeat(TimePoint /*now*/, const PeerKey& from,
-                                   const Heartbeat& heartbeat) {
+void TrackerCore::handle_heartbeat(TimePoint now, const PeerKey& from, const Heartbeat& heartbeat) {
   members_.at(from).stats = heartbeat;
-  send(from, HeartbeatAck{.epoch = epoch_, .next_round = next_round()});
+  send(from, HeartbeatAck{.epoch = epoch_,
+                          .next_round = config_.gossip ? gossip_next_round(now) : next_round()});
 }
 
 void TrackerCore::heard_from(const PeerKey& peer, TimePoint now) {
@@ -141,13 +145,17 @@ void TrackerCore::membership_changed(TimePoint /*now*/) {
 }
 
 void TrackerCore::flush_view(TimePoint now) {
+  if (config_.gossip) stamp_admitted_members();
   View current = view();
   // One delta for every member that holds the last broadcast: encoded and signed once.
   std::shared_ptr<const std::vector<std::byte>> delta;
   if (broadcast_.epoch != 0) {
     const MembersDigest digest = MembersDigest::of(current.members);
-    delta = std::make_shared<const std::vector<std::byte>>(encode_signed_view_delta(
-        view_delta(broadcast_, current, digest), identity_, config_.run_id));
+    ViewDelta changes = view_delta(broadcast_, current, digest);
+    if (config_.gossip && !changes.removed.empty())
+      changes.removed_from_round = gossip_change_round();
+    delta = std::make_shared<const std::vector<std::byte>>(
+        encode_signed_view_delta(changes, identity_, config_.run_id));
   }
   broadcast_ = std::move(current);
   broadcast_full_.reset();

@@ -13,7 +13,8 @@ namespace loco::proto {
 namespace {
 
 constexpr std::size_t kKeyBytes = 32;
-constexpr std::size_t kMinMemberBytes = kKeyBytes + 4 + 4 + 8;  // key, empty address, shard, bps
+// key, empty address, shard, bps, first round
+constexpr std::size_t kMinMemberBytes = kKeyBytes + 4 + 4 + 8 + 8;
 constexpr std::size_t kMinDonorBytes = kKeyBytes + 4;
 
 ByteWriter start(MessageType type) {
@@ -61,6 +62,7 @@ void member(ByteWriter& w, const Member& m) {
   text(w, m.address, kMaxAddressBytes);
   w.u32(m.shard);
   w.u64(m.upload_bps);
+  w.u64(m.first_round);
 }
 Member member(ByteReader& r) {
   Member m;
@@ -68,6 +70,7 @@ Member member(ByteReader& r) {
   m.address = r.string(kMaxAddressBytes);
   m.shard = r.u32();
   m.upload_bps = r.u64();
+  m.first_round = r.u64();
   return m;
 }
 
@@ -77,12 +80,29 @@ void view_body(ByteWriter& w, const View& v) {
   w.u32(static_cast<std::uint32_t>(v.members.size()));
   for (const Member& m : v.members) member(w, m);
 }
+// Strictly increasing: lookups are binary searches, applying a delta is one merge, and no key
+// comes twice.
+template <typename Keys>
+bool strictly_increasing(const Keys& keys) {
+  return std::adjacent_find(keys.begin(), keys.end(),
+                            [](const auto& a, const auto& b) { return !(a < b); }) == keys.end();
+}
+
+std::vector<secure::PublicKey> keys_of(const std::vector<Member>& members) {
+  std::vector<secure::PublicKey> keys;
+  keys.reserve(members.size());
+  for (const Member& m : members) keys.push_back(m.key);
+  return keys;
+}
+
 View view_body(ByteReader& r) {
   View v;
   v.epoch = r.u64();
   const std::size_t n = r.count(kMaxMembers, kMinMemberBytes);
   v.members.reserve(n);
   for (std::size_t i = 0; i < n; ++i) v.members.push_back(member(r));
+  if (!strictly_increasing(keys_of(v.members)))
+    r.fail("members not in strictly increasing key order");
   return v;
 }
 
@@ -97,8 +117,8 @@ std::vector<std::byte> signed_bytes(std::string_view label, std::span<const std:
   return w.finish();
 }
 
-constexpr std::string_view kViewLabel = "loco view v1";
-constexpr std::string_view kViewDeltaLabel = "loco view delta v1";
+constexpr std::string_view kViewLabel = "loco view v2";
+constexpr std::string_view kViewDeltaLabel = "loco view delta v2";
 
 }  // namespace
 
@@ -502,6 +522,7 @@ std::vector<std::byte> encode_signed_view_delta(const ViewDelta& delta,
   for (const secure::PublicKey& k : delta.removed) key(w, k);
   w.u32(static_cast<std::uint32_t>(delta.changed.size()));
   for (const Member& m : delta.changed) member(w, m);
+  w.u64(delta.removed_from_round);
   w.bytes(delta.members_digest);
   return sign(ViewDelta::kType, kViewDeltaLabel, w.finish(), tracker, run_id);
 }
@@ -521,17 +542,10 @@ ViewDelta open_signed_view_delta(std::span<const std::byte> body, const secure::
   const std::size_t changed = r.count(kMaxMembers, kMinMemberBytes);
   d.changed.reserve(changed);
   for (std::size_t i = 0; i < changed; ++i) d.changed.push_back(member(r));
+  d.removed_from_round = r.u64();
   d.members_digest = digest(r);
   r.expect_end();
-  // Strictly increasing keys: applying the delta is one merge, and no key comes twice.
-  const auto increasing = [](const auto& keys) {
-    return std::adjacent_find(keys.begin(), keys.end(),
-                              [](const auto& a, const auto& b) { return !(a < b); }) == keys.end();
-  };
-  std::vector<secure::PublicKey> changed_keys;
-  changed_keys.reserve(d.changed.size());
-  for (const Member& m : d.changed) changed_keys.push_back(m.key);
-  if (!increasing(d.removed) || !increasing(changed_keys))
+  if (!strictly_increasing(d.removed) || !strictly_increasing(keys_of(d.changed)))
     r.fail("members not in strictly increasing key order");
   return d;
 }

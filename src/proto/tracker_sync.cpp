@@ -25,7 +25,8 @@ void TrackerCore::handle_state_report(TimePoint now, const PeerKey& from,
   MemberRecord& m = members_.at(from);
   m.state_round = report.round;
   m.state_hash = report.state_hash;
-  if (config_.gossip) {  // every member's state is its own: nothing to match
+  if (config_.gossip) {
+    gossip_state_reported(report.round);  // every member's state is its own: nothing to match
     if (std::exchange(m.resyncing, false)) catch_up_if_behind(now, from);  // a failed copy: retry
     return;
   }

@@ -13,6 +13,7 @@ std::array<std::uint64_t, 4> member_lanes(const Member& m) {
   h.update(std::as_bytes(std::span(m.address)));
   h.update_u64(m.shard);
   h.update_u64(m.upload_bps);
+  h.update_u64(m.first_round);
   const Digest d = h.finish();
   std::array<std::uint64_t, 4> lanes{};
   std::memcpy(lanes.data(), d.data(), d.size());

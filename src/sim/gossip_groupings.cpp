@@ -1,13 +1,22 @@
 #include "loco/sim/gossip_groupings.hpp"
 
 #include <algorithm>
+#include <cstring>
+
+#include "loco/core/rng.hpp"
 
 namespace loco::sim {
 
 std::vector<proto::PeerKey> GossipGroupings::group_of(const proto::GossipRound& r,
                                                       std::span<const proto::PeerKey> live,
                                                       const proto::PeerKey& self) {
-  auto [it, added] = cache_.try_emplace({r.round, r.epoch});
+  std::uint64_t digest = 0;
+  for (const proto::PeerKey& p : live) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, p.bytes.data(), sizeof word);
+    digest = mix64(digest ^ word);
+  }
+  auto [it, added] = cache_.try_emplace({r.round, live.size(), digest});
   Grouping& g = it->second;
   if (added) {
     g.groups = proto::gossip_groups(r, live);

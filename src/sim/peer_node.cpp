@@ -170,12 +170,6 @@ void PeerNode::on_message(NodeId from, std::uint16_t type, std::span<const std::
   on_peer_message(from, static_cast<proto::MessageType>(type), body);
 }
 
-// TrackerClient::is_member scans the view: at 1,000 members and one check per message received,
-// that scan was the simulator's hottest loop (docs/SCALE.md).
-bool PeerNode::is_member(const proto::PeerKey& key) const {
-  return std::binary_search(view_keys_.begin(), view_keys_.end(), key);
-}
-
 void PeerNode::on_client_event(const proto::ClientEvent& e) {
   using Kind = proto::ClientEvent::Kind;
   switch (e.kind) {
@@ -215,10 +209,6 @@ void PeerNode::on_client_event(const proto::ClientEvent& e) {
       start_fetch(e.resync);
       return;
     case Kind::view:
-      view_keys_.clear();
-      for (const proto::Member& m : e.view.members) view_keys_.push_back(m.key);
-      if (!std::is_sorted(view_keys_.begin(), view_keys_.end()))
-        std::sort(view_keys_.begin(), view_keys_.end());
       if (gossip()) gossip_view_changed();
       return;
     case Kind::refused:
@@ -232,7 +222,6 @@ void PeerNode::on_client_event(const proto::ClientEvent& e) {
 
 void PeerNode::start_training() {
   phase_ = Phase::training;
-  if (gossip()) take_gossip_view();
   const std::uint64_t phase = ++training_;
   const Duration length = world_.compute->inner_steps() * disk_.step_time;
   at(world_.loop->now() + length, [phase](PeerNode& self) {

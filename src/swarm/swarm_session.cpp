@@ -212,29 +212,40 @@ void SwarmSession::ready_gossip(std::uint64_t round, std::vector<float> packed) 
   tentative_ = {};
   gather_ = false;
   ready_round_ = round;
-  const proto::View& view = client_->view();
-  std::vector<proto::PeerKey> live;
-  for (const proto::Member& m : view.members) live.push_back(m.key);
-  std::vector<proto::PeerKey> group =
-      proto::gossip_group_of(proto::GossipRound{.run_id = config_.run_id,
-                                                .round = round,
-                                                .epoch = view.epoch,
-                                                .group_size = config_.gossip_group},
-                             live, identity_.public_key());
-  if (group.size() < 2) {
+  client_->forget_removals_before(round);
+  // Empty when the round's roster does not list this peer (a newcomer's first rounds): alone.
+  const std::vector<proto::PeerKey> grouped = proto::gossip_group_of(
+      proto::GossipRound{
+          .run_id = config_.run_id, .round = round, .group_size = config_.gossip_group},
+      client_->gossip_roster(round), identity_.public_key());
+  // Members that do not take part in the round (gone, or back as a new process listed from a
+  // later round) are dropped; the attempt is how many, so members that start the round before and
+  // after the view that removed them agree on both.
+  std::vector<proto::PeerKey> group;
+  for (const proto::PeerKey& m : grouped)
+    if (client_->present_in_round(m, round)) group.push_back(m);
+  if (group.size() < 2 || !std::binary_search(group.begin(), group.end(), identity_.public_key())) {
     post_alone();
     return;
   }
+  const auto attempt = static_cast<std::uint32_t>(grouped.size() - group.size());
   start_collective(proto::Group{.round = round,
-                                .attempt = 0,
-                                .epoch = view.epoch,
+                                .attempt = attempt,
+                                .epoch = client_->view().epoch,
                                 .members = std::move(group),
                                 .median_norm = 0,
                                 .norm_limit = 0});
+  arm_gossip_wait(round);
+}
+
+// A group not done in gossip_wait once the run is at its round (the tracker's next round) leaves
+// this peer alone for the round; one ahead of the run waits on for partners that are only slower.
+void SwarmSession::arm_gossip_wait(std::uint64_t round) {
   gossip_timer_.expires_after(
       std::chrono::duration_cast<std::chrono::steady_clock::duration>(config_.gossip_wait));
   gossip_timer_.async_wait([this, round](const boost::system::error_code& error) {
     if (error || ready_round_ != round || !collective_running()) return;
+    if (client_->next_round() < round) return arm_gossip_wait(round);
     all_reduce_->fail(fmt::format("the group of round {} was not done in the gossip wait", round),
                       std::nullopt);
     pump_collective();

@@ -22,8 +22,8 @@ std::vector<PeerKey> peers(std::size_t n, std::uint64_t seed = 7) {
   return out;
 }
 
-GossipRound at(std::uint64_t round, std::size_t g, std::uint64_t epoch = 3) {
-  return GossipRound{.run_id = "run", .round = round, .epoch = epoch, .group_size = g};
+GossipRound at(std::uint64_t round, std::size_t g) {
+  return GossipRound{.run_id = "run", .round = round, .group_size = g};
 }
 
 TEST(GossipGroups, EveryPeerIsInExactlyOneGroupOfTwoToGPlusTwo) {
@@ -58,11 +58,10 @@ TEST(GossipGroups, EveryPeerComputesTheSameGroupingFromTheSameView) {
   EXPECT_TRUE(gossip_group_of(at(11, 3), live, peers(1, 99)[0]).empty());
 }
 
-TEST(GossipGroups, IsDeterministicAndKeyedByRunRoundAndEpoch) {
+TEST(GossipGroups, IsDeterministicAndKeyedByRunAndRound) {
   const auto live = peers(50);
   EXPECT_EQ(gossip_groups(at(4, 2), live), gossip_groups(at(4, 2), live));
   EXPECT_NE(gossip_groups(at(4, 2), live), gossip_groups(at(5, 2), live));
-  EXPECT_NE(gossip_groups(at(4, 2, 3), live), gossip_groups(at(4, 2, 4), live));
   GossipRound other = at(4, 2);
   other.run_id = "another run";
   EXPECT_NE(gossip_groups(other, live), gossip_groups(at(4, 2), live));

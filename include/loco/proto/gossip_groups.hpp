@@ -1,11 +1,11 @@
 #pragma once
-// Gossip mode's grouping (DESIGN.md §1.6): which small group each live peer averages with in a
-// round. A pure function of (run, round, epoch, g, the view's members), so every peer computes the
-// same grouping from the same view without asking anyone.
+// Gossip mode's grouping (DESIGN.md §1.6): which small group each peer of a round's roster
+// (gossip_roster.hpp) averages with. A pure function of (run, round, g, the roster), so every
+// peer computes the same grouping from the same roster without asking anyone.
 //
 // Moshpit-style grid. With n live peers and groups of g, the peers are placed in a grid of g^k
 // cells (k = the least with g^k ≥ n, at least 1) in an order drawn from a keyed hash of (run,
-// epoch, cycle), where a cycle is k consecutive rounds. Round r groups the peers that differ only
+// cycle), where a cycle is k consecutive rounds. Round r groups the peers that differ only
 // in the coordinate on axis r mod k: on a full grid, k rounds average every peer with every other
 // (each round averages along one axis), and the next cycle draws a new grid. On a partial grid the
 // lines along the axis are partial; a line of one peer joins the next group in grid order (the last
@@ -27,11 +27,11 @@ namespace loco::proto {
 struct GossipRound {
   std::string_view run_id;
   std::uint64_t round = 0;
-  std::uint64_t epoch = 0;
   std::size_t group_size = 2;  // g, 2..8
 };
 
-// Every live peer in exactly one group. `live` need not be sorted; duplicates are not allowed.
+// Every peer of `live` (the round's roster) in exactly one group. `live` need not be sorted;
+// duplicates are not allowed.
 std::vector<std::vector<PeerKey>> gossip_groups(const GossipRound& r,
                                                 std::span<const PeerKey> live);
 

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "loco/core/time.hpp"
+#include "loco/proto/gossip_roster.hpp"
 #include "loco/proto/tracker_messages.hpp"
 #include "loco/proto/view_delta.hpp"
 
@@ -92,7 +93,20 @@ class TrackerClient {
   const View& view() const { return view_; }
   const JoinReply& membership() const { return reply_; }
   // A member of the current view (peer-to-peer connections accept only these).
-  bool is_member(const secure::PublicKey& key) const;
+  bool is_member(const secure::PublicKey& key) const { return member(key) != nullptr; }
+  // Its entry in the current view, or null.
+  const Member* member(const secure::PublicKey& key) const;
+  // Gossip mode: the members round `round` groups (gossip_roster.hpp), whether `key` takes part
+  // in it, and forgetting what no round from `round` on needs any more (the driver is past them).
+  std::vector<PeerKey> gossip_roster(std::uint64_t round) const {
+    return roster_.members_of_round(view_, round);
+  }
+  bool present_in_round(const PeerKey& key, std::uint64_t round) const {
+    return proto::present_in_round(view_, key, round);
+  }
+  void forget_removals_before(std::uint64_t round) { roster_.forget_before(round); }
+  // The run's next round as of the last heartbeat ack (HeartbeatAck::next_round); 0 before one.
+  std::uint64_t next_round() const { return next_round_; }
 
  private:
   void handle(TimePoint now, MessageType type, std::span<const std::byte> body);
@@ -108,6 +122,8 @@ class TrackerClient {
   View view_;
   MembersDigest view_digest_;
   bool view_requested_ = false;
+  GossipRoster roster_;
+  std::uint64_t next_round_ = 0;
   Heartbeat stats_;
   TimePoint next_heartbeat_ = kNever;
   TimePoint tracker_deadline_ = kNever;  // silent past this: tracker_lost

@@ -56,9 +56,15 @@ struct TrackerCoreConfig {
   CustodyConfig custody;
   // Gossip mode (DESIGN.md §1.6): groups average among themselves, nothing is committed, and a
   // peer that joins more than gossip_max_lag rounds behind the round most members are at copies
-  // a neighbour's state from there (tracker_gossip.cpp).
+  // a neighbour's state from there (tracker_gossip.cpp): a peer behind stays behind (every peer
+  // does one round a phase), and its partners would wait for it, so by default any lag copies.
+  // A membership change takes effect in the groupings gossip_round_lead rounds after the newest
+  // round a member reports (gossip_roster.hpp): a member that reported round F must train a whole
+  // inner phase before it groups round F + 2, so the view reaches everyone before anyone groups
+  // the round it changes.
   bool gossip = false;
-  std::uint64_t gossip_max_lag = 3;
+  std::uint64_t gossip_max_lag = 0;
+  std::uint64_t gossip_round_lead = 2;
 };
 
 }  // namespace loco::proto

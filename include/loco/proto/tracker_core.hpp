@@ -200,6 +200,15 @@ class TrackerCore {
   // Tells `peer` to copy a healthy state if it is more than gossip_max_lag rounds behind it, or
   // at round 0 behind it at all.
   void catch_up_if_behind(TimePoint now, const PeerKey& peer);
+  // Members' state reports raise the frontier; a change broadcast now takes effect in groupings
+  // from this round.
+  void gossip_state_reported(std::uint64_t round);
+  std::uint64_t gossip_change_round() const;
+  // The round most members train for: the median of their state rounds, plus one. Recomputed at
+  // most once a second (a pass over the members; heartbeats come hundreds a second).
+  std::uint64_t gossip_next_round(TimePoint now);
+  // Gives the members admitted since the last broadcast their first round.
+  void stamp_admitted_members();
 
   // Checkpoint custody (tracker_custody.cpp).
   bool custody_serves() const;  // the custody copy is the run's committed state
@@ -226,6 +235,9 @@ class TrackerCore {
   View broadcast_;                                                // epoch 0: none yet
   std::shared_ptr<const std::vector<std::byte>> broadcast_full_;  // broadcast_, once encoded
   std::set<PeerKey> newcomers_;
+  std::uint64_t gossip_frontier_ = 0;  // the newest round any member has reported (gossip mode)
+  std::uint64_t gossip_next_round_ = 0;
+  std::optional<TimePoint> gossip_next_round_at_;
 
   std::optional<Digest> genesis_;
   std::uint64_t committed_round_ = 0;

@@ -76,6 +76,8 @@ struct Heartbeat {
 struct HeartbeatAck {
   static constexpr MessageType kType = MessageType::heartbeat_ack;
   std::uint64_t epoch = 0;
+  // The run's next round: the one the tracker forms, or in gossip mode the one most members train
+  // for (the median of their state rounds, plus one), which peers far behind catch up to.
   std::uint64_t next_round = 0;
 };
 
@@ -89,6 +91,9 @@ struct Member {
   std::string address;
   std::uint32_t shard = 0;
   std::uint64_t upload_bps = 0;
+  // Gossip mode: the first round whose grouping lists this member (proto/gossip_roster.hpp); the
+  // tracker stamps it at admission. 0 in all-reduce mode.
+  std::uint64_t first_round = 0;
   bool operator==(const Member&) const = default;
 };
 
@@ -109,6 +114,8 @@ struct ViewDelta {
   std::uint64_t epoch = 0;
   std::vector<secure::PublicKey> removed;  // ordered by key
   std::vector<Member> changed;             // added or changed since base_epoch, ordered by key
+  // Gossip mode: the first round whose grouping no longer lists the removed members (0: at once).
+  std::uint64_t removed_from_round = 0;
   Digest members_digest{};
   bool operator==(const ViewDelta&) const = default;
 };

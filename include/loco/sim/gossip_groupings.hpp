@@ -1,12 +1,14 @@
 #pragma once
 // The groupings of gossip rounds (proto::gossip_groups), computed once for all the simulated peers
 // instead of once by each: a grouping costs O(n log n) over the live set, and 1,000 peers each
-// computing it every round made it the simulator's largest cost. Every peer that groups a round
-// under the view of one epoch groups the same live set (a view is the tracker's, one per epoch),
-// so (round, epoch) names a grouping. A real peer computes its own group (swarm_session.cpp).
+// computing it every round made it the simulator's largest cost. Peers group a round over its
+// roster, the same at every peer that got the tracker's views in time (gossip_roster.hpp), so a
+// grouping is named by the round and a digest of the roster. A real peer computes its own group
+// (swarm_session.cpp).
 
 #include <map>
 #include <span>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -16,7 +18,7 @@ namespace loco::sim {
 
 class GossipGroupings {
  public:
-  // proto::gossip_group_of(r, live, self), with `live` the view of r.epoch.
+  // proto::gossip_group_of(r, live, self), `live` sorted.
   std::vector<proto::PeerKey> group_of(const proto::GossipRound& r,
                                        std::span<const proto::PeerKey> live,
                                        const proto::PeerKey& self);
@@ -27,7 +29,8 @@ class GossipGroupings {
     std::vector<std::pair<proto::PeerKey, std::size_t>> group_index;  // sorted by key
   };
   static constexpr std::size_t kKept = 256;  // groupings kept, the newest rounds'
-  std::map<std::pair<std::uint64_t, std::uint64_t>, Grouping> cache_;  // by (round, epoch)
+  // By round and roster: its size and a hash of its keys.
+  std::map<std::tuple<std::uint64_t, std::size_t, std::uint64_t>, Grouping> cache_;
 };
 
 }  // namespace loco::sim

@@ -1,8 +1,9 @@
 #pragma once
 // What every simulated peer did to the shared state, checked as it happens (so after every
 // event): the invariants of the swarm protocol (docs/SCALE.md).
-//   1. no round applied twice: the rounds a peer key installs rise strictly, each one above the
-//      state it held, across crashes and restarts;
+//   1. no round applied twice: the rounds a peer key installs rise strictly, each one the next
+//      after the state it held (in gossip mode, a later one: a peer's first round may be past
+//      its state's, gossip_roster.hpp), across crashes and restarts;
 //   2. survivors identical: every peer that installs round r installs the same state hash;
 //   3. no partial average: a ring's result is the mean of every member's update (within the
 //      codec's error), never of some of them;
@@ -50,12 +51,17 @@ class Ledger {
 
   const std::vector<std::string>& violations() const { return violations_; }
   std::uint64_t installs() const { return installs_; }
+  // Gossip mode: the rounds peers applied alone (a group of one), of all they applied, and of
+  // those the ones whose group's wait ran out (the others: a round whose roster did not list it).
+  std::uint64_t applied_alone() const { return applied_alone_; }
+  void gossip_wait_expired() { ++gossip_waits_expired_; }
+  std::uint64_t gossip_waits_expired() const { return gossip_waits_expired_; }
   std::uint64_t highest_round() const { return highest_; }
 
  private:
   void violation(TimePoint now, const std::string& what);
   void applied(TimePoint now, const proto::PeerKey& peer, std::uint64_t from_round,
-               std::uint64_t round);
+               std::uint64_t round, bool may_skip);
 
   double tolerance_;
   // Updates of rings under way, by (round, attempt), then member.
@@ -69,6 +75,8 @@ class Ledger {
   std::map<proto::PeerKey, std::uint64_t> last_round_;  // applied or fetched, per key
   std::uint64_t highest_ = 0;
   std::uint64_t installs_ = 0;
+  std::uint64_t applied_alone_ = 0;
+  std::uint64_t gossip_waits_expired_ = 0;
   std::vector<std::string> violations_;
 };
 

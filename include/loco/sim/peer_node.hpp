@@ -65,8 +65,10 @@ struct PeerWorld {
   std::string codec = "fp32";
   std::size_t chunk_values = std::size_t{1} << 16;
   std::size_t gossip_group = 0;  // 0: all-reduce mode; g in 2..8: gossip in groups of g
-  Duration gossip_wait = std::chrono::seconds(30);  // a group not done by then: apply alone
-  GossipGroupings* groupings = nullptr;             // gossip mode: shared by the peers
+  // A group not done by then, once the run is at its round: apply alone. Long: partners are only
+  // slower (crashed ones are removed by the tracker); it bounds a grouping they did not share.
+  Duration gossip_wait = std::chrono::minutes(10);
+  GossipGroupings* groupings = nullptr;  // gossip mode: shared by the peers
 };
 
 class PeerNode final : public NodeHandler, public std::enable_shared_from_this<PeerNode> {
@@ -98,7 +100,7 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   void drive_client();
   void arm_client_timer();
   void on_client_event(const proto::ClientEvent& e);
-  bool is_member(const proto::PeerKey& key) const;
+  bool is_member(const proto::PeerKey& key) const { return client_->is_member(key); }
 
   // Training and rounds (swarm_group.cpp).
   void start_training();
@@ -112,15 +114,12 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   // Gossip mode (peer_gossip.cpp).
   bool gossip() const { return world_.gossip_group != 0; }
   void start_gossip_round();
-  void take_gossip_view();  // unless the view only drops members of the round's grouping
   void start_gossip_ring();
+  void arm_gossip_wait(std::uint64_t round, std::uint32_t attempt);
   void gossip_view_changed();
   void apply_gossip(std::span<const float> mean, const std::vector<proto::PeerKey>& members);
   std::vector<float> packed_;  // gossip mode: θ ‖ v ‖ Δ, what this peer averages in its group
-  std::vector<proto::PeerKey> view_keys_;     // the current view's members, sorted (admission)
-  std::vector<proto::PeerKey> gossip_live_;   // the view its inner phase started with: the
-  std::uint64_t gossip_epoch_ = 0;            // round's grouping
-  std::vector<proto::PeerKey> gossip_group_;  // this round's group in it
+  std::vector<proto::PeerKey> gossip_group_;  // this round's group in its roster
 
   // Recovery.
   void start_fetch(const proto::Resync& resync);

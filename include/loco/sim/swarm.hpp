@@ -47,7 +47,7 @@ struct SwarmConfig {
   std::size_t chunk_values = std::size_t{1} << 16;
   double mean_tolerance = 1e-5;  // Ledger: negative skips the check of every ring's mean
   std::size_t gossip_group = 0;  // 0: all-reduce mode; g in 2..8: gossip in groups of g
-  Duration gossip_wait = std::chrono::seconds(30);  // PeerWorld::gossip_wait
+  Duration gossip_wait = std::chrono::minutes(10);  // PeerWorld::gossip_wait
   // How often the tracker node learns the live peers' spread (TrackerStatus::spread); 0: never.
   // The simulator reads it off the peers' states: a real tracker would need their reports.
   Duration spread_every = std::chrono::seconds(60);

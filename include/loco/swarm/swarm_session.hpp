@@ -47,10 +47,11 @@ struct SwarmConfig {
   std::size_t chunk_values = std::size_t{1} << 16;
   proto::AllReduceAlgorithm all_reduce = proto::AllReduceAlgorithm::direct;
   // Gossip mode (g in 2..8; 0: the tracker's rounds): ready_gossip averages in the group
-  // proto::gossip_groups gives this peer from its view; a group not done in gossip_wait, or that
-  // loses a member, leaves this peer alone for the round.
+  // proto::gossip_groups gives this peer from the round's roster (gossip_roster.hpp); a group not
+  // done in gossip_wait once most peers are at its round (partners only slower are waited for:
+  // the tracker removes crashed ones), or that loses a member, leaves this peer alone for it.
   std::size_t gossip_group = 0;
-  Duration gossip_wait = std::chrono::seconds(30);
+  Duration gossip_wait = std::chrono::minutes(10);
   net::BundleConfig bundle;
   Duration idle_timeout = std::chrono::minutes(5);  // of the links between peers (keepalives)
   std::shared_ptr<net::LinkShaper> link;            // this peer's emulated WAN link, may be null
@@ -118,6 +119,7 @@ class SwarmSession {
   void end_collective();
   void post_result();
   void post_alone();
+  void arm_gossip_wait(std::uint64_t round);
   void serve_tentative();
   void start_fetch(const proto::Resync& resync);
   void pump_fetch();
