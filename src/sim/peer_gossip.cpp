@@ -11,14 +11,13 @@
 //     most members train for) waits for its group past gossip_wait until the run gets there: its
 //     partners are alive, only slower, and one that applied alone would train on alone, ahead of
 //     every grouping it is in.
-//   - Members that do not take part in the round under the current view (crashed, left, or back
-//     as a new process listed from a later round) are dropped from the group; the attempt is how
-//     many it lost, so members that start the round before and after the view that removed them
-//     agree on both. One lost mid-ring: the survivors run the ring again without it. A peer that
-//     is itself not to take part (just back) applies alone.
-//   - A group not done within gossip_wait once the run is at its round (a partner gone without the
-//     tracker noticing, a view that came late): the peer applies its own state and update alone.
-//     Never a partial mean.
+//   - A group is whole or not at all: when a member does not take part in the round (crashed,
+//     left, or back as a new process listed from a later round: present_in_round), the others
+//     apply alone, before their ring or during it, whichever the view that tells them finds.
+//     Every member concludes alike, whenever it starts the round; a rerun without the lost member
+//     stranded the members that had finished the ring before the loss (the mean was theirs).
+//   - A group not done within gossip_wait once the run is at its round (a view that came late):
+//     the peer applies its own state and update alone. Never a partial mean.
 #include <algorithm>
 
 #include "loco/proto/gossip_groups.hpp"
@@ -33,47 +32,36 @@ void PeerNode::start_gossip_round() {
   const proto::GossipRound round{
       .run_id = world_.client.run_id, .round = ready_round_, .group_size = world_.gossip_group};
   gossip_group_ = world_.groupings->group_of(round, client_->gossip_roster(ready_round_), key_);
-  start_gossip_ring();
-}
-
-// The group's members that take part in the round under the current view; the attempt is how many
-// it lost, so members that start the round before and after a view change agree on both.
-void PeerNode::start_gossip_ring() {
-  std::vector<proto::PeerKey> members;
-  for (const proto::PeerKey& m : gossip_group_)
-    if (client_->present_in_round(m, ready_round_)) members.push_back(m);
-  const auto attempt = static_cast<std::uint32_t>(gossip_group_.size() - members.size());
-  if (members.size() < 2 || !std::binary_search(members.begin(), members.end(), key_)) {
-    ring_attempt_ = attempt;
-    apply_gossip(packed_, {key_});
-    return;
-  }
-  const std::uint64_t round = ready_round_;
-  start_ring(proto::Group{.round = round,
-                          .attempt = attempt,
+  ring_attempt_ = 0;
+  if (gossip_group_.size() < 2 || !gossip_group_whole()) return apply_gossip(packed_, {key_});
+  start_ring(proto::Group{.round = ready_round_,
+                          .attempt = 0,
                           .epoch = client_->view().epoch,
-                          .members = std::move(members),
+                          .members = gossip_group_,
                           .median_norm = 0,
                           .norm_limit = 0},
              packed_);
-  arm_gossip_wait(round, attempt);
+  arm_gossip_wait(ready_round_);
 }
 
-void PeerNode::arm_gossip_wait(std::uint64_t round, std::uint32_t attempt) {
-  at(world_.loop->now() + world_.gossip_wait, [round, attempt](PeerNode& self) {
-    if (self.ready_round_ != round || self.ring_attempt_ != attempt || self.mean_done_) return;
-    if (self.client_->next_round() < round) return self.arm_gossip_wait(round, attempt);
+bool PeerNode::gossip_group_whole() const {
+  return std::all_of(gossip_group_.begin(), gossip_group_.end(), [&](const proto::PeerKey& m) {
+    return client_->present_in_round(m, ready_round_);
+  });
+}
+
+void PeerNode::arm_gossip_wait(std::uint64_t round) {
+  at(world_.loop->now() + world_.gossip_wait, [round](PeerNode& self) {
+    if (self.ready_round_ != round || self.mean_done_) return;
+    if (self.client_->next_round() < round) return self.arm_gossip_wait(round);
     self.world_.ledger->gossip_wait_expired();
     self.apply_gossip(self.packed_, {self.key_});
   });
 }
 
 void PeerNode::gossip_view_changed() {
-  if (ready_round_ == 0 || mean_done_ || !ring_) return;
-  const auto lost = std::count_if(
-      ring_members_.begin(), ring_members_.end(),
-      [&](const proto::PeerKey& m) { return !client_->present_in_round(m, ready_round_); });
-  if (lost > 0) start_gossip_ring();
+  if (ready_round_ != 0 && ring_ && !mean_done_ && !gossip_group_whole())
+    apply_gossip(packed_, {key_});  // a member lost mid-ring
 }
 
 void PeerNode::apply_gossip(std::span<const float> mean,

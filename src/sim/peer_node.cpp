@@ -279,7 +279,7 @@ void PeerNode::pump_ring() {
     send_to(t->to, proto::MessageType::ring_chunk, std::move(t->body));
   if (ring_->failure() && !failure_reported_) {
     failure_reported_ = true;
-    if (gossip()) return;  // the survivors regroup on the view without the lost member
+    if (gossip()) return;  // the view that removes the lost member leaves each survivor alone
     client_->round_failed(proto::RoundFailed{.round = ready_round_,
                                              .attempt = ring_attempt_,
                                              .reason = ring_->failure()->reason,

@@ -183,6 +183,12 @@ void SwarmSession::on_client_event(const proto::ClientEvent& e) {
     }
     case Kind::state_relay: on_tracker_state(e.relay_type, e.relay_body); return;
     case Kind::view:
+      if (gossip() && ready_round_ != 0 && collective_running() && !gossip_group_whole()) {
+        all_reduce_->fail(fmt::format("a member of the group of round {} left", ready_round_),
+                          std::nullopt);
+        pump_collective();
+      }
+      return;
     case Kind::tracker_lost:
     case Kind::tracker_error: return;  // the client keeps the view; the link reconnects
   }
@@ -214,28 +220,30 @@ void SwarmSession::ready_gossip(std::uint64_t round, std::vector<float> packed) 
   ready_round_ = round;
   client_->forget_removals_before(round);
   // Empty when the round's roster does not list this peer (a newcomer's first rounds): alone.
-  const std::vector<proto::PeerKey> grouped = proto::gossip_group_of(
+  gossip_group_ = proto::gossip_group_of(
       proto::GossipRound{
           .run_id = config_.run_id, .round = round, .group_size = config_.gossip_group},
       client_->gossip_roster(round), identity_.public_key());
-  // Members that do not take part in the round (gone, or back as a new process listed from a
-  // later round) are dropped; the attempt is how many, so members that start the round before and
-  // after the view that removed them agree on both.
-  std::vector<proto::PeerKey> group;
-  for (const proto::PeerKey& m : grouped)
-    if (client_->present_in_round(m, round)) group.push_back(m);
-  if (group.size() < 2 || !std::binary_search(group.begin(), group.end(), identity_.public_key())) {
+  if (gossip_group_.size() < 2 || !gossip_group_whole()) {
     post_alone();
     return;
   }
-  const auto attempt = static_cast<std::uint32_t>(grouped.size() - group.size());
   start_collective(proto::Group{.round = round,
-                                .attempt = attempt,
+                                .attempt = 0,
                                 .epoch = client_->view().epoch,
-                                .members = std::move(group),
+                                .members = gossip_group_,
                                 .median_norm = 0,
                                 .norm_limit = 0});
   arm_gossip_wait(round);
+}
+
+// A group is whole or not at all: when a member does not take part in the round (gone, or back as
+// a new process listed from a later round), every other member applies alone, whether it learns
+// so before its exchange or during it (on_client_event), so all conclude alike.
+bool SwarmSession::gossip_group_whole() const {
+  return std::all_of(gossip_group_.begin(), gossip_group_.end(), [&](const proto::PeerKey& m) {
+    return client_->present_in_round(m, ready_round_);
+  });
 }
 
 // A group not done in gossip_wait once the run is at its round (the tracker's next round) leaves

@@ -13,10 +13,10 @@ using namespace testing;
 using Kind = ClientEvent::Kind;
 
 // Peers 1 and 2 installed round 5 together (one group), peer 3 is ahead at round 6.
-Harness gossip_run() {
+Harness gossip_run(std::uint64_t max_lag = 3) {
   Harness h;
   h.config.gossip = true;
-  h.config.gossip_max_lag = 3;
+  h.config.gossip_max_lag = max_lag;
   h.start();
   for (std::uint8_t n = 1; n <= 3; ++n) h.join(n);
   const std::map<std::uint8_t, std::pair<std::uint64_t, Digest>> states = {
@@ -81,6 +81,20 @@ TEST(TrackerGossip, APeerWithinTheLagKeepsItsOwnState) {
   h.connect(11);
   EXPECT_TRUE(h.last(11, Kind::joined));
   EXPECT_EQ(h.count(11, Kind::resync), 0u);
+}
+
+// By default (gossip_max_lag 0) any lag copies: a peer behind stays behind, one round a phase like
+// every other, and its partners would wait for it round after round.
+TEST(TrackerGossip, ByDefaultAPeerBehindTheCommonestRoundCopiesIt) {
+  Harness h = gossip_run(TrackerCoreConfig{}.gossip_max_lag);
+  JoinRequest request = h.join_request(11);
+  request.state_round = 4;  // one round behind most members
+  request.state_hash = digest_of(44);
+  h.add(11, request);
+  h.connect(11);
+  const auto r = h.last(11, Kind::resync);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->resync.round, 5u);
 }
 
 // A peer at round 0 (new, or back without its checkpoint) has no rounds of its own to keep: it

@@ -126,8 +126,11 @@ TEST(TrackerMessages, CountsAreCheckedBeforeAllocating) {
 TEST(TrackerMessages, ASignedViewOpensOnlyUnderThePinnedKeyAndRun) {
   const auto tracker = key(50);
   const View v{.epoch = 7,
-               .members = {Member{
-                   .key = key(1).public_key(), .address = "h:1", .shard = 2, .upload_bps = 3}}};
+               .members = {Member{.key = key(1).public_key(),
+                                  .address = "h:1",
+                                  .shard = 2,
+                                  .upload_bps = 3,
+                                  .first_round = 4}}};
   const auto body = encode_signed_view(v, tracker, "run");
   EXPECT_EQ(open_signed_view(body, tracker.public_key(), "run"), v);
   EXPECT_THROW(open_signed_view(body, key(51).public_key(), "run"), Error);
@@ -137,6 +140,22 @@ TEST(TrackerMessages, ASignedViewOpensOnlyUnderThePinnedKeyAndRun) {
     altered[i] ^= std::byte{1};
     EXPECT_THROW(open_signed_view(altered, tracker.public_key(), "run"), Error) << "byte " << i;
   }
+}
+
+// Members are looked up by binary search and merged with deltas: a view must list them in
+// strictly increasing key order, each once.
+TEST(TrackerMessages, AViewWhoseMembersAreOutOfOrderOrRepeatedIsRefused) {
+  const auto tracker = key(50);
+  Member low{.key = key(1).public_key(), .address = "h:1", .shard = 0, .upload_bps = 0};
+  Member high{.key = key(2).public_key(), .address = "h:2", .shard = 1, .upload_bps = 0};
+  if (high.key < low.key) std::swap(low, high);
+  for (const std::vector<Member>& members :
+       {std::vector<Member>{high, low}, std::vector<Member>{low, low}}) {
+    const auto body = encode_signed_view(View{.epoch = 3, .members = members}, tracker, "run");
+    EXPECT_THROW(open_signed_view(body, tracker.public_key(), "run"), Error);
+  }
+  const auto ordered = encode_signed_view(View{.epoch = 3, .members = {low, high}}, tracker, "run");
+  EXPECT_EQ(open_signed_view(ordered, tracker.public_key(), "run").members.size(), 2u);
 }
 
 }  // namespace

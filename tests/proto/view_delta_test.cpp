@@ -82,7 +82,8 @@ TEST(ViewDelta, ADeltaFromAnotherBaseOrToAnotherListIsNotApplied) {
 TEST(ViewDelta, TheSignedDeltaRoundTripsAndAForgedOrMalformedOneIsRefused) {
   const View from = view_of(4, {member(1), member(2)});
   const View to = view_of(5, {member(1), member(3)});
-  const ViewDelta delta = view_delta(from, to, MembersDigest::of(to.members));
+  ViewDelta delta = view_delta(from, to, MembersDigest::of(to.members));
+  delta.removed_from_round = 9;  // gossip mode's stamp on the removal
   const auto tracker = key(200);
   const auto body = encode_signed_view_delta(delta, tracker, "run-v");
   EXPECT_EQ(open_signed_view_delta(body, tracker.public_key(), "run-v"), delta);

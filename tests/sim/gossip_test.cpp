@@ -1,9 +1,10 @@
-// Gossip mode in virtual time (DESIGN.md §1.6): groups average within themselves, a group that
-// loses a member ends with its survivors identical, a peer back without its checkpoint copies a
-// neighbour, and a run replays from its seed.
+// Gossip mode in virtual time (DESIGN.md §1.6): groups average within themselves over rosters every
+// member agrees on, a group that loses a member leaves its survivors alone, a peer back without
+// its checkpoint copies a neighbour, and a run replays from its seed.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 #include "sim_support.hpp"
 
@@ -72,11 +73,11 @@ TEST(SimGossip, GroupsKeepTheSpreadFarBelowPeersThatNeverAverage) {
   EXPECT_LT(spread[8], spread[4]);
 }
 
-// Links of 50 ms and inner phases of half a second: the tracker's view reaches some peers after
-// their first phase. Each waits for the view that lists it (alone, it would strand the partner the
-// others' grouping gives it), and a peer already in a round's group when a view adds members starts
-// the round again in the new grouping, as the others do. Before, such starts left peers waiting
-// out gossip_wait (30 s), and the wait spread round by round to the whole swarm.
+// Links of 50 ms and inner phases of half a second: the tracker's views reach some peers after
+// their first phase, and peers group rounds while views still arrive. Every round's roster was
+// fixed before anyone grouped it, so no group waits for a partner that grouped it otherwise.
+// (Grouped over each peer's latest view, such rounds left peers waiting out gossip_wait, and the
+// wait spread round by round to the whole swarm.)
 TEST(SimGossip, PeersAgreeOnTheGroupingWhileTheirViewsArrive) {
   const std::uint64_t seed = 23;
   test::print_seed(seed);
@@ -96,10 +97,40 @@ TEST(SimGossip, PeersAgreeOnTheGroupingWhileTheirViewsArrive) {
   for (std::size_t i = 0; i < 16; ++i)
     EXPECT_GE(swarm.peer(i).state().round, 20u)
         << i << " " << test::replay_hint(seed, "SimGossip.*");
+  EXPECT_EQ(swarm.ledger().gossip_waits_expired(), 0u);
   EXPECT_TRUE(swarm.ledger().violations().empty()) << test::violations(swarm);
 }
 
-TEST(SimGossip, AGroupThatLosesAMemberMidRingEndsWithItsSurvivorsIdentical) {
+// Peers of unequal speed (step times spread 30%) under heavy churn (a departure and an arrival
+// every 10 s or so, crashes with and without checkpoints among them): every member of a round
+// groups the same roster whenever it gets there, a crashed partner is dropped when the tracker
+// removes it, and a slower one is waited for. No group waits out gossip_wait; the rounds peers
+// apply alone are the run's first and newcomers' first ones, which no roster lists them in.
+// (Grouped over each peer's latest view, most rounds ended alone after gossip_wait: docs/SCALE.md.)
+TEST(SimGossip, UnequalPeersUnderChurnNeverWaitOutTheirGroups) {
+  const std::uint64_t seed = 29;
+  test::print_seed(seed);
+  SwarmConfig c = gossip_swarm(seed, 48, 4);
+  c.links.latency_min = milliseconds(20);
+  c.links.latency_max = milliseconds(100);
+  c.links.bandwidth_min = c.links.bandwidth_max = 100'000'000;
+  c.step_time_spread = 0.3;
+  Swarm swarm(c);
+  swarm.start();
+  swarm.churn(7.5);  // x 48 peers per hour: one departure and one arrival every 10 s
+  ASSERT_TRUE(swarm.run_for(std::chrono::minutes(5)));
+  EXPECT_TRUE(swarm.ledger().violations().empty())
+      << test::violations(swarm) << test::replay_hint(seed, "SimGossip.*");
+  EXPECT_EQ(swarm.ledger().gossip_waits_expired(), 0u) << test::replay_hint(seed, "SimGossip.*");
+  EXPECT_LT(swarm.ledger().applied_alone() * 10, swarm.ledger().installs())
+      << swarm.ledger().applied_alone() << " of " << swarm.ledger().installs() << " alone; "
+      << test::replay_hint(seed, "SimGossip.*");
+}
+
+// A group is whole or not at all: the view that removes a member lost mid-ring leaves each survivor
+// alone for the round (its own state and update: never a partial mean), at once, not after
+// gossip_wait.
+TEST(SimGossip, AGroupThatLosesAMemberMidRingLeavesEachSurvivorAlone) {
   const std::uint64_t seed = 43;
   test::print_seed(seed);
   SwarmConfig c = gossip_swarm(seed, 16, 4);
@@ -127,7 +158,7 @@ TEST(SimGossip, AGroupThatLosesAMemberMidRingEndsWithItsSurvivorsIdentical) {
   ASSERT_EQ(survivors.size(), 3u);
   swarm.crash_peer(victim);
 
-  // The survivors run their ring again without it, within a second (before their next round).
+  // The survivors apply alone within a second (before their next round).
   bool all_there = false;
   for (int ms = 0; ms < 2'000 && !all_there; ++ms) {
     ASSERT_TRUE(swarm.run_for(milliseconds(1)));
@@ -135,12 +166,12 @@ TEST(SimGossip, AGroupThatLosesAMemberMidRingEndsWithItsSurvivorsIdentical) {
                             [&](std::size_t i) { return swarm.peer(i).state().round >= round; });
   }
   ASSERT_TRUE(all_there) << test::replay_hint(seed, "SimGossip.*");
+  std::set<Digest> states;
   for (const std::size_t i : survivors) {
     EXPECT_EQ(swarm.peer(i).state().round, round) << "peer " << i;
-    EXPECT_EQ(swarm.peer(i).state().manifest().state_hash(),
-              swarm.peer(survivors[0]).state().manifest().state_hash())
-        << "peer " << i << " differs from peer " << survivors[0];
+    states.insert(swarm.peer(i).state().manifest().state_hash());
   }
+  EXPECT_EQ(states.size(), survivors.size()) << "each survivor applied its own state";
   ASSERT_TRUE(swarm.run_for(seconds(20)));
   EXPECT_TRUE(swarm.ledger().violations().empty())
       << test::violations(swarm) << test::replay_hint(seed, "SimGossip.*");

@@ -114,8 +114,8 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   // Gossip mode (peer_gossip.cpp).
   bool gossip() const { return world_.gossip_group != 0; }
   void start_gossip_round();
-  void start_gossip_ring();
-  void arm_gossip_wait(std::uint64_t round, std::uint32_t attempt);
+  bool gossip_group_whole() const;  // every member takes part in the round
+  void arm_gossip_wait(std::uint64_t round);
   void gossip_view_changed();
   void apply_gossip(std::span<const float> mean, const std::vector<proto::PeerKey>& members);
   std::vector<float> packed_;  // gossip mode: θ ‖ v ‖ Δ, what this peer averages in its group

@@ -120,6 +120,7 @@ class SwarmSession {
   void post_result();
   void post_alone();
   void arm_gossip_wait(std::uint64_t round);
+  bool gossip_group_whole() const;
   void serve_tentative();
   void start_fetch(const proto::Resync& resync);
   void pump_fetch();
@@ -159,6 +160,7 @@ class SwarmSession {
   proto::EarlyMessages early_;
 
   boost::asio::steady_timer gossip_timer_;
+  std::vector<proto::PeerKey> gossip_group_;  // gossip mode: this round's group in its roster
 
   std::unique_ptr<proto::StateFetcher> fetcher_;
   proto::Resync fetching_{};
