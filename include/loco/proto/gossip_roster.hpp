@@ -10,9 +10,10 @@
 // views replaced until it is past them; the roster of round r is then the same at every peer
 // that got the views before it grouped round r.
 //
-// A member on the roster of a round need not take part in it: one gone (removed, or back as a
-// new process listed from a later round) is dropped by its group (present_in_round), the same
-// set at every survivor once the view reaches it.
+// A member on the roster of a round need not take part in it (present_in_round): one gone
+// (removed, or back as a new process listed from a later round) leaves the others of its group
+// alone for the round, each as soon as a view tells it. After a tracker restart every member is
+// listed anew (the restarted tracker stamps everyone again), so a round or two are applied alone.
 
 #include <cstdint>
 #include <span>

@@ -77,7 +77,7 @@ struct HeartbeatAck {
   static constexpr MessageType kType = MessageType::heartbeat_ack;
   std::uint64_t epoch = 0;
   // The run's next round: the one the tracker forms, or in gossip mode the one most members train
-  // for (the median of their state rounds, plus one), which peers far behind catch up to.
+  // for (the median of their state rounds, plus one): a peer ahead of it waits for its group.
   std::uint64_t next_round = 0;
 };
 
