@@ -36,8 +36,10 @@ void TrackerCore::handle_join(TimePoint now, const PeerKey& from, const JoinRequ
     m.joined = now;
     ++counters_.peers_joined;
   }
-  // Gossip mode: a new process is listed from a round to come (stamped with the view that lists
-  // it, stamp_admitted_members); its old one stays on the rosters of the rounds before.
+  // Gossip mode: a peer that joins again is listed anew from a round to come (stamped with the
+  // view that lists it, stamp_admitted_members); its earlier entry stays on the rosters of the
+  // rounds before. The tracker cannot tell a restarted process from one whose link dropped: either
+  // way its groups of the rounds in between go alone.
   m.member.first_round = 0;
   m.member.key = from;
   m.member.address = request.listen_address;
