@@ -59,8 +59,8 @@ void TrackerCore::gossip_state_reported(std::uint64_t round) {
 }
 
 // Also at the start of a run: the first round any roster lists is 0 + lead (2 by default), since
-// peers that join while the first ones group round 1 would otherwise split it. The peers number
-// their first round up to it (no round 1 in a gossip run).
+// peers that join while the first ones group round 1 would otherwise split it. Every peer applies
+// the run's first round alone.
 std::uint64_t TrackerCore::gossip_change_round() const {
   return gossip_frontier_ + config_.gossip_round_lead;
 }

@@ -63,10 +63,10 @@ void Ledger::ring_done(TimePoint now, const proto::PeerKey& peer, std::uint64_t 
 }
 
 void Ledger::applied(TimePoint now, const proto::PeerKey& peer, std::uint64_t from_round,
-                     std::uint64_t round, bool may_skip) {
+                     std::uint64_t round) {
   ++installs_;
   highest_ = std::max(highest_, round);
-  if (may_skip ? round <= from_round : round != from_round + 1)
+  if (round != from_round + 1)
     violation(now, fmt::format("peer {} installed round {} on the state of round {}",
                                secure::short_id(peer), round, from_round));
   auto& last = last_round_[peer];
@@ -78,7 +78,7 @@ void Ledger::applied(TimePoint now, const proto::PeerKey& peer, std::uint64_t fr
 
 void Ledger::installed(TimePoint now, const proto::PeerKey& peer, std::uint64_t from_round,
                        std::uint64_t round, const Digest& hash) {
-  applied(now, peer, from_round, round, false);
+  applied(now, peer, from_round, round);
   const auto [it, first] = installed_hash_.emplace(round, hash);
   if (!first && it->second != hash)
     violation(now, fmt::format("peer {} installed round {} with state {}, another peer with {}",
@@ -93,7 +93,7 @@ void Ledger::installed(TimePoint now, const proto::PeerKey& peer, std::uint64_t 
 void Ledger::group_installed(TimePoint now, const proto::PeerKey& peer, std::uint64_t from_round,
                              std::uint64_t round, std::uint32_t attempt,
                              const std::vector<proto::PeerKey>& members, const Digest& hash) {
-  applied(now, peer, from_round, round, true);
+  applied(now, peer, from_round, round);
   if (members.size() == 1) ++applied_alone_;
   // Groups of rounds far behind every peer are over: keep the recent ones.
   while (!group_hash_.empty() && std::get<0>(group_hash_.begin()->first) + kKeptRounds < round)

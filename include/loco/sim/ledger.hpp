@@ -1,9 +1,8 @@
 #pragma once
 // What every simulated peer did to the shared state, checked as it happens (so after every
 // event): the invariants of the swarm protocol (docs/SCALE.md).
-//   1. no round applied twice: the rounds a peer key installs rise strictly, each one the next
-//      after the state it held (in gossip mode, a later one: a peer's first round may be past
-//      its state's, gossip_roster.hpp), across crashes and restarts;
+//   1. no round applied twice: the rounds a peer key installs rise strictly, each one above the
+//      state it held, across crashes and restarts;
 //   2. survivors identical: every peer that installs round r installs the same state hash;
 //   3. no partial average: a ring's result is the mean of every member's update (within the
 //      codec's error), never of some of them;
@@ -61,7 +60,7 @@ class Ledger {
  private:
   void violation(TimePoint now, const std::string& what);
   void applied(TimePoint now, const proto::PeerKey& peer, std::uint64_t from_round,
-               std::uint64_t round, bool may_skip);
+               std::uint64_t round);
 
   double tolerance_;
   // Updates of rings under way, by (round, attempt), then member.
