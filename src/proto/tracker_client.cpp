@@ -65,7 +65,8 @@ void TrackerClient::handle(TimePoint now, MessageType type, std::span<const std:
     }
     case MessageType::heartbeat_ack: next_round_ = decode<HeartbeatAck>(body).next_round; return;
     case MessageType::view: {
-      View v = open_signed_view(body, config_.tracker_key, config_.run_id);
+      View v =
+          open_signed_view(body, config_.tracker_key, config_.run_id, config_.signature_memo.get());
       if (v.epoch <= view_.epoch && !view_.members.empty()) return;  // stale or repeated
       roster_.record(view_.members, v, 0);
       view_ = v;
@@ -75,7 +76,8 @@ void TrackerClient::handle(TimePoint now, MessageType type, std::span<const std:
       return;
     }
     case MessageType::view_delta: {
-      const ViewDelta delta = open_signed_view_delta(body, config_.tracker_key, config_.run_id);
+      const ViewDelta delta = open_signed_view_delta(body, config_.tracker_key, config_.run_id,
+                                                     config_.signature_memo.get());
       if (delta.epoch <= view_.epoch && !view_.members.empty()) return;  // stale or repeated
       std::vector<Member> replaced;  // the entries the delta removes or changes, as they were
       for (const PeerKey& key : delta.removed)

@@ -477,14 +477,17 @@ std::vector<std::byte> sign(MessageType type, std::string_view label,
 // The fields of a signed message, once its signature verifies (Error(crypto) otherwise).
 std::span<const std::byte> open_signed(std::span<const std::byte> body, MessageType type,
                                        std::string_view label, const secure::PublicKey& tracker,
-                                       std::string_view run_id) {
+                                       std::string_view run_id, secure::SignatureMemo* memo) {
   ByteReader r = open(body, type);
   const std::span<const std::byte> rest = r.rest();
   secure::Signature signature{};
   if (rest.size() < signature.size()) r.fail("no room for its signature");
   const auto fields = rest.first(rest.size() - signature.size());
   std::memcpy(signature.data(), rest.data() + fields.size(), signature.size());
-  if (!secure::verify(tracker, as_u8_bytes(signed_bytes(label, fields, run_id)), signature))
+  const std::vector<std::byte> signed_message = signed_bytes(label, fields, run_id);
+  const bool verifies = memo ? memo->verify(tracker, as_u8_bytes(signed_message), signature)
+                             : secure::verify(tracker, as_u8_bytes(signed_message), signature);
+  if (!verifies)
     throw Error(ErrorCategory::crypto,
                 fmt::format("a {} whose signature does not verify under the pinned tracker key "
                             "for this run: forged, altered, or from another run",
@@ -502,8 +505,8 @@ std::vector<std::byte> encode_signed_view(const View& view, const secure::KeyPai
 }
 
 View open_signed_view(std::span<const std::byte> body, const secure::PublicKey& tracker,
-                      std::string_view run_id) {
-  ByteReader fields(open_signed(body, View::kType, kViewLabel, tracker, run_id),
+                      std::string_view run_id, secure::SignatureMemo* memo) {
+  ByteReader fields(open_signed(body, View::kType, kViewLabel, tracker, run_id, memo),
                     info(View::kType).name);
   View view = view_body(fields);
   fields.expect_end();
@@ -528,8 +531,8 @@ std::vector<std::byte> encode_signed_view_delta(const ViewDelta& delta,
 }
 
 ViewDelta open_signed_view_delta(std::span<const std::byte> body, const secure::PublicKey& tracker,
-                                 std::string_view run_id) {
-  ByteReader r(open_signed(body, ViewDelta::kType, kViewDeltaLabel, tracker, run_id),
+                                 std::string_view run_id, secure::SignatureMemo* memo) {
+  ByteReader r(open_signed(body, ViewDelta::kType, kViewDeltaLabel, tracker, run_id, memo),
                info(ViewDelta::kType).name);
   ViewDelta d;
   d.base_epoch = r.u64();

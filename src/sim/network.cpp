@@ -63,7 +63,9 @@ void Network::kill(NodeId node, bool notify) {
   if (!notify) return;  // its connections go silent: the other ends stall when they send
   std::vector<std::shared_ptr<Connection>> mine;
   for (const auto& [k, c] : connections_)
-    if (k.first == node || k.second == node) mine.push_back(c);
+    if (c->node[0] == node || c->node[1] == node) mine.push_back(c);
+  // In the order of the other ends, whatever the hash table's: the trace is the seed's alone.
+  std::ranges::sort(mine, {}, [](const auto& c) { return key(c->node[0], c->node[1]); });
   for (const auto& c : mine) {
     const int side = c->side_of(node);
     c->discard[side] = true;

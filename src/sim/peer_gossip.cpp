@@ -73,15 +73,16 @@ void PeerNode::apply_gossip(std::span<const float> mean,
                               mean.begin() + static_cast<std::ptrdiff_t>(2 * dim)}};
   optim::outer_nesterov_step(world_.compute->outer(), next.theta, next.momentum,
                              mean.subspan(2 * dim));
+  proto::StateManifest manifest = next.manifest();
   world_.ledger->group_installed(world_.loop->now(), key_, state_.round, next.round, ring_attempt_,
-                                 members, next.manifest().state_hash());
+                                 members, manifest.state_hash());
   state_ = std::move(next);
   ring_.reset();
   ready_round_ = 0;
   client_->forget_removals_before(state_.round + 1);
   ++installed_;
   disk_.checkpoint = state_;
-  serve_current();
+  serve_current(std::move(manifest));
   client_->state_report();  // the tracker points peers that join far behind at the newest state
   drive_client();
   start_training();

@@ -65,13 +65,14 @@ void PeerNode::start() {
     state_.theta = world_.compute->genesis();
     state_.momentum.assign(state_.theta.size(), 0.0f);
   }
+  proto::StateManifest manifest = state_.manifest();
   proto::TrackerClientConfig config = world_.client;
   config.join.listen_address = Directory::address(node_);
   config.join.state_round = state_.round;
-  config.join.state_hash = state_.manifest().state_hash();
+  config.join.state_hash = manifest.state_hash();
   client_ = std::make_unique<proto::TrackerClient>(std::move(config));
   world_.network->attach(node_, this);
-  serve_current();
+  serve_current(std::move(manifest));
   connect_tracker();
 }
 
@@ -179,7 +180,7 @@ void PeerNode::on_client_event(const proto::ClientEvent& e) {
       } else if (ready_round_ != 0) {  // joined again mid-round: the tracker forgot the ready
         client_->ready(ready_);
       } else if (phase_ == Phase::joining && e.reply.committed_round == state_.round &&
-                 e.reply.committed_hash == state_.manifest().state_hash()) {
+                 e.reply.committed_hash == state_hash_) {
         start_training();
       }
       return;  // otherwise a resync follows
@@ -198,7 +199,7 @@ void PeerNode::on_client_event(const proto::ClientEvent& e) {
       ring_.reset();
       ready_round_ = 0;
       ++training_;  // an inner phase under way is for a state the run has left
-      if (e.resync.round == state_.round && e.resync.state_hash == state_.manifest().state_hash()) {
+      if (e.resync.round == state_.round && e.resync.state_hash == state_hash_) {
         // The state it holds (the run went back to it): nothing to fetch.
         fetcher_.reset();
         client_->state_report();
@@ -241,7 +242,7 @@ void PeerNode::finish_training() {
   for (const float d : delta_) squares += static_cast<double>(d) * d;
   ready_ = proto::Ready{.round = ready_round_,
                         .update_norm = static_cast<float>(std::sqrt(squares)),
-                        .base_hash = state_.manifest().state_hash()};
+                        .base_hash = state_hash_};
   client_->ready(ready_);
   drive_client();
 }
@@ -299,7 +300,8 @@ void PeerNode::pump_ring() {
     PeerState next = state_;
     optim::outer_nesterov_step(world_.compute->outer(), next.theta, next.momentum, work_);
     next.round = ready_round_;
-    tentative_hash_ = next.manifest().state_hash();
+    tentative_manifest_ = next.manifest();
+    tentative_hash_ = tentative_manifest_.state_hash();
     tentative_ = std::move(next);
     client_->round_done(proto::RoundDone{
         .round = ready_round_, .attempt = ring_attempt_, .state_hash = tentative_hash_});
@@ -317,13 +319,13 @@ void PeerNode::on_commit(const proto::Commit& commit) {
   tentative_.reset();
   ++installed_;
   disk_.checkpoint = state_;
-  serve_current();
+  serve_current(std::move(tentative_manifest_));
   start_training();
 }
 
-void PeerNode::serve_current() {
-  proto::StateManifest manifest = state_.manifest();
-  client_->set_state(state_.round, manifest.state_hash());
+void PeerNode::serve_current(proto::StateManifest manifest) {
+  state_hash_ = manifest.state_hash();
+  client_->set_state(state_.round, state_hash_);
   served_ = std::make_shared<const std::vector<std::byte>>(state_.bytes());
   server_.serve(std::move(manifest), proto::StateBytes({std::span(*served_)}));
 }
@@ -352,14 +354,15 @@ void PeerNode::pump_fetch() {
     const bool fits = fetched.load(fetching_.round, fetcher_->state());
     fetcher_.reset();
     if (!fits) throw Error(ErrorCategory::format, "a fetched state of another size");
-    const Digest hash = fetched.manifest().state_hash();
+    proto::StateManifest manifest = fetched.manifest();
+    const Digest hash = manifest.state_hash();
     if (gossip())
       world_.ledger->copied(world_.loop->now(), key_, fetched.round, hash);
     else
       world_.ledger->fetched(world_.loop->now(), key_, fetched.round, hash);
     state_ = std::move(fetched);
     disk_.checkpoint = state_;
-    serve_current();
+    serve_current(std::move(manifest));
     client_->state_report();
     drive_client();
     start_training();

@@ -77,7 +77,9 @@ Swarm::Swarm(SwarmConfig config)
                                                         .settings = config_.tracker.settings,
                                                         .genesis = genesis.manifest().state_hash(),
                                                         .state_round = 0,
-                                                        .state_hash = {}}},
+                                                        .state_hash = {}},
+                             // The peers' clients are handed the same views: verified once.
+                             .signature_memo = std::make_shared<secure::SignatureMemo>()},
                      .codec = config_.codec,
                      .chunk_values = config_.chunk_values,
                      .gossip_group = config_.gossip_group,

@@ -79,6 +79,26 @@ TEST(ViewDelta, ADeltaFromAnotherBaseOrToAnotherListIsNotApplied) {
   EXPECT_FALSE(apply_view_delta(missing, d3, delta));
 }
 
+// The simulator's clients share a memo of verified signatures: once the genuine delta is in it,
+// another key, another run or a flipped bit must still be refused.
+TEST(ViewDelta, ASignatureMemoRefusesWhatVerificationRefuses) {
+  const View from = view_of(4, {member(1), member(2)});
+  const View to = view_of(5, {member(1), member(3)});
+  const ViewDelta delta = view_delta(from, to, MembersDigest::of(to.members));
+  const auto tracker = key(200);
+  const auto body = encode_signed_view_delta(delta, tracker, "run-v");
+  secure::SignatureMemo memo;
+  EXPECT_EQ(open_signed_view_delta(body, tracker.public_key(), "run-v", &memo), delta);
+  EXPECT_EQ(open_signed_view_delta(body, tracker.public_key(), "run-v", &memo), delta);
+  EXPECT_EQ(memo.hits(), 1u);
+  EXPECT_THROW(open_signed_view_delta(body, key(66).public_key(), "run-v", &memo), Error);
+  EXPECT_THROW(open_signed_view_delta(body, tracker.public_key(), "run-w", &memo), Error);
+  auto flipped = body;
+  flipped[10] ^= std::byte{1};
+  EXPECT_THROW(open_signed_view_delta(flipped, tracker.public_key(), "run-v", &memo), Error);
+  EXPECT_THROW(open_signed_view(body, tracker.public_key(), "run-v", &memo), Error);
+}
+
 TEST(ViewDelta, TheSignedDeltaRoundTripsAndAForgedOrMalformedOneIsRefused) {
   const View from = view_of(4, {member(1), member(2)});
   const View to = view_of(5, {member(1), member(3)});

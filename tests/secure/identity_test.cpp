@@ -83,6 +83,26 @@ TEST(Identity, SignaturesVerifyOnlyForTheSignedMessageAndKey) {
   EXPECT_FALSE(verify(a.public_key(), other, sig));
 }
 
+// Rings and views are ordered by key on every peer and on the tracker: the order must be that of
+// the bytes, whatever word-at-a-time shortcut the comparison takes.
+TEST(Identity, PublicKeysOrderAsTheirBytesDo) {
+  std::vector<PublicKey> keys;
+  for (int i = 0; i < 64; ++i) keys.push_back(KeyPair::generate().public_key());
+  PublicKey low = keys[0];
+  low.bytes[31] = 0;  // differs from keys[0] only in the last byte, in the last word
+  keys.push_back(low);
+  PublicKey high = keys[1];
+  high.bytes[8] ^= 0x80;  // the second word, by its top bit
+  keys.push_back(high);
+  for (const PublicKey& a : keys) {
+    for (const PublicKey& b : keys) {
+      const bool bytes_less = std::ranges::lexicographical_compare(a.bytes, b.bytes);
+      EXPECT_EQ(a < b, bytes_less);
+      EXPECT_EQ(a == b, a.bytes == b.bytes);
+    }
+  }
+}
+
 TEST(Identity, PeerIdIsStableAndShortFormIsTwelveHexDigits) {
   std::array<std::uint8_t, 32> seed{};
   seed[0] = 7;

@@ -17,6 +17,7 @@
 // once until a full view comes.
 
 #include <deque>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -32,6 +33,9 @@ struct TrackerClientConfig {
   std::string run_id;
   secure::PublicKey tracker_key;  // pinned
   JoinRequest join;               // state_round and state_hash are filled from set_state()
+  // Shared by the clients of one process that are handed the same views (the simulator's peers):
+  // each signature is then checked once. None: each view is checked.
+  std::shared_ptr<secure::SignatureMemo> signature_memo{};
 };
 
 struct ClientEvent {

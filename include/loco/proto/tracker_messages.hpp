@@ -18,6 +18,7 @@
 #include "loco/proto/message_type.hpp"
 #include "loco/proto/parameter_sketch.hpp"
 #include "loco/secure/identity.hpp"
+#include "loco/secure/signature_memo.hpp"
 
 namespace loco::proto {
 
@@ -253,14 +254,15 @@ ViewRequest decode<ViewRequest>(std::span<const std::byte> body);
 std::vector<std::byte> encode_signed_view(const View& view, const secure::KeyPair& tracker,
                                           std::string_view run_id);
 // Checks the signature against the pinned tracker key and the run id (Error(crypto) when it does
-// not verify: forged, altered, or another run's) and decodes (Error(format)).
+// not verify: forged, altered, or another run's) and decodes (Error(format)). With a memo, a
+// signature it verified before is not checked again (signature_memo.hpp).
 View open_signed_view(std::span<const std::byte> body, const secure::PublicKey& tracker,
-                      std::string_view run_id);
+                      std::string_view run_id, secure::SignatureMemo* memo = nullptr);
 // The same for a view delta (its own signature domain: a delta cannot pass as a view).
 std::vector<std::byte> encode_signed_view_delta(const ViewDelta& delta,
                                                 const secure::KeyPair& tracker,
                                                 std::string_view run_id);
 ViewDelta open_signed_view_delta(std::span<const std::byte> body, const secure::PublicKey& tracker,
-                                 std::string_view run_id);
+                                 std::string_view run_id, secure::SignatureMemo* memo = nullptr);
 
 }  // namespace loco::proto

@@ -2,8 +2,9 @@
 // Who is who in a simulation: a node's identity key (what the secure handshake would have
 // authenticated) and the node that holds a key. Peers' listen addresses are "sim:<node>".
 
-#include <map>
+#include <cstring>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "loco/secure/identity.hpp"
@@ -24,8 +25,16 @@ class Directory {
   static std::string address(NodeId node) { return "sim:" + std::to_string(node); }
 
  private:
+  // Simulated keys are drawn uniformly: their first eight bytes hash them well enough.
+  struct KeyHash {
+    std::size_t operator()(const secure::PublicKey& key) const {
+      std::size_t h = 0;
+      std::memcpy(&h, key.bytes.data(), sizeof h);
+      return h;
+    }
+  };
   std::vector<secure::PublicKey> keys_;
-  std::map<secure::PublicKey, NodeId> nodes_;
+  std::unordered_map<secure::PublicKey, NodeId, KeyHash> nodes_;
 };
 
 }  // namespace loco::sim

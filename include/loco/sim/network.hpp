@@ -25,10 +25,10 @@
 
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "loco/link/reachability.hpp"
@@ -95,9 +95,9 @@ class Network {
     std::uint64_t sent = 0;
     std::uint64_t received = 0;
   };
-  using Key = std::pair<NodeId, NodeId>;  // (smaller, larger)
+  using Key = std::uint64_t;  // the smaller node's id, then the larger's
 
-  static Key key(NodeId a, NodeId b) { return a < b ? Key{a, b} : Key{b, a}; }
+  static Key key(NodeId a, NodeId b) { return a < b ? (Key{a} << 32) | b : (Key{b} << 32) | a; }
   // The end's process is the one that opened the connection, and it is still up.
   bool alive(const Connection& c, int side) const;
   std::shared_ptr<Connection> open_connection(NodeId from, NodeId to);
@@ -113,7 +113,7 @@ class Network {
   EventLoop& loop_;
   NetworkConfig config_;
   std::vector<Host> hosts_;
-  std::map<Key, std::shared_ptr<Connection>> connections_;
+  std::unordered_map<Key, std::shared_ptr<Connection>> connections_;
   link::Reachability reach_;
   std::uint64_t next_connection_ = 1;
   std::uint64_t delivered_ = 0;

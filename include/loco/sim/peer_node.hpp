@@ -109,7 +109,8 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   void start_ring(const proto::Group& group, std::span<const float> contribution);
   void pump_ring();
   void on_commit(const proto::Commit& commit);
-  void serve_current();
+  // state_ changed to the state `manifest` describes: serve it and tell the tracker.
+  void serve_current(proto::StateManifest manifest);
 
   // Gossip mode (peer_gossip.cpp).
   bool gossip() const { return world_.gossip_group != 0; }
@@ -143,6 +144,7 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
 
   Phase phase_ = Phase::joining;
   PeerState state_;
+  Digest state_hash_{};         // state_'s, hashed once per state (BLAKE2b of all of it)
   std::uint64_t training_ = 0;  // which inner phase the pending timer ends
 
   std::uint64_t ready_round_ = 0;  // 0: not ready for any round
@@ -156,6 +158,7 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   bool failure_reported_ = false;
   proto::EarlyMessages early_{1024};  // ring chunks of a group not started here yet
   std::optional<PeerState> tentative_;
+  proto::StateManifest tentative_manifest_;
   Digest tentative_hash_{};
 
   std::unique_ptr<proto::StateFetcher> fetcher_;
