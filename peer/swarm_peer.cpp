@@ -192,8 +192,19 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
                                  .cursor = loop.sampler().save()},
           identity);
     };
-    // Gossip mode: each heartbeat carries a sketch of θ, for the spread on the tracker's /status.
+    // What the heartbeats tell the tracker: the figures of the last progress line and, in gossip
+    // mode, a sketch of θ (for the spread on its /status and /metrics) renewed every round.
     const bool gossip = config.strategy.gossip_group != 0;
+    proto::Heartbeat stats{};
+    const auto publish_stats = [&] {
+      stats.state_round = strategy.shared().round();
+      stats.inner_step = loop.steps();
+      stats.bytes_sent = group.traffic().sent;
+      stats.bytes_received = group.traffic().received;
+      stats.network_wait_s = static_cast<float>(group.network_wait_s());
+      if (gossip) stats.sketch = proto::sketch_parameters(strategy.shared().arena(0).data());
+      group.publish(stats);
+    };
     auto interval_start = Clock::now();
     double interval_loss = 0, round_loss = 0;
     std::uint64_t interval_steps = 0, round_steps = 0, rounds_seen = group.rounds_run();
@@ -225,6 +236,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
                     round_loss / static_cast<double>(round_steps));
         round_loss = 0;
         round_steps = 0;
+        if (gossip) publish_stats();
       }
       if (loop.steps() % config.train.log_every == 0 || loop.steps() == config.train.steps) {
         const double seconds = std::chrono::duration<double>(Clock::now() - interval_start).count();
@@ -237,16 +249,9 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
             strategy.shared().round(), loop.steps(), config.train.steps, loss, tokens_per_s,
             megabytes(group.traffic().sent), megabytes(group.traffic().received),
             group.network_wait_s());
-        group.publish(proto::Heartbeat{.state_round = strategy.shared().round(),
-                                       .inner_step = loop.steps(),
-                                       .loss = loss,
-                                       .tokens_per_s = static_cast<float>(tokens_per_s),
-                                       .bytes_sent = group.traffic().sent,
-                                       .bytes_received = group.traffic().received,
-                                       .network_wait_s = static_cast<float>(group.network_wait_s()),
-                                       .sketch = gossip ? std::optional(proto::sketch_parameters(
-                                                              strategy.shared().arena(0).data()))
-                                                        : std::nullopt});
+        stats.loss = loss;
+        stats.tokens_per_s = static_cast<float>(tokens_per_s);
+        publish_stats();
         interval_start = Clock::now();
         interval_loss = 0;
         interval_steps = 0;

@@ -4,14 +4,18 @@
 // After every round a state is held only by members of the group that made it (no more peers than
 // the group's size; a member whose gossip wait ran out just before the others finished applies
 // alone, though the others' mean has its part), a peer that ended alone holds a state of its own,
-// and the loss falls. Every wait is on a line a process prints (peer_process.hpp).
+// the tracker's /metrics shows the spread of the peers' parameters while they run, and the loss
+// falls. Every wait is on a line a process prints (peer_process.hpp) or on the tracker's /metrics.
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <map>
+#include <sstream>
 #include <string>
+#include <thread>
 
+#include "../support/http_client.hpp"
 #include "../support/local_swarm.hpp"
 
 namespace loco {
@@ -28,6 +32,33 @@ double mean_loss(const std::vector<test::RoundLine>& rounds, std::size_t first, 
   return sum / static_cast<double>(n);
 }
 
+// The samples of a Prometheus text page, by name (with its labels, if any).
+std::map<std::string, double> metric_samples(const std::string& page) {
+  std::map<std::string, double> samples;
+  std::istringstream lines(page);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line.starts_with('#')) continue;
+    const auto space = line.find(' ');
+    samples[line.substr(0, space)] = std::stod(line.substr(space + 1));
+  }
+  return samples;
+}
+
+// The tracker's /metrics, read until it shows a spread between its members (each peer renews its
+// sketch every round, and after round 1, which every peer applies alone, no two peers in
+// different groups hold the same θ). False once fewer than two members are left to compare.
+bool tracker_shows_a_spread(const test::TrackerProcess& tracker) {
+  test::TestClient client(test::endpoint_of(tracker.http_address()));
+  for (;;) {
+    const auto reply = client.get("/metrics");
+    if (reply.error) return false;
+    const auto samples = metric_samples(reply.response.body());
+    if (samples.at("loco_tracker_spread") > 0) return true;
+    if (samples.at("loco_tracker_members") < 2) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling, not a deadline
+  }
+}
+
 TEST(SwarmGossip, EightPeersInGroupsOfFourHoldOnlyTheirGroupsStates) {
   LocalSwarm swarm("gossip-eight", kRounds, {}, test::kDiLoCoStrategy + "gossip-group = 4\n");
   ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
@@ -37,6 +68,8 @@ TEST(SwarmGossip, EightPeersInGroupsOfFourHoldOnlyTheirGroupsStates) {
   for (int i = 0; i < 8; ++i)
     peers.push_back(&swarm.add_peer("peer" + std::to_string(i),
                                     {"--debug.step-delay", "50", "--peer.gossip-wait", "3s"}));
+  ASSERT_TRUE(peers[0]->wait_round(1)) << swarm.logs();
+  EXPECT_TRUE(tracker_shows_a_spread(swarm.tracker())) << swarm.logs();
   for (PeerProcess* p : peers) {
     EXPECT_TRUE(p->read_to_end().starts_with("peer ")) << swarm.logs();
     EXPECT_EQ(p->process().wait(), 0) << swarm.logs();

@@ -91,6 +91,15 @@ class TrackerProcess {
   const std::string& address() const { return address_; }
   std::string port() const { return address_.substr(address_.rfind(':') + 1); }
   const std::string& public_key() const { return public_key_; }
+  // HOST:PORT of its status page (logged before the line started() waits for), or "".
+  std::string http_address() const {
+    const std::string text = log();
+    const std::string prefix = "status page at http://";
+    const auto at = text.find(prefix);
+    if (at == std::string::npos) return "";
+    const auto begin = at + prefix.size();
+    return text.substr(begin, text.find('/', begin) - begin);
+  }
   std::string log() const { return read_text(log_); }
   ChildProcess& process() { return *process_; }
 
