@@ -11,6 +11,8 @@
 //
 // Options: --peers N --seconds S --churn F (per hour) --dim D --step-ms MS --step-spread S (σ of
 // the log of a peer's step time) --seed N --gossip G --gossip-wait SECONDS
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -126,22 +128,25 @@ int main(int argc, char** argv) {
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     const proto::TrackerStatus status = swarm.tracker().core()->status(swarm.loop().now());
-    const PeerRounds rounds = peer_rounds(swarm);
-    std::fprintf(stderr,
-                 "t=%5llu s  wall %6.1f s  members %4zu  rounds %llu (aborted attempts %llu)  "
-                 "mean round %.1f (p10 %llu, p90 %llu)  spread %.4f (tracker)  applied alone "
-                 "%llu of %llu (waits expired %llu)  evictions %llu  events %llu  messages %llu\n",
-                 static_cast<unsigned long long>(t + span), wall, status.members.size(),
-                 static_cast<unsigned long long>(swarm.rounds_committed()),
-                 static_cast<unsigned long long>(swarm.rounds_aborted()), rounds.mean,
-                 static_cast<unsigned long long>(rounds.p10),
-                 static_cast<unsigned long long>(rounds.p90), status.spread,
-                 static_cast<unsigned long long>(swarm.ledger().applied_alone()),
-                 static_cast<unsigned long long>(swarm.ledger().installs()),
-                 static_cast<unsigned long long>(swarm.ledger().gossip_waits_expired()),
-                 static_cast<unsigned long long>(swarm.evictions()),
-                 static_cast<unsigned long long>(swarm.loop().events_run()),
-                 static_cast<unsigned long long>(swarm.network().messages_delivered()));
+    // All-reduce mode: the tracker's rounds. Gossip mode: where the peers' own rounds stand.
+    std::string progress;
+    if (o.gossip == 0) {
+      progress = fmt::format("rounds {} (aborted attempts {})", swarm.rounds_committed(),
+                             swarm.rounds_aborted());
+    } else {
+      const PeerRounds rounds = peer_rounds(swarm);
+      progress = fmt::format(
+          "mean round {:.1f} (p10 {}, p90 {})  spread {:.4f} (tracker)  applied alone {} of {} "
+          "(waits expired {})",
+          rounds.mean, rounds.p10, rounds.p90, status.spread, swarm.ledger().applied_alone(),
+          swarm.ledger().installs(), swarm.ledger().gossip_waits_expired());
+    }
+    std::fprintf(stderr, "%s\n",
+                 fmt::format("t={:5} s  wall {:6.1f} s  members {:4}  {}  evictions {}  events {}  "
+                             "messages {}",
+                             t + span, wall, status.members.size(), progress, swarm.evictions(),
+                             swarm.loop().events_run(), swarm.network().messages_delivered())
+                     .c_str());
   }
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
