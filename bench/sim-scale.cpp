@@ -1,6 +1,7 @@
 // The simulator at scale (docs/SCALE.md): 1,000 volunteers for one virtual hour, 10% churn per
-// hour, one-way latencies 20-200 ms, access links 10-1,000 Mbit/s, in all-reduce mode (one ring
-// per round over the group the tracker forms) or, with --gossip G, in gossip mode (groups of G).
+// hour, one-way latencies 20-200 ms, access links 10-1,000 Mbit/s, in all-reduce mode (one
+// all-reduce per round over the group the tracker forms) or, with --gossip G, in gossip mode
+// (groups of G).
 // Prints progress to stderr and, as its last line:
 //   sim-scale: peers=1000 virtual_s=3600 wall_s=... speedup=... rounds=... gossip_spread=...
 //              tracker_events_per_s=...
@@ -10,7 +11,8 @@
 // disconnects, timers) per virtual second, the load a real tracker would see.
 //
 // Options: --peers N --seconds S --churn F (per hour) --dim D --step-ms MS --step-spread S (σ of
-// the log of a peer's step time) --seed N --gossip G --gossip-wait SECONDS
+// the log of a peer's step time) --seed N --gossip G --gossip-wait SECONDS --all-reduce ring|direct
+// (how each group averages; ring by default)
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -35,6 +37,7 @@ struct Options {
   std::uint64_t seed = 1;
   std::size_t gossip = 0;
   std::uint64_t gossip_wait_s = 600;
+  std::string all_reduce = "ring";
 };
 
 Options parse(int argc, char** argv) {
@@ -60,6 +63,8 @@ Options parse(int argc, char** argv) {
       o.gossip_wait_s = std::strtoull(value, nullptr, 10);
     else if (flag == "--gossip")
       o.gossip = std::strtoull(value, nullptr, 10);
+    else if (flag == "--all-reduce")
+      o.all_reduce = value;
     else {
       std::fprintf(stderr, "unknown option %s\n", flag.c_str());
       std::exit(2);
@@ -110,6 +115,7 @@ int main(int argc, char** argv) {
   c.step_time_spread = o.step_spread;
   c.codec = "int8:block=256";
   c.gossip_group = o.gossip;
+  c.all_reduce = proto::parse_all_reduce_algorithm(o.all_reduce);
   c.gossip_wait = std::chrono::seconds(o.gossip_wait_s);
   c.mean_tolerance = -1;  // the per-ring check of every mean costs O(members x dim) per peer
   sim::Swarm swarm(c);

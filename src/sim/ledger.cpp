@@ -24,8 +24,8 @@ void Ledger::violation(TimePoint now, const std::string& what) {
   violations_.push_back(fmt::format("t={:.6f}s: {}", seconds(now), what));
 }
 
-void Ledger::ring_started(TimePoint /*now*/, const proto::PeerKey& peer, std::uint64_t round,
-                          std::uint32_t attempt, std::span<const float> delta) {
+void Ledger::all_reduce_started(TimePoint /*now*/, const proto::PeerKey& peer, std::uint64_t round,
+                                std::uint32_t attempt, std::span<const float> delta) {
   if (tolerance_ < 0) return;
   // Rings of rounds long over: keep only the recent ones.
   while (!updates_.empty() && updates_.begin()->first.first + kKeptRounds < round)
@@ -33,9 +33,9 @@ void Ledger::ring_started(TimePoint /*now*/, const proto::PeerKey& peer, std::ui
   updates_[{round, attempt}][peer].assign(delta.begin(), delta.end());
 }
 
-void Ledger::ring_done(TimePoint now, const proto::PeerKey& peer, std::uint64_t round,
-                       std::uint32_t attempt, const std::vector<proto::PeerKey>& members,
-                       std::span<const float> mean) {
+void Ledger::all_reduce_done(TimePoint now, const proto::PeerKey& peer, std::uint64_t round,
+                             std::uint32_t attempt, const std::vector<proto::PeerKey>& members,
+                             std::span<const float> mean) {
   if (tolerance_ < 0) return;
   const auto& updates = updates_[{round, attempt}];
   std::vector<double> sum(mean.size(), 0.0);

@@ -32,15 +32,15 @@ void PeerNode::start_gossip_round() {
   const proto::GossipRound round{
       .run_id = world_.client.run_id, .round = ready_round_, .group_size = world_.gossip_group};
   gossip_group_ = world_.groupings->group_of(round, client_->gossip_roster(ready_round_), key_);
-  ring_attempt_ = 0;
+  attempt_ = 0;
   if (gossip_group_.size() < 2 || !gossip_group_whole()) return apply_gossip(packed_, {key_});
-  start_ring(proto::Group{.round = ready_round_,
-                          .attempt = 0,
-                          .epoch = client_->view().epoch,
-                          .members = gossip_group_,
-                          .median_norm = 0,
-                          .norm_limit = 0},
-             packed_);
+  start_all_reduce(proto::Group{.round = ready_round_,
+                                .attempt = 0,
+                                .epoch = client_->view().epoch,
+                                .members = gossip_group_,
+                                .median_norm = 0,
+                                .norm_limit = 0},
+                   packed_);
   arm_gossip_wait(ready_round_);
 }
 
@@ -60,7 +60,7 @@ void PeerNode::arm_gossip_wait(std::uint64_t round) {
 }
 
 void PeerNode::gossip_view_changed() {
-  if (ready_round_ != 0 && ring_ && !mean_done_ && !gossip_group_whole())
+  if (ready_round_ != 0 && all_reduce_ && !mean_done_ && !gossip_group_whole())
     apply_gossip(packed_, {key_});  // a member lost mid-ring
 }
 
@@ -74,10 +74,10 @@ void PeerNode::apply_gossip(std::span<const float> mean,
   optim::outer_nesterov_step(world_.compute->outer(), next.theta, next.momentum,
                              mean.subspan(2 * dim));
   proto::StateManifest manifest = next.manifest();
-  world_.ledger->group_installed(world_.loop->now(), key_, state_.round, next.round, ring_attempt_,
+  world_.ledger->group_installed(world_.loop->now(), key_, state_.round, next.round, attempt_,
                                  members, manifest.state_hash());
   state_ = std::move(next);
-  ring_.reset();
+  all_reduce_.reset();
   ready_round_ = 0;
   client_->forget_removals_before(state_.round + 1);
   ++installed_;

@@ -142,9 +142,10 @@ void PeerNode::on_close(NodeId peer, const std::string& why) {
     return;
   }
   const proto::PeerKey& key = world_.directory->key(peer);
-  if (ring_ && !ring_->done() && !ring_->failure() && ring_->needs_link_to(key)) {
-    ring_->fail("lost the connection to a neighbour: " + why, std::nullopt);
-    pump_ring();
+  if (all_reduce_ && !all_reduce_->done() && !all_reduce_->failure() &&
+      all_reduce_->needs_link_to(key)) {
+    all_reduce_->fail("lost the connection to a neighbour: " + why, std::nullopt);
+    pump_all_reduce();
   }
   if (fetcher_) {
     fetcher_->on_donor_lost(world_.loop->now(), key);
@@ -185,18 +186,18 @@ void PeerNode::on_client_event(const proto::ClientEvent& e) {
       }
       return;  // otherwise a resync follows
     case Kind::group:
-      if (e.group.round == ready_round_) start_ring(e.group, delta_);
+      if (e.group.round == ready_round_) start_all_reduce(e.group, delta_);
       return;
     case Kind::commit: on_commit(e.commit); return;
     case Kind::abort_round:
-      ring_.reset();
+      all_reduce_.reset();
       if (!e.abort.retry && ready_round_ != 0) {
         ready_round_ = 0;
         start_training();  // skipped: train on, try again next round
       }
       return;
     case Kind::resync:  // in gossip mode: joined far behind, copy a group's state
-      ring_.reset();
+      all_reduce_.reset();
       ready_round_ = 0;
       ++training_;  // an inner phase under way is for a state the run has left
       if (e.resync.round == state_.round && e.resync.state_hash == state_hash_) {
@@ -247,15 +248,17 @@ void PeerNode::finish_training() {
   drive_client();
 }
 
-void PeerNode::start_ring(const proto::Group& group, std::span<const float> contribution) {
+void PeerNode::start_all_reduce(const proto::Group& group, std::span<const float> contribution) {
   const auto me = std::find(group.members.begin(), group.members.end(), key_);
   if (me == group.members.end()) return;
   work_.assign(contribution.begin(), contribution.end());  // every attempt starts from it
-  ring_attempt_ = group.attempt;
-  ring_members_ = group.members;
+  attempt_ = group.attempt;
+  group_members_ = group.members;
   tentative_.reset();
-  world_.ledger->ring_started(world_.loop->now(), key_, group.round, group.attempt, contribution);
-  ring_ = std::make_unique<proto::RingAllReduce>(
+  world_.ledger->all_reduce_started(world_.loop->now(), key_, group.round, group.attempt,
+                                    contribution);
+  all_reduce_ = proto::make_all_reduce(
+      world_.all_reduce,
       proto::AllReduceConfig{.round = group.round,
                              .attempt = group.attempt,
                              .members = group.members,
@@ -268,32 +271,32 @@ void PeerNode::start_ring(const proto::Group& group, std::span<const float> cont
       work_);
   mean_done_ = false;
   failure_reported_ = false;
-  ring_->start();
+  all_reduce_->start();
   for (const proto::EarlyMessages::Message& m : early_.take({group.round, group.attempt}))
-    ring_->on_message(m.from, m.body);
-  pump_ring();
+    all_reduce_->on_message(m.from, m.body);
+  pump_all_reduce();
 }
 
-void PeerNode::pump_ring() {
-  if (!ring_) return;
-  while (auto t = ring_->poll_transmit())
+void PeerNode::pump_all_reduce() {
+  if (!all_reduce_) return;
+  while (auto t = all_reduce_->poll_transmit())
     send_to(t->to, proto::MessageType::ring_chunk, std::move(t->body));
-  if (ring_->failure() && !failure_reported_) {
+  if (all_reduce_->failure() && !failure_reported_) {
     failure_reported_ = true;
     if (gossip()) return;  // the view that removes the lost member leaves each survivor alone
     client_->round_failed(proto::RoundFailed{.round = ready_round_,
-                                             .attempt = ring_attempt_,
-                                             .reason = ring_->failure()->reason,
-                                             .suspect = ring_->failure()->suspect});
+                                             .attempt = attempt_,
+                                             .reason = all_reduce_->failure()->reason,
+                                             .suspect = all_reduce_->failure()->suspect});
     drive_client();
     return;
   }
-  if (ring_->done() && !mean_done_) {
+  if (all_reduce_->done() && !mean_done_) {
     mean_done_ = true;
-    world_.ledger->ring_done(world_.loop->now(), key_, ready_round_, ring_attempt_, ring_members_,
-                             work_);
+    world_.ledger->all_reduce_done(world_.loop->now(), key_, ready_round_, attempt_, group_members_,
+                                   work_);
     if (gossip()) {
-      apply_gossip(work_, ring_members_);
+      apply_gossip(work_, group_members_);
       return;
     }
     // The state this round leads to (train::RoundInput::tentative): the outer step on the mean.
@@ -304,13 +307,13 @@ void PeerNode::pump_ring() {
     tentative_hash_ = tentative_manifest_.state_hash();
     tentative_ = std::move(next);
     client_->round_done(proto::RoundDone{
-        .round = ready_round_, .attempt = ring_attempt_, .state_hash = tentative_hash_});
+        .round = ready_round_, .attempt = attempt_, .state_hash = tentative_hash_});
     drive_client();
   }
 }
 
 void PeerNode::on_commit(const proto::Commit& commit) {
-  ring_.reset();
+  all_reduce_.reset();
   ready_round_ = 0;
   if (!tentative_ || tentative_->round != commit.round || tentative_hash_ != commit.state_hash)
     return;  // this peer's state differs from the majority's: a resync follows
@@ -396,9 +399,9 @@ void PeerNode::on_peer_message(NodeId from, proto::MessageType type,
     switch (type) {
       case proto::MessageType::ring_chunk: {
         const auto id = ring_chunk_id(body);
-        if (ring_ && id == std::pair(ready_round_, ring_attempt_)) {
-          ring_->on_message(key, body);
-          pump_ring();
+        if (all_reduce_ && id == std::pair(ready_round_, attempt_)) {
+          all_reduce_->on_message(key, body);
+          pump_all_reduce();
         } else if (id.first >= ready_round_) {
           early_.keep(id, key, type, body);
         }

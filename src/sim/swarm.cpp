@@ -82,6 +82,7 @@ Swarm::Swarm(SwarmConfig config)
                              .signature_memo = std::make_shared<secure::SignatureMemo>()},
                      .codec = config_.codec,
                      .chunk_values = config_.chunk_values,
+                     .all_reduce = config_.all_reduce,
                      .gossip_group = config_.gossip_group,
                      .gossip_wait = config_.gossip_wait,
                      .groupings = &groupings_};

@@ -31,26 +31,31 @@ TEST(SimExact, APeerSilentForTenSecondsIsEvictedAtExactlyTenSeconds) {
   EXPECT_EQ(swarm.tracker().core()->status(swarm.loop().now()).members.size(), 1u);
 }
 
-TEST(SimExact, ARoundWithAMemberKilledMidReduceScatterEndsWithTheSurvivorsIdentical) {
+// Four peers; a member is killed before it has sent `killed_before` bytes of its part (each phase
+// sends 3/4 of the vector): the survivors retry the round without it and end with one state.
+void survivors_of_a_kill_mid_all_reduce_are_identical(proto::AllReduceAlgorithm algorithm,
+                                                      double killed_before) {
   const std::uint64_t seed = 34;
   test::print_seed(seed);
   SwarmConfig c = instant_swarm(seed, 4);
+  c.all_reduce = algorithm;
   c.links.latency_min = c.links.latency_max = milliseconds(20);
   c.links.bandwidth_min = c.links.bandwidth_max = 100'000'000;
-  c.compute.dim = std::size_t{1} << 18;  // 1 MiB of fp32: the ring takes tens of milliseconds
+  c.compute.dim = std::size_t{1} << 18;  // 1 MiB of fp32: the exchange takes tens of milliseconds
   c.chunk_values = std::size_t{1} << 14;
   Swarm swarm(c);
   swarm.start();
-  // Step until the first ring is under way, then kill a member that has sent part of its share.
+  // Step until the first all-reduce is under way, then kill a member that has sent part of its
+  // share.
   std::size_t victim = c.peers;
   for (int ms = 0; ms < 60'000 && victim == c.peers; ++ms) {
     ASSERT_TRUE(swarm.run_for(milliseconds(1)));
     for (std::size_t i = 0; i < c.peers; ++i)
-      if (swarm.peer(i).in_ring() && swarm.peer(i).ring_bytes_sent() > 0) victim = i;
+      if (swarm.peer(i).in_all_reduce() && swarm.peer(i).all_reduce_bytes_sent() > 0) victim = i;
   }
-  ASSERT_LT(victim, c.peers) << "no ring started; " << test::replay_hint(seed, "SimExact.*");
-  // Reduce-scatter sends (N-1)/N of the vector: this member is still in it.
-  ASSERT_LT(swarm.peer(victim).ring_bytes_sent(), (c.compute.dim * 4) * 3 / 4);
+  ASSERT_LT(victim, c.peers) << "no all-reduce started; " << test::replay_hint(seed, "SimExact.*");
+  ASSERT_LT(static_cast<double>(swarm.peer(victim).all_reduce_bytes_sent()),
+            killed_before * static_cast<double>(c.compute.dim * 4));
   const std::uint64_t round = swarm.peer(victim).state().round + 1;
   swarm.crash_peer(victim);
   ASSERT_TRUE(swarm.run_for(seconds(60)));
@@ -71,6 +76,16 @@ TEST(SimExact, ARoundWithAMemberKilledMidReduceScatterEndsWithTheSurvivorsIdenti
       << test::violations(swarm) << test::replay_hint(seed, "SimExact.*");
 }
 
+TEST(SimExact, ARoundWithAMemberKilledMidReduceScatterEndsWithTheSurvivorsIdentical) {
+  survivors_of_a_kill_mid_all_reduce_are_identical(proto::AllReduceAlgorithm::ring, 0.75);
+}
+
+// The direct exchange posts its whole reduce-scatter share at once: the member is killed before
+// it has sent every other member the mean of its own segment (the all-gather).
+TEST(SimExact, ADirectExchangeWithAMemberKilledBeforeItsAllGatherEndsWithTheSurvivorsIdentical) {
+  survivors_of_a_kill_mid_all_reduce_are_identical(proto::AllReduceAlgorithm::direct, 1.5);
+}
+
 TEST(SimExact, TheTrackerRestartedMidRoundLosesNoRound) {
   const std::uint64_t seed = 56;
   test::print_seed(seed);
@@ -85,7 +100,8 @@ TEST(SimExact, TheTrackerRestartedMidRoundLosesNoRound) {
   bool mid_round = false;
   for (int ms = 0; ms < 60'000 && !mid_round; ++ms) {
     ASSERT_TRUE(swarm.run_for(milliseconds(1)));
-    for (std::size_t i = 0; i < c.peers; ++i) mid_round = mid_round || swarm.peer(i).in_ring();
+    for (std::size_t i = 0; i < c.peers; ++i)
+      mid_round = mid_round || swarm.peer(i).in_all_reduce();
   }
   ASSERT_TRUE(mid_round);
   const std::uint64_t before = swarm.tracker().core()->snapshot().committed_round;

@@ -36,6 +36,9 @@ SwarmConfig fault_swarm(std::uint64_t seed) {
   c.step_time = milliseconds(500);
   c.step_time_spread = 0.3;
   c.chunk_values = 512;
+  // Both ways a group averages, by the seed's parity: the direct exchange is loco-peer's default.
+  c.all_reduce =
+      seed % 2 == 0 ? proto::AllReduceAlgorithm::direct : proto::AllReduceAlgorithm::ring;
   return c;
 }
 

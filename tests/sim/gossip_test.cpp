@@ -145,10 +145,10 @@ TEST(SimGossip, AGroupThatLosesAMemberMidRingLeavesEachSurvivorAlone) {
   for (int ms = 0; ms < 10'000 && victim == c.peers; ++ms) {
     ASSERT_TRUE(swarm.run_for(milliseconds(1)));
     for (std::size_t i = 0; i < c.peers; ++i)
-      if (swarm.peer(i).in_ring() && swarm.peer(i).ring_bytes_sent() > 0) victim = i;
+      if (swarm.peer(i).in_all_reduce() && swarm.peer(i).all_reduce_bytes_sent() > 0) victim = i;
   }
   ASSERT_LT(victim, c.peers) << "no ring started; " << test::replay_hint(seed, "SimGossip.*");
-  const std::vector<proto::PeerKey> group = swarm.peer(victim).ring_members();
+  const std::vector<proto::PeerKey> group = swarm.peer(victim).group_members();
   ASSERT_EQ(group.size(), 4u);
   const std::uint64_t round = swarm.peer(victim).state().round + 1;
   std::vector<std::size_t> survivors;

@@ -31,11 +31,11 @@ class Ledger {
   // negative value skips the check (it costs a pass over every member's update).
   explicit Ledger(double mean_tolerance) : tolerance_(mean_tolerance) {}
 
-  void ring_started(TimePoint now, const proto::PeerKey& peer, std::uint64_t round,
-                    std::uint32_t attempt, std::span<const float> delta);
-  void ring_done(TimePoint now, const proto::PeerKey& peer, std::uint64_t round,
-                 std::uint32_t attempt, const std::vector<proto::PeerKey>& members,
-                 std::span<const float> mean);
+  void all_reduce_started(TimePoint now, const proto::PeerKey& peer, std::uint64_t round,
+                          std::uint32_t attempt, std::span<const float> delta);
+  void all_reduce_done(TimePoint now, const proto::PeerKey& peer, std::uint64_t round,
+                       std::uint32_t attempt, const std::vector<proto::PeerKey>& members,
+                       std::span<const float> mean);
   void installed(TimePoint now, const proto::PeerKey& peer, std::uint64_t from_round,
                  std::uint64_t round, const Digest& hash);
   // Gossip mode: invariants 1 and 6 (peers of a round differ by design: no 2).

@@ -3,9 +3,9 @@
 // session (src/swarm/swarm_session.cpp and swarm_group.cpp), in one thread of virtual time:
 //   - proto::TrackerClient over a connection to the tracker node, reconnecting after a loss
 //     with the backoff of net::TrackerLink (0.5 s doubling to 10 s);
-//   - proto::RingAllReduce for each group it is in (chunks that arrive before its group does
-//     wait, as in the session), then the outer step on the mean, round_done(hash), and on
-//     commit the install of that state (checkpointed: the slot's disk);
+//   - the all-reduce of each group it is in, ring or direct (PeerWorld::all_reduce; chunks that
+//     arrive before its group does wait, as in the session), then the outer step on the mean,
+//     round_done(hash), and on commit the install of that state (checkpointed: the slot's disk);
 //   - in gossip mode (PeerWorld::gossip_group ≥ 2) no ready and no commit: after its inner phase
 //     a peer averages its state and update in the group proto::gossip_groups gives it from its
 //     view, applies the outer step at once, and trains on (peer_gossip.cpp);
@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "loco/compress/codec.hpp"
+#include "loco/proto/all_reduce.hpp"
 #include "loco/proto/early_messages.hpp"
-#include "loco/proto/ring_allreduce.hpp"
 #include "loco/proto/state_transfer.hpp"
 #include "loco/proto/tracker_client.hpp"
 #include "loco/sim/compute_model.hpp"
@@ -64,6 +64,7 @@ struct PeerWorld {
   proto::TrackerClientConfig client;  // join fields other than the state are filled in
   std::string codec = "fp32";
   std::size_t chunk_values = std::size_t{1} << 16;
+  proto::AllReduceAlgorithm all_reduce = proto::AllReduceAlgorithm::ring;
   std::size_t gossip_group = 0;  // 0: all-reduce mode; g in 2..8: gossip in groups of g
   // A group not done by then, once the run is at its round: apply alone. Long: partners are only
   // slower (crashed ones are removed by the tracker); it bounds a grouping they did not share.
@@ -84,9 +85,13 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
 
   Phase phase() const { return phase_; }
   const PeerState& state() const { return state_; }
-  bool in_ring() const { return ring_ != nullptr && !ring_->done() && !ring_->failure(); }
-  std::uint64_t ring_bytes_sent() const { return ring_ ? ring_->bytes_sent() : 0; }
-  const std::vector<proto::PeerKey>& ring_members() const { return ring_members_; }
+  bool in_all_reduce() const {
+    return all_reduce_ != nullptr && !all_reduce_->done() && !all_reduce_->failure();
+  }
+  std::uint64_t all_reduce_bytes_sent() const {
+    return all_reduce_ ? all_reduce_->bytes_sent() : 0;
+  }
+  const std::vector<proto::PeerKey>& group_members() const { return group_members_; }
   std::uint64_t rounds_installed() const { return installed_; }
 
   void on_open(NodeId peer) override;
@@ -106,8 +111,8 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   void start_training();
   void finish_training();
   // `contribution`: what this member averages (its update; in gossip mode its packed state).
-  void start_ring(const proto::Group& group, std::span<const float> contribution);
-  void pump_ring();
+  void start_all_reduce(const proto::Group& group, std::span<const float> contribution);
+  void pump_all_reduce();
   void on_commit(const proto::Commit& commit);
   // state_ changed to the state `manifest` describes: serve it and tell the tracker.
   void serve_current(proto::StateManifest manifest);
@@ -151,9 +156,9 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   proto::Ready ready_{};
   std::vector<float> delta_;
   std::vector<float> work_;
-  std::unique_ptr<proto::RingAllReduce> ring_;
-  std::vector<proto::PeerKey> ring_members_;
-  std::uint32_t ring_attempt_ = 0;
+  std::unique_ptr<proto::AllReduce> all_reduce_;
+  std::vector<proto::PeerKey> group_members_;
+  std::uint32_t attempt_ = 0;
   bool mean_done_ = false;
   bool failure_reported_ = false;
   proto::EarlyMessages early_{1024};  // ring chunks of a group not started here yet

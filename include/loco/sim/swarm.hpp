@@ -45,6 +45,9 @@ struct SwarmConfig {
   proto::TrackerCoreConfig tracker;  // run_id, admission and settings are filled in if empty
   std::string codec = "fp32";
   std::size_t chunk_values = std::size_t{1} << 16;
+  // How a group averages: the ring (2(N − 1) latencies, two links a member) or the direct
+  // exchange (2 latencies, a link to every member; loco-peer's default, strategy.all-reduce).
+  proto::AllReduceAlgorithm all_reduce = proto::AllReduceAlgorithm::ring;
   double mean_tolerance = 1e-5;  // Ledger: negative skips the check of every ring's mean
   std::size_t gossip_group = 0;  // 0: all-reduce mode; g in 2..8: gossip in groups of g
   Duration gossip_wait = std::chrono::minutes(10);  // PeerWorld::gossip_wait
