@@ -33,12 +33,17 @@ QuorumInput TrackerCore::quorum_input() const {
                  .live = members_.size(),
                  .eligible = 0,
                  .ready = ready_.size(),
+                 .catching_up = 0,
                  .previous_group_ready = true,
                  .first_ready = first_ready_,
                  .min_peers = config_.min_peers,
                  .join_timeout = config_.join_timeout};
-  for (const auto& [key, m] : members_)
-    if (in_sync(m) && !m.resyncing && (refused_.empty() || !refused_.contains(key))) ++in.eligible;
+  for (const auto& [key, m] : members_) {
+    if (m.resyncing)
+      ++in.catching_up;
+    else if (in_sync(m) && (refused_.empty() || !refused_.contains(key)))
+      ++in.eligible;
+  }
   // Those of the last group that are gone cannot be waited for.
   in.previous_group_ready =
       std::all_of(previous_group_.begin(), previous_group_.end(),

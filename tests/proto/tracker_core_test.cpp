@@ -179,6 +179,57 @@ TEST(TrackerCore, AMemberOfThePreviousGroupThatLeftIsNotWaitedFor) {
   EXPECT_EQ(g->group.members.size(), 2u);
 }
 
+// A newcomer behind the run is told to fetch its state; the next round waits for it as for a
+// member not yet ready (else, with rounds faster than a download, it would chase the run forever),
+// and forms at once when it is back in sync and ready.
+TEST(TrackerCore, ARoundWaitsForAMemberFetchingTheState) {
+  Harness h;
+  h.config.join_timeout = 20s;
+  h.config.eviction_timeout = 600s;
+  h.start();
+  for (std::uint8_t n = 1; n <= 2; ++n) h.join(n);
+  for (std::uint8_t n = 1; n <= 2; ++n) h.ready(n);
+  h.finish_round();  // round 1
+  h.join(3);         // holds the genesis: behind
+  ASSERT_TRUE(h.last(3, Kind::resync));
+  h.ready(1);
+  h.ready(2);
+  h.run_for(1s);
+  EXPECT_EQ(h.last(1, Kind::group)->group.round, 1u) << "round 2 waits for the fetching member";
+  h.peers.at(3).client->set_state(1, digest_of(1));  // fetched
+  h.peers.at(3).client->state_report();
+  h.pump();
+  h.run_for(1s);
+  EXPECT_EQ(h.last(1, Kind::group)->group.round, 1u) << "and for its update";
+  h.ready(3);
+  const auto g = h.last(3, Kind::group);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->group.round, 2u);
+  EXPECT_EQ(g->group.members.size(), 3u);
+}
+
+// A fetch that does not end is waited for only as long as a member not ready is: the join timeout
+// from the first ready one.
+TEST(TrackerCore, AMemberFetchingTheStateIsWaitedForAtMostTheJoinTimeout) {
+  Harness h;
+  h.config.join_timeout = 20s;
+  h.config.eviction_timeout = 600s;
+  h.start();
+  for (std::uint8_t n = 1; n <= 2; ++n) h.join(n);
+  for (std::uint8_t n = 1; n <= 2; ++n) h.ready(n);
+  h.finish_round();
+  h.join(3);
+  const TimePoint first = h.now;
+  h.ready(1);
+  h.ready(2);
+  h.run_until(first + 20s - 1ns);
+  EXPECT_EQ(h.last(1, Kind::group)->group.round, 1u);
+  h.run_until(first + 20s);
+  const auto g = h.last(1, Kind::group)->group;
+  EXPECT_EQ(g.round, 2u);
+  EXPECT_EQ(g.members.size(), 2u);
+}
+
 TEST(TrackerCore, TimedQuorumWaitsTheJoinTimeoutFromTheFirstReady) {
   Harness h;
   h.config.join_timeout = 20s;

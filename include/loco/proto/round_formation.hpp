@@ -26,6 +26,10 @@ struct QuorumInput {
   std::size_t live = 0;      // live members
   std::size_t eligible = 0;  // live members holding the run's current state
   std::size_t ready = 0;     // eligible members ready for the next round
+  // Live members fetching the run's state (newcomers, and members whose state differed): waited
+  // for as members not yet ready are, or a run whose rounds come faster than a state downloads
+  // would leave them fetching a state the run has already left, forever.
+  std::size_t catching_up = 0;
   // Every live member of the last committed round's group is among the ready ones.
   bool previous_group_ready = true;
   TimePoint first_ready = kNever;  // when the first of them said ready
@@ -35,7 +39,7 @@ struct QuorumInput {
 
 // When the next round's group may form:
 // - at once (fast path) when every eligible member is ready, every member of the previous group
-//   among them, and there are at least min_peers;
+//   among them, none is catching up, and there are at least min_peers;
 // - otherwise once at least min_peers are ready, more than half of the live members are ready,
 //   and join_timeout has passed since the first of them said so;
 // - never (kNever) while too few are ready: the time returned is then the earliest moment the
