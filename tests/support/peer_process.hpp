@@ -6,6 +6,7 @@
 // which the test waits on and records; its log (stderr) goes to a file.
 
 #include <charconv>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -21,6 +22,8 @@
 namespace loco::test {
 
 inline constexpr int kPeerPatienceMs = 120'000;  // hang guard for one awaited line, loaded machine
+// Hang guard for a state awaited over many lines (a peer that prints rounds but never gets there).
+inline constexpr auto kRoundPatience = std::chrono::minutes(10);
 inline constexpr std::uint64_t kInnerSteps = 4;
 
 // The [strategy] of the tests' run: DiLoCo over kInnerSteps steps.
@@ -106,15 +109,11 @@ class PeerProcess {
   }
   // Waits until this peer holds the state of round `round` or a later one.
   bool wait_round(std::uint64_t round) {
-    while (rounds_.empty() || rounds_.back().round < round)
-      if (wait_for("round ").empty()) return false;
-    return true;
+    return wait_until([&] { return !rounds_.empty() && rounds_.back().round >= round; });
   }
   // Waits until this peer has committed a round (a newcomer: once it is in the run's groups).
   bool wait_committed() {
-    while (committed().empty())
-      if (wait_for("round ").empty()) return false;
-    return true;
+    return wait_until([&] { return !committed().empty(); });
   }
   // Reads to the end of the output (the process is ending) and returns the last line.
   std::string read_to_end() {
@@ -135,6 +134,17 @@ class PeerProcess {
   ChildProcess& process() { return *process_; }
 
  private:
+  // Reads round lines until `done()`; false once the output ends, a line is not awaited in time,
+  // or kRoundPatience passes.
+  template <typename Done>
+  bool wait_until(Done done) {
+    const auto deadline = std::chrono::steady_clock::now() + kRoundPatience;
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > deadline || wait_for("round ").empty()) return false;
+    }
+    return true;
+  }
+
   std::filesystem::path log_;
   std::unique_ptr<ChildProcess> process_;
   std::vector<RoundLine> rounds_;
