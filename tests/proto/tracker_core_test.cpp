@@ -179,21 +179,27 @@ TEST(TrackerCore, AMemberOfThePreviousGroupThatLeftIsNotWaitedFor) {
   EXPECT_EQ(g->group.members.size(), 2u);
 }
 
-// A newcomer behind the run is told to fetch its state; the next round waits for it as for a
-// member not yet ready (else, with rounds faster than a download, it would chase the run forever),
-// and forms at once when it is back in sync and ready.
-TEST(TrackerCore, ARoundWaitsForAMemberFetchingTheState) {
-  Harness h;
+// Peers 1 and 2 commit round 1; peer 3 joins holding the genesis and is told to fetch the state;
+// then 1 and 2 are ready for round 2.
+void a_newcomer_fetches_while_the_others_are_ready(Harness& h) {
   h.config.join_timeout = 20s;
   h.config.eviction_timeout = 600s;
   h.start();
   for (std::uint8_t n = 1; n <= 2; ++n) h.join(n);
   for (std::uint8_t n = 1; n <= 2; ++n) h.ready(n);
-  h.finish_round();  // round 1
-  h.join(3);         // holds the genesis: behind
+  h.finish_round();
+  h.join(3);
   ASSERT_TRUE(h.last(3, Kind::resync));
   h.ready(1);
   h.ready(2);
+}
+
+// A newcomer behind the run is told to fetch its state; the next round waits for it as for a
+// member not yet ready (else, with rounds faster than a download, it would chase the run forever),
+// and forms at once when it is back in sync and ready.
+TEST(TrackerCore, ARoundWaitsForAMemberFetchingTheState) {
+  Harness h;
+  a_newcomer_fetches_while_the_others_are_ready(h);
   h.run_for(1s);
   EXPECT_EQ(h.last(1, Kind::group)->group.round, 1u) << "round 2 waits for the fetching member";
   h.peers.at(3).client->set_state(1, digest_of(1));  // fetched
@@ -212,16 +218,8 @@ TEST(TrackerCore, ARoundWaitsForAMemberFetchingTheState) {
 // from the first ready one.
 TEST(TrackerCore, AMemberFetchingTheStateIsWaitedForAtMostTheJoinTimeout) {
   Harness h;
-  h.config.join_timeout = 20s;
-  h.config.eviction_timeout = 600s;
-  h.start();
-  for (std::uint8_t n = 1; n <= 2; ++n) h.join(n);
-  for (std::uint8_t n = 1; n <= 2; ++n) h.ready(n);
-  h.finish_round();
-  h.join(3);
-  const TimePoint first = h.now;
-  h.ready(1);
-  h.ready(2);
+  a_newcomer_fetches_while_the_others_are_ready(h);
+  const TimePoint first = h.now;  // peer 1's ready: no time passes in the harness without run_*
   h.run_until(first + 20s - 1ns);
   EXPECT_EQ(h.last(1, Kind::group)->group.round, 1u);
   h.run_until(first + 20s);
