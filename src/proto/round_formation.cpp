@@ -10,9 +10,11 @@ namespace loco::proto {
 TimePoint formation_time(const QuorumInput& in) {
   const std::size_t ready = in.ready;
   if (ready < std::max<std::size_t>(in.min_peers, 1)) return kNever;
-  if (ready == in.eligible && in.catching_up == 0 && in.previous_group_ready) return in.now;
+  const TimePoint timed = std::max(in.now, in.first_ready + in.join_timeout);
+  if (ready == in.eligible && in.previous_group_ready)
+    return in.catching_up == 0 ? in.now : timed;  // those fetching are waited for, not forever
   if (2 * ready <= in.live) return kNever;
-  return std::max(in.now, in.first_ready + in.join_timeout);
+  return timed;
 }
 
 TimePoint release_time(const QuorumInput& in) {

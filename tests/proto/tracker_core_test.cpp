@@ -228,6 +228,28 @@ TEST(TrackerCore, AMemberFetchingTheStateIsWaitedForAtMostTheJoinTimeout) {
   EXPECT_EQ(g.members.size(), 2u);
 }
 
+// With one member holding the state and one fetching it, no majority is ready: the fetch is still
+// waited for at most the join timeout (a newcomer that never ends its fetch stalls nothing).
+TEST(TrackerCore, AFetchNeverEndingDoesNotStallAPeerThatIsReady) {
+  Harness h;
+  h.config.join_timeout = 20s;
+  h.config.eviction_timeout = 600s;
+  h.start();
+  h.join(1);
+  h.ready(1);
+  h.finish_round();
+  h.join(2);
+  ASSERT_TRUE(h.last(2, Kind::resync));
+  const TimePoint first = h.now;
+  h.ready(1);
+  h.run_until(first + 20s - 1ns);
+  EXPECT_EQ(h.last(1, Kind::group)->group.round, 1u);
+  h.run_until(first + 20s);
+  const auto g = h.last(1, Kind::group)->group;
+  EXPECT_EQ(g.round, 2u);
+  EXPECT_EQ(g.members.size(), 1u);
+}
+
 TEST(TrackerCore, TimedQuorumWaitsTheJoinTimeoutFromTheFirstReady) {
   Harness h;
   h.config.join_timeout = 20s;

@@ -40,6 +40,7 @@ struct QuorumInput {
 // When the next round's group may form:
 // - at once (fast path) when every eligible member is ready, every member of the previous group
 //   among them, none is catching up, and there are at least min_peers;
+// - when only members catching up are missing, join_timeout after the first ready one;
 // - otherwise once at least min_peers are ready, more than half of the live members are ready,
 //   and join_timeout has passed since the first of them said so;
 // - never (kNever) while too few are ready: the time returned is then the earliest moment the
