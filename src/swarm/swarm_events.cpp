@@ -7,6 +7,12 @@ namespace loco::swarm {
 void Mailbox::post(SwarmEvent event) {
   {
     std::lock_guard lock(mutex_);
+    // A fetched state supersedes one the compute thread has not taken yet: loading the older
+    // would report a state the run has left, and the resync that follows would queue another
+    // fetch behind it, for ever on a compute thread slower than the fetches.
+    if (event.kind == SwarmEvent::Kind::fetched)
+      std::erase_if(events_,
+                    [](const SwarmEvent& e) { return e.kind == SwarmEvent::Kind::fetched; });
     events_.push_back(std::move(event));
   }
   ready_.notify_one();

@@ -45,6 +45,7 @@ struct SwarmEvent {
 
 class Mailbox {
  public:
+  // Queues `event`; a `fetched` one replaces any fetched event still queued.
   void post(SwarmEvent event);
   // The next event; nothing after `timeout` (a hang guard for the caller to report).
   std::optional<SwarmEvent> wait(Duration timeout);

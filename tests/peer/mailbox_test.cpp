@@ -1,0 +1,47 @@
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "loco/swarm/swarm_events.hpp"
+
+namespace loco::swarm {
+namespace {
+
+SwarmEvent event(SwarmEvent::Kind kind, std::uint64_t round) {
+  SwarmEvent e{.kind = kind};
+  e.round = round;
+  return e;
+}
+
+std::vector<std::pair<SwarmEvent::Kind, std::uint64_t>> drain(Mailbox& mailbox) {
+  std::vector<std::pair<SwarmEvent::Kind, std::uint64_t>> out;
+  while (auto e = mailbox.wait(std::chrono::milliseconds(0))) out.emplace_back(e->kind, e->round);
+  return out;
+}
+
+TEST(Mailbox, EventsComeOutInTheOrderTheyWentIn) {
+  Mailbox mailbox;
+  mailbox.post(event(SwarmEvent::Kind::mean, 3));
+  mailbox.post(event(SwarmEvent::Kind::committed, 3));
+  mailbox.post(event(SwarmEvent::Kind::aborted, 4));
+  EXPECT_EQ(drain(mailbox), (std::vector<std::pair<SwarmEvent::Kind, std::uint64_t>>{
+                                {SwarmEvent::Kind::mean, 3},
+                                {SwarmEvent::Kind::committed, 3},
+                                {SwarmEvent::Kind::aborted, 4}}));
+}
+
+// A compute thread slower than the fetches would otherwise load every state in turn, report each
+// (stale) one, and be told to fetch again behind them: a queue that never drains.
+TEST(Mailbox, ANewerFetchedStateReplacesOneNotTakenYet) {
+  Mailbox mailbox;
+  mailbox.post(event(SwarmEvent::Kind::fetched, 540));
+  mailbox.post(event(SwarmEvent::Kind::aborted, 541));
+  mailbox.post(event(SwarmEvent::Kind::fetched, 1009));
+  EXPECT_FALSE(mailbox.holds(SwarmEvent::Kind::fetched, 540));
+  EXPECT_EQ(drain(mailbox),
+            (std::vector<std::pair<SwarmEvent::Kind, std::uint64_t>>{
+                {SwarmEvent::Kind::aborted, 541}, {SwarmEvent::Kind::fetched, 1009}}));
+}
+
+}  // namespace
+}  // namespace loco::swarm
