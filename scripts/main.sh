@@ -9,7 +9,11 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 scripts/install-deps.sh
-scripts/build.sh build/release Release
+# Only what the main job runs: loco-swarm starts loco-tracker and loco-peer. (The tests and the
+# benchmarks are scripts/test.sh's and bench/run.sh's.)
+start=$SECONDS
+scripts/build.sh build/release Release -- loco-swarm loco-peer loco-tracker
+echo "== built in $((SECONDS - start)) s"
 echo "== loco-swarm --config configs/swarm.toml"
 build/release/bin/loco-swarm --config configs/swarm.toml
 echo "== done; every process's config and log are in build/swarm/"

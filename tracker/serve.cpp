@@ -56,7 +56,7 @@ int serve(const TrackerOptions& options) {
                    options.state_file, restored->committed_round);
 
     boost::asio::io_context io;
-    const auto start = from_steady(std::chrono::steady_clock::now());
+    const auto start = steady_now();
     // What an admitted connection may send before its peer joined (TrackerService narrows it
     // once the peer has joined): a frame carries at most one whole message and its stripe header.
     const std::uint64_t joining_frame = options.max_buffer_joining + net::kStripeHeaderBytes;

@@ -77,6 +77,9 @@ const Metric<TrackerStatus> kRunMetrics[] = {
     {"loco_tracker_custody_pulled_bytes_total", "counter",
      "Bytes of state pulled for checkpoint custody since start.",
      [](const auto& s) { return s.custody_pulled_bytes; }},
+    {"loco_tracker_heap_bytes", "gauge",
+     "Bytes the tracker's allocations hold (not what the allocator keeps after a free).",
+     [](const auto& s) { return s.heap_bytes; }},
 };
 
 // Each member's figures as of its last heartbeat; labelled {peer="<short id>"}.

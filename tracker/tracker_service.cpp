@@ -7,6 +7,7 @@
 #include <malloc.h>
 #endif
 
+#include "heap_usage.hpp"
 #include "loco/checkpoint/atomic_file.hpp"
 #include "loco/core/error.hpp"
 #include "loco/net/stripe_layout.hpp"
@@ -14,10 +15,6 @@
 
 namespace loco::tracker {
 namespace {
-
-TimePoint now() {
-  return from_steady(std::chrono::steady_clock::now());
-}
 
 // What a peer may send the tracker, and how large: the protocol table's limits.
 std::optional<std::uint64_t> peer_message_limit(std::uint16_t type) {
@@ -45,7 +42,8 @@ TrackerService::TrackerService(boost::asio::io_context& io,
       std::chrono::duration_cast<std::chrono::milliseconds>(
           std::chrono::system_clock::now().time_since_epoch())
           .count() -
-      std::chrono::duration_cast<std::chrono::milliseconds>(now().time_since_epoch()).count());
+      std::chrono::duration_cast<std::chrono::milliseconds>(steady_now().time_since_epoch())
+          .count());
   listener_ = net::BundleListener::create(
       io, endpoint, std::move(listener),
       [this](const std::shared_ptr<net::StreamBundle>& bundle) { return admit(bundle); });
@@ -120,14 +118,14 @@ void TrackerService::limit(const proto::PeerKey& key, std::uint64_t cap) {
 // A custody pull or serve exchanges state chunks on the tracker link: the peer's connection may
 // hold a whole chunk while the exchange lasts (kRelayHold after the tracker's last relay to it).
 void TrackerService::widen_for_relay(const proto::PeerKey& key) {
-  const auto [it, first] = relaying_.insert_or_assign(key, now() + kRelayHold);
+  const auto [it, first] = relaying_.insert_or_assign(key, steady_now() + kRelayHold);
   if (first)
     limit(key, std::max(caps_.member, *peer_message_limit(static_cast<std::uint16_t>(
                                           proto::MessageType::state_to_tracker))));
 }
 
 void TrackerService::narrow_finished_relays() {
-  const TimePoint t = now();
+  const TimePoint t = steady_now();
   for (auto it = relaying_.begin(); it != relaying_.end();) {
     if (it->second > t) {
       ++it;
@@ -157,7 +155,7 @@ void TrackerService::on_piece(const std::shared_ptr<net::StreamBundle>& bundle,
   // A message over its limit throws: the connection fails with that error (net::Connection).
   auto whole = peers_.at(key).assembler.add(piece);
   if (!whole) return;
-  core_->on_message(now(), key, whole->type, whole->bytes);
+  core_->on_message(steady_now(), key, whole->type, whole->bytes);
   drive();
 }
 
@@ -172,7 +170,7 @@ void TrackerService::on_closed(const std::shared_ptr<net::StreamBundle>& bundle,
     if (peers_.empty()) on_idle_();
     return;
   }
-  core_->on_disconnect(now(), key);
+  core_->on_disconnect(steady_now(), key);
   drive();
 }
 
@@ -212,7 +210,7 @@ void TrackerService::drive() {
   timer_.expires_at(to_steady(deadline));
   timer_.async_wait([this](const boost::system::error_code& error) {
     if (error || stopping_) return;
-    core_->on_timer(now());
+    core_->on_timer(steady_now());
     drive();
   });
 }
@@ -260,7 +258,9 @@ void TrackerService::keep_custody(proto::CustodyCopy copy) {
 }
 
 proto::TrackerStatus TrackerService::status() const {
-  return core_->status(now());
+  proto::TrackerStatus s = core_->status(steady_now());
+  s.heap_bytes = heap_in_use_bytes();
+  return s;
 }
 
 }  // namespace loco::tracker

@@ -13,7 +13,7 @@
 namespace loco::checkpoint {
 namespace {
 
-[[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
+[[noreturn]] void fail_io(const std::filesystem::path& path, const std::string& what) {
   throw Error(ErrorCategory::io,
               "writing '" + path.string() + "': " + what + ": " + std::strerror(errno));
 }
@@ -30,7 +30,7 @@ void write_all(int fd, std::span<const std::byte> bytes, const std::filesystem::
     const ssize_t written = ::write(fd, bytes.data(), bytes.size());
     if (written < 0) {
       if (errno == EINTR) continue;
-      fail(path, "write failed");
+      fail_io(path, "write failed");
     }
     bytes = bytes.subspan(static_cast<std::size_t>(written));
   }
@@ -38,10 +38,10 @@ void write_all(int fd, std::span<const std::byte> bytes, const std::filesystem::
 
 void sync_directory(const std::filesystem::path& directory) {
   const int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) fail(directory, "cannot open the directory to sync it");
+  if (fd < 0) fail_io(directory, "cannot open the directory to sync it");
   const int synced = ::fsync(fd);
   ::close(fd);
-  if (synced != 0) fail(directory, "cannot sync the directory");
+  if (synced != 0) fail_io(directory, "cannot sync the directory");
 }
 
 }  // namespace
@@ -50,7 +50,7 @@ void write_file_atomically(const std::filesystem::path& path,
                            std::span<const std::span<const std::byte>> parts) {
   const std::filesystem::path temporary = temporary_name(path);
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) fail(temporary, "cannot create the temporary file");
+  if (fd < 0) fail_io(temporary, "cannot create the temporary file");
   // Removes the temporary file, keeping errno for the message.
   auto remove_temporary = [&] {
     const int saved = errno;
@@ -59,7 +59,7 @@ void write_file_atomically(const std::filesystem::path& path,
   };
   try {
     for (const auto& part : parts) write_all(fd, part, temporary);
-    if (::fsync(fd) != 0) fail(temporary, "cannot sync");
+    if (::fsync(fd) != 0) fail_io(temporary, "cannot sync");
   } catch (...) {
     ::close(fd);
     remove_temporary();
@@ -67,11 +67,11 @@ void write_file_atomically(const std::filesystem::path& path,
   }
   if (::close(fd) != 0) {
     remove_temporary();
-    fail(temporary, "cannot close");
+    fail_io(temporary, "cannot close");
   }
   if (::rename(temporary.c_str(), path.c_str()) != 0) {
     remove_temporary();
-    fail(path, "cannot rename the temporary file into place");
+    fail_io(path, "cannot rename the temporary file into place");
   }
   const std::filesystem::path directory = path.parent_path().empty() ? "." : path.parent_path();
   sync_directory(directory);

@@ -16,7 +16,7 @@ static_assert(std::endian::native == std::endian::little,
 
 namespace {
 
-[[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
+[[noreturn]] void refuse(const std::filesystem::path& path, const std::string& what) {
   throw Error(ErrorCategory::invalid_argument,
               "writing checkpoint '" + path.string() + "': " + what);
 }
@@ -24,19 +24,19 @@ namespace {
 void check_tensors(const std::filesystem::path& path, std::span<const TensorRef> tensors) {
   std::set<std::string_view> names;
   for (const TensorRef& t : tensors) {
-    if (t.name.empty() || t.name == "__metadata__") fail(path, "a tensor needs a name");
-    if (!names.insert(t.name).second) fail(path, "two tensors are named '" + t.name + "'");
+    if (t.name.empty() || t.name == "__metadata__") refuse(path, "a tensor needs a name");
+    if (!names.insert(t.name).second) refuse(path, "two tensors are named '" + t.name + "'");
     std::uint64_t elements = 1;
     for (std::int64_t dim : t.shape) {
-      if (dim < 0) fail(path, "tensor '" + t.name + "' has a negative dimension");
+      if (dim < 0) refuse(path, "tensor '" + t.name + "' has a negative dimension");
       const auto size = static_cast<std::uint64_t>(dim);
       if (size != 0 && elements > UINT64_MAX / size)
-        fail(path, "tensor '" + t.name + "' is too big");
+        refuse(path, "tensor '" + t.name + "' is too big");
       elements *= size;
     }
     if (elements != t.data.size()) {
-      fail(path, "tensor '" + t.name + "' has " + std::to_string(t.data.size()) +
-                     " values but its shape holds " + std::to_string(elements));
+      refuse(path, "tensor '" + t.name + "' has " + std::to_string(t.data.size()) +
+                       " values but its shape holds " + std::to_string(elements));
     }
   }
 }
@@ -86,7 +86,7 @@ void write_safetensors(const std::filesystem::path& path, std::span<const Tensor
                        const Metadata& metadata) {
   check_tensors(path, tensors);
   if (metadata.contains(std::string(kDigestKey))) {
-    fail(path, "the metadata key '" + std::string(kDigestKey) + "' is reserved for the digest");
+    refuse(path, "the metadata key '" + std::string(kDigestKey) + "' is reserved for the digest");
   }
 
   std::vector<detail::TableEntry> table;

@@ -14,6 +14,7 @@
 #include "loco/model/layers/gelu.hpp"
 #include "loco/model/layers/layernorm.hpp"
 #include "loco/model/layers/linear.hpp"
+#include "tensor_pointer.hpp"
 #include "token_checks.hpp"
 
 namespace loco::model {
@@ -21,13 +22,6 @@ namespace {
 
 std::string block_name(std::size_t layer, const char* what) {
   return fmt::format("transformer.h.{}.{}", layer, what);
-}
-
-float* ptr(Arena& arena, std::size_t index) {
-  return arena.tensor(index).data();
-}
-const float* ptr(const Arena& arena, std::size_t index) {
-  return arena.tensor(index).data();
 }
 
 // The activation buffers: forward activations per block, then the backward scratch.

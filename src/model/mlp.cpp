@@ -11,6 +11,7 @@
 #include "loco/model/layers/embedding.hpp"
 #include "loco/model/layers/gelu.hpp"
 #include "loco/model/layers/linear.hpp"
+#include "tensor_pointer.hpp"
 #include "token_checks.hpp"
 
 namespace loco::model {
@@ -28,13 +29,6 @@ std::vector<TensorSpec> activation_specs(const MlpConfig& cfg, std::size_t rows)
           {"losses", {rows}},
           {"d_hidden", {rows, cfg.d_hidden}},
           {"d_embedded", {rows, cfg.d_embed}}};
-}
-
-float* ptr(Arena& arena, std::size_t index) {
-  return arena.tensor(index).data();
-}
-const float* ptr(const Arena& arena, std::size_t index) {
-  return arena.tensor(index).data();
 }
 
 }  // namespace

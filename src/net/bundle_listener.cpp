@@ -11,10 +11,6 @@ namespace {
 
 using boost::asio::ip::tcp;
 
-TimePoint now() {
-  return from_steady(std::chrono::steady_clock::now());
-}
-
 }  // namespace
 
 struct BundleListener::Private {};
@@ -64,7 +60,7 @@ void BundleListener::stop() {
   groups_.clear();
   for (const auto& [id, stream] : pending) stream.connection->close_without_waiting();
   refusal_timer_.cancel();
-  for (const std::string& line : refusals_.flush(now())) spdlog::warn("{}", line);
+  for (const std::string& line : refusals_.flush(steady_now())) spdlog::warn("{}", line);
 }
 
 void BundleListener::accept_next() {
@@ -127,9 +123,9 @@ void BundleListener::on_accepted(tcp::socket socket) {
           },
   };
   const ChannelSetup& setup = config_.setup;
-  auto channel = std::make_unique<secure::SecureChannel>(secure::Role::responder, *setup.identity,
-                                                         setup.config, setup.accept, label, now(),
-                                                         secure::fresh_ephemeral_seed());
+  auto channel = std::make_unique<secure::SecureChannel>(
+      secure::Role::responder, *setup.identity, setup.config, setup.accept, label, steady_now(),
+      secure::fresh_ephemeral_seed());
   PendingStream& stream = pending_[id];
   stream.route = route;
   stream.slot = slot;
@@ -234,7 +230,7 @@ void BundleListener::refuse(StreamId id, const Error& error) {
 
 void BundleListener::note_refusal(const std::string& source, std::string_view reason,
                                   const std::string& line) {
-  if (!refusals_.add(now(), source, reason)) return;
+  if (!refusals_.add(steady_now(), source, reason)) return;
   spdlog::warn("{}", line);  // the first of its period; the rest are summarised at its end
   refusal_timer_.expires_at(to_steady(refusals_.poll_timeout()));
   refusal_timer_.async_wait([weak = weak_from_this()](const boost::system::error_code& error) {
@@ -243,7 +239,7 @@ void BundleListener::note_refusal(const std::string& source, std::string_view re
 }
 
 void BundleListener::flush_refusals() {
-  for (const std::string& line : refusals_.take_summary(now())) spdlog::warn("{}", line);
+  for (const std::string& line : refusals_.take_summary(steady_now())) spdlog::warn("{}", line);
 }
 
 void BundleListener::close_group_of(StreamId id, const std::optional<std::string>& tell) {

@@ -15,10 +15,6 @@ namespace {
 namespace asio = boost::asio;
 using boost::asio::ip::tcp;
 
-TimePoint now() {
-  return from_steady(std::chrono::steady_clock::now());
-}
-
 // Keepalive probes find a peer that vanished without a FIN (a crashed machine, a NAT that forgot
 // us) after about a minute instead of the kernel's default two hours.
 void set_socket_options(tcp::socket& socket) {
@@ -94,7 +90,7 @@ void Connection::on_read(const boost::system::error_code& error, std::size_t byt
                fmt::format("reading from {}: {}", channel_->peer_name(), error.message())));
     return;
   }
-  const TimePoint t = now();
+  const TimePoint t = steady_now();
   try {
     channel_->handle_read(t, bytes);
   } catch (const Error& e) {
@@ -210,7 +206,7 @@ void Connection::pump_writes() {
       if (!message.begun) {
         std::uint64_t size = 0;
         for (const auto& part : message.parts) size += part.size();
-        channel_->begin_message(now(), message.type, size);
+        channel_->begin_message(steady_now(), message.type, size);
         message.begun = true;
       }
       while (channel_->chunk_capacity() > 0 &&
@@ -225,14 +221,14 @@ void Connection::pump_writes() {
       outgoing_.pop_front();
     }
     if (close_requested_ && !close_queued_ && outgoing_.empty() && channel_->established()) {
-      channel_->close(now());
+      channel_->close(steady_now());
       close_queued_ = true;
     }
   } catch (const Error& e) {
     fail(e);
     return;
   }
-  if (pacer_ != nullptr) pace_new_bytes(now());  // releases are computed as bytes are queued
+  if (pacer_ != nullptr) pace_new_bytes(steady_now());  // releases are computed as bytes are queued
   if (!writing_) write_front();
   if (!ended_) arm_deadline();
   for (auto& callback : sent) callback();
@@ -260,7 +256,7 @@ void Connection::write_front() {
     start_write(bytes);
     return;
   }
-  const TimePoint t = now();
+  const TimePoint t = steady_now();
   pace_new_bytes(t);
   const PacedPiece& piece = paced_.front();
   const auto slice = bytes.first(std::min(bytes.size(), piece.bytes));
@@ -296,7 +292,7 @@ void Connection::on_write(const boost::system::error_code& error, std::size_t by
                fmt::format("writing to {}: {}", channel_->peer_name(), error.message())));
     return;
   }
-  channel_->handle_transmitted(now(), bytes);
+  channel_->handle_transmitted(steady_now(), bytes);
   if (pacer_ != nullptr) {
     paced_bytes_ -= bytes;
     if ((paced_.front().bytes -= bytes) == 0) paced_.pop_front();
@@ -315,7 +311,7 @@ void Connection::arm_deadline() {
     if (error == asio::error::operation_aborted || self->ended_) return;
     self->deadline_armed_ = false;
     try {
-      self->channel_->handle_timeout(now());
+      self->channel_->handle_timeout(steady_now());
     } catch (const Error& e) {
       self->fail(e);
       return;

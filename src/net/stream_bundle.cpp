@@ -17,10 +17,6 @@ namespace {
 
 using boost::asio::ip::tcp;
 
-TimePoint now() {
-  return from_steady(std::chrono::steady_clock::now());
-}
-
 std::uint64_t pacer_seed(const BundleId& id, std::uint32_t index) {
   return mix64(load_le<std::uint64_t>(id.data()) ^ mix64(index));
 }
@@ -120,9 +116,9 @@ void StreamBundle::on_tcp_connected(std::uint32_t index, tcp::socket socket,
   const std::string label =
       shape_.count == 1 ? setup.peer_label
                         : fmt::format("{} (stream {}/{})", setup.peer_label, index, shape_.count);
-  auto channel = std::make_unique<secure::SecureChannel>(secure::Role::initiator, *setup.identity,
-                                                         setup.config, setup.accept, label, now(),
-                                                         secure::fresh_ephemeral_seed());
+  auto channel = std::make_unique<secure::SecureChannel>(
+      secure::Role::initiator, *setup.identity, setup.config, setup.accept, label, steady_now(),
+      secure::fresh_ephemeral_seed());
   Stream& stream = streams_[index];
   stream.route = route;
   stream.connection = Connection::create(

@@ -13,10 +13,6 @@ constexpr Duration kMaxBackoff = std::chrono::seconds(10);
 // The tracker sends one message at a time on one stream: at most one view (2 MiB) is partial.
 constexpr std::uint64_t kMaxBufferedBytes = std::uint64_t{4} << 20;
 
-TimePoint now() {
-  return from_steady(std::chrono::steady_clock::now());
-}
-
 // What the tracker may send a peer, and how large.
 std::optional<std::uint64_t> tracker_message_limit(std::uint16_t type) {
   const auto info = proto::message_info(type);
@@ -83,14 +79,14 @@ void TrackerLink::connect() {
 
 void TrackerLink::on_ready() {
   backoff_ = kFirstBackoff;
-  client_.on_connected(now());
+  client_.on_connected(steady_now());
   drive();
 }
 
 void TrackerLink::on_piece(const BundleChunk& piece) {
   auto whole = assembler_.add(piece);  // throws for an oversized message: the bundle fails
   if (!whole) return;
-  client_.on_message(now(), whole->type, whole->bytes);
+  client_.on_message(steady_now(), whole->type, whole->bytes);
   drive();
 }
 
@@ -102,7 +98,7 @@ void TrackerLink::on_closed(const Error* error) {
 // needs: it would never answer a close frame) and, unless stopped, connects again later.
 void TrackerLink::drop(const std::string& why) {
   bundle_.reset();
-  client_.on_disconnect(now());
+  client_.on_disconnect(steady_now());
   timer_.cancel();
   if (!stopped_) reconnect_later(why);
 }
@@ -148,7 +144,7 @@ void TrackerLink::arm_timer() {
   timer_.async_wait([weak = weak_from_this()](const boost::system::error_code& error) {
     auto self = weak.lock();
     if (error || !self || self->stopped_) return;
-    self->client_.on_timer(now());
+    self->client_.on_timer(steady_now());
     self->drive();
   });
 }

@@ -16,9 +16,7 @@ std::size_t max_all_gather_part_bytes() {
 }
 
 std::pair<std::uint64_t, std::uint32_t> all_gather_part_id(std::span<const std::byte> body) {
-  const MessageInfo& info = proto::info(MessageType::all_gather_part);
-  ByteReader r(body, info.name);
-  if (r.u8() != info.version) r.fail("another version: the two ends run different releases");
+  ByteReader r = open_message(body, MessageType::all_gather_part);
   const std::uint64_t round = r.u64();
   return {round, r.u32()};
 }
@@ -45,8 +43,8 @@ void AllGather::start() {
   have_[config_.self] = true;
   ++received_;
   const std::vector<std::byte>& own = parts_[config_.self];
-  ByteWriter w(AllGatherConfig::kHeaderBytes + own.size());
-  w.u8(info(MessageType::all_gather_part).version);
+  ByteWriter w =
+      start_message(MessageType::all_gather_part, AllGatherConfig::kHeaderBytes + own.size());
   w.u64(config_.round);
   w.u32(config_.attempt);
   w.u32(static_cast<std::uint32_t>(config_.self));
@@ -71,10 +69,7 @@ void AllGather::on_message(const PeerKey& from, std::span<const std::byte> body)
 
 // 2. Another member's part, checked before anything is kept.
 void AllGather::receive(const PeerKey& from, std::span<const std::byte> body) {
-  const MessageInfo& info = proto::info(MessageType::all_gather_part);
-  ByteReader r(body, info.name);
-  if (body.size() > info.max_bytes) r.fail("above its size limit");
-  if (r.u8() != info.version) r.fail("another version: the two ends run different releases");
+  ByteReader r = open_message(body, MessageType::all_gather_part);
   const std::uint64_t round = r.u64();
   const std::uint32_t attempt = r.u32();
   const std::uint32_t index = r.u32();

@@ -40,8 +40,7 @@ std::unique_ptr<AllReduce> make_all_reduce(AllReduceAlgorithm algorithm, AllRedu
 }
 
 std::vector<std::byte> encode_chunk(const ChunkHeader& header, std::span<const std::byte> payload) {
-  ByteWriter w(kChunkHeaderBytes + payload.size());
-  w.u8(info(MessageType::ring_chunk).version);
+  ByteWriter w = start_message(MessageType::ring_chunk, kChunkHeaderBytes + payload.size());
   w.u64(header.round);
   w.u32(header.attempt);
   w.u8(header.phase);
@@ -52,10 +51,7 @@ std::vector<std::byte> encode_chunk(const ChunkHeader& header, std::span<const s
 }
 
 ChunkHeader decode_chunk(std::span<const std::byte> body, std::span<const std::byte>& payload) {
-  const MessageInfo& message = info(MessageType::ring_chunk);
-  ByteReader r(body, message.name);
-  if (body.size() > message.max_bytes) r.fail("above its size limit");
-  if (r.u8() != message.version) r.fail("another version: the two ends run different releases");
+  ByteReader r = open_message(body, MessageType::ring_chunk);
   ChunkHeader h;
   h.round = r.u64();
   h.attempt = r.u32();

@@ -1,5 +1,7 @@
 #include "loco/proto/message_type.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
 
 #include "loco/core/assert.hpp"
@@ -68,6 +70,26 @@ const MessageInfo& info(MessageType type) {
     if (m.type == type) return m;
   LOCO_ASSERT(false, "every MessageType has a row in kMessages");
   return kMessages[0];
+}
+
+ByteWriter start_message(MessageType type, std::size_t reserve) {
+  ByteWriter w(reserve);
+  w.u8(info(type).version);
+  return w;
+}
+
+ByteReader open_message(std::span<const std::byte> body, MessageType type) {
+  const MessageInfo& m = info(type);
+  ByteReader r(body, m.name);
+  if (body.size() > m.max_bytes)
+    r.fail(fmt::format("{} bytes, above its limit of {}", body.size(), m.max_bytes));
+  const std::uint8_t version = r.u8();
+  if (version != m.version)
+    r.fail(
+        fmt::format("version {} where this build speaks {}: the two ends run different loco "
+                    "releases",
+                    version, m.version));
+  return r;
 }
 
 }  // namespace loco::proto

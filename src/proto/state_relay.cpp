@@ -27,8 +27,7 @@ std::vector<std::byte> encode_relay(MessageType outer, MessageType inner,
   LOCO_ASSERT(outer == MessageType::state_to_tracker || outer == MessageType::state_to_peer,
               "a relay travels as state_to_tracker or state_to_peer");
   LOCO_ASSERT(is_state_transfer(inner), "only state-transfer messages are relayed");
-  ByteWriter w(body.size() + 3);
-  w.u8(info(outer).version);
+  ByteWriter w = start_message(outer, body.size() + 3);
   w.u16(static_cast<std::uint16_t>(inner));
   w.bytes(body);
   std::vector<std::byte> out = w.finish();
@@ -37,13 +36,7 @@ std::vector<std::byte> encode_relay(MessageType outer, MessageType inner,
 }
 
 StateRelay decode_relay(MessageType outer, std::span<const std::byte> body) {
-  const MessageInfo& m = info(outer);
-  ByteReader r(body, m.name);
-  if (body.size() > m.max_bytes)
-    r.fail(fmt::format("{} bytes, above its limit of {}", body.size(), m.max_bytes));
-  const std::uint8_t version = r.u8();
-  if (version != m.version)
-    r.fail(fmt::format("version {} where this build speaks {}", version, m.version));
+  ByteReader r = open_message(body, outer);
   const std::uint16_t inner = r.u16();
   const auto known = message_info(inner);
   if (!known || !is_state_transfer(known->type))

@@ -11,20 +11,6 @@
 namespace loco::proto {
 namespace {
 
-ByteWriter start(MessageType type) {
-  ByteWriter w;
-  w.u8(info(type).version);
-  return w;
-}
-
-ByteReader open(std::span<const std::byte> body, MessageType type) {
-  const MessageInfo& m = info(type);
-  ByteReader r(body, m.name);
-  if (body.size() > m.max_bytes) r.fail("above its size limit");
-  if (r.u8() != m.version) r.fail("another version: the two ends run different loco releases");
-  return r;
-}
-
 std::string short_hash(const Digest& d) {
   return to_hex(d).substr(0, 12);
 }
@@ -34,14 +20,14 @@ std::string short_hash(const Digest& d) {
 // --- messages ---
 
 std::vector<std::byte> encode_state_request(std::uint64_t round, const Digest& hash) {
-  ByteWriter w = start(MessageType::state_request);
+  ByteWriter w = start_message(MessageType::state_request);
   w.u64(round);
   w.bytes(hash);
   return w.finish();
 }
 
 std::vector<std::byte> encode_manifest(const StateManifest& m) {
-  ByteWriter w = start(MessageType::state_manifest);
+  ByteWriter w = start_message(MessageType::state_manifest);
   w.u64(m.round);
   w.u64(m.total_bytes);
   w.u32(m.chunk_bytes);
@@ -51,7 +37,7 @@ std::vector<std::byte> encode_manifest(const StateManifest& m) {
 }
 
 StateManifest decode_manifest(std::span<const std::byte> body) {
-  ByteReader r = open(body, MessageType::state_manifest);
+  ByteReader r = open_message(body, MessageType::state_manifest);
   StateManifest m;
   m.round = r.u64();
   m.total_bytes = r.u64();
@@ -70,7 +56,7 @@ StateManifest decode_manifest(std::span<const std::byte> body) {
 }
 
 std::vector<std::byte> encode_chunk_request(std::uint64_t round, std::uint64_t index) {
-  ByteWriter w = start(MessageType::chunk_request);
+  ByteWriter w = start_message(MessageType::chunk_request);
   w.u64(round);
   w.u64(index);
   return w.finish();
@@ -105,14 +91,14 @@ void StateFetcher::handle(TimePoint now, const PeerKey& from, MessageType type,
   switch (type) {
     case MessageType::state_manifest: accept_manifest(from, decode_manifest(body)); return;
     case MessageType::state_refusal: {
-      ByteReader r = open(body, type);
+      ByteReader r = open_message(body, type);
       if (r.u64() != config_.round) return;  // answers an earlier fetch
       const std::string reason = r.string(kMaxTextBytes);
       drop(from, "it does not serve that state: " + reason, false);
       return;
     }
     case MessageType::state_chunk: {
-      ByteReader r = open(body, type);
+      ByteReader r = open_message(body, type);
       const std::uint64_t round = r.u64();
       const std::uint64_t index = r.u64();
       if (round != config_.round) return;  // answers an earlier fetch
@@ -232,10 +218,10 @@ void StateServer::clear() {
 
 void StateServer::on_message(const PeerKey& from, MessageType type,
                              std::span<const std::byte> body) {
-  ByteReader r = open(body, type);
+  ByteReader r = open_message(body, type);
   const std::uint64_t round = r.u64();
   const auto refuse = [&](const std::string& reason) {
-    ByteWriter w = start(MessageType::state_refusal);
+    ByteWriter w = start_message(MessageType::state_refusal);
     w.u64(round);
     w.string(reason);
     out_.push_back(

@@ -17,27 +17,6 @@ constexpr std::size_t kKeyBytes = 32;
 constexpr std::size_t kMinMemberBytes = kKeyBytes + 4 + 4 + 8 + 8;
 constexpr std::size_t kMinDonorBytes = kKeyBytes + 4;
 
-ByteWriter start(MessageType type) {
-  ByteWriter w;
-  w.u8(info(type).version);
-  return w;
-}
-
-// A reader positioned after the version byte, which it has checked.
-ByteReader open(std::span<const std::byte> body, MessageType type) {
-  const MessageInfo& m = info(type);
-  ByteReader r(body, m.name);
-  if (body.size() > m.max_bytes)
-    r.fail(fmt::format("{} bytes, above its limit of {}", body.size(), m.max_bytes));
-  const std::uint8_t version = r.u8();
-  if (version != m.version)
-    r.fail(
-        fmt::format("version {} where this build speaks {}: the two ends run different loco "
-                    "releases",
-                    version, m.version));
-  return r;
-}
-
 void text(ByteWriter& w, const std::string& s, std::size_t max) {
   LOCO_ASSERT(s.size() <= max, "an encoded text field exceeds its limit");
   w.string(s);
@@ -124,7 +103,7 @@ constexpr std::string_view kViewDeltaLabel = "loco view delta v2";
 
 std::vector<std::byte> encode(const JoinRequest& m) {
   LOCO_ASSERT(m.settings.size() <= kMaxSettings, "too many settings to encode");
-  ByteWriter w = start(m.kType);
+  ByteWriter w = start_message(m.kType);
   text(w, m.software, kMaxSettingNameBytes);
   text(w, m.listen_address, kMaxAddressBytes);
   w.u64(m.upload_bps);
@@ -142,7 +121,7 @@ std::vector<std::byte> encode(const JoinRequest& m) {
 
 template <>
 JoinRequest decode<JoinRequest>(std::span<const std::byte> body) {
-  ByteReader r = open(body, JoinRequest::kType);
+  ByteReader r = open_message(body, JoinRequest::kType);
   JoinRequest m;
   m.software = r.string(kMaxSettingNameBytes);
   m.listen_address = r.string(kMaxAddressBytes);
@@ -164,7 +143,7 @@ JoinRequest decode<JoinRequest>(std::span<const std::byte> body) {
 }
 
 std::vector<std::byte> encode(const JoinReply& m) {
-  ByteWriter w = start(m.kType);
+  ByteWriter w = start_message(m.kType);
   w.boolean(m.accepted);
   text(w, m.refusal, kMaxTextBytes);
   w.u32(m.shard_index);
@@ -178,7 +157,7 @@ std::vector<std::byte> encode(const JoinReply& m) {
 
 template <>
 JoinReply decode<JoinReply>(std::span<const std::byte> body) {
-  ByteReader r = open(body, JoinReply::kType);
+  ByteReader r = open_message(body, JoinReply::kType);
   JoinReply m;
   m.accepted = r.boolean();
   m.refusal = r.string(kMaxTextBytes);
@@ -195,7 +174,7 @@ JoinReply decode<JoinReply>(std::span<const std::byte> body) {
 }
 
 std::vector<std::byte> encode(const Heartbeat& m) {
-  ByteWriter w = start(m.kType);
+  ByteWriter w = start_message(m.kType);
   w.u64(m.state_round);
   w.u64(m.inner_step);
   w.f32(m.loss);
@@ -211,7 +190,7 @@ std::vector<std::byte> encode(const Heartbeat& m) {
 
 template <>
 Heartbeat decode<Heartbeat>(std::span<const std::byte> body) {
-  ByteReader r = open(body, Heartbeat::kType);
+  ByteReader r = open_message(body, Heartbeat::kType);
   Heartbeat m;
   m.state_round = r.u64();
   m.inner_step = r.u64();
@@ -231,7 +210,7 @@ Heartbeat decode<Heartbeat>(std::span<const std::byte> body) {
 }
 
 std::vector<std::byte> encode(const HeartbeatAck& m) {
-  ByteWriter w = start(m.kType);
+  ByteWriter w = start_message(m.kType);
   w.u64(m.epoch);
   w.u64(m.next_round);
   return w.finish();
@@ -239,7 +218,7 @@ std::vector<std::byte> encode(const HeartbeatAck& m) {
 
 template <>
 HeartbeatAck decode<HeartbeatAck>(std::span<const std::byte> body) {
-  ByteReader r = open(body, HeartbeatAck::kType);
+  ByteReader r = open_message(body, HeartbeatAck::kType);
   HeartbeatAck m;
   m.epoch = r.u64();
   m.next_round = r.u64();
@@ -248,14 +227,14 @@ HeartbeatAck decode<HeartbeatAck>(std::span<const std::byte> body) {
 }
 
 std::vector<std::byte> encode(const Leave& m) {
-  ByteWriter w = start(m.kType);
+  ByteWriter w = start_message(m.kType);
   text(w, m.reason, kMaxTextBytes);
   return w.finish();
 }
 
 template <>
 Leave decode<Leave>(std::span<const std::byte> body) {
-  ByteReader r = open(body, Leave::kType);
+  ByteReader r = open_message(body, Leave::kType);
   Leave m;
   m.reason = r.string(kMaxTextBytes);
   r.expect_end();
@@ -263,7 +242,7 @@ Leave decode<Leave>(std::span<const std::byte> body) {
 }
 
 std::vector<std::byte> encode(const Ready& m) {
-  ByteWriter w = start(m.kType);
+  ByteWriter w = start_message(m.kType);
   w.u64(m.round);
   w.f32(m.update_norm);
   w.bytes(m.base_hash);
@@ -272,7 +251,7 @@ std::vector<std::byte> encode(const Ready& m) {
 
 template <>
 Ready decode<Ready>(std::span<const std::byte> body) {
-  ByteReader r = open(body, Ready::kType);
+  ByteReader r = open_message(body, Ready::kType);
   Ready m;
   m.round = r.u64();
   m.update_norm = r.f32();
@@ -283,7 +262,7 @@ Ready decode<Ready>(std::span<const std::byte> body) {
 
 std::vector<std::byte> encode(const Group& m) {
   LOCO_ASSERT(m.members.size() <= kMaxMembers, "a group has at most kMaxMembers");
-  ByteWriter w = start(m.kType);
+  ByteWriter w = start_message(m.kType);
   w.u64(m.round);
   w.u32(m.attempt);
   w.u64(m.epoch);
@@ -296,7 +275,7 @@ std::vector<std::byte> encode(const Group& m) {
 
 template <>
 Group decode<Group>(std::span<const std::byte> body) {
-  ByteReader r = open(body, Group::kType);
+  ByteReader r = open_message(body, Group::kType);
   Group m;
   m.round = r.u64();
   m.attempt = r.u32();
@@ -311,7 +290,7 @@ Group decode<Group>(std::span<const std::byte> body) {
 }
 
 std::vector<std::byte> encode(const RoundDone& m) {
-  ByteWriter w = start(m.kType);
+  ByteWriter w = start_message(m.kType);
   w.u64(m.round);
   w.u32(m.attempt);
   w.bytes(m.state_hash);
@@ -320,7 +299,7 @@ std::vector<std::byte> encode(const RoundDone& m) {
 
 template <>
 RoundDone decode<RoundDone>(std::span<const std::byte> body) {
-  ByteReader r = open(body, RoundDone::kType);
+  ByteReader r = open_message(body, RoundDone::kType);
   RoundDone m;
   m.round = r.u64();
   m.attempt = r.u32();
@@ -330,7 +309,7 @@ RoundDone decode<RoundDone>(std::span<const std::byte> body) {
 }
 
 std::vector<std::byte> encode(const RoundFailed& m) {
-  ByteWriter w = start(m.kType);
+  ByteWriter w = start_message(m.kType);
   w.u64(m.round);
   w.u32(m.attempt);
   text(w, m.reason, kMaxTextBytes);
@@ -341,7 +320,7 @@ std::vector<std::byte> encode(const RoundFailed& m) {
 
 template <>
 RoundFailed decode<RoundFailed>(std::span<const std::byte> body) {
-  ByteReader r = open(body, RoundFailed::kType);
+  ByteReader r = open_message(body, RoundFailed::kType);
   RoundFailed m;
   m.round = r.u64();
   m.attempt = r.u32();
@@ -352,7 +331,7 @@ RoundFailed decode<RoundFailed>(std::span<const std::byte> body) {
 }
 
 std::vector<std::byte> encode(const Commit& m) {
-  ByteWriter w = start(m.kType);
+  ByteWriter w = start_message(m.kType);
   w.u64(m.round);
   w.u32(m.attempt);
   w.bytes(m.state_hash);
@@ -361,7 +340,7 @@ std::vector<std::byte> encode(const Commit& m) {
 
 template <>
 Commit decode<Commit>(std::span<const std::byte> body) {
-  ByteReader r = open(body, Commit::kType);
+  ByteReader r = open_message(body, Commit::kType);
   Commit m;
   m.round = r.u64();
   m.attempt = r.u32();
@@ -371,7 +350,7 @@ Commit decode<Commit>(std::span<const std::byte> body) {
 }
 
 std::vector<std::byte> encode(const AbortRound& m) {
-  ByteWriter w = start(m.kType);
+  ByteWriter w = start_message(m.kType);
   w.u64(m.round);
   w.u32(m.attempt);
   text(w, m.reason, kMaxTextBytes);
@@ -381,7 +360,7 @@ std::vector<std::byte> encode(const AbortRound& m) {
 
 template <>
 AbortRound decode<AbortRound>(std::span<const std::byte> body) {
-  ByteReader r = open(body, AbortRound::kType);
+  ByteReader r = open_message(body, AbortRound::kType);
   AbortRound m;
   m.round = r.u64();
   m.attempt = r.u32();
@@ -393,7 +372,7 @@ AbortRound decode<AbortRound>(std::span<const std::byte> body) {
 
 std::vector<std::byte> encode(const Resync& m) {
   LOCO_ASSERT(m.donors.size() <= kMaxDonors, "a resync names at most kMaxDonors donors");
-  ByteWriter w = start(m.kType);
+  ByteWriter w = start_message(m.kType);
   w.u64(m.round);
   w.bytes(m.state_hash);
   w.u32(static_cast<std::uint32_t>(m.donors.size()));
@@ -406,7 +385,7 @@ std::vector<std::byte> encode(const Resync& m) {
 
 template <>
 Resync decode<Resync>(std::span<const std::byte> body) {
-  ByteReader r = open(body, Resync::kType);
+  ByteReader r = open_message(body, Resync::kType);
   Resync m;
   m.round = r.u64();
   m.state_hash = digest(r);
@@ -423,7 +402,7 @@ Resync decode<Resync>(std::span<const std::byte> body) {
 }
 
 std::vector<std::byte> encode(const StateReport& m) {
-  ByteWriter w = start(m.kType);
+  ByteWriter w = start_message(m.kType);
   w.u64(m.round);
   w.bytes(m.state_hash);
   return w.finish();
@@ -431,7 +410,7 @@ std::vector<std::byte> encode(const StateReport& m) {
 
 template <>
 StateReport decode<StateReport>(std::span<const std::byte> body) {
-  ByteReader r = open(body, StateReport::kType);
+  ByteReader r = open_message(body, StateReport::kType);
   StateReport m;
   m.round = r.u64();
   m.state_hash = digest(r);
@@ -440,7 +419,7 @@ StateReport decode<StateReport>(std::span<const std::byte> body) {
 }
 
 std::vector<std::byte> encode(const MisbehaviourReport& m) {
-  ByteWriter w = start(m.kType);
+  ByteWriter w = start_message(m.kType);
   key(w, m.suspect);
   text(w, m.reason, kMaxTextBytes);
   return w.finish();
@@ -448,7 +427,7 @@ std::vector<std::byte> encode(const MisbehaviourReport& m) {
 
 template <>
 MisbehaviourReport decode<MisbehaviourReport>(std::span<const std::byte> body) {
-  ByteReader r = open(body, MisbehaviourReport::kType);
+  ByteReader r = open_message(body, MisbehaviourReport::kType);
   MisbehaviourReport m;
   m.suspect = key(r);
   m.reason = r.string(kMaxTextBytes);
@@ -468,7 +447,7 @@ std::vector<std::byte> sign(MessageType type, std::string_view label,
                             std::string_view run_id) {
   const secure::Signature signature =
       tracker.sign(as_u8_bytes(signed_bytes(label, fields, run_id)));
-  ByteWriter w = start(type);
+  ByteWriter w = start_message(type);
   w.bytes(fields);
   w.bytes(signature);
   return w.finish();
@@ -478,7 +457,7 @@ std::vector<std::byte> sign(MessageType type, std::string_view label,
 std::span<const std::byte> open_signed(std::span<const std::byte> body, MessageType type,
                                        std::string_view label, const secure::PublicKey& tracker,
                                        std::string_view run_id, secure::SignatureMemo* memo) {
-  ByteReader r = open(body, type);
+  ByteReader r = open_message(body, type);
   const std::span<const std::byte> rest = r.rest();
   secure::Signature signature{};
   if (rest.size() < signature.size()) r.fail("no room for its signature");
@@ -554,12 +533,12 @@ ViewDelta open_signed_view_delta(std::span<const std::byte> body, const secure::
 }
 
 std::vector<std::byte> encode(const ViewRequest& m) {
-  return start(m.kType).finish();
+  return start_message(m.kType).finish();
 }
 
 template <>
 ViewRequest decode<ViewRequest>(std::span<const std::byte> body) {
-  ByteReader r = open(body, ViewRequest::kType);
+  ByteReader r = open_message(body, ViewRequest::kType);
   r.expect_end();
   return {};
 }

@@ -15,10 +15,6 @@
 namespace loco::swarm {
 namespace {
 
-TimePoint now() {
-  return from_steady(std::chrono::steady_clock::now());
-}
-
 // Messages of a collective not started here yet wait for it, up to this many.
 constexpr std::size_t kMaxEarlyMessages = 1024;
 
@@ -436,7 +432,7 @@ void SwarmSession::on_mesh_message(const proto::PeerKey& from, proto::MessageTyp
       case proto::MessageType::state_refusal:
       case proto::MessageType::state_chunk:
         if (fetcher_) {
-          fetcher_->on_message(now(), from, type, body);
+          fetcher_->on_message(steady_now(), from, type, body);
           pump_fetch();
         }
         return;
@@ -458,7 +454,7 @@ void SwarmSession::on_tracker_state(proto::MessageType type, std::span<const std
       server_.on_message(config_.tracker_key, type, body);
       pump_server();
     } else if (fetcher_) {
-      fetcher_->on_message(now(), config_.tracker_key, type, body);
+      fetcher_->on_message(steady_now(), config_.tracker_key, type, body);
       pump_fetch();
     }
   } catch (const Error& e) {
@@ -488,7 +484,7 @@ void SwarmSession::on_mesh_lost(const proto::PeerKey& peer, const std::string& w
     pump_collective();
   }
   if (fetcher_) {
-    fetcher_->on_donor_lost(now(), peer);
+    fetcher_->on_donor_lost(steady_now(), peer);
     pump_fetch();
   }
 }
@@ -501,7 +497,7 @@ void SwarmSession::start_fetch(const proto::Resync& resync) {
   spdlog::info("fetching the state of round {} from {} donor(s)", resync.round, donors.size());
   fetcher_ = std::make_unique<proto::StateFetcher>(
       proto::FetchConfig{.round = resync.round, .state_hash = resync.state_hash, .donors = donors},
-      now());
+      steady_now());
   pump_fetch();
 }
 
@@ -543,7 +539,7 @@ void SwarmSession::pump_fetch() {
     fetch_timer_.expires_at(to_steady(fetcher_->poll_timeout()));
     fetch_timer_.async_wait([this](const boost::system::error_code& error) {
       if (error || !fetcher_) return;
-      fetcher_->on_timer(now());
+      fetcher_->on_timer(steady_now());
       pump_fetch();
     });
   }

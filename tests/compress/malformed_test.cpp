@@ -16,7 +16,7 @@ namespace {
 
 using Bytes = std::vector<std::byte>;
 
-const char* const kSpecs[] = {
+const char* const kMalformedSpecs[] = {
     "fp32",
     "fp16",
     "bf16",
@@ -58,7 +58,7 @@ void put_u32(Bytes& m, std::size_t at, std::uint32_t v) {
 
 TEST(Malformed, EveryTruncationAndHeaderFieldIsChecked) {
   const auto x = testing::gaussian(100, 3);
-  for (const char* spec : kSpecs) {
+  for (const char* spec : kMalformedSpecs) {
     const auto codec = make_codec(spec);
     const Bytes good = codec->encode(x);
     for (std::size_t len = 0; len < good.size(); ++len) {

@@ -15,7 +15,7 @@
 namespace loco::compress {
 namespace {
 
-const char* const kSpecs[] = {
+const char* const kReduceSpecs[] = {
     "fp32",
     "fp16",
     "bf16",
@@ -39,7 +39,7 @@ bool same_bits(std::span<const float> a, std::span<const float> b) {
 TEST(Reduce, AccumulateEqualsDecodeThenSumBitForBit) {
   const std::size_t shape[] = {48, 80};
   constexpr int kPeers = 5;
-  for (const char* spec : kSpecs) {
+  for (const char* spec : kReduceSpecs) {
     const auto codec = make_codec(spec);
     std::vector<std::vector<std::byte>> messages;
     for (int p = 0; p < kPeers; ++p) {
@@ -60,7 +60,7 @@ TEST(Reduce, AccumulateEqualsDecodeThenSumBitForBit) {
 TEST(Reduce, BytesDoNotDependOnTheThreadCount) {
   const std::size_t shape[] = {128, 192};
   const auto x = testing::gaussian(128 * 192, 21);
-  for (const char* spec : kSpecs) {
+  for (const char* spec : kReduceSpecs) {
     const auto codec = make_codec(spec);
     std::vector<std::vector<std::byte>> bytes;
     std::vector<std::vector<float>> decoded;

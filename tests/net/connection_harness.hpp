@@ -108,9 +108,9 @@ class LoopbackPair {
   void start(Side& side, secure::Role role, tcp::socket socket, secure::PublicKey other,
              std::string label) {
     if (!side.accept) side.accept = [other](const secure::PublicKey& k) { return k == other; };
-    auto channel = std::make_unique<secure::SecureChannel>(
-        role, side.key, side.config, side.accept, std::move(label),
-        from_steady(std::chrono::steady_clock::now()), secure::fresh_ephemeral_seed());
+    auto channel = std::make_unique<secure::SecureChannel>(role, side.key, side.config, side.accept,
+                                                           std::move(label), steady_now(),
+                                                           secure::fresh_ephemeral_seed());
     side.connection = Connection::create(std::move(socket), std::move(channel), side.handlers(),
                                          std::move(side.pacer));
     side.connection->start();

@@ -16,7 +16,7 @@ namespace {
 
 using testing::LoopbackPair;
 
-std::vector<std::byte> pattern(std::size_t size, std::uint8_t salt) {
+std::vector<std::byte> ramp(std::size_t size, std::uint8_t salt) {
   std::vector<std::byte> out(size);
   for (std::size_t i = 0; i < size; ++i) out[i] = static_cast<std::byte>((i * 7 + salt) & 0xff);
   return out;
@@ -29,8 +29,8 @@ bool both_ended(const LoopbackPair& pair) {
 TEST(Connection, ExchangesMessagesBothWaysAndClosesCleanly) {
   LoopbackPair pair;
   pair.connect();
-  const auto to_server = pattern(3'000'000, 1);  // three frames
-  const auto to_client = pattern(1000, 2);
+  const auto to_server = ramp(3'000'000, 1);  // three frames
+  const auto to_client = ramp(1000, 2);
   ASSERT_TRUE(pair.run_until([&] { return pair.client.established && pair.server.established; }));
   bool sent = false;
   pair.client.connection->send(5, to_server, [&] { sent = true; });
@@ -55,7 +55,7 @@ TEST(Connection, AHandlerThatRefusesAMessageEndsThatConnectionWithItsError) {
   pair.server.refuse_messages = true;
   pair.connect();
   ASSERT_TRUE(pair.run_until([&] { return pair.client.established && pair.server.established; }));
-  pair.client.connection->send(5, pattern(100, 2));
+  pair.client.connection->send(5, ramp(100, 2));
   ASSERT_TRUE(pair.run_until([&] { return both_ended(pair); }));
   ASSERT_TRUE(pair.server.error.has_value());
   EXPECT_EQ(pair.server.error->category(), ErrorCategory::protocol);
@@ -122,7 +122,7 @@ TEST(Connection, OversizedFrameIsRejected) {
   pair.client.config.max_frame_bytes = 1 << 20;
   pair.server.config.max_frame_bytes = 64 << 10;
   pair.connect();
-  const auto message = pattern(200 << 10, 3);
+  const auto message = ramp(200 << 10, 3);
   pair.client.connection->send(1, message);
   ASSERT_TRUE(pair.run_until([&] { return both_ended(pair); }));
   ASSERT_TRUE(pair.server.error.has_value());
@@ -140,7 +140,7 @@ TEST(Connection, FlippedBitOnTheWireClosesTheConnectionWithALoggedError) {
   // the flip lands in that frame's ciphertext.
   testing::FlipRelay relay(pair.io, pair.acceptor.local_endpoint(), 72 + 112 + 40);
   pair.connect(relay.endpoint());
-  const auto message = pattern(1000, 4);
+  const auto message = ramp(1000, 4);
   pair.client.connection->send(1, message);
   const bool ended = pair.run_until([&] { return both_ended(pair); });
   spdlog::set_default_logger(previous);
@@ -163,8 +163,8 @@ TEST(Connection, StalledHandshakeIsDroppedAfterTheTimeout) {
   silent.connect(pair.acceptor.local_endpoint());
   auto channel = std::make_unique<secure::SecureChannel>(
       secure::Role::responder, pair.server.key, pair.server.config,
-      [](const secure::PublicKey&) { return true; }, "silent client",
-      from_steady(std::chrono::steady_clock::now()), secure::fresh_ephemeral_seed());
+      [](const secure::PublicKey&) { return true; }, "silent client", steady_now(),
+      secure::fresh_ephemeral_seed());
   pair.server.connection =
       Connection::create(pair.acceptor.accept(), std::move(channel), pair.server.handlers());
   pair.server.connection->start();
@@ -202,8 +202,8 @@ TEST(Connection, PausedReadingHoldsMessagesUntilResumed) {
   pair.connect();
   ASSERT_TRUE(pair.run_until([&] { return pair.client.established && pair.server.established; }));
   pair.server.connection->pause_reading();
-  const auto head = pattern(3000, 3);
-  const auto tail = pattern(70'000, 4);
+  const auto head = ramp(3000, 3);
+  const auto tail = ramp(70'000, 4);
   pair.client.connection->send(1, head);
   pair.client.connection->send(2, {head, {}, tail});  // one message from a gather list
   ASSERT_TRUE(pair.run_until([&] { return pair.client.connection->queued_bytes() == 0; }));

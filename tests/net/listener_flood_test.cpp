@@ -24,7 +24,7 @@ using testing::IdleSocket;
 using boost::asio::ip::tcp;
 using std::chrono::seconds;
 
-struct BundleEnd {
+struct ServerEnd {
   bool ready = false;
   bool closed = false;
   std::string error;  // the bundle's error, if it ended with one
@@ -46,7 +46,7 @@ class Listening {
   secure::KeyPair client_key = secure::KeyPair::generate();
   std::shared_ptr<BundleListener> listener;
   std::vector<std::shared_ptr<StreamBundle>> admitted;  // held, as the listener's owner would
-  BundleEnd server;
+  ServerEnd server;
 
   explicit Listening(const ListenerLimits& limits) {
     listener = BundleListener::create(
@@ -63,7 +63,7 @@ class Listening {
   }
 
   // An honest peer from 127.0.0.1 opening a bundle of `streams`.
-  std::shared_ptr<StreamBundle> connect(BundleEnd& end, std::uint32_t streams = 2) {
+  std::shared_ptr<StreamBundle> connect(ServerEnd& end, std::uint32_t streams = 2) {
     return StreamBundle::connect(io, listener->local_endpoint(),
                                  BundleConfig{.streams = streams, .unit_bytes = 64 << 10},
                                  setup(client_key, server_key.public_key()), end.handlers());
@@ -122,7 +122,7 @@ TEST(ListenerFlood, AnIdleFloodFromOneAddressLeavesRoomForAnotherAndItsCountsRet
     return l.listener->budget().pending_from("127.0.0.2") == share &&
            count_dropped(flood) == flood.size() - share;
   }));
-  BundleEnd client;
+  ServerEnd client;
   auto bundle = l.connect(client);
   ASSERT_TRUE(l.run_until([&] { return client.ready && l.server.ready; }));
   EXPECT_EQ(l.listener->budget().pending_from("127.0.0.2"), share);  // still held meanwhile
@@ -144,7 +144,7 @@ TEST(ListenerFlood, WhileEveryHandshakeSlotIsTakenANewcomerIsRefusedUntilOneFree
   auto b = l->flood("127.0.0.3", 2);
   ASSERT_TRUE(
       l->run_until([&] { return l->listener->budget().in_phase(StreamPhase::handshake) == 4; }));
-  BundleEnd refused;
+  ServerEnd refused;
   auto first = l->connect(refused, 1);
   ASSERT_TRUE(l->run_until([&] { return refused.closed; }));
   EXPECT_FALSE(refused.ready);
@@ -153,7 +153,7 @@ TEST(ListenerFlood, WhileEveryHandshakeSlotIsTakenANewcomerIsRefusedUntilOneFree
   a[0]->close();  // one slot frees once its connection has ended
   ASSERT_TRUE(
       l->run_until([&] { return l->listener->budget().in_phase(StreamPhase::handshake) == 3; }));
-  BundleEnd admitted;
+  ServerEnd admitted;
   auto second = l->connect(admitted, 1);
   ASSERT_TRUE(l->run_until([&] { return admitted.ready; }));
 }
@@ -170,7 +170,7 @@ TEST(ListenerFlood, ASlowLorisIsDroppedAtTheHandshakeDeadlineAndItsSlotFreed) {
   // A lower bound only: the listener may not drop them early; how late is the machine's business.
   EXPECT_GE(std::chrono::steady_clock::now() - opened, limits.handshake_timeout);
   ASSERT_TRUE(l.run_until([&] { return l.budget_is_empty(); }));
-  BundleEnd client;
+  ServerEnd client;
   auto bundle = l.connect(client);
   ASSERT_TRUE(l.run_until([&] { return client.ready; }));
 }
@@ -179,10 +179,10 @@ TEST(ListenerFlood, AdmittedStreamsFromOneAddressAreCapped) {
   ListenerLimits limits = peer_caps_without_deadlines();
   limits.max_admitted_per_source = 2;
   Listening l(limits);
-  BundleEnd first_end;
+  ServerEnd first_end;
   auto first = l.connect(first_end, 2);
   ASSERT_TRUE(l.run_until([&] { return first_end.ready; }));
-  BundleEnd second_end;
+  ServerEnd second_end;
   auto second = l.connect(second_end, 1);  // a third stream from 127.0.0.1
   ASSERT_TRUE(l.run_until([&] { return second_end.closed; }));
   EXPECT_FALSE(second_end.ready);

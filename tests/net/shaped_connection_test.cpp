@@ -20,7 +20,7 @@ TEST(ShapedConnection, Transfer64MiBAt100MbitTakesTheIdealTime) {
   constexpr std::size_t kBytes = std::size_t{64} << 20;
   LinkSettings settings;
   settings.upload = 100'000'000;
-  auto shaper = LinkShaper::create(settings, from_steady(std::chrono::steady_clock::now()));
+  auto shaper = LinkShaper::create(settings, steady_now());
   auto pacer = shaper->make_pacer(1);
   const std::vector<std::byte> tensor(kBytes, std::byte{0x42});
 
@@ -45,7 +45,7 @@ TEST(ShapedConnection, Transfer64MiBAt100MbitTakesTheIdealTime) {
 TEST(ShapedConnection, PingOverA40msLinkTakes40msEachWay) {
   LinkSettings settings;
   settings.latency = 40ms;
-  const TimePoint origin = from_steady(std::chrono::steady_clock::now());
+  const TimePoint origin = steady_now();
   auto client_link = LinkShaper::create(settings, origin);
   auto server_link = LinkShaper::create(settings, origin);
   auto client_pacer = client_link->make_pacer(1);
@@ -83,7 +83,7 @@ namespace {
 TEST(ShapedConnection, LinkFaultDropsTheConnectionWithAnError) {
   LinkSettings settings;
   settings.faults.drop_after_bytes = 100'000;
-  auto link = LinkShaper::create(settings, from_steady(std::chrono::steady_clock::now()));
+  auto link = LinkShaper::create(settings, steady_now());
   auto pacer = link->make_pacer(1);
   LoopbackPair pair;
   pair.client.pacer = std::move(pacer);
@@ -99,7 +99,7 @@ TEST(ShapedConnection, LinkFaultDropsTheConnectionWithAnError) {
 TEST(ShapedConnection, StalledLinkIsDroppedByTheHandshakeTimeout) {
   LinkSettings settings;
   settings.faults.stall_at = Duration{0};
-  auto link = LinkShaper::create(settings, from_steady(std::chrono::steady_clock::now()));
+  auto link = LinkShaper::create(settings, steady_now());
   auto pacer = link->make_pacer(1);
   LoopbackPair pair;
   pair.client.pacer = std::move(pacer);

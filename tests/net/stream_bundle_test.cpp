@@ -187,7 +187,7 @@ TEST(StreamBundle, ABrokenStreamFailsTheBundleOnceAtBothEnds) {
   BundlePair pair;
   LinkSettings settings;
   settings.faults.drop_after_bytes = 2 << 20;  // every stream drops after 2 MiB
-  auto link = LinkShaper::create(settings, from_steady(std::chrono::steady_clock::now()));
+  auto link = LinkShaper::create(settings, steady_now());
   pair.connect(BundleConfig{.streams = 3, .unit_bytes = 64 << 10}, link);
   ASSERT_TRUE(pair.run_until([&] { return pair.client.ready && pair.server.ready; }));
   const auto message = pattern(24 << 20, 6);
@@ -215,7 +215,7 @@ struct RawStream {
     side.accept = [server](const secure::PublicKey& k) { return k == server; };
     auto channel = std::make_unique<secure::SecureChannel>(
         secure::Role::initiator, pair.client_key, side.config, side.accept, "listener",
-        from_steady(std::chrono::steady_clock::now()), secure::fresh_ephemeral_seed());
+        steady_now(), secure::fresh_ephemeral_seed());
     side.connection = Connection::create(std::move(socket), std::move(channel), side.handlers());
     side.connection->start();
   }

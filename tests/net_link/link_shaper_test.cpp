@@ -7,22 +7,20 @@
 #include <cstdint>
 #include <vector>
 
+#include "link_test_units.hpp"
 #include "loco/core/error.hpp"
 #include "loco/core/rng.hpp"
 
 namespace loco::net {
 namespace {
 
+using namespace test_units;
+
 using std::chrono::microseconds;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-constexpr std::uint64_t kKiB = 1024;
-constexpr std::uint64_t kMiB = 1024 * kKiB;
-constexpr BitRate k100Mbit = 100'000'000;
 constexpr std::int64_t kNsPerByteAt100Mbit = 80;  // 8 bit / 1e8 bit/s
-
-const TimePoint t0 = TimePoint(seconds(1000));
 
 LinkSettings with_upload(BitRate rate) {
   LinkSettings s;

@@ -9,21 +9,19 @@
 #include <utility>
 #include <vector>
 
+#include "link_test_units.hpp"
 #include "loco/core/rng.hpp"
 
 namespace loco::net {
 namespace {
 
+using namespace test_units;
+
 using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 using std::chrono::seconds;
 
-constexpr std::uint64_t kKiB = 1024;
-constexpr std::uint64_t kMiB = 1024 * kKiB;
-constexpr BitRate k100Mbit = 100'000'000;
 constexpr std::uint64_t kBurst = 512 * kKiB;  // the link shaper's bucket at 100 Mbit/s
-
-const TimePoint t0 = TimePoint(seconds(1000));
 
 // At 100 Mbit/s a byte takes 80 ns.
 Duration at_100mbit(std::uint64_t bytes) {

@@ -11,11 +11,14 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "link_test_units.hpp"
 #include "loco/net/link_shaper.hpp"
 #include "paced_socket.hpp"
 
 namespace loco::net {
 namespace {
+
+using namespace test_units;
 
 using namespace std::chrono_literals;
 using test::asio::io_context;
@@ -27,10 +30,9 @@ std::uint64_t transfer_bytes() {
   return (mib != nullptr ? std::strtoull(mib, nullptr, 10) : 16) * 1024 * 1024;
 }
 const std::uint64_t kTransferBytes = transfer_bytes();
-constexpr BitRate k100Mbit = 100'000'000;
 const Duration kIdealAt100Mbit(static_cast<std::int64_t>(kTransferBytes) * 80);  // 8 bit / 1e8
 
-double seconds(Duration d) {
+double in_seconds(Duration d) {
   return std::chrono::duration<double>(d).count();
 }
 
@@ -49,8 +51,9 @@ Duration timed_transfer(const char* what, LinkPacer& upload, LinkPacer* download
   EXPECT_EQ(receiver.mismatches(), 0u);
   const Duration took = finished - start;
   std::printf("%s %llu MiB at 100Mbit: %.4f s, ideal %.4f s, error %+.2f%%\n", what,
-              static_cast<unsigned long long>(kTransferBytes >> 20), seconds(took),
-              seconds(kIdealAt100Mbit), 100.0 * (seconds(took) / seconds(kIdealAt100Mbit) - 1.0));
+              static_cast<unsigned long long>(kTransferBytes >> 20), in_seconds(took),
+              in_seconds(kIdealAt100Mbit),
+              100.0 * (in_seconds(took) / in_seconds(kIdealAt100Mbit) - 1.0));
   return took;
 }
 
@@ -62,7 +65,7 @@ TEST(LoopbackShaping, UploadAt100MbitTakesTheIdealTime) {
   LinkSettings s;
   s.upload = k100Mbit;
   const Duration took = timed_transfer("upload", *pacer_for(s, 1), nullptr);
-  EXPECT_GE(seconds(took), 0.95 * seconds(kIdealAt100Mbit));
+  EXPECT_GE(in_seconds(took), 0.95 * in_seconds(kIdealAt100Mbit));
 }
 
 TEST(LoopbackShaping, DownloadAt100MbitTakesTheIdealTime) {
@@ -70,7 +73,7 @@ TEST(LoopbackShaping, DownloadAt100MbitTakesTheIdealTime) {
   s.download = k100Mbit;
   const Duration took =
       timed_transfer("download", *pacer_for(LinkSettings{}, 1), pacer_for(s, 2).get());
-  EXPECT_GE(seconds(took), 0.95 * seconds(kIdealAt100Mbit));
+  EXPECT_GE(in_seconds(took), 0.95 * in_seconds(kIdealAt100Mbit));
 }
 
 Duration fastest(const std::vector<Duration>& values) {

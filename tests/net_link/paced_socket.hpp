@@ -28,7 +28,7 @@ inline std::uint8_t pattern_byte(std::uint64_t position) {
 }
 
 inline TimePoint now() {
-  return from_steady(std::chrono::steady_clock::now());
+  return steady_now();
 }
 
 // Connects a client socket to a fresh loopback acceptor; returns {client, server}.

@@ -6,17 +6,18 @@
 #include <memory>
 #include <vector>
 
+#include "link_test_units.hpp"
 #include "loco/net/connection.hpp"
 #include "loco/net/link_shaper.hpp"
 
 namespace loco::net {
 namespace {
 
+using namespace test_units;
+
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-constexpr std::uint64_t kKiB = 1024;
-constexpr std::uint64_t kMiB = 1024 * kKiB;
 constexpr std::uint64_t kChunk = 64 * kKiB;
 constexpr std::uint64_t kWindow = 256 * kKiB;
 constexpr Duration kLatency = milliseconds(20);
@@ -24,8 +25,6 @@ constexpr Duration kRoundTrip = 2 * kLatency;
 
 static_assert(kMinStreamWindow >= Connection::kPacedPieceBytes,
               "the smallest window must hold one paced piece (link_settings.hpp)");
-
-const TimePoint t0 = TimePoint(seconds(1000));
 
 LinkSettings windowed(BitRate upload) {
   LinkSettings s;

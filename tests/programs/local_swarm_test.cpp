@@ -19,8 +19,6 @@ namespace {
 
 using test::program;
 
-constexpr int kPatienceMs = 90'000;  // hang guard for one awaited line, on a loaded machine
-
 // configs/swarm-tiny.toml with `steps` steps of `h` inner steps each round, one progress line per
 // round, into `dir`/run.toml.
 void write_run_config(const std::filesystem::path& dir, int steps, int h) {
@@ -50,8 +48,8 @@ std::string swarm_config(int peers, const std::string& extra = "") {
 // loco-swarm's stdout, line by line, until it closes.
 std::vector<std::string> read_all(test::ChildProcess& swarm) {
   std::vector<std::string> lines;
-  for (std::string line = swarm.read_line(kPatienceMs); !line.empty();
-       line = swarm.read_line(kPatienceMs))
+  for (std::string line = swarm.read_line(test::kLinePatienceMs); !line.empty();
+       line = swarm.read_line(test::kLinePatienceMs))
     lines.push_back(line);
   return lines;
 }
@@ -143,8 +141,8 @@ std::string command_line(pid_t pid) {
 
 // Reads loco-swarm's output up to its first combined progress line (every peer trains).
 bool wait_first_round(test::ChildProcess& swarm) {
-  for (std::string line = swarm.read_line(kPatienceMs); !line.empty();
-       line = swarm.read_line(kPatienceMs))
+  for (std::string line = swarm.read_line(test::kLinePatienceMs); !line.empty();
+       line = swarm.read_line(test::kLinePatienceMs))
     if (line.starts_with("round ")) return true;
   return false;
 }

@@ -23,12 +23,6 @@ std::string demo(bool late) {
          "demo-values = \"sign\"\ndemo-late = " + (late ? "true" : "false") + "\n";
 }
 
-double mean_loss(const std::vector<test::RoundLine>& rounds, std::size_t first, std::size_t n) {
-  double sum = 0;
-  for (std::size_t i = first; i < first + n; ++i) sum += rounds.at(i).loss;
-  return sum / static_cast<double>(n);
-}
-
 TEST(SwarmDemo, FourPeersHoldTheSameStateAfterEveryStepAndTheLossFalls) {
   for (const bool late : {false, true}) {
     // 8 x 4 = 32 steps, each a round of the 4 peers.

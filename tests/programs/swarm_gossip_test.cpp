@@ -15,8 +15,8 @@
 #include <string>
 #include <thread>
 
-#include "../support/http_client.hpp"
 #include "../support/local_swarm.hpp"
+#include "../support/tracker_metrics.hpp"
 
 namespace loco {
 namespace {
@@ -26,33 +26,14 @@ using test::PeerProcess;
 
 constexpr std::uint64_t kRounds = 12;
 
-double mean_loss(const std::vector<test::RoundLine>& rounds, std::size_t first, std::size_t n) {
-  double sum = 0;
-  for (std::size_t i = first; i < first + n; ++i) sum += rounds.at(i).loss;
-  return sum / static_cast<double>(n);
-}
-
-// The samples of a Prometheus text page, by name (with its labels, if any).
-std::map<std::string, double> metric_samples(const std::string& page) {
-  std::map<std::string, double> samples;
-  std::istringstream lines(page);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.empty() || line.starts_with('#')) continue;
-    const auto space = line.find(' ');
-    samples[line.substr(0, space)] = std::stod(line.substr(space + 1));
-  }
-  return samples;
-}
-
 // The tracker's /metrics, read until it shows a spread between its members (each peer renews its
 // sketch every round, and after round 1, which every peer applies alone, no two peers in
 // different groups hold the same θ). False once fewer than two members are left to compare.
 bool tracker_shows_a_spread(const test::TrackerProcess& tracker) {
   test::TestClient client(test::endpoint_of(tracker.http_address()));
   for (;;) {
-    const auto reply = client.get("/metrics");
-    if (reply.error) return false;
-    const auto samples = metric_samples(reply.response.body());
+    const auto samples = test::read_metrics(client);
+    if (samples.empty()) return false;
     if (samples.at("loco_tracker_spread") > 0) return true;
     if (samples.at("loco_tracker_members") < 2) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling, not a deadline

@@ -35,12 +35,6 @@ std::uint64_t summary_figure(const std::string& line, const std::string& name) {
   return std::stoull(line.substr(at + name.size() + 2));
 }
 
-double mean_loss(const std::vector<test::RoundLine>& rounds, std::size_t first, std::size_t n) {
-  double sum = 0;
-  for (std::size_t i = first; i < first + n; ++i) sum += rounds.at(i).loss;
-  return sum / static_cast<double>(n);
-}
-
 TEST(SwarmStreaming, FourPeersHoldTheSameStateAfterEveryFragmentRoundAndTheLossFalls) {
   LocalSwarm swarm("stream-four", 10, {"--run.min-peers", "4"}, streaming());
   ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
@@ -131,8 +125,13 @@ void survivors_of_a_kill_in_the_ring_hold_one_state(const std::string& run_id,
                                                   "reduce-scatter:" + std::to_string(kFaultRound)});
   EXPECT_EQ(victim.read_to_end().rfind("peer ", 0), std::string::npos) << "it never finishes";
   EXPECT_EQ(victim.process().wait(), -1) << "killed by its signal\n" << swarm.logs();
-  ASSERT_TRUE(victim.committed().contains(kFaultRound - 1)) << "it was in the run\n"
-                                                            << swarm.logs();
+  // It was in the run: it committed rounds (with eager updates the line of round kFaultRound - 1
+  // may still be queued when it dies), and round kFaultRound's first group had all four.
+  ASSERT_FALSE(victim.committed().empty()) << swarm.logs();
+  ASSERT_NE(swarm.tracker().log().find("round " + std::to_string(kFaultRound) +
+                                       " attempt 1: a group of 4"),
+            std::string::npos)
+      << swarm.logs();
   for (PeerProcess* p : survivors) ASSERT_TRUE(p->wait_round(kFaultRound + 2)) << swarm.logs();
   EXPECT_TRUE(test::same_states(survivors, kFaultRound - 1, kFaultRound + 2)) << swarm.logs();
   EXPECT_NE(

@@ -25,8 +25,7 @@ using Bytes = std::vector<std::byte>;
 
 using test::program;
 
-// A type the tracker accepts at this size (a join request), so the first chunk is taken in.
-constexpr std::uint16_t kJoin = 0x0101;
+using test::kJoinRequestType;
 
 class TrackerUnderAttack : public ::testing::Test {
  protected:
@@ -68,8 +67,8 @@ TEST_F(TrackerUnderAttack, AChunkThatGrowsItsMessageIsRefusedAndTheTrackerStaysU
   // stripe assembler behind the channel hit an assertion (abort, in Release too).
   test::TrackerAttacker attacker(io_, "127.0.0.1", port_, "run-a");
   const Bytes chunk = first_chunk();
-  attacker.send(attacker.peer().data(kJoin, 4096, 0, chunk));
-  attacker.send(attacker.peer().data(kJoin, 1 << 20, chunk.size(), Bytes(100)));
+  attacker.send(attacker.peer().data(kJoinRequestType, 4096, 0, chunk));
+  attacker.send(attacker.peer().data(kJoinRequestType, 1 << 20, chunk.size(), Bytes(100)));
   EXPECT_TRUE(attacker.closed_by_tracker());
   expect_tracker_serves();
   EXPECT_NE(log().find("changed a message's size or type mid-message"), std::string::npos) << log();
@@ -79,8 +78,8 @@ TEST_F(TrackerUnderAttack, AChunkThatShrinksItsMessageIsRefused) {
   // Shrinking used to make the channel report a complete message after 200 of 4,096 bytes.
   test::TrackerAttacker attacker(io_, "127.0.0.1", port_, "run-a");
   const Bytes chunk = first_chunk();
-  attacker.send(attacker.peer().data(kJoin, 4096, 0, chunk));
-  attacker.send(attacker.peer().data(kJoin, 200, chunk.size(), Bytes(100)));
+  attacker.send(attacker.peer().data(kJoinRequestType, 4096, 0, chunk));
+  attacker.send(attacker.peer().data(kJoinRequestType, 200, chunk.size(), Bytes(100)));
   EXPECT_TRUE(attacker.closed_by_tracker());
   expect_tracker_serves();
   EXPECT_NE(log().find("changed a message's size or type mid-message"), std::string::npos) << log();

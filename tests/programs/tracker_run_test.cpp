@@ -17,8 +17,6 @@ namespace {
 
 using test::program;
 
-constexpr int kPatienceMs = 90'000;  // hang guard for one awaited line, on a loaded machine
-
 class TestPeer {
  public:
   TestPeer(const std::filesystem::path& dir, int n, const test::TrackerProcess& tracker,
@@ -38,7 +36,7 @@ class TestPeer {
   // "committed R H" line on the way is recorded.
   std::string wait_for(const std::string& prefix) {
     for (;;) {
-      const std::string line = process_->read_line(kPatienceMs);
+      const std::string line = process_->read_line(test::kLinePatienceMs);
       if (line.empty()) return "";
       if (line.starts_with("committed ") || line.starts_with("resynced ")) record_state(line);
       if (line.starts_with(prefix)) return line;

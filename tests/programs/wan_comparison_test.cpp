@@ -25,7 +25,6 @@ namespace {
 using test::program;
 
 constexpr int kPeers = 4;
-constexpr int kPatienceMs = 120'000;  // hang guard for one awaited line, on a loaded machine
 
 // The run config: configs/swarm-tiny.toml with 40 steps and `strategy` as its [strategy] section.
 std::filesystem::path write_config(const std::filesystem::path& dir, const std::string& name,
@@ -49,17 +48,17 @@ std::map<std::string, std::string> parse_summary(const std::string& line) {
   return values;
 }
 
-struct RunResult {
+struct SwarmResult {
   std::vector<std::map<std::string, std::string>> peers;
   std::uint64_t sent_bytes = 0;
   float start_loss = 0;  // the initial model's validation loss
 };
 
-RunResult run_swarm(const std::filesystem::path& dir, const std::string& kind,
-                    const std::string& strategy) {
+SwarmResult run_swarm(const std::filesystem::path& dir, const std::string& kind,
+                      const std::string& strategy) {
   std::filesystem::create_directories(dir);
   const auto config_path = write_config(dir, kind, strategy);
-  RunResult result;
+  SwarmResult result;
   const train::TrainConfig config = cli::load_train_config(config_path);
   const train::Corpus corpus(config.data, static_cast<std::uint32_t>(config.model.gpt.vocab));
   result.start_loss = train::InnerLoop(config, corpus).evaluate();
@@ -82,7 +81,7 @@ RunResult run_swarm(const std::filesystem::path& dir, const std::string& kind,
   }
   for (int i = 0; i < kPeers; ++i) {
     std::string line;
-    do line = peers[i]->read_line(kPatienceMs);
+    do line = peers[i]->read_line(test::kLinePatienceMs);
     while (!line.empty() && line.find(": seconds=") == std::string::npos);
     EXPECT_FALSE(line.empty()) << kind << " peer " << i << ": no summary line\n"
                                << test::read_text(dir / ("peer" + std::to_string(i) + ".log"));
@@ -93,7 +92,7 @@ RunResult run_swarm(const std::filesystem::path& dir, const std::string& kind,
   return result;
 }
 
-void expect_learned_in_step(const RunResult& run, const std::string& kind) {
+void expect_learned_in_step(const SwarmResult& run, const std::string& kind) {
   ASSERT_EQ(run.peers.size(), static_cast<std::size_t>(kPeers)) << kind;
   for (const auto& peer : run.peers) {
     EXPECT_EQ(peer.at("state"), run.peers[0].at("state")) << kind << ": every peer, one state";
@@ -103,11 +102,12 @@ void expect_learned_in_step(const RunResult& run, const std::string& kind) {
 
 TEST(WanComparison, DiLoCoSendsFarLessThanDdpAndBothLearnInStep) {
   test::TempDir dir;
-  const RunResult diloco =
+  const SwarmResult diloco =
       run_swarm(dir.path() / "diloco", "diloco",
                 "kind = \"diloco\"\ndiloco-h = 20\nouter-lr = 0.7\nouter-momentum = 0.9\n"
                 "codec = \"int8:block=256\"\n");
-  const RunResult ddp = run_swarm(dir.path() / "ddp", "ddp", "kind = \"ddp\"\ncodec = \"fp32\"\n");
+  const SwarmResult ddp =
+      run_swarm(dir.path() / "ddp", "ddp", "kind = \"ddp\"\ncodec = \"fp32\"\n");
   expect_learned_in_step(diloco, "diloco");
   expect_learned_in_step(ddp, "ddp");
   EXPECT_GE(ddp.sent_bytes, 20 * diloco.sent_bytes)
@@ -124,12 +124,12 @@ TEST(WanComparison, DiLoCoSendsFarLessThanDdpAndBothLearnInStep) {
 // fragments: 3 fragment rounds land in 40 steps) and DeMo (chunk 32, k 4, signs: 40 rounds).
 TEST(WanComparison, StreamingDiLoCoAndDeMoLearnInStep) {
   test::TempDir dir;
-  const RunResult streaming =
+  const SwarmResult streaming =
       run_swarm(dir.path() / "streaming", "streaming",
                 "kind = \"streaming\"\ndiloco-h = 20\nfragments = 2\ntau = 2\nalpha = 0.5\n"
                 "outer-lr = 0.7\nouter-momentum = 0.9\nfragment-codec = \"fp4:block=64\"\n");
   expect_learned_in_step(streaming, "streaming");
-  const RunResult demo =
+  const SwarmResult demo =
       run_swarm(dir.path() / "demo", "demo",
                 "kind = \"demo\"\ndemo-chunk = 32\ndemo-topk = 4\ndemo-values = \"sign\"\n");
   expect_learned_in_step(demo, "demo");

@@ -37,14 +37,14 @@ std::vector<std::byte> part_of(std::size_t member, std::size_t size) {
   return part;
 }
 
-struct Group {
+struct AllGatherHarness {
   std::vector<PeerKey> members;
   std::vector<std::vector<std::byte>> own;
   std::vector<std::unique_ptr<AllGather>> nodes;
   std::map<std::pair<std::size_t, std::size_t>, std::deque<std::vector<std::byte>>> links;
 
-  Group(const std::vector<std::uint8_t>& ids, const std::vector<std::size_t>& sizes,
-        std::uint32_t attempt = 1)
+  AllGatherHarness(const std::vector<std::uint8_t>& ids, const std::vector<std::size_t>& sizes,
+                   std::uint32_t attempt = 1)
       : members(members_of(ids)) {
     for (std::size_t i = 0; i < ids.size(); ++i) {
       own.push_back(part_of(ids[i], sizes[i]));
@@ -98,7 +98,7 @@ TEST(AllGather, EveryMemberEndsWithEveryPartInMemberOrder) {
         ids.push_back(static_cast<std::uint8_t>(i + 1));
         sizes.push_back(empty ? 0 : (i * 37) % 100);  // member 0's is empty anyway
       }
-      Group group(ids, sizes);
+      AllGatherHarness group(ids, sizes);
       group.run(seed++);
       for (std::size_t i = 0; i < n; ++i) {
         ASSERT_TRUE(group.nodes[i]->done()) << "member " << i;
@@ -115,7 +115,7 @@ TEST(AllGather, EveryMemberEndsWithEveryPartInMemberOrder) {
 // Member 2 of 3 never sends. The other two do not finish, and at the deadline (not before) each
 // fails naming member 2. Attempt 2 with the two survivors completes, with the same parts on both.
 TEST(AllGather, AMemberMissingAtTheDeadlineIsLeftOutByEveryoneThroughTheRetry) {
-  Group first({1, 2, 3}, {10, 20, 30});
+  AllGatherHarness first({1, 2, 3}, {10, 20, 30});
   first.run(5, /*silent=*/{2});
   for (std::size_t i = 0; i < 2; ++i) {
     EXPECT_FALSE(first.nodes[i]->done());
@@ -130,7 +130,7 @@ TEST(AllGather, AMemberMissingAtTheDeadlineIsLeftOutByEveryoneThroughTheRetry) {
         << first.nodes[i]->failure()->reason;
     EXPECT_EQ(first.nodes[i]->poll_timeout(), kNever);
   }
-  Group retry({1, 2}, {10, 20}, /*attempt=*/2);
+  AllGatherHarness retry({1, 2}, {10, 20}, /*attempt=*/2);
   retry.run(6);
   for (std::size_t i = 0; i < 2; ++i) {
     ASSERT_TRUE(retry.nodes[i]->done());
@@ -159,7 +159,7 @@ TEST(AllGather, MalformedPartsAreRefusedNamingTheSender) {
   };
   const std::vector<Case> cases = {
       {{}, from, "all-gather part is malformed"},
-      {message(7, 1, 1, 4, 4, /*version=*/2), from, "another version"},
+      {message(7, 1, 1, 4, 4, /*version=*/2), from, "where this build speaks"},
       {message(8, 1, 1, 4, 4), from, "round 8 attempt 1, this is round 7 attempt 1"},
       {message(7, 0, 1, 4, 4), from, "round 7 attempt 0"},
       {message(7, 1, 2, 4, 4), from, "member index 2 of 3, which is not its sender"},
@@ -172,7 +172,7 @@ TEST(AllGather, MalformedPartsAreRefusedNamingTheSender) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.says);
-    Group group({1, 2, 3}, {4, 4, 4});
+    AllGatherHarness group({1, 2, 3}, {4, 4, 4});
     group.nodes[0]->start();
     group.nodes[0]->on_message(c.sender, c.body);
     ASSERT_TRUE(group.nodes[0]->failure().has_value());
@@ -182,7 +182,7 @@ TEST(AllGather, MalformedPartsAreRefusedNamingTheSender) {
     EXPECT_FALSE(group.nodes[0]->poll_transmit().has_value()) << "nothing more is sent";
   }
   // The same part twice.
-  Group group({1, 2, 3}, {4, 4, 4});
+  AllGatherHarness group({1, 2, 3}, {4, 4, 4});
   group.nodes[0]->start();
   group.nodes[0]->on_message(from, message(7, 1, 1, 4, 4));
   EXPECT_FALSE(group.nodes[0]->failure().has_value());
@@ -203,7 +203,7 @@ TEST(AllGather, APartsRoundAndAttemptAreReadBeforeItsCollectiveExists) {
 }
 
 TEST(AllGather, ItNeedsALinkOnlyToMembersWhosePartHasNotArrived) {
-  Group group({1, 2, 3}, {4, 4, 4});
+  AllGatherHarness group({1, 2, 3}, {4, 4, 4});
   group.nodes[0]->start();
   EXPECT_FALSE(group.nodes[0]->needs_link_to(key(1).public_key())) << "itself";
   EXPECT_TRUE(group.nodes[0]->needs_link_to(key(2).public_key()));
@@ -215,7 +215,7 @@ TEST(AllGather, ItNeedsALinkOnlyToMembersWhosePartHasNotArrived) {
 }
 
 TEST(AllGather, AnOwnPartAboveTheLimitFailsWithoutSending) {
-  Group group({1, 2}, {5000, 4});
+  AllGatherHarness group({1, 2}, {5000, 4});
   group.nodes[0]->start();
   ASSERT_TRUE(group.nodes[0]->failure().has_value());
   EXPECT_NE(group.nodes[0]->failure()->reason.find("own part of 5000 bytes is above the limit"),

@@ -40,15 +40,16 @@ std::vector<std::vector<float>> random_vectors(std::size_t n, std::size_t size,
 constexpr AllReduceAlgorithm kRing = AllReduceAlgorithm::ring;
 constexpr AllReduceAlgorithm kDirect = AllReduceAlgorithm::direct;
 
-struct Group {
+struct AllReduceHarness {
   std::unique_ptr<compress::Codec> codec;
   std::vector<PeerKey> members;
   std::vector<std::vector<float>> values;
   std::vector<std::unique_ptr<AllReduce>> nodes;
   std::map<std::pair<std::size_t, std::size_t>, std::deque<std::vector<std::byte>>> links;
 
-  Group(AllReduceAlgorithm algorithm, std::size_t n, std::size_t size,
-        const std::string& codec_spec, std::size_t chunk, std::uint64_t seed, float median = 0)
+  AllReduceHarness(AllReduceAlgorithm algorithm, std::size_t n, std::size_t size,
+                   const std::string& codec_spec, std::size_t chunk, std::uint64_t seed,
+                   float median = 0)
       : codec(compress::make_codec(codec_spec)),
         members(ring_of(n)),
         values(random_vectors(n, size, seed)) {
@@ -131,7 +132,7 @@ TEST(AllReduce, EveryMemberEndsWithTheSameBitsCloseToTheMean) {
             SCOPED_TRACE(::testing::Message()
                          << name(algorithm) << ", " << n << " members, " << size
                          << " values, chunk " << chunk << ", " << spec);
-            Group ring(algorithm, n, size, spec, chunk, seed);
+            AllReduceHarness ring(algorithm, n, size, spec, chunk, seed);
             const auto inputs = ring.values;
             ring.run(seed++);
             const Digest first = blake2b(std::span<const float>(ring.values[0]));
@@ -155,7 +156,7 @@ TEST(AllReduce, EveryMemberEndsWithTheSameBitsCloseToTheMean) {
 TEST(AllReduce, TheRingSendsTheBytesOfItsCostModel) {
   // fp32 through a fixed-size codec: each member sends 2(N−1) segments' worth of encoded chunks.
   const std::size_t n = 4, size = 1000, chunk = 100;
-  Group ring(kRing, n, size, "fp32", chunk, 3);
+  AllReduceHarness ring(kRing, n, size, "fp32", chunk, 3);
   ring.run(3);
   const std::size_t header = kChunkHeaderBytes;
   for (std::size_t i = 0; i < n; ++i) {
@@ -177,7 +178,7 @@ TEST(AllReduce, TheRingSendsTheBytesOfItsCostModel) {
 
 TEST(AllReduce, TheDirectExchangeSendsTheRingsBytesInTwoStepsNotTwoNMinusTwo) {
   const std::size_t n = 4, size = 1000, chunk = 100;
-  Group direct(kDirect, n, size, "fp32", chunk, 3);
+  AllReduceHarness direct(kDirect, n, size, "fp32", chunk, 3);
   direct.run(3);
   const std::size_t header = kChunkHeaderBytes;
   for (std::size_t i = 0; i < n; ++i) {
@@ -196,8 +197,8 @@ TEST(AllReduce, TheDirectExchangeSendsTheRingsBytesInTwoStepsNotTwoNMinusTwo) {
 
   // The steps, each at least one link latency: one chunk per segment, so nothing pipelines.
   for (const std::size_t members : {2, 4, 7}) {
-    Group ring(kRing, members, 700, "fp32", 1 << 16, 4);
-    Group two_steps(kDirect, members, 700, "fp32", 1 << 16, 4);
+    AllReduceHarness ring(kRing, members, 700, "fp32", 1 << 16, 4);
+    AllReduceHarness two_steps(kDirect, members, 700, "fp32", 1 << 16, 4);
     EXPECT_EQ(ring.waves(), 2 * (members - 1)) << members << " members";
     EXPECT_EQ(two_steps.waves(), 2u) << members << " members";
     for (std::size_t i = 0; i < members; ++i) EXPECT_TRUE(two_steps.nodes[i]->done());
@@ -206,7 +207,7 @@ TEST(AllReduce, TheDirectExchangeSendsTheRingsBytesInTwoStepsNotTwoNMinusTwo) {
 
 TEST(AllReduce, TheDirectExchangeNeedsOnlyMembersItStillExpectsChunksFrom) {
   // A member that has sent everything may leave (its round done) without failing the others.
-  Group group(kDirect, 3, 300, "fp32", 100, 5);
+  AllReduceHarness group(kDirect, 3, 300, "fp32", 100, 5);
   group.start_all();
   AllReduce& first = *group.nodes[0];
   EXPECT_FALSE(first.needs_link_to(group.members[0])) << "itself";
@@ -225,7 +226,7 @@ TEST(AllReduce, TheDirectExchangeNeedsOnlyMembersItStillExpectsChunksFrom) {
 
 TEST(AllReduce, AnOversizedUpdateIsCaughtByItsSuccessorAndNamed) {
   const std::size_t n = 4;
-  Group ring(kRing, n, 4000, "int8:block=64", 500, 5, /*median=*/std::sqrt(4000.0f));
+  AllReduceHarness ring(kRing, n, 4000, "int8:block=64", 500, 5, /*median=*/std::sqrt(4000.0f));
   for (float& v : ring.values[2]) v *= 1000;  // member 2 lies about nothing but sends 1000x
   ring.run(5);
   const auto& failure = ring.nodes[3]->failure();
@@ -238,7 +239,7 @@ TEST(AllReduce, AnOversizedUpdateIsCaughtByItsSuccessorAndNamed) {
 
 TEST(AllReduce, AnOversizedUpdateIsCaughtByEveryOwnerAndNamed) {
   const std::size_t n = 4;
-  Group direct(kDirect, n, 4000, "int8:block=64", 500, 5, /*median=*/std::sqrt(4000.0f));
+  AllReduceHarness direct(kDirect, n, 4000, "int8:block=64", 500, 5, /*median=*/std::sqrt(4000.0f));
   for (float& v : direct.values[2]) v *= 1000;
   direct.run(5);
   for (const std::size_t owner : {0, 1, 3}) {
@@ -255,7 +256,7 @@ TEST(AllReduce, AnOversizedUpdateIsCaughtByEveryOwnerAndNamed) {
 TEST(AllReduce, NonFiniteValuesAreRefused) {
   for (const AllReduceAlgorithm algorithm : {kRing, kDirect}) {
     SCOPED_TRACE(name(algorithm));
-    Group ring(algorithm, 2, 10, "fp32", 10, 9);
+    AllReduceHarness ring(algorithm, 2, 10, "fp32", 10, 9);
     ring.nodes[0]->start();
     ring.collect(0);
     auto body = ring.links[{0, 1}].front();
@@ -276,7 +277,7 @@ TEST(AllReduce, NonFiniteValuesAreRefused) {
 
 TEST(AllReduce, MessagesFromTheWrongPeerRoundOrPlaceAreRefused) {
   const auto fresh = [](AllReduceAlgorithm algorithm) {
-    auto ring = std::make_unique<Group>(algorithm, 3, 30, "fp32", 5, 11);
+    auto ring = std::make_unique<AllReduceHarness>(algorithm, 3, 30, "fp32", 5, 11);
     ring->start_all();
     return ring;
   };

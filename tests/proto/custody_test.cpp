@@ -23,12 +23,7 @@ using testing::Harness;
 using testing::key;
 using Kind = ClientEvent::Kind;
 
-std::vector<std::byte> random_state(std::size_t bytes, std::uint64_t seed) {
-  Rng rng(seed);
-  std::vector<std::byte> out(bytes);
-  for (auto& b : out) b = static_cast<std::byte>(rng.next_u64());
-  return out;
-}
+using testing::random_state;
 
 CustodyEntry entry(std::uint64_t round, std::uint64_t bytes) {
   return CustodyEntry{.round = round, .state_hash = digest_of(round), .bytes = bytes};

@@ -7,7 +7,8 @@
 namespace loco::proto {
 namespace {
 
-PeerKey key(std::uint8_t n) {
+// Keys in the order of n, as views list their members.
+PeerKey member_key(std::uint8_t n) {
   PeerKey k{};
   k.bytes[0] = n;
   return k;
@@ -15,7 +16,7 @@ PeerKey key(std::uint8_t n) {
 
 Member member(std::uint8_t n, std::uint64_t first_round) {
   return Member{
-      .key = key(n), .address = {}, .shard = 0, .upload_bps = 0, .first_round = first_round};
+      .key = member_key(n), .address = {}, .shard = 0, .upload_bps = 0, .first_round = first_round};
 }
 
 View view(std::vector<Member> members) {
@@ -24,7 +25,7 @@ View view(std::vector<Member> members) {
 
 std::vector<PeerKey> keys(std::initializer_list<std::uint8_t> ns) {
   std::vector<PeerKey> out;
-  for (const std::uint8_t n : ns) out.push_back(key(n));
+  for (const std::uint8_t n : ns) out.push_back(member_key(n));
   return out;
 }
 
@@ -34,9 +35,9 @@ TEST(GossipRoster, ARoundListsTheMembersFromTheirFirstRoundOn) {
   EXPECT_EQ(roster.members_of_round(v, 1), keys({}));
   EXPECT_EQ(roster.members_of_round(v, 4), keys({1, 2}));
   EXPECT_EQ(roster.members_of_round(v, 5), keys({1, 2, 3}));
-  EXPECT_FALSE(present_in_round(v, key(3), 4));
-  EXPECT_TRUE(present_in_round(v, key(3), 5));
-  EXPECT_FALSE(present_in_round(v, key(9), 5));
+  EXPECT_FALSE(present_in_round(v, member_key(3), 4));
+  EXPECT_TRUE(present_in_round(v, member_key(3), 5));
+  EXPECT_FALSE(present_in_round(v, member_key(9), 5));
 }
 
 TEST(GossipRoster, AMemberRemovedStaysListedUntilTheRoundItsRemovalTakesEffect) {
@@ -46,7 +47,7 @@ TEST(GossipRoster, AMemberRemovedStaysListedUntilTheRoundItsRemovalTakesEffect) 
   roster.record(std::span(&two, 1), after, 7);
   EXPECT_EQ(roster.members_of_round(after, 6), keys({1, 2, 3}));
   EXPECT_EQ(roster.members_of_round(after, 7), keys({1, 3}));
-  EXPECT_FALSE(present_in_round(after, key(2), 6));
+  EXPECT_FALSE(present_in_round(after, member_key(2), 6));
 }
 
 TEST(GossipRoster, AMemberListedAgainFromALaterRoundKeepsItsEarlierRounds) {
@@ -56,8 +57,8 @@ TEST(GossipRoster, AMemberListedAgainFromALaterRoundKeepsItsEarlierRounds) {
   roster.record(std::span(&old_two, 1), after, 0);
   for (std::uint64_t r = 2; r <= 10; ++r)
     EXPECT_EQ(roster.members_of_round(after, r), keys({1, 2})) << "round " << r;
-  EXPECT_FALSE(present_in_round(after, key(2), 8));
-  EXPECT_TRUE(present_in_round(after, key(2), 9));
+  EXPECT_FALSE(present_in_round(after, member_key(2), 8));
+  EXPECT_TRUE(present_in_round(after, member_key(2), 9));
 }
 
 TEST(GossipRoster, AFullViewWithoutAMemberDropsItAtOnce) {

@@ -16,12 +16,7 @@ namespace {
 using testing::key;
 using namespace std::chrono_literals;
 
-std::vector<std::byte> random_state(std::size_t bytes, std::uint64_t seed) {
-  Rng rng(seed);
-  std::vector<std::byte> out(bytes);
-  for (auto& b : out) b = static_cast<std::byte>(rng.next_u64());
-  return out;
-}
+using testing::random_state;
 
 struct Swarm {
   std::vector<std::byte> state;

@@ -6,6 +6,7 @@
 #include <map>
 #include <vector>
 
+#include "loco/core/rng.hpp"
 #include "loco/proto/tracker_client.hpp"
 #include "loco/proto/tracker_core.hpp"
 
@@ -19,6 +20,14 @@ inline secure::KeyPair key(std::uint8_t n) {
 
 inline std::vector<Setting> run_settings() {
   return {{"model", "gpt-2l-d64"}, {"seed", "1"}, {"codec", "int8:block=256"}};
+}
+
+// `bytes` seeded random bytes: a state to transfer.
+inline std::vector<std::byte> random_state(std::size_t bytes, std::uint64_t seed) {
+  Rng rng(seed);
+  std::vector<std::byte> out(bytes);
+  for (auto& b : out) b = static_cast<std::byte>(rng.next_u64());
+  return out;
 }
 
 inline Digest digest_of(std::uint64_t n) {

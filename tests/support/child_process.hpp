@@ -17,6 +17,9 @@
 
 namespace loco::test {
 
+// Hang guard for one awaited line after real work (training, a round) on a loaded machine.
+inline constexpr int kLinePatienceMs = 120'000;
+
 class ChildProcess {
  public:
   ChildProcess(const std::vector<std::string>& argv, const std::filesystem::path& stderr_file) {
@@ -48,7 +51,8 @@ class ChildProcess {
   ChildProcess& operator=(const ChildProcess&) = delete;
 
   // The next line of stdout without its newline; "" at end of output or after `timeout_ms` (a
-  // hang guard: the caller's assertion then fails).
+  // hang guard: the caller's assertion then fails; kLinePatienceMs for a line a program prints
+  // after real work on a loaded machine).
   std::string read_line(int timeout_ms = 30'000) {
     std::string line;
     char c = 0;

@@ -21,7 +21,6 @@
 
 namespace loco::test {
 
-inline constexpr int kPeerPatienceMs = 120'000;  // hang guard for one awaited line, loaded machine
 // Hang guard for a state awaited over many lines (a peer that prints rounds but never gets there).
 inline constexpr auto kRoundPatience = std::chrono::minutes(10);
 inline constexpr std::uint64_t kInnerSteps = 4;
@@ -70,6 +69,13 @@ struct RoundLine {
   }
 };
 
+// The mean loss of `n` round lines from index `first`.
+inline double mean_loss(const std::vector<RoundLine>& rounds, std::size_t first, std::size_t n) {
+  double sum = 0;
+  for (std::size_t i = first; i < first + n; ++i) sum += rounds.at(i).loss;
+  return sum / static_cast<double>(n);
+}
+
 // What every peer of a test is given: the tracker, the run, the config.
 struct SwarmRun {
   std::filesystem::path dir;
@@ -101,7 +107,7 @@ class PeerProcess {
   // guard runs out. Every round line on the way is recorded.
   std::string wait_for(const std::string& prefix) {
     for (;;) {
-      const std::string line = process_->read_line(kPeerPatienceMs);
+      const std::string line = process_->read_line(kLinePatienceMs);
       if (line.empty()) return "";
       if (auto r = RoundLine::parse(line)) rounds_.push_back(*r);
       if (line.starts_with(prefix)) return line;

@@ -14,10 +14,16 @@
 #include <vector>
 
 #include "loco/net/stream_hello.hpp"
+#include "loco/proto/message_type.hpp"
 #include "loco/secure/identity.hpp"
 #include "raw_peer.hpp"
 
 namespace loco::test {
+
+// A join request's type: the one message the tracker takes (up to 64 KiB) from a peer that has not
+// joined, so its first chunk is taken in.
+inline constexpr std::uint16_t kJoinRequestType =
+    static_cast<std::uint16_t>(proto::MessageType::join_request);
 
 class TrackerAttacker {
  public:

@@ -19,16 +19,16 @@
 namespace loco::train {
 namespace {
 
-constexpr std::uint64_t kSteps = 12;
+constexpr std::uint64_t kDdpSteps = 12;
 
-TrainConfig tiny_run(std::uint32_t shard, std::uint32_t shards) {
+TrainConfig ddp_run(std::uint32_t shard, std::uint32_t shards) {
   TrainConfig c = test::tiny_train_config(shard, shards, /*n_layer=*/1, /*batch=*/4);
   c.strategy.kind = "ddp";
   return c;
 }
 
 TEST(DataParallel, TheFactoryBuildsItWithFp32ByDefault) {
-  const TrainConfig config = tiny_run(0, 1);
+  const TrainConfig config = ddp_run(0, 1);
   EXPECT_EQ(config.strategy.codec_spec(), "fp32");
   EXPECT_EQ(describe_strategy(config), "ddp codec=fp32");
   const Corpus corpus(config.data, 16);
@@ -41,21 +41,21 @@ TEST(DataParallel, TheFactoryBuildsItWithFp32ByDefault) {
 // state: the same bits as training with no strategy.
 TEST(DataParallel, AloneItIsPlainAdamWBitForBit) {
   model::set_compute_threads(1);
-  const TrainConfig config = tiny_run(0, 1);
+  const TrainConfig config = ddp_run(0, 1);
   const Corpus corpus(config.data, 16);
   InnerLoop plain(config, corpus), ddp_loop(config, corpus);
   SoloGroup alone;
   DataParallel ddp(ddp_loop.layout(), config.adamw, alone);
   ddp.begin(ddp_loop, Start::fresh);
-  for (std::uint64_t s = 0; s < kSteps; ++s) {
+  for (std::uint64_t s = 0; s < kDdpSteps; ++s) {
     plain.forward_backward();
     plain.optimizer_step();
     ddp_loop.forward_backward();
     EXPECT_FALSE(ddp.on_gradients(ddp_loop)) << "DDP takes the AdamW step itself";
     ddp.after_step(ddp_loop);
   }
-  EXPECT_EQ(ddp_loop.steps(), kSteps);
-  EXPECT_EQ(ddp.shared().round(), kSteps);
+  EXPECT_EQ(ddp_loop.steps(), kDdpSteps);
+  EXPECT_EQ(ddp.shared().round(), kDdpSteps);
   EXPECT_EQ(blake2b(ddp_loop.params()), blake2b(plain.params()));
   EXPECT_EQ(blake2b(ddp.shared().arena(0)), blake2b(plain.params()));
   EXPECT_EQ(blake2b(ddp_loop.optimizer().v()), blake2b(plain.optimizer().v()));
@@ -78,10 +78,10 @@ TEST(DataParallel, WorkersStayIdenticalAndMatchOneWorkerOnTheConcatenatedBatch) 
   std::vector<float> first_loss(kWorkers), last_loss(kWorkers);
   std::vector<std::unique_ptr<Corpus>> corpora;
   for (std::uint32_t w = 0; w < kWorkers; ++w)
-    corpora.push_back(std::make_unique<Corpus>(tiny_run(w, kWorkers).data, 16));
+    corpora.push_back(std::make_unique<Corpus>(ddp_run(w, kWorkers).data, 16));
   std::vector<std::unique_ptr<InnerLoop>> loops;
   std::vector<TrainConfig> configs;
-  for (std::uint32_t w = 0; w < kWorkers; ++w) configs.push_back(tiny_run(w, kWorkers));
+  for (std::uint32_t w = 0; w < kWorkers; ++w) configs.push_back(ddp_run(w, kWorkers));
   for (std::uint32_t w = 0; w < kWorkers; ++w)
     loops.push_back(std::make_unique<InnerLoop>(configs[w], *corpora[w]));
   std::vector<std::thread> threads;
@@ -91,7 +91,7 @@ TEST(DataParallel, WorkersStayIdenticalAndMatchOneWorkerOnTheConcatenatedBatch) 
       DataParallel ddp(loop.layout(), configs[w].adamw, group.member(w));
       ddp.begin(loop, Start::fresh);
       first_loss[w] = loop.evaluate();
-      for (std::uint64_t s = 0; s < kSteps; ++s) {
+      for (std::uint64_t s = 0; s < kDdpSteps; ++s) {
         loop.forward_backward();
         ddp.on_gradients(loop);
         ddp.after_step(loop);
@@ -123,7 +123,7 @@ TEST(DataParallel, WorkersStayIdenticalAndMatchOneWorkerOnTheConcatenatedBatch) 
                             c.train.seed, configs[w].data.shard});
   data::Batch part;
   std::vector<std::int32_t> inputs, targets;
-  for (std::uint64_t s = 0; s < kSteps; ++s) {
+  for (std::uint64_t s = 0; s < kDdpSteps; ++s) {
     inputs.clear();
     targets.clear();
     for (auto& sampler : samplers) {
@@ -150,8 +150,8 @@ TEST(DataParallel, WorkersStayIdenticalAndMatchOneWorkerOnTheConcatenatedBatch) 
     moved2 += m * m;
   }
   const double relative = std::sqrt(diff2 / moved2);
-  EXPECT_LT(relative, 1e-3) << "‖θ_ddp − θ_ref‖ / ‖θ_ref − θ_0‖ after " << kSteps << " steps";
-  EXPECT_LT(worst, 3e-4f) << "largest parameter difference after " << kSteps << " steps";
+  EXPECT_LT(relative, 1e-3) << "‖θ_ddp − θ_ref‖ / ‖θ_ref − θ_0‖ after " << kDdpSteps << " steps";
+  EXPECT_LT(worst, 3e-4f) << "largest parameter difference after " << kDdpSteps << " steps";
   std::printf("DDP vs concatenated batch: relative difference %.3g, largest %.3g\n", relative,
               worst);
 }

@@ -49,7 +49,7 @@ TEST(OuterNesterov, MatchesTheFormulaAndItsSign) {
   EXPECT_FLOAT_EQ(m[0], 0.5f);
 }
 
-TrainConfig tiny_run(std::uint64_t seed_shard, std::uint32_t shards) {
+TrainConfig diloco_run(std::uint64_t seed_shard, std::uint32_t shards) {
   TrainConfig c = test::tiny_train_config(static_cast<std::uint32_t>(seed_shard), shards,
                                           /*n_layer=*/1, /*batch=*/8);
   c.strategy.kind = "diloco";
@@ -58,7 +58,7 @@ TrainConfig tiny_run(std::uint64_t seed_shard, std::uint32_t shards) {
 }
 
 TEST(DiLoCo, AnUnknownAllReduceIsAConfigErrorNamingTheChoices) {
-  TrainConfig config = tiny_run(0, 1);
+  TrainConfig config = diloco_run(0, 1);
   for (const char* known : {"direct", "ring"}) {
     config.strategy.all_reduce = known;
     EXPECT_NO_THROW(config.validate()) << known;
@@ -76,7 +76,7 @@ TEST(DiLoCo, AnUnknownAllReduceIsAConfigErrorNamingTheChoices) {
 }
 
 TEST(DiLoCo, OneRoundAloneIsTheOuterStepOfTheInnerSteps) {
-  const TrainConfig config = tiny_run(0, 1);
+  const TrainConfig config = diloco_run(0, 1);
   const Corpus corpus(config.data, 16);
   InnerLoop loop(config, corpus);
   SoloGroup alone;
@@ -108,7 +108,7 @@ TEST(DiLoCo, WorkersOfAGroupHoldTheSameStateAfterEveryRoundAndLearn) {
   std::vector<std::thread> threads;
   for (std::size_t w = 0; w < kWorkers; ++w) {
     threads.emplace_back([&, w] {
-      const TrainConfig config = tiny_run(w, kWorkers);
+      const TrainConfig config = diloco_run(w, kWorkers);
       const Corpus corpus(config.data, 16);
       InnerLoop loop(config, corpus);
       DiLoCo diloco({.inner_steps = 10, .outer = config.strategy.outer}, loop.layout(),

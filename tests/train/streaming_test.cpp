@@ -62,7 +62,7 @@ TEST(Streaming, EagerProxyIsThePreviousMeanPlusTheOwnChangeOverM) {
   EXPECT_EQ(out, mean_prev);
 }
 
-TrainConfig tiny_run(std::uint32_t shard, std::uint32_t shards) {
+TrainConfig streaming_run(std::uint32_t shard, std::uint32_t shards) {
   return test::tiny_train_config(shard, shards, /*n_layer=*/2, /*batch=*/8);
 }
 
@@ -101,7 +101,7 @@ TEST(Streaming, ConfigErrorsNameTheOption) {
 
 TEST(Streaming, OneFragmentNoDelayNoMergeIsDiLoCoBitForBit) {
   model::set_compute_threads(1);
-  const TrainConfig config = tiny_run(0, 1);
+  const TrainConfig config = streaming_run(0, 1);
   const Corpus corpus(config.data, 16);
   InnerLoop a(config, corpus), b(config, corpus);
   SoloGroup alone;
@@ -161,7 +161,7 @@ class RecordingGroup final : public AsyncOuterGroup {
 
 TEST(Streaming, SendsAtTpLandsTauLaterAndAppliesTheOuterStepAndTheMerge) {
   model::set_compute_threads(1);
-  const TrainConfig config = tiny_run(0, 1);
+  const TrainConfig config = streaming_run(0, 1);
   const Corpus corpus(config.data, 16);
   InnerLoop loop(config, corpus);
   RecordingGroup group(loop);
@@ -212,7 +212,7 @@ TEST(Streaming, SendsAtTpLandsTauLaterAndAppliesTheOuterStepAndTheMerge) {
 
 TEST(Streaming, ASkippedRoundChangesNothingAndItsFragmentGoesAgainAtTheNextSlot) {
   model::set_compute_threads(1);
-  const TrainConfig config = tiny_run(0, 1);
+  const TrainConfig config = streaming_run(0, 1);
   const Corpus corpus(config.data, 16);
   InnerLoop loop(config, corpus);
   RecordingGroup group(loop);
@@ -267,7 +267,7 @@ GroupRun run_group(std::size_t workers,
   for (std::size_t w = 0; w < workers; ++w) {
     threads.emplace_back([&, w] {
       const TrainConfig config =
-          tiny_run(static_cast<std::uint32_t>(w), static_cast<std::uint32_t>(workers));
+          streaming_run(static_cast<std::uint32_t>(w), static_cast<std::uint32_t>(workers));
       const Corpus corpus(config.data, 16);
       InnerLoop loop(config, corpus);
       const auto strategy = make(loop, group.member(w), async_group.member(w));
@@ -327,7 +327,7 @@ TEST(Streaming, FourWorkersAgreeAfterEverySyncLearnAndStayCloseToDiLoCo) {
 }
 
 TrainConfig streaming_run() {
-  TrainConfig run = tiny_run(0, 1);
+  TrainConfig run = streaming_run(0, 1);
   run.train.steps = 24;
   run.strategy.kind = "streaming";
   run.strategy.diloco_h = 8;

@@ -27,6 +27,10 @@ inline constexpr TimePoint kNever = TimePoint::max();
 inline TimePoint from_steady(std::chrono::steady_clock::time_point t) {
   return TimePoint(std::chrono::duration_cast<Duration>(t.time_since_epoch()));
 }
+// For the real-network driver: the steady clock's time now. Never called by a core.
+inline TimePoint steady_now() {
+  return from_steady(std::chrono::steady_clock::now());
+}
 inline std::chrono::steady_clock::time_point to_steady(TimePoint t) {
   return std::chrono::steady_clock::time_point(
       std::chrono::duration_cast<std::chrono::steady_clock::duration>(t.time_since_epoch()));

@@ -9,7 +9,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
+
+#include "loco/core/byte_io.hpp"
 
 namespace loco::proto {
 
@@ -62,5 +65,11 @@ struct MessageInfo {
 std::optional<MessageInfo> message_info(std::uint16_t type);
 // The entry of a known type.
 const MessageInfo& info(MessageType type);
+
+// A writer of a message of `type`, its version byte written.
+ByteWriter start_message(MessageType type, std::size_t reserve = 0);
+// A reader of a message of `type` positioned after its version byte. Throws Error(format) when
+// the body is above the type's size limit or of another version.
+ByteReader open_message(std::span<const std::byte> body, MessageType type);
 
 }  // namespace loco::proto

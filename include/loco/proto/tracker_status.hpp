@@ -54,6 +54,8 @@ struct TrackerStatus {
   std::uint64_t custody_round = 0;
   std::uint64_t custody_state_bytes = 0;
   std::uint64_t custody_pulled_bytes = 0;
+  // The tracker process's heap in use (tracker/heap_usage.hpp), filled in by its driver.
+  std::uint64_t heap_bytes = 0;
 };
 
 }  // namespace loco::proto

@@ -1,0 +1,25 @@
+#include "tracker/heap_usage.hpp"
+
+#include <cstddef>
+
+#if defined(__SANITIZE_ADDRESS__)
+// AddressSanitizer's runtime exports it (sanitizer/allocator_interface.h, which GCC does not ship).
+extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
+#elif defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+namespace loco::tracker {
+
+std::uint64_t heap_in_use_bytes() {
+#if defined(__SANITIZE_ADDRESS__)
+  return __sanitizer_get_current_allocated_bytes();
+#elif defined(__GLIBC__)
+  const struct mallinfo2 info = ::mallinfo2();
+  return info.uordblks + info.hblkhd;  // in use from the heap arenas, and in mmapped blocks
+#else
+  return 0;
+#endif
+}
+
+}  // namespace loco::tracker
