@@ -52,7 +52,7 @@ double bundle_mbit_s(std::uint32_t streams) {
                                       .limits = loco::net::ListenerLimits::peer_defaults(),
                                       .max_streams = loco::net::kMaxStreams,
                                       .link = nullptr},
-      [&](const std::shared_ptr<loco::net::StreamBundle>& bundle) {
+      [&](const std::shared_ptr<loco::net::StreamBundle>& bundle, const std::string&) {
         server = bundle;
         return loco::net::BundleHandlers{.on_ready = {},
                                          .on_chunk =

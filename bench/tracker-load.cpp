@@ -94,6 +94,7 @@ double core_events_per_s(std::size_t peers) {
   config.run_id = "bench";
   config.admission.kind = proto::AdmissionPolicy::Kind::open;
   config.settings = {{"model", "bench"}};
+  config.genesis = Digest{1};
   config.shard_count = static_cast<std::uint32_t>(peers);
   const secure::KeyPair tracker_key = secure::KeyPair::generate();
   std::vector<proto::PeerKey> keys;

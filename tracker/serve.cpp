@@ -86,8 +86,7 @@ int serve(const TrackerOptions& options) {
     TrackerService service(
         io, net::resolve(io, address), std::move(listener),
         std::make_unique<proto::TrackerCore>(config, key, std::move(restored), start),
-        options.state_file, std::move(custody),
-        BufferCaps{.joining = options.max_buffer_joining, .member = options.max_buffer_member});
+        options.state_file, std::move(custody), to_buffer_caps(options));
     service.start();
     std::shared_ptr<StatusHttpServer> http;
     if (!options.http.empty()) {

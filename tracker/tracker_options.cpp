@@ -8,6 +8,7 @@
 #include "loco/cli/train_options.hpp"
 #include "loco/core/error.hpp"
 #include "loco/net/units.hpp"
+#include "loco/train/genesis.hpp"
 #include "loco/train/run_settings.hpp"
 
 namespace loco::tracker {
@@ -89,6 +90,17 @@ void add_tracker_options(CLI::App& app, TrackerOptions& o) {
   app.add_option("--tracker.bundle-timeout", o.bundle_timeout,
                  "A connection not admitted this long after accept (no hello) is closed")
       ->capture_default_str();
+  app.add_option("--tracker.join-deadline", o.join_deadline,
+                 "A connection whose peer has not joined this long after admission is closed")
+      ->capture_default_str();
+  app.add_option("--tracker.max-members-per-address", o.max_members_per_address,
+                 "Members that may join from one address (an IPv6 /64): a household behind one "
+                 "router; 0: no limit")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100'000));
+  app.add_option("--tracker.bar-time", o.bar_time,
+                 "A peer cut off for breaking the protocol may not join again for this long")
+      ->capture_default_str();
   app.add_option("--tracker.custody-every", o.custody_every,
                  "Every this many committed rounds the tracker pulls a copy of the run's state "
                  "from a peer (0: no custody)")
@@ -135,6 +147,19 @@ void add_tracker_options(CLI::App& app, TrackerOptions& o) {
   app.add_option("--run.round-timeout", o.round_timeout,
                  "A group that has not finished its round in this time is aborted")
       ->capture_default_str();
+  app.add_option("--run.report-grace", o.report_grace,
+                 "Once a state holds a majority of the group, the others have this long to "
+                 "report theirs before the round commits without them")
+      ->capture_default_str();
+  app.add_option("--run.accusation-grace", o.accusation_grace,
+                 "A retry after a member names another waits this long to see the named one leave "
+                 "(else both sit the retry out)")
+      ->capture_default_str();
+  app.add_option("--run.wait-rounds", o.wait_rounds,
+                 "A member not ready (or still fetching) for this many rounds formed without it is "
+                 "no longer waited for, until it takes part in a round again")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   app.add_option("--run.max-attempts", o.max_attempts,
                  "Attempts per round before the peers go back to training")
       ->capture_default_str()
@@ -166,12 +191,18 @@ proto::TrackerCoreConfig to_core_config(const TrackerOptions& o) {
   c.admission = admission(o);
   const train::TrainConfig run = cli::load_train_config(o.run_config);
   c.settings = train::run_settings(run);
+  c.genesis = train::genesis_state(run).hash();
   c.gossip = run.strategy.gossip_group != 0;  // no rounds: groups average among themselves
   c.shard_count = o.shard_count;
   c.heartbeat_interval = duration(o.heartbeat_interval, "--run.heartbeat-interval");
   c.eviction_timeout = duration(o.eviction_timeout, "--run.eviction-timeout");
   c.join_timeout = duration(o.join_timeout, "--run.join-timeout");
   c.round_timeout = duration(o.round_timeout, "--run.round-timeout");
+  c.report_grace = duration(o.report_grace, "--run.report-grace");
+  c.accusation_grace = duration(o.accusation_grace, "--run.accusation-grace");
+  c.wait_rounds = o.wait_rounds;
+  c.max_members_per_network = o.max_members_per_address;
+  c.bar_time = duration(o.bar_time, "--tracker.bar-time");
   if (c.eviction_timeout <= 2 * c.heartbeat_interval)
     throw Error(ErrorCategory::config,
                 "--run.eviction-timeout must be more than twice --run.heartbeat-interval, or one "
@@ -199,6 +230,12 @@ CustodyLimits to_custody_limits(const TrackerOptions& o) {
                             "({}): one copy must fit the disk budget",
                             o.custody_max_state, o.custody_max_bytes));
   return limits;
+}
+
+BufferCaps to_buffer_caps(const TrackerOptions& o) {
+  return BufferCaps{.joining = o.max_buffer_joining,
+                    .member = o.max_buffer_member,
+                    .join_deadline = duration(o.join_deadline, "--tracker.join-deadline")};
 }
 
 net::ListenerLimits to_listener_limits(const TrackerOptions& o) {

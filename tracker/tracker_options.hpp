@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "buffer_caps.hpp"
 #include "custody_store.hpp"
 #include "loco/net/listener_limits.hpp"
 #include "loco/proto/tracker_config.hpp"
@@ -32,6 +33,9 @@ struct TrackerOptions {
       net::ListenerLimits::tracker_defaults().max_admitted_per_source;
   std::string handshake_timeout = "5s";  // as tracker_defaults()
   std::string bundle_timeout = "10s";
+  std::string join_deadline = "10s";  // admitted, and not joined: closed
+  std::uint32_t max_members_per_address = 4;
+  std::string bar_time = "600s";
   // Checkpoint custody: copies of the run's state in <state-file>.custody/ (docs/TRACKER.md).
   std::uint32_t custody_every = 10;  // rounds; 0: off
   std::uint32_t custody_keep = 3;
@@ -51,6 +55,9 @@ struct TrackerOptions {
   std::string eviction_timeout = "10s";
   std::string join_timeout = "30s";
   std::string round_timeout = "300s";
+  std::string report_grace = "10s";
+  std::string accusation_grace = "2s";
+  std::uint32_t wait_rounds = 3;
   std::uint32_t max_attempts = 8;
   float update_norm_limit = 10.0f;
   std::uint32_t donors = 3;
@@ -66,5 +73,6 @@ void add_tracker_options(CLI::App& app, TrackerOptions& options);
 proto::TrackerCoreConfig to_core_config(const TrackerOptions& options);
 net::ListenerLimits to_listener_limits(const TrackerOptions& options);
 CustodyLimits to_custody_limits(const TrackerOptions& options);
+BufferCaps to_buffer_caps(const TrackerOptions& options);
 
 }  // namespace loco::tracker

@@ -35,6 +35,10 @@ TrackerService::TrackerService(boost::asio::io_context& io,
       core_(std::move(core)),
       timer_(io),
       trim_timer_(io),
+      join_timer_(io),
+      warning_timer_(io),
+      warnings_(std::chrono::seconds(10), 8, /*first_per_source=*/true,
+                net::RefusalTally::Wording{.verb = "saw", .noun = "warnings"}),
       state_file_(std::move(state_file)),
       custody_(std::move(custody)),
       caps_(caps) {
@@ -46,7 +50,9 @@ TrackerService::TrackerService(boost::asio::io_context& io,
           .count());
   listener_ = net::BundleListener::create(
       io, endpoint, std::move(listener),
-      [this](const std::shared_ptr<net::StreamBundle>& bundle) { return admit(bundle); });
+      [this](const std::shared_ptr<net::StreamBundle>& bundle, const std::string& source) {
+        return admit(bundle, source);
+      });
 }
 
 void TrackerService::start() {
@@ -65,16 +71,20 @@ void TrackerService::stop(std::function<void()> on_idle) {
   listener_->stop();
   timer_.cancel();
   trim_timer_.cancel();
+  join_timer_.cancel();
+  warning_timer_.cancel();
+  for (const std::string& line : warnings_.flush(steady_now())) spdlog::warn("{}", line);
   for (auto& [key, peer] : peers_) peer.bundle->close();
   if (peers_.empty()) on_idle_();
 }
 
-net::BundleHandlers TrackerService::admit(const std::shared_ptr<net::StreamBundle>& bundle) {
+net::BundleHandlers TrackerService::admit(const std::shared_ptr<net::StreamBundle>& bundle,
+                                          const std::string& source) {
   const std::weak_ptr<net::StreamBundle> weak = bundle;
   return net::BundleHandlers{
       .on_ready =
-          [this, weak] {
-            if (auto b = weak.lock()) on_ready(b);
+          [this, weak, source] {
+            if (auto b = weak.lock()) on_ready(b, source);
           },
       .on_chunk =
           [this, weak](const net::BundleChunk& piece) {
@@ -87,7 +97,8 @@ net::BundleHandlers TrackerService::admit(const std::shared_ptr<net::StreamBundl
   };
 }
 
-void TrackerService::on_ready(const std::shared_ptr<net::StreamBundle>& bundle) {
+void TrackerService::on_ready(const std::shared_ptr<net::StreamBundle>& bundle,
+                              const std::string& source) {
   if (stopping_) {
     bundle->close();
     return;
@@ -104,6 +115,45 @@ void TrackerService::on_ready(const std::shared_ptr<net::StreamBundle>& bundle) 
   peers_.emplace(key, Peer{.bundle = bundle,
                            .assembler = net::MessageAssembler(peer_message_limit, caps_.joining)});
   limit(key, caps_.joining);
+  core_->on_connected(key, source);
+  joining_.emplace(steady_now() + caps_.join_deadline, key, bundle);
+  arm_join_deadline();
+}
+
+void TrackerService::arm_join_deadline() {
+  if (join_armed_ || joining_.empty() || stopping_) return;
+  join_armed_ = true;
+  join_timer_.expires_at(to_steady(std::get<0>(*joining_.begin())));
+  join_timer_.async_wait([this](const boost::system::error_code& error) {
+    join_armed_ = false;
+    if (!error && !stopping_) close_late_joiners();
+  });
+}
+
+void TrackerService::close_late_joiners() {
+  const TimePoint now = steady_now();
+  while (!joining_.empty() && std::get<0>(*joining_.begin()) <= now) {
+    const auto [deadline, key, bundle] = *joining_.begin();
+    joining_.erase(joining_.begin());
+    if (!is_current(bundle) || core_->has_member(key)) continue;
+    warn(
+        bundle->peer_name(), "did not join in time",
+        fmt::format("{}: closed: it did not join within {} s", bundle->peer_name(),
+                    std::chrono::duration_cast<std::chrono::seconds>(caps_.join_deadline).count()));
+    cut_off(key);
+  }
+  drive();
+  arm_join_deadline();
+}
+
+void TrackerService::cut_off(const proto::PeerKey& key) {
+  const auto it = peers_.find(key);
+  if (it == peers_.end()) return;
+  const std::shared_ptr<net::StreamBundle> bundle = std::move(it->second.bundle);
+  peers_.erase(it);
+  relaying_.erase(key);
+  bundle->close();  // after what is queued; no longer current, so nothing more is read
+  core_->on_disconnect(steady_now(), key);
 }
 
 void TrackerService::limit(const proto::PeerKey& key, std::uint64_t cap) {
@@ -199,8 +249,11 @@ void TrackerService::drive() {
     it->second.bundle->send(static_cast<std::uint16_t>(transmit->type), *body,
                             [body] {});  // the bytes live until sent
   }
-  for (const proto::PeerKey& key : to_close)
-    if (const auto it = peers_.find(key); it != peers_.end()) it->second.bundle->close();
+  for (const proto::PeerKey& key : to_close) cut_off(key);
+  if (!to_close.empty()) {
+    drive();  // the core's answer to the disconnects
+    return;
+  }
 
   const TimePoint deadline = core_->poll_timeout();
   if (stopping_ || deadline == kNever) {
@@ -215,15 +268,40 @@ void TrackerService::drive() {
   });
 }
 
-void TrackerService::log(const proto::TrackerEvent& event) const {
+void TrackerService::log(const proto::TrackerEvent& event) {
   const std::string who = event.peer ? fmt::format("peer {}: ", secure::short_id(*event.peer)) : "";
   using Kind = proto::TrackerEvent::Kind;
   switch (event.kind) {
     case Kind::misbehaved:
-    case Kind::refused: spdlog::warn("{}{}", who, event.text); break;
+      warn(event.peer ? "peer " + secure::short_id(*event.peer) : "a peer", "misbehaved",
+           who + event.text);
+      break;
+    case Kind::refused:
+      warn(event.peer ? "peer " + secure::short_id(*event.peer) : "a peer", "refused",
+           who + event.text);
+      break;
     case Kind::state_changed: spdlog::debug("state saved: {}", event.text); break;
     default: spdlog::info("{}{}", who, event.text); break;
   }
+}
+
+void TrackerService::warn(const std::string& source, std::string_view kind,
+                          const std::string& text) {
+  if (warnings_.add(steady_now(), source, kind)) spdlog::warn("{}", text);
+  arm_warning_summary();
+}
+
+void TrackerService::arm_warning_summary() {
+  const TimePoint at = warnings_.poll_timeout();
+  if (warning_armed_ || at == kNever || stopping_) return;
+  warning_armed_ = true;
+  warning_timer_.expires_at(to_steady(at));
+  warning_timer_.async_wait([this](const boost::system::error_code& error) {
+    warning_armed_ = false;
+    if (error) return;
+    for (const std::string& line : warnings_.take_summary(steady_now())) spdlog::warn("{}", line);
+    arm_warning_summary();
+  });
 }
 
 void TrackerService::save() {

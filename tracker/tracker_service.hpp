@@ -7,6 +7,11 @@
 //
 // One connection per identity: a peer that connects again replaces its old connection, and the
 // core hears of a disconnect only when a peer's current connection ends.
+// Cut off means cut off: a connection the core cuts off (a refused join, a peer removed for
+// misbehaving) is detached at once, so nothing more it sends is read, and closed once the
+// messages queued for it are out. A connection whose peer has not joined within
+// `caps.join_deadline` is closed too. Warnings about a peer are logged in full once per period
+// and summarised after it (net/refusal_tally.hpp), so one peer cannot fill the log.
 // Memory by state: an admitted connection whose peer has not joined may make the tracker hold
 // `caps.joining` bytes of partial messages, and send frames of at most that (plus the stripe
 // header); once its peer has joined, `caps.member`. Memory freed by closed connections is handed
@@ -20,18 +25,17 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
+#include <tuple>
 
+#include "buffer_caps.hpp"
 #include "custody_store.hpp"
 #include "loco/net/bundle_listener.hpp"
 #include "loco/net/message_assembler.hpp"
+#include "loco/net/refusal_tally.hpp"
 #include "loco/proto/tracker_core.hpp"
 
 namespace loco::tracker {
-
-struct BufferCaps {
-  std::uint64_t joining = std::uint64_t{64} << 10;
-  std::uint64_t member = std::uint64_t{16} << 10;
-};
 
 class TrackerService {
  public:
@@ -59,14 +63,23 @@ class TrackerService {
     net::MessageAssembler assembler;
   };
 
-  net::BundleHandlers admit(const std::shared_ptr<net::StreamBundle>& bundle);
-  void on_ready(const std::shared_ptr<net::StreamBundle>& bundle);
+  net::BundleHandlers admit(const std::shared_ptr<net::StreamBundle>& bundle,
+                            const std::string& source);
+  void on_ready(const std::shared_ptr<net::StreamBundle>& bundle, const std::string& source);
   void on_piece(const std::shared_ptr<net::StreamBundle>& bundle, const net::BundleChunk& piece);
   void on_closed(const std::shared_ptr<net::StreamBundle>& bundle, const Error* error);
   bool is_current(const std::shared_ptr<net::StreamBundle>& bundle) const;
   // Hands the core's outputs on: events (saved state first), then transmits, then closes.
   void drive();
-  void log(const proto::TrackerEvent& event) const;
+  void log(const proto::TrackerEvent& event);
+  // A warning about `source`: in full the first time in a period, else counted for the summary.
+  void warn(const std::string& source, std::string_view kind, const std::string& text);
+  void arm_warning_summary();
+  // Detaches `key`'s connection (nothing more it sends is read) and closes it once the messages
+  // queued for it are out; the core hears of the disconnect.
+  void cut_off(const proto::PeerKey& key);
+  void arm_join_deadline();
+  void close_late_joiners();
   void save();
   // Stores a copy the core pulled and hands it back to the core to serve.
   void keep_custody(proto::CustodyCopy copy);
@@ -81,6 +94,13 @@ class TrackerService {
   std::shared_ptr<net::BundleListener> listener_;
   boost::asio::steady_timer timer_;
   boost::asio::steady_timer trim_timer_;
+  boost::asio::steady_timer join_timer_;
+  boost::asio::steady_timer warning_timer_;
+  bool join_armed_ = false;
+  bool warning_armed_ = false;
+  // Connections not yet joined, by the time they must have: (deadline, key, bundle).
+  std::set<std::tuple<TimePoint, proto::PeerKey, std::shared_ptr<net::StreamBundle>>> joining_;
+  net::RefusalTally warnings_;
   bool trim_armed_ = false;
   std::filesystem::path state_file_;
   std::unique_ptr<CustodyStore> custody_;

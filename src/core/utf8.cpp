@@ -46,4 +46,51 @@ std::string replace_invalid_utf8(std::string_view text) {
   return out;
 }
 
+namespace {
+
+// C0 controls, DEL, and the C1 controls U+0080..U+009F (encoded 0xC2 0x80..0x9F).
+bool is_control(std::string_view sequence) {
+  const auto lead = static_cast<unsigned char>(sequence[0]);
+  if (sequence.size() == 1) return lead < 0x20 || lead == 0x7f;
+  return sequence.size() == 2 && lead == 0xc2 && static_cast<unsigned char>(sequence[1]) < 0xa0;
+}
+
+}  // namespace
+
+bool is_printable_utf8(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t length = utf8_sequence_length(text.substr(i));
+    if (length == 0 || is_control(text.substr(i, length))) return false;
+    i += length;
+  }
+  return true;
+}
+
+std::string printable(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t length = utf8_sequence_length(text.substr(i));
+    if (length == 0) {
+      out += "\xef\xbf\xbd";
+      ++i;
+      continue;
+    }
+    const std::string_view sequence = text.substr(i, length);
+    if (is_control(sequence)) {
+      for (const char c : sequence) {
+        const auto b = static_cast<unsigned char>(c);
+        out += "\\x";
+        out += kHex[b >> 4];
+        out += kHex[b & 0xf];
+      }
+    } else {
+      out.append(sequence);
+    }
+    i += length;
+  }
+  return out;
+}
+
 }  // namespace loco

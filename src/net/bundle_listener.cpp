@@ -295,7 +295,7 @@ void BundleListener::adopt(const GroupKey& key) {
   }
   auto bundle = StreamBundle::adopt(std::move(connections), std::move(routes), group.shape,
                                     config_.setup.config.max_message_bytes);
-  BundleHandlers handlers = on_bundle_(bundle);
+  BundleHandlers handlers = on_bundle_(bundle, sources.front());
   // The bundle's places are given back when it ends, or at the latest when it is destroyed
   // (which closes its streams without a callback) together with these handlers.
   handlers.on_closed = [slots, inner = std::move(handlers.on_closed)](const Error* error) {

@@ -37,9 +37,10 @@ PeerMesh::PeerMesh(Private, boost::asio::io_context& io,
                                 .limits = config_.limits,
                                 .max_streams = kMaxStreams,
                                 .link = config_.link};
-  listener_ = BundleListener::create(
-      io, listen, std::move(listener),
-      [this](const std::shared_ptr<StreamBundle>& bundle) { return inbound_handlers(bundle); });
+  listener_ =
+      BundleListener::create(io, listen, std::move(listener),
+                             [this](const std::shared_ptr<StreamBundle>& bundle,
+                                    const std::string&) { return inbound_handlers(bundle); });
 }
 
 void PeerMesh::start() {

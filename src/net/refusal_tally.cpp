@@ -8,11 +8,17 @@
 namespace loco::net {
 
 RefusalTally::RefusalTally(Duration period, std::size_t max_sources)
-    : period_(period), max_sources_(max_sources) {}
+    : RefusalTally(period, max_sources, false, Wording{.verb = "dropped", .noun = "connections"}) {}
+
+RefusalTally::RefusalTally(Duration period, std::size_t max_sources, bool first_per_source,
+                           Wording wording)
+    : period_(period),
+      max_sources_(max_sources),
+      first_per_source_(first_per_source),
+      wording_(std::move(wording)) {}
 
 bool RefusalTally::add(TimePoint now, const std::string& source, std::string_view reason) {
-  const bool first = total_ == 0;
-  if (first) started_ = now;
+  if (sources_.empty()) started_ = now;
   ++total_;
   Source& counts = sources_[source];
   ++counts.total;
@@ -22,15 +28,15 @@ bool RefusalTally::add(TimePoint now, const std::string& source, std::string_vie
   } else {
     ++it->second;
   }
-  return first;
+  return first_per_source_ ? counts.total == 1 : total_ == 1;
 }
 
 TimePoint RefusalTally::poll_timeout() const {
-  return total_ == 0 ? kNever : started_ + period_;
+  return sources_.empty() ? kNever : started_ + period_;
 }
 
 std::vector<std::string> RefusalTally::take_summary(TimePoint now) {
-  if (total_ == 0 || now < started_ + period_) return {};
+  if (sources_.empty() || now < started_ + period_) return {};
   return flush(now);
 }
 
@@ -41,22 +47,25 @@ std::vector<std::string> RefusalTally::flush(TimePoint now) {
     std::stable_sort(busiest.begin(), busiest.end(),
                      [](const auto& a, const auto& b) { return a.second.total > b.second.total; });
     const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(now - started_).count();
+    // Each source's first was logged in full: a source with no other needs no summary.
+    if (first_per_source_)
+      std::erase_if(busiest, [](const auto& entry) { return entry.second.total == 1; });
     const std::size_t listed = std::min(busiest.size(), max_sources_);
     for (std::size_t i = 0; i < listed; ++i) {
       const auto& [source, counts] = busiest[i];
       std::vector<std::string> reasons;
       for (const auto& [reason, n] : counts.by_reason)
         reasons.push_back(fmt::format("{} {}", n, reason));
-      lines.push_back(fmt::format("dropped {} connections from {} in the last {} s: {}",
-                                  counts.total, source, seconds, fmt::join(reasons, ", ")));
+      lines.push_back(fmt::format("{} {} {} from {} in the last {} s: {}", wording_.verb,
+                                  counts.total, wording_.noun, source, seconds,
+                                  fmt::join(reasons, ", ")));
     }
     std::size_t rest = 0;
     for (std::size_t i = listed; i < busiest.size(); ++i) rest += busiest[i].second.total;
     if (rest > 0)
-      lines.push_back(
-          fmt::format("dropped {} more connections from {} other sources in the last "
-                      "{} s",
-                      rest, busiest.size() - listed, seconds));
+      lines.push_back(fmt::format("{} {} more {} from {} other sources in the last {} s",
+                                  wording_.verb, rest, wording_.noun, busiest.size() - listed,
+                                  seconds));
   }
   total_ = 0;
   started_ = kNever;

@@ -132,7 +132,7 @@ bool AllReduce::decode_checked(std::span<const std::byte> encoded, std::size_t s
     }
     squares += static_cast<double>(v) * v;
   }
-  if (config_.median_norm <= 0) return true;
+  if (config_.norm_limit <= 0) return true;  // no bound asked (a gossip group's θ ‖ v ‖ Δ)
   const double bound =
       kNormSlack * static_cast<double>(contributions) * config_.norm_limit * config_.median_norm;
   if (std::sqrt(squares) > bound) {

@@ -5,6 +5,7 @@
 #include <array>
 
 #include "loco/core/assert.hpp"
+#include "loco/core/utf8.hpp"
 
 namespace loco::proto {
 namespace {
@@ -90,6 +91,26 @@ ByteReader open_message(std::span<const std::byte> body, MessageType type) {
                     "releases",
                     version, m.version));
   return r;
+}
+
+void write_text(ByteWriter& w, std::string_view text, std::size_t max) {
+  std::string shown = printable(text);
+  if (shown.size() > max) {
+    std::size_t end = 0;  // the longest prefix of whole characters within max
+    while (end < shown.size()) {
+      const std::size_t next = end + utf8_sequence_length(std::string_view(shown).substr(end));
+      if (next > max) break;
+      end = next;
+    }
+    shown.resize(end);
+  }
+  w.string(shown);
+}
+
+std::string read_text(ByteReader& r, std::size_t max) {
+  std::string text = r.string(max);
+  if (!is_printable_utf8(text)) r.fail("a text field holds control characters or invalid UTF-8");
+  return text;
 }
 
 }  // namespace loco::proto

@@ -23,23 +23,26 @@ TimePoint release_time(const QuorumInput& in) {
   return std::max(in.now, in.first_ready + in.join_timeout);
 }
 
-Screened screen_updates(const std::map<PeerKey, ReadyEntry>& ready, float limit) {
+Screened screen_updates(const std::map<PeerKey, ReadyEntry>& ready, float limit, float floor) {
   std::vector<float> finite;
   for (const auto& [key, entry] : ready)
-    if (std::isfinite(entry.update_norm)) finite.push_back(entry.update_norm);
+    if (std::isfinite(entry.update_norm)) finite.push_back(std::max(entry.update_norm, 0.0f));
   float median = 0;
   if (!finite.empty()) {
-    // The lower median, so that it is one of the norms and every peer's tracker agrees.
-    const auto mid = finite.begin() + static_cast<std::ptrdiff_t>((finite.size() - 1) / 2);
+    // The upper median: members that understate their norms, even half of the group, cannot pull
+    // it below every honest one and get honest updates refused; those that overstate can only
+    // make the screen laxer, and their updates are bounded where they are summed.
+    const auto mid = finite.begin() + static_cast<std::ptrdiff_t>(finite.size() / 2);
     std::nth_element(finite.begin(), mid, finite.end());
     median = *mid;
   }
+  median = std::max(median, floor);
   Screened out;
   out.median_norm = median;
   for (const auto& [key, entry] : ready) {
     if (!std::isfinite(entry.update_norm)) {
       out.refused[key] = "its update is not finite (NaN or infinite values)";
-    } else if (median > 0 && entry.update_norm > limit * median) {
+    } else if (entry.update_norm > limit * median) {
       out.refused[key] = fmt::format(
           "its update's norm {:.4g} is {:.1f}x the group's median {:.4g}"
           " (the limit is {}x)",

@@ -93,7 +93,7 @@ void StateFetcher::handle(TimePoint now, const PeerKey& from, MessageType type,
     case MessageType::state_refusal: {
       ByteReader r = open_message(body, type);
       if (r.u64() != config_.round) return;  // answers an earlier fetch
-      const std::string reason = r.string(kMaxTextBytes);
+      const std::string reason = read_text(r, kMaxTextBytes);
       drop(from, "it does not serve that state: " + reason, false);
       return;
     }
@@ -223,7 +223,7 @@ void StateServer::on_message(const PeerKey& from, MessageType type,
   const auto refuse = [&](const std::string& reason) {
     ByteWriter w = start_message(MessageType::state_refusal);
     w.u64(round);
-    w.string(reason);
+    write_text(w, reason, kMaxTextBytes);
     out_.push_back(
         PeerTransmit{.to = from, .type = MessageType::state_refusal, .body = w.finish()});
   };

@@ -19,6 +19,9 @@ TrackerCore::TrackerCore(TrackerCoreConfig config, const secure::KeyPair& identi
       shard_taken_(config_.shard_count, false) {
   if (config_.shard_count == 0)
     throw Error(ErrorCategory::config, "the run needs at least one data shard");
+  if (config_.genesis == Digest{})
+    throw Error(ErrorCategory::config, "the tracker needs the run's genesis hash");
+  committed_hash_ = config_.genesis;
   if (config_.gossip_round_lead == 0)
     throw Error(ErrorCategory::config,
                 "gossip_round_lead must be at least 1: a change cannot take effect in a round "
@@ -34,7 +37,13 @@ TrackerCore::TrackerCore(TrackerCoreConfig config, const secure::KeyPair& identi
                 "the tracker's state file was written under other run settings (model, seed, "
                 "codec, strategy): a run's settings cannot change; start a new run id, or restore "
                 "the settings");
-  genesis_ = restored->genesis;
+  if (restored->genesis && *restored->genesis != config_.genesis)
+    throw Error(ErrorCategory::config,
+                fmt::format("the tracker's state file belongs to a run that started from state {}, "
+                            "and these settings start from {}: another model initialisation (seed, "
+                            "init file, loco release)",
+                            to_hex(*restored->genesis).substr(0, 12),
+                            to_hex(config_.genesis).substr(0, 12)));
   // Above any epoch the last process can have issued after it last saved, so that peers, which
   // refuse a view older than one they hold, take this process's views.
   epoch_ = restored->epoch + (std::uint64_t{1} << 32);
@@ -111,7 +120,12 @@ void TrackerCore::dispatch(TimePoint now, const PeerKey& from, MessageType type,
   }
 }
 
+void TrackerCore::on_connected(const PeerKey& peer, std::string network) {
+  networks_[peer] = std::move(network);
+}
+
 void TrackerCore::on_disconnect(TimePoint now, const PeerKey& peer) {
+  networks_.erase(peer);
   if (members_.contains(peer))
     remove_member(now, peer, TrackerEvent::Kind::left, "connection lost", false);
   on_timer(now);
@@ -119,15 +133,8 @@ void TrackerCore::on_disconnect(TimePoint now, const PeerKey& peer) {
 
 void TrackerCore::on_timer(TimePoint now) {
   evict_silent(now);
-  if (attempt_ && now >= attempt_->deadline) {
-    std::set<PeerKey> stragglers;
-    for (const PeerKey& k : attempt_->members)
-      if (!attempt_->done.contains(k)) stragglers.insert(k);
-    abort_attempt(now,
-                  fmt::format("{} member(s) did not finish within {} s", stragglers.size(),
-                              std::chrono::duration<double>(config_.round_timeout).count()),
-                  stragglers);
-  }
+  if (attempt_) decide(now);  // a report grace or the round timeout may have passed
+  if (pending_retry_ && now >= pending_retry_->deadline) settle_accusation(now);
   reconcile(now);
   custody_timer(now);
   try_form(now);
@@ -137,13 +144,18 @@ void TrackerCore::on_timer(TimePoint now) {
 TimePoint TrackerCore::poll_timeout() const {
   TimePoint next = kNever;
   if (!silence_deadlines_.empty()) next = silence_deadlines_.begin()->first;
-  if (attempt_) next = std::min(next, attempt_->deadline);
+  if (attempt_) {
+    next = std::min(next, attempt_->deadline);
+    if (attempt_->majority_at != kNever)
+      next = std::min(next, attempt_->majority_at + config_.report_grace);
+  }
+  if (pending_retry_) next = std::min(next, pending_retry_->deadline);
   if (view_dirty_) next = std::min(next, view_sent_at_ + config_.view_interval);
   if (!config_.gossip && !members_.empty() && !state_available())
     next = std::min(next, reconcile_after_);
   next = std::min(next, custody_deadline());
   // Nobody ready: no group forms and nobody is let go (and the quorum's input costs O(members)).
-  if (!attempt_ && !ready_.empty()) {
+  if (!attempt_ && !pending_retry_ && !ready_.empty()) {
     const QuorumInput in = quorum_input();
     next = std::min({next, formation_time(in), release_time(in)});
   }
@@ -173,6 +185,7 @@ void TrackerCore::event(TrackerEvent::Kind kind, std::optional<PeerKey> peer, st
 void TrackerCore::misbehaved(TimePoint now, const PeerKey& peer, const std::string& what,
                              bool disconnect) {
   ++counters_.misbehaviours;
+  if (disconnect) bar(now, peer);
   if (disconnect && members_.contains(peer)) {
     // Cut off: no longer a member either (its round, if any, goes on without it).
     event(TrackerEvent::Kind::misbehaved, peer, what);
@@ -185,7 +198,7 @@ void TrackerCore::misbehaved(TimePoint now, const PeerKey& peer, const std::stri
 TrackerSnapshot TrackerCore::snapshot() const {
   return TrackerSnapshot{.run_id = config_.run_id,
                          .settings_digest = settings_digest_,
-                         .genesis = genesis_,
+                         .genesis = config_.genesis,
                          .epoch = epoch_,
                          .committed_round = committed_round_,
                          .committed_hash = committed_hash_,
@@ -202,6 +215,8 @@ TrackerStatus TrackerCore::status(TimePoint now) const {
   if (attempt_) {
     s.phase = fmt::format("round {} running (attempt {})", next_round(), attempt_->number);
     s.attempt = attempt_->number;
+  } else if (pending_retry_) {
+    s.phase = fmt::format("round {}: a retry waits for the members' reports", next_round());
   } else if (!ready_.empty()) {
     s.phase = fmt::format("forming round {} ({} of {} ready)", next_round(), ready_.size(),
                           members_.size());

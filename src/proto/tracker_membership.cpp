@@ -12,18 +12,11 @@
 namespace loco::proto {
 
 void TrackerCore::handle_join(TimePoint now, const PeerKey& from, const JoinRequest& request) {
-  if (auto refusal = join_refusal(from, request)) {
+  if (auto refusal = join_refusal(now, from, request)) {
     ++counters_.peers_refused;
     send(from, JoinReply{.accepted = false, .refusal = *refusal});
     event(TrackerEvent::Kind::refused, from, *refusal, true);
     return;
-  }
-  if (!genesis_) {
-    // The run's first peer fixes the genesis every later peer must reach.
-    genesis_ = request.genesis;
-    committed_hash_ = request.genesis;
-    event(TrackerEvent::Kind::state_changed, from,
-          fmt::format("genesis {} set by the run's first peer", to_hex(request.genesis)));
   }
   const bool rejoin = members_.contains(from);
   if (rejoin && in_attempt(from))
@@ -42,6 +35,8 @@ void TrackerCore::handle_join(TimePoint now, const PeerKey& from, const JoinRequ
   // way its groups of the rounds in between go alone.
   m.member.first_round = 0;
   m.member.key = from;
+  if (const auto network = networks_.find(from); network != networks_.end())
+    m.network = network->second;
   m.member.address = request.listen_address;
   m.member.upload_bps = request.upload_bps;
   m.state_round = request.state_round;
@@ -80,16 +75,30 @@ void TrackerCore::handle_join(TimePoint now, const PeerKey& from, const JoinRequ
     send_resync(now, from);
 }
 
-std::optional<std::string> TrackerCore::join_refusal(const PeerKey& from,
+std::optional<std::string> TrackerCore::join_refusal(TimePoint now, const PeerKey& from,
                                                      const JoinRequest& request) {
+  if (const auto it = barred_.find(from); it != barred_.end() && it->second > now)
+    return fmt::format("this peer was cut off for breaking the protocol and may join again in {} s",
+                       std::chrono::duration_cast<std::chrono::seconds>(it->second - now).count());
   if (auto refusal = admission_refusal(config_.admission, from, request.credential)) return refusal;
   if (auto refusal = settings_refusal(config_.settings, request.settings))
     return fmt::format("{} (this peer runs {})", *refusal, request.software);
-  if (genesis_ && request.genesis != *genesis_)
+  if (request.genesis != config_.genesis)
     return fmt::format(
         "this peer's initial state has hash {}, the run's has {}: same settings but "
         "another initialisation (another loco release or build?)",
-        to_hex(request.genesis), to_hex(*genesis_));
+        to_hex(request.genesis), to_hex(config_.genesis));
+  const auto network = networks_.find(from);
+  if (!members_.contains(from) && config_.max_members_per_network > 0 &&
+      network != networks_.end() && !network->second.empty() &&
+      static_cast<std::size_t>(std::count_if(members_.begin(), members_.end(), [&](const auto& m) {
+        return m.second.network == network->second;
+      })) >= config_.max_members_per_network)
+    return fmt::format("the run admits at most {} peers from one network, and {} already has them",
+                       config_.max_members_per_network, network->second);
+  if (config_.gossip && !members_.empty() && request.state_round > newest_plausible_round(now))
+    return fmt::format("this peer's state is of round {}, past the run's round {}",
+                       request.state_round, newest_plausible_round(now));
   if (!members_.contains(from) &&
       std::find(shard_taken_.begin(), shard_taken_.end(), false) == shard_taken_.end())
     return fmt::format("the run is full: all {} data shards are taken; try again later",
@@ -121,11 +130,25 @@ void TrackerCore::remove_member(TimePoint now, const PeerKey& peer, TrackerEvent
   event(kind, peer, why, disconnect);
   if (in_attempt(peer))
     abort_attempt(now, fmt::format("{} left the group: {}", secure::short_id(peer), why), {peer});
+  // An accused member that leaves settles its accusation: nothing more to wait for.
+  if (pending_retry_ && pending_retry_->accusations.contains(peer) &&
+      pending_retry_->accusations.size() == 1)
+    settle_accusation(now);
   membership_changed(now);
   // The last holder of the run's state left: give it time to come back before the run settles on
   // an older state (reconcile()).
   if (!someone_in_sync())
     reconcile_after_ = std::max(reconcile_after_, now + config_.eviction_timeout);
+}
+
+void TrackerCore::bar(TimePoint now, const PeerKey& peer) {
+  if (barred_.size() >= kMaxBarred)
+    std::erase_if(barred_, [&](const auto& entry) { return entry.second <= now; });
+  if (barred_.size() >= kMaxBarred)
+    barred_.erase(
+        std::min_element(barred_.begin(), barred_.end(),
+                         [](const auto& a, const auto& b) { return a.second < b.second; }));
+  barred_[peer] = now + config_.bar_time;
 }
 
 void TrackerCore::evict_silent(TimePoint now) {

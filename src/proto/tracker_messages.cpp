@@ -17,11 +17,6 @@ constexpr std::size_t kKeyBytes = 32;
 constexpr std::size_t kMinMemberBytes = kKeyBytes + 4 + 4 + 8 + 8;
 constexpr std::size_t kMinDonorBytes = kKeyBytes + 4;
 
-void text(ByteWriter& w, const std::string& s, std::size_t max) {
-  LOCO_ASSERT(s.size() <= max, "an encoded text field exceeds its limit");
-  w.string(s);
-}
-
 void key(ByteWriter& w, const secure::PublicKey& k) {
   w.bytes(k.bytes);
 }
@@ -38,7 +33,7 @@ Digest digest(ByteReader& r) {
 
 void member(ByteWriter& w, const Member& m) {
   key(w, m.key);
-  text(w, m.address, kMaxAddressBytes);
+  write_text(w, m.address, kMaxAddressBytes);
   w.u32(m.shard);
   w.u64(m.upload_bps);
   w.u64(m.first_round);
@@ -46,7 +41,7 @@ void member(ByteWriter& w, const Member& m) {
 Member member(ByteReader& r) {
   Member m;
   m.key = key(r);
-  m.address = r.string(kMaxAddressBytes);
+  m.address = read_text(r, kMaxAddressBytes);
   m.shard = r.u32();
   m.upload_bps = r.u64();
   m.first_round = r.u64();
@@ -104,14 +99,14 @@ constexpr std::string_view kViewDeltaLabel = "loco view delta v2";
 std::vector<std::byte> encode(const JoinRequest& m) {
   LOCO_ASSERT(m.settings.size() <= kMaxSettings, "too many settings to encode");
   ByteWriter w = start_message(m.kType);
-  text(w, m.software, kMaxSettingNameBytes);
-  text(w, m.listen_address, kMaxAddressBytes);
+  write_text(w, m.software, kMaxSettingNameBytes);
+  write_text(w, m.listen_address, kMaxAddressBytes);
   w.u64(m.upload_bps);
-  text(w, m.credential, kMaxTextBytes);
+  write_text(w, m.credential, kMaxTextBytes);
   w.u32(static_cast<std::uint32_t>(m.settings.size()));
   for (const Setting& s : m.settings) {
-    text(w, s.name, kMaxSettingNameBytes);
-    text(w, s.value, kMaxTextBytes);
+    write_text(w, s.name, kMaxSettingNameBytes);
+    write_text(w, s.value, kMaxTextBytes);
   }
   w.bytes(m.genesis);
   w.u64(m.state_round);
@@ -123,16 +118,16 @@ template <>
 JoinRequest decode<JoinRequest>(std::span<const std::byte> body) {
   ByteReader r = open_message(body, JoinRequest::kType);
   JoinRequest m;
-  m.software = r.string(kMaxSettingNameBytes);
-  m.listen_address = r.string(kMaxAddressBytes);
+  m.software = read_text(r, kMaxSettingNameBytes);
+  m.listen_address = read_text(r, kMaxAddressBytes);
   m.upload_bps = r.u64();
-  m.credential = r.string(kMaxTextBytes);
+  m.credential = read_text(r, kMaxTextBytes);
   const std::size_t n = r.count(kMaxSettings, 8);
   m.settings.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     Setting s;
-    s.name = r.string(kMaxSettingNameBytes);
-    s.value = r.string(kMaxTextBytes);
+    s.name = read_text(r, kMaxSettingNameBytes);
+    s.value = read_text(r, kMaxTextBytes);
     m.settings.push_back(std::move(s));
   }
   m.genesis = digest(r);
@@ -145,7 +140,7 @@ JoinRequest decode<JoinRequest>(std::span<const std::byte> body) {
 std::vector<std::byte> encode(const JoinReply& m) {
   ByteWriter w = start_message(m.kType);
   w.boolean(m.accepted);
-  text(w, m.refusal, kMaxTextBytes);
+  write_text(w, m.refusal, kMaxTextBytes);
   w.u32(m.shard_index);
   w.u32(m.shard_count);
   w.u32(m.heartbeat_ms);
@@ -160,7 +155,7 @@ JoinReply decode<JoinReply>(std::span<const std::byte> body) {
   ByteReader r = open_message(body, JoinReply::kType);
   JoinReply m;
   m.accepted = r.boolean();
-  m.refusal = r.string(kMaxTextBytes);
+  m.refusal = read_text(r, kMaxTextBytes);
   m.shard_index = r.u32();
   m.shard_count = r.u32();
   m.heartbeat_ms = r.u32();
@@ -228,7 +223,7 @@ HeartbeatAck decode<HeartbeatAck>(std::span<const std::byte> body) {
 
 std::vector<std::byte> encode(const Leave& m) {
   ByteWriter w = start_message(m.kType);
-  text(w, m.reason, kMaxTextBytes);
+  write_text(w, m.reason, kMaxTextBytes);
   return w.finish();
 }
 
@@ -236,7 +231,7 @@ template <>
 Leave decode<Leave>(std::span<const std::byte> body) {
   ByteReader r = open_message(body, Leave::kType);
   Leave m;
-  m.reason = r.string(kMaxTextBytes);
+  m.reason = read_text(r, kMaxTextBytes);
   r.expect_end();
   return m;
 }
@@ -312,7 +307,7 @@ std::vector<std::byte> encode(const RoundFailed& m) {
   ByteWriter w = start_message(m.kType);
   w.u64(m.round);
   w.u32(m.attempt);
-  text(w, m.reason, kMaxTextBytes);
+  write_text(w, m.reason, kMaxTextBytes);
   w.boolean(m.suspect.has_value());
   if (m.suspect) key(w, *m.suspect);
   return w.finish();
@@ -324,7 +319,7 @@ RoundFailed decode<RoundFailed>(std::span<const std::byte> body) {
   RoundFailed m;
   m.round = r.u64();
   m.attempt = r.u32();
-  m.reason = r.string(kMaxTextBytes);
+  m.reason = read_text(r, kMaxTextBytes);
   if (r.boolean()) m.suspect = key(r);
   r.expect_end();
   return m;
@@ -353,7 +348,7 @@ std::vector<std::byte> encode(const AbortRound& m) {
   ByteWriter w = start_message(m.kType);
   w.u64(m.round);
   w.u32(m.attempt);
-  text(w, m.reason, kMaxTextBytes);
+  write_text(w, m.reason, kMaxTextBytes);
   w.boolean(m.retry);
   return w.finish();
 }
@@ -364,7 +359,7 @@ AbortRound decode<AbortRound>(std::span<const std::byte> body) {
   AbortRound m;
   m.round = r.u64();
   m.attempt = r.u32();
-  m.reason = r.string(kMaxTextBytes);
+  m.reason = read_text(r, kMaxTextBytes);
   m.retry = r.boolean();
   r.expect_end();
   return m;
@@ -378,7 +373,7 @@ std::vector<std::byte> encode(const Resync& m) {
   w.u32(static_cast<std::uint32_t>(m.donors.size()));
   for (const Donor& d : m.donors) {
     key(w, d.key);
-    text(w, d.address, kMaxAddressBytes);
+    write_text(w, d.address, kMaxAddressBytes);
   }
   return w.finish();
 }
@@ -394,7 +389,7 @@ Resync decode<Resync>(std::span<const std::byte> body) {
   for (std::size_t i = 0; i < n; ++i) {
     Donor d;
     d.key = key(r);
-    d.address = r.string(kMaxAddressBytes);
+    d.address = read_text(r, kMaxAddressBytes);
     m.donors.push_back(std::move(d));
   }
   r.expect_end();
@@ -421,7 +416,7 @@ StateReport decode<StateReport>(std::span<const std::byte> body) {
 std::vector<std::byte> encode(const MisbehaviourReport& m) {
   ByteWriter w = start_message(m.kType);
   key(w, m.suspect);
-  text(w, m.reason, kMaxTextBytes);
+  write_text(w, m.reason, kMaxTextBytes);
   return w.finish();
 }
 
@@ -430,7 +425,7 @@ MisbehaviourReport decode<MisbehaviourReport>(std::span<const std::byte> body) {
   ByteReader r = open_message(body, MisbehaviourReport::kType);
   MisbehaviourReport m;
   m.suspect = key(r);
-  m.reason = r.string(kMaxTextBytes);
+  m.reason = read_text(r, kMaxTextBytes);
   r.expect_end();
   return m;
 }

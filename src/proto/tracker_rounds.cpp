@@ -39,16 +39,26 @@ QuorumInput TrackerCore::quorum_input() const {
                  .min_peers = config_.min_peers,
                  .join_timeout = config_.join_timeout};
   for (const auto& [key, m] : members_) {
-    if (m.resyncing)
-      ++in.catching_up;
-    else if (in_sync(m) && (refused_.empty() || !refused_.contains(key)))
+    if (ready_.contains(key)) {
       ++in.eligible;
+    } else if (!waited_for(key, m)) {
+      continue;
+    } else if (m.resyncing) {
+      ++in.catching_up;
+    } else if (in_sync(m) && (refused_.empty() || !refused_.contains(key))) {
+      ++in.eligible;
+    }
   }
   // Those of the last group that are gone cannot be waited for.
   in.previous_group_ready =
       std::all_of(previous_group_.begin(), previous_group_.end(),
                   [&](const PeerKey& k) { return ready_.contains(k) || !members_.contains(k); });
   return in;
+}
+
+bool TrackerCore::waited_for(const PeerKey& key, const MemberRecord& m) const {
+  return m.rounds_missed < config_.wait_rounds ||
+         std::find(previous_group_.begin(), previous_group_.end(), key) != previous_group_.end();
 }
 
 TimePoint TrackerCore::formation_deadline() const {
@@ -71,8 +81,8 @@ void TrackerCore::release_if_too_few(TimePoint now) {
 
 void TrackerCore::try_form(TimePoint now) {
   // Each pass either forms the group or drops refused updates from ready_, so this ends.
-  while (!attempt_ && !ready_.empty() && formation_deadline() <= now) {
-    const Screened screened = screen_updates(ready_, config_.update_norm_limit);
+  while (!attempt_ && !pending_retry_ && !ready_.empty() && formation_deadline() <= now) {
+    const Screened screened = screen_updates(ready_, config_.update_norm_limit, norm_floor_);
     for (const auto& [key, reason] : screened.refused) {
       ready_.erase(key);
       refused_.insert(key);  // the others do not wait for it to say ready again this round
@@ -84,13 +94,20 @@ void TrackerCore::try_form(TimePoint now) {
     }
     if (!screened.refused.empty()) continue;
     median_norm_ = screened.median_norm;
-    start_attempt(now, ring_order(screened.group, ready_));
+    start_attempt(now, ring_order(screened.group, ready_), /*formed=*/true);
   }
-  release_if_too_few(now);
+  if (!pending_retry_) release_if_too_few(now);
 }
 
-void TrackerCore::start_attempt(TimePoint now, std::vector<PeerKey> group) {
+void TrackerCore::start_attempt(TimePoint now, std::vector<PeerKey> group, bool formed) {
   if (view_dirty_) flush_view(now);  // the members must know each other's addresses
+  if (formed) {
+    formed_size_ = group.size();
+    // Those the rule waited for and that are not in the group missed this round.
+    for (auto& [key, m] : members_)
+      if (!ready_.contains(key) && waited_for(key, m) && (m.resyncing || in_sync(m)))
+        ++m.rounds_missed;
+  }
   ++attempts_this_round_;
   // Unique within the round even after a give-up: a member's chunks of an earlier attempt must
   // not pass for the new one's.
@@ -120,25 +137,53 @@ void TrackerCore::handle_round_done(TimePoint now, const PeerKey& from, const Ro
       !in_attempt(from))
     return;  // a report for an attempt already aborted: harmless
   attempt_->done[from] = done.state_hash;
-  if (attempt_->done.size() == attempt_->members.size()) commit(now);
+  decide(now);
 }
 
-void TrackerCore::commit(TimePoint now) {
-  // The majority hash; a tie goes to the smaller hash, so the choice does not depend on order.
+void TrackerCore::decide(TimePoint now) {
+  Attempt& a = *attempt_;
   std::map<Digest, std::size_t> votes;
-  for (const auto& [key, hash] : attempt_->done) ++votes[hash];
-  const auto majority = std::max_element(votes.begin(), votes.end(), [](auto& a, auto& b) {
-                          return a.second < b.second;
-                        })->first;
+  for (const auto& [key, hash] : a.done) ++votes[hash];
+  // No tie to break: at most one state can hold more than half of the group.
+  const auto best = std::max_element(
+      votes.begin(), votes.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
+  const bool majority_holds = best != votes.end() && best->second >= majority();
+  if (majority_holds && a.majority_at == kNever) a.majority_at = now;
+  const bool all_in = a.done.size() == a.members.size();
+  if (majority_holds && (all_in || now >= a.majority_at + config_.report_grace)) {
+    commit(now, best->first);
+    return;
+  }
+  if (all_in) {
+    abort_attempt(now,
+                  fmt::format("no state was reported by a majority ({} of the group of {}): "
+                              "{} different states",
+                              majority(), formed_size_, votes.size()),
+                  {}, /*retry=*/false);
+    return;
+  }
+  if (now >= a.deadline) {
+    std::set<PeerKey> stragglers;
+    for (const PeerKey& k : a.members)
+      if (!a.done.contains(k)) stragglers.insert(k);
+    abort_attempt(now,
+                  fmt::format("{} member(s) did not finish within {} s", stragglers.size(),
+                              std::chrono::duration<double>(config_.round_timeout).count()),
+                  stragglers);
+  }
+}
+
+void TrackerCore::commit(TimePoint now, const Digest& hash) {
   const Attempt attempt = std::move(*attempt_);
   attempt_.reset();
   committed_round_ = next_round();
-  committed_hash_ = majority;
+  committed_hash_ = hash;
   double loss_sum = 0;
-  for (const auto& [key, hash] : attempt.done) {
+  for (const auto& [key, reported] : attempt.done) {
     MemberRecord& m = members_.at(key);
     m.state_round = committed_round_;
-    m.state_hash = hash;
+    m.state_hash = reported;
+    if (reported == hash) m.rounds_missed = 0;
     loss_sum += m.stats.loss;
   }
   history_.push_back(RoundRecord{
@@ -147,14 +192,14 @@ void TrackerCore::commit(TimePoint now) {
           unix_ms_at_zero_ +
           std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count()),
       .group_size = static_cast<std::uint32_t>(attempt.members.size()),
-      .mean_loss = static_cast<float>(loss_sum / static_cast<double>(attempt.members.size())),
-      .state_hash = majority});
+      .mean_loss = static_cast<float>(loss_sum / static_cast<double>(attempt.done.size())),
+      .state_hash = hash});
   if (history_.size() > TrackerSnapshot::kMaxHistory) history_.erase(history_.begin());
   previous_group_ = attempt.members;
-  ready_.clear();
-  refused_.clear();
-  first_ready_ = kNever;
-  attempts_this_round_ = 0;
+  // The next reference may fall by at most the limit per round: honest updates shrink as the
+  // learning rate decays, not by orders of magnitude at once.
+  norm_floor_ = config_.update_norm_limit > 0 ? median_norm_ / config_.update_norm_limit : 0;
+  give_up_round();  // the next round starts from nothing ready
   last_attempt_number_ = 0;
   ++counters_.rounds_committed;
   // Saved before the commits go out (call order in the header): a commit the tracker could forget
@@ -162,54 +207,147 @@ void TrackerCore::commit(TimePoint now) {
   event(TrackerEvent::Kind::state_changed, std::nullopt,
         fmt::format("round {} committed", committed_round_));
   event(TrackerEvent::Kind::round_committed, std::nullopt,
-        fmt::format("round {} committed by a group of {}: state {}", committed_round_,
-                    attempt.members.size(), to_hex(majority).substr(0, 12)));
-  const Commit message{
-      .round = committed_round_, .attempt = attempt.number, .state_hash = majority};
-  for (const PeerKey& k : attempt.members) send(k, message);
+        fmt::format("round {} committed by {} of a group of {}: state {}", committed_round_,
+                    std::count_if(attempt.done.begin(), attempt.done.end(),
+                                  [&](const auto& d) { return d.second == hash; }),
+                    attempt.members.size(), to_hex(hash).substr(0, 12)));
+  const Commit message{.round = committed_round_, .attempt = attempt.number, .state_hash = hash};
+  for (const PeerKey& k : attempt.members)
+    if (members_.contains(k)) send(k, message);
   resync_out_of_sync(now);
 }
 
 void TrackerCore::handle_round_failed(TimePoint now, const PeerKey& from,
                                       const RoundFailed& failed) {
-  if (!attempt_ || failed.round != next_round() || failed.attempt != attempt_->number ||
-      !in_attempt(from))
+  if (failed.round != next_round()) return;
+  if (pending_retry_ && failed.attempt == pending_retry_->attempt) {
+    add_accusation(now, from, failed);  // another member's word on the attempt just stopped
     return;
-  std::set<PeerKey> excluded;
-  if (failed.suspect && in_attempt(*failed.suspect) && *failed.suspect != from) {
-    excluded.insert(*failed.suspect);
-    misbehaved(now, *failed.suspect,
-               fmt::format("reported by {} in round {}: {}", secure::short_id(from), failed.round,
-                           failed.reason),
-               false);
   }
-  abort_attempt(now, fmt::format("{} reported: {}", secure::short_id(from), failed.reason),
-                excluded);
-}
-
-void TrackerCore::abort_attempt(TimePoint now, const std::string& reason,
-                                const std::set<PeerKey>& excluded) {
+  if (!attempt_ || failed.attempt != attempt_->number || !in_attempt(from)) return;
+  const std::string report = fmt::format("{} reported: {}", secure::short_id(from), failed.reason);
+  const bool named = failed.suspect && *failed.suspect != from && in_attempt(*failed.suspect);
+  if (!named) {
+    // A failure it names no one for: its own, taken on trust the first time in a round.
+    const bool first = reported_.insert(from).second;
+    abort_attempt(now, report, first ? std::set<PeerKey>{} : std::set<PeerKey>{from});
+    return;
+  }
+  // An accusation. The tracker cannot tell who is right unless the accused leaves (a crash) or
+  // most of the group names it too (a poisoned update reaches every member): every member stops
+  // now, and the retry waits accusation_grace to hear which.
   const Attempt attempt = std::move(*attempt_);
   attempt_.reset();
   ++counters_.rounds_aborted;
-  std::vector<PeerKey> survivors;
-  for (const PeerKey& k : attempt.members)
-    if (!excluded.contains(k) && members_.contains(k)) survivors.push_back(k);
-  const bool retry =
-      survivors.size() >= config_.min_peers && attempts_this_round_ < config_.max_attempts;
   event(TrackerEvent::Kind::round_aborted, std::nullopt,
-        fmt::format("round {} attempt {} aborted: {}; {}", next_round(), attempt.number, reason,
-                    retry ? fmt::format("retrying with {} survivors", survivors.size())
-                          : "the peers keep training and try again"));
+        fmt::format("round {} attempt {} aborted: {} (naming {}); the retry waits up to {} s "
+                    "to hear whether it leaves or others name it too",
+                    next_round(), attempt.number, report, secure::short_id(*failed.suspect),
+                    std::chrono::duration<double>(config_.accusation_grace).count()));
   const AbortRound message{
-      .round = next_round(), .attempt = attempt.number, .reason = reason, .retry = retry};
+      .round = next_round(), .attempt = attempt.number, .reason = report, .retry = true};
   for (const PeerKey& k : attempt.members)
     if (members_.contains(k)) send(k, message);
-  for (const PeerKey& k : excluded) ready_.erase(k);
-  if (retry) {
-    start_attempt(now, std::move(survivors));
+  pending_retry_ = PendingRetry{.attempt = attempt.number,
+                                .members = attempt.members,
+                                .accusations = {},
+                                .deadline = now + config_.accusation_grace};
+  add_accusation(now, from, failed);
+}
+
+void TrackerCore::add_accusation(TimePoint now, const PeerKey& from, const RoundFailed& failed) {
+  PendingRetry& p = *pending_retry_;
+  const auto member = [&](const PeerKey& k) {
+    return std::find(p.members.begin(), p.members.end(), k) != p.members.end();
+  };
+  if (!member(from) || !failed.suspect || *failed.suspect == from || !member(*failed.suspect))
+    return;
+  const bool first = reported_.insert(from).second;
+  p.accusations[*failed.suspect].emplace(from, first);
+  if (p.accusations[*failed.suspect].size() >= majority()) settle_accusation(now);
+}
+
+// Who sits the retry out: an accused member that most of the group named; and, for an accusation
+// the tracker cannot check, the accuser with the accused, unless it was the accuser's first report
+// of the round (a link may drop once). An accused member that left is gone anyway.
+void TrackerCore::settle_accusation(TimePoint now) {
+  const PendingRetry pending = std::move(*pending_retry_);
+  pending_retry_.reset();
+  std::set<PeerKey> excluded;
+  for (const auto& [suspect, accusers] : pending.accusations) {
+    if (!members_.contains(suspect)) continue;
+    if (accusers.size() >= majority()) {
+      excluded.insert(suspect);
+      misbehaved(now, suspect,
+                 fmt::format("named by {} of its group of {} in round {}: it sits the retry out",
+                             accusers.size(), formed_size_, next_round()),
+                 false);
+      continue;
+    }
+    for (const auto& [accuser, first] : accusers) {
+      if (first) continue;
+      excluded.insert(accuser);
+      excluded.insert(suspect);
+      event(TrackerEvent::Kind::notice, accuser,
+            fmt::format("round {}: {} named {} again, and no majority did: both sit the retry out",
+                        next_round(), secure::short_id(accuser), secure::short_id(suspect)));
+    }
+  }
+  retry_or_give_up(now, "after a member's report", pending.members, excluded, /*told=*/true);
+}
+
+void TrackerCore::abort_attempt(TimePoint now, const std::string& reason,
+                                const std::set<PeerKey>& excluded, bool retry) {
+  const Attempt attempt = std::move(*attempt_);
+  attempt_.reset();
+  ++counters_.rounds_aborted;
+  event(TrackerEvent::Kind::round_aborted, std::nullopt,
+        fmt::format("round {} attempt {} aborted: {}", next_round(), attempt.number, reason));
+  if (!retry) {
+    const AbortRound message{
+        .round = next_round(), .attempt = attempt.number, .reason = reason, .retry = false};
+    for (const PeerKey& k : attempt.members)
+      if (members_.contains(k)) send(k, message);
+    give_up_round();
     return;
   }
+  retry_or_give_up(now, reason, attempt.members, excluded, /*told=*/false);
+}
+
+void TrackerCore::retry_or_give_up(TimePoint now, const std::string& reason,
+                                   const std::vector<PeerKey>& members,
+                                   const std::set<PeerKey>& excluded, bool told) {
+  std::vector<PeerKey> survivors;
+  for (const PeerKey& k : members)
+    if (!excluded.contains(k) && members_.contains(k)) survivors.push_back(k);
+  const bool retry = survivors.size() >= std::max<std::size_t>(config_.min_peers, majority()) &&
+                     attempts_this_round_ < config_.max_attempts;
+  event(TrackerEvent::Kind::notice, std::nullopt,
+        retry ? fmt::format("round {}: retrying with {} of the group of {}", next_round(),
+                            survivors.size(), formed_size_)
+              : fmt::format("round {} given up: {} of the group of {} left, it needs {}; the "
+                            "peers keep training and try again",
+                            next_round(), survivors.size(), formed_size_,
+                            std::max<std::size_t>(config_.min_peers, majority())));
+  for (const PeerKey& k : members) {
+    if (!members_.contains(k)) continue;
+    const bool in_retry = retry && !excluded.contains(k);
+    if (in_retry && told) continue;
+    send(k, AbortRound{.round = next_round(),
+                       .attempt = last_attempt_number_,
+                       .reason = in_retry ? reason : reason + "; this peer is not in the retry",
+                       .retry = in_retry});
+  }
+  for (const PeerKey& k : excluded) ready_.erase(k);
+  if (retry) {
+    start_attempt(now, std::move(survivors), /*formed=*/false);
+    return;
+  }
+  give_up_round();
+}
+
+void TrackerCore::give_up_round() {
+  reported_.clear();
   ready_.clear();
   refused_.clear();
   first_ready_ = kNever;

@@ -12,7 +12,19 @@
 namespace loco::proto {
 
 bool TrackerCore::in_sync(const MemberRecord& m) const {
-  return genesis_ && m.state_round == committed_round_ && m.state_hash == committed_hash_;
+  return m.state_round == committed_round_ && m.state_hash == committed_hash_;
+}
+
+std::uint64_t TrackerCore::newest_plausible_round(TimePoint now) {
+  if (!config_.gossip) return committed_round_;
+  return gossip_next_round(now) + config_.gossip_round_window;
+}
+
+bool TrackerCore::committed_here(std::uint64_t round, const Digest& hash) const {
+  if (round == 0) return hash == config_.genesis;
+  return std::any_of(history_.begin(), history_.end(), [&](const RoundRecord& r) {
+    return r.round == round && r.state_hash == hash;
+  });
 }
 
 bool TrackerCore::someone_in_sync() const {
@@ -22,6 +34,14 @@ bool TrackerCore::someone_in_sync() const {
 
 void TrackerCore::handle_state_report(TimePoint now, const PeerKey& from,
                                       const StateReport& report) {
+  const std::uint64_t newest = newest_plausible_round(now);
+  if (report.round > newest) {
+    misbehaved(now, from,
+               fmt::format("reported the state of round {}, past the run's round {}", report.round,
+                           newest),
+               false);
+    return;
+  }
   MemberRecord& m = members_.at(from);
   m.state_round = report.round;
   m.state_hash = report.state_hash;
@@ -96,12 +116,27 @@ std::vector<Donor> TrackerCore::pick_donors(const PeerKey& newcomer, std::uint64
 // A restarted tracker first gives its peers reconcile_after_ to come back.
 void TrackerCore::reconcile(TimePoint now) {
   if (config_.gossip) return;  // nothing is committed, so there is nothing to settle on
-  if (members_.empty() || state_available() || now < reconcile_after_ || attempt_) return;
+  if (members_.empty() || state_available() || now < reconcile_after_ || attempt_ || pending_retry_)
+    return;
+  // Only states this run committed: what a member says it holds is a claim, and one that names a
+  // round the tracker has no record of could be anything.
   std::map<std::pair<std::uint64_t, Digest>, std::size_t> holders;
-  for (const auto& [key, m] : members_) ++holders[{m.state_round, m.state_hash}];
+  for (const auto& [key, m] : members_)
+    if (committed_here(m.state_round, m.state_hash)) ++holders[{m.state_round, m.state_hash}];
   std::vector<proto::HeldState> held;
   for (const auto& [state, n] : holders)
     held.push_back(proto::HeldState{.round = state.first, .hash = state.second, .holders = n});
+  if (held.empty() && !custody_) {
+    reconcile_after_ = now + config_.eviction_timeout;  // look again then (or at the next join)
+    if (!std::exchange(no_known_state_noted_, true))
+      event(TrackerEvent::Kind::notice, std::nullopt,
+            fmt::format("no live peer holds a state this run committed (round {} is the last): "
+                        "waiting for one (a tracker started without its state file starts the run "
+                        "anew: restore the file, or give the run a new id)",
+                        committed_round_));
+    return;
+  }
+  no_known_state_noted_ = false;
   const StateSource source = settle_state(held, custody_);
   event(TrackerEvent::Kind::notice, std::nullopt,
         fmt::format("no live peer holds round {} (state {}): the run goes on from round {} (state "

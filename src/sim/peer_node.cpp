@@ -144,7 +144,8 @@ void PeerNode::on_close(NodeId peer, const std::string& why) {
   const proto::PeerKey& key = world_.directory->key(peer);
   if (all_reduce_ && !all_reduce_->done() && !all_reduce_->failure() &&
       all_reduce_->needs_link_to(key)) {
-    all_reduce_->fail("lost the connection to a neighbour: " + why, std::nullopt);
+    // Named: the tracker retries without it alone if it sees it leave too (a crash).
+    all_reduce_->fail("lost the connection to a neighbour: " + why, key);
     pump_all_reduce();
   }
   if (fetcher_) {

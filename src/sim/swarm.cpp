@@ -40,6 +40,10 @@ Swarm::Swarm(SwarmConfig config)
       ledger_(config_.mean_tolerance),
       tracker_identity_(key_from(config_.seed, ~std::uint64_t{0})),
       draws_(counter_u64(config_.seed, kDraws, 0)) {
+  const std::vector<float> theta = compute_->genesis();
+  const PeerState genesis{
+      .round = 0, .theta = theta, .momentum = std::vector<float>(theta.size(), 0.0f)};
+  config_.tracker.genesis = genesis.manifest().state_hash();
   network_ = std::make_unique<Network>(loop_, config_.network);
   const NodeId tracker_node = network_->add_node(config_.tracker_link);
   directory_.add(tracker_node, tracker_identity_.public_key());
@@ -58,8 +62,6 @@ Swarm::Swarm(SwarmConfig config)
     }
   });
 
-  std::vector<float> theta = compute_->genesis();
-  PeerState genesis{.round = 0, .theta = theta, .momentum = std::vector<float>(theta.size(), 0.0f)};
   world_ = PeerWorld{.loop = &loop_,
                      .network = network_.get(),
                      .directory = &directory_,
@@ -75,7 +77,7 @@ Swarm::Swarm(SwarmConfig config)
                                                         .upload_bps = 0,
                                                         .credential = {},
                                                         .settings = config_.tracker.settings,
-                                                        .genesis = genesis.manifest().state_hash(),
+                                                        .genesis = config_.tracker.genesis,
                                                         .state_round = 0,
                                                         .state_hash = {}},
                              // The peers' clients are handed the same views: verified once.

@@ -479,8 +479,9 @@ void SwarmSession::on_mesh_lost(const proto::PeerKey& peer, const std::string& w
   if (collective_running() && needed) {
     const std::string lost =
         fmt::format("lost the connection to {}: {}", secure::short_id(peer), why);
-    if (all_reduce_) all_reduce_->fail(lost, std::nullopt);
-    if (all_gather_) all_gather_->fail(lost, std::nullopt);
+    // Named: the tracker retries without it alone if it sees it leave too (a crash).
+    if (all_reduce_) all_reduce_->fail(lost, peer);
+    if (all_gather_) all_gather_->fail(lost, peer);
     pump_collective();
   }
   if (fetcher_) {

@@ -5,8 +5,8 @@ namespace loco::train {
 DataParallel::DataParallel(const std::shared_ptr<const ArenaLayout>& layout,
                            const optim::AdamWConfig& adamw, OuterGroup& group)
     : group_(group),
-      shared_(layout, {kParams, kMomentM, kMomentV}),
-      tentative_(layout, {kParams, kMomentM, kMomentV}),
+      shared_(layout, shared_names()),
+      tentative_(layout, shared_names()),
       next_(layout, adamw),
       mean_(layout) {}
 

@@ -1,14 +1,11 @@
 #include "loco/train/demo.hpp"
 
 namespace loco::train {
-namespace {
 
-std::vector<std::string> shared_names(const DemoConfig& config) {
-  if (config.late) return {DeMo::kParams, DeMo::kPending};
-  return {DeMo::kParams};
+std::vector<std::string> DeMo::shared_names(const DemoConfig& config) {
+  if (config.late) return {kParams, kPending};
+  return {kParams};
 }
-
-}  // namespace
 
 DeMo::DeMo(const DemoConfig& config, const std::shared_ptr<const ArenaLayout>& layout,
            GatherGroup& group)

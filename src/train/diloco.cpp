@@ -17,9 +17,9 @@ DiLoCo::DiLoCo(DiLoCoConfig config, const std::shared_ptr<const ArenaLayout>& la
                OuterGroup& group)
     : config_(config),
       group_(group),
-      shared_(layout, {kOuterParams, kOuterMomentum}),
+      shared_(layout, shared_names()),
       delta_(layout),
-      tentative_(layout, {kOuterParams, kOuterMomentum}) {
+      tentative_(layout, shared_names()) {
   config_.validate();
 }
 

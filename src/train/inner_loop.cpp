@@ -1,21 +1,9 @@
 #include "loco/train/inner_loop.hpp"
 
-#include "loco/model/gpt.hpp"
-#include "loco/model/mlp.hpp"
-#include "loco/train/init_params.hpp"
+#include "loco/train/genesis.hpp"
 
 namespace loco::train {
 namespace {
-
-std::unique_ptr<model::Model> make_model(const TrainConfig& config) {
-  const model::GptConfig& g = config.model.gpt;
-  if (config.model.kind == "mlp") {
-    return std::make_unique<model::Mlp>(
-        model::MlpConfig{g.vocab, config.model.mlp_embed, config.model.mlp_hidden, g.context},
-        config.train.batch);
-  }
-  return std::make_unique<model::Gpt>(g, config.train.batch);
-}
 
 model::TokenBatch view(const data::Batch& b) {
   return model::TokenBatch{b.inputs, b.targets, b.batch_size, b.context};
@@ -44,11 +32,7 @@ InnerLoop::InnerLoop(const TrainConfig& config, const Corpus& corpus)
       optimizer_(model_->layout(), config.adamw),
       schedule_(schedule_of(config)),
       sampler_(corpus.train(), sampler_config(config, config.data.shard)) {
-  if (config.train.init.empty()) {
-    model_->init(params_, config.train.seed);
-  } else {
-    load_init_params(config.train.init, params_);
-  }
+  initial_parameters(config, *model_, params_);
 }
 
 void InnerLoop::set_shard(data::ShardSpec shard) {

@@ -46,13 +46,13 @@ void eager_proxy(std::span<const float> mean_prev, std::span<const float> delta,
     out[i] = mean_prev[i] + (delta[i] - delta_prev[i]) / m;
 }
 
-namespace {
-
-std::vector<std::string> shared_names(Eager eager) {
-  std::vector<std::string> names = {StreamingDiLoCo::kOuterParams, StreamingDiLoCo::kOuterMomentum};
-  if (eager == Eager::overlapped) names.emplace_back(StreamingDiLoCo::kEagerMean);
+std::vector<std::string> StreamingDiLoCo::shared_names(Eager eager) {
+  std::vector<std::string> names = {kOuterParams, kOuterMomentum};
+  if (eager == Eager::overlapped) names.emplace_back(kEagerMean);
   return names;
 }
+
+namespace {
 
 std::size_t largest(const std::vector<Fragment>& fragments) {
   std::size_t n = 0;

@@ -55,7 +55,7 @@ class Listening {
                              .limits = limits,
                              .max_streams = kMaxStreams,
                              .link = nullptr},
-        [this](const std::shared_ptr<StreamBundle>& bundle) {
+        [this](const std::shared_ptr<StreamBundle>& bundle, const std::string&) {
           admitted.push_back(bundle);
           return server.handlers();
         });

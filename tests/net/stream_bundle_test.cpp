@@ -78,12 +78,12 @@ class BundlePair {
         .max_streams = kMaxStreams,
         .link = nullptr,
     };
-    listener =
-        BundleListener::create(io, {boost::asio::ip::address_v4::loopback(), 0}, std::move(listen),
-                               [this](const std::shared_ptr<StreamBundle>& bundle) {
-                                 server_bundle = bundle;
-                                 return server.handlers();
-                               });
+    listener = BundleListener::create(
+        io, {boost::asio::ip::address_v4::loopback(), 0}, std::move(listen),
+        [this](const std::shared_ptr<StreamBundle>& bundle, const std::string&) {
+          server_bundle = bundle;
+          return server.handlers();
+        });
     listener->start();
   }
 

@@ -174,7 +174,7 @@ void a_poisoner_is_refused(const std::string& run_id, const std::string& poison,
 }
 
 TEST(SwarmFault, APeerSendingAThousandfoldUpdateIsRefused) {
-  a_poisoner_is_refused("run-scale", "scale", "reported by");
+  a_poisoner_is_refused("run-scale", "scale", "named by 3 of its group");
 }
 
 TEST(SwarmFault, APeerSendingANanUpdateIsRefused) {

@@ -63,7 +63,7 @@ struct AllReduceHarness {
                                                       .codec = codec.get(),
                                                       .seed = seed,
                                                       .median_norm = median,
-                                                      .norm_limit = 10},
+                                                      .norm_limit = median > 0 ? 10.0f : 0.0f},
                                       values[i]));
   }
 

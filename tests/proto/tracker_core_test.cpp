@@ -335,24 +335,6 @@ TEST(TrackerCore, AMemberLostMidRoundAbortsAndTheSurvivorsRetry) {
   EXPECT_EQ(h.last(4, Kind::commit)->commit.attempt, 2u);
 }
 
-TEST(TrackerCore, AReportedSuspectIsLeftOutOfTheRetry) {
-  Harness h;
-  h.start();
-  for (std::uint8_t n = 1; n <= 3; ++n) h.join(n);
-  for (std::uint8_t n = 1; n <= 3; ++n) h.ready(n);
-  const auto g = h.last(1, Kind::group)->group;
-  h.peers.at(1).client->round_failed(RoundFailed{.round = g.round,
-                                                 .attempt = g.attempt,
-                                                 .reason = "its chunk held NaN",
-                                                 .suspect = key(2).public_key()});
-  h.pump();
-  const auto retry = h.last(1, Kind::group)->group;
-  EXPECT_EQ(retry.attempt, 2u);
-  EXPECT_EQ(retry.members.size(), 2u);
-  EXPECT_TRUE(h.last(2, Kind::abort_round)) << "the suspect hears the round went on without it";
-  EXPECT_FALSE(h.tracker_events_of(TrackerEvent::Kind::misbehaved).empty());
-}
-
 TEST(TrackerCore, BelowMinPeersTheSurvivorsKeepTrainingAndTryAgain) {
   Harness h;
   h.config.min_peers = 2;
@@ -375,23 +357,27 @@ TEST(TrackerCore, BelowMinPeersTheSurvivorsKeepTrainingAndTryAgain) {
   EXPECT_EQ(h.count(1, Kind::group), 2u);
 }
 
+// Three of five report, no state holds a majority (3 of 5) yet: at the round timeout the two
+// silent ones are left out and the three retry.
 TEST(TrackerCore, AGroupThatMissesTheRoundTimeoutDropsItsStragglers) {
   Harness h;
   h.config.round_timeout = 60s;
   h.config.eviction_timeout = 600s;
   h.start();
-  for (std::uint8_t n = 1; n <= 3; ++n) h.join(n);
-  for (std::uint8_t n = 1; n <= 3; ++n) h.ready(n);
+  for (std::uint8_t n = 1; n <= 5; ++n) h.join(n);
+  for (std::uint8_t n = 1; n <= 5; ++n) h.ready(n);
   const auto g = h.last(1, Kind::group)->group;
   const TimePoint formed = h.now;
-  for (std::uint8_t n : {1, 2})
+  for (std::uint8_t n : {1, 2, 3})
     h.peers.at(n).client->round_done(
-        RoundDone{.round = 1, .attempt = g.attempt, .state_hash = digest_of(1)});
+        RoundDone{.round = 1, .attempt = g.attempt, .state_hash = digest_of(n)});
   h.pump();
+  h.run_until(formed + 60s - 1ns);
+  EXPECT_EQ(h.last(1, Kind::group)->group.attempt, 1u);
   h.run_until(formed + 60s);
   const auto retry = h.last(1, Kind::group)->group;
   EXPECT_EQ(retry.attempt, 2u);
-  EXPECT_EQ(retry.members.size(), 2u) << "peer 3 never reported: left out";
+  EXPECT_EQ(retry.members.size(), 3u) << "peers 4 and 5 never reported: left out";
 }
 
 TEST(TrackerCore, TheMajorityHashIsCommittedAndTheMinorityResyncs) {
@@ -469,7 +455,8 @@ TEST(TrackerCore, UpdatesThatAreNotFiniteOrFarAboveTheMedianAreRefused) {
   const auto g = h.last(1, Kind::group);
   ASSERT_TRUE(g);
   EXPECT_EQ(g->group.members.size(), 3u);
-  EXPECT_NE(h.last(4, Kind::abort_round)->abort.reason.find("1000.0x the group's median"),
+  // The reference is the upper median of the finite norms, 1.2.
+  EXPECT_NE(h.last(4, Kind::abort_round)->abort.reason.find("833.3x the group's median"),
             std::string::npos);
   EXPECT_NE(h.last(5, Kind::abort_round)->abort.reason.find("not finite"), std::string::npos);
   EXPECT_EQ(h.tracker_events_of(TrackerEvent::Kind::misbehaved).size(), 2u);

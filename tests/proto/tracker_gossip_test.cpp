@@ -18,14 +18,15 @@ Harness gossip_run(std::uint64_t max_lag = 3) {
   h.config.gossip = true;
   h.config.gossip_max_lag = max_lag;
   h.start();
-  for (std::uint8_t n = 1; n <= 3; ++n) h.join(n);
   const std::map<std::uint8_t, std::pair<std::uint64_t, Digest>> states = {
       {1, {5, digest_of(5)}}, {2, {5, digest_of(5)}}, {3, {6, digest_of(66)}}};
-  for (const auto& [n, state] : states) {
-    h.peers.at(n).client->set_state(state.first, state.second);
-    h.peers.at(n).client->state_report();
+  for (const auto& [n, state] : states) {  // they join holding them (back after a restart)
+    JoinRequest r = h.join_request(n);
+    r.state_round = state.first;
+    r.state_hash = state.second;
+    h.add(n, r);
+    h.connect(n);
   }
-  h.pump();
   return h;
 }
 

@@ -59,6 +59,7 @@ struct Harness {
     config.run_id = "run-h";
     config.admission.kind = AdmissionPolicy::Kind::open;
     config.settings = run_settings();
+    config.genesis = kGenesis;
     config.shard_count = 16;
   }
 

@@ -60,20 +60,13 @@ class TrackerProcess {
       : dir_(dir), log_(dir / "tracker.log") {
     if (!std::filesystem::exists(dir / "tracker.key"))
       secure::write_key_file(dir / "tracker.key", secure::KeyPair::generate(), false);
-    std::vector<std::string> options = {"--tracker.key",
-                                        (dir / "tracker.key").string(),
-                                        "--tracker.listen",
-                                        listen,
-                                        "--tracker.state-file",
-                                        (dir / "tracker.state").string(),
-                                        "--run.id",
-                                        run_id,
-                                        "--run.config",
-                                        config,
-                                        "--admission.policy",
-                                        "open",
-                                        "--tracker.http",
-                                        "127.0.0.1:0"};
+    std::vector<std::string> options = {
+        "--tracker.key", (dir / "tracker.key").string(), "--tracker.listen", listen,
+        "--tracker.state-file", (dir / "tracker.state").string(), "--run.id", run_id,
+        "--run.config", config, "--admission.policy", "open", "--tracker.http", "127.0.0.1:0",
+        // Every test peer comes from 127.0.0.1 (a test of the
+        // cap sets its own).
+        "--tracker.max-members-per-address", "0"};
     options.insert(options.end(), extra.begin(), extra.end());
     std::vector<std::string> argv = merge_options(options);
     argv.insert(argv.begin(), program("loco-tracker"));

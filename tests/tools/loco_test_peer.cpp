@@ -24,6 +24,7 @@
 #include "loco/core/log.hpp"
 #include "loco/net/host_port.hpp"
 #include "loco/net/tracker_link.hpp"
+#include "loco/train/genesis.hpp"
 #include "loco/train/run_settings.hpp"
 
 namespace {
@@ -80,8 +81,9 @@ class TestPeer {
     j.listen_address = o.listen;
     j.upload_bps = 100'000'000;
     j.credential = o.token;
-    j.settings = train::run_settings(cli::load_train_config(o.run_config));
-    j.genesis = blake2b(std::as_bytes(std::span(o.run_id)));  // same for every peer of the run
+    const train::TrainConfig run = cli::load_train_config(o.run_config);
+    j.settings = train::run_settings(run);
+    j.genesis = train::genesis_state(run).hash();
     j.state_hash = j.genesis;
     return client_config_;
   }

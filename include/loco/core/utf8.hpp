@@ -15,4 +15,12 @@ std::size_t utf8_sequence_length(std::string_view s);
 // (JSON, a metrics label) can always show it.
 std::string replace_invalid_utf8(std::string_view text);
 
+// Whether `text` is valid UTF-8 without control characters (C0, DEL, C1): one line that a log or
+// a terminal shows as it is, with no escape sequence in it. Text fields of protocol messages must
+// be (proto/tracker_messages.hpp), so that a peer cannot forge log lines or drive a terminal.
+bool is_printable_utf8(std::string_view text);
+
+// `text` made printable: control characters as \xNN, invalid bytes as U+FFFD.
+std::string printable(std::string_view text);
+
 }  // namespace loco

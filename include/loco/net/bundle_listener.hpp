@@ -49,7 +49,10 @@ class BundleListener : public std::enable_shared_from_this<BundleListener> {
  public:
   static constexpr Duration kAcceptBackoff = std::chrono::milliseconds(100);
 
-  using OnBundle = std::function<BundleHandlers(const std::shared_ptr<StreamBundle>& bundle)>;
+  // An admitted bundle, and the network its streams come from (source_of: an IPv4 address, an
+  // IPv6 /64).
+  using OnBundle = std::function<BundleHandlers(const std::shared_ptr<StreamBundle>& bundle,
+                                                const std::string& source)>;
 
   // Binds `endpoint` (port 0: any free port); throws Error(io) if it cannot, Error(config) for
   // limits that validate() refuses.

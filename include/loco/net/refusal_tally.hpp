@@ -1,9 +1,11 @@
 #pragma once
-// Turns a flood of refusals into a few log lines. The first refusal of a period is logged in
-// full, at once; every refusal is counted by source and reason, and when the period ends the
+// Turns a flood of refusals (or of any warnings about a source) into a few log lines. The first
+// refusal of a period is logged in full, at once (with first_per_source, the first of each
+// source); every other refusal is counted by source and reason, and when the period ends the
 // counts become one line per source ("dropped 512 connections from 10.0.0.5 in the last 10 s:
-// 500 over a cap, 12 bundle not complete in time"), the busiest sources first, at most
-// `max_sources` of them and one line for the rest. A period starts with its first refusal.
+// 500 over a cap, 12 bundle not complete in time"; the verb and the noun are the wording's), the
+// busiest sources first, at most `max_sources` of them and one line for the rest. A period starts
+// with its first refusal.
 //
 // Sans-I/O: the caller passes the time, arms a timer for poll_timeout(), calls take_summary()
 // when it fires, and logs the lines. Call order: add() any number of times; poll_timeout() after
@@ -20,7 +22,14 @@ namespace loco::net {
 
 class RefusalTally {
  public:
+  struct Wording {
+    std::string verb;  // "dropped"
+    std::string noun;  // "connections"
+  };
+
+  // Refused connections, the first of a period in full.
   explicit RefusalTally(Duration period = std::chrono::seconds(10), std::size_t max_sources = 8);
+  RefusalTally(Duration period, std::size_t max_sources, bool first_per_source, Wording wording);
 
   // Counts one refusal; true when it is the first of its period and should be logged in full.
   bool add(TimePoint now, const std::string& source, std::string_view reason);
@@ -40,6 +49,8 @@ class RefusalTally {
 
   Duration period_;
   std::size_t max_sources_;
+  bool first_per_source_;
+  Wording wording_;
   TimePoint started_ = kNever;
   std::size_t total_ = 0;
   std::map<std::string, Source> sources_;

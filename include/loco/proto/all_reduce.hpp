@@ -46,8 +46,8 @@ struct AllReduceConfig {
   std::size_t chunk_values = std::size_t{1} << 16;  // per message, at most kMaxChunkValues
   const compress::Codec* codec = nullptr;           // outlives the collective
   std::uint64_t seed = 0;                           // stochastic rounding, if the codec does it
-  float median_norm = 0;                            // from the group: 0 disables the norm check
-  float norm_limit = 0;
+  float median_norm = 0;  // the group's reference norm (round_formation.hpp)
+  float norm_limit = 0;   // 0: no norm bound (gossip groups, whose vector is not an update)
 };
 
 struct AllReduceFailure {
@@ -117,7 +117,7 @@ class AllReduce {
   // pass: its values are finite, and their norm is within what `contributions` honest updates can
   // reach (each honest update's norm is at most limit · median, screened by the tracker, so a sum
   // of k of them at most k · limit · median, the triangle inequality; with slack for
-  // quantization; a median of 0 disables it). False, after failing naming `sender`, if not.
+  // quantization; a norm_limit of 0 disables it). False, after failing naming `sender`, if not.
   bool decode_checked(std::span<const std::byte> encoded, std::size_t size,
                       std::size_t contributions, const PeerKey& sender);
   // The round and attempt of a chunk message, checked; its payload.

@@ -72,4 +72,10 @@ ByteWriter start_message(MessageType type, std::size_t reserve = 0);
 // the body is above the type's size limit or of another version.
 ByteReader open_message(std::span<const std::byte> body, MessageType type);
 
+// A text field (a reason, an address, a setting): at most `max` bytes of printable UTF-8
+// (core/utf8.hpp). Written made printable and cut to `max` at a character boundary; read, text
+// that is not printable is refused (Error(format)), so nothing a peer sends can forge a log line.
+void write_text(ByteWriter& w, std::string_view text, std::size_t max);
+std::string read_text(ByteReader& r, std::size_t max);
+
 }  // namespace loco::proto

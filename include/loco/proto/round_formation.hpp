@@ -53,14 +53,16 @@ TimePoint formation_time(const QuorumInput& in);
 TimePoint release_time(const QuorumInput& in);
 
 // Splits ready members into the group and those refused for a broken or outsized update: a norm
-// that is NaN or infinite, or above `limit` times the median of the finite norms. `refused` gets
-// a reason for each.
+// that is NaN or infinite, or above `limit` times the reference: the upper median of the
+// declared norms, at least `floor` (from the rounds before, so that a group declaring norms of 0
+// does not switch the bound off). `refused` gets a reason for each. Declared norms are claims:
+// the receivers check each update's real norm against the same bound (all_reduce.hpp).
 struct Screened {
   std::vector<PeerKey> group;
   std::map<PeerKey, std::string> refused;
-  float median_norm = 0;  // the median the limit was applied to
+  float median_norm = 0;  // the reference the limit was applied to
 };
-Screened screen_updates(const std::map<PeerKey, ReadyEntry>& ready, float limit);
+Screened screen_updates(const std::map<PeerKey, ReadyEntry>& ready, float limit, float floor);
 
 // The ring order of a group: by declared upload bandwidth, fastest first, then by key, so every
 // peer derives the same order.

@@ -41,7 +41,16 @@ struct TrackerCoreConfig {
   // The settings that fix the shared state (model, seed, codec, strategy): a joining peer must
   // state exactly these, or it is refused naming the first that differs.
   std::vector<Setting> settings;
+  // The hash of the state these settings start a run from (train/genesis.hpp), computed by the
+  // tracker's driver from the run's config: a peer whose genesis differs is refused, and no member
+  // can choose it.
+  Digest genesis{};
   std::uint32_t shard_count = 64;  // data shards; at most this many members at once
+  // Members that may join from one network (an IPv4 address, an IPv6 /64): a household behind
+  // one NAT fits, one machine cannot take every shard of the run. 0: no limit.
+  std::uint32_t max_members_per_network = 4;
+  // A peer cut off for misbehaving may not join again for this long.
+  Duration bar_time = std::chrono::minutes(10);
   Duration heartbeat_interval = std::chrono::seconds(2);
   Duration eviction_timeout = std::chrono::seconds(10);
   Duration view_interval = std::chrono::milliseconds(500);  // views go out at most this often
@@ -49,7 +58,20 @@ struct TrackerCoreConfig {
   // The timed quorum waits this long after the first peer is ready (longer than a newcomer's
   // state recovery, or newcomers never get in).
   Duration join_timeout = std::chrono::seconds(30);
+  // A member that is not ready (or still fetching the state) when this many rounds form without
+  // it, since it last took part in a committed round, is no longer waited for: a member that
+  // never trains or never ends its fetch delays at most this many rounds by join_timeout.
+  std::uint32_t wait_rounds = 3;
   Duration round_timeout = std::chrono::minutes(5);  // a group that has not finished: aborted
+  // Once a state holds a majority of the group, the others have this long to report theirs
+  // before the round commits without them (they fetch it): a member that goes silent after the
+  // exchange delays a round by this much, not by round_timeout.
+  Duration report_grace = std::chrono::seconds(10);
+  // A member that reports a failure naming another waits this long for the tracker to see the
+  // other leave (a crash): if it does, the retry goes on without it alone; if not, the retry has
+  // both after the accuser's first report of the round, and neither after a later one, so that
+  // accusing costs the accuser as much as the accused.
+  Duration accusation_grace = std::chrono::seconds(2);
   std::uint32_t max_attempts = 8;   // per round; then the peers keep training and retry
   float update_norm_limit = 10.0f;  // an update above this multiple of the median is refused
   std::uint32_t donors_per_resync = 3;
@@ -65,6 +87,10 @@ struct TrackerCoreConfig {
   bool gossip = false;
   std::uint64_t gossip_max_lag = 0;
   std::uint64_t gossip_round_lead = 2;
+  // A member's reported round may be at most this far past the run's round (the median + 1): an
+  // honest peer waits for its group there, and one that says it is further ahead would otherwise
+  // push every membership change that far into the future.
+  std::uint64_t gossip_round_window = 16;
 };
 
 }  // namespace loco::proto

@@ -6,7 +6,8 @@
 // moves the messages. docs/TRACKER_PROTOCOL.md describes the protocol it speaks.
 //
 // Peers are named by their authenticated identity key: the driver keeps one connection per key
-// (a new connection from a key replaces the old one without a disconnect event) and reports
+// (a new connection from a key replaces the old one without a disconnect event), says which
+// network each connection comes from (on_connected(), before its first message) and reports
 // on_disconnect() only when a key's current connection ends.
 //
 // Call order: after any on_*(), drain poll_event() first and then poll_transmit(): an event of kind
@@ -25,9 +26,18 @@
 //
 // Round lifecycle (round r = committed_round + 1):
 //   peers say ready(r) → formation_time() → group(r, attempt a) to its members → each member
-//   reports round_done(r, a, state hash) → commit(r, a, majority hash) → state_changed.
+//   reports round_done(r, a, state hash) → commit(r, a, hash) → state_changed.
+//   A state commits only when more than half of the group as formed (its first attempt, before
+//   any member was dropped) reports it: once every member reported, or report_grace after a
+//   state reached that majority. No state with a majority: the round is given up.
 //   A member that leaves, is evicted, reports a failure or misses round_timeout aborts attempt a;
-//   the survivors get abort(retry) and a new group (r, a + 1), or abort(no retry) below min_peers.
+//   the survivors get abort(retry) and a new group (r, a + 1), or abort(no retry) when fewer than
+//   min_peers or than a majority of the group as formed are left. A report naming another member
+//   stops the attempt; for accusation_grace the tracker collects the others' reports: a member
+//   named by a majority of the group sits the retry out (a poisoned update reaches everyone), one
+//   that leaves is gone (a crash); otherwise a member's first report of a round is taken on trust
+//   and a later one takes it out of the retry with the one it names. k < n/2 lying members cost a
+//   round at most 2k extra attempts and k honest members.
 //   Members ready while fewer than min_peers are get abort(no retry) after join_timeout
 //   (release_time()): they keep training and say ready again.
 
@@ -88,6 +98,9 @@ class TrackerCore {
 
   void on_message(TimePoint now, const PeerKey& from, std::uint16_t type,
                   std::span<const std::byte> body);
+  // `network` names where the connection comes from (an IPv4 address, an IPv6 /64): at most
+  // max_members_per_network members share one. Empty: not counted (tests, the simulator).
+  void on_connected(const PeerKey& peer, std::string network);
   void on_disconnect(TimePoint now, const PeerKey& peer);
   void on_timer(TimePoint now);
 
@@ -104,6 +117,7 @@ class TrackerCore {
   void set_spread(double rms) { counters_.spread = rms; }
 
   const TrackerCoreConfig& config() const { return config_; }
+  bool has_member(const PeerKey& peer) const { return members_.contains(peer); }
 
   // Checkpoint custody (tracker_custody.cpp). The driver stores each pulled copy (poll_custody(),
   // drained with the events) and hands the newest copy it holds to set_custody(): the core serves
@@ -121,6 +135,10 @@ class TrackerCore {
     std::uint64_t state_round = 0;
     Digest state_hash{};
     bool resyncing = false;  // told to fetch the state, not yet back in sync
+    std::string network;     // of its connection when it joined
+    // Rounds formed without it while the fast path waited for it (not ready, or fetching), since
+    // it last took part in a committed round: at wait_rounds it is no longer waited for.
+    std::uint32_t rounds_missed = 0;
     Heartbeat stats;
     std::uint64_t donor_load = 0;  // resyncs it was named a donor for
   };
@@ -129,6 +147,16 @@ class TrackerCore {
     std::vector<PeerKey> members;  // ring order
     TimePoint deadline{};
     std::map<PeerKey, Digest> done;
+    TimePoint majority_at = kNever;  // when a state first held a majority of the formed group
+  };
+  // An attempt aborted on a report naming a suspect: the retry waits accusation_grace for the
+  // suspect to leave or a majority to name it, collecting the members' reports meanwhile.
+  struct PendingRetry {
+    std::uint32_t attempt = 0;
+    std::vector<PeerKey> members;  // the aborted attempt's, ring order
+    // suspect -> its accusers, each with whether that was its first report of the round
+    std::map<PeerKey, std::map<PeerKey, bool>> accusations;
+    TimePoint deadline{};
   };
 
   // Messages (tracker_core.cpp).
@@ -154,10 +182,12 @@ class TrackerCore {
 
   // Membership (tracker_membership.cpp).
   void handle_join(TimePoint now, const PeerKey& from, const JoinRequest& request);
-  std::optional<std::string> join_refusal(const PeerKey& from, const JoinRequest& request);
+  std::optional<std::string> join_refusal(TimePoint now, const PeerKey& from,
+                                          const JoinRequest& request);
   void handle_heartbeat(TimePoint now, const PeerKey& from, const Heartbeat& heartbeat);
   void remove_member(TimePoint now, const PeerKey& peer, TrackerEvent::Kind kind,
                      const std::string& why, bool disconnect);
+  void bar(TimePoint now, const PeerKey& peer);
   void evict_silent(TimePoint now);
   void heard_from(const PeerKey& peer, TimePoint now);
   void membership_changed(TimePoint now);
@@ -176,16 +206,42 @@ class TrackerCore {
   TimePoint formation_deadline() const;
   // The quorum rule's input as of now (`now` left at its minimum).
   QuorumInput quorum_input() const;
+  // Whether the fast path waits for member `key` (not ready): a member of the last committed
+  // group, or one that has missed fewer than wait_rounds rounds.
+  bool waited_for(const PeerKey& key, const MemberRecord& m) const;
   // Lets the ready members go when too few are ready (release_time).
   void release_if_too_few(TimePoint now);
-  void start_attempt(TimePoint now, std::vector<PeerKey> group);
-  void commit(TimePoint now);
-  void abort_attempt(TimePoint now, const std::string& reason, const std::set<PeerKey>& excluded);
+  // A new group for next_round() (formed: true) or the retry of an aborted attempt (false).
+  void start_attempt(TimePoint now, std::vector<PeerKey> group, bool formed);
+  // More than half of the group as formed.
+  std::size_t majority() const { return formed_size_ / 2 + 1; }
+  // Commits, gives up or waits, from the reports in and the time (see the header's lifecycle).
+  void decide(TimePoint now);
+  void commit(TimePoint now, const Digest& hash);
+  // Ends the running attempt: every member told; a retry with the members not in `excluded` and
+  // still here if enough are left (and `retry`), else the round is given up.
+  void abort_attempt(TimePoint now, const std::string& reason, const std::set<PeerKey>& excluded,
+                     bool retry = true);
+  // Retries with `members` (ring order) less `excluded` and those gone; tells the rest they are
+  // out of the round (and those in the retry that it was aborted, unless they were `told`).
+  // Gives the round up when too few are left.
+  void retry_or_give_up(TimePoint now, const std::string& reason,
+                        const std::vector<PeerKey>& members, const std::set<PeerKey>& excluded,
+                        bool told);
+  void give_up_round();
+  void add_accusation(TimePoint now, const PeerKey& from, const RoundFailed& failed);
+  void settle_accusation(TimePoint now);
   bool in_attempt(const PeerKey& peer) const;
 
   // Shared state (tracker_sync.cpp).
   bool in_sync(const MemberRecord& m) const;
   bool someone_in_sync() const;
+  // The newest round an honest member can hold: no member is ahead of the run, as a commit is
+  // saved before it is sent and a gossip peer waits for the run's round (HeartbeatAck) before it
+  // starts the next (gossip_round_window covers how stale that figure may be).
+  std::uint64_t newest_plausible_round(TimePoint now);
+  // Whether this run committed (round, hash): the genesis, or a round of the history.
+  bool committed_here(std::uint64_t round, const Digest& hash) const;
   void handle_state_report(TimePoint now, const PeerKey& from, const StateReport& report);
   void resync_out_of_sync(TimePoint now);
   void send_resync(TimePoint now, const PeerKey& peer);
@@ -225,6 +281,10 @@ class TrackerCore {
   std::int64_t unix_ms_at_zero_ = 0;
 
   std::map<PeerKey, MemberRecord> members_;
+  std::map<PeerKey, std::string> networks_;  // of the connected peers (on_connected)
+  // Keys cut off for misbehaving, refused until then. At most kMaxBarred: the oldest go first.
+  std::map<PeerKey, TimePoint> barred_;
+  static constexpr std::size_t kMaxBarred = 65536;
   std::set<std::pair<TimePoint, PeerKey>> silence_deadlines_;  // last_seen + eviction_timeout
   std::vector<bool> shard_taken_;
   std::uint64_t epoch_ = 0;
@@ -239,18 +299,22 @@ class TrackerCore {
   std::uint64_t gossip_next_round_ = 0;
   std::optional<TimePoint> gossip_next_round_at_;
 
-  std::optional<Digest> genesis_;
   std::uint64_t committed_round_ = 0;
   Digest committed_hash_{};
   std::vector<RoundRecord> history_;
   TimePoint reconcile_after_{};  // a restarted tracker waits this long for its peers to return
+  bool no_known_state_noted_ = false;  // said once that no live peer holds a committed state
 
   std::map<PeerKey, ReadyEntry> ready_;  // for next_round()
   std::set<PeerKey> refused_;            // updates refused for next_round(): not waited for
   TimePoint first_ready_ = kNever;
   std::vector<PeerKey> previous_group_;
   std::optional<Attempt> attempt_;
+  std::optional<PendingRetry> pending_retry_;
+  std::set<PeerKey> reported_;             // members that reported a failure in next_round()
+  std::size_t formed_size_ = 0;            // the group of next_round()'s last formation
   float median_norm_ = 0;                  // of the updates of the round being formed or run
+  float norm_floor_ = 0;                   // the least reference the next round may use
   std::uint32_t attempts_this_round_ = 0;  // since the last give-up: bounded by max_attempts
   std::uint32_t last_attempt_number_ = 0;  // of next_round(): never reused, give-ups or not
 

@@ -31,7 +31,7 @@ struct TrackerSnapshot {
 
   std::string run_id;
   Digest settings_digest{};       // of the run's settings: a restart under others is refused
-  std::optional<Digest> genesis;  // the round-0 state hash, once the first peer reported it
+  std::optional<Digest> genesis;  // the round-0 state hash (none in files of older releases)
   std::uint64_t epoch = 0;
   std::uint64_t committed_round = 0;
   Digest committed_hash{};           // the majority state hash of committed_round

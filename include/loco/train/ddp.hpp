@@ -27,6 +27,7 @@ class DataParallel final : public Strategy {
   static constexpr const char* kParams = "ddp.params";
   static constexpr const char* kMomentM = "ddp.m";
   static constexpr const char* kMomentV = "ddp.v";
+  static std::vector<std::string> shared_names() { return {kParams, kMomentM, kMomentV}; }
 
   DataParallel(const std::shared_ptr<const ArenaLayout>& layout, const optim::AdamWConfig& adamw,
                OuterGroup& group);

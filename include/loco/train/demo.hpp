@@ -34,6 +34,8 @@ class DeMo final : public Strategy {
  public:
   static constexpr const char* kParams = "demo.params";
   static constexpr const char* kPending = "demo.pending";
+  // θ, and the update a delayed step has pending.
+  static std::vector<std::string> shared_names(const DemoConfig& config);
 
   DeMo(const DemoConfig& config, const std::shared_ptr<const ArenaLayout>& layout,
        GatherGroup& group);

@@ -23,6 +23,7 @@ class DiLoCo final : public Strategy {
   // Names of the shared arenas (checkpoint prefixes).
   static constexpr const char* kOuterParams = "outer.params";
   static constexpr const char* kOuterMomentum = "outer.momentum";
+  static std::vector<std::string> shared_names() { return {kOuterParams, kOuterMomentum}; }
 
   DiLoCo(DiLoCoConfig config, const std::shared_ptr<const ArenaLayout>& layout, OuterGroup& group);
 

@@ -67,6 +67,7 @@ class StreamingDiLoCo final : public Strategy {
   static constexpr const char* kOuterParams = "outer.params";
   static constexpr const char* kOuterMomentum = "outer.momentum";
   static constexpr const char* kEagerMean = "eager.mean";
+  static std::vector<std::string> shared_names(Eager eager);
 
   StreamingDiLoCo(StreamingConfig config, const std::shared_ptr<const ArenaLayout>& layout,
                   AsyncOuterGroup& group);
