@@ -278,6 +278,28 @@ TEST(MemberAttack, ReportsNamingStrangersDoNotFloodTheLog) {
   stop_all(honest);
 }
 
+// Finding 4, by joining: a member that joins, leaves and joins again, 2,000 times, each a valid
+// message. The log must bound what it writes about one peer's comings and goings.
+//
+// Does not hold: each join and each leave is a line of its own (info, not summarised per peer), so
+// the log grows by two lines a cycle, as fast as the member can join: 365 KB for 2,000
+// cycles, and 740 KB in 10 s of a member churning as fast as it can. Remove the GTEST_SKIP to see
+// it fail.
+TEST(MemberAttack, JoiningAndLeavingDoesNotFloodTheLog) {
+  GTEST_SKIP() << "finding 4: every join and leave is logged in full (2,000 cycles of one key: "
+                  "over 200 KB of log)";
+  LocalSwarm swarm("run-churn", 1000, {"--run.min-peers", "3"});
+  ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
+  const std::vector<PeerProcess*> honest = start_honest(swarm);
+  ASSERT_TRUE(honest[0]->wait_round(2)) << swarm.logs();
+  Attacker churner(swarm, "run-churn", "churn", {"--count", "2000"});
+  ASSERT_NE(churner.wait_for("churned 2000"), "") << churner.log() << swarm.logs();
+  EXPECT_EQ(churner.process().wait(), 0);
+  expect_the_run_went_on(swarm, honest, 2);
+  EXPECT_LT(std::filesystem::file_size(swarm.dir() / "tracker.log"), kLogBound);
+  stop_all(honest);
+}
+
 // Finding 5: a member that joins and then never says ready and never fetches the state it is
 // told to fetch, to hold every round up. It is waited for `wait-rounds` rounds (each at most the
 // join timeout), then rounds form without it, and it never sits in a group.

@@ -9,7 +9,7 @@
 //
 //   loco-member-attacker --key FILE --tracker HOST:PORT --tracker-key HEX --run-id ID
 //                        --run-config FILE [--token T] [--listen HOST:PORT] --attack NAME
-//                        [--first leave|report|heartbeat] [--count N]
+//                        [--first leave|report|heartbeat] [--count N] [--churn-after K]
 //
 // Attacks:
 //   accuse         says ready every round and takes part in nothing: in every group it is in it
@@ -26,6 +26,9 @@
 //                  key of no member with a reason of 1,000 bytes, then a malformed heartbeat: the
 //                  tracker cuts it off once it has read every report
 //   idle           joins, then never says ready and never fetches the state it is told to fetch
+//   churn          joins, leaves when it is told to fetch the state for the --churn-after-th time
+//                  (1: at once, the resync of its join; 2: after the next commit) and joins again,
+//                  --count times
 //   idle-admitted  completes the handshake and the bundle hello, never sends a join request
 //   future-report  joins and reports that it holds the state of round 2^63
 // The lying members (accuse, poison) claim to hold every state the tracker commits or tells them
@@ -35,6 +38,7 @@
 //   joined shard I of N as ID | refused REASON | group ROUND ATTEMPT SIZE
 //   | accused ROUND ATTEMPT ID | committed ROUND HASH12 | aborted ROUND ATTEMPT
 //   | told to fetch ROUND HASH12 | admitted | reported round R | cut off after N messages
+//   | churned N
 // It exits 0 when refused, when cut off (flood: once refused after joining again) and on SIGTERM.
 
 #include <fmt/format.h>
@@ -67,6 +71,7 @@ struct Options {
   std::string listen = "127.0.0.1:0";
   std::string first = "leave";  // flood: the first malformed message
   std::size_t count = 2000;
+  std::size_t churn_after = 1;
 };
 
 void say(const std::string& line) {
@@ -195,12 +200,17 @@ class Attacker {
         say(fmt::format("told to fetch {} {}", e.resync.round, hash12(e.resync.state_hash)));
         if (lying()) claim(e.resync.round, e.resync.state_hash, true);
         if (o_.attack == "future-report") report_future();
+        if (o_.attack == "churn" && ++told_ == o_.churn_after) {
+          client_->leave(fmt::format("back in a moment ({})", ++churned_));
+          tracker_->flush();
+        }
         break;
       default: break;  // views, custody requests (never answered), a tracker that went quiet
     }
   }
 
   void on_joined(const proto::JoinReply& reply) {
+    told_ = 0;
     if (lying() && reply.committed_hash == state_hash_) ready();  // else a resync follows
     if (o_.attack == "future-report") report_future();
     if (o_.attack == "flood" && !flooded_) flood(0);
@@ -208,6 +218,12 @@ class Attacker {
   }
 
   void on_cut() {
+    if (o_.attack == "churn" && churned_ > 0) {  // it left: the tracker closed the connection
+      if (churned_ < o_.count) return tracker_->connect();
+      say(fmt::format("churned {}", churned_));
+      io_.stop();
+      return;
+    }
     say(fmt::format("cut off after {} messages", sent_));
     if (o_.attack == "flood" && !flooded_) {
       flooded_ = true;
@@ -403,8 +419,10 @@ class Attacker {
   proto::EarlyMessages::Id id_{};
   bool reported_ = false;
   proto::EarlyMessages early_;
-  std::size_t sent_ = 0;  // raw messages the connection took
-  bool flooded_ = false;  // flood: cut off once, joining again
+  std::size_t sent_ = 0;     // raw messages the connection took
+  bool flooded_ = false;     // flood: cut off once, joining again
+  std::size_t told_ = 0;     // churn: resyncs since it joined
+  std::size_t churned_ = 0;  // churn: times it left
 };
 
 }  // namespace
@@ -422,10 +440,12 @@ int main(int argc, char** argv) {
   app.add_option("--attack", o.attack)
       ->required()
       ->check(CLI::IsMember({"accuse", "poison", "genesis-squat", "flood", "flood-reports", "idle",
-                             "idle-admitted", "future-report"}));
+                             "idle-admitted", "future-report", "churn"}));
   app.add_option("--first", o.first, "flood: the first malformed message")
       ->check(CLI::IsMember({"leave", "report", "heartbeat"}));
-  app.add_option("--count", o.count, "flood-reports: how many reports");
+  app.add_option("--count", o.count, "flood-reports: how many reports; churn: how many leaves");
+  app.add_option("--churn-after", o.churn_after, "churn: leave at the K-th resync since joining")
+      ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
   loco::init_logging("info", "text");
   try {
