@@ -155,6 +155,11 @@ void add_tracker_options(CLI::App& app, TrackerOptions& o) {
                  "A retry after a member names another waits this long to see the named one leave "
                  "(else both sit the retry out)")
       ->capture_default_str();
+  app.add_option("--run.accusation-bench", o.accusation_bench,
+                 "An accuser whose report no one confirmed sits out this many rounds, twice as "
+                 "many each time again (0: never)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
   app.add_option("--run.wait-rounds", o.wait_rounds,
                  "A member not ready (or still fetching) for this many rounds formed without it is "
                  "no longer waited for, until it takes part in a round again")
@@ -168,6 +173,12 @@ void add_tracker_options(CLI::App& app, TrackerOptions& o) {
                  "An update whose norm exceeds this multiple of the group's median is refused")
       ->capture_default_str()
       ->check(CLI::Range(1.0f, 1e6f));
+  app.add_option(
+         "--run.trim", o.trim,
+         "The share of a group's updates the direct exchange leaves out of each coordinate's "
+         "mean, from each side (a trimmed mean against poisoned updates); 0: the plain mean")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0f, 0.45f));
   app.add_option("--run.donors", o.donors, "Peers named to a newcomer to fetch the state from")
       ->capture_default_str()
       ->check(CLI::Range(1, 16));
@@ -200,6 +211,7 @@ proto::TrackerCoreConfig to_core_config(const TrackerOptions& o) {
   c.round_timeout = duration(o.round_timeout, "--run.round-timeout");
   c.report_grace = duration(o.report_grace, "--run.report-grace");
   c.accusation_grace = duration(o.accusation_grace, "--run.accusation-grace");
+  c.accusation_bench_rounds = o.accusation_bench;
   c.wait_rounds = o.wait_rounds;
   c.max_members_per_network = o.max_members_per_address;
   c.bar_time = duration(o.bar_time, "--tracker.bar-time");
@@ -210,6 +222,7 @@ proto::TrackerCoreConfig to_core_config(const TrackerOptions& o) {
   c.min_peers = o.min_peers;
   c.max_attempts = o.max_attempts;
   c.update_norm_limit = o.update_norm_limit;
+  c.trim = o.trim;
   c.donors_per_resync = o.donors;
   const CustodyLimits custody = to_custody_limits(o);
   c.custody.every = o.custody_every;

@@ -57,9 +57,11 @@ struct TrackerOptions {
   std::string round_timeout = "300s";
   std::string report_grace = "10s";
   std::string accusation_grace = "2s";
+  std::uint32_t accusation_bench = 10;
   std::uint32_t wait_rounds = 3;
   std::uint32_t max_attempts = 8;
   float update_norm_limit = 10.0f;
+  float trim = 0.25f;
   std::uint32_t donors = 3;
   // [admission]: who may join
   std::string admission = "token";  // token | allowlist | open

@@ -36,9 +36,14 @@ TrackerService::TrackerService(boost::asio::io_context& io,
       timer_(io),
       trim_timer_(io),
       join_timer_(io),
-      warning_timer_(io),
-      warnings_(std::chrono::seconds(10), 8, /*first_per_source=*/true,
-                net::RefusalTally::Wording{.verb = "saw", .noun = "warnings"}),
+      warnings_(io,
+                net::RefusalTally(std::chrono::seconds(10), 8, 1,
+                                  net::RefusalTally::Wording{.verb = "saw", .noun = "warnings"}),
+                spdlog::level::warn),
+      about_peers_(io,
+                   net::RefusalTally(std::chrono::seconds(10), 8, 4,
+                                     net::RefusalTally::Wording{.verb = "saw", .noun = "events"}),
+                   spdlog::level::info),
       state_file_(std::move(state_file)),
       custody_(std::move(custody)),
       caps_(caps) {
@@ -72,8 +77,8 @@ void TrackerService::stop(std::function<void()> on_idle) {
   timer_.cancel();
   trim_timer_.cancel();
   join_timer_.cancel();
-  warning_timer_.cancel();
-  for (const std::string& line : warnings_.flush(steady_now())) spdlog::warn("{}", line);
+  warnings_.flush();
+  about_peers_.flush();
   for (auto& [key, peer] : peers_) peer.bundle->close();
   if (peers_.empty()) on_idle_();
 }
@@ -136,7 +141,7 @@ void TrackerService::close_late_joiners() {
     const auto [deadline, key, bundle] = *joining_.begin();
     joining_.erase(joining_.begin());
     if (!is_current(bundle) || core_->has_member(key)) continue;
-    warn(
+    warnings_.add(
         bundle->peer_name(), "did not join in time",
         fmt::format("{}: closed: it did not join within {} s", bundle->peer_name(),
                     std::chrono::duration_cast<std::chrono::seconds>(caps_.join_deadline).count()));
@@ -269,39 +274,25 @@ void TrackerService::drive() {
 }
 
 void TrackerService::log(const proto::TrackerEvent& event) {
-  const std::string who = event.peer ? fmt::format("peer {}: ", secure::short_id(*event.peer)) : "";
+  const std::string source = event.peer ? "peer " + secure::short_id(*event.peer) : "a peer";
+  const std::string text = event.peer ? source + ": " + event.text : event.text;
   using Kind = proto::TrackerEvent::Kind;
   switch (event.kind) {
-    case Kind::misbehaved:
-      warn(event.peer ? "peer " + secure::short_id(*event.peer) : "a peer", "misbehaved",
-           who + event.text);
-      break;
-    case Kind::refused:
-      warn(event.peer ? "peer " + secure::short_id(*event.peer) : "a peer", "refused",
-           who + event.text);
+    case Kind::misbehaved: warnings_.add(source, "misbehaved", text); break;
+    case Kind::refused: warnings_.add(source, "refused", text); break;
+    case Kind::reported: warnings_.add(source, "reports of others", text); break;
+    case Kind::joined: about_peers_.add(source, "joined", text); break;
+    case Kind::left: about_peers_.add(source, "left", text); break;
+    case Kind::notice:
+      if (event.peer) {
+        about_peers_.add(source, "notices", text);
+      } else {
+        spdlog::info("{}", text);
+      }
       break;
     case Kind::state_changed: spdlog::debug("state saved: {}", event.text); break;
-    default: spdlog::info("{}{}", who, event.text); break;
+    default: spdlog::info("{}", text); break;
   }
-}
-
-void TrackerService::warn(const std::string& source, std::string_view kind,
-                          const std::string& text) {
-  if (warnings_.add(steady_now(), source, kind)) spdlog::warn("{}", text);
-  arm_warning_summary();
-}
-
-void TrackerService::arm_warning_summary() {
-  const TimePoint at = warnings_.poll_timeout();
-  if (warning_armed_ || at == kNever || stopping_) return;
-  warning_armed_ = true;
-  warning_timer_.expires_at(to_steady(at));
-  warning_timer_.async_wait([this](const boost::system::error_code& error) {
-    warning_armed_ = false;
-    if (error) return;
-    for (const std::string& line : warnings_.take_summary(steady_now())) spdlog::warn("{}", line);
-    arm_warning_summary();
-  });
 }
 
 void TrackerService::save() {

@@ -11,7 +11,8 @@
 // misbehaving) is detached at once, so nothing more it sends is read, and closed once the
 // messages queued for it are out. A connection whose peer has not joined within
 // `caps.join_deadline` is closed too. Warnings about a peer are logged in full once per period
-// and summarised after it (net/refusal_tally.hpp), so one peer cannot fill the log.
+// and summarised after it, other lines about it four times per period (log_tally.hpp), so one peer
+// cannot fill the log.
 // Memory by state: an admitted connection whose peer has not joined may make the tracker hold
 // `caps.joining` bytes of partial messages, and send frames of at most that (plus the stripe
 // header); once its peer has joined, `caps.member`. Memory freed by closed connections is handed
@@ -32,8 +33,8 @@
 #include "custody_store.hpp"
 #include "loco/net/bundle_listener.hpp"
 #include "loco/net/message_assembler.hpp"
-#include "loco/net/refusal_tally.hpp"
 #include "loco/proto/tracker_core.hpp"
+#include "log_tally.hpp"
 
 namespace loco::tracker {
 
@@ -72,9 +73,6 @@ class TrackerService {
   // Hands the core's outputs on: events (saved state first), then transmits, then closes.
   void drive();
   void log(const proto::TrackerEvent& event);
-  // A warning about `source`: in full the first time in a period, else counted for the summary.
-  void warn(const std::string& source, std::string_view kind, const std::string& text);
-  void arm_warning_summary();
   // Detaches `key`'s connection (nothing more it sends is read) and closes it once the messages
   // queued for it are out; the core hears of the disconnect.
   void cut_off(const proto::PeerKey& key);
@@ -95,12 +93,11 @@ class TrackerService {
   boost::asio::steady_timer timer_;
   boost::asio::steady_timer trim_timer_;
   boost::asio::steady_timer join_timer_;
-  boost::asio::steady_timer warning_timer_;
   bool join_armed_ = false;
-  bool warning_armed_ = false;
   // Connections not yet joined, by the time they must have: (deadline, key, bundle).
   std::set<std::tuple<TimePoint, proto::PeerKey, std::shared_ptr<net::StreamBundle>>> joining_;
-  net::RefusalTally warnings_;
+  LogTally warnings_;     // misbehaviour, refusals and reports: the first of a period per peer
+  LogTally about_peers_;  // a peer's joins, leaves and notices: the first four of a period
   bool trim_armed_ = false;
   std::filesystem::path state_file_;
   std::unique_ptr<CustodyStore> custody_;

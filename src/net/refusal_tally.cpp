@@ -8,13 +8,13 @@
 namespace loco::net {
 
 RefusalTally::RefusalTally(Duration period, std::size_t max_sources)
-    : RefusalTally(period, max_sources, false, Wording{.verb = "dropped", .noun = "connections"}) {}
+    : RefusalTally(period, max_sources, 0, Wording{.verb = "dropped", .noun = "connections"}) {}
 
-RefusalTally::RefusalTally(Duration period, std::size_t max_sources, bool first_per_source,
+RefusalTally::RefusalTally(Duration period, std::size_t max_sources, std::size_t in_full_per_source,
                            Wording wording)
     : period_(period),
       max_sources_(max_sources),
-      first_per_source_(first_per_source),
+      in_full_per_source_(in_full_per_source),
       wording_(std::move(wording)) {}
 
 bool RefusalTally::add(TimePoint now, const std::string& source, std::string_view reason) {
@@ -28,7 +28,7 @@ bool RefusalTally::add(TimePoint now, const std::string& source, std::string_vie
   } else {
     ++it->second;
   }
-  return first_per_source_ ? counts.total == 1 : total_ == 1;
+  return in_full_per_source_ > 0 ? counts.total <= in_full_per_source_ : total_ == 1;
 }
 
 TimePoint RefusalTally::poll_timeout() const {
@@ -47,9 +47,9 @@ std::vector<std::string> RefusalTally::flush(TimePoint now) {
     std::stable_sort(busiest.begin(), busiest.end(),
                      [](const auto& a, const auto& b) { return a.second.total > b.second.total; });
     const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(now - started_).count();
-    // Each source's first was logged in full: a source with no other needs no summary.
-    if (first_per_source_)
-      std::erase_if(busiest, [](const auto& entry) { return entry.second.total == 1; });
+    // A source whose every refusal was logged in full needs no summary.
+    std::erase_if(busiest,
+                  [&](const auto& entry) { return entry.second.total <= in_full_per_source_; });
     const std::size_t listed = std::min(busiest.size(), max_sources_);
     for (std::size_t i = 0; i < listed; ++i) {
       const auto& [source, counts] = busiest[i];

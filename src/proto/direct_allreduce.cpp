@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "loco/core/assert.hpp"
 #include "loco/core/error.hpp"
@@ -90,19 +91,39 @@ void DirectAllReduce::on_reduce(std::size_t from, std::size_t k,
   if (++parts_in_[k] == member_count() - 1) finish_owned_chunk(k);
 }
 
-// 2. The owner's sum in member order, and its one quantization of the mean, kept here too.
+// 2. The owner's mean (trimmed, if asked), and its one quantization of it, kept here too.
 void DirectAllReduce::finish_owned_chunk(std::size_t k) {
   const std::size_t self = config_.self;
   const Chunk c = chunk(self, k);
   const std::size_t offset = c.begin - chunk(self, 0).begin;
   const std::span<float> mine = values_.subspan(c.begin, c.size);
-  scratch_.assign(c.size, 0.0f);
-  for (std::size_t m = 0; m < member_count(); ++m) {
-    const float* x = m == self ? mine.data() : parts_[m].data() + offset;
-    for (std::size_t i = 0; i < c.size; ++i) scratch_[i] = scratch_[i] + x[i];
+  const std::size_t n = member_count();
+  const auto contribution = [&](std::size_t m) {
+    return m == self ? mine.data() : parts_[m].data() + offset;
+  };
+  if (config_.trim == 0) {
+    // The sum in member order.
+    scratch_.assign(c.size, 0.0f);
+    for (std::size_t m = 0; m < n; ++m) {
+      const float* x = contribution(m);
+      for (std::size_t i = 0; i < c.size; ++i) scratch_[i] = scratch_[i] + x[i];
+    }
+    for (std::size_t i = 0; i < c.size; ++i) mine[i] = scratch_[i] / static_cast<float>(n);
+  } else {
+    // Each coordinate's n contributions in ascending order, less the trim smallest and largest,
+    // summed in that order: a minority of outsized or sign-flipped updates is cut off, not
+    // averaged in. Every value is finite (decode_checked), so the order is total.
+    const std::size_t t = config_.trim;
+    const auto kept = static_cast<float>(n - 2 * t);
+    column_.resize(n);
+    for (std::size_t i = 0; i < c.size; ++i) {
+      for (std::size_t m = 0; m < n; ++m) column_[m] = contribution(m)[i];
+      std::sort(column_.begin(), column_.end());
+      float sum = 0;
+      for (std::size_t j = t; j < n - t; ++j) sum = sum + column_[j];
+      mine[i] = sum / kept;
+    }
   }
-  const auto n = static_cast<float>(member_count());
-  for (std::size_t i = 0; i < c.size; ++i) mine[i] = scratch_[i] / n;
   const std::vector<std::byte> bytes = encode(mine, c.begin + member_count() * values_.size());
   if (failure()) return;
   config_.codec->decode(bytes, mine);

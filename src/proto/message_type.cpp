@@ -34,7 +34,7 @@ constexpr std::array kMessages = {
     MessageInfo{MessageType::join_reply, 1, "join reply", 16 * kKiB, Route::tracker_to_peer},
     MessageInfo{MessageType::heartbeat_ack, 1, "heartbeat ack", 1 * kKiB, Route::tracker_to_peer},
     MessageInfo{MessageType::view, 1, "membership view", 2 * kMiB, Route::tracker_to_peer},
-    MessageInfo{MessageType::group, 1, "round group", 1 * kMiB, Route::tracker_to_peer},
+    MessageInfo{MessageType::group, 2, "round group", 1 * kMiB, Route::tracker_to_peer},
     MessageInfo{MessageType::commit, 1, "commit", 1 * kKiB, Route::tracker_to_peer},
     MessageInfo{MessageType::abort_round, 1, "round abort", 4 * kKiB, Route::tracker_to_peer},
     MessageInfo{MessageType::resync, 1, "resync", 64 * kKiB, Route::tracker_to_peer},

@@ -54,6 +54,12 @@ Screened screen_updates(const std::map<PeerKey, ReadyEntry>& ready, float limit,
   return out;
 }
 
+std::uint32_t trim_count(float trim, std::size_t members) {
+  if (trim <= 0 || members < 3) return 0;
+  const auto wanted = static_cast<std::size_t>(std::ceil(trim * static_cast<float>(members)));
+  return static_cast<std::uint32_t>(std::min(wanted, (members - 1) / 2));
+}
+
 std::vector<PeerKey> ring_order(std::vector<PeerKey> group,
                                 const std::map<PeerKey, ReadyEntry>& ready) {
   const auto bps = [&](const PeerKey& k) {

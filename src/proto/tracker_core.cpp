@@ -108,10 +108,14 @@ void TrackerCore::dispatch(TimePoint now, const PeerKey& from, MessageType type,
             Transmit{.to = from, .type = MessageType::view, .body = broadcast_body()});
       break;
     case MessageType::misbehaviour_report: {
+      // A claim, not a fact: logged about the reporter, so that one member's reports are tallied
+      // together however many keys they name.
       const auto report = decode<MisbehaviourReport>(body);
-      ++counters_.misbehaviours;
-      event(TrackerEvent::Kind::misbehaved, report.suspect,
-            fmt::format("reported by {}: {}", secure::short_id(from), report.reason));
+      const bool member = members_.contains(report.suspect);
+      if (member) ++counters_.misbehaviours;
+      event(TrackerEvent::Kind::reported, from,
+            fmt::format("reported {}{}: {}", secure::short_id(report.suspect),
+                        member ? "" : " (not a member)", report.reason));
       break;
     }
     default:
@@ -151,7 +155,8 @@ TimePoint TrackerCore::poll_timeout() const {
   }
   if (pending_retry_) next = std::min(next, pending_retry_->deadline);
   if (view_dirty_) next = std::min(next, view_sent_at_ + config_.view_interval);
-  if (!config_.gossip && !members_.empty() && !state_available())
+  // reconcile() waits for a running attempt or retry to end (their deadlines are above).
+  if (!config_.gossip && !members_.empty() && !state_available() && !attempt_ && !pending_retry_)
     next = std::min(next, reconcile_after_);
   next = std::min(next, custody_deadline());
   // Nobody ready: no group forms and nobody is let go (and the quorum's input costs O(members)).

@@ -265,6 +265,7 @@ std::vector<std::byte> encode(const Group& m) {
   for (const auto& k : m.members) key(w, k);
   w.f32(m.median_norm);
   w.f32(m.norm_limit);
+  w.u32(m.trim);
   return w.finish();
 }
 
@@ -280,6 +281,9 @@ Group decode<Group>(std::span<const std::byte> body) {
   for (std::size_t i = 0; i < n; ++i) m.members.push_back(key(r));
   m.median_norm = r.f32();
   m.norm_limit = r.f32();
+  m.trim = r.u32();
+  if (m.members.empty() || m.trim > (m.members.size() - 1) / 2)
+    r.fail(fmt::format("it trims {} of {} contributions from each side", m.trim, m.members.size()));
   r.expect_end();
   return m;
 }

@@ -23,6 +23,20 @@ void TrackerCore::handle_ready(TimePoint now, const PeerKey& from, const Ready& 
     return;
   }
   if (in_attempt(from)) return;  // already in the running group
+  if (refused_.contains(from)) {
+    held_back_.insert(from);  // told this round already: answered when the round ends
+    return;
+  }
+  if (benched(from)) {
+    refused_.insert(from);  // told once a round: the others do not wait for it
+    send(from, AbortRound{.round = next_round(),
+                          .attempt = 0,
+                          .reason = fmt::format("this peer sits out rounds up to {}: it named "
+                                                "members of its group that no other member named",
+                                                benched_.at(from).until),
+                          .retry = false});
+    return;
+  }
   ready_[from] =
       ReadyEntry{.update_norm = ready.update_norm, .upload_bps = m.member.upload_bps, .at = now};
   first_ready_ = std::min(first_ready_, now);
@@ -41,11 +55,11 @@ QuorumInput TrackerCore::quorum_input() const {
   for (const auto& [key, m] : members_) {
     if (ready_.contains(key)) {
       ++in.eligible;
-    } else if (!waited_for(key, m)) {
+    } else if (!waited_for(key, m) || benched(key)) {
       continue;
     } else if (m.resyncing) {
       ++in.catching_up;
-    } else if (in_sync(m) && (refused_.empty() || !refused_.contains(key))) {
+    } else if (in_sync(m) && !refused_.contains(key)) {
       ++in.eligible;
     }
   }
@@ -74,9 +88,17 @@ void TrackerCore::release_if_too_few(TimePoint now) {
                     reason));
   for (const auto& [key, entry] : ready_)
     send(key, AbortRound{.round = next_round(), .attempt = 0, .reason = reason, .retry = false});
+  release_held_back(reason);
   ready_.clear();
   refused_.clear();
   first_ready_ = kNever;
+}
+
+void TrackerCore::release_held_back(const std::string& reason) {
+  for (const PeerKey& key : held_back_)
+    if (members_.contains(key))
+      send(key, AbortRound{.round = next_round(), .attempt = 0, .reason = reason, .retry = false});
+  held_back_.clear();
 }
 
 void TrackerCore::try_form(TimePoint now) {
@@ -120,11 +142,28 @@ void TrackerCore::start_attempt(TimePoint now, std::vector<PeerKey> group, bool 
                       .epoch = epoch_,
                       .members = attempt_->members,
                       .median_norm = median_norm_,
-                      .norm_limit = config_.update_norm_limit};
+                      .norm_limit = config_.update_norm_limit,
+                      .trim = trim_count(config_.trim, attempt_->members.size())};
   for (const PeerKey& k : attempt_->members) send(k, message);
   event(TrackerEvent::Kind::round_formed, std::nullopt,
         fmt::format("round {} attempt {}: a group of {}", next_round(), attempt_->number,
                     attempt_->members.size()));
+}
+
+bool TrackerCore::benched(const PeerKey& peer) const {
+  const auto it = benched_.find(peer);
+  return it != benched_.end() && next_round() <= it->second.until;
+}
+
+void TrackerCore::bench(const PeerKey& accuser) {
+  if (config_.accusation_bench_rounds == 0) return;
+  if (benched_.size() >= kMaxBarred && !benched_.contains(accuser)) {
+    std::erase_if(benched_, [&](const auto& entry) { return entry.second.until < next_round(); });
+    if (benched_.size() >= kMaxBarred) benched_.erase(benched_.begin());
+  }
+  Bench& b = benched_[accuser];
+  b.times = std::min<std::uint32_t>(b.times + 1, 11);  // doubling up to 1,024 times as long
+  b.until = next_round() + (std::uint64_t{config_.accusation_bench_rounds} << (b.times - 1));
 }
 
 bool TrackerCore::in_attempt(const PeerKey& peer) const {
@@ -136,7 +175,8 @@ void TrackerCore::handle_round_done(TimePoint now, const PeerKey& from, const Ro
   if (!attempt_ || done.round != next_round() || done.attempt != attempt_->number ||
       !in_attempt(from))
     return;  // a report for an attempt already aborted: harmless
-  attempt_->done[from] = done.state_hash;
+  // A member's first report is its word: a second one may not change the vote.
+  if (!attempt_->done.emplace(from, done.state_hash).second) return;
   decide(now);
 }
 
@@ -148,6 +188,7 @@ void TrackerCore::decide(TimePoint now) {
   const auto best = std::max_element(
       votes.begin(), votes.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
   const bool majority_holds = best != votes.end() && best->second >= majority();
+  if (!majority_holds) a.majority_at = kNever;
   if (majority_holds && a.majority_at == kNever) a.majority_at = now;
   const bool all_in = a.done.size() == a.members.size();
   if (majority_holds && (all_in || now >= a.majority_at + config_.report_grace)) {
@@ -199,7 +240,8 @@ void TrackerCore::commit(TimePoint now, const Digest& hash) {
   // The next reference may fall by at most the limit per round: honest updates shrink as the
   // learning rate decays, not by orders of magnitude at once.
   norm_floor_ = config_.update_norm_limit > 0 ? median_norm_ / config_.update_norm_limit : 0;
-  give_up_round();  // the next round starts from nothing ready
+  held_back_.clear();  // out of sync now: each is told to fetch the committed state
+  give_up_round();     // the next round starts from nothing ready
   last_attempt_number_ = 0;
   ++counters_.rounds_committed;
   // Saved before the commits go out (call order in the header): a commit the tracker could forget
@@ -288,9 +330,16 @@ void TrackerCore::settle_accusation(TimePoint now) {
       if (first) continue;
       excluded.insert(accuser);
       excluded.insert(suspect);
+      bench(accuser);
+      const auto bench = benched_.find(accuser);
       event(TrackerEvent::Kind::notice, accuser,
-            fmt::format("round {}: {} named {} again, and no majority did: both sit the retry out",
-                        next_round(), secure::short_id(accuser), secure::short_id(suspect)));
+            fmt::format("round {}: {} named {} again, and no majority did: both sit the retry "
+                        "out{}",
+                        next_round(), secure::short_id(accuser), secure::short_id(suspect),
+                        bench == benched_.end()
+                            ? ""
+                            : fmt::format(", and {} sits out rounds up to {}",
+                                          secure::short_id(accuser), bench->second.until)));
     }
   }
   retry_or_give_up(now, "after a member's report", pending.members, excluded, /*told=*/true);
@@ -347,6 +396,7 @@ void TrackerCore::retry_or_give_up(TimePoint now, const std::string& reason,
 }
 
 void TrackerCore::give_up_round() {
+  release_held_back(fmt::format("round {} was given up", next_round()));
   reported_.clear();
   ready_.clear();
   refused_.clear();

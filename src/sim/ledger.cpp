@@ -35,10 +35,10 @@ void Ledger::all_reduce_started(TimePoint /*now*/, const proto::PeerKey& peer, s
 
 void Ledger::all_reduce_done(TimePoint now, const proto::PeerKey& peer, std::uint64_t round,
                              std::uint32_t attempt, const std::vector<proto::PeerKey>& members,
-                             std::span<const float> mean) {
+                             std::size_t trim, std::span<const float> mean) {
   if (tolerance_ < 0) return;
   const auto& updates = updates_[{round, attempt}];
-  std::vector<double> sum(mean.size(), 0.0);
+  std::vector<const std::vector<float>*> contributions;
   double largest = 0;
   for (const proto::PeerKey& m : members) {
     const auto it = updates.find(m);
@@ -48,14 +48,19 @@ void Ledger::all_reduce_done(TimePoint now, const proto::PeerKey& peer, std::uin
                                  secure::short_id(peer), round, attempt, secure::short_id(m)));
       return;
     }
-    for (std::size_t j = 0; j < mean.size(); ++j) {
-      sum[j] += it->second[j];
-      largest = std::max(largest, std::abs(static_cast<double>(it->second[j])));
-    }
+    contributions.push_back(&it->second);
+    for (const float x : it->second) largest = std::max(largest, std::abs(static_cast<double>(x)));
   }
   double worst = 0;
-  for (std::size_t j = 0; j < mean.size(); ++j)
-    worst = std::max(worst, std::abs(sum[j] / static_cast<double>(members.size()) - mean[j]));
+  std::vector<double> column(members.size());
+  for (std::size_t j = 0; j < mean.size(); ++j) {
+    for (std::size_t m = 0; m < members.size(); ++m) column[m] = (*contributions[m])[j];
+    std::sort(column.begin(), column.end());
+    double sum = 0;
+    for (std::size_t m = trim; m < members.size() - trim; ++m) sum += column[m];
+    const double expected = sum / static_cast<double>(members.size() - 2 * trim);
+    worst = std::max(worst, std::abs(expected - mean[j]));
+  }
   if (worst > tolerance_ * std::max(largest, 1e-30))
     violation(now, fmt::format("peer {}: the ring of round {} attempt {} gave a mean {:.3g} away "
                                "from the mean of its {} members' updates (a partial average?)",

@@ -5,6 +5,7 @@
 
 #include "loco/core/byte_io.hpp"
 #include "loco/core/error.hpp"
+#include "loco/core/rng.hpp"
 #include "loco/proto/message_type.hpp"
 
 namespace loco::sim {
@@ -234,17 +235,18 @@ void PeerNode::start_training() {
 
 void PeerNode::finish_training() {
   delta_ = world_.compute->pseudo_gradient(state_.theta, disk_.index, disk_.phases++);
+  if (disk_.first_update.empty()) disk_.first_update = delta_;
+  Sent sent = lie(disk_.behaviour, delta_, disk_.first_update,
+                  counter_u64(disk_.index, disk_.phases, 0x11e));
+  delta_ = std::move(sent.update);
   phase_ = Phase::waiting;
   ready_round_ = state_.round + 1;
   if (gossip()) {
     start_gossip_round();
     return;
   }
-  double squares = 0;
-  for (const float d : delta_) squares += static_cast<double>(d) * d;
-  ready_ = proto::Ready{.round = ready_round_,
-                        .update_norm = static_cast<float>(std::sqrt(squares)),
-                        .base_hash = state_hash_};
+  ready_ = proto::Ready{
+      .round = ready_round_, .update_norm = sent.declared_norm, .base_hash = state_hash_};
   client_->ready(ready_);
   drive_client();
 }
@@ -255,9 +257,23 @@ void PeerNode::start_all_reduce(const proto::Group& group, std::span<const float
   work_.assign(contribution.begin(), contribution.end());  // every attempt starts from it
   attempt_ = group.attempt;
   group_members_ = group.members;
+  // The ring cannot trim (it sums partial sums): its mean is the plain one.
+  trim_ = world_.all_reduce == proto::AllReduceAlgorithm::direct ? group.trim : 0;
   tentative_.reset();
   world_.ledger->all_reduce_started(world_.loop->now(), key_, group.round, group.attempt,
                                     contribution);
+  if (disk_.behaviour == Behaviour::accuser && group.members.size() > 1) {
+    // Names another member of the group, a different one each attempt.
+    const auto self = static_cast<std::size_t>(me - group.members.begin());
+    const std::size_t n = group.members.size();
+    const std::size_t named = (self + 1 + group.attempt % (n - 1)) % n;
+    client_->round_failed(proto::RoundFailed{.round = group.round,
+                                             .attempt = group.attempt,
+                                             .reason = "a chunk that did not decode",
+                                             .suspect = group.members[named]});
+    drive_client();
+    return;
+  }
   all_reduce_ = proto::make_all_reduce(
       world_.all_reduce,
       proto::AllReduceConfig{.round = group.round,
@@ -268,7 +284,8 @@ void PeerNode::start_all_reduce(const proto::Group& group, std::span<const float
                              .codec = codec_.get(),
                              .seed = group.round * 1000 + group.attempt,
                              .median_norm = group.median_norm,
-                             .norm_limit = group.norm_limit},
+                             .norm_limit = group.norm_limit,
+                             .trim = trim_},
       work_);
   mean_done_ = false;
   failure_reported_ = false;
@@ -295,7 +312,7 @@ void PeerNode::pump_all_reduce() {
   if (all_reduce_->done() && !mean_done_) {
     mean_done_ = true;
     world_.ledger->all_reduce_done(world_.loop->now(), key_, ready_round_, attempt_, group_members_,
-                                   work_);
+                                   trim_, work_);
     if (gossip()) {
       apply_gossip(work_, group_members_);
       return;

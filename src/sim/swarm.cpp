@@ -118,7 +118,9 @@ std::size_t Swarm::add_peer() {
       .step_time = Duration(
           static_cast<Duration::rep>(static_cast<double>(config_.step_time.count()) * factor)),
       .checkpoint = std::nullopt,
-      .phases = 0});
+      .phases = 0,
+      .behaviour = config_.behaviours.contains(i) ? config_.behaviours.at(i) : Behaviour::honest,
+      .first_update = {}});
   directory_.add(node, disk->identity.public_key());
   disks_.push_back(std::move(disk));
   nodes_.push_back(node);

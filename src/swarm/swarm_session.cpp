@@ -304,7 +304,8 @@ void SwarmSession::start_collective(const proto::Group& group) {
                                                       .codec = codec_.get(),
                                                       .seed = group.round * 1000 + group.attempt,
                                                       .median_norm = group.median_norm,
-                                                      .norm_limit = group.norm_limit},
+                                                      .norm_limit = group.norm_limit,
+                                                      .trim = group.trim},
                                work_);
     all_reduce_->start();
   }

@@ -127,5 +127,17 @@ TEST(RefusalTally, TheFirstRefusalIsLoggedAndTheRestSummarisedPerSource) {
   EXPECT_EQ(tally.poll_timeout(), kNever);
 }
 
+TEST(RefusalTally, TheFirstFewOfEachSourceAreLoggedAndTheRestSummarised) {
+  RefusalTally tally(seconds(10), 8, 2, RefusalTally::Wording{.verb = "saw", .noun = "events"});
+  const TimePoint t0 = TimePoint{} + seconds(100);
+  EXPECT_TRUE(tally.add(t0, "peer a", "joined"));
+  EXPECT_TRUE(tally.add(t0, "peer a", "left"));
+  EXPECT_TRUE(tally.add(t0, "peer b", "joined")) << "each source its own first two";
+  for (int i = 0; i < 99; ++i) EXPECT_FALSE(tally.add(t0, "peer a", i % 2 ? "left" : "joined"));
+  const auto lines = tally.take_summary(t0 + seconds(10));
+  ASSERT_EQ(lines.size(), 1u) << "peer b's one event was logged in full";
+  EXPECT_EQ(lines[0], "saw 101 events from peer a in the last 10 s: 51 joined, 50 left");
+}
+
 }  // namespace
 }  // namespace loco::net

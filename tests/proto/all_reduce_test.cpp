@@ -49,7 +49,7 @@ struct AllReduceHarness {
 
   AllReduceHarness(AllReduceAlgorithm algorithm, std::size_t n, std::size_t size,
                    const std::string& codec_spec, std::size_t chunk, std::uint64_t seed,
-                   float median = 0)
+                   float median = 0, std::size_t trim = 0)
       : codec(compress::make_codec(codec_spec)),
         members(ring_of(n)),
         values(random_vectors(n, size, seed)) {
@@ -63,7 +63,8 @@ struct AllReduceHarness {
                                                       .codec = codec.get(),
                                                       .seed = seed,
                                                       .median_norm = median,
-                                                      .norm_limit = median > 0 ? 10.0f : 0.0f},
+                                                      .norm_limit = median > 0 ? 10.0f : 0.0f,
+                                                      .trim = trim},
                                       values[i]));
   }
 
@@ -121,6 +122,78 @@ struct AllReduceHarness {
     }
   }
 };
+
+// Each coordinate's mean without its `trim` smallest and largest values, in double.
+std::vector<double> trimmed_mean(const std::vector<std::vector<float>>& inputs, std::size_t trim) {
+  const std::size_t size = inputs.empty() ? 0 : inputs[0].size();
+  std::vector<double> out(size);
+  std::vector<double> column(inputs.size());
+  for (std::size_t j = 0; j < size; ++j) {
+    for (std::size_t m = 0; m < inputs.size(); ++m) column[m] = inputs[m][j];
+    std::sort(column.begin(), column.end());
+    double sum = 0;
+    for (std::size_t m = trim; m < inputs.size() - trim; ++m) sum += column[m];
+    out[j] = sum / static_cast<double>(inputs.size() - 2 * trim);
+  }
+  return out;
+}
+
+TEST(AllReduce, TheDirectExchangeTakesTheTrimmedMeanWhenAsked) {
+  std::uint64_t seed = 40;
+  for (const std::size_t n : {3, 4, 5, 8})
+    for (const std::size_t trim : {std::size_t{1}, (n - 1) / 2})
+      for (const std::size_t chunk : {7, 1 << 16}) {
+        SCOPED_TRACE(::testing::Message() << n << " members, trim " << trim << ", chunk " << chunk);
+        AllReduceHarness direct(kDirect, n, 301, "fp32", chunk, seed, 0, trim);
+        const auto expected = trimmed_mean(direct.values, trim);
+        direct.run(seed++);
+        for (std::size_t i = 0; i < n; ++i) {
+          ASSERT_TRUE(direct.nodes[i]->done()) << "member " << i;
+          EXPECT_EQ(direct.values[i], direct.values[0]) << "the same bits everywhere";
+        }
+        for (std::size_t j = 0; j < expected.size(); ++j)
+          ASSERT_NEAR(direct.values[0][j], expected[j], 1e-5) << "value " << j;
+      }
+}
+
+// One member of eight sends its update scaled 1000x, sign-flipped or random: with one trimmed on
+// each side no coordinate of the result leaves the range of the seven honest values, and the
+// result stays close to the honest members' own mean.
+TEST(AllReduce, ATrimmedMeanKeepsOnePoisonedUpdateOutOfEveryCoordinate) {
+  const std::size_t n = 8;
+  for (const char* attack : {"scaled", "flipped", "random"}) {
+    SCOPED_TRACE(attack);
+    AllReduceHarness direct(kDirect, n, 500, "int8:block=64", 1 << 16, 9, 0, 1);
+    std::vector<float>& bad = direct.values[3];
+    Rng rng(77);
+    for (float& x : bad) {
+      if (std::string(attack) == "scaled") x *= 1000.0f;
+      if (std::string(attack) == "flipped") x = -100.0f * x;
+      if (std::string(attack) == "random") x = 1e4f * rng.normal();
+    }
+    std::vector<std::vector<float>> honest = direct.values;
+    honest.erase(honest.begin() + 3);
+    const auto honest_mean = trimmed_mean(honest, 0);
+    const auto plain_mean = trimmed_mean(direct.values, 0);  // what averaging it in gives
+    direct.run(5);
+    double distance = 0, spread = 0, plain_distance = 0;
+    for (std::size_t j = 0; j < honest_mean.size(); ++j) {
+      double low = honest[0][j], high = honest[0][j];
+      for (const auto& h : honest)
+        low = std::min<double>(low, h[j]), high = std::max<double>(high, h[j]);
+      const double x = direct.values[0][j];
+      EXPECT_GE(x, low - 0.05) << "value " << j;
+      EXPECT_LE(x, high + 0.05) << "value " << j;
+      distance += (x - honest_mean[j]) * (x - honest_mean[j]);
+      spread += honest_mean[j] * honest_mean[j];
+      plain_distance += (plain_mean[j] - honest_mean[j]) * (plain_mean[j] - honest_mean[j]);
+    }
+    // The result is closer to the honest members' mean than that mean is to zero (a trimmed
+    // mean of 6 of their 7 values, roughly), and far closer than the plain mean would have been.
+    EXPECT_LT(std::sqrt(distance), 0.7 * std::sqrt(spread));
+    EXPECT_GT(std::sqrt(plain_distance), 20 * std::sqrt(distance));
+  }
+}
 
 TEST(AllReduce, EveryMemberEndsWithTheSameBitsCloseToTheMean) {
   std::uint64_t seed = 1;

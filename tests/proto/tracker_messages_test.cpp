@@ -50,6 +50,23 @@ TEST(TrackerMessages, JoinRequestRoundTripsAndRefusesDamage) {
   expect_refused_when_damaged<JoinRequest>(body);
 }
 
+TEST(TrackerMessages, AGroupCarriesItsTrimAndOneThatTrimsEveryoneIsRefused) {
+  Group g{.round = 3, .attempt = 1, .epoch = 2, .members = {}, .trim = 1};
+  for (std::uint8_t n = 1; n <= 3; ++n) g.members.push_back(key(n).public_key());
+  EXPECT_EQ(decode<Group>(encode(g)).trim, 1u);
+  g.trim = 2;  // of 3: nothing would be left
+  const auto body = encode(g);
+  EXPECT_THROW(decode<Group>(body), Error);
+  // The trim count a tracker gives a group: ceil(trim x n), at most (n - 1) / 2.
+  EXPECT_EQ(trim_count(0.125f, 8), 1u);
+  EXPECT_EQ(trim_count(0.125f, 9), 2u);
+  EXPECT_EQ(trim_count(0.25f, 8), 2u);
+  EXPECT_EQ(trim_count(0.125f, 3), 1u);
+  EXPECT_EQ(trim_count(0.125f, 2), 0u) << "two members: nothing to trim";
+  EXPECT_EQ(trim_count(0.4f, 4), 1u) << "at most (n - 1) / 2";
+  EXPECT_EQ(trim_count(0.0f, 100), 0u);
+}
+
 TEST(TrackerMessages, EveryMessageRoundTrips) {
   const auto g =
       decode<Group>(encode(Group{.round = 3,

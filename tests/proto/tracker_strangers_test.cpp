@@ -99,11 +99,12 @@ TEST(TrackerStrangers, AMemberNamedByMostOfTheGroupSitsTheRetryOutAlone) {
   EXPECT_EQ(h.tracker->snapshot().committed_round, 1u);
 }
 
-// One member of three accuses an honest one every round: it is never left alone with a group it
-// can commit for, and the honest members are never removed from the run.
+// One member of three accuses an honest one at every attempt: it is never left alone with a group
+// it can commit for, and the honest members are never removed from the run.
 TEST(TrackerStrangers, RepeatedAccusationsNeverLeaveTheAccuserAlone) {
   Harness h;
   h.config.min_peers = 1;
+  h.config.accusation_bench_rounds = 0;  // accusing at every round: no bench
   h.start();
   form(h, 3);
   for (int attempt = 0; attempt < 5; ++attempt) {
@@ -118,6 +119,108 @@ TEST(TrackerStrangers, RepeatedAccusationsNeverLeaveTheAccuserAlone) {
   // Without its accusations the round commits.
   h.finish_round();
   EXPECT_EQ(h.tracker->snapshot().committed_round, 1u);
+}
+
+// An accuser no one confirmed sits out the next accusation_bench rounds, so one member that
+// accuses at every round cannot have every round given up: the others commit without it.
+TEST(TrackerStrangers, AnAccuserNoOneConfirmedSitsOutTheNextRounds) {
+  Harness h;
+  h.config.min_peers = 3;
+  h.config.accusation_bench_rounds = 2;
+  h.start();
+  // Two accusations of round `round` no one confirms: the round is given up (2 of 4 are left).
+  const auto accuse_twice = [&](std::uint64_t round) {
+    for (std::uint8_t n = 1; n <= 4; ++n) h.ready(n);
+    ASSERT_EQ(h.last(1, Kind::group)->group.round, round);
+    accuse(h, 1, 2);
+    h.run_for(h.config.accusation_grace);
+    accuse(h, 1, 3);
+    h.run_for(h.config.accusation_grace);
+    EXPECT_FALSE(h.last(2, Kind::abort_round)->abort.retry);
+    EXPECT_EQ(h.tracker->snapshot().committed_round, round - 1);
+  };
+  for (std::uint8_t n = 1; n <= 4; ++n) h.join(n);
+  accuse_twice(1);
+  for (std::uint64_t round = 1; round <= 3; ++round) {
+    for (std::uint8_t n = 1; n <= 4; ++n) h.ready(n);
+    if (round == 1) {
+      const std::string told = h.last(1, Kind::abort_round)->abort.reason;
+      EXPECT_NE(told.find("sits out rounds up to 3"), std::string::npos) << told;
+      const std::size_t aborts = h.count(1, Kind::abort_round);
+      h.ready(1);  // again at once: answered when the round ends, not now
+      EXPECT_EQ(h.count(1, Kind::abort_round), aborts);
+    }
+    const Group g = h.last(2, Kind::group)->group;
+    EXPECT_EQ(g.round, round) << "formed without waiting for the accuser";
+    EXPECT_EQ(g.members.size(), 3u);
+    EXPECT_FALSE(in_group(g, 1));
+    h.finish_round({}, digest_of(round));
+    EXPECT_EQ(h.tracker->snapshot().committed_round, round);
+  }
+  // Round 4: it fetched the state and is back in, and nobody was removed.
+  h.peers.at(1).client->set_state(3, digest_of(3));
+  h.peers.at(1).client->state_report();
+  h.pump();
+  accuse_twice(4);
+  EXPECT_EQ(h.tracker->status(h.now).members.size(), 4u);
+  // Again: twice as long, rounds 5 to 8.
+  h.ready(1);
+  const std::string told = h.last(1, Kind::abort_round)->abort.reason;
+  EXPECT_NE(told.find("sits out rounds up to 8"), std::string::npos) << told;
+}
+
+// A benched member that says ready again in the same round is answered when the round ends (here:
+// too few are left to form it), so that it trains on instead of waiting for a group.
+TEST(TrackerStrangers, ABenchedMemberAskingAgainIsAnsweredWhenTheRoundEnds) {
+  Harness h;
+  h.config.min_peers = 3;
+  h.start();
+  form(h, 4);
+  accuse(h, 1, 2);
+  h.run_for(h.config.accusation_grace);
+  accuse(h, 1, 3);
+  h.run_for(h.config.accusation_grace);
+  h.disconnect(4);
+  h.ready(1);
+  const std::size_t aborts = h.count(1, Kind::abort_round);
+  h.ready(1);
+  EXPECT_EQ(h.count(1, Kind::abort_round), aborts);
+  h.ready(2);
+  h.ready(3);
+  h.run_for(h.config.join_timeout * 2);
+  EXPECT_EQ(h.count(1, Kind::abort_round), aborts + 1);
+  EXPECT_FALSE(h.last(1, Kind::abort_round)->abort.retry);
+}
+
+// A member's first report of an attempt is its vote: a second one, with another hash, changes
+// nothing (it would otherwise turn a majority into none, after the tracker started waiting).
+TEST(TrackerStrangers, ASecondReportOfTheSameAttemptIsIgnored) {
+  Harness h;
+  h.start();
+  const Group g = form(h, 3);
+  for (const auto& [n, hash] : {std::pair{1, 1}, {2, 1}, {1, 2}, {1, 2}})
+    h.peers.at(static_cast<std::uint8_t>(n))
+        .client->round_done(
+            RoundDone{.round = 1, .attempt = g.attempt, .state_hash = digest_of(hash)});
+  h.pump();
+  EXPECT_EQ(h.tracker->snapshot().committed_round, 0u) << "member 3 has report-grace to report";
+  h.run_for(h.config.report_grace);
+  EXPECT_EQ(h.tracker->snapshot().committed_round, 1u);
+  EXPECT_EQ(h.tracker->snapshot().committed_hash, digest_of(1));
+  EXPECT_GT(h.tracker->poll_timeout(), h.now) << "no deadline left behind";
+}
+
+// The only member of a running group claims another state (found by the sequence fuzzer): the
+// reconcile it calls for waits for the attempt to end, and no timer stays due meanwhile.
+TEST(TrackerStrangers, AMemberLeavingTheRunsStateMidRoundLeavesNoTimerDue) {
+  Harness h;
+  h.config.min_peers = 1;
+  h.start();
+  form(h, 1);
+  h.peers.at(1).client->set_state(0, digest_of(86));
+  h.peers.at(1).client->state_report();
+  h.pump();
+  EXPECT_GT(h.tracker->poll_timeout(), h.now);
 }
 
 TEST(TrackerStrangers, AStateCommitsOnlyWithAMajorityOfTheGroupAsFormed) {
@@ -259,6 +362,13 @@ TEST(TrackerStrangers, AMemberThatNeverFetchesDelaysAtMostWaitRoundsRounds) {
 
 // Two of four members declare tiny norms: the reference is the upper median, so the honest
 // updates are not refused (with the lower median they were).
+TEST(TrackerStrangers, AGroupTrimsTheConfiguredShareOfItsUpdates) {
+  Harness h;
+  h.config.trim = 0.125f;
+  h.start();
+  EXPECT_EQ(form(h, 8).trim, 1u) << "one of eight from each side";
+}
+
 TEST(TrackerStrangers, UnderstatedNormsCannotGetHonestUpdatesRefused) {
   Harness h;
   h.start();

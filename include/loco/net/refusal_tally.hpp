@@ -29,9 +29,13 @@ class RefusalTally {
 
   // Refused connections, the first of a period in full.
   explicit RefusalTally(Duration period = std::chrono::seconds(10), std::size_t max_sources = 8);
-  RefusalTally(Duration period, std::size_t max_sources, bool first_per_source, Wording wording);
+  // The first `in_full_per_source` of each source's in a period logged in full (0: only the
+  // period's first, whatever its source).
+  RefusalTally(Duration period, std::size_t max_sources, std::size_t in_full_per_source,
+               Wording wording);
 
-  // Counts one refusal; true when it is the first of its period and should be logged in full.
+  // Counts one refusal; true when it should be logged in full (the first of its period, or of its
+  // source's).
   bool add(TimePoint now, const std::string& source, std::string_view reason);
   // The end of the current period, or kNever when nothing is counted.
   TimePoint poll_timeout() const;
@@ -49,7 +53,7 @@ class RefusalTally {
 
   Duration period_;
   std::size_t max_sources_;
-  bool first_per_source_;
+  std::size_t in_full_per_source_;
   Wording wording_;
   TimePoint started_ = kNever;
   std::size_t total_ = 0;

@@ -48,6 +48,9 @@ struct AllReduceConfig {
   std::uint64_t seed = 0;                           // stochastic rounding, if the codec does it
   float median_norm = 0;  // the group's reference norm (round_formation.hpp)
   float norm_limit = 0;   // 0: no norm bound (gossip groups, whose vector is not an update)
+  // The direct exchange's owners leave this many smallest and largest contributions out of each
+  // coordinate (a trimmed mean); at most (members − 1) / 2. The ring sums partial sums and cannot.
+  std::size_t trim = 0;
 };
 
 struct AllReduceFailure {

@@ -19,7 +19,10 @@
 //   2. the owner, once chunk k of its segment is in from all N − 1 others: sums the N decoded
 //      contributions (its own values unencoded) in member order, divides by N, encodes once,
 //      overwrites its own values with the decoded bytes and sends those bytes to every other
-//      member.
+//      member. With `trim` t > 0 it takes each coordinate's trimmed mean instead: its N values in
+//      ascending order less the t smallest and t largest, summed in that order, over N − 2t
+//      (O(N log N) a coordinate, S log N in all for the owner); a minority of at most t poisoned
+//      updates moves no coordinate outside the range of the honest ones.
 //   3. all-gather: decodes member g's bytes into segment g.
 // Checks on every received chunk (check_received: an update, or the mean, as one contribution):
 // it comes from a member, for this round and attempt, in order from that member, and decodes. A
@@ -53,6 +56,7 @@ class DirectAllReduce final : public AllReduce {
   // The others' decoded parts of this member's segment (indexed by member; its own stays empty).
   std::vector<std::vector<float>> parts_;
   std::vector<std::size_t> parts_in_;  // per chunk of the own segment: how many others sent it
+  std::vector<float> column_;          // one coordinate's contributions, for the trimmed mean
   // Next chunk expected from each member, per phase.
   std::vector<std::size_t> next_reduce_, next_gather_;
   std::size_t owned_chunks_done_ = 0;

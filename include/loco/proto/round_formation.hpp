@@ -64,6 +64,11 @@ struct Screened {
 };
 Screened screen_updates(const std::map<PeerKey, ReadyEntry>& ready, float limit, float floor);
 
+// How many contributions of a group of `members` a trimmed mean leaves out of each coordinate on
+// each side: ceil(trim × members), at most (members − 1) / 2 so that one is always left; 0 for a
+// trim of 0.
+std::uint32_t trim_count(float trim, std::size_t members);
+
 // The ring order of a group: by declared upload bandwidth, fastest first, then by key, so every
 // peer derives the same order.
 std::vector<PeerKey> ring_order(std::vector<PeerKey> group,

@@ -76,6 +76,7 @@ struct TrackerEvent {
     refused,     // a join refused (the reply says why)
     left,        // a member left, disconnected or was evicted
     misbehaved,  // a peer broke the protocol or sent a refused update
+    reported,    // a member reported another (a claim; `peer` is the reporter)
     round_formed,
     round_committed,
     round_aborted,
@@ -229,9 +230,12 @@ class TrackerCore {
                         const std::vector<PeerKey>& members, const std::set<PeerKey>& excluded,
                         bool told);
   void give_up_round();
+  void release_held_back(const std::string& reason);
   void add_accusation(TimePoint now, const PeerKey& from, const RoundFailed& failed);
   void settle_accusation(TimePoint now);
   bool in_attempt(const PeerKey& peer) const;
+  bool benched(const PeerKey& peer) const;
+  void bench(const PeerKey& accuser);
 
   // Shared state (tracker_sync.cpp).
   bool in_sync(const MemberRecord& m) const;
@@ -307,11 +311,22 @@ class TrackerCore {
 
   std::map<PeerKey, ReadyEntry> ready_;  // for next_round()
   std::set<PeerKey> refused_;            // updates refused for next_round(): not waited for
+  // Refused (or benched) members that said ready again in next_round(): told to train on when the
+  // round ends, so that a peer is answered once a round however often it asks.
+  std::set<PeerKey> held_back_;
   TimePoint first_ready_ = kNever;
   std::vector<PeerKey> previous_group_;
   std::optional<Attempt> attempt_;
   std::optional<PendingRetry> pending_retry_;
-  std::set<PeerKey> reported_;             // members that reported a failure in next_round()
+  std::set<PeerKey> reported_;  // members that reported a failure in next_round()
+  // Accusers no one confirmed (settle_accusation): they sit out every round up to `until`, a bench
+  // twice as long each time. Kept after a member leaves, so that joining again does not end it; at
+  // most kMaxBarred entries.
+  struct Bench {
+    std::uint64_t until = 0;
+    std::uint32_t times = 0;
+  };
+  std::map<PeerKey, Bench> benched_;
   std::size_t formed_size_ = 0;            // the group of next_round()'s last formation
   float median_norm_ = 0;                  // of the updates of the round being formed or run
   float norm_floor_ = 0;                   // the least reference the next round may use

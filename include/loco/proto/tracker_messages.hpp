@@ -143,6 +143,9 @@ struct Group {
   // exceeds k times that.
   float median_norm = 0;
   float norm_limit = 0;
+  // The direct exchange's segment owners sum each coordinate without its `trim` smallest and
+  // `trim` largest contributions (a trimmed mean, all_reduce.hpp); 0: the plain mean.
+  std::uint32_t trim = 0;
 };
 
 struct RoundDone {

@@ -5,7 +5,8 @@
 //      state it held, across crashes and restarts;
 //   2. survivors identical: every peer that installs round r installs the same state hash;
 //   3. no partial average: a ring's result is the mean of every member's update (within the
-//      codec's error), never of some of them;
+//      codec's error), or their trimmed mean when the group trims (all_reduce.hpp), never of
+//      some of them;
 //   4. recovery: a state fetched for round r hashes to what the peers that installed r hold;
 //   5. the tracker never commits a round twice, and its committed round never goes back;
 //   6. gossip mode: every member that applies a group's round applies the same state hash (the
@@ -33,9 +34,10 @@ class Ledger {
 
   void all_reduce_started(TimePoint now, const proto::PeerKey& peer, std::uint64_t round,
                           std::uint32_t attempt, std::span<const float> delta);
+  // `trim`: the contributions each coordinate's mean left out on each side (0: the plain mean).
   void all_reduce_done(TimePoint now, const proto::PeerKey& peer, std::uint64_t round,
                        std::uint32_t attempt, const std::vector<proto::PeerKey>& members,
-                       std::span<const float> mean);
+                       std::size_t trim, std::span<const float> mean);
   void installed(TimePoint now, const proto::PeerKey& peer, std::uint64_t from_round,
                  std::uint64_t round, const Digest& hash);
   // Gossip mode: invariants 1 and 6 (peers of a round differ by design: no 2).

@@ -27,6 +27,7 @@
 #include "loco/proto/early_messages.hpp"
 #include "loco/proto/state_transfer.hpp"
 #include "loco/proto/tracker_client.hpp"
+#include "loco/sim/behaviour.hpp"
 #include "loco/sim/compute_model.hpp"
 #include "loco/sim/directory.hpp"
 #include "loco/sim/gossip_groupings.hpp"
@@ -52,6 +53,8 @@ struct PeerDisk {
   Duration step_time{};
   std::optional<PeerState> checkpoint;  // the last state it installed or fetched
   std::uint64_t phases = 0;             // inner phases run, over every process (noise stream)
+  Behaviour behaviour = Behaviour::honest;
+  std::vector<float> first_update;  // what a stale member replays
 };
 
 struct PeerWorld {
@@ -158,6 +161,7 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   std::vector<float> work_;
   std::unique_ptr<proto::AllReduce> all_reduce_;
   std::vector<proto::PeerKey> group_members_;
+  std::size_t trim_ = 0;  // of the running all-reduce
   std::uint32_t attempt_ = 0;
   bool mean_done_ = false;
   bool failure_reported_ = false;

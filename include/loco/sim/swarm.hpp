@@ -10,6 +10,7 @@
 //   swarm.run_for(minutes(10));   // false: the event budget ran out (a livelock)
 //   swarm.ledger().violations()   // the invariants (ledger.hpp), checked as it ran
 
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -54,6 +55,8 @@ struct SwarmConfig {
   // How often the tracker node learns the live peers' spread (TrackerStatus::spread); 0: never.
   // The simulator reads it off the peers' states: a real tracker would need their reports.
   Duration spread_every = std::chrono::seconds(60);
+  // Members that lie (behaviour.hpp), by peer index; every other member is honest.
+  std::map<std::size_t, Behaviour> behaviours;
 };
 
 class Swarm {

@@ -1,0 +1,76 @@
+#include "loco/sim/behaviour.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+
+#include "loco/core/error.hpp"
+#include "loco/core/rng.hpp"
+
+namespace loco::sim {
+namespace {
+
+constexpr std::array kNames = {
+    std::pair{Behaviour::honest, std::string_view("honest")},
+    std::pair{Behaviour::scaled, std::string_view("scaled")},
+    std::pair{Behaviour::sign_flipped, std::string_view("sign-flipped")},
+    std::pair{Behaviour::random, std::string_view("random")},
+    std::pair{Behaviour::stale, std::string_view("stale")},
+    std::pair{Behaviour::zero_then_huge, std::string_view("zero-then-huge")},
+    std::pair{Behaviour::accuser, std::string_view("accuser")},
+};
+
+float norm(std::span<const float> v) {
+  double squares = 0;
+  for (const float x : v) squares += static_cast<double>(x) * x;
+  return static_cast<float>(std::sqrt(squares));
+}
+
+std::vector<float> scaled(std::span<const float> v, float factor) {
+  std::vector<float> out(v.begin(), v.end());
+  for (float& x : out) x *= factor;
+  return out;
+}
+
+}  // namespace
+
+std::string_view name(Behaviour b) {
+  for (const auto& [value, text] : kNames)
+    if (value == b) return text;
+  return "?";
+}
+
+Behaviour parse_behaviour(std::string_view text) {
+  for (const auto& [value, name] : kNames)
+    if (name == text) return value;
+  throw Error(ErrorCategory::invalid_argument,
+              fmt::format("unknown behaviour '{}': choose honest, scaled, sign-flipped, random, "
+                          "stale, zero-then-huge or accuser",
+                          text));
+}
+
+Sent lie(Behaviour b, std::span<const float> update, std::span<const float> first,
+         std::uint64_t seed) {
+  const float honest_norm = norm(update);
+  switch (b) {
+    case Behaviour::honest:
+    case Behaviour::accuser: return {{update.begin(), update.end()}, honest_norm};
+    case Behaviour::scaled: return {scaled(update, 1000.0f), honest_norm};
+    case Behaviour::sign_flipped: return {scaled(update, -10.0f), honest_norm};
+    case Behaviour::random: {
+      Rng rng(seed);
+      std::vector<float> noise(update.size());
+      for (float& x : noise) x = rng.normal();
+      const float n = norm(noise);
+      const float factor = n > 0 ? 10.0f * honest_norm / n : 0.0f;
+      for (float& x : noise) x *= factor;
+      return {std::move(noise), honest_norm};
+    }
+    case Behaviour::stale: return {{first.begin(), first.end()}, norm(first)};
+    case Behaviour::zero_then_huge: return {scaled(update, 1e6f), 0.0f};
+  }
+  return {{update.begin(), update.end()}, honest_norm};
+}
+
+}  // namespace loco::sim

@@ -1,0 +1,81 @@
+// Members that lie, in the simulator (behaviour.hpp): one of eight, then two of eight, send
+// scaled, sign-flipped, random, stale or zero-then-huge updates, or accuse an honest member every
+// attempt. Over the direct exchange with the tracker's default trim, the run keeps committing,
+// every peer that installs a round installs the same finite state, and the model still learns.
+// How close the loss stays to a clean run's is bench/sim-attacks.cpp's to measure.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "loco/core/error.hpp"
+#include "sim_support.hpp"
+
+namespace loco::sim {
+namespace {
+
+using std::chrono::minutes;
+
+SwarmConfig attacked_swarm(std::uint64_t seed, std::map<std::size_t, Behaviour> liars) {
+  SwarmConfig c = test::instant_swarm(seed, 8);
+  c.all_reduce = proto::AllReduceAlgorithm::direct;
+  c.tracker.trim = 0.25f;  // two of eight from each side: room for two liars
+  c.behaviours = std::move(liars);
+  c.mean_tolerance = 1e-4;
+  return c;
+}
+
+bool finite_states(const Swarm& swarm) {
+  for (std::size_t i = 0; i < swarm.peer_count(); ++i) {
+    if (!swarm.peer_up(i)) continue;
+    for (const float x : swarm.peer(i).state().theta)
+      if (!std::isfinite(x)) return false;
+  }
+  return true;
+}
+
+void expect_the_run_survives(const std::map<std::size_t, Behaviour>& liars, std::uint64_t seed) {
+  test::print_seed(seed);
+  Swarm swarm(attacked_swarm(seed, liars));
+  const float start = swarm.compute().loss(swarm.compute().genesis());
+  swarm.start();
+  ASSERT_TRUE(swarm.run_for(minutes(2)));
+  EXPECT_GE(swarm.rounds_committed(), 20u) << test::replay_hint(seed, "SimAttack.*");
+  EXPECT_TRUE(swarm.ledger().violations().empty()) << test::violations(swarm);
+  EXPECT_TRUE(finite_states(swarm));
+  // The honest members hold the committed state.
+  const auto states = test::live_states(swarm);
+  std::map<std::uint64_t, std::set<Digest>> by_round;
+  for (const auto& [i, s] : states)
+    if (!liars.contains(i)) by_round[s.first].insert(s.second);
+  for (const auto& [round, hashes] : by_round) EXPECT_EQ(hashes.size(), 1u) << "round " << round;
+  EXPECT_LT(swarm.mean_loss(), 0.5 * start) << test::replay_hint(seed, "SimAttack.*");
+}
+
+TEST(SimAttack, OneLiarOfEightNeitherStallsNorPoisonsTheRun) {
+  std::uint64_t seed = 300;
+  for (const Behaviour b : {Behaviour::scaled, Behaviour::sign_flipped, Behaviour::random,
+                            Behaviour::stale, Behaviour::zero_then_huge, Behaviour::accuser}) {
+    SCOPED_TRACE(std::string(name(b)));
+    expect_the_run_survives({{3, b}}, seed++);
+  }
+}
+
+TEST(SimAttack, TwoLiarsOfEightNeitherStallNorPoisonTheRun) {
+  std::uint64_t seed = 400;
+  for (const Behaviour b : {Behaviour::sign_flipped, Behaviour::random, Behaviour::accuser}) {
+    SCOPED_TRACE(std::string(name(b)));
+    expect_the_run_survives({{2, b}, {6, b}}, seed++);
+  }
+}
+
+TEST(SimAttack, BehavioursHaveNames) {
+  for (const char* n :
+       {"honest", "scaled", "sign-flipped", "random", "stale", "zero-then-huge", "accuser"})
+    EXPECT_EQ(name(parse_behaviour(n)), n);
+  EXPECT_THROW(parse_behaviour("nice"), Error);
+}
+
+}  // namespace
+}  // namespace loco::sim
