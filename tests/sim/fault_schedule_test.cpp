@@ -1,10 +1,13 @@
 // Random fault schedules over many seeds (crashes, restarts with and without the checkpoint,
 // vanished hosts, clean leaves, partitions, one-way blocks, tracker crashes and restarts), the
 // invariants of ledger.hpp checked as the run goes, and replay: the same seed gives the same
-// trace hash. CI runs a bounded number of seeds; LOCO_SIM_SEEDS=N runs more, LOCO_SIM_SEED=S
-// replays one.
+// trace hash. The same schedules with one member of six lying (behaviour.hpp, one attack a seed)
+// over the direct exchange with the default trim: the same invariants hold, and the honest
+// members' states stay finite. CI runs a bounded number of seeds; LOCO_SIM_SEEDS=N runs more,
+// LOCO_SIM_SEED=S replays one.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
@@ -21,7 +24,11 @@ constexpr std::size_t kPeers = 6;
 constexpr Duration kFaultPhase = std::chrono::hours(2);
 constexpr Duration kQuiet = std::chrono::minutes(10);  // all healed and restarted: recover
 
-SwarmConfig fault_swarm(std::uint64_t seed) {
+// Each seed's liar, when the schedule has one: peer 0 with one of the attacks in turn.
+constexpr Behaviour kAttacks[] = {Behaviour::scaled, Behaviour::sign_flipped,   Behaviour::random,
+                                  Behaviour::stale,  Behaviour::zero_then_huge, Behaviour::accuser};
+
+SwarmConfig fault_swarm(std::uint64_t seed, bool liar) {
   SwarmConfig c;
   c.seed = seed;
   c.peers = kPeers;
@@ -39,6 +46,11 @@ SwarmConfig fault_swarm(std::uint64_t seed) {
   // Both ways a group averages, by the seed's parity: the direct exchange is loco-peer's default.
   c.all_reduce =
       seed % 2 == 0 ? proto::AllReduceAlgorithm::direct : proto::AllReduceAlgorithm::ring;
+  if (liar) {
+    c.all_reduce = proto::AllReduceAlgorithm::direct;  // the ring cannot trim (docs/SECURITY.md)
+    c.tracker.trim = 0.25f;
+    c.behaviours = {{0, kAttacks[seed % std::size(kAttacks)]}};
+  }
   return c;
 }
 
@@ -110,8 +122,8 @@ struct Outcome {
   std::string failure;  // empty: every invariant held
 };
 
-Outcome run_schedule(std::uint64_t seed) {
-  Swarm swarm(fault_swarm(seed));
+Outcome run_schedule(std::uint64_t seed, bool liar = false) {
+  Swarm swarm(fault_swarm(seed, liar));
   schedule_faults(swarm, seed);
   swarm.start();
   Outcome out;
@@ -119,10 +131,17 @@ Outcome run_schedule(std::uint64_t seed) {
     out.failure = "the event budget ran out (a livelock?)\n";
   }
   out.failure += test::violations(swarm);
-  // After the quiet phase every peer holds the run's state: the majority's.
+  // After the quiet phase every peer holds the run's state: the majority's, finite.
   const auto states = test::live_states(swarm);
   std::map<Digest, std::size_t> votes;
   for (const auto& [i, s] : states) ++votes[s.second];
+  for (std::size_t i = 0; i < kPeers; ++i)
+    if (swarm.peer_up(i))
+      for (const float x : swarm.peer(i).state().theta)
+        if (!std::isfinite(x)) {
+          out.failure += "  peer " + std::to_string(i) + " holds a value that is not finite\n";
+          break;
+        }
   if (votes.size() != 1)
     out.failure +=
         "  after recovery the peers hold " + std::to_string(votes.size()) + " different states\n";
@@ -150,6 +169,20 @@ TEST(SimFaults, RandomSchedulesKeepEveryInvariant) {
                 static_cast<unsigned long long>(out.trace));
     EXPECT_TRUE(out.failure.empty())
         << out.failure << test::replay_hint(seed, "SimFaults.RandomSchedulesKeepEveryInvariant");
+  }
+}
+
+TEST(SimFaults, RandomSchedulesWithALiarKeepEveryInvariant) {
+  for (const std::uint64_t seed : seeds()) {
+    test::print_seed(seed);
+    const Outcome out = run_schedule(seed, /*liar=*/true);
+    std::printf("[ SIM SEED ] %llu, peer 0 %s: %llu rounds committed\n",
+                static_cast<unsigned long long>(seed),
+                std::string(name(kAttacks[seed % std::size(kAttacks)])).c_str(),
+                static_cast<unsigned long long>(out.rounds));
+    EXPECT_TRUE(out.failure.empty())
+        << out.failure
+        << test::replay_hint(seed, "SimFaults.RandomSchedulesWithALiarKeepEveryInvariant");
   }
 }
 
