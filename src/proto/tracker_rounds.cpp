@@ -188,7 +188,6 @@ void TrackerCore::decide(TimePoint now) {
   const auto best = std::max_element(
       votes.begin(), votes.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
   const bool majority_holds = best != votes.end() && best->second >= majority();
-  if (!majority_holds) a.majority_at = kNever;
   if (majority_holds && a.majority_at == kNever) a.majority_at = now;
   const bool all_in = a.done.size() == a.members.size();
   if (majority_holds && (all_in || now >= a.majority_at + config_.report_grace)) {
@@ -331,15 +330,15 @@ void TrackerCore::settle_accusation(TimePoint now) {
       excluded.insert(accuser);
       excluded.insert(suspect);
       bench(accuser);
-      const auto bench = benched_.find(accuser);
+      const auto sits_out = benched_.find(accuser);
       event(TrackerEvent::Kind::notice, accuser,
             fmt::format("round {}: {} named {} again, and no majority did: both sit the retry "
                         "out{}",
                         next_round(), secure::short_id(accuser), secure::short_id(suspect),
-                        bench == benched_.end()
+                        sits_out == benched_.end()
                             ? ""
                             : fmt::format(", and {} sits out rounds up to {}",
-                                          secure::short_id(accuser), bench->second.until)));
+                                          secure::short_id(accuser), sits_out->second.until)));
     }
   }
   retry_or_give_up(now, "after a member's report", pending.members, excluded, /*told=*/true);
