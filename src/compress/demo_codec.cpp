@@ -1,4 +1,4 @@
-// DCT top-k for DeMo (DESIGN.md §1.4): orthonormal DCT-II per chunk (chunk size per dimension =
+// DeMo's DCT top-k (docs/DESIGN.md §1.4): orthonormal DCT-II per chunk (chunk size per dimension =
 // the largest divisor ≤ the target; matrices get 2-D chunks), the k largest |coefficients| of
 // each chunk (ties to the lower index), their values through another codec:
 //   header | cols (u64) | chunk rows (u32) | chunk cols (u32) | k (u32)

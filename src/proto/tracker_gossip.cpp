@@ -1,4 +1,4 @@
-// TrackerCore in gossip mode (DESIGN.md §1.6): groups average among themselves and nothing is
+// TrackerCore in gossip mode (docs/DESIGN.md §1.6): groups average among themselves and nothing is
 // committed, so each member's state is its own. A peer that joins far behind the run (a newcomer,
 // or a peer restarted without its checkpoint) copies a healthy neighbour instead of dragging its
 // groups back towards the initial state and grouping with no one (a grouping is keyed by the

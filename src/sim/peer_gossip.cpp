@@ -1,4 +1,4 @@
-// PeerNode in gossip mode (DESIGN.md §1.6): after its inner phase a peer averages with the group
+// PeerNode in gossip mode (docs/DESIGN.md §1.6): after its inner phase it averages with the group
 // proto::gossip_groups gives it for round r (a ring per group) and trains
 // on; no ready, no commit. Members' states differ by design, so a group averages the packed
 // vector θ ‖ v ‖ Δ (3 x dim values: the ring's bytes are 3 x those of all-reduce mode) and each

@@ -1,4 +1,4 @@
-// Gossip mode in virtual time (DESIGN.md §1.6): groups average within themselves over rosters every
+// Gossip in virtual time (docs/DESIGN.md §1.6): groups average within themselves over rosters every
 // member agrees on, a group that loses a member leaves its survivors alone, a peer back without
 // its checkpoint copies a neighbour, and a run replays from its seed.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// DeMo (DESIGN.md §1.4): one step of the maths against a dense computation with the DCT basis
+// DeMo (docs/DESIGN.md §1.4): one step of the maths against a dense computation with the DCT basis
 // built here from its definition; the message decoder against malformed input; M = 4 workers in
 // one process hold the same state after every step and learn.
 

@@ -1,5 +1,5 @@
 // DiLoCo's maths and its rounds: the outer Nesterov step against a double-precision reference
-// with the sign of DESIGN.md §1.1, one round of a group of one against a hand computation, and
+// with the sign of docs/DESIGN.md §1.1, one round of a group of one against a hand computation, and
 // M workers in one process holding bit-identical shared state after every round while the loss
 // falls.
 

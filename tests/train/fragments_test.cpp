@@ -1,6 +1,6 @@
 // Streaming DiLoCo's fragments and schedule against plain references: the layers of the GPT's
 // tensors, sequential and strided assignment covering every float once, the offsets t_p and the
-// send/land steps of DESIGN.md §1.2, and the τ < H/P constraint.
+// send/land steps of docs/DESIGN.md §1.2, and the τ < H/P constraint.
 
 #include "loco/train/fragments.hpp"
 

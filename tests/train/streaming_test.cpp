@@ -1,4 +1,4 @@
-// Streaming DiLoCo and eager updates (DESIGN.md §1.2-1.3): the α-merge and the eager proxy
+// Streaming DiLoCo and eager updates (docs/DESIGN.md §1.2-1.3): the α-merge and the eager proxy
 // against direct computations; with P = 1, τ = 0, α = 0 and fp32 it is DiLoCo bit for bit; M = 4
 // workers in one process hold the same shared state after every fragment sync and learn, close to
 // DiLoCo at the same H; a run resumes from its checkpoint bit for bit.

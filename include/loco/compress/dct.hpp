@@ -1,5 +1,5 @@
 #pragma once
-// The orthonormal DCT-II over chunks of a matrix, as DeMo uses it (DESIGN.md §1.4): a rows×cols
+// The orthonormal DCT-II over chunks of a matrix as DeMo uses it (docs/DESIGN.md §1.4): a rows×cols
 // row-major matrix is cut into chunk_rows×chunk_cols blocks and each block is transformed as
 // C = D_r · X · D_cᵀ, where D_n[k][j] = s_k · cos(π (2j + 1) k / 2n), s_0 = √(1/n), s_k = √(2/n).
 // D is orthogonal, so the inverse is X = D_rᵀ · C · D_c. A vector is a 1×n matrix.

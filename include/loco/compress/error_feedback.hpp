@@ -1,6 +1,6 @@
 #pragma once
 // Error feedback: what a lossy codec dropped this round is carried into the next round's input,
-// so that over rounds nothing is lost for good (DESIGN.md §1.5; DeMo's δ ← δ − IDCT(kept) is the
+// so that over rounds nothing is lost (docs/DESIGN.md §1.5; DeMo's δ ← δ − IDCT(kept) is the
 // same step with the DCT codec).
 //
 //   corrected = values + residual

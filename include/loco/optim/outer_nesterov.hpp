@@ -1,5 +1,5 @@
 #pragma once
-// The outer optimizer of DiLoCo (DESIGN.md §1.1): Nesterov SGD on the pseudo-gradient
+// The outer optimizer of DiLoCo (docs/DESIGN.md §1.1): Nesterov SGD on the pseudo-gradient
 // Δ = θ_old − θ_new averaged over the round's group, with the sign exactly as written there:
 //   v ← μ·v + Δ
 //   θ ← θ − η·(Δ + μ·v)

@@ -1,5 +1,5 @@
 #pragma once
-// All-gather of one variable-size message per member (DeMo's DCT components, DESIGN.md §1.4):
+// All-gather of one variable-size message per member (DeMo's DCT components, docs/DESIGN.md §1.4):
 // every member ends with every member's message, in member order, the same bytes everywhere.
 // Sans-I/O: messages in from the other members, messages out to them; no socket, no clock.
 //

@@ -7,7 +7,7 @@
 // 2(N − 1)/N · c·S bytes per member, the ring in 2(N − 1) sequential steps and the direct exchange
 // in 2, so on a WAN a small update (c·S/N/B < L) takes ≈ 2(N − 1)·L by ring and ≈ 2·L direct.
 //
-// Both keep the rule that makes the bits equal (DESIGN.md §1.5): the sum of each segment is
+// Both keep the rule that makes the bits equal (docs/DESIGN.md §1.5): the sum of each segment is
 // computed by one member (its owner) in a fixed order, divided by N, encoded once, and the owner
 // overwrites its own values with the decoded bytes it sends, so every member decodes the same
 // bytes.

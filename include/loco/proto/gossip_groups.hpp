@@ -1,5 +1,5 @@
 #pragma once
-// Gossip mode's grouping (DESIGN.md §1.6): which small group each peer of a round's roster
+// Gossip mode's grouping (docs/DESIGN.md §1.6): which small group each peer of a round's roster
 // (gossip_roster.hpp) averages with. A pure function of (run, round, g, the roster), so every
 // peer computes the same grouping from the same roster without asking anyone.
 //

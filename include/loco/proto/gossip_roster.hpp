@@ -1,5 +1,5 @@
 #pragma once
-// Gossip mode's roster (DESIGN.md §1.6): the peers a round's grouping (gossip_groups.hpp) places.
+// Gossip's roster (docs/DESIGN.md §1.6): the peers a round's grouping (gossip_groups.hpp) places.
 // Every member of a round must group it over the same set, yet members reach a round minutes
 // apart and the membership changes meanwhile; a grouping over each peer's latest view split the
 // groups whenever a view came between two members' starts (docs/SCALE.md). So the tracker stamps

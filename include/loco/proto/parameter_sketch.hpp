@@ -1,6 +1,6 @@
 #pragma once
 // How far apart the members' parameters are, from 128 bytes a member (gossip mode's spread on the
-// tracker's /status and /metrics, DESIGN.md §1.6). A peer sends a sketch of its θ with its
+// tracker's /status and /metrics, docs/DESIGN.md §1.6). A peer sends a sketch of its θ with its
 // heartbeat: kSketchSize random projections s_j = Σ_i σ_j(i)·θ_i / √dim, σ_j(i) = ±1 from a hash
 // of i that every peer computes alike. Projections keep distances on average
 // (E‖s(a) − s(b)‖² = kSketchSize·‖a − b‖² / dim), so the tracker gets the spread, the RMS over

@@ -26,7 +26,7 @@
 //   3. all-gather, steps s = 0 .. N−2: the owner sends those bytes; every other member decodes
 //      each chunk into its values and forwards the same bytes unchanged, until N−2.
 // Partial sums are summed in the ring's fixed order and re-quantized at each reduce-scatter hop
-// (DESIGN.md §1.5); with N = 1 the values are the mean already and nothing is sent.
+// (docs/DESIGN.md §1.5); with N = 1 the values are the mean already and nothing is sent.
 //
 // Checks on every received chunk (the sender is the predecessor): it belongs to this round and
 // attempt, comes in order, decodes, and passes check_received(): a partial sum of k updates, the

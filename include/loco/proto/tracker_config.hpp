@@ -85,7 +85,7 @@ struct TrackerCoreConfig {
   float trim = 0.25f;
   std::uint32_t donors_per_resync = 3;
   CustodyConfig custody;
-  // Gossip mode (DESIGN.md §1.6): groups average among themselves, nothing is committed, and a
+  // Gossip mode (docs/DESIGN.md §1.6): groups average among themselves, nothing is committed, and a
   // peer that joins more than gossip_max_lag rounds behind the round most members are at copies
   // a neighbour's state from there (tracker_gossip.cpp): a peer behind stays behind (every peer
   // does one round a phase), and its partners would wait for it, so by default any lag copies.

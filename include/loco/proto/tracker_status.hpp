@@ -47,7 +47,7 @@ struct TrackerStatus {
   // How far the members' parameters are from one another (RMS distance from their mean, per
   // value), from the sketches in their heartbeats (parameter_sketch.hpp) when two or more sent
   // one, else as the driver last learnt it (the simulator); in all-reduce mode 0. Gossip mode
-  // (DESIGN.md §1.6).
+  // (docs/DESIGN.md §1.6).
   double spread = 0;
   // The newest checkpoint custody copy the tracker holds (0 and 0: none), and the bytes it has
   // pulled for custody since it started.

@@ -38,7 +38,7 @@ class AsyncOuterGroup {
   using Handle = std::uint64_t;
 
   virtual ~AsyncOuterGroup() = default;
-  // Members of the group (the M of the eager proxy, DESIGN.md §1.3).
+  // Members of the group (the M of the eager proxy, docs/DESIGN.md §1.3).
   virtual std::size_t members() const = 0;
   // Starts averaging `delta` (fragment `fragment`'s Δ) with the other members'; returns at once.
   // The group copies or encodes `delta` before returning and keeps `landing` for the round.

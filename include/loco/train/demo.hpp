@@ -1,5 +1,5 @@
 #pragma once
-// DeMo, decoupled momentum (DESIGN.md §1.4): every step each member folds its gradient into its
+// DeMo, decoupled momentum (docs/DESIGN.md §1.4): every step a member folds its gradient into its
 // own momentum δ, sends only the top-k DCT components of δ per chunk (removing them from δ), and
 // every member applies the sign of the members' mean to the shared parameters. The maths is in
 // demo_components.hpp; this is the strategy around it.

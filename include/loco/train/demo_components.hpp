@@ -1,5 +1,5 @@
 #pragma once
-// DeMo's maths (DESIGN.md §1.4), apart from the strategy that drives it (demo.hpp), so a test can
+// DeMo's maths (docs/DESIGN.md §1.4) apart from the strategy driving it (demo.hpp), so a test can
 // check one step against a dense computation. Per tensor of the layout, per step:
 //
 //   δ ← β·δ + lr·g                               contribute(): decoupled momentum

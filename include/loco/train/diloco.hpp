@@ -1,5 +1,5 @@
 #pragma once
-// DiLoCo (DESIGN.md §1.1): H inner steps of AdamW on the local copy, then a round: the
+// DiLoCo (docs/DESIGN.md §1.1): H inner steps of AdamW on the local copy, then a round: the
 // pseudo-gradient Δ = θ_old − θ_new (old minus new) averaged over the group, an outer Nesterov
 // step on the shared θ and v, and the local copy reset to the new θ. Inner AdamW state stays
 // local. A skipped round leaves θ as it was: Δ keeps growing until a round succeeds.

@@ -1,5 +1,5 @@
 #pragma once
-// Streaming DiLoCo's fragments and their schedule (DESIGN.md §1.2).
+// Streaming DiLoCo's fragments and their schedule (docs/DESIGN.md §1.2).
 //
 // A fragment is a set of whole layers. The layout's tensors are first cut into layers: maximal
 // runs of consecutive tensors with the same layer key, the name up to its first all-digit

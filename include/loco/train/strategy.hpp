@@ -9,7 +9,7 @@
 //     if (strategy.on_gradients(loop)) loop.optimizer_step();
 //     strategy.after_step(loop);
 //   }
-// Each strategy of DESIGN.md §1 fits it:
+// Each strategy of docs/DESIGN.md §1 fits it:
 //   - DDP (ddp.hpp): on_gradients averages the gradients over the group every step.
 //   - DiLoCo (diloco.hpp): after_step runs a round every H steps: Δ = θ_old − θ_new averaged,
 //     outer Nesterov, θ_local ← θ.

@@ -1,5 +1,5 @@
 #pragma once
-// Streaming DiLoCo (DESIGN.md §1.2) with optional eager updates (§1.3), over an AsyncOuterGroup.
+// Streaming DiLoCo (docs/DESIGN.md §1.2) and its eager updates (§1.3), over an AsyncOuterGroup.
 //
 // The parameters are cut into P fragments of whole layers (fragments.hpp). Fragment p has its
 // slice of the shared outer parameters θ and momentum v. eager = none (the paper's Streaming):

@@ -60,20 +60,20 @@ struct StrategySection {
   std::string codec;  // how updates travel between peers (compress/spec.hpp); empty: the default
   std::string all_reduce = "direct";  // or "ring" (proto/all_reduce.hpp)
   // DiLoCo over a swarm: 0, every round one group of all members (all-reduce mode); g in 2..8,
-  // gossip mode (DESIGN.md §1.6): each round small groups of g average θ, v and Δ among themselves.
+  // gossip mode (docs/DESIGN.md §1.6): each round groups of g average θ, v and Δ among themselves.
   std::size_t gossip_group = 0;
 
   // The codec in effect: `codec`, or the strategy's default (DiLoCo int8:block=256, DDP fp32,
   // DeMo its DCT top-k codec from the demo options).
   std::string codec_spec() const;
-  // Streaming DiLoCo (DESIGN.md §1.2-1.3).
+  // Streaming DiLoCo (docs/DESIGN.md §1.2-1.3).
   std::size_t fragments = 2;                    // P
   std::uint64_t tau = 0;                        // τ < H/P
   float alpha = 0.5f;                           // α-merge weight of the local copy
   std::string layout = "sequential";            // or "strided"
   std::string eager = "none";                   // or "overlapped", "delayed"
   std::string fragment_codec = "fp4:block=64";  // how a fragment's Δ travels (E3M0)
-  // DeMo (DESIGN.md §1.4, demo_components.hpp).
+  // DeMo (docs/DESIGN.md §1.4, demo_components.hpp).
   std::size_t demo_chunk = 64;       // chunk size per dimension (largest divisor ≤ it)
   std::size_t demo_topk = 32;        // DCT coefficients kept per chunk
   float demo_beta = 0.999f;          // momentum decay β
