@@ -16,6 +16,7 @@
 
 #include "loco/core/assert.hpp"
 #include "loco/core/error.hpp"
+#include "loco/net/source_budget.hpp"
 
 namespace loco::tracker {
 namespace asio = boost::asio;
@@ -50,15 +51,20 @@ std::optional<http::status> refusal_for(const beast::error_code& error) {
 // graceful close. One operation is outstanding at a time; handlers hold the session alive.
 class StatusHttpServer::Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, std::shared_ptr<StatusHttpServer> server)
+  Session(tcp::socket socket, std::string source, std::shared_ptr<StatusHttpServer> server)
       : stream_(std::move(socket)),
+        source_(std::move(source)),
         server_(std::move(server)),
         buffer_(2 * server_->limits_.max_header_bytes) {  // a header and the next one's start
     beast::error_code ignored;
     client_ = fmt::format("{}", fmt::streamed(stream_.socket().remote_endpoint(ignored)));
     server_->sessions_.insert(this);
+    ++server_->per_source_[source_];
   }
-  ~Session() { server_->sessions_.erase(this); }
+  ~Session() {
+    server_->sessions_.erase(this);
+    if (--server_->per_source_[source_] == 0) server_->per_source_.erase(source_);
+  }
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
@@ -146,6 +152,7 @@ class StatusHttpServer::Session : public std::enable_shared_from_this<Session> {
   void end_operation() { operation_pending_ = false; }
 
   beast::tcp_stream stream_;
+  std::string source_;  // net::source_of its address: its entry in per_source_
   std::shared_ptr<StatusHttpServer> server_;  // outlives its sessions
   std::string client_;                        // the client's address, for the log
   beast::flat_buffer buffer_;
@@ -213,16 +220,22 @@ void StatusHttpServer::on_accept(const boost::system::error_code& error, tcp::so
     });
     return;
   }
-  if (sessions_.size() >= limits_.max_connections) {
+  boost::system::error_code ignored;
+  const tcp::endpoint remote = socket.remote_endpoint(ignored);
+  std::string source = net::source_of(remote.address());
+  const auto from_source = per_source_.find(source);
+  const bool source_full = from_source != per_source_.end() &&
+                           from_source->second >= limits_.max_connections_per_address;
+  if (sessions_.size() >= limits_.max_connections || source_full) {
     if (!at_cap_logged_)
-      spdlog::warn("status server: {} connections open, the most allowed: closing new ones",
-                   sessions_.size());
+      spdlog::warn(
+          "status server: {} connections open, {} from {}, the most allowed: closing new ones",
+          sessions_.size(), source_full ? from_source->second : 0, source);
     at_cap_logged_ = true;
-    boost::system::error_code ignored;
     socket.close(ignored);
   } else {
     at_cap_logged_ = false;
-    std::make_shared<Session>(std::move(socket), shared_from_this())->start();
+    std::make_shared<Session>(std::move(socket), std::move(source), shared_from_this())->start();
   }
   accept();
 }

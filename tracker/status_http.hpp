@@ -4,17 +4,21 @@
 //
 // It faces the public internet, so everything a client can make it hold is bounded: request
 // headers (431 past the limit), no request body (413), the time to send a request or take a
-// response, the requests per keep-alive connection, and the number of open connections (a
-// connection past the cap is closed at once), and so is the work it asks of the tracker (the
-// status is rendered at most once per status_max_age). It runs on the tracker's io_context, which
-// must be run by one thread: handlers never block, and log a failure once rather than throw.
+// response, the requests per keep-alive connection, and the number of open connections, in all
+// and from one address (an IPv6 /64; a connection past a cap is closed at once, so one client
+// holding connections open cannot take the page from everyone else), and so is the work it asks of
+// the tracker (the status is rendered at most once per status_max_age). It runs on the tracker's
+// io_context, which must be run by one thread: handlers never block, and log a failure once rather
+// than throw.
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstddef>
+#include <map>
 #include <memory>
+#include <string>
 #include <unordered_set>
 
 #include "tracker/status_routes.hpp"
@@ -23,6 +27,7 @@ namespace loco::tracker {
 
 struct StatusHttpLimits {
   std::size_t max_connections = 64;
+  std::size_t max_connections_per_address = 8;  // a browser opens at most 6 per host
   std::uint32_t max_header_bytes = 8 * 1024;
   // To read one request (from its first byte or, on a kept-alive connection, from the last
   // response) and to write one response.
@@ -66,8 +71,9 @@ class StatusHttpServer : public std::enable_shared_from_this<StatusHttpServer> {
   boost::asio::ip::tcp::endpoint endpoint_;
   StatusHttpLimits limits_;
   StatusRenderer renderer_;
-  std::unordered_set<Session*> sessions_;  // each removes itself when it ends
-  bool at_cap_logged_ = false;             // a full server is logged once, not per connection
+  std::unordered_set<Session*> sessions_;          // each removes itself when it ends
+  std::map<std::string, std::size_t> per_source_;  // open connections by net::source_of
+  bool at_cap_logged_ = false;  // a full server (or source) is logged once, not per connection
   bool stopped_ = false;
 };
 

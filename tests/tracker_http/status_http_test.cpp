@@ -157,6 +157,20 @@ TEST(StatusHttpServer, ConnectionsPastTheCapAreClosedAtOnce) {
   EXPECT_EQ(served.response.result(), http::status::ok);
 }
 
+// One client holding connections open takes at most its address's share of the server, so the
+// others are still served. Every client here comes from 127.0.0.1: the third is past that cap.
+TEST(StatusHttpServer, ConnectionsPastTheCapOfOneAddressAreClosedAtOnce) {
+  ServerThread server(sample_source(),
+                      Limits{.max_connections = 8, .max_connections_per_address = 2});
+  TestClient first(server.endpoint());
+  TestClient second(server.endpoint());
+  ASSERT_FALSE(first.get("/status").error);
+  ASSERT_FALSE(second.get("/status").error);
+  TestClient third(server.endpoint());
+  expect_closed_by_server(third.read_response());
+  EXPECT_EQ(server.connections(), 2u) << "the total cap is 8: the address's cap closed it";
+}
+
 TEST(StatusHttpServer, StopClosesOpenConnections) {
   ServerThread server(sample_source());
   TestClient client(server.endpoint());
