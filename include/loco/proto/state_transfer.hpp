@@ -1,5 +1,5 @@
 #pragma once
-// Fetching the run's state from several donors at once, sans-I/O (docs/SWARM.md, "Recovery").
+// Fetching the run's state from several donors at once, sans-I/O (docs/DESIGN.md §2.4).
 //
 // A newcomer (or a peer out of sync) knows from the tracker the round and the state hash the
 // majority holds, and a few donors. StateFetcher asks each donor for its manifest, keeps the

@@ -3,7 +3,7 @@
 // eviction, signed membership views, rounds (quorum, group, commit, abort and retry), and the
 // registry of shared-state hashes that tells out-of-sync peers where to fetch the state. No
 // socket, no clock, no randomness: the driver (tracker/ over net/, or sim/) passes `now` in and
-// moves the messages. docs/TRACKER_PROTOCOL.md describes the protocol it speaks.
+// moves the messages. docs/TRACKER.md describes the rules it applies.
 //
 // Peers are named by their authenticated identity key: the driver keeps one connection per key
 // (a new connection from a key replaces the old one without a disconnect event), says which

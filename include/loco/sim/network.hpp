@@ -42,7 +42,7 @@ using NodeId = std::uint32_t;
 struct NetworkConfig {
   std::uint64_t seed = 0;
   std::size_t frame_overhead = 40;    // bytes the secure channel adds to a message
-  double crypto_bytes_per_s = 1.1e9;  // AEAD (docs/STACK.md); 0: free
+  double crypto_bytes_per_s = 1.1e9;  // AEAD (docs/PROTOCOL.md, measured); 0: free
   Duration handshake_cost = std::chrono::microseconds(300);  // key agreement + signatures
   Duration connect_timeout = std::chrono::seconds(10);
   Duration stall_timeout = std::chrono::seconds(15);
