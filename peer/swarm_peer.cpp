@@ -227,6 +227,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
       }
       ++interval_steps;
       ++round_steps;
+      group.note_phase_loss(static_cast<float>(round_loss / static_cast<double>(round_steps)));
       faults.inner_step(strategy.shared().round() + 1);
       if (async_group.in_flight()) ++in_flight_steps;
       strategy.after_step(loop);

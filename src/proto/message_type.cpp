@@ -20,7 +20,7 @@ constexpr std::array kMessages = {
     MessageInfo{MessageType::join_request, 1, "join request", 64 * kKiB, Route::peer_to_tracker},
     MessageInfo{MessageType::heartbeat, 2, "heartbeat", 1 * kKiB, Route::peer_to_tracker},
     MessageInfo{MessageType::leave, 1, "leave", 4 * kKiB, Route::peer_to_tracker},
-    MessageInfo{MessageType::ready, 1, "ready", 1 * kKiB, Route::peer_to_tracker},
+    MessageInfo{MessageType::ready, 2, "ready", 1 * kKiB, Route::peer_to_tracker},
     MessageInfo{MessageType::round_done, 1, "round done", 1 * kKiB, Route::peer_to_tracker},
     MessageInfo{MessageType::round_failed, 1, "round failed", 4 * kKiB, Route::peer_to_tracker},
     MessageInfo{MessageType::state_report, 1, "state report", 1 * kKiB, Route::peer_to_tracker},

@@ -241,6 +241,7 @@ std::vector<std::byte> encode(const Ready& m) {
   w.u64(m.round);
   w.f32(m.update_norm);
   w.bytes(m.base_hash);
+  w.f32(m.loss);
   return w.finish();
 }
 
@@ -251,6 +252,7 @@ Ready decode<Ready>(std::span<const std::byte> body) {
   m.round = r.u64();
   m.update_norm = r.f32();
   m.base_hash = digest(r);
+  m.loss = r.f32();
   r.expect_end();
   return m;
 }

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "loco/proto/tracker_core.hpp"
 
@@ -37,8 +39,10 @@ void TrackerCore::handle_ready(TimePoint now, const PeerKey& from, const Ready& 
                           .retry = false});
     return;
   }
-  ready_[from] =
-      ReadyEntry{.update_norm = ready.update_norm, .upload_bps = m.member.upload_bps, .at = now};
+  ready_[from] = ReadyEntry{.update_norm = ready.update_norm,
+                            .loss = ready.loss,
+                            .upload_bps = m.member.upload_bps,
+                            .at = now};
   first_ready_ = std::min(first_ready_, now);
 }
 
@@ -219,12 +223,19 @@ void TrackerCore::commit(TimePoint now, const Digest& hash) {
   committed_round_ = next_round();
   committed_hash_ = hash;
   double loss_sum = 0;
+  std::size_t losses = 0;
   for (const auto& [key, reported] : attempt.done) {
     MemberRecord& m = members_.at(key);
     m.state_round = committed_round_;
     m.state_hash = reported;
-    if (reported == hash) m.rounds_missed = 0;
-    loss_sum += m.stats.loss;
+    if (reported != hash) continue;
+    m.rounds_missed = 0;
+    // The loss of the steps behind its update, as it said when ready (a claim: shown only).
+    const auto entry = ready_.find(key);
+    if (entry != ready_.end() && std::isfinite(entry->second.loss) && entry->second.loss >= 0) {
+      loss_sum += entry->second.loss;
+      ++losses;
+    }
   }
   history_.push_back(RoundRecord{
       .round = committed_round_,
@@ -232,7 +243,8 @@ void TrackerCore::commit(TimePoint now, const Digest& hash) {
           unix_ms_at_zero_ +
           std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count()),
       .group_size = static_cast<std::uint32_t>(attempt.members.size()),
-      .mean_loss = static_cast<float>(loss_sum / static_cast<double>(attempt.done.size())),
+      .mean_loss = losses == 0 ? std::numeric_limits<float>::quiet_NaN()
+                               : static_cast<float>(loss_sum / static_cast<double>(losses)),
       .state_hash = hash});
   if (history_.size() > TrackerSnapshot::kMaxHistory) history_.erase(history_.begin());
   previous_group_ = attempt.members;

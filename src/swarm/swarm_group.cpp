@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
+#include <future>
 
 #include "loco/core/assert.hpp"
 #include "loco/core/error.hpp"
@@ -124,9 +125,11 @@ void SwarmGroup::begin_round(std::uint64_t round, std::span<const float> delta, 
   LOCO_ASSERT(begun_ == 0, "a swarm round begun before the last one ended");
   begun_ = round;
   reported_here_ = static_cast<bool>(tentative);
-  post([this, round, norm, base = current_, delta = std::vector<float>(delta.begin(), delta.end()),
+  const proto::Ready ready{
+      .round = round, .update_norm = norm, .base_hash = current_, .loss = phase_loss_};
+  post([this, ready, delta = std::vector<float>(delta.begin(), delta.end()),
         tentative = std::move(tentative)]() mutable {
-    session_.ready(round, norm, base, std::move(delta), std::move(tentative));
+    session_.ready(ready, std::move(delta), std::move(tentative));
   });
 }
 
@@ -144,10 +147,11 @@ train::RoundResult SwarmGroup::end_round(const train::RoundInput& input) {
 train::RoundResult SwarmGroup::run_gather(const train::GatherInput& input) {
   LOCO_ASSERT(begun_ == 0, "a gather round begun while another round is open");
   reported_here_ = false;
-  post([this, round = input.round, base = current_,
+  const proto::Ready ready{.round = input.round, .base_hash = current_, .loss = phase_loss_};
+  post([this, ready,
         part = std::vector<std::byte>(input.contribution.begin(),
                                       input.contribution.end())]() mutable {
-    session_.ready_gather(round, base, std::move(part));
+    session_.ready_gather(ready, std::move(part));
   });
   return landed(attempt_round(
       input.round, [&](const SwarmEvent& e) { return input.tentative(*e.parts); }, input.install));
@@ -297,13 +301,20 @@ void SwarmGroup::publish(const proto::Heartbeat& heartbeat) {
 void SwarmGroup::leave(const std::string& reason) {
   if (left_) return;
   left_ = true;
-  post([this, reason] {
+  std::promise<void> session_left;
+  std::future<void> left_here = session_left.get_future();
+  post([this, reason, &session_left] {
     session_.leave(reason);
+    session_left.set_value();
     // The leave message and the close frames go out; peers that do not answer are not waited for.
     grace_.expires_after(std::chrono::seconds(2));
     grace_.async_wait([this](const boost::system::error_code&) { io_.stop(); });
   });
   work_.reset();
+  // Until the session has left, the network thread may read the tentative state of an
+  // asynchronous round (a commit that arrives meanwhile is served from it), which the caller frees
+  // when it returns. The io thread runs until the grace above ends, so this wait ends.
+  left_here.wait();
 }
 
 }  // namespace loco::swarm

@@ -190,23 +190,23 @@ void SwarmSession::on_client_event(const proto::ClientEvent& e) {
   }
 }
 
-void SwarmSession::ready(std::uint64_t round, float norm, const Digest& base,
-                         std::vector<float> delta, Tentative tentative) {
+void SwarmSession::ready(const proto::Ready& ready, std::vector<float> delta, Tentative tentative) {
   if (config_.poison == "scale")
     for (float& v : delta) v *= 1000.0f;
-  if (config_.poison == "nan") norm = std::numeric_limits<float>::quiet_NaN();
   delta_ = std::move(delta);
   tentative_ = std::move(tentative);
   gather_ = false;
-  announce_ready(round, norm, base);
+  proto::Ready told = ready;
+  if (config_.poison == "nan") told.update_norm = std::numeric_limits<float>::quiet_NaN();
+  announce_ready(told);
 }
 
-void SwarmSession::ready_gather(std::uint64_t round, const Digest& base,
-                                std::vector<std::byte> part) {
+void SwarmSession::ready_gather(proto::Ready ready, std::vector<std::byte> part) {
   part_ = std::move(part);
   tentative_ = {};
   gather_ = true;
-  announce_ready(round, 0.0f, base);
+  ready.update_norm = 0;
+  announce_ready(ready);
 }
 
 void SwarmSession::ready_gossip(std::uint64_t round, std::vector<float> packed) {
@@ -268,9 +268,9 @@ void SwarmSession::post_alone() {
   mailbox_.post(std::move(out));
 }
 
-void SwarmSession::announce_ready(std::uint64_t round, float norm, const Digest& base) {
-  ready_round_ = round;
-  ready_ = proto::Ready{.round = round, .update_norm = norm, .base_hash = base};
+void SwarmSession::announce_ready(const proto::Ready& ready) {
+  ready_round_ = ready.round;
+  ready_ = ready;
   client_->ready(ready_);
   link_->flush();
 }
@@ -583,6 +583,9 @@ void SwarmSession::stats(const proto::Heartbeat& heartbeat) {
 }
 
 void SwarmSession::leave(const std::string& reason) {
+  // Nothing the compute thread owns is read from here on: it frees its state once we are out.
+  tentative_ = {};
+  tentative_state_ = nullptr;
   if (client_) client_->leave(reason);
   if (link_) link_->stop();
   if (mesh_) mesh_->stop();

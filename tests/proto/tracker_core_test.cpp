@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "loco/core/error.hpp"
 #include "tracker_harness.hpp"
 
@@ -14,6 +17,33 @@ namespace {
 
 using namespace testing;
 using Kind = ClientEvent::Kind;
+
+// A committed round's loss on the status page is the mean of what its committing members said when
+// ready (the loss of the steps behind their updates), not their last heartbeats: those lag a round
+// and are 0 before the first. None said: unknown (NaN, a gap), not 0.
+TEST(TrackerCore, ARoundsLossIsWhatItsMembersSaidWhenReady) {
+  Harness h;
+  h.start();
+  for (std::uint8_t n = 1; n <= 3; ++n) h.join(n);
+  const auto ready = [&](std::uint8_t n, float loss) {
+    const TrackerSnapshot s = h.tracker->snapshot();
+    h.peers.at(n).client->ready(Ready{.round = s.committed_round + 1,
+                                      .update_norm = 1.0f,
+                                      .base_hash = s.committed_hash,
+                                      .loss = loss});
+    h.pump();
+  };
+  ready(1, 2.0f);
+  ready(2, 3.0f);
+  ready(3, std::numeric_limits<float>::quiet_NaN());  // not known: left out of the mean
+  h.finish_round();
+  for (std::uint8_t n = 1; n <= 3; ++n) h.ready(n);  // Ready's default loss: unknown
+  h.finish_round({}, digest_of(2));
+  const auto history = h.tracker->status(h.now).history;
+  ASSERT_EQ(history.size(), 2u);
+  EXPECT_EQ(history[0].mean_loss, 2.5f);
+  EXPECT_TRUE(std::isnan(history[1].mean_loss));
+}
 
 TEST(TrackerCore, EachAdmissionPolicyAdmitsOrRefusesWithAReason) {
   {

@@ -78,6 +78,10 @@ TEST(TrackerMessages, EveryMessageRoundTrips) {
   const auto f = decode<RoundFailed>(encode(
       RoundFailed{.round = 1, .attempt = 1, .reason = "nan", .suspect = key(3).public_key()}));
   EXPECT_EQ(f.suspect, key(3).public_key());
+  const Ready ready{.round = 5, .update_norm = 0.5f, .base_hash = digest_of(4), .loss = 2.25f};
+  EXPECT_EQ(decode<Ready>(encode(ready)).loss, 2.25f);
+  EXPECT_EQ(decode<Ready>(encode(ready)).base_hash, digest_of(4));
+  expect_refused_when_damaged<Ready>(encode(ready));
   const auto r = decode<Resync>(encode(
       Resync{.round = 4, .state_hash = digest_of(4), .donors = {{key(1).public_key(), "a:1"}}}));
   EXPECT_EQ(r.donors[0].address, "a:1");

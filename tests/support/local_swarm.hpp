@@ -104,7 +104,7 @@ inline void expect_newcomer_catches_up(LocalSwarm& swarm, std::vector<PeerProces
   for (PeerProcess* p : members) ASSERT_TRUE(p->wait_round(first + rounds)) << swarm.logs();
   EXPECT_TRUE(same_states(members, first, first + rounds)) << swarm.logs();
   EXPECT_NE(newcomer.log().find("fetched the state of round"), std::string::npos) << newcomer.log();
-  for (PeerProcess* p : members) EXPECT_EQ(p->process().stop(SIGTERM), 0);
+  for (PeerProcess* p : members) EXPECT_EQ(p->process().stop(SIGTERM), 0) << swarm.logs();
 }
 
 // Two peers train (steps of 50 ms, min-peers 2) past round 5, then a newcomer joins and must catch

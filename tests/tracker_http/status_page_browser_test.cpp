@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <optional>
 #include <sstream>
 
@@ -120,6 +121,30 @@ TEST_F(StatusPageBrowser, ShowsEveryPeerAndTheLossChart) {
   const std::string live = between(dom, "<span id=\"live-text\">", "</span>");
   EXPECT_NE(live.find(">updated "), std::string::npos)
       << "the page's last fetch of /status failed: " << live;
+}
+
+// Each committed round at the loss its members reported, and a gap where none did: the line breaks
+// there, nothing is drawn at zero, and a round between two gaps is a point of its own.
+TEST_F(StatusPageBrowser, TheLossChartLeavesAGapWhereNoLossIsKnown) {
+  proto::TrackerStatus status;
+  status.run_id = "gaps";
+  const float unknown = std::numeric_limits<float>::quiet_NaN();
+  const float losses[] = {3.0f, 2.0f, 1.75f, unknown, 1.5f, 1.25f, unknown, 1.125f};
+  for (std::uint64_t round = 1; round <= 8; ++round)
+    status.history.push_back(proto::RoundRecord{.round = round,
+                                                .unix_ms = 1'700'000'000'000ull + 1000 * round,
+                                                .group_size = 3,
+                                                .mean_loss = losses[round - 1],
+                                                .state_hash = {}});
+  const BrowserRun run = run_chromium(*chromium_, dir_, serve(status), "--dump-dom");
+  ASSERT_EQ(run.exit_code, 0) << read_file(dir_ / "chromium.log");
+  const std::string chart = between(run.output, "<svg id=\"loss-chart\"", "</svg>");
+  EXPECT_EQ(occurrences(chart, "class=\"loss-line\""), 3u) << chart;
+  EXPECT_EQ(occurrences(chart, "class=\"loss-point\""), 6u) << chart;
+  for (const char* point : {"round 1: loss 3.0000", "round 3: loss 1.7500", "round 5: loss 1.5000",
+                            "round 8: loss 1.1250"})
+    EXPECT_NE(chart.find(point), std::string::npos) << point << "\n" << chart;
+  EXPECT_EQ(chart.find("round 4:"), std::string::npos) << chart;
 }
 
 TEST_F(StatusPageBrowser, AnEmptyRunSaysSo) {

@@ -15,6 +15,7 @@ using PeerKey = secure::PublicKey;
 
 struct ReadyEntry {
   float update_norm = 0;
+  float loss = 0;  // as the member says (Ready::loss): for the status page only
   std::uint64_t upload_bps = 0;
   TimePoint at{};
 };

@@ -1,14 +1,16 @@
 #pragma once
-// The messages between a peer and the tracker (docs/TRACKER_PROTOCOL.md has each field and the
-// order they come in). Each struct has its MessageType; encode() writes the version byte and the
-// fields, decode<T>() checks the size against the type's limit, the version, every length and
-// count before it allocates, and that nothing trails, and throws Error(format) naming the message.
+// The messages between a peer and the tracker (docs/PROTOCOL.md, "Peer ↔ tracker messages"): each
+// struct's fields in the order they are written. Each struct has its MessageType; encode() writes
+// the version byte and the fields, decode<T>() checks the size against the type's limit, the
+// version, every length and count before it allocates, and that nothing trails, and throws
+// Error(format) naming the message.
 //
 // The membership view is signed by the tracker (encode_signed_view / open_signed_view), so a peer
 // can tell a view from the tracker from one a member forged.
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -130,6 +132,9 @@ struct Ready {
   std::uint64_t round = 0;  // the round this peer's update is for
   float update_norm = 0;    // ‖Δ‖₂ of its update; NaN or inf: the update is broken
   Digest base_hash{};       // hash of the state the update was computed from (round − 1)
+  // The mean training loss of the steps that made the update (the round's loss on the status
+  // page); NaN: not known. Shown, never acted on.
+  float loss = std::numeric_limits<float>::quiet_NaN();
 };
 
 struct Group {

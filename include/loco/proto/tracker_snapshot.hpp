@@ -6,6 +6,7 @@
 // File format (little-endian, written atomically by the server):
 //   "loco-tracker-state" ‖ u8 version 1 ‖ fields below ‖ BLAKE2b-256 of everything before it.
 
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -21,9 +22,17 @@ struct RoundRecord {
   std::uint64_t round = 0;
   std::uint64_t unix_ms = 0;  // when it was committed (the driver's wall clock; display only)
   std::uint32_t group_size = 0;
-  float mean_loss = 0;  // of the group's last heartbeats (NaN when unknown)
+  // The mean of the losses its committing members said their updates were trained at (Ready::
+  // loss); NaN when none said.
+  float mean_loss = 0;
   Digest state_hash{};
-  bool operator==(const RoundRecord&) const = default;
+  // The same record: an unknown loss equals an unknown loss (NaN bits), as a saved file must.
+  bool operator==(const RoundRecord& other) const {
+    return round == other.round && unix_ms == other.unix_ms && group_size == other.group_size &&
+           std::bit_cast<std::uint32_t>(mean_loss) ==
+               std::bit_cast<std::uint32_t>(other.mean_loss) &&
+           state_hash == other.state_hash;
+  }
 };
 
 struct TrackerSnapshot {

@@ -28,6 +28,7 @@
 // run_round is both at once. One round at a time: end_round before the next begin_round.
 
 #include <atomic>
+#include <limits>
 #include <memory>
 #include <thread>
 
@@ -76,7 +77,11 @@ class SwarmGroup final : public train::OuterGroup, public train::GatherGroup {
 
   // Figures for the next heartbeat (the tracker's status page shows them).
   void publish(const proto::Heartbeat& heartbeat);
-  // Tells the tracker and stops the network thread.
+  // The mean training loss of the steps since the last round: the next ready tells the tracker,
+  // whose status page shows it as that round's loss.
+  void note_phase_loss(float loss) { phase_loss_ = loss; }
+  // Tells the tracker and stops the network thread. Once it returns, the network thread reads
+  // nothing the caller owns (the strategy's tentative state may be freed).
   void leave(const std::string& reason);
   const TrafficCounters& traffic() const { return traffic_; }
   double network_wait_s() const { return wait_s_; }
@@ -111,6 +116,7 @@ class SwarmGroup final : public train::OuterGroup, public train::GatherGroup {
   double wait_s_ = 0;  // seconds the compute thread spent waiting on rounds
   train::RoundResult last_round_;
   std::uint64_t rounds_run_ = 0;
+  float phase_loss_ = std::numeric_limits<float>::quiet_NaN();
   Digest current_{};            // the shared state's hash (the class comment)
   std::uint64_t begun_ = 0;     // the round begun and not ended, 0: none
   bool reported_here_ = false;  // the network thread reports the tentative hash (begin_round)

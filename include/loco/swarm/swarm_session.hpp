@@ -83,11 +83,10 @@ class SwarmSession {
   // round lands, up to H steps later: until then its own copy is the round before). Without it
   // the compute thread computes and reports the hash (round_done).
   using Tentative = std::function<const train::SharedState&(std::span<const float> mean)>;
-  void ready(std::uint64_t round, float norm, const Digest& base, std::vector<float> delta,
-             Tentative tentative = {});
+  void ready(const proto::Ready& ready, std::vector<float> delta, Tentative tentative = {});
   // Ready for a round whose group all-gathers one message per member (DeMo's components): the
   // mean event carries every member's part. Not screened by norm (the tracker is told 0).
-  void ready_gather(std::uint64_t round, const Digest& base, std::vector<std::byte> part);
+  void ready_gather(proto::Ready ready, std::vector<std::byte> part);
   // Gossip mode: averages `packed` (θ ‖ v ‖ Δ) in this peer's gossip group for `round`, with no
   // tracker round; the mean event carries the group's mean and its size, or this peer's own
   // `packed` and 1 when it ends up alone.
@@ -109,7 +108,7 @@ class SwarmSession {
   // A state-transfer message to a peer over the mesh, or to the tracker over its link (custody).
   void send_state(const proto::PeerKey& to, const std::string& address, proto::MessageType type,
                   std::vector<std::byte> body);
-  void announce_ready(std::uint64_t round, float norm, const Digest& base);
+  void announce_ready(const proto::Ready& ready);
   // The round's collective: an all-reduce, or an all-gather after ready_gather.
   void start_collective(const proto::Group& group);
   void deliver(const proto::PeerKey& from, proto::MessageType type,
