@@ -40,18 +40,7 @@ int main(int argc, char** argv) {
   std::signal(SIGTERM, request_stop);
   try {
     const loco::train::TrainSummary s = loco::train::run_training(config, &g_stop);
-    std::printf("trained %s with %zu parameters: steps %llu..%llu in %.1f s (%.0f tokens/s)\n",
-                config.model.kind.c_str(), s.parameters,
-                static_cast<unsigned long long>(s.start_step),
-                static_cast<unsigned long long>(s.end_step), s.seconds, s.tokens_per_second);
-    std::printf("final train loss %.4f, validation loss %.4f", s.train_loss,
-                s.val_loss.value_or(0));
-    if (s.entropy_floor) {
-      std::printf(", entropy floor %.4f (validation %+.1f%% above it)", *s.entropy_floor,
-                  100.0 * (s.val_loss.value_or(0) / *s.entropy_floor - 1.0));
-    }
-    std::printf("\nparameters blake2b %s\n", s.params_blake2b.c_str());
-    if (!s.checkpoint.empty()) std::printf("checkpoint %s\n", s.checkpoint.c_str());
+    std::fputs(loco::train::describe(s, config).c_str(), stdout);
     return 0;
   } catch (const loco::Error& e) {
     spdlog::error("loco-train: {}", e.what());  // what() starts with the category

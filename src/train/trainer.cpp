@@ -1,9 +1,13 @@
 #include "loco/train/trainer.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "loco/core/hash.hpp"
 #include "loco/train/inner_loop.hpp"
@@ -76,6 +80,9 @@ TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* st
   const std::uint64_t last_step = config.train.stop_at > 0
                                       ? std::min(config.train.stop_at, config.train.steps)
                                       : config.train.steps;
+  if (summary.start_step >= last_step)
+    spdlog::info("nothing to train: the checkpoint is at step {}, and the run ends at step {}",
+                 summary.start_step, last_step);
   auto checkpoint = [&] {
     if (config.train.checkpoint.empty()) return;
     save_train_state(config.train.checkpoint, arenas,
@@ -112,14 +119,15 @@ TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* st
       const auto now = Clock::now();
       const double interval_s = std::chrono::duration<double>(now - interval_start).count();
       const double elapsed_s = std::chrono::duration<double>(now - start).count();
-      summary.train_loss = static_cast<float>(interval_loss / interval_steps);
+      const float interval_mean = static_cast<float>(interval_loss / interval_steps);
+      summary.train_loss = interval_mean;
       const double eta_s =
           elapsed_s / static_cast<double>(step - summary.start_step) * (last_step - step);
       spdlog::info(
           "step {:>6}/{} | loss {:.4f}{} | lr {:.2e} | grad norm {:.3f} | {:.0f} tok/s | "
           "ETA {}",
-          step, config.train.steps, summary.train_loss,
-          versus_floor(summary.train_loss, summary.entropy_floor), lr, grad_norm,
+          step, config.train.steps, interval_mean,
+          versus_floor(interval_mean, summary.entropy_floor), lr, grad_norm,
           loop.tokens_per_step() * interval_steps / interval_s, format_duration(eta_s));
       interval_start = now;
       interval_loss = 0;
@@ -154,6 +162,32 @@ TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* st
   }
   summary.params_blake2b = to_hex(blake2b(loop.params()));
   return summary;
+}
+
+std::string describe(const TrainSummary& s, const TrainConfig& config) {
+  std::string out;
+  if (s.end_step == s.start_step) {
+    out +=
+        fmt::format("nothing to train: {} of {} parameters, the checkpoint is at step {} of {}\n",
+                    config.model.kind, s.parameters, s.end_step, config.train.steps);
+  } else {
+    out += fmt::format(
+        "trained {} with {} parameters: steps {}..{} in {:.1f} s ({:.0f} tokens/s)\n",
+        config.model.kind, s.parameters, s.start_step, s.end_step, s.seconds, s.tokens_per_second);
+  }
+  std::vector<std::string> losses;
+  if (s.train_loss) losses.push_back(fmt::format("final train loss {:.4f}", *s.train_loss));
+  if (s.val_loss) {
+    losses.push_back(fmt::format("validation loss {:.4f}", *s.val_loss));
+    if (s.entropy_floor)
+      losses.push_back(fmt::format("entropy floor {:.4f} (validation {:+.1f}% above it)",
+                                   *s.entropy_floor,
+                                   100.0 * (*s.val_loss / *s.entropy_floor - 1.0)));
+  }
+  if (!losses.empty()) out += fmt::format("{}\n", fmt::join(losses, ", "));
+  out += fmt::format("parameters blake2b {}\n", s.params_blake2b);
+  if (!s.checkpoint.empty()) out += fmt::format("checkpoint {}\n", s.checkpoint);
+  return out;
 }
 
 }  // namespace loco::train

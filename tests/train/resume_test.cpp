@@ -64,6 +64,31 @@ TEST(Resume, CheckpointAndRestartContinuesBitForBit) {
   EXPECT_EQ(resumed.val_loss, straight.val_loss);
 }
 
+// A run resumed at its last step trains nothing and says so, with the checkpoint's own figures:
+// no train loss or speed of no steps (it printed "final train loss 0.0000 ... 0 tokens/s").
+TEST(Resume, AFinishedRunResumedSaysItHadNothingToDo) {
+  test::TempDir dir;
+  TrainConfig finished = small_run(1);
+  finished.train.checkpoint = (dir / "end.safetensors").string();
+  const TrainSummary first = run_training(finished);
+  EXPECT_NE(describe(first, finished).find("trained "), std::string::npos);
+  EXPECT_NE(describe(first, finished).find("final train loss"), std::string::npos);
+
+  TrainConfig again = small_run(1);
+  again.train.resume = finished.train.checkpoint;
+  const TrainSummary resumed = run_training(again);
+  EXPECT_EQ(resumed.start_step, 8u);
+  EXPECT_EQ(resumed.end_step, 8u);
+  EXPECT_FALSE(resumed.train_loss);
+  EXPECT_EQ(resumed.val_loss, first.val_loss) << "the checkpoint's own validation loss";
+  const std::string text = describe(resumed, again);
+  EXPECT_NE(text.find("nothing to train: gpt of "), std::string::npos) << text;
+  EXPECT_NE(text.find("the checkpoint is at step 8 of 8"), std::string::npos) << text;
+  EXPECT_EQ(text.find("train loss"), std::string::npos) << text;
+  EXPECT_EQ(text.find("tokens/s"), std::string::npos) << text;
+  EXPECT_NE(text.find("parameters blake2b " + first.params_blake2b), std::string::npos) << text;
+}
+
 TEST(Resume, RefusesACheckpointOfAnotherModel) {
   test::TempDir dir;
   TrainConfig run = small_run(1);

@@ -17,7 +17,7 @@ struct TrainSummary {
   std::uint64_t start_step = 0;  // where this process began (> 0 after a resume)
   std::uint64_t end_step = 0;    // steps completed when it stopped
   std::size_t parameters = 0;
-  float train_loss = 0;                 // mean over the last progress interval
+  std::optional<float> train_loss;      // mean over the last progress interval; none: no step ran
   std::optional<float> val_loss;        // at end_step
   std::optional<double> entropy_floor;  // nats per token, for the Markov source
   double seconds = 0;
@@ -30,5 +30,10 @@ struct TrainSummary {
 // checkpoint, when `stop` becomes true (e.g. from a SIGINT handler). Throws loco::Error for bad
 // options, unreadable data or a checkpoint that does not match the run.
 TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* stop = nullptr);
+
+// What loco-train prints at the end: what was trained and how fast, the losses, the parameters'
+// hash and the checkpoint. A run resumed at its last step says it had nothing to do and gives the
+// checkpoint's own figures (its validation loss and hash), not a loss or a speed of no steps.
+std::string describe(const TrainSummary& summary, const TrainConfig& config);
 
 }  // namespace loco::train
