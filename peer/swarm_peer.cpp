@@ -145,7 +145,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
 
     // 2. Its own checkpoint, if it has one: it may still hold the run's current state.
     const auto arenas = peer_arenas(loop, strategy);
-    const std::string identity = config.identity();
+    const std::string identity = train::checkpoint_identity(config, corpus);
     std::string cursor;
     bool resumed = false;
     if (!o.checkpoint.empty() && std::filesystem::exists(o.checkpoint)) {

@@ -1,6 +1,9 @@
 #include "loco/train/corpus.hpp"
 
+#include <fmt/format.h>
+
 #include "loco/core/error.hpp"
+#include "loco/core/hash.hpp"
 #include "loco/data/markov_source.hpp"
 
 namespace loco::train {
@@ -26,10 +29,17 @@ Corpus::Corpus(const DataSection& config, std::uint32_t vocab) {
     validation_file_.emplace(config.val_file, vocab);
     train_ = train_file_->tokens();
     validation_ = validation_file_->tokens();
+    content_identity_ = fmt::format("data.train-tokens={}\ndata.val-tokens={}\n",
+                                    to_hex(blake2b(std::as_bytes(train_))),
+                                    to_hex(blake2b(std::as_bytes(validation_))));
   } else {
     throw Error(ErrorCategory::config,
                 "data.source must be 'markov' or 'files', not '" + config.source + "'");
   }
+}
+
+std::string checkpoint_identity(const TrainConfig& config, const Corpus& corpus) {
+  return config.identity() + corpus.content_identity();
 }
 
 }  // namespace loco::train

@@ -91,9 +91,7 @@ std::string TrainConfig::identity() const {
         "data.markov-seed={}\ndata.markov-train-tokens={}\ndata.markov-val-tokens={}\n",
         m.order, m.successors, m.uniform_mix, m.seed, data.markov_train_tokens,
         data.markov_val_tokens);
-  } else {
-    s += fmt::format("data.train-file={}\ndata.val-file={}\n", data.train_file, data.val_file);
-  }
+  }  // token files: by content (checkpoint_identity), not by path
   s += fmt::format("train.steps={}\ntrain.batch={}\ntrain.seed={}\n", train.steps, train.batch,
                    train.seed);
   s += fmt::format("strategy.kind={}\n", strategy.kind);

@@ -62,7 +62,7 @@ TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* st
   TrainSummary summary;
   summary.parameters = loop.layout()->parameter_count();
   summary.entropy_floor = corpus.entropy_floor();
-  const std::string identity = config.identity();
+  const std::string identity = checkpoint_identity(config, corpus);
   const std::vector<NamedArena> arenas = state_arenas(loop, *strategy);
   Start how = Start::fresh;
   if (!config.train.resume.empty()) {

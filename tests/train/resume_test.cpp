@@ -3,12 +3,15 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "../support/temp_dir.hpp"
 #include "loco/core/error.hpp"
+#include "loco/data/token_file.hpp"
 #include "loco/train/trainer.hpp"
 
 namespace loco::train {
@@ -87,6 +90,51 @@ TEST(Resume, AFinishedRunResumedSaysItHadNothingToDo) {
   EXPECT_EQ(text.find("train loss"), std::string::npos) << text;
   EXPECT_EQ(text.find("tokens/s"), std::string::npos) << text;
   EXPECT_NE(text.find("parameters blake2b " + first.params_blake2b), std::string::npos) << text;
+}
+
+// A run on token files is resumed by the files' content: the same tokens at another path resume,
+// other tokens at the same path are refused, naming the data.
+TEST(Resume, TheDataIsCheckedByContentNotByPath) {
+  test::TempDir dir;
+  const auto tokens = [](std::uint16_t salt) {
+    std::vector<std::uint16_t> t(20'000);
+    for (std::size_t i = 0; i < t.size(); ++i)
+      t[i] = static_cast<std::uint16_t>((i * 7 + salt) % 16);
+    return t;
+  };
+  const auto on_files = [&](const std::filesystem::path& folder) {
+    TrainConfig c = small_run(1);
+    c.data.source = "files";
+    c.data.train_file = (folder / "train.bin").string();
+    c.data.val_file = (folder / "val.bin").string();
+    c.train.checkpoint = (dir / "half.safetensors").string();
+    return c;
+  };
+  std::filesystem::create_directories(dir / "a");
+  std::filesystem::create_directories(dir / "b");
+  for (const char* folder : {"a", "b"}) {
+    data::write_token_file(dir / folder / "train.bin", tokens(1));
+    data::write_token_file(dir / folder / "val.bin", tokens(2));
+  }
+  TrainConfig first = on_files(dir / "a");
+  first.train.stop_at = 4;
+  run_training(first);
+
+  TrainConfig moved = on_files(dir / "b");
+  moved.train.resume = first.train.checkpoint;
+  moved.train.checkpoint.clear();
+  EXPECT_EQ(run_training(moved).end_step, 8u) << "the same tokens at another path";
+
+  data::write_token_file(dir / "a" / "train.bin", tokens(3));
+  TrainConfig changed = on_files(dir / "a");
+  changed.train.resume = first.train.checkpoint;
+  changed.train.checkpoint.clear();
+  try {
+    run_training(changed);
+    ADD_FAILURE() << "other tokens at the same path resumed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("data.train-tokens="), std::string::npos) << e.what();
+  }
 }
 
 TEST(Resume, RefusesACheckpointOfAnotherModel) {

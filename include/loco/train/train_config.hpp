@@ -92,7 +92,8 @@ struct TrainConfig {
   // Throws Error(config) naming the first inconsistent option.
   void validate() const;
   // The options that fix the parameter layout and the data stream, as "key=value" lines: a
-  // checkpoint records it, and resuming under a different one is refused.
+  // checkpoint records it with the data's content (corpus.hpp, checkpoint_identity), and resuming
+  // under a different one is refused.
   std::string identity() const;
 };
 
