@@ -80,7 +80,7 @@ struct TrackerCoreConfig {
   float update_norm_limit = 10.0f;  // an update above this multiple of the median is refused
   // The share of a group's contributions the direct exchange's owners leave out of each
   // coordinate's mean, from each side (trim_count()): a minority of poisoned updates is cut off
-  // instead of averaged in (bench-sim-attacks: two liars of eight within 1.5% of a clean run's
+  // instead of averaged in (bench-sim-attacks: two liars of eight within 1.2% of a clean run's
   // loss at 0.25, which costs a clean run nothing measurable). 0: the plain mean.
   float trim = 0.25f;
   std::uint32_t donors_per_resync = 3;
