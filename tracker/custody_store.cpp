@@ -81,6 +81,16 @@ void CustodyStore::scan() {
                  to_hex(entries_.back().state_hash).substr(0, 12));
 }
 
+proto::CustodyFile CustodyStore::read(std::uint64_t round) const {
+  if (std::none_of(entries_.begin(), entries_.end(),
+                   [&](const proto::CustodyEntry& e) { return e.round == round; }))
+    throw Error(ErrorCategory::config,
+                fmt::format("no custody copy of round {} in {}", round, folder_.string()));
+  const std::filesystem::path path = path_of(round);
+  return proto::decode_custody_file(read_file(path, limits_.max_state_bytes + kMaxHeaderBytes),
+                                    path.string(), limits_.max_state_bytes);
+}
+
 void CustodyStore::add(const proto::CustodyCopy& copy) {
   const std::vector<std::byte> header = proto::encode_custody_header(run_id_, copy.manifest);
   const std::span<const std::byte> parts[] = {header, copy.state};

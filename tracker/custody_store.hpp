@@ -36,6 +36,9 @@ class CustodyStore {
   void add(const proto::CustodyCopy& copy);
   // The copies held, oldest first.
   const std::vector<proto::CustodyEntry>& entries() const { return entries_; }
+  // The copy of `round`, read again and checked (Error(config) when none is held, Error(format)
+  // when it no longer checks).
+  proto::CustodyFile read(std::uint64_t round) const;
   // The newest copy found at start, whole, for the core to serve (taken once).
   std::optional<proto::CustodyFile> take_newest() { return std::exchange(newest_, std::nullopt); }
   const std::filesystem::path& folder() const { return folder_; }

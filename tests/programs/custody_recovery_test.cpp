@@ -10,6 +10,7 @@
 #include <string>
 
 #include "../support/local_swarm.hpp"
+#include "loco/checkpoint/safetensors.hpp"
 
 namespace loco {
 namespace {
@@ -68,6 +69,42 @@ void a_newcomer_recovers_from_the_copy(const std::string& run_id, bool restart) 
     }
   }
   EXPECT_EQ(newcomer.process().stop(SIGTERM), 0) << swarm.logs();
+}
+
+// The organiser gets the model: `loco-tracker export` writes the newest copy's parameters, whose
+// state hash is the one the peers committed for that round, while the run goes on.
+TEST(Custody, TheTrackerExportsTheModelOfACommittedRound) {
+  LocalSwarm swarm("run-export", 1000, {"--tracker.custody-every", "2"});
+  ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
+  const std::vector<std::string> options = {"--debug.step-delay", "50"};
+  PeerProcess& a = swarm.add_peer("peer0", options);
+  PeerProcess& b = swarm.add_peer("peer1", options);
+  std::uint64_t round = 2;
+  for (; round < 60 && swarm.tracker().log().find("custody copy of round") == std::string::npos;
+       ++round)
+    ASSERT_TRUE(a.wait_round(round)) << swarm.logs();
+  ASSERT_LT(round, 60u) << "no custody copy\n" << swarm.logs();
+
+  const auto out = swarm.dir() / "model.safetensors";
+  test::ChildProcess exporter(
+      {test::program("loco-tracker"), "export", "--out", out.string(), "--run.id", "run-export",
+       "--run.config", (swarm.dir() / "swarm.toml").string(), "--tracker.state-file",
+       (swarm.dir() / "tracker.state").string()},
+      swarm.dir() / "export.log");
+  const std::string said = exporter.read_line(test::kLinePatienceMs);
+  EXPECT_EQ(exporter.wait(), 0) << test::read_text(swarm.dir() / "export.log");
+  EXPECT_TRUE(said.starts_with("exported round ")) << said;
+
+  const auto model = checkpoint::SafetensorsFile::read(out);
+  const std::uint64_t exported = std::stoull(model.metadata().at("loco.round"));
+  EXPECT_TRUE(model.contains("transformer.wte.weight"));
+  ASSERT_TRUE(a.wait_round(exported)) << swarm.logs();
+  ASSERT_TRUE(a.committed().contains(exported)) << swarm.logs();
+  EXPECT_TRUE(model.metadata().at("loco.state_hash").starts_with(a.committed().at(exported)))
+      << "round " << exported << ": " << model.metadata().at("loco.state_hash") << " against "
+      << a.committed().at(exported);
+  EXPECT_EQ(a.process().stop(SIGTERM), 0);
+  EXPECT_EQ(b.process().stop(SIGTERM), 0);
 }
 
 TEST(Custody, ANewcomerRecoversTheStateFromTheTrackerWhenEveryPeerIsGone) {
