@@ -18,6 +18,15 @@ namespace {
 using test::LocalSwarm;
 using test::PeerProcess;
 
+// Waits, with `peer`'s rounds as the clock, until the tracker has stored a custody copy.
+void wait_for_a_copy(LocalSwarm& swarm, PeerProcess& peer) {
+  std::uint64_t round = 2;
+  for (; round < 60 && swarm.tracker().log().find("custody copy of round") == std::string::npos;
+       ++round)
+    ASSERT_TRUE(peer.wait_round(round)) << swarm.logs();
+  ASSERT_LT(round, 60u) << "no custody copy\n" << swarm.logs();
+}
+
 // Two peers train until the tracker has stored a copy, then are SIGKILLed (and the tracker too,
 // when `restart`: it finds its copies in its folder again); a newcomer must start from the newest
 // copy, the state the killed peers committed for that round, and train on from it.
@@ -29,12 +38,8 @@ void a_newcomer_recovers_from_the_copy(const std::string& run_id, bool restart) 
   const std::vector<std::string> options = {"--debug.step-delay", "50"};
   PeerProcess& a = swarm.add_peer("peer0", options);
   PeerProcess& b = swarm.add_peer("peer1", options);
-  // Until the tracker has stored a copy (the rounds are the clock).
-  std::uint64_t round = 2;
-  for (; round < 60 && swarm.tracker().log().find("custody copy of round") == std::string::npos;
-       ++round)
-    ASSERT_TRUE(a.wait_round(round)) << swarm.logs();
-  ASSERT_LT(round, 60u) << "no custody copy\n" << swarm.logs();
+  wait_for_a_copy(swarm, a);
+  if (::testing::Test::HasFatalFailure()) return;
   EXPECT_EQ(a.process().stop(SIGKILL), -1);
   EXPECT_EQ(b.process().stop(SIGKILL), -1);
   a.read_to_end();  // every round it printed
@@ -79,11 +84,8 @@ TEST(Custody, TheTrackerExportsTheModelOfACommittedRound) {
   const std::vector<std::string> options = {"--debug.step-delay", "50"};
   PeerProcess& a = swarm.add_peer("peer0", options);
   PeerProcess& b = swarm.add_peer("peer1", options);
-  std::uint64_t round = 2;
-  for (; round < 60 && swarm.tracker().log().find("custody copy of round") == std::string::npos;
-       ++round)
-    ASSERT_TRUE(a.wait_round(round)) << swarm.logs();
-  ASSERT_LT(round, 60u) << "no custody copy\n" << swarm.logs();
+  wait_for_a_copy(swarm, a);
+  if (::testing::Test::HasFatalFailure()) return;
 
   const auto out = swarm.dir() / "model.safetensors";
   test::ChildProcess exporter(
