@@ -100,6 +100,15 @@ void write_round(std::string& out, const proto::RoundRecord& r) {
   o.close();
 }
 
+void write_lost(std::string& out, const proto::LostRounds& l) {
+  ObjectWriter o(out);
+  o.number("first", l.first);
+  o.number("last", l.last);
+  o.number("went_back_to", l.went_back_to);
+  o.number("unix_ms", l.unix_ms);
+  o.close();
+}
+
 template <typename T, typename Write>
 void write_array(std::string& out, const std::vector<T>& items, Write write) {
   out += '[';
@@ -137,6 +146,7 @@ std::string render_status_json(const proto::TrackerStatus& s) {
   o.number("custody_pulled_bytes", s.custody_pulled_bytes);
   write_array(o.nested("members"), s.members, write_member);
   write_array(o.nested("history"), s.history, write_round);
+  write_array(o.nested("lost_rounds"), s.lost_rounds, write_lost);
   o.close();
   return out;
 }

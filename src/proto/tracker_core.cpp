@@ -248,6 +248,7 @@ TrackerStatus TrackerCore::status(TimePoint now) const {
   }
   if (sketches.size() >= 2) s.spread = sketch_spread(sketches);
   s.history = history_;
+  s.lost_rounds = lost_rounds_;
   if (custody_) {
     s.custody_round = custody_->round;
     s.custody_state_bytes = custody_->bytes;

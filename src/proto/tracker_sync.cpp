@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 #include "loco/proto/tracker_core.hpp"
@@ -146,6 +147,23 @@ void TrackerCore::reconcile(TimePoint now) {
                     source.custody ? std::string("the tracker's custody copy")
                                    : fmt::format("held by {} peer(s)",
                                                  holders.at({source.round, source.hash}))));
+  if (source.round < committed_round_) {
+    // Those rounds will be committed again with other states: the history drops them, and the
+    // status says they were lost.
+    std::erase_if(history_, [&](const RoundRecord& r) { return r.round > source.round; });
+    lost_rounds_.push_back(
+        LostRounds{.first = source.round + 1,
+                   .last = committed_round_,
+                   .went_back_to = source.round,
+                   .unix_ms = static_cast<std::uint64_t>(
+                       unix_ms_at_zero_ +
+                       std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch())
+                           .count())});
+    if (lost_rounds_.size() > 16) lost_rounds_.erase(lost_rounds_.begin());
+    event(TrackerEvent::Kind::notice, std::nullopt,
+          fmt::format("rounds {} to {} are lost: no live peer and no custody copy holds them",
+                      source.round + 1, committed_round_));
+  }
   committed_round_ = source.round;
   committed_hash_ = source.hash;
   ready_.clear();

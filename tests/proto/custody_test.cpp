@@ -472,6 +472,14 @@ TEST(TrackerCustody, WithoutACopyTheRunGoesOnFromWhatTheLiveMembersHold) {
   ASSERT_TRUE(told);
   EXPECT_EQ(told->resync.round, 0u);
   EXPECT_EQ(told->resync.state_hash, run.h.tracker->snapshot().committed_hash);
+  // Round 1 is lost, and said to be: the history no longer has it (it is committed again, with
+  // another state), and the status names it.
+  const TrackerStatus status = run.h.tracker->status(run.h.now);
+  EXPECT_TRUE(status.history.empty());
+  ASSERT_EQ(status.lost_rounds.size(), 1u);
+  EXPECT_EQ(status.lost_rounds[0].first, 1u);
+  EXPECT_EQ(status.lost_rounds[0].last, 1u);
+  EXPECT_EQ(status.lost_rounds[0].went_back_to, 0u);
 }
 
 }  // namespace

@@ -147,6 +147,23 @@ TEST_F(StatusPageBrowser, TheLossChartLeavesAGapWhereNoLossIsKnown) {
   EXPECT_EQ(chart.find("round 4:"), std::string::npos) << chart;
 }
 
+// Rounds the run lost (no live peer or copy held them when the tracker had to go on) are said on
+// the page, not silently committed again.
+TEST_F(StatusPageBrowser, LostRoundsAreSaid) {
+  proto::TrackerStatus status;
+  status.run_id = "lost";
+  status.lost_rounds.push_back(
+      proto::LostRounds{.first = 56, .last = 60, .went_back_to = 55, .unix_ms = 1700000000000});
+  const BrowserRun run = run_chromium(*chromium_, dir_, serve(status), "--dump-dom");
+  ASSERT_EQ(run.exit_code, 0) << read_file(dir_ / "chromium.log");
+  const std::string lost = between(run.output, "id=\"lost\"", "</div>");
+  EXPECT_NE(lost.find("Rounds 56–60 were lost: no live peer or custody copy held them, and the run "
+                      "went on from round 55 (2023-11-14 22:13:20 UTC)."),
+            std::string::npos)
+      << lost;
+  EXPECT_EQ(lost.find("hidden"), std::string::npos) << lost;
+}
+
 TEST_F(StatusPageBrowser, AnEmptyRunSaysSo) {
   proto::TrackerStatus empty;
   empty.run_id = "new-run";
