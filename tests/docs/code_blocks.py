@@ -17,6 +17,7 @@ Usage: code_blocks.py --source DIR --bin DIR
 """
 
 import argparse
+import ast
 import configparser
 import importlib.util
 import os
@@ -131,16 +132,15 @@ def command_lines(text):
                 yield words
 
 
-def imports_available(code):
-    tree = compile(code, "<block>", "exec", flags=0x400, dont_inherit=True)  # ast.PyCF_ONLY_AST
+def missing_imports(tree):
+    """The top-level modules a parsed block imports that are not installed."""
     names = set()
-    for node in __import__("ast").walk(tree):
-        if node.__class__.__name__ == "Import":
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
             names |= {alias.name.split(".")[0] for alias in node.names}
-        elif node.__class__.__name__ == "ImportFrom" and node.module:
+        elif isinstance(node, ast.ImportFrom) and node.module:
             names.add(node.module.split(".")[0])
-    missing = sorted(n for n in names if importlib.util.find_spec(n) is None)
-    return missing
+    return sorted(n for n in names if importlib.util.find_spec(n) is None)
 
 
 def fixtures(bin_dir, source, folder):
@@ -169,8 +169,7 @@ def main():
                 found = []
                 done = "checked"
                 if lang == "python":
-                    code = compile(text, where, "exec")
-                    missing = imports_available(text)
+                    missing = missing_imports(ast.parse(text, where))  # a syntax error fails here
                     if missing:
                         done = f"compiled (not run: {', '.join(missing)} not installed)"
                     else:
@@ -179,7 +178,6 @@ def main():
                         if run.returncode != 0:
                             found.append("raised: " + run.stderr.strip().splitlines()[-1])
                         done = "ran"
-                    del code
                 elif lang == "toml":
                     try:
                         table = tomllib.loads(text)
