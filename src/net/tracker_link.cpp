@@ -8,8 +8,6 @@
 namespace loco::net {
 namespace {
 
-constexpr Duration kFirstBackoff = std::chrono::milliseconds(500);
-constexpr Duration kMaxBackoff = std::chrono::seconds(10);
 // The tracker sends one message at a time on one stream: at most one view (2 MiB) is partial.
 constexpr std::uint64_t kMaxBufferedBytes = std::uint64_t{4} << 20;
 
@@ -43,7 +41,7 @@ TrackerLink::TrackerLink(Private, boost::asio::io_context& io,
       assembler_(tracker_message_limit, kMaxBufferedBytes),
       timer_(io),
       reconnect_(io),
-      backoff_(kFirstBackoff) {}
+      backoff_(proto::Backoff::tracker_reconnect()) {}
 
 void TrackerLink::start() {
   connect();
@@ -78,7 +76,7 @@ void TrackerLink::connect() {
 }
 
 void TrackerLink::on_ready() {
-  backoff_ = kFirstBackoff;
+  backoff_.reset();
   client_.on_connected(steady_now());
   drive();
 }
@@ -104,11 +102,10 @@ void TrackerLink::drop(const std::string& why) {
 }
 
 void TrackerLink::reconnect_later(const std::string& why) {
+  const Duration wait = backoff_.next();
   spdlog::warn("tracker: {}; reconnecting in {:.1f} s", why,
-               std::chrono::duration<double>(backoff_).count());
-  reconnect_.expires_after(
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(backoff_));
-  backoff_ = std::min(backoff_ * 2, kMaxBackoff);
+               std::chrono::duration<double>(wait).count());
+  reconnect_.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(wait));
   reconnect_.async_wait([weak = weak_from_this()](const boost::system::error_code& error) {
     auto self = weak.lock();
     if (error || !self || self->stopped_) return;

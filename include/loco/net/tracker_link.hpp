@@ -2,8 +2,8 @@
 // Keeps a peer connected to its tracker and drives the peer's TrackerClient over it: connects (a
 // one-stream bundle, the tracker's key pinned), feeds it whole messages, sends what it queues,
 // runs its timer, and hands its events to `on_event`. After a lost connection, a silent tracker or
-// a malformed message it reconnects with a growing backoff (0.5 s doubling to 10 s) and the client
-// joins again; a refused join is the owner's to act on (stop, usually).
+// a malformed message it reconnects with a growing backoff (proto::Backoff::tracker_reconnect) and
+// the client joins again; a refused join is the owner's to act on (stop, usually).
 //
 // The owner calls the client's methods (ready(), round_done(), ...) and then flush().
 // Threads: every call, and every callback, on the io_context's thread.
@@ -16,6 +16,7 @@
 
 #include "loco/net/message_assembler.hpp"
 #include "loco/net/stream_bundle.hpp"
+#include "loco/proto/backoff.hpp"
 #include "loco/proto/tracker_client.hpp"
 
 namespace loco::net {
@@ -60,7 +61,7 @@ class TrackerLink : public std::enable_shared_from_this<TrackerLink> {
   MessageAssembler assembler_;
   boost::asio::steady_timer timer_;      // the client's deadline
   boost::asio::steady_timer reconnect_;  // the backoff
-  Duration backoff_;
+  proto::Backoff backoff_;
   bool stopped_ = false;
 };
 

@@ -1,16 +1,15 @@
 #pragma once
-// A volunteer as a simulated process. It drives the same proto/ cores as loco-peer's swarm
-// session (src/swarm/swarm_session.cpp and swarm_group.cpp), in one thread of virtual time:
-//   - proto::TrackerClient over a connection to the tracker node, reconnecting after a loss
-//     with the backoff of net::TrackerLink (0.5 s doubling to 10 s);
-//   - the all-reduce of each group it is in, ring or direct (PeerWorld::all_reduce; chunks that
-//     arrive before its group does wait, as in the session), then the outer step on the mean,
-//     round_done(hash), and on commit the install of that state (checkpointed: the slot's disk);
-//   - in gossip mode (PeerWorld::gossip_group ≥ 2) no ready and no commit: after its inner phase
-//     a peer averages its state and update in the group proto::gossip_groups gives it from its
-//     view, applies the outer step at once, and trains on (peer_gossip.cpp);
-//   - proto::StateFetcher when the tracker says resync, proto::StateServer for the others;
-//   - the inner phase as a ComputeModel: H x its step time, then a pseudo-gradient.
+// A volunteer as a simulated process: the simulated driver of proto::PeerCore, the same core
+// loco-peer's swarm session drives (swarm/swarm_session.hpp), in one thread of virtual time. What
+// it adds is what a simulated process is, not protocol:
+//   - its tracker connection over a simulated link, driving the core's TrackerClient and
+//     reconnecting after a loss with proto::Backoff::tracker_reconnect (as net::TrackerLink);
+//   - the inner phase as a ComputeModel: H × its step time, then a pseudo-gradient, which a lying
+//     member (behaviour.hpp) replaces before it says ready;
+//   - the state θ ‖ v: on the core's mean, the outer step and round_done(hash); on a commit of
+//     that hash, the install (checkpointed: the slot's disk); in gossip mode the group's θ̄, v̄ and
+//     the outer step with Δ̄ at once; a fetched state loaded;
+//   - the Ledger, told what the peer did, which checks the swarm's invariants.
 // It accepts messages from peers only while they are members of its current signed view, as
 // the mesh admits only those (net/peer_mesh.hpp).
 //
@@ -22,11 +21,7 @@
 #include <optional>
 #include <vector>
 
-#include "loco/compress/codec.hpp"
-#include "loco/proto/all_reduce.hpp"
-#include "loco/proto/early_messages.hpp"
-#include "loco/proto/state_transfer.hpp"
-#include "loco/proto/tracker_client.hpp"
+#include "loco/proto/peer_core.hpp"
 #include "loco/sim/behaviour.hpp"
 #include "loco/sim/compute_model.hpp"
 #include "loco/sim/directory.hpp"
@@ -88,13 +83,9 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
 
   Phase phase() const { return phase_; }
   const PeerState& state() const { return state_; }
-  bool in_all_reduce() const {
-    return all_reduce_ != nullptr && !all_reduce_->done() && !all_reduce_->failure();
-  }
-  std::uint64_t all_reduce_bytes_sent() const {
-    return all_reduce_ ? all_reduce_->bytes_sent() : 0;
-  }
-  const std::vector<proto::PeerKey>& group_members() const { return group_members_; }
+  bool in_all_reduce() const { return core_->collective_running(); }
+  std::uint64_t all_reduce_bytes_sent() const { return core_->collective_bytes_sent(); }
+  const std::vector<proto::PeerKey>& group_members() const { return core_->group(); }
   std::uint64_t rounds_installed() const { return installed_; }
 
   void on_open(NodeId peer) override;
@@ -102,41 +93,21 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   void on_close(NodeId peer, const std::string& why) override;
 
  private:
-  // The tracker connection (net::TrackerLink).
-  void connect_tracker();
   void tracker_lost();
-  void drive_client();
-  void arm_client_timer();
-  void on_client_event(const proto::ClientEvent& e);
-  bool is_member(const proto::PeerKey& key) const { return client_->is_member(key); }
+  // After any input: the client's events to the core, the core's events to this process, their
+  // messages to the network, and one timer for the earlier of their deadlines.
+  void drive();
+  void arm_timer();
+  void on_core_event(const proto::PeerEvent& e);
 
-  // Training and rounds (swarm_group.cpp).
   void start_training();
   void finish_training();
-  // `contribution`: what this member averages (its update; in gossip mode its packed state).
-  void start_all_reduce(const proto::Group& group, std::span<const float> contribution);
-  void pump_all_reduce();
-  void on_commit(const proto::Commit& commit);
-  // state_ changed to the state `manifest` describes: serve it and tell the tracker.
+  void on_mean(const proto::PeerEvent& e);
+  void apply_gossip(const proto::PeerEvent& e);
+  void on_fetched(const proto::PeerEvent& e);
+  // state_ changed to the state `manifest` describes: serve it (the core tells the tracker).
   void serve_current(proto::StateManifest manifest);
 
-  // Gossip mode (peer_gossip.cpp).
-  bool gossip() const { return world_.gossip_group != 0; }
-  void start_gossip_round();
-  bool gossip_group_whole() const;  // every member takes part in the round
-  void arm_gossip_wait(std::uint64_t round);
-  void gossip_view_changed();
-  void apply_gossip(std::span<const float> mean, const std::vector<proto::PeerKey>& members);
-  std::vector<float> packed_;  // gossip mode: θ ‖ v ‖ Δ, what this peer averages in its group
-  std::vector<proto::PeerKey> gossip_group_;  // this round's group in its roster
-
-  // Recovery.
-  void start_fetch(const proto::Resync& resync);
-  void pump_fetch();
-  void pump_server();
-
-  void on_peer_message(NodeId from, proto::MessageType type, std::span<const std::byte> body);
-  void send_to(const proto::PeerKey& to, proto::MessageType type, std::vector<std::byte> body);
   template <typename F>
   void at(TimePoint when, F&& f);
 
@@ -144,37 +115,18 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   NodeId node_;
   PeerDisk& disk_;
   proto::PeerKey key_;
-  std::unique_ptr<compress::Codec> codec_;
-  std::unique_ptr<proto::TrackerClient> client_;
+  std::unique_ptr<proto::PeerCore> core_;
   bool tracker_open_ = false;
-  Duration backoff_ = std::chrono::milliseconds(500);
-  TimePoint client_timer_ = kNever;
+  proto::Backoff backoff_ = proto::Backoff::tracker_reconnect();
+  TimePoint timer_ = kNever;
 
   Phase phase_ = Phase::joining;
   PeerState state_;
-  Digest state_hash_{};         // state_'s, hashed once per state (BLAKE2b of all of it)
-  std::uint64_t training_ = 0;  // which inner phase the pending timer ends
-
-  std::uint64_t ready_round_ = 0;  // 0: not ready for any round
-  proto::Ready ready_{};
-  std::vector<float> delta_;
-  std::vector<float> work_;
-  std::unique_ptr<proto::AllReduce> all_reduce_;
-  std::vector<proto::PeerKey> group_members_;
-  std::size_t trim_ = 0;  // of the running all-reduce
-  std::uint32_t attempt_ = 0;
-  bool mean_done_ = false;
-  bool failure_reported_ = false;
-  proto::EarlyMessages early_{1024};  // ring chunks of a group not started here yet
-  std::optional<PeerState> tentative_;
+  Digest state_hash_{};                 // state_'s, hashed once per state (BLAKE2b of all of it)
+  std::uint64_t training_ = 0;          // which inner phase the pending timer ends
+  std::vector<float> contribution_;     // what this peer averages this round (the Ledger checks it)
+  std::optional<PeerState> tentative_;  // the state the round's mean leads to
   proto::StateManifest tentative_manifest_;
-  Digest tentative_hash_{};
-
-  std::unique_ptr<proto::StateFetcher> fetcher_;
-  proto::Resync fetching_{};
-  TimePoint fetch_timer_ = kNever;
-  proto::StateServer server_;
-  std::shared_ptr<const std::vector<std::byte>> served_;
   std::uint64_t installed_ = 0;
 };
 

@@ -1,11 +1,10 @@
 #pragma once
-// A peer's network side, on its io_context thread: the connection to the tracker (TrackerLink
-// driving proto::TrackerClient), the connections to the other members (PeerMesh), and the
-// protocol cores a round needs: the all-reduce of the group (proto/all_reduce.hpp) or, for DeMo,
-// its all-gather (proto/all_gather.hpp), the state fetcher when this peer is out of sync and the
-// state server for others (proto/state_transfer.hpp), which also answer the tracker's custody over
-// the tracker link (proto/state_relay.hpp). It tells the compute thread what happened through a
-// Mailbox and takes its commands (ready, round done, serve) as posted calls.
+// A peer's network side, on its io_context thread: the Asio driver of proto::PeerCore, the
+// peer's whole protocol (peer_core.hpp; the simulator's sim::PeerNode drives the same core). It
+// connects the core to the tracker (net::TrackerLink driving the core's client), to the other
+// members (net::PeerMesh) and to a timer, tells the compute thread what happened through a
+// Mailbox, and takes its commands (ready, round done, serve) as posted calls. The one thing it
+// computes is an asynchronous round's tentative state (below), on this thread.
 //
 // Peers talk only to members of the tracker's current signed view: the mesh admits no one else.
 
@@ -13,17 +12,11 @@
 #include <boost/asio/steady_timer.hpp>
 #include <functional>
 #include <memory>
-#include <set>
 #include <vector>
 
-#include "loco/compress/codec.hpp"
 #include "loco/net/peer_mesh.hpp"
 #include "loco/net/tracker_link.hpp"
-#include "loco/proto/all_gather.hpp"
-#include "loco/proto/all_reduce.hpp"
-#include "loco/proto/early_messages.hpp"
-#include "loco/proto/state_transfer.hpp"
-#include "loco/proto/tracker_client.hpp"
+#include "loco/proto/peer_core.hpp"
 #include "loco/swarm/swarm_events.hpp"
 #include "loco/train/shared_state.hpp"
 
@@ -100,32 +93,13 @@ class SwarmSession {
   bool gossip() const { return config_.gossip_group != 0; }
 
  private:
-  void on_client_event(const proto::ClientEvent& event);
+  // After any input to the core: its events to the mailbox (or the log), its messages to the
+  // mesh, the tracker client's to the link, and its timer armed.
+  void drive();
+  void on_core_event(proto::PeerEvent& event);
   void on_mesh_message(const proto::PeerKey& from, proto::MessageType type,
                        std::span<const std::byte> body);
-  void on_mesh_lost(const proto::PeerKey& peer, const std::string& why);
-  void on_tracker_state(proto::MessageType type, std::span<const std::byte> body);
-  // A state-transfer message to a peer over the mesh, or to the tracker over its link (custody).
-  void send_state(const proto::PeerKey& to, const std::string& address, proto::MessageType type,
-                  std::vector<std::byte> body);
-  void announce_ready(const proto::Ready& ready);
-  // The round's collective: an all-reduce, or an all-gather after ready_gather.
-  void start_collective(const proto::Group& group);
-  void deliver(const proto::PeerKey& from, proto::MessageType type,
-               std::span<const std::byte> body);
-  void pump_collective();
-  bool collective_running() const;
-  void end_collective();
-  void post_result();
-  void post_alone();
-  void arm_gossip_wait(std::uint64_t round);
-  bool gossip_group_whole() const;
-  void serve_tentative();
-  void start_fetch(const proto::Resync& resync);
-  void pump_fetch();
-  void pump_server();
-  std::string address_of(const proto::PeerKey& peer) const;
-  void count_traffic();
+  void arm_timer();
   void reach(FaultPoint point, std::uint64_t round) const;
 
   boost::asio::io_context& io_;
@@ -133,44 +107,17 @@ class SwarmSession {
   const secure::KeyPair& identity_;
   Mailbox& mailbox_;
   TrafficCounters& traffic_;
-  std::unique_ptr<compress::Codec> codec_;
-  std::unique_ptr<proto::TrackerClient> client_;  // from start(): the join needs the mesh's port
+  std::unique_ptr<proto::PeerCore> core_;  // from start(): the join needs the mesh's port
   std::shared_ptr<net::TrackerLink> link_;
   std::shared_ptr<net::PeerMesh> mesh_;
+  boost::asio::steady_timer timer_;  // the core's deadline
+  TimePoint timer_at_ = kNever;
 
-  // The round this peer is ready for: its update (or its all-gather part), kept whole for
-  // retries, and the all-reduce's buffer.
-  std::uint64_t ready_round_ = 0;  // 0: not ready for any round
-  proto::Ready ready_{};
-  bool gather_ = false;  // the round's collective is an all-gather of part_
-  std::vector<float> delta_;
-  std::vector<std::byte> part_;
+  // An asynchronous round's tentative state: computed here from the mean, its hash reported, and
+  // served from here once the round commits with it.
   Tentative tentative_;
-  // The asynchronous round's tentative state, computed and reported, not committed yet.
   const train::SharedState* tentative_state_ = nullptr;
   proto::StateManifest tentative_manifest_;
-  std::vector<float> work_;
-  std::unique_ptr<proto::AllReduce> all_reduce_;
-  std::unique_ptr<proto::AllGather> all_gather_;
-  std::uint32_t attempt_ = 0;
-  std::size_t group_size_ = 0;
-  bool mean_posted_ = false;
-  bool failure_reported_ = false;
-  proto::EarlyMessages early_;
-
-  boost::asio::steady_timer gossip_timer_;
-  std::vector<proto::PeerKey> gossip_group_;  // gossip mode: this round's group in its roster
-
-  std::unique_ptr<proto::StateFetcher> fetcher_;
-  proto::Resync fetching_{};
-  boost::asio::steady_timer fetch_timer_;
-  Duration fetch_backoff_;             // before asking the tracker again after a failed fetch
-  std::set<proto::PeerKey> reported_;  // the donors of this fetch reported to the tracker
-  proto::StateServer server_;
-  std::shared_ptr<const std::vector<std::byte>> served_;
-  std::uint64_t served_round_ = 0;
-  Digest served_hash_{};
-  bool fetch_pending_ = false;  // the compute thread was told to wait for a fetched state
 };
 
 }  // namespace loco::swarm

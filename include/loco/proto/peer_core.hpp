@@ -1,0 +1,228 @@
+#pragma once
+// A peer's whole protocol life, sans-I/O (docs/ARCHITECTURE.md, "The peer"): what it does with the
+// tracker's events, its round's collective, the state it fetches and the state it serves. One
+// core, two drivers: swarm::SwarmSession (Asio: the tracker link, the mesh, a timer and the
+// compute thread's mailbox) and sim::PeerNode (virtual time, simulated links). Neither holds a
+// protocol rule of its own; each turns the core's outputs into I/O and its application events
+// into training.
+//
+// A round, as the core runs it:
+//   ready(Δ)                 ── the tracker forms a group
+//   group                    ──> collective_started; the all-reduce (or DeMo's all-gather) of
+//                                the group, seeded round·1000 + attempt; messages of a collective
+//                                not started here yet wait (early_messages.hpp)
+//   done                     ──> mean (the group's average, or every member's part)
+//   round_done(hash)         ── the application computed the state the mean leads to
+//   commit                   ──> committed (`mine`: the hash reported here won)
+//   abort                    ──> aborted; on retry the survivors' group runs again from Δ
+//   resync                   ──> must_fetch, then fetched (the majority's state from donors);
+//                                kept when the run went back to the state served here
+// In gossip mode (config.gossip_group ≥ 2, docs/DESIGN.md §1.6) there is no tracker round: the
+// core averages θ ‖ v ‖ Δ in the group proto::gossip_group_of gives it and hands back the mean,
+// or this peer's own vector when it ends up alone (peer_core_gossip.cpp).
+//
+// Costs per round, for a model of n floats: the core keeps Δ (n) for retries and one working
+// buffer (n) the collective reduces in place; the mean leaves the core by moving that buffer out,
+// not by copying it.
+//
+// Call order: after any input, drain poll_event() and poll_transmit(), flush the tracker
+// client's transmits, and arm a timer for poll_timeout() that calls on_timer(now). The tracker
+// client is the core's; the driver's transport drives its connection (on_connected, on_message,
+// on_timer: net::TrackerLink or the simulator) and hands every event it polls to
+// on_client_event().
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "loco/compress/codec.hpp"
+#include "loco/proto/all_gather.hpp"
+#include "loco/proto/all_reduce.hpp"
+#include "loco/proto/backoff.hpp"
+#include "loco/proto/early_messages.hpp"
+#include "loco/proto/gossip_groups.hpp"
+#include "loco/proto/state_transfer.hpp"
+#include "loco/proto/tracker_client.hpp"
+
+namespace loco::proto {
+
+struct PeerCoreConfig {
+  PeerKey self;
+  std::string codec = "int8:block=256";
+  std::size_t chunk_values = std::size_t{1} << 16;
+  AllReduceAlgorithm all_reduce = AllReduceAlgorithm::direct;
+  // Gossip mode: groups of this size (2..8); 0: the tracker's rounds.
+  std::size_t gossip_group = 0;
+  // A gossip group not done this long after the run reached its round leaves this peer alone.
+  Duration gossip_wait = std::chrono::minutes(10);
+  // Gossip mode: the group of `self` in `roster` for round r (proto::gossip_group_of; the
+  // simulator shares one grouping between its peers).
+  std::function<std::vector<PeerKey>(const GossipRound& r, std::span<const PeerKey> roster,
+                                     const PeerKey& self)>
+      gossip_group_of;
+};
+
+struct PeerEvent {
+  enum class Kind {
+    joined,              // `reply`: the shard, the timers, the run's committed round
+    refused,             // the tracker refused this peer: `text`
+    collective_started,  // this peer's `members` begin attempt `attempt` of `round` (`trim`)
+    mean,                // the collective is done: `mean` (the all-reduce's average, of `members`)
+                         // or `parts` (the all-gather's, in member order); in gossip mode alone:
+                         // `mean` is this peer's own vector and `members` only itself
+    committed,           // the tracker committed `round` with `hash`; `mine`: the one reported here
+    aborted,             // attempt `attempt` of `round` failed: `text`; `retry`: another follows
+    must_fetch,          // the run's state is elsewhere: fetching round `round`, hash `hash`
+    fetched,             // `state`: the bytes of round `round`, hash `hash`
+    kept,                // the run went back to the state this peer serves (round, hash)
+    note,                // something the peer's log should say: `text` (`warning`: a fault)
+  };
+  Kind kind{};
+  std::string text{};
+  bool warning = false;
+  JoinReply reply{};
+  std::uint64_t round = 0;
+  std::uint32_t attempt = 0;
+  Digest hash{};
+  bool retry = false;
+  bool mine = false;
+  std::vector<PeerKey> members{};
+  std::size_t trim = 0;
+  bool waited_out = false;  // gossip mode, alone: the group was not done in the gossip wait
+  std::shared_ptr<const std::vector<float>> mean{};
+  std::shared_ptr<const std::vector<std::vector<std::byte>>> parts{};
+  std::shared_ptr<const std::vector<std::byte>> state{};
+};
+
+class PeerCore {
+ public:
+  PeerCore(PeerCoreConfig config, TrackerClientConfig client);
+
+  // --- inputs from the network ---
+  TrackerClient& client() { return client_; }
+  const TrackerClient& client() const { return client_; }
+  void on_client_event(TimePoint now, const ClientEvent& event);
+  // A message from a member (the driver admits members of the current view only). Throws
+  // Error(protocol) for what a peer must not send: the driver drops that peer.
+  void on_peer_message(TimePoint now, const PeerKey& from, MessageType type,
+                       std::span<const std::byte> body);
+  void on_peer_lost(TimePoint now, const PeerKey& peer, const std::string& why);
+  void on_timer(TimePoint now);
+
+  // --- inputs from the application ---
+  // Ready for `ready.round` with update `delta` (kept whole for retries).
+  void ready(const Ready& ready, std::vector<float> delta);
+  // Ready for a round whose group all-gathers one message per member (DeMo's components); not
+  // screened by norm (the tracker is told 0).
+  void ready_gather(Ready ready, std::vector<std::byte> part);
+  // Gossip mode: averages `packed` (θ ‖ v ‖ Δ) in this peer's group for `round`.
+  void ready_gossip(TimePoint now, std::uint64_t round, std::vector<float> packed);
+  // The hash of the state the round's mean leads to: the tracker commits the majority's.
+  void round_done(std::uint64_t round, std::uint32_t attempt, const Digest& hash);
+  // This member claims attempt `attempt` of `round` failed because of `suspect` (what a member
+  // whose collective fails says; the simulator's lying accuser says it of honest members).
+  void accuse(std::uint64_t round, std::uint32_t attempt, const std::string& reason,
+              const PeerKey& suspect);
+  // The state this peer now holds, for others to fetch (and the tracker's custody).
+  void serve(StateManifest manifest, std::shared_ptr<const std::vector<std::byte>> state);
+  // Tells the tracker this peer holds (round, hash): after a fetch, or a gossip round.
+  void state_report(std::uint64_t round, const Digest& hash);
+  void leave(const std::string& reason);
+
+  // --- outputs ---
+  struct Send {
+    PeerKey to;
+    std::string address;  // where the view (or the resync's donor list) says it listens
+    MessageType type{};
+    std::vector<std::byte> body;
+  };
+  std::optional<PeerEvent> poll_event();
+  std::optional<Send> poll_transmit();
+  TimePoint poll_timeout() const;
+
+  // --- what a driver or a test may look at ---
+  bool gossip() const { return config_.gossip_group != 0; }
+  bool collective_running() const;
+  std::uint64_t collective_bytes_sent() const;
+  const std::vector<PeerKey>& group() const { return group_; }
+  std::uint64_t served_round() const { return served_round_; }
+  const std::shared_ptr<const std::vector<std::byte>>& served() const { return served_; }
+  // The (round, attempt) of a collective's message (an all-reduce chunk or an all-gather part),
+  // and whether it belongs to the all-gather phase (the ring's second half, or DeMo's exchange).
+  struct CollectiveId {
+    std::uint64_t round = 0;
+    std::uint32_t attempt = 0;
+    bool gather_phase = false;
+  };
+  static CollectiveId collective_id(MessageType type, std::span<const std::byte> body);
+
+ private:
+  void on_resync(TimePoint now, const Resync& resync);
+  void announce_ready(const Ready& ready);
+  void start_collective(const Group& group);
+  void deliver(const PeerKey& from, MessageType type, std::span<const std::byte> body);
+  void fail_collective(const std::string& reason, std::optional<PeerKey> suspect);
+  void pump_collective();
+  void end_collective();
+  void emit_mean();
+  void start_fetch(TimePoint now, const Resync& resync);
+  void pump_fetch(TimePoint now);
+  void pump_server();
+  void send(const PeerKey& to, MessageType type, std::vector<std::byte> body);
+  std::string address_of(const PeerKey& peer) const;
+  PeerEvent& emit(PeerEvent::Kind kind);
+  void note(std::string text, bool warning);
+
+  // Gossip mode (peer_core_gossip.cpp).
+  bool gossip_group_whole() const;
+  void gossip_view_changed();
+  void gossip_wait_over(TimePoint now);
+  void alone(const std::string& why);
+
+  PeerCoreConfig config_;
+  PeerKey tracker_key_;
+  std::string run_id_;
+  TrackerClient client_;
+  std::unique_ptr<compress::Codec> codec_;
+
+  // The round this peer is ready for: its update (or all-gather part), kept whole for retries.
+  std::uint64_t ready_round_ = 0;  // 0: not ready for any round
+  Ready ready_{};
+  bool gather_ = false;
+  std::vector<float> delta_;
+  std::vector<std::byte> part_;
+  // The running collective, its group and its buffer (the all-reduce works in place on it).
+  std::vector<float> work_;
+  std::unique_ptr<AllReduce> all_reduce_;
+  std::unique_ptr<AllGather> all_gather_;
+  std::vector<PeerKey> group_;
+  std::uint32_t attempt_ = 0;
+  std::size_t trim_ = 0;
+  bool mean_emitted_ = false;
+  bool failure_reported_ = false;
+  Digest reported_{};  // the hash round_done reported for ready_round_
+  EarlyMessages early_;
+  TimePoint gossip_deadline_ = kNever;
+  bool waited_out_ = false;
+
+  std::unique_ptr<StateFetcher> fetcher_;
+  Resync fetching_{};
+  bool fetch_pending_ = false;  // the application was told must_fetch and waits for fetched
+  std::set<PeerKey> reported_donors_;
+  Backoff fetch_backoff_;
+  TimePoint ask_again_ = kNever;  // after a failed fetch: ask the tracker for new donors then
+  StateServer server_;
+  std::shared_ptr<const std::vector<std::byte>> served_;
+  std::uint64_t served_round_ = 0;
+  Digest served_hash_{};
+
+  std::deque<PeerEvent> events_;
+  std::deque<Send> transmits_;
+};
+
+}  // namespace loco::proto

@@ -1,0 +1,463 @@
+#include "loco/proto/peer_core.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "loco/core/error.hpp"
+#include "loco/proto/state_relay.hpp"
+
+namespace loco::proto {
+namespace {
+
+// Messages of a collective not started here yet wait for it, up to this many.
+constexpr std::size_t kMaxEarlyMessages = 1024;
+
+// After a failed fetch (every donor gone or wrong) the peer asks the tracker for new donors after
+// this long, doubling up to the maximum: donors that just died are still in the view a while.
+constexpr Backoff kFetchBackoff{std::chrono::milliseconds(250), std::chrono::seconds(8)};
+
+}  // namespace
+
+PeerCore::CollectiveId PeerCore::collective_id(MessageType type, std::span<const std::byte> body) {
+  if (type == MessageType::all_gather_part) {
+    const auto [round, attempt] = all_gather_part_id(body);
+    return {round, attempt, true};
+  }
+  std::span<const std::byte> payload;
+  const ChunkHeader h = decode_chunk(body, payload);
+  return {h.round, h.attempt, h.phase != 0};
+}
+
+PeerCore::PeerCore(PeerCoreConfig config, TrackerClientConfig client)
+    : config_(std::move(config)),
+      tracker_key_(client.tracker_key),
+      run_id_(client.run_id),
+      client_(std::move(client)),
+      codec_(compress::make_codec(config_.codec)),
+      early_(kMaxEarlyMessages),
+      fetch_backoff_(kFetchBackoff) {
+  if (!config_.gossip_group_of)
+    config_.gossip_group_of = [](const GossipRound& r, std::span<const PeerKey> roster,
+                                 const PeerKey& self) { return gossip_group_of(r, roster, self); };
+}
+
+// --- the tracker's events ---
+
+void PeerCore::on_client_event(TimePoint now, const ClientEvent& e) {
+  using Kind = ClientEvent::Kind;
+  switch (e.kind) {
+    case Kind::joined:
+      emit(PeerEvent::Kind::joined).reply = e.reply;
+      // Joined again mid-round: the tracker forgot the ready.
+      if (ready_round_ != 0 && !gossip()) client_.ready(ready_);
+      return;
+    case Kind::refused: emit(PeerEvent::Kind::refused).text = e.text; return;
+    case Kind::group:
+      if (!gossip() && e.group.round == ready_round_) start_collective(e.group);
+      return;
+    case Kind::commit: {
+      PeerEvent& out = emit(PeerEvent::Kind::committed);
+      out.round = e.commit.round;
+      out.attempt = e.commit.attempt;
+      out.hash = e.commit.state_hash;
+      out.mine = e.commit.round == ready_round_ && reported_ != Digest{} &&
+                 e.commit.state_hash == reported_;
+      end_collective();
+      ready_round_ = 0;
+      return;
+    }
+    case Kind::abort_round: {
+      end_collective();
+      if (!e.abort.retry) ready_round_ = 0;
+      PeerEvent& out = emit(PeerEvent::Kind::aborted);
+      out.text = e.abort.reason;
+      out.round = e.abort.round;
+      out.attempt = e.abort.attempt;
+      out.retry = e.abort.retry;
+      return;
+    }
+    case Kind::resync: on_resync(now, e.resync); return;
+    case Kind::state_relay:  // the tracker's custody: it pulls this state, or serves its copy
+      if (is_state_request(e.relay_type)) {
+        server_.on_message(tracker_key_, e.relay_type, e.relay_body);
+        pump_server();
+      } else if (fetcher_) {
+        fetcher_->on_message(now, tracker_key_, e.relay_type, e.relay_body);
+        pump_fetch(now);
+      }
+      return;
+    case Kind::view:
+      if (gossip()) gossip_view_changed();
+      return;
+    case Kind::tracker_lost:
+    case Kind::tracker_error: return;  // the client keeps the view; the transport reconnects
+  }
+}
+
+void PeerCore::on_resync(TimePoint now, const Resync& resync) {
+  // The tracker repeats a resync (to a ready, a state report, each commit); a second fetch of the
+  // same state would take the first one's answers for its own and blame the donors.
+  if (fetcher_ && fetching_.round == resync.round && fetching_.state_hash == resync.state_hash)
+    return;
+  end_collective();
+  ready_round_ = 0;
+  if (served_ && served_round_ == resync.round && served_hash_ == resync.state_hash) {
+    // The state this peer holds. Its report may just not have reached the tracker yet (a
+    // repeated resync): say it again. Or the application waits for a fetch of a state no one
+    // held and the run went back to this one: it takes it from itself.
+    fetcher_.reset();
+    ask_again_ = kNever;
+    PeerEvent& out = emit(std::exchange(fetch_pending_, false) ? PeerEvent::Kind::fetched
+                                                               : PeerEvent::Kind::kept);
+    out.round = resync.round;
+    out.hash = resync.state_hash;
+    out.state = served_;
+    if (out.kind == PeerEvent::Kind::kept) client_.state_report();
+    return;
+  }
+  fetch_pending_ = true;
+  PeerEvent& out = emit(PeerEvent::Kind::must_fetch);
+  out.round = resync.round;
+  out.hash = resync.state_hash;
+  start_fetch(now, resync);
+}
+
+// --- the round's collective ---
+
+void PeerCore::ready(const Ready& ready, std::vector<float> delta) {
+  delta_ = std::move(delta);
+  gather_ = false;
+  announce_ready(ready);
+}
+
+void PeerCore::ready_gather(Ready ready, std::vector<std::byte> part) {
+  part_ = std::move(part);
+  gather_ = true;
+  ready.update_norm = 0;
+  announce_ready(ready);
+}
+
+void PeerCore::announce_ready(const Ready& ready) {
+  ready_round_ = ready.round;
+  ready_ = ready;
+  reported_ = {};
+  client_.ready(ready_);
+}
+
+void PeerCore::start_collective(const Group& group) {
+  const auto me = std::find(group.members.begin(), group.members.end(), config_.self);
+  if (me == group.members.end()) return;
+  const auto self = static_cast<std::size_t>(me - group.members.begin());
+  attempt_ = group.attempt;
+  group_ = group.members;
+  mean_emitted_ = false;
+  failure_reported_ = false;
+  reported_ = {};
+  // The ring cannot trim (it sums partial sums): its mean is the plain one.
+  trim_ = config_.all_reduce == AllReduceAlgorithm::direct ? group.trim : 0;
+  PeerEvent& started = emit(PeerEvent::Kind::collective_started);
+  started.round = group.round;
+  started.attempt = group.attempt;
+  started.members = group.members;
+  started.trim = trim_;
+  if (gather_) {
+    all_gather_ =
+        std::make_unique<AllGather>(AllGatherConfig{.round = group.round,
+                                                    .attempt = group.attempt,
+                                                    .members = group.members,
+                                                    .self = self,
+                                                    .max_part_bytes = max_all_gather_part_bytes()},
+                                    part_);
+    all_gather_->start();
+  } else {
+    work_ = delta_;  // every attempt starts from this member's own update
+    all_reduce_ = make_all_reduce(config_.all_reduce,
+                                  AllReduceConfig{.round = group.round,
+                                                  .attempt = group.attempt,
+                                                  .members = group.members,
+                                                  .self = self,
+                                                  .chunk_values = config_.chunk_values,
+                                                  .codec = codec_.get(),
+                                                  .seed = group.round * 1000 + group.attempt,
+                                                  .median_norm = group.median_norm,
+                                                  .norm_limit = group.norm_limit,
+                                                  .trim = trim_},
+                                  work_);
+    all_reduce_->start();
+  }
+  // Messages that came before this peer heard of its group (those of a later attempt stay).
+  for (const EarlyMessages::Message& m : early_.take({group.round, group.attempt}))
+    deliver(m.from, m.type, m.body);
+  pump_collective();
+}
+
+// A message of the running collective, to the core of its type (the other type, which no member
+// of this run sends, is ignored).
+void PeerCore::deliver(const PeerKey& from, MessageType type, std::span<const std::byte> body) {
+  if (type == MessageType::all_gather_part && all_gather_)
+    all_gather_->on_message(from, body);
+  else if (type == MessageType::ring_chunk && all_reduce_)
+    all_reduce_->on_message(from, body);
+}
+
+bool PeerCore::collective_running() const {
+  if (all_gather_) return !all_gather_->done() && !all_gather_->failure();
+  if (all_reduce_) return !all_reduce_->done() && !all_reduce_->failure();
+  return false;
+}
+
+std::uint64_t PeerCore::collective_bytes_sent() const {
+  if (all_gather_) return all_gather_->bytes_sent();
+  return all_reduce_ ? all_reduce_->bytes_sent() : 0;
+}
+
+void PeerCore::end_collective() {
+  all_reduce_.reset();
+  all_gather_.reset();
+  gossip_deadline_ = kNever;
+}
+
+void PeerCore::fail_collective(const std::string& reason, std::optional<PeerKey> suspect) {
+  if (all_reduce_) all_reduce_->fail(reason, suspect);
+  if (all_gather_) all_gather_->fail(reason, suspect);
+  pump_collective();
+}
+
+void PeerCore::pump_collective() {
+  if (all_reduce_)
+    while (auto t = all_reduce_->poll_transmit())
+      send(t->to, MessageType::ring_chunk, std::move(t->body));
+  if (all_gather_)
+    while (auto t = all_gather_->poll_transmit())
+      send(t->to, MessageType::all_gather_part, std::move(t->body));
+  std::optional<std::pair<std::string, std::optional<PeerKey>>> failure;
+  if (all_reduce_ && all_reduce_->failure())
+    failure.emplace(all_reduce_->failure()->reason, all_reduce_->failure()->suspect);
+  if (all_gather_ && all_gather_->failure())
+    failure.emplace(all_gather_->failure()->reason, all_gather_->failure()->suspect);
+  if (failure && !failure_reported_) {
+    failure_reported_ = true;
+    note(fmt::format("round {} attempt {}: {}", ready_round_, attempt_, failure->first), true);
+    if (gossip()) return alone(failure->first);  // no tracker round to abort
+    client_.round_failed(RoundFailed{.round = ready_round_,
+                                     .attempt = attempt_,
+                                     .reason = failure->first,
+                                     .suspect = failure->second});
+    return;
+  }
+  const bool done = (all_reduce_ && all_reduce_->done()) || (all_gather_ && all_gather_->done());
+  if (done && !mean_emitted_) {
+    mean_emitted_ = true;
+    emit_mean();
+  }
+}
+
+// The collective's result, moved out: the all-reduce's buffer holds the mean, the all-gather the
+// parts. Nothing reads them here any more (the next attempt starts from Δ again).
+void PeerCore::emit_mean() {
+  PeerEvent& out = emit(PeerEvent::Kind::mean);
+  out.round = ready_round_;
+  out.attempt = attempt_;
+  out.members = group_;
+  out.trim = trim_;
+  if (all_gather_)
+    out.parts = std::make_shared<const std::vector<std::vector<std::byte>>>(all_gather_->parts());
+  else
+    out.mean = std::make_shared<const std::vector<float>>(std::move(work_));
+  end_collective();
+  if (gossip()) ready_round_ = 0;  // no commit follows: the round is over here
+}
+
+void PeerCore::round_done(std::uint64_t round, std::uint32_t attempt, const Digest& hash) {
+  if (round == ready_round_) reported_ = hash;
+  client_.round_done(RoundDone{.round = round, .attempt = attempt, .state_hash = hash});
+}
+
+void PeerCore::accuse(std::uint64_t round, std::uint32_t attempt, const std::string& reason,
+                      const PeerKey& suspect) {
+  if (round != ready_round_ || attempt != attempt_ || !collective_running()) return;
+  failure_reported_ = true;
+  end_collective();
+  client_.round_failed(
+      RoundFailed{.round = round, .attempt = attempt, .reason = reason, .suspect = suspect});
+}
+
+// --- messages from peers ---
+
+void PeerCore::on_peer_message(TimePoint now, const PeerKey& from, MessageType type,
+                               std::span<const std::byte> body) {
+  switch (type) {
+    case MessageType::ring_chunk:
+    case MessageType::all_gather_part: {
+      const CollectiveId id = collective_id(type, body);
+      if (collective_running() && id.round == ready_round_ && id.attempt == attempt_) {
+        deliver(from, type, body);
+        pump_collective();
+      } else if (id.round >= ready_round_) {
+        // A collective not started here yet, or the next one under the same number: a restarted
+        // tracker numbers the attempts of the round afresh while this peer's of the old one is
+        // over (its round_done never reached the old tracker).
+        early_.keep({id.round, id.attempt}, from, type, body);
+      }
+      return;
+    }
+    case MessageType::state_request:
+    case MessageType::chunk_request:
+      server_.on_message(from, type, body);
+      pump_server();
+      return;
+    case MessageType::state_manifest:
+    case MessageType::state_refusal:
+    case MessageType::state_chunk:
+      if (fetcher_) {
+        fetcher_->on_message(now, from, type, body);
+        pump_fetch(now);
+      }
+      return;
+    default:
+      throw Error(ErrorCategory::protocol, fmt::format("a {} between peers", info(type).name));
+  }
+}
+
+void PeerCore::on_peer_lost(TimePoint now, const PeerKey& peer, const std::string& why) {
+  const bool needed = all_reduce_ ? all_reduce_->needs_link_to(peer)
+                                  : all_gather_ && all_gather_->needs_link_to(peer);
+  if (collective_running() && needed)
+    // Named: the tracker retries without it alone if it sees it leave too (a crash).
+    fail_collective(fmt::format("lost the connection to {}: {}", secure::short_id(peer), why),
+                    peer);
+  if (fetcher_) {
+    fetcher_->on_donor_lost(now, peer);
+    pump_fetch(now);
+  }
+}
+
+void PeerCore::on_timer(TimePoint now) {
+  if (fetcher_ && fetcher_->poll_timeout() <= now) {
+    fetcher_->on_timer(now);
+    pump_fetch(now);
+  }
+  if (ask_again_ <= now) {
+    ask_again_ = kNever;
+    if (!fetcher_) client_.state_report();  // answered by a resync with new donors
+  }
+  if (gossip_deadline_ <= now) gossip_wait_over(now);
+}
+
+TimePoint PeerCore::poll_timeout() const {
+  TimePoint t = std::min(ask_again_, gossip_deadline_);
+  if (fetcher_) t = std::min(t, fetcher_->poll_timeout());
+  return t;
+}
+
+// --- fetching and serving the state ---
+
+void PeerCore::start_fetch(TimePoint now, const Resync& resync) {
+  fetching_ = resync;
+  reported_donors_.clear();
+  ask_again_ = kNever;
+  std::vector<PeerKey> donors;
+  for (const Donor& d : resync.donors) donors.push_back(d.key);
+  note(fmt::format("fetching the state of round {} from {} donor(s)", resync.round, donors.size()),
+       false);
+  fetcher_ = std::make_unique<StateFetcher>(
+      FetchConfig{.round = resync.round, .state_hash = resync.state_hash, .donors = donors}, now);
+  pump_fetch(now);
+}
+
+void PeerCore::pump_fetch(TimePoint now) {
+  if (!fetcher_) return;
+  while (auto t = fetcher_->poll_transmit()) send(t->to, t->type, std::move(t->body));
+  for (const auto& [donor, why] : fetcher_->bad_donors())
+    if (reported_donors_.insert(donor).second)  // once: bad_donors() keeps them all
+      client_.report(MisbehaviourReport{.suspect = donor, .reason = why});
+  if (fetcher_->done()) {
+    PeerEvent& out = emit(PeerEvent::Kind::fetched);
+    out.round = fetching_.round;
+    out.hash = fetching_.state_hash;
+    out.state = std::make_shared<const std::vector<std::byte>>(fetcher_->state().begin(),
+                                                               fetcher_->state().end());
+    fetcher_.reset();
+    fetch_pending_ = false;
+    fetch_backoff_.reset();
+  } else if (fetcher_->failure()) {
+    const Duration wait = fetch_backoff_.next();
+    note(fmt::format("fetching round {}: {}; asking the tracker again in {:.2f} s", fetching_.round,
+                     *fetcher_->failure(), std::chrono::duration<double>(wait).count()),
+         true);
+    fetcher_.reset();
+    ask_again_ = now + wait;
+  }
+}
+
+void PeerCore::serve(StateManifest manifest, std::shared_ptr<const std::vector<std::byte>> state) {
+  client_.set_state(manifest.round, manifest.state_hash());
+  served_round_ = manifest.round;
+  served_hash_ = manifest.state_hash();
+  served_ = std::move(state);
+  server_.serve(std::move(manifest), StateBytes({std::span(*served_)}));
+}
+
+void PeerCore::pump_server() {
+  while (auto t = server_.poll_transmit()) send(t->to, t->type, std::move(t->body));
+}
+
+void PeerCore::state_report(std::uint64_t round, const Digest& hash) {
+  client_.set_state(round, hash);
+  client_.state_report();
+}
+
+void PeerCore::leave(const std::string& reason) {
+  end_collective();
+  fetcher_.reset();
+  ask_again_ = kNever;
+  client_.leave(reason);
+}
+
+// --- outputs ---
+
+// A state-transfer message to the tracker goes over its link (custody); the rest to the peer.
+void PeerCore::send(const PeerKey& to, MessageType type, std::vector<std::byte> body) {
+  if (to == tracker_key_) {
+    client_.relay(type, body);
+    return;
+  }
+  transmits_.push_back(
+      Send{.to = to, .address = address_of(to), .type = type, .body = std::move(body)});
+}
+
+std::string PeerCore::address_of(const PeerKey& peer) const {
+  if (const Member* m = client_.member(peer)) return m->address;
+  for (const Donor& d : fetching_.donors)
+    if (d.key == peer) return d.address;
+  return {};
+}
+
+PeerEvent& PeerCore::emit(PeerEvent::Kind kind) {
+  events_.push_back(PeerEvent{.kind = kind});
+  return events_.back();
+}
+
+void PeerCore::note(std::string text, bool warning) {
+  PeerEvent& out = emit(PeerEvent::Kind::note);
+  out.text = std::move(text);
+  out.warning = warning;
+}
+
+std::optional<PeerEvent> PeerCore::poll_event() {
+  if (events_.empty()) return std::nullopt;
+  PeerEvent e = std::move(events_.front());
+  events_.pop_front();
+  return e;
+}
+
+std::optional<PeerCore::Send> PeerCore::poll_transmit() {
+  if (transmits_.empty()) return std::nullopt;
+  Send t = std::move(transmits_.front());
+  transmits_.pop_front();
+  return t;
+}
+
+}  // namespace loco::proto

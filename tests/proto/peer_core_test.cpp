@@ -1,0 +1,395 @@
+// PeerCore, the peer's whole protocol, with a real TrackerCore in virtual time: peers' messages
+// delivered in memory, timers fired at their deadlines, processes killed at chosen points. The
+// faults here are the ones only sanitized real-process runs found before the peer had one core
+// (a stale fetch, a repeated resync, messages of a group not started yet, a member lost mid-round).
+
+#include "loco/proto/peer_core.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <deque>
+#include <map>
+
+#include "tracker_harness.hpp"
+
+namespace loco::proto {
+namespace {
+
+using testing::key;
+using namespace std::chrono_literals;
+
+constexpr std::size_t kDim = 1000;
+
+// θ at a round: what a peer holds and serves.
+struct State {
+  std::uint64_t round = 0;
+  std::vector<float> theta = std::vector<float>(kDim, 0.5f);
+
+  std::span<const std::byte> bytes() const { return std::as_bytes(std::span(theta)); }
+  StateManifest manifest() const { return make_manifest(round, StateBytes({bytes()})); }
+};
+
+struct Net {
+  secure::KeyPair tracker_key = key(200);
+  TrackerCoreConfig config;
+  std::unique_ptr<TrackerCore> tracker;
+  TimePoint now{};
+
+  struct Peer {
+    secure::KeyPair key = secure::KeyPair::generate();
+    std::unique_ptr<PeerCore> core;
+    bool up = true;
+    bool tracker_link = true;
+    State state;
+    std::optional<State> tentative;
+    std::vector<PeerEvent> events;
+    std::map<MessageType, int> received;  // from peers, by type
+    bool hold_groups = false;             // the tracker's group messages wait in `held`
+    std::vector<ClientEvent> held;
+  };
+  std::map<std::uint8_t, Peer> peers;
+  struct Wire {
+    PeerKey from;
+    PeerKey to;
+    MessageType type;
+    std::vector<std::byte> body;
+  };
+  std::deque<Wire> wire;
+  // Called with each message between peers before it is delivered; false drops it.
+  std::function<bool(const Wire&)> on_wire;
+
+  explicit Net(std::string codec = "fp32") : codec_(std::move(codec)) {
+    config.run_id = "run-p";
+    config.admission.kind = AdmissionPolicy::Kind::open;
+    config.settings = testing::run_settings();
+    config.genesis = State{}.manifest().state_hash();
+    config.shard_count = 16;
+    config.max_members_per_network = 0;
+    tracker = std::make_unique<TrackerCore>(config, tracker_key, std::nullopt, now);
+  }
+
+  Peer& add(std::uint8_t n, State state = {}) {
+    Peer& p = peers[n];
+    p.key = key(n);
+    p.state = std::move(state);
+    const StateManifest manifest = p.state.manifest();
+    p.core = std::make_unique<PeerCore>(
+        PeerCoreConfig{.self = p.key.public_key(),
+                       .codec = codec_,
+                       .chunk_values = 256,
+                       .all_reduce = AllReduceAlgorithm::direct,
+                       .gossip_group = 0,
+                       .gossip_wait = 10min,
+                       .gossip_group_of = {}},
+        TrackerClientConfig{
+            .run_id = config.run_id,
+            .tracker_key = tracker_key.public_key(),
+            .join = JoinRequest{.software = "loco test",
+                                .listen_address = "127.0.0.1:" + std::to_string(9000 + n),
+                                .upload_bps = 100'000'000,
+                                .credential = {},
+                                .settings = testing::run_settings(),
+                                .genesis = config.genesis,
+                                .state_round = p.state.round,
+                                .state_hash = manifest.state_hash()}});
+    serve(p);
+    p.core->client().on_connected(now);
+    pump();
+    return p;
+  }
+
+  static void serve(Peer& p) {
+    p.core->serve(p.state.manifest(), std::make_shared<const std::vector<std::byte>>(
+                                          p.state.bytes().begin(), p.state.bytes().end()));
+  }
+
+  std::optional<std::uint8_t> find(const PeerKey& k) const {
+    for (const auto& [n, p] : peers)
+      if (p.key.public_key() == k) return n;
+    return std::nullopt;
+  }
+
+  // Peer n is ready for its next round with an update of all `value`.
+  void ready(std::uint8_t n, float value) {
+    Peer& p = peers.at(n);
+    const std::vector<float> delta(kDim, value);
+    p.core->ready(Ready{.round = p.state.round + 1,
+                        .update_norm = std::abs(value) * std::sqrt(static_cast<float>(kDim)),
+                        .base_hash = p.state.manifest().state_hash()},
+                  delta);
+    pump();
+  }
+
+  // The process of peer n ends: its links close at the others, the tracker sees it go.
+  void kill(std::uint8_t n) {
+    Peer& dead = peers.at(n);
+    dead.up = false;
+    tracker->on_disconnect(now, dead.key.public_key());
+    for (auto& [m, p] : peers)
+      if (p.up) p.core->on_peer_lost(now, dead.key.public_key(), "killed");
+    pump();
+  }
+
+  // The application side of a peer, as loco-peer's: the mean's state (θ + mean) reported, the
+  // committed one installed, a fetched one loaded.
+  void apply(Peer& p, const PeerEvent& e) {
+    switch (e.kind) {
+      case PeerEvent::Kind::mean: {
+        State next{.round = e.round, .theta = p.state.theta};
+        for (std::size_t i = 0; i < kDim; ++i) next.theta[i] += (*e.mean)[i];
+        p.core->round_done(e.round, e.attempt, next.manifest().state_hash());
+        p.tentative = std::move(next);
+        return;
+      }
+      case PeerEvent::Kind::committed:
+        if (e.mine && p.tentative) {
+          p.state = std::move(*p.tentative);
+          p.tentative.reset();
+          serve(p);
+        }
+        return;
+      case PeerEvent::Kind::fetched: {
+        State loaded{.round = e.round};
+        std::memcpy(loaded.theta.data(), e.state->data(), e.state->size());
+        p.state = std::move(loaded);
+        serve(p);
+        p.core->state_report(p.state.round, p.state.manifest().state_hash());
+        return;
+      }
+      default: return;
+    }
+  }
+
+  void pump() {
+    for (bool moved = true; moved;) {
+      moved = false;
+      while (tracker->poll_event()) {
+      }
+      while (auto t = tracker->poll_transmit()) {
+        moved = true;
+        if (auto n = find(t->to); n && peers.at(*n).up && peers.at(*n).tracker_link)
+          peers.at(*n).core->client().on_message(now, static_cast<std::uint16_t>(t->type),
+                                                 *t->body);
+      }
+      for (auto& [n, p] : peers) {
+        if (!p.up) continue;
+        while (auto e = p.core->client().poll_event()) {
+          if (p.hold_groups && e->kind == ClientEvent::Kind::group) {
+            p.held.push_back(std::move(*e));
+            continue;
+          }
+          p.core->on_client_event(now, *e);
+        }
+        while (auto e = p.core->poll_event()) {
+          apply(p, *e);
+          p.events.push_back(std::move(*e));
+          moved = true;
+        }
+        while (auto t = p.core->poll_transmit()) {
+          moved = true;
+          wire.push_back(Wire{p.key.public_key(), t->to, t->type, std::move(t->body)});
+        }
+        while (auto o = p.core->client().poll_transmit()) {
+          moved = true;
+          if (p.tracker_link)
+            tracker->on_message(now, p.key.public_key(), static_cast<std::uint16_t>(o->type),
+                                o->body);
+        }
+      }
+      while (!wire.empty()) {
+        Wire w = std::move(wire.front());
+        wire.pop_front();
+        moved = true;
+        const auto n = find(w.to);
+        if (!n || !peers.at(*n).up || (on_wire && !on_wire(w))) continue;
+        Peer& to = peers.at(*n);
+        ++to.received[w.type];
+        to.core->on_peer_message(now, w.from, w.type, w.body);
+      }
+    }
+  }
+
+  // Hands peer n the group messages it held back.
+  void release_groups(std::uint8_t n) {
+    Peer& p = peers.at(n);
+    p.hold_groups = false;
+    for (const ClientEvent& e : std::exchange(p.held, {})) p.core->on_client_event(now, e);
+    pump();
+  }
+
+  void run_until(TimePoint until) {
+    for (;;) {
+      TimePoint next = tracker->poll_timeout();
+      for (auto& [n, p] : peers)
+        if (p.up) next = std::min({next, p.core->client().poll_timeout(), p.core->poll_timeout()});
+      if (next > until) break;
+      now = std::max(now, next);
+      tracker->on_timer(now);
+      for (auto& [n, p] : peers) {
+        if (!p.up) continue;
+        p.core->client().on_timer(now);
+        p.core->on_timer(now);
+      }
+      pump();
+    }
+    now = until;
+  }
+  void run_for(Duration d) { run_until(now + d); }
+
+  std::vector<PeerEvent> events(std::uint8_t n, PeerEvent::Kind kind) const {
+    std::vector<PeerEvent> out;
+    for (const PeerEvent& e : peers.at(n).events)
+      if (e.kind == kind) out.push_back(e);
+    return out;
+  }
+
+ private:
+  std::string codec_;
+};
+
+TEST(PeerCore, ARoundAveragesEveryMembersUpdateAndCommitsOneState) {
+  Net net;
+  for (std::uint8_t n = 1; n <= 3; ++n) net.add(n);
+  net.ready(1, 1.0f);
+  net.ready(2, 2.0f);
+  net.ready(3, 6.0f);
+  for (std::uint8_t n = 1; n <= 3; ++n) {
+    const auto means = net.events(n, PeerEvent::Kind::mean);
+    ASSERT_EQ(means.size(), 1u) << "peer " << int(n);
+    EXPECT_EQ(means[0].members.size(), 3u);
+    // The direct exchange trims ⌈0.25 · 3⌉ = 1 contribution from each side: the median, 2.
+    EXPECT_EQ(means[0].trim, 1u);
+    EXPECT_FLOAT_EQ((*means[0].mean)[0], 2.0f);
+    const auto commits = net.events(n, PeerEvent::Kind::committed);
+    ASSERT_EQ(commits.size(), 1u);
+    EXPECT_TRUE(commits[0].mine);
+    EXPECT_EQ(net.peers.at(n).state.round, 1u);
+  }
+  EXPECT_EQ(net.peers.at(1).state.theta, net.peers.at(3).state.theta);
+}
+
+TEST(PeerCore, ChunksOfAGroupThisPeerHasNotHeardOfYetWaitForIt) {
+  Net net;
+  for (std::uint8_t n = 1; n <= 3; ++n) net.add(n);
+  net.peers.at(3).hold_groups = true;  // its group message is slow; the others' chunks are not
+  net.ready(1, 1.0f);
+  net.ready(2, 2.0f);
+  net.ready(3, 6.0f);
+  ASSERT_GT(net.peers.at(3).received[MessageType::ring_chunk], 0);
+  EXPECT_TRUE(net.events(3, PeerEvent::Kind::mean).empty());
+  net.release_groups(3);
+  for (std::uint8_t n = 1; n <= 3; ++n)
+    ASSERT_EQ(net.events(n, PeerEvent::Kind::committed).size(), 1u) << "peer " << int(n);
+  EXPECT_EQ(net.peers.at(1).state.theta, net.peers.at(3).state.theta);
+}
+
+TEST(PeerCore, AMemberKilledMidExchangeIsNamedAndTheSurvivorsCommitWithoutIt) {
+  Net net;
+  for (std::uint8_t n = 1; n <= 3; ++n) net.add(n);
+  // Peer 3 dies on the first chunk it receives: it never sends its own segment's mean.
+  net.on_wire = [&](const Net::Wire& w) {
+    if (w.to == net.peers.at(3).key.public_key() && net.peers.at(3).up) {
+      net.peers.at(3).up = false;
+      return false;
+    }
+    return w.from != net.peers.at(3).key.public_key() || net.peers.at(3).up;
+  };
+  net.ready(1, 1.0f);
+  net.ready(2, 2.0f);
+  net.ready(3, 6.0f);
+  ASSERT_FALSE(net.peers.at(3).up);
+  net.on_wire = {};
+  net.kill(3);
+  net.run_for(30s);
+  for (std::uint8_t n = 1; n <= 2; ++n) {
+    const auto commits = net.events(n, PeerEvent::Kind::committed);
+    ASSERT_EQ(commits.size(), 1u) << "peer " << int(n);
+    EXPECT_TRUE(commits[0].mine);
+    EXPECT_GE(net.events(n, PeerEvent::Kind::aborted).size(), 1u);
+    EXPECT_EQ(net.events(n, PeerEvent::Kind::mean).back().members.size(), 2u);
+  }
+  EXPECT_FLOAT_EQ(net.peers.at(1).state.theta[0], 0.5f + 1.5f);  // the survivors' mean
+  EXPECT_EQ(net.peers.at(1).state.theta, net.peers.at(2).state.theta);
+}
+
+// A newcomer far behind fetches the committed state; a resync repeated while it fetches (the
+// tracker answers every ready and report with one) starts no second fetch, which would take the
+// first fetch's answers for its own and blame honest donors.
+TEST(PeerCore, ANewcomerFetchesTheRunsStateOnceThoughTheResyncIsRepeated) {
+  Net net;
+  for (std::uint8_t n = 1; n <= 2; ++n) net.add(n);
+  net.ready(1, 1.0f);
+  net.ready(2, 3.0f);
+  ASSERT_EQ(net.peers.at(1).state.round, 1u);
+  Net::Peer& newcomer = net.add(3);
+  ASSERT_EQ(net.events(3, PeerEvent::Kind::must_fetch).size(), 1u);
+  // The tracker says it again before the fetch is done.
+  Resync again;
+  again.round = 1;
+  again.state_hash = net.peers.at(1).state.manifest().state_hash();
+  for (std::uint8_t n = 1; n <= 2; ++n)
+    again.donors.push_back(Donor{.key = net.peers.at(n).key.public_key(), .address = ""});
+  ClientEvent repeated{.kind = ClientEvent::Kind::resync};
+  repeated.resync = again;
+  newcomer.core->on_client_event(net.now, repeated);
+  net.pump();
+  EXPECT_EQ(net.events(3, PeerEvent::Kind::must_fetch).size(), 1u);
+  ASSERT_EQ(net.events(3, PeerEvent::Kind::fetched).size(), 1u);
+  EXPECT_EQ(newcomer.state.theta, net.peers.at(1).state.theta);
+  EXPECT_EQ(net.peers.at(1).received[MessageType::state_request] +
+                net.peers.at(2).received[MessageType::state_request],
+            2);  // one manifest request per donor, once
+}
+
+// Every donor gone: the fetch fails, and the peer asks the tracker for new donors after 250 ms
+// (doubling after each failure, up to 8 s), not at once in a loop.
+TEST(PeerCore, AFetchWhoseDonorsAreAllGoneAsksTheTrackerAgainAfterABackoff) {
+  Net net;
+  for (std::uint8_t n = 1; n <= 2; ++n) net.add(n);
+  net.ready(1, 1.0f);
+  net.ready(2, 3.0f);
+  // Donors that answer nothing: the newcomer's requests are lost.
+  net.on_wire = [&](const Net::Wire& w) { return w.type != MessageType::state_request; };
+  Net::Peer& newcomer = net.add(3);
+  ASSERT_EQ(net.events(3, PeerEvent::Kind::must_fetch).size(), 1u);
+  const TimePoint started = net.now;
+  net.kill(1);
+  net.kill(2);
+  const auto warnings = [&] {
+    int n = 0;
+    for (const PeerEvent& e : net.events(3, PeerEvent::Kind::note)) n += e.warning;
+    return n;
+  };
+  ASSERT_EQ(warnings(), 1);
+  EXPECT_EQ(newcomer.core->poll_timeout(), started + 250ms);
+  EXPECT_TRUE(net.events(3, PeerEvent::Kind::fetched).empty());
+}
+
+// The run went back to the state this peer serves while it waited for a fetch of a newer one no
+// one held: it takes its own.
+TEST(PeerCore, AResyncToTheStateThisPeerServesHandsItBackWithoutAFetch) {
+  Net net;
+  net.add(1);
+  Net::Peer& p = net.peers.at(1);
+  const Digest own = p.state.manifest().state_hash();
+  ClientEvent elsewhere{.kind = ClientEvent::Kind::resync};
+  elsewhere.resync = Resync{.round = 5, .state_hash = testing::digest_of(5), .donors = {}};
+  p.core->on_client_event(net.now, elsewhere);
+  ClientEvent back{.kind = ClientEvent::Kind::resync};
+  back.resync = Resync{.round = 0, .state_hash = own, .donors = {}};
+  p.core->on_client_event(net.now, back);
+  net.pump();
+  const auto fetched = net.events(1, PeerEvent::Kind::fetched);
+  ASSERT_EQ(fetched.size(), 1u);
+  EXPECT_EQ(fetched[0].hash, own);
+  EXPECT_EQ(*fetched[0].state,
+            std::vector<std::byte>(p.state.bytes().begin(), p.state.bytes().end()));
+  // Told again with nothing pending: only a report to the tracker, nothing for the application.
+  p.core->on_client_event(net.now, back);
+  net.pump();
+  EXPECT_EQ(net.events(1, PeerEvent::Kind::kept).size(), 1u);
+}
+
+}  // namespace
+}  // namespace loco::proto
