@@ -141,7 +141,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     train::Strategy& strategy = *made;  // DiLoCo, DDP, Streaming DiLoCo or DeMo
     group.bind(strategy.shared());
     strategy.begin(loop, train::Start::fresh);
-    const Digest genesis = strategy.shared().hash();
+    const proto::StateManifest genesis = strategy.shared().manifest();
 
     // 2. Its own checkpoint, if it has one: it may still hold the run's current state.
     const auto arenas = peer_arenas(loop, strategy);
@@ -161,7 +161,8 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     }
 
     // 3. Join: the tracker gives the data shard, and the run's state if this peer lacks it.
-    const swarm::JoinOutcome joined = group.join(genesis, std::chrono::seconds(60));
+    const swarm::JoinOutcome joined =
+        group.join(genesis, /*at_genesis=*/!resumed, std::chrono::seconds(60));
     if (joined.stopped) {
       spdlog::info("stopped by a signal before joining the run");
       return 0;

@@ -64,13 +64,14 @@ void PeerCore::on_client_event(TimePoint now, const ClientEvent& e) {
       out.hash = e.commit.state_hash;
       out.mine = e.commit.round == ready_round_ && reported_ != Digest{} &&
                  e.commit.state_hash == reported_;
-      end_collective();
-      ready_round_ = 0;
+      end_round();
       return;
     }
     case Kind::abort_round: {
-      end_collective();
-      if (!e.abort.retry) ready_round_ = 0;
+      if (e.abort.retry)
+        end_collective();
+      else
+        end_round();
       PeerEvent& out = emit(PeerEvent::Kind::aborted);
       out.text = e.abort.reason;
       out.round = e.abort.round;
@@ -101,9 +102,8 @@ void PeerCore::on_resync(TimePoint now, const Resync& resync) {
   // same state would take the first one's answers for its own and blame the donors.
   if (fetcher_ && fetching_.round == resync.round && fetching_.state_hash == resync.state_hash)
     return;
-  end_collective();
-  ready_round_ = 0;
-  if (served_ && served_round_ == resync.round && served_hash_ == resync.state_hash) {
+  end_round();
+  if (serving_ && served_round_ == resync.round && served_hash_ == resync.state_hash) {
     // The state this peer holds. Its report may just not have reached the tracker yet (a
     // repeated resync): say it again. Or the application waits for a fetch of a state no one
     // held and the run went back to this one: it takes it from itself.
@@ -113,7 +113,6 @@ void PeerCore::on_resync(TimePoint now, const Resync& resync) {
                                                                : PeerEvent::Kind::kept);
     out.round = resync.round;
     out.hash = resync.state_hash;
-    out.state = served_;
     if (out.kind == PeerEvent::Kind::kept) client_.state_report();
     return;
   }
@@ -126,7 +125,7 @@ void PeerCore::on_resync(TimePoint now, const Resync& resync) {
 
 // --- the round's collective ---
 
-void PeerCore::ready(const Ready& ready, std::vector<float> delta) {
+void PeerCore::ready(const Ready& ready, Values delta) {
   delta_ = std::move(delta);
   gather_ = false;
   announce_ready(ready);
@@ -172,7 +171,9 @@ void PeerCore::start_collective(const Group& group) {
                                     part_);
     all_gather_->start();
   } else {
-    work_ = delta_;  // every attempt starts from this member's own update
+    // Every attempt starts from this member's own update.
+    work_ = work_pool_.take(delta_->size());
+    std::copy(delta_->begin(), delta_->end(), work_->begin());
     all_reduce_ = make_all_reduce(config_.all_reduce,
                                   AllReduceConfig{.round = group.round,
                                                   .attempt = group.attempt,
@@ -184,7 +185,7 @@ void PeerCore::start_collective(const Group& group) {
                                                   .median_norm = group.median_norm,
                                                   .norm_limit = group.norm_limit,
                                                   .trim = trim_},
-                                  work_);
+                                  *work_);
     all_reduce_->start();
   }
   // Messages that came before this peer heard of its group (those of a later attempt stay).
@@ -216,7 +217,15 @@ std::uint64_t PeerCore::collective_bytes_sent() const {
 void PeerCore::end_collective() {
   all_reduce_.reset();
   all_gather_.reset();
+  work_.reset();
   gossip_deadline_ = kNever;
+}
+
+void PeerCore::end_round() {
+  end_collective();
+  ready_round_ = 0;
+  delta_.reset();
+  part_.clear();
 }
 
 void PeerCore::fail_collective(const std::string& reason, std::optional<PeerKey> suspect) {
@@ -265,9 +274,11 @@ void PeerCore::emit_mean() {
   if (all_gather_)
     out.parts = std::make_shared<const std::vector<std::vector<std::byte>>>(all_gather_->parts());
   else
-    out.mean = std::make_shared<const std::vector<float>>(std::move(work_));
-  end_collective();
-  if (gossip()) ready_round_ = 0;  // no commit follows: the round is over here
+    out.mean = std::move(work_);
+  if (gossip())
+    end_round();  // no commit follows: the round is over here
+  else
+    end_collective();
 }
 
 void PeerCore::round_done(std::uint64_t round, std::uint32_t attempt, const Digest& hash) {
@@ -392,12 +403,19 @@ void PeerCore::pump_fetch(TimePoint now) {
   }
 }
 
-void PeerCore::serve(StateManifest manifest, std::shared_ptr<const std::vector<std::byte>> state) {
+void PeerCore::serve(StateManifest manifest, StateBytes bytes, std::shared_ptr<const void> keep) {
   client_.set_state(manifest.round, manifest.state_hash());
+  serving_ = true;
   served_round_ = manifest.round;
   served_hash_ = manifest.state_hash();
-  served_ = std::move(state);
-  server_.serve(std::move(manifest), StateBytes({std::span(*served_)}));
+  served_ = std::move(keep);
+  server_.serve(std::move(manifest), std::move(bytes));
+}
+
+void PeerCore::unserve() {
+  serving_ = false;
+  served_.reset();
+  server_.clear();
 }
 
 void PeerCore::pump_server() {
@@ -410,7 +428,7 @@ void PeerCore::state_report(std::uint64_t round, const Digest& hash) {
 }
 
 void PeerCore::leave(const std::string& reason) {
-  end_collective();
+  end_round();
   fetcher_.reset();
   ask_again_ = kNever;
   client_.leave(reason);

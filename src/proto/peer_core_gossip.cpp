@@ -23,7 +23,7 @@
 
 namespace loco::proto {
 
-void PeerCore::ready_gossip(TimePoint now, std::uint64_t round, std::vector<float> packed) {
+void PeerCore::ready_gossip(TimePoint now, std::uint64_t round, Values packed) {
   delta_ = std::move(packed);
   gather_ = false;
   ready_round_ = round;
@@ -72,14 +72,13 @@ void PeerCore::gossip_wait_over(TimePoint now) {
 // This peer applies its own state and update for the round: the mean event carries its own
 // vector and itself as the only member.
 void PeerCore::alone(const std::string& why) {
-  end_collective();
   PeerEvent& out = emit(PeerEvent::Kind::mean);
   out.round = ready_round_;
   out.text = why;
   out.members = {config_.self};
   out.waited_out = std::exchange(waited_out_, false);
-  out.mean = std::make_shared<const std::vector<float>>(std::move(delta_));
-  ready_round_ = 0;
+  out.mean = delta_;
+  end_round();
 }
 
 }  // namespace loco::proto

@@ -46,15 +46,39 @@ Digest StateManifest::state_hash() const {
 StateManifest make_manifest(std::uint64_t round, const StateBytes& state,
                             std::uint32_t chunk_bytes) {
   LOCO_ASSERT(chunk_bytes > 0, "chunks hold at least one byte");
-  StateManifest m{
-      .round = round, .total_bytes = state.size(), .chunk_bytes = chunk_bytes, .chunk_hashes = {}};
-  std::vector<std::byte> buffer(std::min<std::uint64_t>(chunk_bytes, state.size()));
-  for (std::uint64_t at = 0; at < state.size(); at += chunk_bytes) {
-    const std::size_t n = std::min<std::uint64_t>(chunk_bytes, state.size() - at);
-    state.read(at, std::span(buffer).first(n));
-    m.chunk_hashes.push_back(blake2b(std::span<const std::byte>(buffer).first(n)));
+  ManifestBuilder builder(round, state.size(), chunk_bytes);
+  for (const auto& part : state.parts()) builder.add(part);
+  return builder.finish();
+}
+
+ManifestBuilder::ManifestBuilder(std::uint64_t round, std::uint64_t total_bytes,
+                                 std::uint32_t chunk_bytes)
+    : manifest_{.round = round,
+                .total_bytes = total_bytes,
+                .chunk_bytes = chunk_bytes,
+                .chunk_hashes = {}} {
+  LOCO_ASSERT(chunk_bytes > 0, "chunks hold at least one byte");
+  manifest_.chunk_hashes.reserve((total_bytes + chunk_bytes - 1) / chunk_bytes);
+}
+
+void ManifestBuilder::add(std::span<const std::byte> bytes) {
+  LOCO_ASSERT(added_ + bytes.size() <= manifest_.total_bytes, "more bytes than the state has");
+  while (!bytes.empty()) {
+    const std::uint64_t in_chunk = added_ % manifest_.chunk_bytes;
+    const std::size_t n = std::min<std::uint64_t>(manifest_.chunk_bytes - in_chunk, bytes.size());
+    chunk_.update(bytes.first(n));
+    bytes = bytes.subspan(n);
+    added_ += n;
+    if (added_ % manifest_.chunk_bytes == 0 || added_ == manifest_.total_bytes) {
+      manifest_.chunk_hashes.push_back(chunk_.finish());
+      chunk_ = Blake2b();
+    }
   }
-  return m;
+}
+
+StateManifest ManifestBuilder::finish() {
+  LOCO_ASSERT(added_ == manifest_.total_bytes, "a manifest finished before its state's end");
+  return std::move(manifest_);
 }
 
 }  // namespace loco::proto

@@ -183,7 +183,7 @@ void PeerNode::on_core_event(const proto::PeerEvent& e) {
         start_training();
       return;
     case Kind::collective_started:
-      world_.ledger->all_reduce_started(now, key_, e.round, e.attempt, contribution_);
+      world_.ledger->all_reduce_started(now, key_, e.round, e.attempt, *contribution_);
       if (disk_.behaviour == Behaviour::accuser && e.members.size() > 1) {
         // Names another member of the group, a different one each attempt.
         const auto self = static_cast<std::size_t>(
@@ -242,15 +242,16 @@ void PeerNode::finish_training() {
   phase_ = Phase::waiting;
   const std::uint64_t round = state_.round + 1;
   if (core_->gossip()) {  // θ ‖ v ‖ Δ: what a gossip group averages
-    contribution_ = state_.theta;
-    contribution_.insert(contribution_.end(), state_.momentum.begin(), state_.momentum.end());
-    contribution_.insert(contribution_.end(), sent.update.begin(), sent.update.end());
+    auto packed = std::make_shared<std::vector<float>>(state_.theta);
+    packed->insert(packed->end(), state_.momentum.begin(), state_.momentum.end());
+    packed->insert(packed->end(), sent.update.begin(), sent.update.end());
+    contribution_ = std::move(packed);
     core_->ready_gossip(world_.loop->now(), round, contribution_);
   } else {
-    contribution_ = sent.update;
+    contribution_ = std::make_shared<const std::vector<float>>(std::move(sent.update));
     core_->ready(
         proto::Ready{.round = round, .update_norm = sent.declared_norm, .base_hash = state_hash_},
-        std::move(sent.update));
+        contribution_);
   }
   drive();
 }
@@ -295,7 +296,7 @@ void PeerNode::apply_gossip(const proto::PeerEvent& e) {
 
 void PeerNode::on_fetched(const proto::PeerEvent& e) {
   PeerState fetched = state_;
-  if (!fetched.load(e.round, *e.state))
+  if (e.state && !fetched.load(e.round, *e.state))  // none: the state it serves
     throw Error(ErrorCategory::format, "a fetched state of another size");
   proto::StateManifest manifest = fetched.manifest();
   const Digest hash = manifest.state_hash();
@@ -312,7 +313,9 @@ void PeerNode::on_fetched(const proto::PeerEvent& e) {
 
 void PeerNode::serve_current(proto::StateManifest manifest) {
   state_hash_ = manifest.state_hash();
-  core_->serve(std::move(manifest), std::make_shared<const std::vector<std::byte>>(state_.bytes()));
+  auto bytes = std::make_shared<const std::vector<std::byte>>(state_.bytes());
+  const proto::StateBytes view({std::span(*bytes)});
+  core_->serve(std::move(manifest), view, std::move(bytes));
 }
 
 }  // namespace loco::sim

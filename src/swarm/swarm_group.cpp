@@ -26,7 +26,9 @@ constexpr Duration kStopGrace = std::chrono::seconds(2);
 
 SwarmGroup::SwarmGroup(SwarmConfig config, const secure::KeyPair& identity,
                        const std::atomic<bool>* stop)
-    : stop_(stop), session_(io_, std::move(config), identity, mailbox_, traffic_), grace_(io_) {
+    : stop_(stop),
+      session_(io_, std::move(config), identity, mailbox_, traffic_, guard_),
+      grace_(io_) {
   work_ =
       std::make_unique<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>(
           io_.get_executor());
@@ -70,14 +72,18 @@ std::optional<SwarmEvent> SwarmGroup::wait_event() {
   }
 }
 
-JoinOutcome SwarmGroup::join(const Digest& genesis, Duration patience) {
+JoinOutcome SwarmGroup::join(const proto::StateManifest& genesis, bool at_genesis,
+                             Duration patience) {
   const std::uint64_t round = shared_->round();
-  const Digest hash = shared_->hash();
+  proto::StateManifest manifest = at_genesis ? genesis : shared_->manifest();
+  const Digest hash = manifest.state_hash();
   current_ = hash;
-  post([this, genesis, round, hash] { session_.start(genesis, round, hash); });
+  post([this, genesis = genesis.state_hash(), round, hash] {
+    session_.start(genesis, round, hash);
+  });
   // It holds this state: it may serve it, and a resync to it (the run went back to it) is taken
   // from this copy.
-  serve_current();
+  serve_current(std::move(manifest));
   JoinOutcome outcome;
   const auto deadline = std::chrono::steady_clock::now() + patience;
   for (;;) {
@@ -127,9 +133,10 @@ void SwarmGroup::begin_round(std::uint64_t round, std::span<const float> delta, 
   reported_here_ = static_cast<bool>(tentative);
   const proto::Ready ready{
       .round = round, .update_norm = norm, .base_hash = current_, .loss = phase_loss_};
-  post([this, ready, delta = std::vector<float>(delta.begin(), delta.end()),
-        tentative = std::move(tentative)]() mutable {
-    session_.ready(ready, std::move(delta), std::move(tentative));
+  auto update = update_pool_.take(delta.size());
+  std::copy(delta.begin(), delta.end(), update->begin());
+  post([this, ready, update = std::move(update), tentative = std::move(tentative)]() mutable {
+    session_.ready(ready, std::move(update), std::move(tentative));
   });
 }
 
@@ -170,6 +177,9 @@ train::RoundResult SwarmGroup::skipped() const {
 train::RoundResult SwarmGroup::attempt_round(std::uint64_t round, const TentativeOf& tentative,
                                              const std::function<void()>& install) {
   Digest mine{};
+  proto::StateManifest manifest;  // of the state the round leads to, once computed here
+  // The mean that state comes from: the strategy reads it until install (RoundInput).
+  std::shared_ptr<const std::vector<float>> mean;
   std::size_t members = 0;
   for (;;) {
     const auto next = wait_event();
@@ -183,7 +193,9 @@ train::RoundResult SwarmGroup::attempt_round(std::uint64_t round, const Tentativ
           mine = e.hash;  // computed and reported by the network thread
           break;
         }
-        mine = tentative(e);
+        mean = e.mean;
+        manifest = tentative(e);
+        mine = manifest.state_hash();
         post([this, round = e.round, attempt = e.attempt, mine] {
           session_.round_done(round, attempt, mine);
         });
@@ -194,9 +206,10 @@ train::RoundResult SwarmGroup::attempt_round(std::uint64_t round, const Tentativ
                        e.round);
           break;  // a resync follows
         }
-        install();
+        change_shared(install);
         current_ = mine;
-        if (!reported_here_) serve_current();  // else the network thread serves it since the commit
+        // (An asynchronous round's state is served by the network thread since the commit.)
+        if (!reported_here_) serve_current(std::move(manifest));
         return train::RoundResult{
             .kind = train::RoundResult::Kind::committed, .members = members, .state = mine};
       case SwarmEvent::Kind::aborted:
@@ -213,10 +226,13 @@ train::RoundResult SwarmGroup::attempt_round(std::uint64_t round, const Tentativ
 }
 
 train::RoundResult SwarmGroup::gossip_round(const train::RoundInput& input) {
-  std::vector<float> packed;  // θ ‖ v ‖ Δ: the shared parts, then the update
+  std::size_t size = input.delta.size();  // θ ‖ v ‖ Δ: the shared parts, then the update
+  for (const train::SharedState::Part& part : shared_->parts()) size += part.arena.data().size();
+  auto packed = update_pool_.take(size);
+  auto out = packed->begin();
   for (const train::SharedState::Part& part : shared_->parts())
-    packed.insert(packed.end(), part.arena.data().begin(), part.arena.data().end());
-  packed.insert(packed.end(), input.delta.begin(), input.delta.end());
+    out = std::copy(part.arena.data().begin(), part.arena.data().end(), out);
+  std::copy(input.delta.begin(), input.delta.end(), out);
   post([this, round = input.round, packed = std::move(packed)]() mutable {
     session_.ready_gossip(round, std::move(packed));
   });
@@ -229,17 +245,21 @@ train::RoundResult SwarmGroup::gossip_round(const train::RoundInput& input) {
       return train::RoundResult{.kind = train::RoundResult::Kind::replaced, .state = current_};
     }
     if (e.kind != SwarmEvent::Kind::mean || e.round != input.round) continue;
-    std::span<const float> mean = *e.mean;
-    for (train::SharedState::Part& part : shared_->parts()) {
-      const auto values = part.arena.data();
-      std::copy_n(mean.begin(), values.size(), values.begin());
-      mean = mean.subspan(values.size());
-    }
-    const Digest mine = input.tentative(mean);
-    input.install();
+    proto::StateManifest manifest;
+    change_shared([&] {
+      std::span<const float> mean = *e.mean;
+      for (train::SharedState::Part& part : shared_->parts()) {
+        const auto values = part.arena.data();
+        std::copy_n(mean.begin(), values.size(), values.begin());
+        mean = mean.subspan(values.size());
+      }
+      manifest = input.tentative(mean);
+      input.install();
+    });
+    const Digest mine = manifest.state_hash();
     current_ = mine;
     post([this, round = input.round, mine] { session_.state_report(round, mine); });
-    serve_current();
+    serve_current(std::move(manifest));
     return train::RoundResult{
         .kind = train::RoundResult::Kind::committed, .members = e.members, .state = mine};
   }
@@ -262,7 +282,7 @@ train::RoundResult SwarmGroup::outcome_on_stop(std::uint64_t round, Digest mine,
     if (e->kind == SwarmEvent::Kind::aborted) break;
     if (e->kind == SwarmEvent::Kind::committed) {
       if (e->hash != mine) break;
-      install();
+      change_shared(install);
       current_ = mine;
       return train::RoundResult{.kind = train::RoundResult::Kind::committed, .state = mine};
     }
@@ -271,26 +291,37 @@ train::RoundResult SwarmGroup::outcome_on_stop(std::uint64_t round, Digest mine,
 }
 
 void SwarmGroup::load_fetched(const SwarmEvent& fetched) {
-  shared_->load(fetched.round, *fetched.state);
-  const Digest hash = shared_->hash();
+  if (!fetched.state) {  // the run went back to the state this peer holds: nothing to load
+    if (fetched.hash != current_ || fetched.round != shared_->round())
+      throw Error(ErrorCategory::format, "told to keep a state this peer does not hold");
+    spdlog::info("the run went back to round {}, the state this peer holds", fetched.round);
+    post([this, round = fetched.round, hash = current_] { session_.state_report(round, hash); });
+    return;
+  }
+  change_shared([&] { shared_->load(fetched.round, *fetched.state); });
+  proto::StateManifest manifest = shared_->manifest();
+  const Digest hash = manifest.state_hash();
   if (hash != fetched.hash)
     throw Error(ErrorCategory::format,
                 "the fetched state does not hash to the run's (a broken invariant of the fetch)");
   current_ = hash;
   spdlog::info("fetched the state of round {}", fetched.round);
   post([this, round = fetched.round, hash] { session_.state_report(round, hash); });
-  serve_current();
+  serve_current(std::move(manifest));
 }
 
-// The network thread serves a copy: the compute thread goes on changing nothing shared until
-// the next install, but a copy keeps that true whatever the strategy does.
-void SwarmGroup::serve_current() {
-  proto::StateManifest manifest = shared_->manifest();
-  const proto::StateBytes bytes = shared_->bytes();
-  auto copy = std::make_shared<std::vector<std::byte>>(bytes.size());
-  bytes.read(0, *copy);
-  post([this, manifest = std::move(manifest), copy]() mutable {
-    session_.serve(std::move(manifest), std::move(copy));
+void SwarmGroup::change_shared(const std::function<void()>& change) {
+  const std::unique_lock lock(guard_.mutex);
+  ++guard_.version;
+  change();
+}
+
+// In place (the class comment): the network thread reads the shared state only while nothing
+// changed it since this version.
+void SwarmGroup::serve_current(proto::StateManifest manifest) {
+  post([this, manifest = std::move(manifest), bytes = shared_->bytes(),
+        version = guard_.version]() mutable {
+    session_.serve(std::move(manifest), std::move(bytes), version);
   });
 }
 

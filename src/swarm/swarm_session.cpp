@@ -14,12 +14,13 @@ namespace loco::swarm {
 
 SwarmSession::SwarmSession(boost::asio::io_context& io, SwarmConfig config,
                            const secure::KeyPair& identity, Mailbox& mailbox,
-                           TrafficCounters& traffic)
+                           TrafficCounters& traffic, SharedStateGuard& guard)
     : io_(io),
       config_(std::move(config)),
       identity_(identity),
       mailbox_(mailbox),
       traffic_(traffic),
+      guard_(guard),
       timer_(io) {}
 
 void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
@@ -78,6 +79,9 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
                         .accept = [pin](const secure::PublicKey& k) { return k == pin; },
                         .peer_label = fmt::format("the tracker at {}", config_.tracker_address)},
       core_->client(), [this](const proto::ClientEvent& e) {
+        // The tracker's custody pulls the state over this link.
+        std::shared_lock<std::shared_mutex> lock;
+        if (e.kind == proto::ClientEvent::Kind::state_relay) lock = guard_served();
         core_->on_client_event(steady_now(), e);
         drive();
       });
@@ -152,9 +156,11 @@ void SwarmSession::on_core_event(proto::PeerEvent& e) {
         // newcomers fetch the run's committed state, and the members' own copies are a round
         // behind until then.
         const proto::StateBytes bytes = tentative_state_->bytes();
-        auto copy = std::make_shared<std::vector<std::byte>>(bytes.size());
+        auto copy = served_pool_.take(bytes.size());
         bytes.read(0, *copy);
-        core_->serve(std::move(tentative_manifest_), std::move(copy));
+        const proto::StateBytes view({std::span<const std::byte>(*copy)});
+        core_->serve(std::move(tentative_manifest_), view, std::move(copy));
+        served_version_.reset();
       }
       tentative_state_ = nullptr;
       break;
@@ -171,9 +177,13 @@ void SwarmSession::on_core_event(proto::PeerEvent& e) {
   mailbox_.post(std::move(out));
 }
 
-void SwarmSession::ready(const proto::Ready& ready, std::vector<float> delta, Tentative tentative) {
-  if (config_.poison == "scale")
-    for (float& v : delta) v *= 1000.0f;
+void SwarmSession::ready(const proto::Ready& ready, proto::PeerCore::Values delta,
+                         Tentative tentative) {
+  if (config_.poison == "scale") {
+    auto scaled = std::make_shared<std::vector<float>>(*delta);
+    for (float& v : *scaled) v *= 1000.0f;
+    delta = std::move(scaled);
+  }
   tentative_ = std::move(tentative);
   proto::Ready told = ready;
   if (config_.poison == "nan") told.update_norm = std::numeric_limits<float>::quiet_NaN();
@@ -187,7 +197,7 @@ void SwarmSession::ready_gather(proto::Ready ready, std::vector<std::byte> part)
   drive();
 }
 
-void SwarmSession::ready_gossip(std::uint64_t round, std::vector<float> packed) {
+void SwarmSession::ready_gossip(std::uint64_t round, proto::PeerCore::Values packed) {
   tentative_ = {};
   core_->ready_gossip(steady_now(), round, std::move(packed));
   drive();
@@ -201,11 +211,13 @@ void SwarmSession::round_done(std::uint64_t round, std::uint32_t attempt, const 
 void SwarmSession::on_mesh_message(const proto::PeerKey& from, proto::MessageType type,
                                    std::span<const std::byte> body) {
   try {
+    std::shared_lock<std::shared_mutex> lock;
     if (type == proto::MessageType::ring_chunk || type == proto::MessageType::all_gather_part) {
       const proto::PeerCore::CollectiveId id = proto::PeerCore::collective_id(type, body);
       reach(id.gather_phase ? FaultPoint::all_gather : FaultPoint::reduce_scatter, id.round);
     } else if (proto::is_state_request(type)) {
       reach(FaultPoint::serve, core_->served_round());
+      lock = guard_served();  // the answer reads the shared state
     }
     core_->on_peer_message(steady_now(), from, type, body);
   } catch (const Error& e) {
@@ -215,10 +227,20 @@ void SwarmSession::on_mesh_message(const proto::PeerKey& from, proto::MessageTyp
   drive();
 }
 
-void SwarmSession::serve(proto::StateManifest manifest,
-                         std::shared_ptr<const std::vector<std::byte>> state) {
-  core_->serve(std::move(manifest), std::move(state));
+void SwarmSession::serve(proto::StateManifest manifest, proto::StateBytes bytes,
+                         std::uint64_t version) {
+  core_->serve(std::move(manifest), std::move(bytes));
+  served_version_ = version;
   drive();
+}
+
+std::shared_lock<std::shared_mutex> SwarmSession::guard_served() {
+  std::shared_lock lock(guard_.mutex);
+  if (served_version_ && *served_version_ != guard_.version) {
+    core_->unserve();
+    served_version_.reset();
+  }
+  return lock;
 }
 
 void SwarmSession::state_report(std::uint64_t round, const Digest& hash) {

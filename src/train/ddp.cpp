@@ -42,7 +42,7 @@ bool DataParallel::on_gradients(InnerLoop& loop) {
                        tentative_.arena(1).copy_from(next_.m());
                        tentative_.arena(2).copy_from(next_.v());
                        tentative_.set_round(next);
-                       return tentative_.hash();
+                       return tentative_.manifest();
                      },
                  .install =
                      [this] {

@@ -55,7 +55,7 @@ bool DeMo::on_gradients(InnerLoop& loop) {
                           apply_demo_update(params, direction_, lr, config_.weight_decay);
                         }
                         tentative_.set_round(next);
-                        return tentative_.hash();
+                        return tentative_.manifest();
                       },
                   .install =
                       [this] {

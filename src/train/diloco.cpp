@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "loco/core/error.hpp"
 
@@ -15,11 +17,7 @@ void DiLoCoConfig::validate() const {
 
 DiLoCo::DiLoCo(DiLoCoConfig config, const std::shared_ptr<const ArenaLayout>& layout,
                OuterGroup& group)
-    : config_(config),
-      group_(group),
-      shared_(layout, shared_names()),
-      delta_(layout),
-      tentative_(layout, shared_names()) {
+    : config_(config), group_(group), shared_(layout, shared_names()), delta_(layout) {
   config_.validate();
 }
 
@@ -42,6 +40,28 @@ void DiLoCo::after_step(InnerLoop& loop) {
   if (loop.steps() % config_.inner_steps == 0) round(loop);
 }
 
+// θ ‖ v as the shared state's bytes: every θ' block, then every v' block. Each pass runs the
+// outer step on copies of a block (the second for v', which the first computed and dropped).
+proto::StateManifest DiLoCo::tentative(std::span<const float> mean, std::uint64_t round) const {
+  constexpr std::size_t kBlock = std::size_t{1} << 16;
+  const std::span<const float> theta = shared_.arena(0).data();
+  const std::span<const float> v = shared_.arena(1).data();
+  proto::ManifestBuilder manifest(round, 2 * theta.size_bytes());
+  std::vector<float> theta_block(kBlock), v_block(kBlock);
+  for (const std::size_t part : {0, 1}) {
+    for (std::size_t at = 0; at < theta.size(); at += kBlock) {
+      const std::size_t n = std::min(kBlock, theta.size() - at);
+      const std::span<float> t = std::span(theta_block).first(n);
+      const std::span<float> m = std::span(v_block).first(n);
+      std::copy_n(theta.begin() + static_cast<std::ptrdiff_t>(at), n, t.begin());
+      std::copy_n(v.begin() + static_cast<std::ptrdiff_t>(at), n, m.begin());
+      optim::outer_nesterov_step(config_.outer, t, m, mean.subspan(at, n));
+      manifest.add(std::as_bytes(part == 0 ? t : m));
+    }
+  }
+  return manifest.finish();
+}
+
 RoundResult DiLoCo::round(InnerLoop& loop) {
   // Δ = θ_old − θ_new, and its norm for the tracker's screening.
   const auto old_params = theta().data();
@@ -53,25 +73,20 @@ RoundResult DiLoCo::round(InnerLoop& loop) {
     squares += static_cast<double>(delta[i]) * delta[i];
   }
   const std::uint64_t next = shared_.round() + 1;
-  last_ = group_.run_round(RoundInput{.round = next,
-                                      .delta = delta,
-                                      .delta_norm = static_cast<float>(std::sqrt(squares)),
-                                      .tentative =
-                                          [this, next](std::span<const float> mean) {
-                                            tentative_.arena(0).copy_from(theta());
-                                            tentative_.arena(1).copy_from(momentum());
-                                            optim::outer_nesterov_step(
-                                                config_.outer, tentative_.arena(0).data(),
-                                                tentative_.arena(1).data(), mean);
-                                            tentative_.set_round(next);
-                                            return tentative_.hash();
-                                          },
-                                      .install =
-                                          [this] {
-                                            theta().copy_from(tentative_.arena(0));
-                                            momentum().copy_from(tentative_.arena(1));
-                                            shared_.set_round(tentative_.round());
-                                          }});
+  last_ = group_.run_round(RoundInput{
+      .round = next,
+      .delta = delta,
+      .delta_norm = static_cast<float>(std::sqrt(squares)),
+      .tentative =
+          [this, next](std::span<const float> mean) {
+            mean_ = mean;
+            return tentative(mean, next);
+          },
+      .install =
+          [this, next] {
+            optim::outer_nesterov_step(config_.outer, theta().data(), momentum().data(), mean_);
+            shared_.set_round(next);
+          }});
   if (last_.kind != RoundResult::Kind::skipped) loop.params().copy_from(theta());
   if (last_.kind == RoundResult::Kind::replaced)
     loop.set_steps(shared_.round() * config_.inner_steps);

@@ -47,7 +47,7 @@ void ThreadGather::arrive(std::size_t index, const GatherInput& input) {
         parts_[index].assign(input.contribution.begin(), input.contribution.end());
         bytes_[index] += input.contribution.size();
       },
-      [] {}, [&] { return input.tentative(parts_); });
+      [] {}, [&] { return input.tentative(parts_).state_hash(); });
   input.install();
 }
 

@@ -44,7 +44,7 @@ void ThreadGroup::arrive(std::size_t index, const RoundInput& input) {
         const auto m = static_cast<float>(deltas_.size());
         for (float& v : sum_) v = v / m;
       },
-      [&] { return input.tentative(sum_); });
+      [&] { return input.tentative(sum_).state_hash(); });
   input.install();
 }
 

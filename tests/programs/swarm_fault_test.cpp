@@ -90,7 +90,8 @@ TEST(SwarmFault, APeerBackWithTheNewestStateLeftGoesOnFromIt) {
   EXPECT_NE(swarm.tracker().log().find("the run goes on from round " + std::to_string(held)),
             std::string::npos)
       << swarm.logs();
-  EXPECT_NE(back.log().find("fetched the state of round " + std::to_string(held)),
+  EXPECT_NE(back.log().find("the run went back to round " + std::to_string(held) +
+                            ", the state this peer holds"),
             std::string::npos)
       << back.log();
   EXPECT_EQ(back.committed().begin()->first, held + 1) << swarm.logs();

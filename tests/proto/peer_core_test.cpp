@@ -99,10 +99,7 @@ struct Net {
     return p;
   }
 
-  static void serve(Peer& p) {
-    p.core->serve(p.state.manifest(), std::make_shared<const std::vector<std::byte>>(
-                                          p.state.bytes().begin(), p.state.bytes().end()));
-  }
+  static void serve(Peer& p) { p.core->serve(p.state.manifest(), StateBytes({p.state.bytes()})); }
 
   std::optional<std::uint8_t> find(const PeerKey& k) const {
     for (const auto& [n, p] : peers)
@@ -113,7 +110,7 @@ struct Net {
   // Peer n is ready for its next round with an update of all `value`.
   void ready(std::uint8_t n, float value) {
     Peer& p = peers.at(n);
-    const std::vector<float> delta(kDim, value);
+    const auto delta = std::make_shared<const std::vector<float>>(kDim, value);
     p.core->ready(Ready{.round = p.state.round + 1,
                         .update_norm = std::abs(value) * std::sqrt(static_cast<float>(kDim)),
                         .base_hash = p.state.manifest().state_hash()},
@@ -150,6 +147,7 @@ struct Net {
         }
         return;
       case PeerEvent::Kind::fetched: {
+        if (!e.state) return;  // the state it serves
         State loaded{.round = e.round};
         std::memcpy(loaded.theta.data(), e.state->data(), e.state->size());
         p.state = std::move(loaded);
@@ -383,8 +381,7 @@ TEST(PeerCore, AResyncToTheStateThisPeerServesHandsItBackWithoutAFetch) {
   const auto fetched = net.events(1, PeerEvent::Kind::fetched);
   ASSERT_EQ(fetched.size(), 1u);
   EXPECT_EQ(fetched[0].hash, own);
-  EXPECT_EQ(*fetched[0].state,
-            std::vector<std::byte>(p.state.bytes().begin(), p.state.bytes().end()));
+  EXPECT_EQ(fetched[0].state, nullptr);  // its own: nothing to load
   // Told again with nothing pending: only a report to the tracker, nothing for the application.
   p.core->on_client_event(net.now, back);
   net.pump();

@@ -72,6 +72,20 @@ struct Swarm {
   }
 };
 
+// A state handed over in pieces of any size, across chunk and part boundaries, has the manifest of
+// the whole.
+TEST(StateTransfer, AManifestBuiltPieceByPieceIsTheManifestOfTheWhole) {
+  const std::vector<std::byte> state = random_state(10'000, 3);
+  const StateManifest whole = make_manifest(7, StateBytes({std::span(state)}), 1000);
+  for (const std::size_t piece : {1u, 999u, 1000u, 1001u, 4096u, 10'000u}) {
+    ManifestBuilder builder(7, state.size(), 1000);
+    for (std::size_t at = 0; at < state.size(); at += piece)
+      builder.add(std::span(state).subspan(at, std::min(piece, state.size() - at)));
+    EXPECT_EQ(builder.finish(), whole) << "pieces of " << piece;
+  }
+  EXPECT_EQ(whole.chunk_count(), 10u);
+}
+
 TEST(StateTransfer, AStateComesTogetherFromSeveralDonors) {
   for (const std::size_t bytes : {0, 1, 1000, 10'000, 65'537}) {
     Swarm s(bytes, 1024, 3);

@@ -99,6 +99,37 @@ TEST(DiLoCo, OneRoundAloneIsTheOuterStepOfTheInnerSteps) {
   }
 }
 
+// A group that keeps the manifest each round's tentative gives, then installs it at once.
+class ManifestRecordingGroup final : public OuterGroup {
+ public:
+  RoundResult run_round(const RoundInput& input) override {
+    manifests.push_back(input.tentative(input.delta));
+    input.install();
+    return RoundResult{.kind = RoundResult::Kind::committed, .members = 1};
+  }
+  std::vector<proto::StateManifest> manifests;
+};
+
+// DiLoCo hashes the state a round leads to without holding it (block by block) and applies the
+// step in place on install: what it reported must be what it then holds, bit for bit.
+TEST(DiLoCo, TheManifestARoundReportsIsTheStateItInstalls) {
+  const TrainConfig config = diloco_run(0, 1);
+  const Corpus corpus(config.data, 16);
+  InnerLoop loop(config, corpus);
+  ManifestRecordingGroup group;
+  DiLoCo diloco({.inner_steps = 2, .outer = config.strategy.outer}, loop.layout(), group);
+  diloco.begin(loop, Start::fresh);
+  for (int round = 1; round <= 3; ++round) {  // from the second, v is not zero
+    for (int i = 0; i < 2; ++i) {
+      loop.forward_backward();
+      loop.optimizer_step();
+      diloco.after_step(loop);
+    }
+    ASSERT_EQ(group.manifests.size(), static_cast<std::size_t>(round));
+    EXPECT_EQ(group.manifests.back(), diloco.shared().manifest()) << "round " << round;
+  }
+}
+
 TEST(DiLoCo, WorkersOfAGroupHoldTheSameStateAfterEveryRoundAndLearn) {
   constexpr std::size_t kWorkers = 3;
   model::set_compute_threads(1);  // one thread per worker: OpenMP teams would oversubscribe

@@ -21,9 +21,10 @@
 // core averages θ ‖ v ‖ Δ in the group proto::gossip_group_of gives it and hands back the mean,
 // or this peer's own vector when it ends up alone (peer_core_gossip.cpp).
 //
-// Costs per round, for a model of n floats: the core keeps Δ (n) for retries and one working
-// buffer (n) the collective reduces in place; the mean leaves the core by moving that buffer out,
-// not by copying it.
+// Costs per round, for a model of n floats: the core holds the application's Δ (not a copy) for
+// retries, and one working buffer of n floats the collective reduces in place, taken from a pool;
+// the mean leaves the core as that buffer, not a copy, and the buffer goes back to the pool when
+// its last reader lets it go, so a round allocates nothing the size of the model.
 //
 // Call order: after any input, drain poll_event() and poll_transmit(), flush the tracker
 // client's transmits, and arm a timer for poll_timeout() that calls on_timer(now). The tracker
@@ -41,6 +42,7 @@
 #include <vector>
 
 #include "loco/compress/codec.hpp"
+#include "loco/core/buffer_pool.hpp"
 #include "loco/proto/all_gather.hpp"
 #include "loco/proto/all_reduce.hpp"
 #include "loco/proto/backoff.hpp"
@@ -78,7 +80,8 @@ struct PeerEvent {
     committed,           // the tracker committed `round` with `hash`; `mine`: the one reported here
     aborted,             // attempt `attempt` of `round` failed: `text`; `retry`: another follows
     must_fetch,          // the run's state is elsewhere: fetching round `round`, hash `hash`
-    fetched,             // `state`: the bytes of round `round`, hash `hash`
+    fetched,             // `state`: the bytes of round `round`, hash `hash`; none when the run
+                         // went back to the state this peer serves while it waited for a fetch
     kept,                // the run went back to the state this peer serves (round, hash)
     note,                // something the peer's log should say: `text` (`warning`: a fault)
   };
@@ -115,21 +118,27 @@ class PeerCore {
   void on_timer(TimePoint now);
 
   // --- inputs from the application ---
-  // Ready for `ready.round` with update `delta` (kept whole for retries).
-  void ready(const Ready& ready, std::vector<float> delta);
+  // Ready for `ready.round` with update `delta`, kept whole for retries and let go when the
+  // round ends (so a pool, core/buffer_pool.hpp, gets it back).
+  using Values = std::shared_ptr<const std::vector<float>>;
+  void ready(const Ready& ready, Values delta);
   // Ready for a round whose group all-gathers one message per member (DeMo's components); not
   // screened by norm (the tracker is told 0).
   void ready_gather(Ready ready, std::vector<std::byte> part);
   // Gossip mode: averages `packed` (θ ‖ v ‖ Δ) in this peer's group for `round`.
-  void ready_gossip(TimePoint now, std::uint64_t round, std::vector<float> packed);
+  void ready_gossip(TimePoint now, std::uint64_t round, Values packed);
   // The hash of the state the round's mean leads to: the tracker commits the majority's.
   void round_done(std::uint64_t round, std::uint32_t attempt, const Digest& hash);
   // This member claims attempt `attempt` of `round` failed because of `suspect` (what a member
   // whose collective fails says; the simulator's lying accuser says it of honest members).
   void accuse(std::uint64_t round, std::uint32_t attempt, const std::string& reason,
               const PeerKey& suspect);
-  // The state this peer now holds, for others to fetch (and the tracker's custody).
-  void serve(StateManifest manifest, std::shared_ptr<const std::vector<std::byte>> state);
+  // The state this peer now holds, for others to fetch (and the tracker's custody): `bytes` are
+  // read when a request comes, so they stay valid and unchanged until the next serve() or
+  // unserve(); `keep` (may be null) owns them meanwhile.
+  void serve(StateManifest manifest, StateBytes bytes, std::shared_ptr<const void> keep = {});
+  // The bytes served are about to change: requests are refused until the next serve().
+  void unserve();
   // Tells the tracker this peer holds (round, hash): after a fetch, or a gossip round.
   void state_report(std::uint64_t round, const Digest& hash);
   void leave(const std::string& reason);
@@ -151,7 +160,6 @@ class PeerCore {
   std::uint64_t collective_bytes_sent() const;
   const std::vector<PeerKey>& group() const { return group_; }
   std::uint64_t served_round() const { return served_round_; }
-  const std::shared_ptr<const std::vector<std::byte>>& served() const { return served_; }
   // The (round, attempt) of a collective's message (an all-reduce chunk or an all-gather part),
   // and whether it belongs to the all-gather phase (the ring's second half, or DeMo's exchange).
   struct CollectiveId {
@@ -169,6 +177,8 @@ class PeerCore {
   void fail_collective(const std::string& reason, std::optional<PeerKey> suspect);
   void pump_collective();
   void end_collective();
+  // The round is over here (committed, given up, replaced): Δ goes back to its owner.
+  void end_round();
   void emit_mean();
   void start_fetch(TimePoint now, const Resync& resync);
   void pump_fetch(TimePoint now);
@@ -194,10 +204,11 @@ class PeerCore {
   std::uint64_t ready_round_ = 0;  // 0: not ready for any round
   Ready ready_{};
   bool gather_ = false;
-  std::vector<float> delta_;
+  Values delta_;
   std::vector<std::byte> part_;
   // The running collective, its group and its buffer (the all-reduce works in place on it).
-  std::vector<float> work_;
+  BufferPool<float> work_pool_;
+  std::shared_ptr<std::vector<float>> work_;
   std::unique_ptr<AllReduce> all_reduce_;
   std::unique_ptr<AllGather> all_gather_;
   std::vector<PeerKey> group_;
@@ -217,7 +228,8 @@ class PeerCore {
   Backoff fetch_backoff_;
   TimePoint ask_again_ = kNever;  // after a failed fetch: ask the tracker for new donors then
   StateServer server_;
-  std::shared_ptr<const std::vector<std::byte>> served_;
+  bool serving_ = false;
+  std::shared_ptr<const void> served_;  // owns the bytes served, when someone must
   std::uint64_t served_round_ = 0;
   Digest served_hash_{};
 

@@ -32,6 +32,7 @@ class StateBytes {
   std::uint64_t size() const { return size_; }
   // Copies bytes [offset, offset + out.size()) into `out`.
   void read(std::uint64_t offset, std::span<std::byte> out) const;
+  const std::vector<std::span<const std::byte>>& parts() const { return parts_; }
 
  private:
   std::vector<std::span<const std::byte>> parts_;
@@ -53,5 +54,23 @@ struct StateManifest {
 // Hashes every chunk of `state` (BLAKE2b, ~1 GB/s).
 StateManifest make_manifest(std::uint64_t round, const StateBytes& state,
                             std::uint32_t chunk_bytes = kStateChunkBytes);
+
+// The manifest of a state handed over in pieces, in order, that need not exist all at once: a
+// strategy hashes the state a round leads to block by block as it computes it, without holding
+// that state (train/diloco.cpp).
+class ManifestBuilder {
+ public:
+  ManifestBuilder(std::uint64_t round, std::uint64_t total_bytes,
+                  std::uint32_t chunk_bytes = kStateChunkBytes);
+  // The state's next bytes.
+  void add(std::span<const std::byte> bytes);
+  // Once every byte was added.
+  StateManifest finish();
+
+ private:
+  StateManifest manifest_;
+  std::uint64_t added_ = 0;
+  Blake2b chunk_;  // the hash of the chunk being filled
+};
 
 }  // namespace loco::proto

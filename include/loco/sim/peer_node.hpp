@@ -122,9 +122,10 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
 
   Phase phase_ = Phase::joining;
   PeerState state_;
-  Digest state_hash_{};                 // state_'s, hashed once per state (BLAKE2b of all of it)
-  std::uint64_t training_ = 0;          // which inner phase the pending timer ends
-  std::vector<float> contribution_;     // what this peer averages this round (the Ledger checks it)
+  Digest state_hash_{};         // state_'s, hashed once per state (BLAKE2b of all of it)
+  std::uint64_t training_ = 0;  // which inner phase the pending timer ends
+  // What this peer averages this round (the Ledger checks the mean against it).
+  std::shared_ptr<const std::vector<float>> contribution_;
   std::optional<PeerState> tentative_;  // the state the round's mean leads to
   proto::StateManifest tentative_manifest_;
   std::uint64_t installed_ = 0;

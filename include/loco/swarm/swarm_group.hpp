@@ -18,9 +18,13 @@
 // tentative(Δ̄) and installs it at once, and reports the state's hash; alone (no partner, a group
 // that failed or was not done in the gossip wait) it installs its own state and Δ.
 //
-// The shared state is touched only on the compute thread; the network thread serves a copy.
+// The shared state is changed only on the compute thread, holding the SharedStateGuard
+// exclusively (install, a fetched state, a gossip mean); the network thread serves it in place,
+// holding the guard shared, and stops serving it once it changed until it is told its new
+// manifest (swarm_session.hpp). No copy of the state is made to serve it.
 // The group keeps the hash of the shared state as it last installed, fetched or joined with it,
-// so that a round hashes the state once (its tentative) and RoundResult::state carries it.
+// and the tentative state's manifest, so that a round hashes the state once (its tentative: the
+// manifest served once it is installed) and RoundResult::state carries it.
 //
 // A round in two halves, for an asynchronous group (swarm_async_group.hpp): begin_round hands Δ
 // (and the tentative, which the network thread then computes and reports as soon as the mean is
@@ -54,11 +58,12 @@ class SwarmGroup final : public train::OuterGroup, public train::GatherGroup {
   const train::SharedState& shared() const { return *shared_; }
   ~SwarmGroup() override;
 
-  // Connects, joins with the shared state as it is (and the run's genesis hash), and, when the
-  // run is elsewhere, fetches the run's state into it. Throws Error(config) with the tracker's
-  // reason when refused, and Error(network) when nothing is heard for `patience`. Returns with
-  // `stopped` within a fraction of a second of `*stop` turning true.
-  JoinOutcome join(const Digest& genesis, Duration patience);
+  // Connects, joins with the shared state as it is (and the hash of the run's genesis, whose
+  // manifest is `genesis`: the shared state's own when `at_genesis`, so it is not hashed twice),
+  // and, when the run is elsewhere, fetches the run's state into it. Throws Error(config) with the
+  // tracker's reason when refused, and Error(network) when nothing is heard for `patience`. Returns
+  // with `stopped` within a fraction of a second of `*stop` turning true.
+  JoinOutcome join(const proto::StateManifest& genesis, bool at_genesis, Duration patience);
 
   train::RoundResult run_round(const train::RoundInput& input) override;
   train::RoundResult run_gather(const train::GatherInput& input) override;
@@ -92,10 +97,14 @@ class SwarmGroup final : public train::OuterGroup, public train::GatherGroup {
   // The next event, or nothing once *stop_ is set.
   std::optional<SwarmEvent> wait_event();
   void load_fetched(const SwarmEvent& fetched);
-  void serve_current();
+  // Runs `change` on the shared state, holding the guard exclusively.
+  void change_shared(const std::function<void()>& change);
+  // Serves the shared state as it is now, whose manifest is `manifest`.
+  void serve_current(proto::StateManifest manifest);
   // The round's events until it lands: `tentative` takes the collective's result (the mean
-  // event), `install` makes its state current once committed.
-  using TentativeOf = std::function<Digest(const SwarmEvent& result)>;
+  // event) and gives the manifest of the state it leads to, `install` makes that state current
+  // once committed.
+  using TentativeOf = std::function<proto::StateManifest(const SwarmEvent& result)>;
   train::RoundResult attempt_round(std::uint64_t round, const TentativeOf& tentative,
                                    const std::function<void()>& install);
   train::RoundResult landed(train::RoundResult result);
@@ -109,6 +118,7 @@ class SwarmGroup final : public train::OuterGroup, public train::GatherGroup {
   boost::asio::io_context io_;
   Mailbox mailbox_;
   TrafficCounters traffic_;
+  SharedStateGuard guard_;
   SwarmSession session_;
   boost::asio::steady_timer grace_;
   std::unique_ptr<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
@@ -117,7 +127,10 @@ class SwarmGroup final : public train::OuterGroup, public train::GatherGroup {
   train::RoundResult last_round_;
   std::uint64_t rounds_run_ = 0;
   float phase_loss_ = std::numeric_limits<float>::quiet_NaN();
-  Digest current_{};            // the shared state's hash (the class comment)
+  Digest current_{};  // the shared state's hash (the class comment)
+  // The round's Δ (or gossip's θ ‖ v ‖ Δ), handed to the network thread in buffers it gives back
+  // (core/buffer_pool.hpp).
+  BufferPool<float> update_pool_;
   std::uint64_t begun_ = 0;     // the round begun and not ended, 0: none
   bool reported_here_ = false;  // the network thread reports the tentative hash (begin_round)
   bool left_ = false;

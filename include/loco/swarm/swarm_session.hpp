@@ -12,6 +12,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <shared_mutex>
 #include <vector>
 
 #include "loco/net/peer_mesh.hpp"
@@ -56,6 +58,15 @@ struct SwarmConfig {
   std::function<void(FaultPoint, std::uint64_t round)> fault_point;
 };
 
+// The compute thread's shared state, which the network thread serves in place rather than from a
+// copy: the compute thread changes it only holding `mutex` exclusively, and counts each change in
+// `version`; the network thread reads it for a request only holding `mutex` shared, and only if
+// nothing changed since it was told to serve it.
+struct SharedStateGuard {
+  std::shared_mutex mutex;
+  std::uint64_t version = 0;  // under `mutex`
+};
+
 // Byte counts for the progress line, read from the compute thread.
 struct TrafficCounters {
   std::atomic<std::uint64_t> sent{0};
@@ -65,7 +76,7 @@ struct TrafficCounters {
 class SwarmSession {
  public:
   SwarmSession(boost::asio::io_context& io, SwarmConfig config, const secure::KeyPair& identity,
-               Mailbox& mailbox, TrafficCounters& traffic);
+               Mailbox& mailbox, TrafficCounters& traffic, SharedStateGuard& guard);
 
   // All of these on the io thread (the group posts them).
   // `genesis`: the hash of the round-0 state the run's settings give.
@@ -76,16 +87,19 @@ class SwarmSession {
   // round lands, up to H steps later: until then its own copy is the round before). Without it
   // the compute thread computes and reports the hash (round_done).
   using Tentative = std::function<const train::SharedState&(std::span<const float> mean)>;
-  void ready(const proto::Ready& ready, std::vector<float> delta, Tentative tentative = {});
+  // `delta` is read until the round ends, and not written meanwhile.
+  void ready(const proto::Ready& ready, proto::PeerCore::Values delta, Tentative tentative = {});
   // Ready for a round whose group all-gathers one message per member (DeMo's components): the
   // mean event carries every member's part. Not screened by norm (the tracker is told 0).
   void ready_gather(proto::Ready ready, std::vector<std::byte> part);
   // Gossip mode: averages `packed` (θ ‖ v ‖ Δ) in this peer's gossip group for `round`, with no
   // tracker round; the mean event carries the group's mean and its size, or this peer's own
   // `packed` and 1 when it ends up alone.
-  void ready_gossip(std::uint64_t round, std::vector<float> packed);
+  void ready_gossip(std::uint64_t round, proto::PeerCore::Values packed);
   void round_done(std::uint64_t round, std::uint32_t attempt, const Digest& hash);
-  void serve(proto::StateManifest manifest, std::shared_ptr<const std::vector<std::byte>> state);
+  // Serves the compute thread's shared state in place: `bytes` as they are at `version` of the
+  // guard, whose manifest is `manifest`.
+  void serve(proto::StateManifest manifest, proto::StateBytes bytes, std::uint64_t version);
   void state_report(std::uint64_t round, const Digest& hash);
   void stats(const proto::Heartbeat& heartbeat);
   void leave(const std::string& reason);
@@ -100,6 +114,9 @@ class SwarmSession {
   void on_mesh_message(const proto::PeerKey& from, proto::MessageType type,
                        std::span<const std::byte> body);
   void arm_timer();
+  // Before the core answers a request for the state: holds the guard shared for the answer, and
+  // stops serving state the compute thread has changed since.
+  std::shared_lock<std::shared_mutex> guard_served();
   void reach(FaultPoint point, std::uint64_t round) const;
 
   boost::asio::io_context& io_;
@@ -107,7 +124,9 @@ class SwarmSession {
   const secure::KeyPair& identity_;
   Mailbox& mailbox_;
   TrafficCounters& traffic_;
-  std::unique_ptr<proto::PeerCore> core_;  // from start(): the join needs the mesh's port
+  SharedStateGuard& guard_;
+  std::optional<std::uint64_t> served_version_;  // of the shared state served; none: a copy
+  std::unique_ptr<proto::PeerCore> core_;        // from start(): the join needs the mesh's port
   std::shared_ptr<net::TrackerLink> link_;
   std::shared_ptr<net::PeerMesh> mesh_;
   boost::asio::steady_timer timer_;  // the core's deadline
@@ -118,6 +137,7 @@ class SwarmSession {
   Tentative tentative_;
   const train::SharedState* tentative_state_ = nullptr;
   proto::StateManifest tentative_manifest_;
+  BufferPool<std::byte> served_pool_;  // the copies of the tentative state it serves
 };
 
 }  // namespace loco::swarm

@@ -5,6 +5,12 @@
 // local. A skipped round leaves θ as it was: Δ keeps growing until a round succeeds.
 // A state taken from the run (joined, or a replaced round) puts the loop at round × H steps, its
 // place in the learning-rate schedule.
+//
+// Memory, for n parameters: θ and v shared (8n bytes) and Δ (4n) beside the inner loop's. The
+// state a round's mean leads to is never held: tentative(mean) computes θ', v' block by block
+// and hashes them as it goes (proto::ManifestBuilder), and install() applies the same outer step
+// to θ and v in place (elementwise, so the bits are those that were hashed). The mean stays the
+// group's until install (strategy.hpp).
 
 #include "loco/optim/outer_nesterov.hpp"
 #include "loco/train/strategy.hpp"
@@ -43,8 +49,11 @@ class DiLoCo final : public Strategy {
   DiLoCoConfig config_;
   OuterGroup& group_;
   SharedState shared_;
+  // The manifest of the state `mean` leads to, computed without holding that state.
+  proto::StateManifest tentative(std::span<const float> mean, std::uint64_t round) const;
+
   Arena delta_;
-  SharedState tentative_;  // the state the last mean leads to, until installed
+  std::span<const float> mean_;  // the last tentative's, applied by install
   RoundResult last_;
 };
 

@@ -6,7 +6,7 @@
 //
 // The round mirrors OuterGroup's: the group gathers the contributions, calls tentative(parts)
 // (the strategy computes the shared state they lead to, without installing it, and returns its
-// hash), and once the group has committed the round (every member computed the same state)
+// manifest), and once the group has committed the round (every member computed the same state)
 // calls install(). A member missing from the round is missing from `parts` on every member alike
 // (the group agrees on who took part); a round that cannot complete is skipped: nothing is
 // installed.
@@ -26,7 +26,7 @@ struct GatherInput {
   std::uint64_t round = 0;
   std::span<const std::byte> contribution;  // read during run_gather only
   // Every contributing member's message, in member order (this member's among them).
-  std::function<Digest(std::span<const std::vector<std::byte>> parts)> tentative;
+  std::function<proto::StateManifest(std::span<const std::vector<std::byte>> parts)> tentative;
   std::function<void()> install;
 };
 

@@ -56,16 +56,18 @@ class Strategy {
 
 // One round of averaging, as a strategy asks for it. The group averages `delta` with the other
 // members' (every member gets the same bits), then calls tentative(mean): the strategy computes
-// the shared state the mean leads to, without installing it, and returns its hash. Once the
-// group has committed the round (every member computed the same state), install() makes it
-// current. A round that cannot complete (too few members, repeated failures) is skipped: nothing
-// is installed and the strategy goes on training. A member that fell out of sync gets the
+// the shared state the mean leads to, without installing it, and returns its manifest (its hash
+// is the state's; a group that serves the state keeps it, so that a round hashes the state once).
+// Once the group has committed the round (every member computed the same state), install()
+// makes it current. A round that cannot complete (too few members, repeated failures) is skipped:
+// nothing is installed and the strategy goes on training. A member that fell out of sync gets the
 // majority's state put into its SharedState by the group (replaced).
 struct RoundInput {
   std::uint64_t round = 0;
   std::span<const float> delta;  // read during run_round only
   float delta_norm = 0;
-  std::function<Digest(std::span<const float> mean)> tentative;
+  // `mean` stays valid until install() or the next tentative() of the round.
+  std::function<proto::StateManifest(std::span<const float> mean)> tentative;
   std::function<void()> install;
 };
 
