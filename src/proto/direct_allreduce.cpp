@@ -28,9 +28,13 @@ void DirectAllReduce::start() {
     owned_chunks_done_ = chunks_in(self);  // the mean of one vector is that vector
     return;
   }
-  parts_.assign(n, {});
-  for (std::size_t m = 0; m < n; ++m)
-    if (m != self) parts_[m].resize(segment_size(self));
+  parts_.assign(n, nullptr);
+  for (std::size_t m = 0; m < n; ++m) {
+    if (m == self) continue;
+    parts_[m] = config_.buffers != nullptr
+                    ? config_.buffers->take(segment_size(self))
+                    : std::make_shared<std::vector<float>>(segment_size(self));
+  }
   parts_in_.assign(chunks_in(self), 0);
   next_reduce_.assign(n, 0);
   next_gather_.assign(n, 0);
@@ -87,7 +91,8 @@ void DirectAllReduce::on_reduce(std::size_t from, std::size_t k,
   const Chunk c = chunk(self, k);
   if (!decode_checked(encoded, c.size, 1, config_.members[from])) return;
   const std::size_t offset = c.begin - chunk(self, 0).begin;
-  std::copy_n(scratch_.begin(), c.size, parts_[from].begin() + static_cast<std::ptrdiff_t>(offset));
+  std::copy_n(scratch_.begin(), c.size,
+              parts_[from]->begin() + static_cast<std::ptrdiff_t>(offset));
   if (++parts_in_[k] == member_count() - 1) finish_owned_chunk(k);
 }
 
@@ -99,7 +104,7 @@ void DirectAllReduce::finish_owned_chunk(std::size_t k) {
   const std::span<float> mine = values_.subspan(c.begin, c.size);
   const std::size_t n = member_count();
   const auto contribution = [&](std::size_t m) {
-    return m == self ? mine.data() : parts_[m].data() + offset;
+    return m == self ? mine.data() : parts_[m]->data() + offset;
   };
   if (config_.trim == 0) {
     // The sum in member order.

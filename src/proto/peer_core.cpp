@@ -184,7 +184,8 @@ void PeerCore::start_collective(const Group& group) {
                                                   .seed = group.round * 1000 + group.attempt,
                                                   .median_norm = group.median_norm,
                                                   .norm_limit = group.norm_limit,
-                                                  .trim = trim_},
+                                                  .trim = trim_,
+                                                  .buffers = &parts_pool_},
                                   *work_);
     all_reduce_->start();
   }

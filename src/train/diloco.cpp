@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "loco/core/error.hpp"
@@ -40,26 +41,31 @@ void DiLoCo::after_step(InnerLoop& loop) {
   if (loop.steps() % config_.inner_steps == 0) round(loop);
 }
 
-// θ ‖ v as the shared state's bytes: every θ' block, then every v' block. Each pass runs the
-// outer step on copies of a block (the second for v', which the first computed and dropped).
+// θ' ‖ v' as the shared state's bytes, chunk by chunk: a chunk's floats are θ' (first half of the
+// state) or v' (second half), each computed by the outer step on copies of θ, v at its index (a
+// chunk holds a whole number of floats; the other of θ', v' is computed and dropped).
 proto::StateManifest DiLoCo::tentative(std::span<const float> mean, std::uint64_t round) const {
-  constexpr std::size_t kBlock = std::size_t{1} << 16;
   const std::span<const float> theta = shared_.arena(0).data();
   const std::span<const float> v = shared_.arena(1).data();
-  proto::ManifestBuilder manifest(round, 2 * theta.size_bytes());
-  std::vector<float> theta_block(kBlock), v_block(kBlock);
-  for (const std::size_t part : {0, 1}) {
-    for (std::size_t at = 0; at < theta.size(); at += kBlock) {
-      const std::size_t n = std::min(kBlock, theta.size() - at);
-      const std::span<float> t = std::span(theta_block).first(n);
-      const std::span<float> m = std::span(v_block).first(n);
-      std::copy_n(theta.begin() + static_cast<std::ptrdiff_t>(at), n, t.begin());
-      std::copy_n(v.begin() + static_cast<std::ptrdiff_t>(at), n, m.begin());
-      optim::outer_nesterov_step(config_.outer, t, m, mean.subspan(at, n));
-      manifest.add(std::as_bytes(part == 0 ? t : m));
-    }
-  }
-  return manifest.finish();
+  const std::size_t n = theta.size();
+  return hash_chunks(
+      round, 2 * theta.size_bytes(), [&](std::uint64_t chunk, std::span<std::byte> out) {
+        std::vector<float> values(out.size() / sizeof(float)), other(values.size());
+        std::size_t first = chunk * proto::kStateChunkBytes / sizeof(float);  // in θ ‖ v
+        for (std::size_t done = 0; done < values.size();) {
+          const bool is_theta = first < n;
+          const std::size_t at = is_theta ? first : first - n;  // in θ or in v
+          const std::size_t count = std::min(values.size() - done, n - at);
+          const std::span<float> t = std::span(is_theta ? values : other).subspan(done, count);
+          const std::span<float> m = std::span(is_theta ? other : values).subspan(done, count);
+          std::copy_n(theta.begin() + static_cast<std::ptrdiff_t>(at), count, t.begin());
+          std::copy_n(v.begin() + static_cast<std::ptrdiff_t>(at), count, m.begin());
+          optim::outer_nesterov_step(config_.outer, t, m, mean.subspan(at, count));
+          done += count;
+          first += count;
+        }
+        std::memcpy(out.data(), values.data(), out.size());
+      });
 }
 
 RoundResult DiLoCo::round(InnerLoop& loop) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <vector>
 
 #include "loco/core/error.hpp"
 
@@ -11,6 +12,36 @@ namespace loco::train {
 SharedState::SharedState(const std::shared_ptr<const ArenaLayout>& layout,
                          std::vector<std::string> names) {
   for (std::string& name : names) parts_.push_back(Part{std::move(name), Arena(layout)});
+}
+
+proto::StateManifest hash_chunks(
+    std::uint64_t round, std::uint64_t total_bytes,
+    const std::function<void(std::uint64_t chunk, std::span<std::byte> out)>& fill) {
+  proto::StateManifest m{.round = round,
+                         .total_bytes = total_bytes,
+                         .chunk_bytes = proto::kStateChunkBytes,
+                         .chunk_hashes = {}};
+  const auto chunks = static_cast<std::int64_t>((total_bytes + m.chunk_bytes - 1) / m.chunk_bytes);
+  m.chunk_hashes.resize(static_cast<std::size_t>(chunks));
+#pragma omp parallel
+  {
+    std::vector<std::byte> buffer(m.chunk_bytes);
+#pragma omp for schedule(static)
+    for (std::int64_t i = 0; i < chunks; ++i) {
+      const auto index = static_cast<std::uint64_t>(i);
+      const std::span<std::byte> out = std::span(buffer).first(m.chunk_size(index));
+      fill(index, out);
+      m.chunk_hashes[index] = blake2b(std::span<const std::byte>(out));
+    }
+  }
+  return m;
+}
+
+proto::StateManifest SharedState::manifest() const {
+  const proto::StateBytes all = bytes();
+  return hash_chunks(round_, all.size(), [&](std::uint64_t chunk, std::span<std::byte> out) {
+    all.read(chunk * proto::kStateChunkBytes, out);
+  });
 }
 
 proto::StateBytes SharedState::bytes() const {

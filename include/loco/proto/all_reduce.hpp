@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "loco/compress/codec.hpp"
+#include "loco/core/buffer_pool.hpp"
 #include "loco/proto/round_formation.hpp"
 
 namespace loco::proto {
@@ -51,6 +52,9 @@ struct AllReduceConfig {
   // The direct exchange's owners leave this many smallest and largest contributions out of each
   // coordinate (a trimmed mean); at most (members − 1) / 2. The ring sums partial sums and cannot.
   std::size_t trim = 0;
+  // Where the direct exchange's owner takes the buffers for the others' contributions to its
+  // segment ((members − 1) × segment floats), reused from round to round; none: allocated.
+  BufferPool<float>* buffers = nullptr;
 };
 
 struct AllReduceFailure {

@@ -54,7 +54,7 @@ class DirectAllReduce final : public AllReduce {
   void finish_owned_chunk(std::size_t k);
 
   // The others' decoded parts of this member's segment (indexed by member; its own stays empty).
-  std::vector<std::vector<float>> parts_;
+  std::vector<std::shared_ptr<std::vector<float>>> parts_;  // by member; none for this one
   std::vector<std::size_t> parts_in_;  // per chunk of the own segment: how many others sent it
   std::vector<float> column_;          // one coordinate's contributions, for the trimmed mean
   // Next chunk expected from each member, per phase.

@@ -55,9 +55,8 @@ struct StateManifest {
 StateManifest make_manifest(std::uint64_t round, const StateBytes& state,
                             std::uint32_t chunk_bytes = kStateChunkBytes);
 
-// The manifest of a state handed over in pieces, in order, that need not exist all at once: a
-// strategy hashes the state a round leads to block by block as it computes it, without holding
-// that state (train/diloco.cpp).
+// The manifest of a state handed over in pieces, in order, hashed as they come: make_manifest
+// hashes a StateBytes through it part by part, without copying a chunk that spans two parts.
 class ManifestBuilder {
  public:
   ManifestBuilder(std::uint64_t round, std::uint64_t total_bytes,

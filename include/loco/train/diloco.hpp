@@ -7,8 +7,9 @@
 // place in the learning-rate schedule.
 //
 // Memory, for n parameters: θ and v shared (8n bytes) and Δ (4n) beside the inner loop's. The
-// state a round's mean leads to is never held: tentative(mean) computes θ', v' block by block
-// and hashes them as it goes (proto::ManifestBuilder), and install() applies the same outer step
+// state a round's mean leads to is never held: tentative(mean) computes θ', v' chunk by chunk
+// and hashes each chunk as it is computed (train::hash_chunks, in parallel over the compute
+// threads), and install() applies the same outer step
 // to θ and v in place (elementwise, so the bits are those that were hashed). The mean stays the
 // group's until install (strategy.hpp).
 

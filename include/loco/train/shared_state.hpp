@@ -5,6 +5,7 @@
 // and the chunk hashes of θ ‖ v), and its bytes are what a newcomer fetches.
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -13,6 +14,14 @@
 #include "loco/proto/state_manifest.hpp"
 
 namespace loco::train {
+
+// The manifest of a state of `total_bytes` whose chunk i `fill(i, out)` writes into `out`
+// (proto::kStateChunkBytes each, the last shorter): the manifest proto::make_manifest gives, its
+// chunks filled and hashed in parallel by the calling thread's OpenMP team (BLAKE2b runs at
+// ~0.6 GB/s a core here: one core takes 1.1 s for the 680 MB of an 85M-parameter DiLoCo state).
+proto::StateManifest hash_chunks(
+    std::uint64_t round, std::uint64_t total_bytes,
+    const std::function<void(std::uint64_t chunk, std::span<std::byte> out)>& fill);
 
 class SharedState {
  public:
@@ -33,7 +42,8 @@ class SharedState {
   const std::vector<Part>& parts() const { return parts_; }
 
   proto::StateBytes bytes() const;
-  proto::StateManifest manifest() const { return proto::make_manifest(round_, bytes()); }
+  // Chunks hashed in parallel (hash_chunks).
+  proto::StateManifest manifest() const;
   Digest hash() const { return manifest().state_hash(); }
   // Takes the state of `round` from its bytes (a resync). Throws Error(format) when the size is
   // not this state's.
