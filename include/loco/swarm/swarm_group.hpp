@@ -26,6 +26,14 @@
 // and the tentative state's manifest, so that a round hashes the state once (its tentative: the
 // manifest served once it is installed) and RoundResult::state carries it.
 //
+// What a blocking DiLoCo round costs beyond its maths, for n parameters (docs/SCALE.md, measured
+// by bench/run.sh peer-scale): one hash of θ ‖ v (8n bytes, ~0.6 GB/s a core, over the compute
+// threads), the outer step twice (tentative, install), one copy of Δ into a pooled buffer (4n
+// bytes kept for retries) and one into the collective's pooled working buffer (4n, which returns
+// as the mean); no other allocation the size of the model after the first round. Thread
+// crossings: Δ out, the mean in, round done out, the commit in, the manifest to serve out (five;
+// three once the network thread hashes the tentative itself, as for asynchronous rounds).
+//
 // A round in two halves, for an asynchronous group (swarm_async_group.hpp): begin_round hands Δ
 // (and the tentative, which the network thread then computes and reports as soon as the mean is
 // in) to the network thread and returns; end_round waits for the round's end and lands it.
