@@ -19,7 +19,7 @@
 #include "loco/train/inner_loop.hpp"
 #include "loco/train/make_strategy.hpp"
 #include "loco/train/run_settings.hpp"
-#include "loco/train/train_state_file.hpp"
+#include "loco/train/training_checkpoint.hpp"
 
 namespace loco::peer {
 namespace {
@@ -99,15 +99,6 @@ swarm::SwarmConfig swarm_config(const PeerOptions& o, const train::TrainConfig& 
   return s;
 }
 
-// What this peer's checkpoint holds: the local parameters and AdamW moments, and the strategy's
-// shared state.
-std::vector<train::NamedArena> peer_arenas(train::InnerLoop& loop, train::Strategy& strategy) {
-  std::vector<train::NamedArena> arenas = {
-      {"", &loop.params()}, {"optim.m", &loop.optimizer().m()}, {"optim.v", &loop.optimizer().v()}};
-  for (auto& part : strategy.shared().parts()) arenas.push_back({part.name, &part.arena});
-  return arenas;
-}
-
 // The line a round ends with (swarm_peer.hpp), with the hash the group computed for the round.
 void print_round(const train::RoundResult& r, const train::SharedState& shared, double loss) {
   static constexpr std::array kKinds = {"committed", "skipped", "replaced"};
@@ -144,17 +135,11 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     const proto::StateManifest genesis = strategy.shared().manifest();
 
     // 2. Its own checkpoint, if it has one: it may still hold the run's current state.
-    const auto arenas = peer_arenas(loop, strategy);
-    const std::string identity = train::checkpoint_identity(config, corpus);
+    train::TrainingCheckpoint state(loop, strategy, train::checkpoint_identity(config, corpus));
     std::string cursor;
     bool resumed = false;
     if (!o.checkpoint.empty() && std::filesystem::exists(o.checkpoint)) {
-      const train::StateFileValues at =
-          train::load_train_state(o.checkpoint, arenas, {"step", "adamw_steps", "round"}, identity);
-      loop.set_steps(at.counters.at("step"));
-      loop.optimizer().set_steps(at.counters.at("adamw_steps"));
-      strategy.shared().set_round(at.counters.at("round"));
-      cursor = at.cursor;
+      cursor = state.load(o.checkpoint);
       resumed = true;
       spdlog::info("resuming from {}: round {}, step {}", o.checkpoint, strategy.shared().round(),
                    loop.steps());
@@ -185,13 +170,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     // 4. Train: DiLoCo's H inner steps then a round, or DDP's and DeMo's round every step.
     const auto checkpoint = [&] {
       if (o.checkpoint.empty()) return;
-      train::save_train_state(
-          o.checkpoint, arenas,
-          train::StateFileValues{.counters = {{"step", loop.steps()},
-                                              {"adamw_steps", loop.optimizer().steps()},
-                                              {"round", strategy.shared().round()}},
-                                 .cursor = loop.sampler().save()},
-          identity);
+      state.save(o.checkpoint);
     };
     // What the heartbeats tell the tracker: the figures of the last progress line and, in gossip
     // mode, a sketch of θ (for the spread on its /status and /metrics) renewed every round.

@@ -15,22 +15,12 @@
 #include "loco/train/local_gather.hpp"
 #include "loco/train/local_groups.hpp"
 #include "loco/train/make_strategy.hpp"
-#include "loco/train/train_state_file.hpp"
+#include "loco/train/training_checkpoint.hpp"
 
 namespace loco::train {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// What a checkpoint of this run holds: the parameters under their own names, AdamW's moments,
-// and the strategy's shared arenas.
-std::vector<NamedArena> state_arenas(InnerLoop& loop, Strategy& strategy) {
-  std::vector<NamedArena> arenas = {
-      {"", &loop.params()}, {"optim.m", &loop.optimizer().m()}, {"optim.v", &loop.optimizer().v()}};
-  for (SharedState::Part& part : strategy.shared().parts())
-    arenas.push_back({part.name, &part.arena});
-  return arenas;
-}
 
 std::string format_duration(double seconds) {
   const auto s = static_cast<long long>(seconds + 0.5);
@@ -62,16 +52,10 @@ TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* st
   TrainSummary summary;
   summary.parameters = loop.layout()->parameter_count();
   summary.entropy_floor = corpus.entropy_floor();
-  const std::string identity = checkpoint_identity(config, corpus);
-  const std::vector<NamedArena> arenas = state_arenas(loop, *strategy);
+  TrainingCheckpoint state(loop, *strategy, checkpoint_identity(config, corpus));
   Start how = Start::fresh;
   if (!config.train.resume.empty()) {
-    const StateFileValues at =
-        load_train_state(config.train.resume, arenas, {"step", "adamw_steps", "round"}, identity);
-    loop.sampler().restore(at.cursor);
-    loop.set_steps(at.counters.at("step"));
-    loop.optimizer().set_steps(at.counters.at("adamw_steps"));
-    strategy->shared().set_round(at.counters.at("round"));
+    loop.sampler().restore(state.load(config.train.resume));
     how = Start::resumed;
     spdlog::info("resumed from {} at step {}", config.train.resume, loop.steps());
   }
@@ -85,12 +69,7 @@ TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* st
                  summary.start_step, last_step);
   auto checkpoint = [&] {
     if (config.train.checkpoint.empty()) return;
-    save_train_state(config.train.checkpoint, arenas,
-                     StateFileValues{.counters = {{"step", loop.steps()},
-                                                  {"adamw_steps", loop.optimizer().steps()},
-                                                  {"round", strategy->shared().round()}},
-                                     .cursor = loop.sampler().save()},
-                     identity);
+    state.save(config.train.checkpoint);
     summary.checkpoint = config.train.checkpoint;
     spdlog::info("checkpoint: {} (step {})", config.train.checkpoint, loop.steps());
   };
