@@ -311,6 +311,41 @@ TEST(PeerCore, AMemberKilledMidExchangeIsNamedAndTheSurvivorsCommitWithoutIt) {
   EXPECT_EQ(net.peers.at(1).state.theta, net.peers.at(2).state.theta);
 }
 
+// Peer 3 hears of its groups late: the others' chunks of the first attempt and, after a member
+// died, of the retry come first. It keeps both, starts the stale attempt when its message comes,
+// then the retry with the chunks kept for it, and commits with the others.
+TEST(PeerCore, ChunksOfALaterAttemptWaitWhileAnEarlierOneIsStillAhead) {
+  Net net;
+  for (std::uint8_t n = 1; n <= 4; ++n) net.add(n);
+  net.peers.at(3).hold_groups = true;
+  net.on_wire = [&](const Net::Wire& w) {  // peer 4 dies on the first chunk it receives
+    if (w.to == net.peers.at(4).key.public_key() && net.peers.at(4).up) {
+      net.peers.at(4).up = false;
+      return false;
+    }
+    return w.from != net.peers.at(4).key.public_key() || net.peers.at(4).up;
+  };
+  net.ready(1, 1.0f);
+  net.ready(2, 2.0f);
+  net.ready(3, 6.0f);
+  net.ready(4, 9.0f);
+  ASSERT_FALSE(net.peers.at(4).up);
+  net.on_wire = {};
+  net.kill(4);
+  net.run_for(10s);  // the accusation grace: the tracker sees 4 gone and retries without it
+  ASSERT_EQ(net.peers.at(3).held.size(), 2u) << "the groups of both attempts, held";
+  EXPECT_EQ(net.peers.at(3).held[1].group.attempt, net.peers.at(3).held[0].group.attempt + 1);
+  EXPECT_TRUE(net.events(1, PeerEvent::Kind::committed).empty());
+  net.release_groups(3);
+  for (std::uint8_t n = 1; n <= 3; ++n) {
+    const auto commits = net.events(n, PeerEvent::Kind::committed);
+    ASSERT_EQ(commits.size(), 1u) << "peer " << int(n);
+    EXPECT_TRUE(commits[0].mine) << "peer " << int(n);
+  }
+  EXPECT_FLOAT_EQ(net.peers.at(3).state.theta[0], 0.5f + 2.0f);  // 1, 2, 6 less one each side
+  EXPECT_EQ(net.peers.at(1).state.theta, net.peers.at(3).state.theta);
+}
+
 // A newcomer far behind fetches the committed state; a resync repeated while it fetches (the
 // tracker answers every ready and report with one) starts no second fetch, which would take the
 // first fetch's answers for its own and blame honest donors.
