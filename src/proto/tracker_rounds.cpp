@@ -217,13 +217,28 @@ void TrackerCore::decide(TimePoint now) {
   }
 }
 
+namespace {
+
+// The members' losses less the trim share of the smallest and of the largest (trim_count, as the
+// direct exchange's owners trim updates): a minority that lies about its loss does not move the
+// round's figure on the status page. NaN when no member said one.
+float trimmed_mean(std::vector<float> values, float trim) {
+  if (values.empty()) return std::numeric_limits<float>::quiet_NaN();
+  std::sort(values.begin(), values.end());
+  const std::size_t t = trim_count(trim, values.size());
+  double sum = 0;
+  for (std::size_t i = t; i < values.size() - t; ++i) sum += values[i];
+  return static_cast<float>(sum / static_cast<double>(values.size() - 2 * t));
+}
+
+}  // namespace
+
 void TrackerCore::commit(TimePoint now, const Digest& hash) {
   const Attempt attempt = std::move(*attempt_);
   attempt_.reset();
   committed_round_ = next_round();
   committed_hash_ = hash;
-  double loss_sum = 0;
-  std::size_t losses = 0;
+  std::vector<float> losses;
   for (const auto& [key, reported] : attempt.done) {
     MemberRecord& m = members_.at(key);
     m.state_round = committed_round_;
@@ -232,10 +247,8 @@ void TrackerCore::commit(TimePoint now, const Digest& hash) {
     m.rounds_missed = 0;
     // The loss of the steps behind its update, as it said when ready (a claim: shown only).
     const auto entry = ready_.find(key);
-    if (entry != ready_.end() && std::isfinite(entry->second.loss) && entry->second.loss >= 0) {
-      loss_sum += entry->second.loss;
-      ++losses;
-    }
+    if (entry != ready_.end() && std::isfinite(entry->second.loss) && entry->second.loss >= 0)
+      losses.push_back(entry->second.loss);
   }
   history_.push_back(RoundRecord{
       .round = committed_round_,
@@ -243,8 +256,7 @@ void TrackerCore::commit(TimePoint now, const Digest& hash) {
           unix_ms_at_zero_ +
           std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count()),
       .group_size = static_cast<std::uint32_t>(attempt.members.size()),
-      .mean_loss = losses == 0 ? std::numeric_limits<float>::quiet_NaN()
-                               : static_cast<float>(loss_sum / static_cast<double>(losses)),
+      .mean_loss = trimmed_mean(std::move(losses), config_.trim),
       .state_hash = hash});
   if (history_.size() > TrackerSnapshot::kMaxHistory) history_.erase(history_.begin());
   previous_group_ = attempt.members;

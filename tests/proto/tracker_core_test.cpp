@@ -45,6 +45,27 @@ TEST(TrackerCore, ARoundsLossIsWhatItsMembersSaidWhenReady) {
   EXPECT_TRUE(std::isnan(history[1].mean_loss));
 }
 
+// A loss is a member's claim: one member that says 1e30 (or 0) does not move the round's figure,
+// trimmed as the direct exchange trims updates (a quarter of each side, one of three here).
+TEST(TrackerCore, AMemberLyingAboutItsLossDoesNotMoveTheRoundsLoss) {
+  Harness h;
+  h.start();
+  for (std::uint8_t n = 1; n <= 3; ++n) h.join(n);
+  const float said[] = {2.0f, 3.0f, 1e30f};
+  for (std::uint8_t n = 1; n <= 3; ++n) {
+    const TrackerSnapshot s = h.tracker->snapshot();
+    h.peers.at(n).client->ready(Ready{.round = s.committed_round + 1,
+                                      .update_norm = 1.0f,
+                                      .base_hash = s.committed_hash,
+                                      .loss = said[n - 1]});
+    h.pump();
+  }
+  h.finish_round();
+  const auto history = h.tracker->status(h.now).history;
+  ASSERT_EQ(history.size(), 1u);
+  EXPECT_EQ(history[0].mean_loss, 3.0f);
+}
+
 TEST(TrackerCore, EachAdmissionPolicyAdmitsOrRefusesWithAReason) {
   {
     Harness h;

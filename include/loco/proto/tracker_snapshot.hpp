@@ -23,7 +23,8 @@ struct RoundRecord {
   std::uint64_t unix_ms = 0;  // when it was committed (the driver's wall clock; display only)
   std::uint32_t group_size = 0;
   // The mean of the losses its committing members said their updates were trained at (Ready::
-  // loss); NaN when none said.
+  // loss), trimmed by the run's trim share on each side (a claim: display only); NaN when none
+  // said.
   float mean_loss = 0;
   Digest state_hash{};
   // The same record: an unknown loss equals an unknown loss (NaN bits), as a saved file must.
