@@ -49,6 +49,7 @@ TrackerCore::TrackerCore(TrackerCoreConfig config, const secure::KeyPair& identi
   epoch_ = restored->epoch + (std::uint64_t{1} << 32);
   committed_round_ = restored->committed_round;
   committed_hash_ = restored->committed_hash;
+  lost_rounds_ = restored->lost_rounds;
   history_ = std::move(restored->history);
   // Peers of the run reconnect over the next seconds; until then, nobody holding the committed
   // state is not yet a reason to fall back on another state (see reconcile()).
@@ -207,7 +208,8 @@ TrackerSnapshot TrackerCore::snapshot() const {
                          .epoch = epoch_,
                          .committed_round = committed_round_,
                          .committed_hash = committed_hash_,
-                         .history = history_};
+                         .history = history_,
+                         .lost_rounds = lost_rounds_};
 }
 
 TrackerStatus TrackerCore::status(TimePoint now) const {

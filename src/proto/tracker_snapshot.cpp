@@ -11,8 +11,11 @@ namespace loco::proto {
 namespace {
 
 constexpr std::string_view kMagic = "loco-tracker-state";
-constexpr std::uint8_t kVersion = 1;
+// Format 2 added the lost rounds; format 1 files (no lost rounds) are still read.
+constexpr std::uint8_t kVersion = 2;
+constexpr std::uint8_t kOldestVersion = 1;
 constexpr std::size_t kRecordBytes = 8 + 8 + 4 + 4 + 32;
+constexpr std::size_t kLostBytes = 4 * 8;
 
 void record(ByteWriter& w, const RoundRecord& r) {
   w.u64(r.round);
@@ -58,6 +61,15 @@ std::vector<std::byte> encode(const TrackerSnapshot& s) {
   const std::size_t keep = std::min(s.history.size(), TrackerSnapshot::kMaxHistory);
   w.u32(static_cast<std::uint32_t>(keep));
   for (std::size_t i = s.history.size() - keep; i < s.history.size(); ++i) record(w, s.history[i]);
+  const std::size_t lost = std::min(s.lost_rounds.size(), TrackerSnapshot::kMaxLostRounds);
+  w.u32(static_cast<std::uint32_t>(lost));
+  for (std::size_t i = s.lost_rounds.size() - lost; i < s.lost_rounds.size(); ++i) {
+    const LostRounds& l = s.lost_rounds[i];
+    w.u64(l.first);
+    w.u64(l.last);
+    w.u64(l.went_back_to);
+    w.u64(l.unix_ms);
+  }
   std::vector<std::byte> out = w.finish();
   const Digest check = blake2b(std::span<const std::byte>(out));
   const auto* p = reinterpret_cast<const std::byte*>(check.data());
@@ -74,8 +86,9 @@ TrackerSnapshot decode_snapshot(std::span<const std::byte> bytes, std::string_vi
       std::memcmp(r.take(kMagic.size()), kMagic.data(), kMagic.size()) != 0)
     r.fail("it does not start with loco-tracker-state");
   const std::uint8_t version = r.u8();
-  if (version != kVersion)
-    r.fail(fmt::format("format version {}, this build reads {}", version, kVersion));
+  if (version < kOldestVersion || version > kVersion)
+    r.fail(fmt::format("format version {}, this build reads {} to {}", version, kOldestVersion,
+                       kVersion));
   const Digest expected = blake2b(bytes.first(bytes.size() - 32));
   Digest stored{};
   std::memcpy(stored.data(), bytes.data() + bytes.size() - 32, 32);
@@ -94,6 +107,17 @@ TrackerSnapshot decode_snapshot(std::span<const std::byte> bytes, std::string_vi
   const std::size_t n = fields.count(TrackerSnapshot::kMaxHistory, kRecordBytes);
   s.history.reserve(n);
   for (std::size_t i = 0; i < n; ++i) s.history.push_back(record(fields));
+  if (version >= 2) {
+    const std::size_t lost = fields.count(TrackerSnapshot::kMaxLostRounds, kLostBytes);
+    s.lost_rounds.reserve(lost);
+    for (std::size_t i = 0; i < lost; ++i) {
+      LostRounds& l = s.lost_rounds.emplace_back();
+      l.first = fields.u64();
+      l.last = fields.u64();
+      l.went_back_to = fields.u64();
+      l.unix_ms = fields.u64();
+    }
+  }
   fields.expect_end();
   return s;
 }

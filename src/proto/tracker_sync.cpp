@@ -159,7 +159,8 @@ void TrackerCore::reconcile(TimePoint now) {
                        unix_ms_at_zero_ +
                        std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch())
                            .count())});
-    if (lost_rounds_.size() > 16) lost_rounds_.erase(lost_rounds_.begin());
+    if (lost_rounds_.size() > TrackerSnapshot::kMaxLostRounds)
+      lost_rounds_.erase(lost_rounds_.begin());
     event(TrackerEvent::Kind::notice, std::nullopt,
           fmt::format("rounds {} to {} are lost: no live peer and no custody copy holds them",
                       source.round + 1, committed_round_));

@@ -600,7 +600,9 @@ TEST(TrackerSnapshot, ADamagedFileIsRefused) {
                                             .unix_ms = 1,
                                             .group_size = 4,
                                             .mean_loss = 2.5f,
-                                            .state_hash = digest_of(5)}}};
+                                            .state_hash = digest_of(5)}},
+                    .lost_rounds = {LostRounds{
+                        .first = 8, .last = 10, .went_back_to = 7, .unix_ms = 1700000000000}}};
   auto bytes = encode(s);
   EXPECT_EQ(decode_snapshot(bytes, "f"), s);
   for (std::size_t i = 0; i < bytes.size(); i += 7) {
@@ -610,6 +612,38 @@ TEST(TrackerSnapshot, ADamagedFileIsRefused) {
   }
   for (std::size_t n = 0; n < bytes.size(); n += 5)
     EXPECT_THROW(decode_snapshot(std::span(bytes).first(n), "f"), Error) << n << " bytes";
+}
+
+// A state file of the previous format (1: no lost rounds) is still read: a tracker upgraded in
+// place keeps its run.
+TEST(TrackerSnapshot, AFileOfTheFirstFormatIsStillRead) {
+  TrackerSnapshot s{.run_id = "r",
+                    .settings_digest = digest_of(3),
+                    .genesis = digest_of(4),
+                    .epoch = 9,
+                    .committed_round = 12,
+                    .committed_hash = digest_of(5),
+                    .history = {},
+                    .lost_rounds = {}};
+  std::vector<std::byte> bytes = encode(s);
+  bytes.resize(bytes.size() - 32 - 4);  // no checksum, no count of lost rounds
+  bytes[std::string_view("loco-tracker-state").size()] = std::byte{1};
+  const Digest check = blake2b(std::span<const std::byte>(bytes));
+  for (const std::uint8_t b : check) bytes.push_back(static_cast<std::byte>(b));
+  EXPECT_EQ(decode_snapshot(bytes, "f"), s);
+  bytes[std::string_view("loco-tracker-state").size()] = std::byte{3};
+  EXPECT_THROW(decode_snapshot(bytes, "f"), Error) << "a format this build does not know";
+}
+
+// The rounds the run lost stay said after the tracker restarts.
+TEST(TrackerSnapshot, LostRoundsSurviveARestart) {
+  Harness h;
+  h.start();
+  TrackerSnapshot s = h.tracker->snapshot();
+  s.lost_rounds = {LostRounds{.first = 3, .last = 5, .went_back_to = 2, .unix_ms = 1}};
+  h.start(decode_snapshot(encode(s), "state"));
+  EXPECT_EQ(h.tracker->status(h.now).lost_rounds, s.lost_rounds);
+  EXPECT_EQ(h.tracker->snapshot().lost_rounds, s.lost_rounds);
 }
 
 }  // namespace

@@ -306,7 +306,7 @@ class TrackerCore {
   std::uint64_t committed_round_ = 0;
   Digest committed_hash_{};
   std::vector<RoundRecord> history_;
-  std::vector<LostRounds> lost_rounds_;  // since this process started; the newest 16
+  std::vector<LostRounds> lost_rounds_;  // the newest TrackerSnapshot::kMaxLostRounds, saved
   TimePoint reconcile_after_{};  // a restarted tracker waits this long for its peers to return
   bool no_known_state_noted_ = false;  // said once that no live peer holds a committed state
 

@@ -36,16 +36,30 @@ struct RoundRecord {
   }
 };
 
+// Rounds the run committed and then lost: when the tracker had to go on, no live peer and no
+// custody copy held them, and the run went on from round went_back_to (they are committed again,
+// with other states).
+struct LostRounds {
+  std::uint64_t first = 0;
+  std::uint64_t last = 0;
+  std::uint64_t went_back_to = 0;
+  std::uint64_t unix_ms = 0;  // when (the driver's wall clock)
+  bool operator==(const LostRounds&) const = default;
+};
+
 struct TrackerSnapshot {
   static constexpr std::size_t kMaxHistory = 512;
+  static constexpr std::size_t kMaxLostRounds = 16;
 
   std::string run_id;
   Digest settings_digest{};       // of the run's settings: a restart under others is refused
   std::optional<Digest> genesis;  // the round-0 state hash (none in files of older releases)
   std::uint64_t epoch = 0;
   std::uint64_t committed_round = 0;
-  Digest committed_hash{};           // the majority state hash of committed_round
-  std::vector<RoundRecord> history;  // the last kMaxHistory committed rounds, oldest first
+  Digest committed_hash{};              // the majority state hash of committed_round
+  std::vector<RoundRecord> history;     // the last kMaxHistory committed rounds, oldest first
+  std::vector<LostRounds> lost_rounds;  // the newest kMaxLostRounds, oldest first (files of
+                                        // format 1 have none)
 
   bool operator==(const TrackerSnapshot&) const = default;
 };

@@ -24,17 +24,6 @@ struct MemberStatus {
   Heartbeat last;         // its last heartbeat's figures
 };
 
-// Rounds the run committed and then lost: when the tracker had to go on, no live peer and no
-// custody copy held them, and the run went on from round went_back_to (they are committed again,
-// with other states).
-struct LostRounds {
-  std::uint64_t first = 0;
-  std::uint64_t last = 0;
-  std::uint64_t went_back_to = 0;
-  std::uint64_t unix_ms = 0;  // when (the driver's wall clock)
-  bool operator==(const LostRounds&) const = default;
-};
-
 struct TrackerStatus {
   std::string run_id;
   std::uint64_t epoch = 0;
@@ -51,7 +40,7 @@ struct TrackerStatus {
   std::uint64_t misbehaviours = 0;
   std::vector<MemberStatus> members;
   std::vector<RoundRecord> history;     // the committed rounds the run still has
-  std::vector<LostRounds> lost_rounds;  // the newest kMaxLostRounds, oldest first
+  std::vector<LostRounds> lost_rounds;  // the newest TrackerSnapshot::kMaxLostRounds, oldest first
   // Sums over the members' last heartbeats.
   std::uint64_t bytes_sent = 0;
   std::uint64_t bytes_received = 0;
