@@ -250,6 +250,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     const float val = loop.evaluate();
     const auto ended = Clock::now();
     const auto floor = corpus.entropy_floor();
+    const std::string state_hex = to_hex(strategy.shared().hash());  // hashed once, for both lines
     std::printf(
         "peer %s: round %llu, step %llu, validation loss %.4f%s, sent %s, received %s, "
         "state %s\n",
@@ -258,7 +259,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
         static_cast<unsigned long long>(loop.steps()), val,
         floor ? fmt::format(" (floor {:.4f})", *floor).c_str() : "",
         megabytes(group.traffic().sent).c_str(), megabytes(group.traffic().received).c_str(),
-        to_hex(strategy.shared().hash()).substr(0, 16).c_str());
+        state_hex.substr(0, 16).c_str());
     std::printf(
         "peer %s: seconds=%.3f compute_s=%.3f network_wait_s=%.3f eval_s=%.3f sent_bytes=%llu "
         "received_bytes=%llu val_loss=%.6f in_flight_steps=%llu state=%s\n",
@@ -267,7 +268,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
         std::chrono::duration<double>(ended - eval_start).count(),
         static_cast<unsigned long long>(group.traffic().sent),
         static_cast<unsigned long long>(group.traffic().received), val,
-        static_cast<unsigned long long>(in_flight_steps), to_hex(strategy.shared().hash()).c_str());
+        static_cast<unsigned long long>(in_flight_steps), state_hex.c_str());
     std::fflush(stdout);
     return 0;
   } catch (const Error& e) {

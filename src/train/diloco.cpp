@@ -50,7 +50,11 @@ proto::StateManifest DiLoCo::tentative(std::span<const float> mean, std::uint64_
   const std::size_t n = theta.size();
   return hash_chunks(
       round, 2 * theta.size_bytes(), [&](std::uint64_t chunk, std::span<std::byte> out) {
-        std::vector<float> values(out.size() / sizeof(float)), other(values.size());
+        // Each of the team's threads keeps its two chunk buffers from chunk to chunk and round to
+        // round: no allocation per chunk.
+        thread_local std::vector<float> values, other;
+        values.resize(out.size() / sizeof(float));
+        other.resize(values.size());
         std::size_t first = chunk * proto::kStateChunkBytes / sizeof(float);  // in θ ‖ v
         for (std::size_t done = 0; done < values.size();) {
           const bool is_theta = first < n;

@@ -208,6 +208,19 @@ struct Net {
     }
   }
 
+  // Peer n's process ends as the first message to it arrives (that message and everything it
+  // would have sent after are lost); the test then calls kill(n) for the others to see it go.
+  void die_on_first_message(std::uint8_t n) {
+    on_wire = [this, n](const Wire& w) {
+      Peer& p = peers.at(n);
+      if (w.to == p.key.public_key() && p.up) {
+        p.up = false;
+        return false;
+      }
+      return w.from != p.key.public_key() || p.up;
+    };
+  }
+
   // Hands peer n the group messages it held back.
   void release_groups(std::uint8_t n) {
     Peer& p = peers.at(n);
@@ -286,13 +299,7 @@ TEST(PeerCore, AMemberKilledMidExchangeIsNamedAndTheSurvivorsCommitWithoutIt) {
   Net net;
   for (std::uint8_t n = 1; n <= 3; ++n) net.add(n);
   // Peer 3 dies on the first chunk it receives: it never sends its own segment's mean.
-  net.on_wire = [&](const Net::Wire& w) {
-    if (w.to == net.peers.at(3).key.public_key() && net.peers.at(3).up) {
-      net.peers.at(3).up = false;
-      return false;
-    }
-    return w.from != net.peers.at(3).key.public_key() || net.peers.at(3).up;
-  };
+  net.die_on_first_message(3);
   net.ready(1, 1.0f);
   net.ready(2, 2.0f);
   net.ready(3, 6.0f);
@@ -318,13 +325,7 @@ TEST(PeerCore, ChunksOfALaterAttemptWaitWhileAnEarlierOneIsStillAhead) {
   Net net;
   for (std::uint8_t n = 1; n <= 4; ++n) net.add(n);
   net.peers.at(3).hold_groups = true;
-  net.on_wire = [&](const Net::Wire& w) {  // peer 4 dies on the first chunk it receives
-    if (w.to == net.peers.at(4).key.public_key() && net.peers.at(4).up) {
-      net.peers.at(4).up = false;
-      return false;
-    }
-    return w.from != net.peers.at(4).key.public_key() || net.peers.at(4).up;
-  };
+  net.die_on_first_message(4);
   net.ready(1, 1.0f);
   net.ready(2, 2.0f);
   net.ready(3, 6.0f);

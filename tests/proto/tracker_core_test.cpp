@@ -589,20 +589,23 @@ TEST(TrackerCore, ASnapshotFromAnotherRunOrSettingsIsRefused) {
   EXPECT_THROW(TrackerCore(h.config, h.tracker_key, s, h.now), Error);
 }
 
+// A snapshot with every field set; no history or lost rounds unless added.
+TrackerSnapshot sample_snapshot() {
+  return TrackerSnapshot{.run_id = "r",
+                         .settings_digest = digest_of(3),
+                         .genesis = digest_of(4),
+                         .epoch = 9,
+                         .committed_round = 12,
+                         .committed_hash = digest_of(5),
+                         .history = {},
+                         .lost_rounds = {}};
+}
+
 TEST(TrackerSnapshot, ADamagedFileIsRefused) {
-  TrackerSnapshot s{.run_id = "r",
-                    .settings_digest = digest_of(3),
-                    .genesis = digest_of(4),
-                    .epoch = 9,
-                    .committed_round = 12,
-                    .committed_hash = digest_of(5),
-                    .history = {RoundRecord{.round = 12,
-                                            .unix_ms = 1,
-                                            .group_size = 4,
-                                            .mean_loss = 2.5f,
-                                            .state_hash = digest_of(5)}},
-                    .lost_rounds = {LostRounds{
-                        .first = 8, .last = 10, .went_back_to = 7, .unix_ms = 1700000000000}}};
+  TrackerSnapshot s = sample_snapshot();
+  s.history = {RoundRecord{
+      .round = 12, .unix_ms = 1, .group_size = 4, .mean_loss = 2.5f, .state_hash = digest_of(5)}};
+  s.lost_rounds = {LostRounds{.first = 8, .last = 10, .went_back_to = 7, .unix_ms = 1700000000000}};
   auto bytes = encode(s);
   EXPECT_EQ(decode_snapshot(bytes, "f"), s);
   for (std::size_t i = 0; i < bytes.size(); i += 7) {
@@ -617,14 +620,7 @@ TEST(TrackerSnapshot, ADamagedFileIsRefused) {
 // A state file of the previous format (1: no lost rounds) is still read: a tracker upgraded in
 // place keeps its run.
 TEST(TrackerSnapshot, AFileOfTheFirstFormatIsStillRead) {
-  TrackerSnapshot s{.run_id = "r",
-                    .settings_digest = digest_of(3),
-                    .genesis = digest_of(4),
-                    .epoch = 9,
-                    .committed_round = 12,
-                    .committed_hash = digest_of(5),
-                    .history = {},
-                    .lost_rounds = {}};
+  const TrackerSnapshot s = sample_snapshot();
   std::vector<std::byte> bytes = encode(s);
   bytes.resize(bytes.size() - 32 - 4);  // no checksum, no count of lost rounds
   bytes[std::string_view("loco-tracker-state").size()] = std::byte{1};
