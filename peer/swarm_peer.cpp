@@ -16,9 +16,11 @@
 #include "loco/proto/parameter_sketch.hpp"
 #include "loco/swarm/swarm_async_group.hpp"
 #include "loco/swarm/swarm_group.hpp"
+#include "loco/swarm/swarm_thread.hpp"
 #include "loco/train/inner_loop.hpp"
 #include "loco/train/make_strategy.hpp"
 #include "loco/train/run_settings.hpp"
+#include "loco/train/swarm_strategy.hpp"
 #include "loco/train/training_checkpoint.hpp"
 
 namespace loco::peer {
@@ -36,20 +38,7 @@ train::TrainConfig run_config(const PeerOptions& o) {
                 "--run.config: name the run's loco-train config (model, data, [strategy] kind = "
                 "diloco, ddp, streaming or demo), the one the tracker was given");
   train::TrainConfig config = cli::load_train_config(o.run_config);
-  const train::StrategySection& s = config.strategy;
-  if (s.kind != "diloco" && s.kind != "ddp" && s.kind != "streaming" && s.kind != "demo")
-    throw Error(ErrorCategory::config,
-                fmt::format("run config {}: a swarm trains with [strategy] kind = \"diloco\", "
-                            "\"ddp\", \"streaming\" or \"demo\", not \"{}\"",
-                            o.run_config, s.kind));
-  // The tracker runs one round at a time; eager rounds travel a whole H, so with P fragments P
-  // of them would be in flight at once (swarm/swarm_async_group.hpp).
-  if (s.kind == "streaming" && s.eager != "none" && s.fragments != 1)
-    throw Error(ErrorCategory::config,
-                fmt::format("run config {}: over a swarm, strategy.eager = \"{}\" needs "
-                            "strategy.fragments = 1 (not {}): its rounds travel a whole H, and "
-                            "the tracker runs one round at a time",
-                            o.run_config, s.eager, s.fragments));
+  train::check_swarm_strategy(config, o.run_config);
   if (o.threads > 0) config.train.threads = o.threads;
   return config;
 }
@@ -72,9 +61,7 @@ swarm::SwarmConfig swarm_config(const PeerOptions& o, const train::TrainConfig& 
   s.upload_bps = net::parse_bandwidth(o.upload, "--peer.upload");
   s.credential = o.join_token;
   s.settings = train::run_settings(config);
-  // Streaming's rounds carry fragments in their own codec (4-bit floats by default).
-  s.codec = config.strategy.kind == "streaming" ? config.strategy.fragment_codec
-                                                : config.strategy.codec_spec();
+  s.codec = train::swarm_codec(config);
   s.all_reduce = proto::parse_all_reduce_algorithm(config.strategy.all_reduce);
   s.gossip_group = config.strategy.gossip_group;
   s.gossip_wait = net::parse_duration(o.gossip_wait, "--peer.gossip-wait", std::chrono::hours(1));
@@ -125,7 +112,8 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     const train::Corpus corpus(config.data, static_cast<std::uint32_t>(config.model.gpt.vocab));
     train::InnerLoop loop(config, corpus);
     const DebugFaults faults(o.debug);
-    swarm::SwarmGroup group(swarm_config(o, config, faults), key, &stop);
+    swarm::SwarmGroup group(
+        std::make_unique<swarm::SwarmThread>(swarm_config(o, config, faults), key), &stop);
     swarm::SwarmAsyncGroup async_group(group);  // Streaming's rounds, over the same swarm
     const std::unique_ptr<train::Strategy> made =
         train::make_strategy(config, loop, group, &async_group, &group);

@@ -6,6 +6,7 @@
 #include "loco/core/error.hpp"
 #include "loco/core/rng.hpp"
 #include "loco/proto/message_type.hpp"
+#include "loco/proto/state_relay.hpp"
 
 namespace loco::sim {
 namespace {
@@ -44,6 +45,13 @@ PeerNode::PeerNode(const PeerWorld& world, NodeId node, PeerDisk& disk)
     : world_(world), node_(node), disk_(disk), key_(disk.identity.public_key()) {}
 
 void PeerNode::start() {
+  world_.network->attach(node_, this);
+  if (world_.strategy != nullptr) {
+    process_ =
+        std::make_unique<StrategyProcess>(*this, *world_.strategy, disk_.step_time, disk_.index);
+    process_->start();  // its SwarmGroup's join calls start_core
+    return;
+  }
   if (disk_.checkpoint) {
     state_ = *disk_.checkpoint;
   } else {
@@ -52,10 +60,18 @@ void PeerNode::start() {
     state_.momentum.assign(state_.theta.size(), 0.0f);
   }
   proto::StateManifest manifest = state_.manifest();
+  start_core(world_.client.join.genesis, state_.round, manifest.state_hash());
+  serve_current(std::move(manifest));
+}
+
+void PeerNode::start_core(const Digest& genesis, std::uint64_t round, const Digest& hash) {
   proto::TrackerClientConfig client = world_.client;
   client.join.listen_address = Directory::address(node_);
-  client.join.state_round = state_.round;
-  client.join.state_hash = manifest.state_hash();
+  client.join.genesis = genesis;
+  client.join.state_round = round;
+  client.join.state_hash = hash;
+  held_round_ = round;
+  state_hash_ = hash;
   GossipGroupings* groupings = world_.groupings;
   core_ = std::make_unique<proto::PeerCore>(
       proto::PeerCoreConfig{
@@ -72,12 +88,22 @@ void PeerNode::start() {
                                             : proto::gossip_group_of(r, roster, self);
               }},
       std::move(client));
-  world_.network->attach(node_, this);
-  serve_current(std::move(manifest));
+  if (process_)
+    link_ = std::make_unique<swarm::ComputeLink>(*core_, process_->mailbox(), process_->guard());
   world_.network->connect(node_, world_.tracker);
 }
 
+void PeerNode::run(const swarm::NetworkSide::Command& command) {
+  command(*link_, world_.loop->now());
+  drive();
+}
+
+void PeerNode::schedule_at(TimePoint when, std::function<void(PeerNode&)> action) {
+  at(when, std::move(action));
+}
+
 void PeerNode::leave() {
+  if (!core_) return;  // a strategy peer that has not joined yet
   core_->leave("leaving the run");
   drive();
 }
@@ -126,6 +152,9 @@ void PeerNode::on_message(NodeId from, std::uint16_t type, std::span<const std::
     return;
   }
   try {
+    std::shared_lock<std::shared_mutex> served;  // a strategy peer's state is read in place
+    if (link_ && proto::is_state_request(static_cast<proto::MessageType>(type)))
+      served = link_->guard_served();
     core_->on_peer_message(world_.loop->now(), key, static_cast<proto::MessageType>(type), body);
   } catch (const Error&) {
     world_.network->close(node_, from);
@@ -136,8 +165,11 @@ void PeerNode::on_message(NodeId from, std::uint16_t type, std::span<const std::
 void PeerNode::drive() {
   const TimePoint now = world_.loop->now();
   while (auto e = core_->client().poll_event()) {
-    core_->on_client_event(now, *e);
     using Kind = proto::ClientEvent::Kind;
+    std::shared_lock<std::shared_mutex> served;  // the tracker's custody pull reads the state
+    if (link_ && e->kind == Kind::state_relay) served = link_->guard_served();
+    core_->on_client_event(now, *e);
+    served = {};
     if ((e->kind == Kind::tracker_lost || e->kind == Kind::tracker_error) && tracker_open_) {
       world_.network->close(node_, world_.tracker);
       tracker_lost();
@@ -153,6 +185,7 @@ void PeerNode::drive() {
                          std::move(out->body));
   }
   arm_timer();
+  if (process_) process_->poke();
 }
 
 void PeerNode::arm_timer() {
@@ -171,7 +204,8 @@ void PeerNode::arm_timer() {
 
 // --- what the core tells this process ---
 
-void PeerNode::on_core_event(const proto::PeerEvent& e) {
+void PeerNode::on_core_event(proto::PeerEvent& e) {
+  if (process_) return on_strategy_event(e);
   using Kind = proto::PeerEvent::Kind;
   const TimePoint now = world_.loop->now();
   switch (e.kind) {
@@ -222,6 +256,35 @@ void PeerNode::on_core_event(const proto::PeerEvent& e) {
     case Kind::refused:
     case Kind::note: return;
   }
+}
+
+void PeerNode::on_strategy_event(proto::PeerEvent& e) {
+  using Kind = proto::PeerEvent::Kind;
+  const TimePoint now = world_.loop->now();
+  switch (e.kind) {
+    case Kind::collective_started:
+      if (const proto::PeerCore::Values& delta = core_->contribution())
+        world_.ledger->all_reduce_started(now, key_, e.round, e.attempt, *delta);
+      break;
+    case Kind::mean:
+      if (e.mean && e.members.size() > 1)
+        world_.ledger->all_reduce_done(now, key_, e.round, e.attempt, e.members, e.trim, *e.mean);
+      break;
+    case Kind::committed:
+      if (!e.mine) break;  // its state differs from the majority's: a resync follows
+      world_.ledger->installed(now, key_, held_round_, e.round, e.hash);
+      held_round_ = e.round;
+      state_hash_ = e.hash;
+      ++installed_;
+      break;
+    case Kind::fetched:
+      world_.ledger->fetched(now, key_, e.round, e.hash);
+      held_round_ = e.round;
+      state_hash_ = e.hash;
+      break;
+    default: break;
+  }
+  link_->on_core_event(e);
 }
 
 void PeerNode::start_training() {

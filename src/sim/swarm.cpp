@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "loco/core/assert.hpp"
+#include "loco/core/error.hpp"
+#include "loco/train/swarm_strategy.hpp"
 
 namespace loco::sim {
 namespace {
@@ -21,6 +23,14 @@ secure::KeyPair key_from(std::uint64_t seed, std::uint64_t index) {
 }
 
 SwarmConfig with_defaults(SwarmConfig c) {
+  if (c.strategy) {
+    if (c.gossip_group != 0)
+      throw Error(ErrorCategory::invalid_argument,
+                  "the simulator's strategy peers average in the tracker's groups, not in gossip");
+    c.tracker.settings = c.strategy->settings;
+    c.codec = train::swarm_codec(c.strategy->config);
+    c.spread_every = Duration{0};
+  }
   if (c.tracker.run_id.empty()) c.tracker.run_id = "sim";
   c.tracker.gossip = c.gossip_group != 0;
   c.tracker.admission.kind = proto::AdmissionPolicy::Kind::open;
@@ -40,10 +50,14 @@ Swarm::Swarm(SwarmConfig config)
       ledger_(config_.mean_tolerance),
       tracker_identity_(key_from(config_.seed, ~std::uint64_t{0})),
       draws_(counter_u64(config_.seed, kDraws, 0)) {
-  const std::vector<float> theta = compute_->genesis();
-  const PeerState genesis{
-      .round = 0, .theta = theta, .momentum = std::vector<float>(theta.size(), 0.0f)};
-  config_.tracker.genesis = genesis.manifest().state_hash();
+  if (config_.strategy) {
+    config_.tracker.genesis = config_.strategy->genesis;
+  } else {
+    const std::vector<float> theta = compute_->genesis();
+    const PeerState genesis{
+        .round = 0, .theta = theta, .momentum = std::vector<float>(theta.size(), 0.0f)};
+    config_.tracker.genesis = genesis.manifest().state_hash();
+  }
   network_ = std::make_unique<Network>(loop_, config_.network);
   const NodeId tracker_node = network_->add_node(config_.tracker_link);
   directory_.add(tracker_node, tracker_identity_.public_key());
@@ -87,7 +101,8 @@ Swarm::Swarm(SwarmConfig config)
                      .all_reduce = config_.all_reduce,
                      .gossip_group = config_.gossip_group,
                      .gossip_wait = config_.gossip_wait,
-                     .groupings = &groupings_};
+                     .groupings = &groupings_,
+                     .strategy = config_.strategy.get()};
   for (std::size_t i = 0; i < config_.peers; ++i) add_peer();
   initial_peers_ = config_.peers;
 }
@@ -224,6 +239,7 @@ void Swarm::churn_arrival(double rate_per_s) {
 }
 
 double Swarm::spread() const {
+  if (config_.strategy) return 0;
   std::vector<const PeerState*> live;
   for (const auto& p : processes_)
     if (p) live.push_back(&p->state());
@@ -241,6 +257,7 @@ double Swarm::spread() const {
 }
 
 double Swarm::mean_loss() const {
+  if (config_.strategy) return 0;
   double sum = 0;
   std::size_t n = 0;
   for (const auto& p : processes_) {

@@ -32,4 +32,9 @@ bool Mailbox::holds(SwarmEvent::Kind kind, std::uint64_t round) const {
       events_, [&](const SwarmEvent& e) { return e.kind == kind && e.round == round; });
 }
 
+bool Mailbox::empty() const {
+  std::lock_guard lock(mutex_);
+  return events_.empty();
+}
+
 }  // namespace loco::swarm

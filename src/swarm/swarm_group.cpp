@@ -4,8 +4,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <boost/asio/post.hpp>
-#include <future>
 
 #include "loco/core/assert.hpp"
 #include "loco/core/error.hpp"
@@ -24,33 +22,11 @@ constexpr Duration kStopGrace = std::chrono::seconds(2);
 
 }  // namespace
 
-SwarmGroup::SwarmGroup(SwarmConfig config, const secure::KeyPair& identity,
-                       const std::atomic<bool>* stop)
-    : stop_(stop),
-      session_(io_, std::move(config), identity, mailbox_, traffic_, guard_),
-      grace_(io_) {
-  work_ =
-      std::make_unique<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>(
-          io_.get_executor());
-  thread_ = std::thread([this] {
-    try {
-      io_.run();
-    } catch (const std::exception& e) {
-      // A bug, not a peer's doing (those end in loco::Error inside the session): stop loudly.
-      spdlog::critical("network thread: {}", e.what());
-      std::abort();
-    }
-  });
-}
+SwarmGroup::SwarmGroup(std::unique_ptr<NetworkSide> side, const std::atomic<bool>* stop)
+    : stop_(stop), side_(std::move(side)) {}
 
 SwarmGroup::~SwarmGroup() {
   leave("stopping");
-  thread_.join();
-}
-
-template <typename F>
-void SwarmGroup::post(F&& f) {
-  boost::asio::post(io_, std::forward<F>(f));
 }
 
 std::optional<SwarmEvent> SwarmGroup::wait_event() {
@@ -58,7 +34,7 @@ std::optional<SwarmEvent> SwarmGroup::wait_event() {
   auto noticed = started;
   for (;;) {
     if (stop_ != nullptr && stop_->load()) return std::nullopt;
-    if (auto e = mailbox_.wait(kStopCheck)) {
+    if (auto e = side_->wait(kStopCheck)) {
       wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       if (e->kind == SwarmEvent::Kind::refused)
         throw Error(ErrorCategory::config, "the tracker refused this peer: " + e->text);
@@ -78,9 +54,7 @@ JoinOutcome SwarmGroup::join(const proto::StateManifest& genesis, bool at_genesi
   proto::StateManifest manifest = at_genesis ? genesis : shared_->manifest();
   const Digest hash = manifest.state_hash();
   current_ = hash;
-  post([this, genesis = genesis.state_hash(), round, hash] {
-    session_.start(genesis, round, hash);
-  });
+  side_->start(genesis.state_hash(), round, hash);
   // It holds this state: it may serve it, and a resync to it (the run went back to it) is taken
   // from this copy.
   serve_current(std::move(manifest));
@@ -96,7 +70,7 @@ JoinOutcome SwarmGroup::join(const proto::StateManifest& genesis, bool at_genesi
       throw Error(ErrorCategory::network,
                   "no answer from the tracker: check [tracker] address and that it runs");
     // Short waits, so that a signal is noticed while the tracker is unreachable.
-    auto e = mailbox_.wait(std::min(std::chrono::duration_cast<Duration>(left), kStopCheck));
+    auto e = side_->wait(std::min(std::chrono::duration_cast<Duration>(left), kStopCheck));
     if (!e) continue;
     switch (e->kind) {
       case SwarmEvent::Kind::refused:
@@ -105,7 +79,7 @@ JoinOutcome SwarmGroup::join(const proto::StateManifest& genesis, bool at_genesi
         outcome.reply = e->reply;
         // Gossip mode commits nothing to match: a peer far behind is told to copy a neighbour
         // (a resync), and its next round takes the copy.
-        if (session_.gossip() ||
+        if (side_->gossip() ||
             (e->reply.committed_round == round && e->reply.committed_hash == hash))
           return outcome;
         spdlog::info("the run is at round {}; this peer holds round {}: fetching the run's state",
@@ -121,13 +95,13 @@ JoinOutcome SwarmGroup::join(const proto::StateManifest& genesis, bool at_genesi
 }
 
 train::RoundResult SwarmGroup::run_round(const train::RoundInput& input) {
-  if (session_.gossip()) return landed(gossip_round(input));
+  if (side_->gossip()) return landed(gossip_round(input));
   begin_round(input.round, input.delta, input.delta_norm);
   return end_round(input);
 }
 
 void SwarmGroup::begin_round(std::uint64_t round, std::span<const float> delta, float norm,
-                             SwarmSession::Tentative tentative) {
+                             ComputeLink::Tentative tentative) {
   LOCO_ASSERT(begun_ == 0, "a swarm round begun before the last one ended");
   begun_ = round;
   reported_here_ = static_cast<bool>(tentative);
@@ -135,13 +109,14 @@ void SwarmGroup::begin_round(std::uint64_t round, std::span<const float> delta, 
       .round = round, .update_norm = norm, .base_hash = current_, .loss = phase_loss_};
   auto update = update_pool_.take(delta.size());
   std::copy(delta.begin(), delta.end(), update->begin());
-  post([this, ready, update = std::move(update), tentative = std::move(tentative)]() mutable {
-    session_.ready(ready, std::move(update), std::move(tentative));
+  side_->post([ready, update = std::move(update), tentative = std::move(tentative)](
+                  ComputeLink& link, TimePoint) mutable {
+    link.ready(ready, std::move(update), std::move(tentative));
   });
 }
 
 bool SwarmGroup::round_in_flight() const {
-  return begun_ != 0 && !mailbox_.holds(SwarmEvent::Kind::mean, begun_);
+  return begun_ != 0 && !side_->holds(SwarmEvent::Kind::mean, begun_);
 }
 
 train::RoundResult SwarmGroup::end_round(const train::RoundInput& input) {
@@ -155,11 +130,9 @@ train::RoundResult SwarmGroup::run_gather(const train::GatherInput& input) {
   LOCO_ASSERT(begun_ == 0, "a gather round begun while another round is open");
   reported_here_ = false;
   const proto::Ready ready{.round = input.round, .base_hash = current_, .loss = phase_loss_};
-  post([this, ready,
-        part = std::vector<std::byte>(input.contribution.begin(),
-                                      input.contribution.end())]() mutable {
-    session_.ready_gather(ready, std::move(part));
-  });
+  side_->post(
+      [ready, part = std::vector<std::byte>(input.contribution.begin(), input.contribution.end())](
+          ComputeLink& link, TimePoint) mutable { link.ready_gather(ready, std::move(part)); });
   return landed(attempt_round(
       input.round, [&](const SwarmEvent& e) { return input.tentative(*e.parts); }, input.install));
 }
@@ -196,8 +169,8 @@ train::RoundResult SwarmGroup::attempt_round(std::uint64_t round, const Tentativ
         mean = e.mean;
         manifest = tentative(e);
         mine = manifest.state_hash();
-        post([this, round = e.round, attempt = e.attempt, mine] {
-          session_.round_done(round, attempt, mine);
+        side_->post([round = e.round, attempt = e.attempt, mine](ComputeLink& link, TimePoint) {
+          link.round_done(round, attempt, mine);
         });
         break;
       case SwarmEvent::Kind::committed:
@@ -233,9 +206,10 @@ train::RoundResult SwarmGroup::gossip_round(const train::RoundInput& input) {
   for (const train::SharedState::Part& part : shared_->parts())
     out = std::copy(part.arena.data().begin(), part.arena.data().end(), out);
   std::copy(input.delta.begin(), input.delta.end(), out);
-  post([this, round = input.round, packed = std::move(packed)]() mutable {
-    session_.ready_gossip(round, std::move(packed));
-  });
+  side_->post(
+      [round = input.round, packed = std::move(packed)](ComputeLink& link, TimePoint now) mutable {
+        link.ready_gossip(now, round, std::move(packed));
+      });
   for (;;) {
     const auto next = wait_event();
     if (!next) return skipped();
@@ -258,7 +232,7 @@ train::RoundResult SwarmGroup::gossip_round(const train::RoundInput& input) {
     });
     const Digest mine = manifest.state_hash();
     current_ = mine;
-    post([this, round = input.round, mine] { session_.state_report(round, mine); });
+    report_state(input.round, mine);
     serve_current(std::move(manifest));
     return train::RoundResult{
         .kind = train::RoundResult::Kind::committed, .members = e.members, .state = mine};
@@ -275,7 +249,7 @@ train::RoundResult SwarmGroup::outcome_on_stop(std::uint64_t round, Digest mine,
   const auto deadline = std::chrono::steady_clock::now() + kStopGrace;
   for (auto left = kStopGrace; left > Duration::zero();
        left = std::chrono::duration_cast<Duration>(deadline - std::chrono::steady_clock::now())) {
-    const auto e = mailbox_.wait(left);
+    const auto e = side_->wait(left);
     if (!e) break;
     if (e->round != round) continue;
     if (e->kind == SwarmEvent::Kind::mean && reported_here_) mine = e->hash;
@@ -295,7 +269,7 @@ void SwarmGroup::load_fetched(const SwarmEvent& fetched) {
     if (fetched.hash != current_ || fetched.round != shared_->round())
       throw Error(ErrorCategory::format, "told to keep a state this peer does not hold");
     spdlog::info("the run went back to round {}, the state this peer holds", fetched.round);
-    post([this, round = fetched.round, hash = current_] { session_.state_report(round, hash); });
+    report_state(fetched.round, current_);
     return;
   }
   change_shared([&] { shared_->load(fetched.round, *fetched.state); });
@@ -306,46 +280,36 @@ void SwarmGroup::load_fetched(const SwarmEvent& fetched) {
                 "the fetched state does not hash to the run's (a broken invariant of the fetch)");
   current_ = hash;
   spdlog::info("fetched the state of round {}", fetched.round);
-  post([this, round = fetched.round, hash] { session_.state_report(round, hash); });
+  report_state(fetched.round, hash);
   serve_current(std::move(manifest));
 }
 
 void SwarmGroup::change_shared(const std::function<void()>& change) {
-  const std::unique_lock lock(guard_.mutex);
-  ++guard_.version;
+  SharedStateGuard& guard = side_->guard();
+  const std::unique_lock lock(guard.mutex);
+  ++guard.version;
   change();
 }
 
 // In place (the class comment): the network thread reads the shared state only while nothing
 // changed it since this version.
 void SwarmGroup::serve_current(proto::StateManifest manifest) {
-  post([this, manifest = std::move(manifest), bytes = shared_->bytes(),
-        version = guard_.version]() mutable {
-    session_.serve(std::move(manifest), std::move(bytes), version);
+  side_->post([manifest = std::move(manifest), bytes = shared_->bytes(),
+               version = side_->guard().version](ComputeLink& link, TimePoint) mutable {
+    link.serve(std::move(manifest), std::move(bytes), version);
   });
+}
+
+void SwarmGroup::report_state(std::uint64_t round, const Digest& hash) {
+  side_->post([round, hash](ComputeLink& link, TimePoint) { link.state_report(round, hash); });
 }
 
 void SwarmGroup::publish(const proto::Heartbeat& heartbeat) {
-  post([this, heartbeat] { session_.stats(heartbeat); });
+  side_->post([heartbeat](ComputeLink& link, TimePoint) { link.stats(heartbeat); });
 }
 
 void SwarmGroup::leave(const std::string& reason) {
-  if (left_) return;
-  left_ = true;
-  std::promise<void> session_left;
-  std::future<void> left_here = session_left.get_future();
-  post([this, reason, &session_left] {
-    session_.leave(reason);
-    session_left.set_value();
-    // The leave message and the close frames go out; peers that do not answer are not waited for.
-    grace_.expires_after(std::chrono::seconds(2));
-    grace_.async_wait([this](const boost::system::error_code&) { io_.stop(); });
-  });
-  work_.reset();
-  // Until the session has left, the network thread may read the tentative state of an
-  // asynchronous round (a commit that arrives meanwhile is served from it), which the caller frees
-  // when it returns. The io thread runs until the grace above ends, so this wait ends.
-  left_here.wait();
+  side_->leave(reason);
 }
 
 }  // namespace loco::swarm

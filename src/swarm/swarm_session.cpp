@@ -71,6 +71,7 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
                                      .genesis = genesis,
                                      .state_round = state_round,
                                      .state_hash = state_hash}});
+  compute_ = std::make_unique<ComputeLink>(*core_, mailbox_, guard_, config_.poison);
   const proto::PeerKey pin = config_.tracker_key;
   link_ = net::TrackerLink::create(
       io_, net::resolve(io_, net::parse_host_port(config_.tracker_address)),
@@ -81,7 +82,7 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
       core_->client(), [this](const proto::ClientEvent& e) {
         // The tracker's custody pulls the state over this link.
         std::shared_lock<std::shared_mutex> lock;
-        if (e.kind == proto::ClientEvent::Kind::state_relay) lock = guard_served();
+        if (e.kind == proto::ClientEvent::Kind::state_relay) lock = compute_->guard_served();
         core_->on_client_event(steady_now(), e);
         drive();
       });
@@ -115,96 +116,19 @@ void SwarmSession::arm_timer() {
 
 void SwarmSession::on_core_event(proto::PeerEvent& e) {
   using Kind = proto::PeerEvent::Kind;
-  SwarmEvent out{.text = std::move(e.text),
-                 .reply = e.reply,
-                 .round = e.round,
-                 .attempt = e.attempt,
-                 .hash = e.hash,
-                 .retry = e.retry,
-                 .members = e.members.size(),
-                 .mean = std::move(e.mean),
-                 .parts = std::move(e.parts),
-                 .state = std::move(e.state)};
-  switch (e.kind) {
-    case Kind::note:
-      if (e.warning)
-        spdlog::warn("{}", out.text);
-      else
-        spdlog::info("{}", out.text);
-      return;
-    case Kind::refused:
-      out.kind = SwarmEvent::Kind::refused;
-      link_->stop();
-      break;
-    case Kind::joined: out.kind = SwarmEvent::Kind::joined; break;
-    case Kind::collective_started:
-    case Kind::kept: return;  // nothing the compute thread waits for
-    case Kind::mean:
-      out.kind = SwarmEvent::Kind::mean;
-      if (tentative_ && out.mean) {
-        tentative_state_ = &tentative_(*out.mean);
-        tentative_manifest_ = tentative_state_->manifest();
-        out.hash = tentative_manifest_.state_hash();
-        out.mean.reset();
-        core_->round_done(out.round, out.attempt, out.hash);
-      }
-      break;
-    case Kind::committed:
-      out.kind = SwarmEvent::Kind::committed;
-      if (tentative_state_ != nullptr && e.mine) {
-        // The committed state of an asynchronous round, before the compute thread lands it:
-        // newcomers fetch the run's committed state, and the members' own copies are a round
-        // behind until then.
-        const proto::StateBytes bytes = tentative_state_->bytes();
-        auto copy = served_pool_.take(bytes.size());
-        bytes.read(0, *copy);
-        const proto::StateBytes view({std::span<const std::byte>(*copy)});
-        core_->serve(std::move(tentative_manifest_), view, std::move(copy));
-        served_version_.reset();
-      }
-      tentative_state_ = nullptr;
-      break;
-    case Kind::aborted:
-      out.kind = SwarmEvent::Kind::aborted;
-      tentative_state_ = nullptr;
-      break;
-    case Kind::must_fetch:
-      out.kind = SwarmEvent::Kind::must_fetch;
-      tentative_state_ = nullptr;
-      break;
-    case Kind::fetched: out.kind = SwarmEvent::Kind::fetched; break;
+  if (e.kind == Kind::note) {
+    if (e.warning)
+      spdlog::warn("{}", e.text);
+    else
+      spdlog::info("{}", e.text);
+    return;
   }
-  mailbox_.post(std::move(out));
+  if (e.kind == Kind::refused) link_->stop();
+  compute_->on_core_event(e);
 }
 
-void SwarmSession::ready(const proto::Ready& ready, proto::PeerCore::Values delta,
-                         Tentative tentative) {
-  if (config_.poison == "scale") {
-    auto scaled = std::make_shared<std::vector<float>>(*delta);
-    for (float& v : *scaled) v *= 1000.0f;
-    delta = std::move(scaled);
-  }
-  tentative_ = std::move(tentative);
-  proto::Ready told = ready;
-  if (config_.poison == "nan") told.update_norm = std::numeric_limits<float>::quiet_NaN();
-  core_->ready(told, std::move(delta));
-  drive();
-}
-
-void SwarmSession::ready_gather(proto::Ready ready, std::vector<std::byte> part) {
-  tentative_ = {};
-  core_->ready_gather(ready, std::move(part));
-  drive();
-}
-
-void SwarmSession::ready_gossip(std::uint64_t round, proto::PeerCore::Values packed) {
-  tentative_ = {};
-  core_->ready_gossip(steady_now(), round, std::move(packed));
-  drive();
-}
-
-void SwarmSession::round_done(std::uint64_t round, std::uint32_t attempt, const Digest& hash) {
-  core_->round_done(round, attempt, hash);
+void SwarmSession::run(const NetworkSide::Command& command) {
+  command(*compute_, steady_now());
   drive();
 }
 
@@ -217,7 +141,7 @@ void SwarmSession::on_mesh_message(const proto::PeerKey& from, proto::MessageTyp
       reach(id.gather_phase ? FaultPoint::all_gather : FaultPoint::reduce_scatter, id.round);
     } else if (proto::is_state_request(type)) {
       reach(FaultPoint::serve, core_->served_round());
-      lock = guard_served();  // the answer reads the shared state
+      lock = compute_->guard_served();  // the answer reads the shared state
     }
     core_->on_peer_message(steady_now(), from, type, body);
   } catch (const Error& e) {
@@ -227,40 +151,8 @@ void SwarmSession::on_mesh_message(const proto::PeerKey& from, proto::MessageTyp
   drive();
 }
 
-void SwarmSession::serve(proto::StateManifest manifest, proto::StateBytes bytes,
-                         std::uint64_t version) {
-  core_->serve(std::move(manifest), std::move(bytes));
-  served_version_ = version;
-  drive();
-}
-
-std::shared_lock<std::shared_mutex> SwarmSession::guard_served() {
-  std::shared_lock lock(guard_.mutex);
-  if (served_version_ && *served_version_ != guard_.version) {
-    core_->unserve();
-    served_version_.reset();
-  }
-  return lock;
-}
-
-void SwarmSession::state_report(std::uint64_t round, const Digest& hash) {
-  core_->state_report(round, hash);
-  drive();
-}
-
-void SwarmSession::stats(const proto::Heartbeat& heartbeat) {
-  core_->client().set_stats(heartbeat);
-}
-
 void SwarmSession::leave(const std::string& reason) {
-  // Nothing the compute thread owns is read from here on: it frees its state once we are out.
-  tentative_ = {};
-  tentative_state_ = nullptr;
-  if (core_) {
-    core_->leave(reason);
-    while (core_->poll_event()) {
-    }
-  }
+  if (compute_) compute_->leave(reason);
   if (link_) link_->stop();
   if (mesh_) mesh_->stop();
   timer_.cancel();

@@ -96,12 +96,7 @@ void schedule_faults(Swarm& swarm, std::uint64_t seed) {
         break;
       }
       case 5:  // the tracker crashes and restarts from its disk
-        loop.at(t, [&swarm] {
-          if (swarm.tracker().up()) swarm.crash_tracker();
-        });
-        loop.at(t + hold / 4, [&swarm] {
-          if (!swarm.tracker().up()) swarm.restart_tracker();
-        });
+        test::crash_tracker_at(swarm, t, hold / 4);
         break;
       default:  // a kill at once restarted: mid-phase, whatever the phase is
         loop.at(t, [&swarm, i] { swarm.restart_peer(i, true); });

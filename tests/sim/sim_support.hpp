@@ -45,6 +45,16 @@ inline std::map<std::size_t, std::pair<std::uint64_t, Digest>> live_states(const
   return out;
 }
 
+// The tracker crashes at `t` (if it is up) and restarts from its disk `down` later.
+inline void crash_tracker_at(Swarm& swarm, TimePoint t, Duration down) {
+  swarm.loop().at(t, [&swarm] {
+    if (swarm.tracker().up()) swarm.crash_tracker();
+  });
+  swarm.loop().at(t + down, [&swarm] {
+    if (!swarm.tracker().up()) swarm.restart_tracker();
+  });
+}
+
 inline std::string violations(const Swarm& swarm) {
   std::string out;
   for (const auto& v : const_cast<Swarm&>(swarm).ledger().violations()) out += "  " + v + "\n";

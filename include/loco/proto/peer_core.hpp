@@ -160,6 +160,8 @@ class PeerCore {
   std::uint64_t collective_bytes_sent() const;
   const std::vector<PeerKey>& group() const { return group_; }
   std::uint64_t served_round() const { return served_round_; }
+  // This peer's update for the round under way (null: none, or an all-gather's part).
+  const Values& contribution() const { return delta_; }
   // The (round, attempt) of a collective's message (an all-reduce chunk or an all-gather part),
   // and whether it belongs to the all-gather phase (the ring's second half, or DeMo's exchange).
   struct CollectiveId {

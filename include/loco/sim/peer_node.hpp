@@ -1,7 +1,13 @@
 #pragma once
 // A volunteer as a simulated process: the simulated driver of proto::PeerCore, the same core
-// loco-peer's swarm session drives (swarm/swarm_session.hpp), in one thread of virtual time. What
-// it adds is what a simulated process is, not protocol:
+// loco-peer's swarm session drives (swarm/swarm_session.hpp), in virtual time. It trains in one
+// of two ways:
+//   - with a real strategy (PeerWorld::strategy, strategy_process.hpp): a compute thread runs
+//     loco-peer's SwarmGroup and the strategy over this node, through a swarm::ComputeLink as
+//     loco-peer's session does, so nothing of the round is the simulator's own;
+//   - modelled, for thousands of peers: θ ‖ v and a ComputeModel standing in for the inner loop
+//     and the strategy (DiLoCo's outer step), below.
+// What it adds is what a simulated process is, not protocol:
 //   - its tracker connection over a simulated link, driving the core's TrackerClient and
 //     reconnecting after a loss with proto::Backoff::tracker_reconnect (as net::TrackerLink);
 //   - the inner phase as a ComputeModel: H × its step time, then a pseudo-gradient, which a lying
@@ -27,6 +33,8 @@
 #include "loco/sim/directory.hpp"
 #include "loco/sim/gossip_groupings.hpp"
 #include "loco/sim/ledger.hpp"
+#include "loco/sim/strategy_process.hpp"
+#include "loco/swarm/compute_link.hpp"
 
 namespace loco::sim {
 
@@ -68,6 +76,8 @@ struct PeerWorld {
   // slower (crashed ones are removed by the tracker); it bounds a grouping they did not share.
   Duration gossip_wait = std::chrono::minutes(10);
   GossipGroupings* groupings = nullptr;  // gossip mode: shared by the peers
+  // Set: every peer trains with this run's strategy (strategy_process.hpp); null: modelled.
+  const StrategyRun* strategy = nullptr;
 };
 
 class PeerNode final : public NodeHandler, public std::enable_shared_from_this<PeerNode> {
@@ -82,7 +92,13 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   void leave();
 
   Phase phase() const { return phase_; }
+  // Modelled peers only.
   const PeerState& state() const { return state_; }
+  // The round and hash of the state it holds (a strategy peer's: committed with it or fetched).
+  std::uint64_t held_round() const { return held_round_; }
+  const Digest& held_hash() const { return state_hash_; }
+  // A strategy peer's compute thread (null for a modelled peer).
+  const StrategyProcess* process() const { return process_.get(); }
   bool in_all_reduce() const { return core_->collective_running(); }
   std::uint64_t all_reduce_bytes_sent() const { return core_->collective_bytes_sent(); }
   const std::vector<proto::PeerKey>& group_members() const { return core_->group(); }
@@ -92,13 +108,24 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   void on_message(NodeId from, std::uint16_t type, std::span<const std::byte> body) override;
   void on_close(NodeId peer, const std::string& why) override;
 
+  // For the strategy process (strategy_process.hpp), on the event loop.
+  TimePoint now() const { return world_.loop->now(); }
+  // Creates the protocol core, joining with the state of `round` and `hash`, and connects.
+  void start_core(const Digest& genesis, std::uint64_t round, const Digest& hash);
+  // A command of the compute thread, on the compute link.
+  void run(const swarm::NetworkSide::Command& command);
+  // Runs `action` at `when` if this process still lives then.
+  void schedule_at(TimePoint when, std::function<void(PeerNode&)> action);
+
  private:
   void tracker_lost();
   // After any input: the client's events to the core, the core's events to this process, their
   // messages to the network, and one timer for the earlier of their deadlines.
   void drive();
   void arm_timer();
-  void on_core_event(const proto::PeerEvent& e);
+  void on_core_event(proto::PeerEvent& e);
+  // A strategy peer: the Ledger told, the event passed to the compute link.
+  void on_strategy_event(proto::PeerEvent& e);
 
   void start_training();
   void finish_training();
@@ -129,6 +156,11 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   std::optional<PeerState> tentative_;  // the state the round's mean leads to
   proto::StateManifest tentative_manifest_;
   std::uint64_t installed_ = 0;
+  std::uint64_t held_round_ = 0;
+
+  // A strategy peer's: the hand-off with its compute thread, and the thread (destroyed first).
+  std::unique_ptr<swarm::ComputeLink> link_;
+  std::unique_ptr<StrategyProcess> process_;
 };
 
 // Runs f(*this) at `when` (not before now) if this process still lives then.

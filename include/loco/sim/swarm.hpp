@@ -38,6 +38,10 @@ struct SwarmConfig {
   // A real model's inner loop instead (ModelCompute), shared by the peers; null: the noisy
   // quadratic of `compute`.
   std::shared_ptr<ComputeModel> model;
+  // Peers that train with a real strategy instead (strategy_process.hpp): its codec and settings
+  // are the run's; `compute`, `model`, `behaviours` and checkpoints are not used (a restarted
+  // peer starts from the genesis and fetches the run's state), and gossip mode is not available.
+  std::shared_ptr<const StrategyRun> strategy;
   Duration step_time = std::chrono::milliseconds(100);
   double step_time_spread = 0;  // σ of the log of a peer's step time (heterogeneous compute)
   LinkRanges links;
@@ -98,8 +102,8 @@ class Swarm {
   std::uint64_t rounds_committed() const { return rounds_committed_; }
   std::uint64_t rounds_aborted() const { return rounds_aborted_; }
   std::uint64_t evictions() const { return evictions_; }
-  // The live peers' states: how far apart they are (RMS over peers of ‖θ_i − θ̄‖ / √dim), and
-  // the mean loss.
+  // The live modelled peers' states: how far apart they are (RMS over peers of ‖θ_i − θ̄‖ /
+  // √dim), and the mean loss.
   double spread() const;
   double mean_loss() const;  // runs the model's evaluation for each live peer
 

@@ -51,6 +51,7 @@ class Mailbox {
   std::optional<SwarmEvent> wait(Duration timeout);
   // Is an event of `kind` for `round` waiting (not taken yet)?
   bool holds(SwarmEvent::Kind kind, std::uint64_t round) const;
+  bool empty() const;
 
  private:
   mutable std::mutex mutex_;

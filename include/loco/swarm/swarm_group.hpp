@@ -1,8 +1,9 @@
 #pragma once
 // The swarm as the training loop sees it: a train::OuterGroup whose rounds go over the network,
 // and a train::GatherGroup (DeMo) whose rounds all-gather one message per member instead.
-// It owns a thread running the peer's io_context and SwarmSession (swarm_session.hpp) and turns
-// each round (train/strategy.hpp) into the protocol, on the compute thread:
+// It drives the peer's network side (network_side.hpp: loco-peer's io_context thread running
+// SwarmSession, or the simulator's process in virtual time) and turns each round
+// (train/strategy.hpp) into the protocol, on the compute thread:
 //
 //   ready(round, ‖Δ‖, hash of the state Δ was built on)  ── the tracker forms a group
 //   mean of the group ──> tentative(mean): the state it leads to, and its hash
@@ -42,9 +43,9 @@
 #include <atomic>
 #include <limits>
 #include <memory>
-#include <thread>
 
-#include "loco/swarm/swarm_session.hpp"
+#include "loco/core/buffer_pool.hpp"
+#include "loco/swarm/network_side.hpp"
 #include "loco/train/gather_group.hpp"
 #include "loco/train/strategy.hpp"
 
@@ -58,10 +59,10 @@ struct JoinOutcome {
 
 class SwarmGroup final : public train::OuterGroup, public train::GatherGroup {
  public:
-  // `identity` outlives the group. The shared state is the strategy's (bind() before join()).
+  // The shared state is the strategy's (bind() before join()).
   // A round returns skipped soon after `*stop` turns true (a signal).
-  SwarmGroup(SwarmConfig config, const secure::KeyPair& identity,
-             const std::atomic<bool>* stop = nullptr);
+  // Over `side` (loco-peer's: SwarmThread, swarm_thread.hpp).
+  explicit SwarmGroup(std::unique_ptr<NetworkSide> side, const std::atomic<bool>* stop = nullptr);
   void bind(train::SharedState& shared) { shared_ = &shared; }
   const train::SharedState& shared() const { return *shared_; }
   ~SwarmGroup() override;
@@ -78,7 +79,7 @@ class SwarmGroup final : public train::OuterGroup, public train::GatherGroup {
   // With `tentative`, the network thread computes and reports the tentative state's hash as
   // soon as the mean is in (SwarmSession::ready): it must only read the shared state.
   void begin_round(std::uint64_t round, std::span<const float> delta, float norm,
-                   SwarmSession::Tentative tentative = {});
+                   ComputeLink::Tentative tentative = {});
   // input.round as given to begin_round (input.delta is not read; input.tentative only when
   // begin_round had none).
   train::RoundResult end_round(const train::RoundInput& input);
@@ -96,12 +97,10 @@ class SwarmGroup final : public train::OuterGroup, public train::GatherGroup {
   // Tells the tracker and stops the network thread. Once it returns, the network thread reads
   // nothing the caller owns (the strategy's tentative state may be freed).
   void leave(const std::string& reason);
-  const TrafficCounters& traffic() const { return traffic_; }
+  const TrafficCounters& traffic() const { return side_->traffic(); }
   double network_wait_s() const { return wait_s_; }
 
  private:
-  template <typename F>
-  void post(F&& f);
   // The next event, or nothing once *stop_ is set.
   std::optional<SwarmEvent> wait_event();
   void load_fetched(const SwarmEvent& fetched);
@@ -109,6 +108,7 @@ class SwarmGroup final : public train::OuterGroup, public train::GatherGroup {
   void change_shared(const std::function<void()>& change);
   // Serves the shared state as it is now, whose manifest is `manifest`.
   void serve_current(proto::StateManifest manifest);
+  void report_state(std::uint64_t round, const Digest& hash);
   // The round's events until it lands: `tentative` takes the collective's result (the mean
   // event) and gives the manifest of the state it leads to, `install` makes that state current
   // once committed.
@@ -123,14 +123,7 @@ class SwarmGroup final : public train::OuterGroup, public train::GatherGroup {
 
   train::SharedState* shared_ = nullptr;
   const std::atomic<bool>* stop_;
-  boost::asio::io_context io_;
-  Mailbox mailbox_;
-  TrafficCounters traffic_;
-  SharedStateGuard guard_;
-  SwarmSession session_;
-  boost::asio::steady_timer grace_;
-  std::unique_ptr<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
-  std::thread thread_;
+  std::unique_ptr<NetworkSide> side_;
   double wait_s_ = 0;  // seconds the compute thread spent waiting on rounds
   train::RoundResult last_round_;
   std::uint64_t rounds_run_ = 0;
@@ -141,7 +134,6 @@ class SwarmGroup final : public train::OuterGroup, public train::GatherGroup {
   BufferPool<float> update_pool_;
   std::uint64_t begun_ = 0;     // the round begun and not ended, 0: none
   bool reported_here_ = false;  // the network thread reports the tentative hash (begin_round)
-  bool left_ = false;
 };
 
 }  // namespace loco::swarm

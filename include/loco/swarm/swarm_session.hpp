@@ -1,10 +1,9 @@
 #pragma once
-// A peer's network side, on its io_context thread: the Asio driver of proto::PeerCore, the
-// peer's whole protocol (peer_core.hpp; the simulator's sim::PeerNode drives the same core). It
-// connects the core to the tracker (net::TrackerLink driving the core's client), to the other
-// members (net::PeerMesh) and to a timer, tells the compute thread what happened through a
-// Mailbox, and takes its commands (ready, round done, serve) as posted calls. The one thing it
-// computes is an asynchronous round's tentative state (below), on this thread.
+// A peer's network side, on its io_context thread (swarm_thread.hpp): the Asio driver of
+// proto::PeerCore, the peer's whole protocol (peer_core.hpp; the simulator's sim::PeerNode drives
+// the same core). It connects the core to the tracker (net::TrackerLink driving the core's
+// client), to the other members (net::PeerMesh) and to a timer; the compute thread's commands
+// and the events it waits for go through a ComputeLink (compute_link.hpp), as in the simulator.
 //
 // Peers talk only to members of the tracker's current signed view: the mesh admits no one else.
 
@@ -19,8 +18,7 @@
 #include "loco/net/peer_mesh.hpp"
 #include "loco/net/tracker_link.hpp"
 #include "loco/proto/peer_core.hpp"
-#include "loco/swarm/swarm_events.hpp"
-#include "loco/train/shared_state.hpp"
+#include "loco/swarm/network_side.hpp"
 
 namespace loco::swarm {
 
@@ -58,65 +56,29 @@ struct SwarmConfig {
   std::function<void(FaultPoint, std::uint64_t round)> fault_point;
 };
 
-// The compute thread's shared state, which the network thread serves in place rather than from a
-// copy: the compute thread changes it only holding `mutex` exclusively, and counts each change in
-// `version`; the network thread reads it for a request only holding `mutex` shared, and only if
-// nothing changed since it was told to serve it.
-struct SharedStateGuard {
-  std::shared_mutex mutex;
-  std::uint64_t version = 0;  // under `mutex`
-};
-
-// Byte counts for the progress line, read from the compute thread.
-struct TrafficCounters {
-  std::atomic<std::uint64_t> sent{0};
-  std::atomic<std::uint64_t> received{0};
-};
-
 class SwarmSession {
  public:
   SwarmSession(boost::asio::io_context& io, SwarmConfig config, const secure::KeyPair& identity,
                Mailbox& mailbox, TrafficCounters& traffic, SharedStateGuard& guard);
 
-  // All of these on the io thread (the group posts them).
+  // All of these on the io thread (SwarmThread posts them).
   // `genesis`: the hash of the round-0 state the run's settings give.
   void start(const Digest& genesis, std::uint64_t state_round, const Digest& state_hash);
-  // `tentative` (may be empty): the state a mean leads to, computed here as soon as the
-  // all-reduce is done, its hash reported at once (an asynchronous round, swarm_async_group.hpp),
-  // and served from the moment the round commits (the compute thread installs it only when the
-  // round lands, up to H steps later: until then its own copy is the round before). Without it
-  // the compute thread computes and reports the hash (round_done).
-  using Tentative = std::function<const train::SharedState&(std::span<const float> mean)>;
-  // `delta` is read until the round ends, and not written meanwhile.
-  void ready(const proto::Ready& ready, proto::PeerCore::Values delta, Tentative tentative = {});
-  // Ready for a round whose group all-gathers one message per member (DeMo's components): the
-  // mean event carries every member's part. Not screened by norm (the tracker is told 0).
-  void ready_gather(proto::Ready ready, std::vector<std::byte> part);
-  // Gossip mode: averages `packed` (θ ‖ v ‖ Δ) in this peer's gossip group for `round`, with no
-  // tracker round; the mean event carries the group's mean and its size, or this peer's own
-  // `packed` and 1 when it ends up alone.
-  void ready_gossip(std::uint64_t round, proto::PeerCore::Values packed);
-  void round_done(std::uint64_t round, std::uint32_t attempt, const Digest& hash);
-  // Serves the compute thread's shared state in place: `bytes` as they are at `version` of the
-  // guard, whose manifest is `manifest`.
-  void serve(proto::StateManifest manifest, proto::StateBytes bytes, std::uint64_t version);
-  void state_report(std::uint64_t round, const Digest& hash);
-  void stats(const proto::Heartbeat& heartbeat);
+  // A command of the compute thread (after start).
+  void run(const NetworkSide::Command& command);
+  // Leaves the run (ComputeLink::leave) and closes every connection.
   void leave(const std::string& reason);
   // Set at construction: any thread may ask.
   bool gossip() const { return config_.gossip_group != 0; }
 
  private:
-  // After any input to the core: its events to the mailbox (or the log), its messages to the
-  // mesh, the tracker client's to the link, and its timer armed.
+  // After any input to the core: its events to the compute link (or the log), its messages to
+  // the mesh, the tracker client's to the link, and its timer armed.
   void drive();
   void on_core_event(proto::PeerEvent& event);
   void on_mesh_message(const proto::PeerKey& from, proto::MessageType type,
                        std::span<const std::byte> body);
   void arm_timer();
-  // Before the core answers a request for the state: holds the guard shared for the answer, and
-  // stops serving state the compute thread has changed since.
-  std::shared_lock<std::shared_mutex> guard_served();
   void reach(FaultPoint point, std::uint64_t round) const;
 
   boost::asio::io_context& io_;
@@ -125,19 +87,12 @@ class SwarmSession {
   Mailbox& mailbox_;
   TrafficCounters& traffic_;
   SharedStateGuard& guard_;
-  std::optional<std::uint64_t> served_version_;  // of the shared state served; none: a copy
-  std::unique_ptr<proto::PeerCore> core_;        // from start(): the join needs the mesh's port
+  std::unique_ptr<proto::PeerCore> core_;  // from start(): the join needs the mesh's port
+  std::unique_ptr<ComputeLink> compute_;   // with the core
   std::shared_ptr<net::TrackerLink> link_;
   std::shared_ptr<net::PeerMesh> mesh_;
   boost::asio::steady_timer timer_;  // the core's deadline
   TimePoint timer_at_ = kNever;
-
-  // An asynchronous round's tentative state: computed here from the mean, its hash reported, and
-  // served from here once the round commits with it.
-  Tentative tentative_;
-  const train::SharedState* tentative_state_ = nullptr;
-  proto::StateManifest tentative_manifest_;
-  BufferPool<std::byte> served_pool_;  // the copies of the tentative state it serves
 };
 
 }  // namespace loco::swarm

@@ -1,0 +1,123 @@
+#pragma once
+// A simulated volunteer that trains with a real strategy: train::DiLoCo, Streaming DiLoCo (and
+// its eager updates), DeMo or DDP, over swarm::SwarmGroup, the group loco-peer uses, on a small
+// model of its own (train::InnerLoop on its data shard). Only the network side is simulated: its
+// SwarmGroup talks to the process's PeerNode (peer_node.hpp) through a swarm::ComputeLink, as
+// loco-peer's talks to its SwarmSession, so the rounds of every strategy run the code loco-peer
+// runs, over simulated links and faults.
+//
+// The compute thread is a real thread that runs in turns with the event loop (Turns): exactly one
+// of them runs at a time, so the run stays one deterministic sequence of events. The compute
+// thread keeps its own virtual clock, which each inner step advances by the peer's step time; its
+// commands (ready, round done, serve...) are scheduled on the event loop at the virtual time it
+// gave them, and when it waits for an event it yields its turn: it is handed the turn back at its
+// clock if an event is waiting by then, else at the event that arrives. So events reach it in
+// virtual-time order, as a compute thread that runs in real time would see them; a strategy's
+// landing (train::Landing::tentative) runs on the event loop's side while the compute thread
+// waits, as it runs on loco-peer's network thread.
+//
+// A crash (the PeerNode destroyed) stops the compute thread: its waits return nothing and it
+// unwinds without touching the network side again.
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "loco/swarm/compute_link.hpp"
+#include "loco/swarm/network_side.hpp"
+#include "loco/train/corpus.hpp"
+#include "loco/train/train_config.hpp"
+
+namespace loco::sim {
+
+class PeerNode;
+
+// What every strategy peer of a simulated run shares: the run's config and its tokens.
+struct StrategyRun {
+  // config.strategy is checked as loco-peer checks it (train/swarm_strategy.hpp); each process
+  // stops after config.train.steps inner steps.
+  explicit StrategyRun(train::TrainConfig config);
+
+  train::TrainConfig config;
+  train::Corpus corpus;                  // read by one compute thread at a time
+  Digest genesis{};                      // the hash of the shared state of round 0
+  std::vector<proto::Setting> settings;  // what the tracker admits (train/run_settings.hpp)
+};
+
+// One thread runs at a time: the event loop hands the turn over and waits until it comes back.
+class Turns {
+ public:
+  // The event loop's: runs the compute thread until it yields (or ends).
+  void hand_over();
+  // The compute thread's: gives the turn back and waits for the next.
+  void yield();
+  // The compute thread's, first thing: waits for its first turn.
+  void wait_for_turn();
+  // The compute thread's, last thing: gives the turn back for good.
+  void finish();
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool computing_ = false;
+};
+
+class StrategyProcess {
+ public:
+  // `node` (the process's network side), `run` and the step time outlive this.
+  StrategyProcess(PeerNode& node, const StrategyRun& run, Duration step_time, std::uint64_t index);
+  // Stops the compute thread (a crash: nothing more reaches the network side) and joins it.
+  ~StrategyProcess();
+
+  // Starts the compute thread: it builds its loop and strategy and joins the run.
+  void start();
+  // The network side's, after each input: hands the compute thread its turn if it waits for an
+  // event and one is there.
+  void poke();
+
+  swarm::Mailbox& mailbox() { return mailbox_; }
+  swarm::SharedStateGuard& guard() { return guard_; }
+  // Its inner loop's step (a peer that fetched the run's state continues from the run's).
+  std::uint64_t steps() const { return steps_; }
+  bool finished() const { return finished_; }
+
+ private:
+  class Side;
+  enum class Waiting { nothing, event, clock };
+
+  // The compute thread's body: loco-peer's training loop, with virtual time.
+  void train();
+  // Compute thread: schedules `action` on the event loop at its clock.
+  void schedule(std::function<void(PeerNode&)> action);
+  // Compute thread: yields until an event is waiting (Waiting::event) or until the event loop
+  // has run everything scheduled up to its clock (Waiting::clock).
+  void wait_for(Waiting what);
+  // Event loop: runs the compute thread for a turn at `now`, then schedules what it asked for.
+  void turn(TimePoint now);
+
+  PeerNode& node_;
+  const StrategyRun& run_;
+  Duration step_time_;
+  std::uint64_t index_;
+  Turns turns_;
+  std::thread thread_;
+  swarm::Mailbox mailbox_;
+  swarm::SharedStateGuard guard_;
+  std::atomic<bool> stopping_{false};
+
+  // Handed between the threads with the turn.
+  TimePoint clock_{};  // the compute thread's virtual time
+  std::deque<std::pair<TimePoint, std::function<void(PeerNode&)>>> scheduled_;
+  Waiting waiting_ = Waiting::nothing;
+  bool listening_ = false;  // it waits for an event, and its clock has passed
+  bool finished_ = false;
+  std::exception_ptr failure_;
+  std::uint64_t steps_ = 0;
+};
+
+}  // namespace loco::sim

@@ -1,0 +1,91 @@
+#pragma once
+// The network side's half of a peer's hand-off between its two threads (swarm_group.hpp): the
+// commands the compute thread gives the peer's protocol core (ready, round done, serve...) and
+// the core's events turned into the Mailbox events the compute thread waits for. Both drivers of
+// proto::PeerCore use it: loco-peer's Asio session (swarm_session.hpp) and the simulator's
+// process (sim/peer_node.hpp), whose compute thread runs in virtual time (sim/trainer_thread.hpp).
+// So the rounds of every strategy run through the same code in both. It neither reads a clock
+// nor performs I/O: its driver calls drive() on the core after each call.
+//
+// The one thing it computes is an asynchronous round's tentative state: the state the mean leads
+// to, computed on the network side as soon as the collective is done, its hash reported at once,
+// and served from the moment the round commits (the compute thread installs it only when the
+// round lands, up to H steps later: until then its own copy is the round before).
+
+#include <functional>
+#include <limits>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "loco/core/buffer_pool.hpp"
+#include "loco/proto/peer_core.hpp"
+#include "loco/swarm/swarm_events.hpp"
+#include "loco/train/shared_state.hpp"
+
+namespace loco::swarm {
+
+// The compute thread's shared state, which the network side serves in place rather than from a
+// copy: the compute thread changes it only holding `mutex` exclusively, and counts each change in
+// `version`; the network side reads it for a request only holding `mutex` shared, and only if
+// nothing changed since it was told to serve it.
+struct SharedStateGuard {
+  std::shared_mutex mutex;
+  std::uint64_t version = 0;  // under `mutex`
+};
+
+class ComputeLink {
+ public:
+  // The state a mean leads to (an asynchronous round's landing, train::Landing::tentative).
+  using Tentative = std::function<const train::SharedState&(std::span<const float> mean)>;
+
+  // `core`, `mailbox` and `guard` outlive the link. `poison`: for the test suite only, this peer
+  // misbehaves ("scale": sends its update 1000x larger than the norm it declares; "nan":
+  // declares a NaN norm).
+  ComputeLink(proto::PeerCore& core, Mailbox& mailbox, SharedStateGuard& guard,
+              std::string poison = {});
+
+  // --- the compute thread's commands (run on the network side, in the order given) ---
+  // `delta` is read until the round ends, and not written meanwhile. With `tentative` the round
+  // is asynchronous (the class comment); without it the compute thread computes the state and
+  // reports its hash (round_done).
+  void ready(const proto::Ready& ready, proto::PeerCore::Values delta, Tentative tentative = {});
+  // Ready for a round whose group all-gathers one message per member (DeMo's components): the
+  // mean event carries every member's part. Not screened by norm (the tracker is told 0).
+  void ready_gather(proto::Ready ready, std::vector<std::byte> part);
+  // Gossip mode: averages `packed` (θ ‖ v ‖ Δ) in this peer's gossip group for `round`, with no
+  // tracker round; the mean event carries the group's mean and its size, or this peer's own
+  // `packed` and 1 when it ends up alone.
+  void ready_gossip(TimePoint now, std::uint64_t round, proto::PeerCore::Values packed);
+  void round_done(std::uint64_t round, std::uint32_t attempt, const Digest& hash);
+  // Serves the compute thread's shared state in place: `bytes` as they are at `version` of the
+  // guard, whose manifest is `manifest`.
+  void serve(proto::StateManifest manifest, proto::StateBytes bytes, std::uint64_t version);
+  void state_report(std::uint64_t round, const Digest& hash);
+  void stats(const proto::Heartbeat& heartbeat);
+  // Nothing the compute thread owns is read from here on: it may free its state once this
+  // returns.
+  void leave(const std::string& reason);
+
+  // --- the network side's ---
+  // One event of the core for the compute thread (notes are the driver's to log or drop).
+  void on_core_event(proto::PeerEvent& event);
+  // Before the core answers a request for the state: holds the guard shared for the answer, and
+  // stops serving state the compute thread has changed since.
+  std::shared_lock<std::shared_mutex> guard_served();
+
+ private:
+  proto::PeerCore& core_;
+  Mailbox& mailbox_;
+  SharedStateGuard& guard_;
+  std::string poison_;
+  std::optional<std::uint64_t> served_version_;  // of the shared state served; none: a copy
+
+  Tentative tentative_;
+  const train::SharedState* tentative_state_ = nullptr;
+  proto::StateManifest tentative_manifest_;
+  BufferPool<std::byte> served_pool_;  // the copies of the tentative state it serves
+};
+
+}  // namespace loco::swarm

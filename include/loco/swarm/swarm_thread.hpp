@@ -1,0 +1,46 @@
+#pragma once
+// loco-peer's network side (network_side.hpp): a thread running an io_context and the peer's
+// SwarmSession on it. Commands are posted to the io_context; the session's events come back
+// through a Mailbox the compute thread waits on.
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <memory>
+#include <thread>
+
+#include "loco/swarm/network_side.hpp"
+#include "loco/swarm/swarm_session.hpp"
+
+namespace loco::swarm {
+
+class SwarmThread final : public NetworkSide {
+ public:
+  // `identity` outlives this.
+  SwarmThread(SwarmConfig config, const secure::KeyPair& identity);
+  ~SwarmThread() override;
+
+  void start(const Digest& genesis, std::uint64_t round, const Digest& hash) override;
+  void post(Command command) override;
+  std::optional<SwarmEvent> wait(Duration timeout) override { return mailbox_.wait(timeout); }
+  bool holds(SwarmEvent::Kind kind, std::uint64_t round) const override {
+    return mailbox_.holds(kind, round);
+  }
+  void leave(const std::string& reason) override;
+  bool gossip() const override { return session_.gossip(); }
+  SharedStateGuard& guard() override { return guard_; }
+  const TrafficCounters& traffic() const override { return traffic_; }
+
+ private:
+  boost::asio::io_context io_;
+  Mailbox mailbox_;
+  TrafficCounters traffic_;
+  SharedStateGuard guard_;
+  SwarmSession session_;
+  boost::asio::steady_timer grace_;
+  std::unique_ptr<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  std::thread thread_;
+  bool left_ = false;
+};
+
+}  // namespace loco::swarm

@@ -1,0 +1,185 @@
+#include "loco/sim/strategy_process.hpp"
+
+#include "loco/model/model.hpp"
+#include "loco/sim/peer_node.hpp"
+#include "loco/swarm/swarm_async_group.hpp"
+#include "loco/swarm/swarm_group.hpp"
+#include "loco/train/genesis.hpp"
+#include "loco/train/inner_loop.hpp"
+#include "loco/train/make_strategy.hpp"
+#include "loco/train/run_settings.hpp"
+#include "loco/train/swarm_strategy.hpp"
+
+namespace loco::sim {
+namespace {
+
+train::TrainConfig checked(train::TrainConfig config) {
+  train::check_swarm_strategy(config, "of the simulated run");
+  return config;
+}
+
+// The join waits for the tracker however long the simulated run keeps it away (a crash of the
+// tracker): the wait is in real time, which the simulator does not advance.
+constexpr Duration kJoinPatience = std::chrono::hours(24 * 365);
+
+}  // namespace
+
+StrategyRun::StrategyRun(train::TrainConfig c)
+    : config(checked(std::move(c))),
+      corpus(config.data, static_cast<std::uint32_t>(config.model.gpt.vocab)),
+      genesis(train::genesis_state(config).hash()),
+      settings(train::run_settings(config)) {}
+
+// --- Turns ---
+
+void Turns::hand_over() {
+  std::unique_lock lock(mutex_);
+  computing_ = true;
+  changed_.notify_all();
+  changed_.wait(lock, [&] { return !computing_; });
+}
+
+void Turns::yield() {
+  std::unique_lock lock(mutex_);
+  computing_ = false;
+  changed_.notify_all();
+  changed_.wait(lock, [&] { return computing_; });
+}
+
+void Turns::wait_for_turn() {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return computing_; });
+}
+
+void Turns::finish() {
+  const std::lock_guard lock(mutex_);
+  computing_ = false;
+  changed_.notify_all();
+}
+
+// --- the network side, as the compute thread's SwarmGroup sees it ---
+
+class StrategyProcess::Side final : public swarm::NetworkSide {
+ public:
+  explicit Side(StrategyProcess& process) : process_(process) {}
+
+  void start(const Digest& genesis, std::uint64_t round, const Digest& hash) override {
+    process_.schedule(
+        [genesis, round, hash](PeerNode& node) { node.start_core(genesis, round, hash); });
+  }
+  void post(Command command) override {
+    process_.schedule([command = std::move(command)](PeerNode& node) { node.run(command); });
+  }
+  std::optional<swarm::SwarmEvent> wait(Duration) override {
+    if (process_.stopping_) return std::nullopt;
+    process_.wait_for(Waiting::event);
+    if (process_.stopping_) return std::nullopt;
+    return process_.mailbox_.wait(Duration::zero());
+  }
+  // What the event loop has delivered so far (events before this thread's clock may still be on
+  // their way): only loco-peer's progress line asks.
+  bool holds(swarm::SwarmEvent::Kind kind, std::uint64_t round) const override {
+    return process_.mailbox_.holds(kind, round);
+  }
+  void leave(const std::string& reason) override {
+    if (process_.stopping_) return;
+    post([reason](swarm::ComputeLink& link, TimePoint) { link.leave(reason); });
+    process_.wait_for(Waiting::clock);  // out of the run before the strategy's state is freed
+  }
+  bool gossip() const override { return process_.run_.config.strategy.gossip_group != 0; }
+  swarm::SharedStateGuard& guard() override { return process_.guard_; }
+  const swarm::TrafficCounters& traffic() const override { return traffic_; }
+
+ private:
+  StrategyProcess& process_;
+  swarm::TrafficCounters traffic_;  // the simulated network counts its own
+};
+
+// --- the process ---
+
+StrategyProcess::StrategyProcess(PeerNode& node, const StrategyRun& run, Duration step_time,
+                                 std::uint64_t index)
+    : node_(node), run_(run), step_time_(step_time), index_(index) {}
+
+StrategyProcess::~StrategyProcess() {
+  if (!thread_.joinable()) return;
+  stopping_ = true;
+  while (!finished_) turns_.hand_over();  // its waits return at once: it unwinds
+  thread_.join();
+}
+
+void StrategyProcess::start() {
+  clock_ = node_.now();
+  thread_ = std::thread([this] {
+    turns_.wait_for_turn();
+    try {
+      train();
+    } catch (...) {
+      failure_ = std::current_exception();
+    }
+    finished_ = true;
+    turns_.finish();
+  });
+  turn(node_.now());
+}
+
+void StrategyProcess::train() {
+  const train::TrainConfig& config = run_.config;
+  model::set_compute_threads(config.train.threads);
+  train::InnerLoop loop(config, run_.corpus);
+  swarm::SwarmGroup group(std::make_unique<Side>(*this), &stopping_);
+  swarm::SwarmAsyncGroup async_group(group);
+  const std::unique_ptr<train::Strategy> strategy =
+      train::make_strategy(config, loop, group, &async_group, &group);
+  group.bind(strategy->shared());
+  strategy->begin(loop, train::Start::fresh);
+  const swarm::JoinOutcome joined =
+      group.join(strategy->shared().manifest(), /*at_genesis=*/true, kJoinPatience);
+  if (joined.stopped) return;
+  loop.set_shard(data::ShardSpec{joined.reply.shard_index, joined.reply.shard_count});
+  if (joined.fetched) strategy->begin(loop, train::Start::joined);
+  while (!stopping_ && loop.steps() < config.train.steps) {
+    loop.forward_backward();
+    clock_ += step_time_;  // the step's compute, before anything it sends
+    if (strategy->on_gradients(loop)) loop.optimizer_step();
+    strategy->after_step(loop);
+    steps_ = loop.steps();
+  }
+  group.leave("finished its steps");
+}
+
+void StrategyProcess::schedule(std::function<void(PeerNode&)> action) {
+  scheduled_.emplace_back(clock_, std::move(action));
+}
+
+void StrategyProcess::wait_for(Waiting what) {
+  waiting_ = what;
+  turns_.yield();
+}
+
+void StrategyProcess::turn(TimePoint now) {
+  clock_ = std::max(clock_, now);
+  waiting_ = Waiting::nothing;
+  listening_ = false;
+  turns_.hand_over();
+  if (failure_) std::rethrow_exception(std::exchange(failure_, nullptr));
+  for (auto& [at, action] : scheduled_) node_.schedule_at(at, std::move(action));
+  scheduled_.clear();
+  if (waiting_ == Waiting::nothing) return;  // it ended
+  // At its clock, after everything it scheduled: its turn again if it waits for that, or if it
+  // waits for an event and one is there; else the next event hands it over (poke).
+  node_.schedule_at(clock_, [this](PeerNode& node) {
+    if (waiting_ == Waiting::clock || !mailbox_.empty())
+      turn(node.now());
+    else
+      listening_ = true;
+  });
+}
+
+void StrategyProcess::poke() {
+  if (!listening_ || mailbox_.empty()) return;
+  listening_ = false;
+  node_.schedule_at(node_.now(), [this](PeerNode& node) { turn(node.now()); });
+}
+
+}  // namespace loco::sim

@@ -1,0 +1,126 @@
+#include "loco/swarm/compute_link.hpp"
+
+#include <utility>
+
+namespace loco::swarm {
+
+ComputeLink::ComputeLink(proto::PeerCore& core, Mailbox& mailbox, SharedStateGuard& guard,
+                         std::string poison)
+    : core_(core), mailbox_(mailbox), guard_(guard), poison_(std::move(poison)) {}
+
+void ComputeLink::ready(const proto::Ready& ready, proto::PeerCore::Values delta,
+                        Tentative tentative) {
+  if (poison_ == "scale") {
+    auto scaled = std::make_shared<std::vector<float>>(*delta);
+    for (float& v : *scaled) v *= 1000.0f;
+    delta = std::move(scaled);
+  }
+  tentative_ = std::move(tentative);
+  proto::Ready told = ready;
+  if (poison_ == "nan") told.update_norm = std::numeric_limits<float>::quiet_NaN();
+  core_.ready(told, std::move(delta));
+}
+
+void ComputeLink::ready_gather(proto::Ready ready, std::vector<std::byte> part) {
+  tentative_ = {};
+  core_.ready_gather(ready, std::move(part));
+}
+
+void ComputeLink::ready_gossip(TimePoint now, std::uint64_t round, proto::PeerCore::Values packed) {
+  tentative_ = {};
+  core_.ready_gossip(now, round, std::move(packed));
+}
+
+void ComputeLink::round_done(std::uint64_t round, std::uint32_t attempt, const Digest& hash) {
+  core_.round_done(round, attempt, hash);
+}
+
+void ComputeLink::serve(proto::StateManifest manifest, proto::StateBytes bytes,
+                        std::uint64_t version) {
+  core_.serve(std::move(manifest), std::move(bytes));
+  served_version_ = version;
+}
+
+std::shared_lock<std::shared_mutex> ComputeLink::guard_served() {
+  std::shared_lock lock(guard_.mutex);
+  if (served_version_ && *served_version_ != guard_.version) {
+    core_.unserve();
+    served_version_.reset();
+  }
+  return lock;
+}
+
+void ComputeLink::state_report(std::uint64_t round, const Digest& hash) {
+  core_.state_report(round, hash);
+}
+
+void ComputeLink::stats(const proto::Heartbeat& heartbeat) {
+  core_.client().set_stats(heartbeat);
+}
+
+void ComputeLink::leave(const std::string& reason) {
+  tentative_ = {};
+  tentative_state_ = nullptr;
+  core_.unserve();  // the state is served in place: the compute thread may free it now
+  core_.leave(reason);
+  while (core_.poll_event()) {
+  }
+}
+
+void ComputeLink::on_core_event(proto::PeerEvent& e) {
+  using Kind = proto::PeerEvent::Kind;
+  SwarmEvent out{.text = std::move(e.text),
+                 .reply = e.reply,
+                 .round = e.round,
+                 .attempt = e.attempt,
+                 .hash = e.hash,
+                 .retry = e.retry,
+                 .members = e.members.size(),
+                 .mean = std::move(e.mean),
+                 .parts = std::move(e.parts),
+                 .state = std::move(e.state)};
+  switch (e.kind) {
+    case Kind::note:
+    case Kind::collective_started:
+    case Kind::kept: return;  // nothing the compute thread waits for
+    case Kind::refused: out.kind = SwarmEvent::Kind::refused; break;
+    case Kind::joined: out.kind = SwarmEvent::Kind::joined; break;
+    case Kind::mean:
+      out.kind = SwarmEvent::Kind::mean;
+      if (tentative_ && out.mean) {
+        tentative_state_ = &tentative_(*out.mean);
+        tentative_manifest_ = tentative_state_->manifest();
+        out.hash = tentative_manifest_.state_hash();
+        out.mean.reset();
+        core_.round_done(out.round, out.attempt, out.hash);
+      }
+      break;
+    case Kind::committed:
+      out.kind = SwarmEvent::Kind::committed;
+      if (tentative_state_ != nullptr && e.mine) {
+        // The committed state of an asynchronous round, before the compute thread lands it:
+        // newcomers fetch the run's committed state, and the members' own copies are a round
+        // behind until then.
+        const proto::StateBytes bytes = tentative_state_->bytes();
+        auto copy = served_pool_.take(bytes.size());
+        bytes.read(0, *copy);
+        const proto::StateBytes view({std::span<const std::byte>(*copy)});
+        core_.serve(std::move(tentative_manifest_), view, std::move(copy));
+        served_version_.reset();
+      }
+      tentative_state_ = nullptr;
+      break;
+    case Kind::aborted:
+      out.kind = SwarmEvent::Kind::aborted;
+      tentative_state_ = nullptr;
+      break;
+    case Kind::must_fetch:
+      out.kind = SwarmEvent::Kind::must_fetch;
+      tentative_state_ = nullptr;
+      break;
+    case Kind::fetched: out.kind = SwarmEvent::Kind::fetched; break;
+  }
+  mailbox_.post(std::move(out));
+}
+
+}  // namespace loco::swarm
