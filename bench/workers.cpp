@@ -87,6 +87,7 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "step %llu validation loss %.4f\n",
                          static_cast<unsigned long long>(loop.steps()), loop.evaluate());
         }
+        strategy->finish(loop);
         hashes[w] = strategy->shared().hash();
       });
     }

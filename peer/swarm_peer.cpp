@@ -116,7 +116,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
         std::make_unique<swarm::SwarmThread>(swarm_config(o, config, faults), key), &stop);
     swarm::SwarmAsyncGroup async_group(group);  // Streaming's rounds, over the same swarm
     const std::unique_ptr<train::Strategy> made =
-        train::make_strategy(config, loop, group, &async_group, &group);
+        train::make_strategy(config, loop, group, &async_group, &group, &group);
     train::Strategy& strategy = *made;  // DiLoCo, DDP, Streaming DiLoCo or DeMo
     group.bind(strategy.shared());
     strategy.begin(loop, train::Start::fresh);
@@ -174,9 +174,18 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
       group.publish(stats);
     };
     auto interval_start = Clock::now();
-    double interval_loss = 0, round_loss = 0;
+    double interval_loss = 0, round_loss = 0, printed_loss = 0;
     std::uint64_t interval_steps = 0, round_steps = 0, rounds_seen = group.rounds_run();
     std::uint64_t last_checkpoint_round = strategy.shared().round();
+    // The round line of the rounds that landed since the last one, with the mean loss of the steps
+    // since (DiLoCo's round lands while the next phase runs: the steps it overlapped).
+    const auto print_landed = [&] {
+      rounds_seen = group.rounds_run();
+      if (round_steps > 0) printed_loss = round_loss / static_cast<double>(round_steps);
+      print_round(group.last_round(), strategy.shared(), printed_loss);
+      round_loss = 0;
+      round_steps = 0;
+    };
     const auto started = Clock::now();
     double compute_s = 0;  // inner steps: forward, backward and the local AdamW step
     // Streaming: inner steps that ended with a fragment still on the wire (its mean not in yet),
@@ -200,11 +209,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
       if (async_group.in_flight()) ++in_flight_steps;
       strategy.after_step(loop);
       if (group.rounds_run() != rounds_seen) {
-        rounds_seen = group.rounds_run();
-        print_round(group.last_round(), strategy.shared(),
-                    round_loss / static_cast<double>(round_steps));
-        round_loss = 0;
-        round_steps = 0;
+        print_landed();
         if (gossip) publish_stats();
       }
       if (loop.steps() % config.train.log_every == 0 || loop.steps() == config.train.steps) {
@@ -231,7 +236,9 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
       }
     }
 
-    // 5. Leave, checkpoint, and say where the run stands.
+    // 5. Land a round still in flight, leave, checkpoint, and say where the run stands.
+    strategy.finish(loop);
+    if (group.rounds_run() != rounds_seen) print_landed();
     group.leave(stop.load() ? "stopped by a signal" : "finished its steps");
     checkpoint();
     const auto eval_start = Clock::now();

@@ -76,10 +76,10 @@ class StrategyProcess::Side final : public swarm::NetworkSide {
     if (process_.stopping_) return std::nullopt;
     return process_.mailbox_.wait(Duration::zero());
   }
-  // What the event loop has delivered so far (events before this thread's clock may still be on
-  // their way): only loco-peer's progress line asks.
-  bool holds(swarm::SwarmEvent::Kind kind, std::uint64_t round) const override {
-    return process_.mailbox_.holds(kind, round);
+  // What has arrived by this thread's clock: the event loop runs up to it first.
+  bool holds(const std::function<bool(const swarm::SwarmEvent&)>& which) const override {
+    if (!process_.stopping_) process_.wait_for(Waiting::clock);
+    return process_.mailbox_.holds(which);
   }
   void leave(const std::string& reason) override {
     if (process_.stopping_) return;
@@ -130,7 +130,7 @@ void StrategyProcess::train() {
   swarm::SwarmGroup group(std::make_unique<Side>(*this), &stopping_);
   swarm::SwarmAsyncGroup async_group(group);
   const std::unique_ptr<train::Strategy> strategy =
-      train::make_strategy(config, loop, group, &async_group, &group);
+      train::make_strategy(config, loop, group, &async_group, &group, &group);
   group.bind(strategy->shared());
   strategy->begin(loop, train::Start::fresh);
   const swarm::JoinOutcome joined =
@@ -145,6 +145,7 @@ void StrategyProcess::train() {
     strategy->after_step(loop);
     steps_ = loop.steps();
   }
+  strategy->finish(loop);
   group.leave("finished its steps");
 }
 

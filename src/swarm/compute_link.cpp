@@ -60,7 +60,7 @@ void ComputeLink::stats(const proto::Heartbeat& heartbeat) {
 
 void ComputeLink::leave(const std::string& reason) {
   tentative_ = {};
-  tentative_state_ = nullptr;
+  computed_ = false;
   core_.unserve();  // the state is served in place: the compute thread may free it now
   core_.leave(reason);
   while (core_.poll_event()) {
@@ -88,35 +88,35 @@ void ComputeLink::on_core_event(proto::PeerEvent& e) {
     case Kind::mean:
       out.kind = SwarmEvent::Kind::mean;
       if (tentative_ && out.mean) {
-        tentative_state_ = &tentative_(*out.mean);
-        tentative_manifest_ = tentative_state_->manifest();
+        tentative_manifest_ = tentative_.manifest(*out.mean);
+        computed_ = true;
         out.hash = tentative_manifest_.state_hash();
-        out.mean.reset();
+        out.manifest = std::make_shared<const proto::StateManifest>(tentative_manifest_);
         core_.round_done(out.round, out.attempt, out.hash);
       }
       break;
     case Kind::committed:
       out.kind = SwarmEvent::Kind::committed;
-      if (tentative_state_ != nullptr && e.mine) {
+      if (computed_ && e.mine && tentative_.bytes) {
         // The committed state of an asynchronous round, before the compute thread lands it:
         // newcomers fetch the run's committed state, and the members' own copies are a round
         // behind until then.
-        const proto::StateBytes bytes = tentative_state_->bytes();
+        const proto::StateBytes bytes = tentative_.bytes();
         auto copy = served_pool_.take(bytes.size());
         bytes.read(0, *copy);
         const proto::StateBytes view({std::span<const std::byte>(*copy)});
         core_.serve(std::move(tentative_manifest_), view, std::move(copy));
         served_version_.reset();
       }
-      tentative_state_ = nullptr;
+      computed_ = false;
       break;
     case Kind::aborted:
       out.kind = SwarmEvent::Kind::aborted;
-      tentative_state_ = nullptr;
+      computed_ = false;
       break;
     case Kind::must_fetch:
       out.kind = SwarmEvent::Kind::must_fetch;
-      tentative_state_ = nullptr;
+      computed_ = false;
       break;
     case Kind::fetched: out.kind = SwarmEvent::Kind::fetched; break;
   }

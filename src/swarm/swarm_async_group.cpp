@@ -13,8 +13,16 @@ train::AsyncOuterGroup::Handle SwarmAsyncGroup::start_round(std::size_t,
   for (const float v : delta) squares += static_cast<double>(v) * v;
   const std::uint64_t round = group_.shared().round() + 1;
   install_ = std::move(landing.install);
+  // The tentative state is held whole: the network thread serves it from the commit on.
+  auto state = std::make_shared<const train::SharedState*>();
   group_.begin_round(round, delta, static_cast<float>(std::sqrt(squares)),
-                     std::move(landing.tentative));
+                     ComputeLink::Tentative{.manifest =
+                                                [state, tentative = std::move(landing.tentative)](
+                                                    std::span<const float> mean) {
+                                                  *state = &tentative(mean);
+                                                  return (*state)->manifest();
+                                                },
+                                            .bytes = [state] { return (*state)->bytes(); }});
   return round;
 }
 

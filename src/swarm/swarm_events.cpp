@@ -26,10 +26,9 @@ std::optional<SwarmEvent> Mailbox::wait(Duration timeout) {
   return e;
 }
 
-bool Mailbox::holds(SwarmEvent::Kind kind, std::uint64_t round) const {
+bool Mailbox::holds(const std::function<bool(const SwarmEvent&)>& which) const {
   std::lock_guard lock(mutex_);
-  return std::ranges::any_of(
-      events_, [&](const SwarmEvent& e) { return e.kind == kind && e.round == round; });
+  return std::ranges::any_of(events_, which);
 }
 
 bool Mailbox::empty() const {

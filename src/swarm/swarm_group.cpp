@@ -104,7 +104,9 @@ void SwarmGroup::begin_round(std::uint64_t round, std::span<const float> delta, 
                              ComputeLink::Tentative tentative) {
   LOCO_ASSERT(begun_ == 0, "a swarm round begun before the last one ended");
   begun_ = round;
+  progress_ = {};
   reported_here_ = static_cast<bool>(tentative);
+  served_at_commit_ = static_cast<bool>(tentative.bytes);
   const proto::Ready ready{
       .round = round, .update_norm = norm, .base_hash = current_, .loss = phase_loss_};
   auto update = update_pool_.take(delta.size());
@@ -116,7 +118,9 @@ void SwarmGroup::begin_round(std::uint64_t round, std::span<const float> delta, 
 }
 
 bool SwarmGroup::round_in_flight() const {
-  return begun_ != 0 && !side_->holds(SwarmEvent::Kind::mean, begun_);
+  return begun_ != 0 && !progress_.mean && !side_->holds([&](const SwarmEvent& e) {
+    return e.kind == SwarmEvent::Kind::mean && e.round == begun_;
+  });
 }
 
 train::RoundResult SwarmGroup::end_round(const train::RoundInput& input) {
@@ -126,9 +130,42 @@ train::RoundResult SwarmGroup::end_round(const train::RoundInput& input) {
       input.round, [&](const SwarmEvent& e) { return input.tentative(*e.mean); }, input.install));
 }
 
+void SwarmGroup::start(std::uint64_t round, std::span<const float> delta, float norm,
+                       std::function<proto::StateManifest(std::span<const float>)> manifest) {
+  begin_round(round, delta, norm,
+              ComputeLink::Tentative{.manifest = std::move(manifest), .bytes = {}});
+}
+
+std::shared_ptr<const std::vector<float>> SwarmGroup::mean() {
+  LOCO_ASSERT(begun_ != 0 && reported_here_, "mean() of a round not started with start()");
+  while (!progress_.mean && !progress_.ended) {
+    const auto next = wait_event();
+    if (!next) return nullptr;  // stopped: land() waits a moment for the outcome
+    progress_.ended = on_round_event(begun_, *next, {}, {});
+  }
+  return progress_.mean;
+}
+
+bool SwarmGroup::outcome_in() const {
+  return progress_.ended || side_->holds([&](const SwarmEvent& e) {
+    return e.kind == SwarmEvent::Kind::fetched ||
+           (e.round == begun_ && (e.kind == SwarmEvent::Kind::committed ||
+                                  (e.kind == SwarmEvent::Kind::aborted && !e.retry)));
+  });
+}
+
+train::RoundResult SwarmGroup::land(const std::function<void(std::span<const float>)>& install) {
+  return end_round(train::RoundInput{
+      .round = begun_, .delta = {}, .delta_norm = 0, .tentative = {}, .install = [&] {
+        install(*progress_.mean);
+      }});
+}
+
 train::RoundResult SwarmGroup::run_gather(const train::GatherInput& input) {
   LOCO_ASSERT(begun_ == 0, "a gather round begun while another round is open");
+  progress_ = {};
   reported_here_ = false;
+  served_at_commit_ = false;
   const proto::Ready ready{.round = input.round, .base_hash = current_, .loss = phase_loss_};
   side_->post(
       [ready, part = std::vector<std::byte>(input.contribution.begin(), input.contribution.end())](
@@ -149,53 +186,56 @@ train::RoundResult SwarmGroup::skipped() const {
 
 train::RoundResult SwarmGroup::attempt_round(std::uint64_t round, const TentativeOf& tentative,
                                              const std::function<void()>& install) {
-  Digest mine{};
-  proto::StateManifest manifest;  // of the state the round leads to, once computed here
-  // The mean that state comes from: the strategy reads it until install (RoundInput).
-  std::shared_ptr<const std::vector<float>> mean;
-  std::size_t members = 0;
-  for (;;) {
+  while (!progress_.ended) {
     const auto next = wait_event();
-    if (!next) return outcome_on_stop(round, mine, install);
-    const SwarmEvent& e = *next;
-    if (e.round != round && e.kind != SwarmEvent::Kind::fetched) continue;  // stale
-    switch (e.kind) {
-      case SwarmEvent::Kind::mean:
-        members = e.members;
-        if (reported_here_) {
-          mine = e.hash;  // computed and reported by the network thread
-          break;
-        }
-        mean = e.mean;
-        manifest = tentative(e);
-        mine = manifest.state_hash();
-        side_->post([round = e.round, attempt = e.attempt, mine](ComputeLink& link, TimePoint) {
-          link.round_done(round, attempt, mine);
-        });
-        break;
-      case SwarmEvent::Kind::committed:
-        if (e.hash != mine) {
-          spdlog::warn("round {}: this peer's state differs from the majority's; resyncing",
-                       e.round);
-          break;  // a resync follows
-        }
-        change_shared(install);
-        current_ = mine;
-        // (An asynchronous round's state is served by the network thread since the commit.)
-        if (!reported_here_) serve_current(std::move(manifest));
-        return train::RoundResult{
-            .kind = train::RoundResult::Kind::committed, .members = members, .state = mine};
-      case SwarmEvent::Kind::aborted:
-        spdlog::info("round {} attempt {} aborted: {}{}", e.round, e.attempt, e.text,
-                     e.retry ? "; retrying" : "; training on");
-        if (!e.retry) return skipped();
-        break;
-      case SwarmEvent::Kind::fetched:
-        load_fetched(e);
-        return train::RoundResult{.kind = train::RoundResult::Kind::replaced, .state = current_};
-      default: break;  // must_fetch, joined again: keep waiting
-    }
+    if (!next) return outcome_on_stop(round, install);
+    progress_.ended = on_round_event(round, *next, tentative, install);
   }
+  return *progress_.ended;
+}
+
+std::optional<train::RoundResult> SwarmGroup::on_round_event(std::uint64_t round,
+                                                             const SwarmEvent& e,
+                                                             const TentativeOf& tentative,
+                                                             const std::function<void()>& install) {
+  if (e.round != round && e.kind != SwarmEvent::Kind::fetched) return std::nullopt;  // stale
+  switch (e.kind) {
+    case SwarmEvent::Kind::mean:
+      progress_.members = e.members;
+      progress_.mean = e.mean;
+      if (reported_here_) {  // computed and reported by the network thread
+        progress_.mine = e.hash;
+        if (e.manifest) progress_.manifest = *e.manifest;
+        break;
+      }
+      progress_.manifest = tentative(e);
+      progress_.mine = progress_.manifest.state_hash();
+      side_->post([round = e.round, attempt = e.attempt, mine = progress_.mine](
+                      ComputeLink& link, TimePoint) { link.round_done(round, attempt, mine); });
+      break;
+    case SwarmEvent::Kind::committed:
+      if (e.hash != progress_.mine) {
+        spdlog::warn("round {}: this peer's state differs from the majority's; resyncing", e.round);
+        break;  // a resync follows
+      }
+      change_shared(install);
+      current_ = progress_.mine;
+      // (Streaming's state is served by the network thread since the commit.)
+      if (!served_at_commit_) serve_current(std::move(progress_.manifest));
+      return train::RoundResult{.kind = train::RoundResult::Kind::committed,
+                                .members = progress_.members,
+                                .state = current_};
+    case SwarmEvent::Kind::aborted:
+      spdlog::info("round {} attempt {} aborted: {}{}", e.round, e.attempt, e.text,
+                   e.retry ? "; retrying" : "; training on");
+      if (!e.retry) return skipped();
+      break;
+    case SwarmEvent::Kind::fetched:
+      load_fetched(e);
+      return train::RoundResult{.kind = train::RoundResult::Kind::replaced, .state = current_};
+    default: break;  // must_fetch, joined again: keep waiting
+  }
+  return std::nullopt;
 }
 
 train::RoundResult SwarmGroup::gossip_round(const train::RoundInput& input) {
@@ -243,22 +283,25 @@ train::RoundResult SwarmGroup::gossip_round(const train::RoundInput& input) {
 // thread's report of an asynchronous round) the round may commit with it: the peer waits a moment
 // for the outcome and installs a commit, so that the checkpoint it leaves with holds the state the
 // run went on from (else it would come back a round behind a run no one else may hold).
-train::RoundResult SwarmGroup::outcome_on_stop(std::uint64_t round, Digest mine,
+train::RoundResult SwarmGroup::outcome_on_stop(std::uint64_t round,
                                                const std::function<void()>& install) {
-  if (mine == Digest{} && !reported_here_) return skipped();
+  if (progress_.mine == Digest{} && !reported_here_) return skipped();
   const auto deadline = std::chrono::steady_clock::now() + kStopGrace;
   for (auto left = kStopGrace; left > Duration::zero();
        left = std::chrono::duration_cast<Duration>(deadline - std::chrono::steady_clock::now())) {
     const auto e = side_->wait(left);
     if (!e) break;
     if (e->round != round) continue;
-    if (e->kind == SwarmEvent::Kind::mean && reported_here_) mine = e->hash;
+    if (e->kind == SwarmEvent::Kind::mean && reported_here_) {
+      progress_.mine = e->hash;
+      progress_.mean = e->mean;
+    }
     if (e->kind == SwarmEvent::Kind::aborted) break;
     if (e->kind == SwarmEvent::Kind::committed) {
-      if (e->hash != mine) break;
+      if (e->hash != progress_.mine) break;
       change_shared(install);
-      current_ = mine;
-      return train::RoundResult{.kind = train::RoundResult::Kind::committed, .state = mine};
+      current_ = progress_.mine;
+      return train::RoundResult{.kind = train::RoundResult::Kind::committed, .state = current_};
     }
   }
   return skipped();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "loco/core/error.hpp"
@@ -17,8 +18,12 @@ void DiLoCoConfig::validate() const {
 }
 
 DiLoCo::DiLoCo(DiLoCoConfig config, const std::shared_ptr<const ArenaLayout>& layout,
-               OuterGroup& group)
-    : config_(config), group_(group), shared_(layout, shared_names()), delta_(layout) {
+               OuterGroup& group, OverlappedGroup* overlapped)
+    : config_(config),
+      group_(group),
+      overlapped_(overlapped),
+      shared_(layout, shared_names()),
+      delta_(layout) {
   config_.validate();
 }
 
@@ -38,7 +43,14 @@ void DiLoCo::begin(InnerLoop& loop, Start how) {
 }
 
 void DiLoCo::after_step(InnerLoop& loop) {
-  if (loop.steps() % config_.inner_steps == 0) round(loop);
+  if (loop.steps() % config_.inner_steps == 0)
+    round(loop);
+  else if (pending_ != 0 && overlapped_->outcome_in())
+    land(loop);
+}
+
+void DiLoCo::finish(InnerLoop& loop) {
+  if (pending_ != 0) land(loop);
 }
 
 // θ' ‖ v' as the shared state's bytes, chunk by chunk: a chunk's floats are θ' (first half of the
@@ -73,6 +85,7 @@ proto::StateManifest DiLoCo::tentative(std::span<const float> mean, std::uint64_
 }
 
 RoundResult DiLoCo::round(InnerLoop& loop) {
+  if (pending_ != 0) land(loop);  // Δ is measured from the state the last round committed
   // Δ = θ_old − θ_new, and its norm for the tracker's screening.
   const auto old_params = theta().data();
   const auto new_params = loop.params().data();
@@ -83,10 +96,20 @@ RoundResult DiLoCo::round(InnerLoop& loop) {
     squares += static_cast<double>(delta[i]) * delta[i];
   }
   const std::uint64_t next = shared_.round() + 1;
+  const float norm = static_cast<float>(std::sqrt(squares));
+  if (overlapped_ != nullptr) {
+    overlapped_->start(next, delta, norm,
+                       [this, next](std::span<const float> mean) { return tentative(mean, next); });
+    pending_ = next;
+    const std::shared_ptr<const std::vector<float>> mean = overlapped_->mean();
+    if (!mean) return land(loop);  // the round ended without a mean: skipped or replaced
+    preview(loop, *mean);
+    return last_;
+  }
   last_ = group_.run_round(RoundInput{
       .round = next,
       .delta = delta,
-      .delta_norm = static_cast<float>(std::sqrt(squares)),
+      .delta_norm = norm,
       .tentative =
           [this, next](std::span<const float> mean) {
             mean_ = mean;
@@ -100,6 +123,36 @@ RoundResult DiLoCo::round(InnerLoop& loop) {
   if (last_.kind != RoundResult::Kind::skipped) loop.params().copy_from(theta());
   if (last_.kind == RoundResult::Kind::replaced)
     loop.set_steps(shared_.round() * config_.inner_steps);
+  return last_;
+}
+
+// θ' chunk by chunk into the local copy, from copies of v's chunks: the same elementwise step as
+// tentative() and install(), so the inner phase starts from the bits the group will commit.
+void DiLoCo::preview(InnerLoop& loop, std::span<const float> mean) const {
+  constexpr std::size_t kChunk = std::size_t{1} << 14;
+  const std::span<const float> theta = shared_.arena(0).data();
+  const std::span<const float> v = shared_.arena(1).data();
+  const std::span<float> local = loop.params().data();
+  std::copy(theta.begin(), theta.end(), local.begin());
+  std::vector<float> momentum(std::min(kChunk, v.size()));
+  for (std::size_t at = 0; at < v.size(); at += kChunk) {
+    const std::size_t count = std::min(kChunk, v.size() - at);
+    std::copy_n(v.begin() + static_cast<std::ptrdiff_t>(at), count, momentum.begin());
+    optim::outer_nesterov_step(config_.outer, local.subspan(at, count),
+                               std::span(momentum).first(count), mean.subspan(at, count));
+  }
+}
+
+RoundResult DiLoCo::land(InnerLoop& loop) {
+  const std::uint64_t round = std::exchange(pending_, 0);
+  last_ = overlapped_->land([this, round](std::span<const float> mean) {
+    optim::outer_nesterov_step(config_.outer, theta().data(), momentum().data(), mean);
+    shared_.set_round(round);
+  });
+  if (last_.kind == RoundResult::Kind::replaced) {
+    loop.params().copy_from(theta());
+    loop.set_steps(shared_.round() * config_.inner_steps);
+  }
   return last_;
 }
 

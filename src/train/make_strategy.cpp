@@ -13,11 +13,14 @@ namespace loco::train {
 
 std::unique_ptr<Strategy> make_strategy(const TrainConfig& config, InnerLoop& loop,
                                         OuterGroup& group, AsyncOuterGroup* async_group,
-                                        GatherGroup* gather_group) {
+                                        GatherGroup* gather_group,
+                                        OverlappedGroup* overlapped_group) {
   const StrategySection& s = config.strategy;
   if (s.kind == "diloco")
     return std::make_unique<DiLoCo>(DiLoCoConfig{.inner_steps = s.diloco_h, .outer = s.outer},
-                                    loop.layout(), group);
+                                    loop.layout(), group,
+                                    // A gossip round installs at once: no commit to overlap.
+                                    s.gossip_group == 0 ? overlapped_group : nullptr);
   if (s.kind == "ddp") return std::make_unique<DataParallel>(loop.layout(), config.adamw, group);
   if (s.kind == "streaming") {
     if (async_group == nullptr)

@@ -124,6 +124,7 @@ TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* st
   }
 
   // 4. At exit: validation loss and a checkpoint of where the run stopped.
+  strategy->finish(loop);
   summary.end_step = loop.steps();
   summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   if (summary.end_step > summary.start_step) {

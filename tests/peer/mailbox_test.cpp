@@ -37,7 +37,8 @@ TEST(Mailbox, ANewerFetchedStateReplacesOneNotTakenYet) {
   mailbox.post(event(SwarmEvent::Kind::fetched, 540));
   mailbox.post(event(SwarmEvent::Kind::aborted, 541));
   mailbox.post(event(SwarmEvent::Kind::fetched, 1009));
-  EXPECT_FALSE(mailbox.holds(SwarmEvent::Kind::fetched, 540));
+  EXPECT_FALSE(mailbox.holds([](const SwarmEvent& e) { return e.round == 540; }));
+  EXPECT_TRUE(mailbox.holds([](const SwarmEvent& e) { return e.round == 1009; }));
   EXPECT_EQ(drain(mailbox),
             (std::vector<std::pair<SwarmEvent::Kind, std::uint64_t>>{
                 {SwarmEvent::Kind::aborted, 541}, {SwarmEvent::Kind::fetched, 1009}}));

@@ -7,10 +7,13 @@
 // So the rounds of every strategy run through the same code in both. It neither reads a clock
 // nor performs I/O: its driver calls drive() on the core after each call.
 //
-// The one thing it computes is an asynchronous round's tentative state: the state the mean leads
-// to, computed on the network side as soon as the collective is done, its hash reported at once,
-// and served from the moment the round commits (the compute thread installs it only when the
-// round lands, up to H steps later: until then its own copy is the round before).
+// The one thing it computes is an asynchronous round's tentative state: the manifest of the state
+// the mean leads to, computed on the network side as soon as the collective is done and its hash
+// reported at once, while the compute thread trains on (Streaming DiLoCo's fragments, DiLoCo's
+// overlapped rounds). Streaming's tentative state is held whole: it is served from the moment
+// the round commits (the compute thread installs it only when the round lands, up to H steps
+// later: until then its own copy is the round before). DiLoCo's is not: the compute thread serves
+// it once installed, with the manifest computed here.
 
 #include <functional>
 #include <limits>
@@ -22,7 +25,6 @@
 #include "loco/core/buffer_pool.hpp"
 #include "loco/proto/peer_core.hpp"
 #include "loco/swarm/swarm_events.hpp"
-#include "loco/train/shared_state.hpp"
 
 namespace loco::swarm {
 
@@ -37,8 +39,14 @@ struct SharedStateGuard {
 
 class ComputeLink {
  public:
-  // The state a mean leads to (an asynchronous round's landing, train::Landing::tentative).
-  using Tentative = std::function<const train::SharedState&(std::span<const float> mean)>;
+  // An asynchronous round's landing on the network side (the class comment).
+  struct Tentative {
+    // The manifest of the state `mean` leads to (only reads the shared state).
+    std::function<proto::StateManifest(std::span<const float> mean)> manifest;
+    // That state's bytes, to serve from the commit on; empty: the compute thread serves it.
+    std::function<proto::StateBytes()> bytes;
+    explicit operator bool() const { return static_cast<bool>(manifest); }
+  };
 
   // `core`, `mailbox` and `guard` outlive the link. `poison`: for the test suite only, this peer
   // misbehaves ("scale": sends its update 1000x larger than the norm it declares; "nan":
@@ -83,7 +91,7 @@ class ComputeLink {
   std::optional<std::uint64_t> served_version_;  // of the shared state served; none: a copy
 
   Tentative tentative_;
-  const train::SharedState* tentative_state_ = nullptr;
+  bool computed_ = false;  // tentative_ ran for the attempt under way
   proto::StateManifest tentative_manifest_;
   BufferPool<std::byte> served_pool_;  // the copies of the tentative state it serves
 };

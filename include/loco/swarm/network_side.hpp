@@ -35,8 +35,8 @@ class NetworkSide {
   // The next event; nothing after `timeout` (a hang guard for the caller to report), or soon
   // once the side has stopped.
   virtual std::optional<SwarmEvent> wait(Duration timeout) = 0;
-  // Is an event of `kind` for `round` waiting (not taken yet)?
-  virtual bool holds(SwarmEvent::Kind kind, std::uint64_t round) const = 0;
+  // Is an event `which` accepts waiting (not taken yet)? Polled between inner steps.
+  virtual bool holds(const std::function<bool(const SwarmEvent&)>& which) const = 0;
   // Tells the tracker and stops. Once it returns, the network side reads nothing the compute
   // thread owns (the strategy's tentative state may be freed).
   virtual void leave(const std::string& reason) = 0;

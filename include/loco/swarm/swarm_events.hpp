@@ -4,6 +4,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -12,6 +13,7 @@
 
 #include "loco/core/hash.hpp"
 #include "loco/core/time.hpp"
+#include "loco/proto/state_manifest.hpp"
 #include "loco/proto/tracker_messages.hpp"
 
 namespace loco::swarm {
@@ -23,8 +25,8 @@ struct SwarmEvent {
     must_fetch,  // the run's state is elsewhere: the network thread is fetching round `round`
     fetched,     // `state` holds the bytes of round `round`, hash `hash`
     mean,        // the collective of `round` attempt `attempt` finished: `mean` holds the
-                 // all-reduce's average (or, when the round came with a tentative, `hash` its
-                 // state, reported), `parts` the all-gather's parts
+                 // all-reduce's average (and, when the round came with a tentative, `hash` and
+                 // `manifest` the state it leads to, reported), `parts` the all-gather's parts
     committed,   // the tracker committed `round` with state `hash`
     aborted,     // attempt `attempt` of `round` failed; `retry`: another follows
   };
@@ -39,6 +41,8 @@ struct SwarmEvent {
   // A copy, not a view of the ring's buffer: a later attempt may reuse that buffer while the
   // compute thread still reads this one.
   std::shared_ptr<const std::vector<float>> mean{};
+  // With `mean`, when the network side computed the state it leads to: that state's manifest.
+  std::shared_ptr<const proto::StateManifest> manifest{};
   std::shared_ptr<const std::vector<std::vector<std::byte>>> parts{};  // in member order
   std::shared_ptr<const std::vector<std::byte>> state{};
 };
@@ -49,8 +53,8 @@ class Mailbox {
   void post(SwarmEvent event);
   // The next event; nothing after `timeout` (a hang guard for the caller to report).
   std::optional<SwarmEvent> wait(Duration timeout);
-  // Is an event of `kind` for `round` waiting (not taken yet)?
-  bool holds(SwarmEvent::Kind kind, std::uint64_t round) const;
+  // Is an event `which` accepts waiting (not taken yet)?
+  bool holds(const std::function<bool(const SwarmEvent&)>& which) const;
   bool empty() const;
 
  private:

@@ -27,18 +27,21 @@
 // and the tentative state's manifest, so that a round hashes the state once (its tentative: the
 // manifest served once it is installed) and RoundResult::state carries it.
 //
-// What a blocking DiLoCo round costs beyond its maths, for n parameters (docs/SCALE.md, measured
-// by bench/run.sh peer-scale): one hash of θ ‖ v (8n bytes, ~0.6 GB/s a core, over the compute
-// threads), the outer step twice (tentative, install), one copy of Δ into a pooled buffer (4n
-// bytes kept for retries) and one into the collective's pooled working buffer (4n, which returns
-// as the mean); no other allocation the size of the model after the first round. Thread
-// crossings: Δ out, the mean in, round done out, the commit in, the manifest to serve out (five;
-// three once the network thread hashes the tentative itself, as for asynchronous rounds).
+// What a DiLoCo round costs beyond its maths, for n parameters (docs/SCALE.md, measured by
+// bench/run.sh peer-scale): one hash of θ ‖ v (8n bytes, ~0.6 GB/s a core), the outer step three
+// times (the preview of θ' for the next phase, the hash's, install), one copy of Δ into a pooled
+// buffer (4n bytes kept for retries) and one into the collective's pooled working buffer (4n,
+// which returns as the mean); no other allocation the size of the model after the first round.
+// The round overlaps the next inner phase (train/overlapped_group.hpp: start, mean, land): the
+// compute thread waits for the all-reduce only; the network thread hashes the state the mean
+// leads to and reports it, and the compute thread installs it between two steps once committed.
+// Thread crossings: Δ out, the mean in, the commit in, the state to serve out.
 //
 // A round in two halves, for an asynchronous group (swarm_async_group.hpp): begin_round hands Δ
 // (and the tentative, which the network thread then computes and reports as soon as the mean is
 // in) to the network thread and returns; end_round waits for the round's end and lands it.
-// run_round is both at once. One round at a time: end_round before the next begin_round.
+// run_round is both at once (DDP's rounds, and DiLoCo's without a swarm). One round at a time:
+// end_round before the next begin_round.
 
 #include <atomic>
 #include <limits>
@@ -47,6 +50,7 @@
 #include "loco/core/buffer_pool.hpp"
 #include "loco/swarm/network_side.hpp"
 #include "loco/train/gather_group.hpp"
+#include "loco/train/overlapped_group.hpp"
 #include "loco/train/strategy.hpp"
 
 namespace loco::swarm {
@@ -57,7 +61,9 @@ struct JoinOutcome {
   bool stopped = false;  // *stop turned true first: not joined, nothing changed
 };
 
-class SwarmGroup final : public train::OuterGroup, public train::GatherGroup {
+class SwarmGroup final : public train::OuterGroup,
+                         public train::OverlappedGroup,
+                         public train::GatherGroup {
  public:
   // The shared state is the strategy's (bind() before join()).
   // A round returns skipped soon after `*stop` turns true (a signal).
@@ -85,6 +91,14 @@ class SwarmGroup final : public train::OuterGroup, public train::GatherGroup {
   train::RoundResult end_round(const train::RoundInput& input);
   // A round begun and its mean not yet here (the fragment is on the wire).
   bool round_in_flight() const;
+
+  // DiLoCo's overlapped round (train/overlapped_group.hpp): begin_round with a tentative that
+  // only hashes (the network thread computes the manifest; the state is served once installed).
+  void start(std::uint64_t round, std::span<const float> delta, float norm,
+             std::function<proto::StateManifest(std::span<const float>)> manifest) override;
+  std::shared_ptr<const std::vector<float>> mean() override;
+  bool outcome_in() const override;
+  train::RoundResult land(const std::function<void(std::span<const float>)>& install) override;
   // The outcome of the latest round and how many rounds ran (committed, skipped or replaced).
   const train::RoundResult& last_round() const { return last_round_; }
   std::uint64_t rounds_run() const { return rounds_run_; }
@@ -115,9 +129,12 @@ class SwarmGroup final : public train::OuterGroup, public train::GatherGroup {
   using TentativeOf = std::function<proto::StateManifest(const SwarmEvent& result)>;
   train::RoundResult attempt_round(std::uint64_t round, const TentativeOf& tentative,
                                    const std::function<void()>& install);
+  // One event of `round`: the round's outcome once it has one.
+  std::optional<train::RoundResult> on_round_event(std::uint64_t round, const SwarmEvent& e,
+                                                   const TentativeOf& tentative,
+                                                   const std::function<void()>& install);
   train::RoundResult landed(train::RoundResult result);
-  train::RoundResult outcome_on_stop(std::uint64_t round, Digest mine,
-                                     const std::function<void()>& install);
+  train::RoundResult outcome_on_stop(std::uint64_t round, const std::function<void()>& install);
   train::RoundResult gossip_round(const train::RoundInput& input);
   train::RoundResult skipped() const;
 
@@ -132,8 +149,18 @@ class SwarmGroup final : public train::OuterGroup, public train::GatherGroup {
   // The round's Δ (or gossip's θ ‖ v ‖ Δ), handed to the network thread in buffers it gives back
   // (core/buffer_pool.hpp).
   BufferPool<float> update_pool_;
-  std::uint64_t begun_ = 0;     // the round begun and not ended, 0: none
-  bool reported_here_ = false;  // the network thread reports the tentative hash (begin_round)
+  std::uint64_t begun_ = 0;        // the round begun and not ended, 0: none
+  bool reported_here_ = false;     // the network thread reports the tentative hash (begin_round)
+  bool served_at_commit_ = false;  // ... and serves the tentative state from the commit on
+  // The round under way, as its events come in.
+  struct Progress {
+    Digest mine{};                  // the hash this peer reported for the latest attempt
+    proto::StateManifest manifest;  // of the state that attempt leads to
+    std::shared_ptr<const std::vector<float>> mean;  // that attempt's, read until install
+    std::size_t members = 0;
+    std::optional<train::RoundResult> ended;  // the outcome, once in
+  };
+  Progress progress_;
 };
 
 }  // namespace loco::swarm

@@ -23,8 +23,8 @@ class SwarmThread final : public NetworkSide {
   void start(const Digest& genesis, std::uint64_t round, const Digest& hash) override;
   void post(Command command) override;
   std::optional<SwarmEvent> wait(Duration timeout) override { return mailbox_.wait(timeout); }
-  bool holds(SwarmEvent::Kind kind, std::uint64_t round) const override {
-    return mailbox_.holds(kind, round);
+  bool holds(const std::function<bool(const SwarmEvent&)>& which) const override {
+    return mailbox_.holds(which);
   }
   void leave(const std::string& reason) override;
   bool gossip() const override { return session_.gossip(); }

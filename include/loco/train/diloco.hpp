@@ -6,6 +6,15 @@
 // A state taken from the run (joined, or a replaced round) puts the loop at round × H steps, its
 // place in the learning-rate schedule.
 //
+// Over a swarm the round overlaps the next inner phase (overlapped_group.hpp): once the mean is
+// in, the local copy is set to the θ' it leads to and the inner steps go on, while the network
+// thread hashes θ' ‖ v' and the group commits; the round lands (θ, v stepped in place) as soon as
+// the commit is in, at the next round at the latest. The compute thread waits for the all-reduce
+// only, not for the hash and the commit. Where the round does not go as its first mean said, the
+// steps taken meanwhile are kept, as a skipped round keeps its: a retry after the mean (another
+// group, another mean) installs its own θ', and the next Δ = θ − θ_local carries the difference;
+// a round skipped after the mean leaves θ as it was, and the next Δ carries the outer step again.
+//
 // Memory, for n parameters: θ and v shared (8n bytes) and Δ (4n) beside the inner loop's. The
 // state a round's mean leads to is never held: tentative(mean) computes θ', v' chunk by chunk
 // and hashes each chunk as it is computed (train::hash_chunks, in parallel over the compute
@@ -14,6 +23,7 @@
 // group's until install (strategy.hpp).
 
 #include "loco/optim/outer_nesterov.hpp"
+#include "loco/train/overlapped_group.hpp"
 #include "loco/train/strategy.hpp"
 
 namespace loco::train {
@@ -32,14 +42,18 @@ class DiLoCo final : public Strategy {
   static constexpr const char* kOuterMomentum = "outer.momentum";
   static std::vector<std::string> shared_names() { return {kOuterParams, kOuterMomentum}; }
 
-  DiLoCo(DiLoCoConfig config, const std::shared_ptr<const ArenaLayout>& layout, OuterGroup& group);
+  // With `overlapped` (outliving it), rounds overlap the next inner phase.
+  DiLoCo(DiLoCoConfig config, const std::shared_ptr<const ArenaLayout>& layout, OuterGroup& group,
+         OverlappedGroup* overlapped = nullptr);
 
   void begin(InnerLoop& loop, Start how) override;
   bool on_gradients(InnerLoop&) override { return true; }
   void after_step(InnerLoop& loop) override;
+  void finish(InnerLoop& loop) override;
   SharedState& shared() override { return shared_; }
 
-  // Runs the round now (after_step does every H steps).
+  // Runs the round now (after_step does every H steps). Overlapped: starts it, and returns the
+  // outcome of the round before (landed first).
   RoundResult round(InnerLoop& loop);
   const RoundResult& last_round() const { return last_; }
 
@@ -47,8 +61,14 @@ class DiLoCo final : public Strategy {
   Arena& theta() { return shared_.arena(0); }
   Arena& momentum() { return shared_.arena(1); }
 
+  // The overlapped round: the local copy set to the state `mean` leads to; its landing.
+  void preview(InnerLoop& loop, std::span<const float> mean) const;
+  RoundResult land(InnerLoop& loop);
+
   DiLoCoConfig config_;
   OuterGroup& group_;
+  OverlappedGroup* overlapped_;
+  std::uint64_t pending_ = 0;  // the overlapped round started and not landed, 0: none
   SharedState shared_;
   // The manifest of the state `mean` leads to, computed without holding that state.
   proto::StateManifest tentative(std::span<const float> mean, std::uint64_t round) const;

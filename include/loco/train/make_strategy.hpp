@@ -8,17 +8,20 @@
 #include "loco/train/async_outer_group.hpp"
 #include "loco/train/gather_group.hpp"
 #include "loco/train/inner_loop.hpp"
+#include "loco/train/overlapped_group.hpp"
 #include "loco/train/strategy.hpp"
 #include "loco/train/train_config.hpp"
 
 namespace loco::train {
 
 // The strategy of config.strategy.kind over `group`, `async_group` for Streaming DiLoCo or
-// `gather_group` for DeMo (all outlive it). Throws Error(config) for streaming without an
+// `gather_group` for DeMo (all outlive it); DiLoCo's rounds overlap the next inner phase when
+// `overlapped_group` is given (the swarm's). Throws Error(config) for streaming without an
 // asynchronous group, or demo without a gather group.
 std::unique_ptr<Strategy> make_strategy(const TrainConfig& config, InnerLoop& loop,
                                         OuterGroup& group, AsyncOuterGroup* async_group = nullptr,
-                                        GatherGroup* gather_group = nullptr);
+                                        GatherGroup* gather_group = nullptr,
+                                        OverlappedGroup* overlapped_group = nullptr);
 
 // One line for logs and benchmark output, e.g. "diloco H=20 codec=int8:block=256".
 std::string describe_strategy(const TrainConfig& config);

@@ -50,6 +50,9 @@ class Strategy {
   virtual bool on_gradients(InnerLoop& loop) = 0;
   // After each step.
   virtual void after_step(InnerLoop& loop) = 0;
+  // After the last step, before the process leaves or checkpoints for the last time: lands a
+  // round still in flight (DiLoCo's overlapped round), so that it stops with the run's state.
+  virtual void finish(InnerLoop& /*loop*/) {}
   // The state every member holds the same (empty for none).
   virtual SharedState& shared() = 0;
 };

@@ -1,0 +1,43 @@
+#pragma once
+// A group whose blocking rounds may land while the next inner phase runs: DiLoCo over a swarm
+// (diloco.hpp). A sibling of OuterGroup (strategy.hpp), whose run_round returns only once the
+// round has landed.
+//
+// A round's mean comes back first; the strategy starts its next inner phase from the state the
+// mean leads to, while the group, on its own thread, hashes that state (manifest(mean): it may
+// only read the shared state), reports the hash and waits for the commit. The strategy lands the
+// round when the outcome is in (outcome_in(), checked between steps) or at the next round at the
+// latest: land() installs the state of the committed attempt's mean (a retry after the mean may
+// average another group: its own mean then), or says skipped or replaced as run_round does.
+//
+//   start(Δ) ── mean() ── inner steps ... ── land(install) ── (the next round's Δ)
+//                          └ the group: hash, round done, commit ┘
+//
+// One round at a time: land() before the next start().
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "loco/train/strategy.hpp"
+
+namespace loco::train {
+
+class OverlappedGroup {
+ public:
+  virtual ~OverlappedGroup() = default;
+  // Starts averaging `delta` (read before it returns) for `round`.
+  virtual void start(std::uint64_t round, std::span<const float> delta, float norm,
+                     std::function<proto::StateManifest(std::span<const float> mean)> manifest) = 0;
+  // Waits for the round's first mean (held until land() returns); null: the round ended
+  // without one (land() says how).
+  virtual std::shared_ptr<const std::vector<float>> mean() = 0;
+  // Would land() return without waiting for the network?
+  virtual bool outcome_in() const = 0;
+  // Waits for the round's outcome; committed: install(the committed attempt's mean) ran first.
+  virtual RoundResult land(const std::function<void(std::span<const float> mean)>& install) = 0;
+};
+
+}  // namespace loco::train

@@ -1,0 +1,129 @@
+// DiLoCo's overlapped round (train/overlapped_group.hpp), against a scripted group: the inner
+// phase after a round starts from the state the group then commits, bit for bit the blocking
+// round's; a retry after the mean installs the retry's mean; a skip installs nothing; finish()
+// lands the last round.
+
+#include <gtest/gtest.h>
+
+#include "../support/tiny_train_config.hpp"
+#include "loco/train/diloco.hpp"
+
+namespace loco::train {
+namespace {
+
+TrainConfig overlap_run() {
+  TrainConfig c = test::tiny_train_config(0, 1, /*n_layer=*/1, /*batch=*/8);
+  c.strategy.kind = "diloco";
+  return c;
+}
+
+// A group of one whose mean is the member's own Δ (times `scale`), and whose landing follows a
+// script: committed with the mean times `landed_scale` (a retry's other mean), or skipped.
+class ScriptedOverlap final : public OuterGroup, public OverlappedGroup {
+ public:
+  RoundResult run_round(const RoundInput& input) override {  // the blocking form, for reference
+    manifests.push_back(input.tentative(input.delta));
+    input.install();
+    return RoundResult{.kind = RoundResult::Kind::committed, .members = 1};
+  }
+  void start(std::uint64_t, std::span<const float> delta, float,
+             std::function<proto::StateManifest(std::span<const float>)> manifest) override {
+    delta_.assign(delta.begin(), delta.end());
+    manifest_ = std::move(manifest);
+  }
+  std::shared_ptr<const std::vector<float>> mean() override {
+    return std::make_shared<const std::vector<float>>(delta_);
+  }
+  bool outcome_in() const override { return false; }
+  RoundResult land(const std::function<void(std::span<const float>)>& install) override {
+    ++landings;
+    if (skip) return RoundResult{.kind = RoundResult::Kind::skipped};
+    std::vector<float> landed = delta_;
+    for (float& x : landed) x *= landed_scale;
+    manifests.push_back(manifest_(landed));
+    install(landed);
+    return RoundResult{.kind = RoundResult::Kind::committed, .members = 1};
+  }
+
+  std::vector<proto::StateManifest> manifests;
+  float landed_scale = 1.0f;
+  bool skip = false;
+  int landings = 0;
+
+ private:
+  std::vector<float> delta_;
+  std::function<proto::StateManifest(std::span<const float>)> manifest_;
+};
+
+struct Trainer {
+  explicit Trainer(bool overlapped)
+      : config(overlap_run()),
+        corpus(config.data, 16),
+        loop(config, corpus),
+        diloco({.inner_steps = 4, .outer = config.strategy.outer}, loop.layout(), group,
+               overlapped ? &group : nullptr) {
+    diloco.begin(loop, Start::fresh);
+  }
+  void steps(int n) {
+    for (int i = 0; i < n; ++i) {
+      loop.forward_backward();
+      loop.optimizer_step();
+      diloco.after_step(loop);
+    }
+  }
+  TrainConfig config;
+  Corpus corpus;
+  InnerLoop loop;
+  ScriptedOverlap group;
+  DiLoCo diloco;
+};
+
+TEST(DiLoCoOverlap, EachPhaseStartsFromTheStateTheBlockingRoundWouldInstall) {
+  Trainer blocking(false), overlapped(true);
+  for (int round = 1; round <= 3; ++round) {
+    blocking.steps(4);
+    overlapped.steps(4);
+    EXPECT_TRUE(std::equal(overlapped.loop.params().data().begin(),
+                           overlapped.loop.params().data().end(),
+                           blocking.loop.params().data().begin()))
+        << "round " << round;
+    // Rounds land one round late: the shared state is the round before's until then.
+    EXPECT_EQ(overlapped.diloco.shared().round(), static_cast<std::uint64_t>(round - 1));
+  }
+  overlapped.diloco.finish(overlapped.loop);
+  EXPECT_EQ(overlapped.diloco.shared().round(), 3u);
+  EXPECT_EQ(overlapped.diloco.shared().manifest(), blocking.diloco.shared().manifest());
+  EXPECT_EQ(overlapped.group.manifests, blocking.group.manifests);
+}
+
+TEST(DiLoCoOverlap, ARetryAfterTheMeanInstallsTheRetrysMean) {
+  Trainer t(true);
+  t.steps(4);  // round 1 started, its mean in: the local copy is θ'(Δ)
+  const std::vector<float> previewed(t.loop.params().data().begin(), t.loop.params().data().end());
+  t.group.landed_scale = 0.5f;  // the group committed another attempt's mean
+  t.diloco.finish(t.loop);
+  EXPECT_EQ(t.diloco.shared().round(), 1u);
+  EXPECT_EQ(t.group.manifests.back(), t.diloco.shared().manifest())
+      << "what is installed is what the group hashed for the committed attempt";
+  EXPECT_NE(t.diloco.shared().arena(0).data()[0], previewed[0]);
+  EXPECT_TRUE(std::equal(previewed.begin(), previewed.end(), t.loop.params().data().begin()))
+      << "the local copy keeps its steps";
+}
+
+TEST(DiLoCoOverlap, ASkippedRoundInstallsNothingAndTheNextRoundLandsIt) {
+  Trainer t(true);
+  const proto::StateManifest genesis = t.diloco.shared().manifest();
+  t.group.skip = true;
+  t.steps(8);  // round 1 skipped when round 2 starts
+  EXPECT_EQ(t.group.landings, 1);
+  EXPECT_EQ(t.diloco.shared().round(), 0u);
+  EXPECT_EQ(t.diloco.shared().manifest(), genesis);
+  t.group.skip = false;
+  t.diloco.finish(t.loop);
+  EXPECT_EQ(t.diloco.shared().round(), 1u);
+  t.diloco.finish(t.loop);  // nothing in flight: nothing to land
+  EXPECT_EQ(t.group.landings, 2);
+}
+
+}  // namespace
+}  // namespace loco::train
