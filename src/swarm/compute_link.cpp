@@ -88,11 +88,18 @@ void ComputeLink::on_core_event(proto::PeerEvent& e) {
     case Kind::mean:
       out.kind = SwarmEvent::Kind::mean;
       if (tentative_ && out.mean) {
-        tentative_manifest_ = tentative_.manifest(*out.mean);
+        // The compute thread goes on from the mean while the state it leads to is hashed here.
+        const std::shared_ptr<const std::vector<float>> mean = out.mean;
+        SwarmEvent reported{
+            .kind = SwarmEvent::Kind::reported, .round = out.round, .attempt = out.attempt};
+        mailbox_.post(std::move(out));
+        tentative_manifest_ = tentative_.manifest(*mean);
         computed_ = true;
-        out.hash = tentative_manifest_.state_hash();
-        out.manifest = std::make_shared<const proto::StateManifest>(tentative_manifest_);
-        core_.round_done(out.round, out.attempt, out.hash);
+        reported.hash = tentative_manifest_.state_hash();
+        reported.manifest = std::make_shared<const proto::StateManifest>(tentative_manifest_);
+        core_.round_done(reported.round, reported.attempt, reported.hash);
+        mailbox_.post(std::move(reported));
+        return;
       }
       break;
     case Kind::committed:

@@ -203,15 +203,15 @@ std::optional<train::RoundResult> SwarmGroup::on_round_event(std::uint64_t round
     case SwarmEvent::Kind::mean:
       progress_.members = e.members;
       progress_.mean = e.mean;
-      if (reported_here_) {  // computed and reported by the network thread
-        progress_.mine = e.hash;
-        if (e.manifest) progress_.manifest = *e.manifest;
-        break;
-      }
+      if (reported_here_) break;  // the network thread computes and reports it: `reported`
       progress_.manifest = tentative(e);
       progress_.mine = progress_.manifest.state_hash();
       side_->post([round = e.round, attempt = e.attempt, mine = progress_.mine](
                       ComputeLink& link, TimePoint) { link.round_done(round, attempt, mine); });
+      break;
+    case SwarmEvent::Kind::reported:
+      progress_.mine = e.hash;
+      progress_.manifest = *e.manifest;
       break;
     case SwarmEvent::Kind::committed:
       if (e.hash != progress_.mine) {
@@ -292,10 +292,8 @@ train::RoundResult SwarmGroup::outcome_on_stop(std::uint64_t round,
     const auto e = side_->wait(left);
     if (!e) break;
     if (e->round != round) continue;
-    if (e->kind == SwarmEvent::Kind::mean && reported_here_) {
-      progress_.mine = e->hash;
-      progress_.mean = e->mean;
-    }
+    if (e->kind == SwarmEvent::Kind::mean) progress_.mean = e->mean;
+    if (e->kind == SwarmEvent::Kind::reported) progress_.mine = e->hash;
     if (e->kind == SwarmEvent::Kind::aborted) break;
     if (e->kind == SwarmEvent::Kind::committed) {
       if (e->hash != progress_.mine) break;

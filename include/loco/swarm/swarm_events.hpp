@@ -25,8 +25,9 @@ struct SwarmEvent {
     must_fetch,  // the run's state is elsewhere: the network thread is fetching round `round`
     fetched,     // `state` holds the bytes of round `round`, hash `hash`
     mean,        // the collective of `round` attempt `attempt` finished: `mean` holds the
-                 // all-reduce's average (and, when the round came with a tentative, `hash` and
-                 // `manifest` the state it leads to, reported), `parts` the all-gather's parts
+                 // all-reduce's average, `parts` the all-gather's parts
+    reported,    // a round that came with a tentative: the network thread computed the state
+                 // attempt `attempt`'s mean leads to (`hash`, `manifest`) and reported it
     committed,   // the tracker committed `round` with state `hash`
     aborted,     // attempt `attempt` of `round` failed; `retry`: another follows
   };
@@ -41,8 +42,7 @@ struct SwarmEvent {
   // A copy, not a view of the ring's buffer: a later attempt may reuse that buffer while the
   // compute thread still reads this one.
   std::shared_ptr<const std::vector<float>> mean{};
-  // With `mean`, when the network side computed the state it leads to: that state's manifest.
-  std::shared_ptr<const proto::StateManifest> manifest{};
+  std::shared_ptr<const proto::StateManifest> manifest{};              // with `reported`
   std::shared_ptr<const std::vector<std::vector<std::byte>>> parts{};  // in member order
   std::shared_ptr<const std::vector<std::byte>> state{};
 };
