@@ -43,6 +43,7 @@ constexpr std::array kMessages = {
     // At most every member removed and every member added: twice a full view.
     MessageInfo{MessageType::view_delta, 1, "membership view delta", 4 * kMiB,
                 Route::tracker_to_peer},
+    MessageInfo{MessageType::run_ended, 1, "run ended", 1 * kKiB, Route::tracker_to_peer},
     // A chunk of a ring all-reduce: at most kMaxRingChunkValues values through any codec.
     MessageInfo{MessageType::ring_chunk, 1, "ring chunk", 17 * kMiB, Route::peer_to_peer},
     // One member's part of an all-gather (DeMo's components of a step): up to 16 MiB.

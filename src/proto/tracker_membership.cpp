@@ -73,6 +73,8 @@ void TrackerCore::handle_join(TimePoint now, const PeerKey& from, const JoinRequ
     catch_up_if_behind(now, from);
   else if (!in_sync(m))
     send_resync(now, from);
+  else
+    tell_run_ended(from);
 }
 
 std::optional<std::string> TrackerCore::join_refusal(TimePoint now, const PeerKey& from,

@@ -419,6 +419,25 @@ StateReport decode<StateReport>(std::span<const std::byte> body) {
   return m;
 }
 
+std::vector<std::byte> encode(const RunEnded& m) {
+  ByteWriter w = start_message(m.kType);
+  w.u64(m.round);
+  w.bytes(m.state_hash);
+  w.boolean(m.kept);
+  return w.finish();
+}
+
+template <>
+RunEnded decode<RunEnded>(std::span<const std::byte> body) {
+  ByteReader r = open_message(body, RunEnded::kType);
+  RunEnded m;
+  m.round = r.u64();
+  m.state_hash = digest(r);
+  m.kept = r.boolean();
+  r.expect_end();
+  return m;
+}
+
 std::vector<std::byte> encode(const MisbehaviourReport& m) {
   ByteWriter w = start_message(m.kType);
   key(w, m.suspect);

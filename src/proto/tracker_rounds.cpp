@@ -17,6 +17,14 @@ void TrackerCore::handle_ready(TimePoint now, const PeerKey& from, const Ready& 
     send_resync(now, from);  // its update is built on a state the run has left behind
     return;
   }
+  if (run_over()) {  // a peer with more steps to train than the run has: it trains on alone
+    send(from, AbortRound{.round = ready.round,
+                          .attempt = 0,
+                          .reason = fmt::format("the run ended at round {}, its final round",
+                                                committed_round_),
+                          .retry = false});
+    return;
+  }
   if (ready.round != next_round()) {
     misbehaved(now, from,
                fmt::format("said ready for round {} while the run is at round {}", ready.round,
@@ -280,6 +288,7 @@ void TrackerCore::commit(TimePoint now, const Digest& hash) {
   for (const PeerKey& k : attempt.members)
     if (members_.contains(k)) send(k, message);
   resync_out_of_sync(now);
+  if (run_over()) final_round_committed();
 }
 
 void TrackerCore::handle_round_failed(TimePoint now, const PeerKey& from,

@@ -220,6 +220,7 @@ void PeerNode::on_core_event(const proto::PeerEvent& e) {
       start_training();
       return;
     case Kind::refused:
+    case Kind::run_ended:  // the simulator's peers train until the simulation ends
     case Kind::note: return;
   }
 }

@@ -173,6 +173,10 @@ void SwarmSession::on_core_event(proto::PeerEvent& e) {
       tentative_state_ = nullptr;
       break;
     case Kind::fetched: out.kind = SwarmEvent::Kind::fetched; break;
+    case Kind::run_ended:
+      out.kind = SwarmEvent::Kind::run_ended;
+      out.kept = e.kept;
+      break;
   }
   mailbox_.post(std::move(out));
 }

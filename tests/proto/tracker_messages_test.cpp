@@ -119,6 +119,19 @@ TEST(TrackerMessages, EveryMessageRoundTrips) {
       Resync{.round = 4, .state_hash = digest_of(4), .donors = {{key(1).public_key(), "a:1"}}}));
 }
 
+TEST(TrackerMessages, RunEndedRoundTripsAndRefusesDamage) {
+  const RunEnded m{.round = 60, .state_hash = digest_of(6), .kept = true};
+  const auto body = encode(m);
+  const RunEnded back = decode<RunEnded>(body);
+  EXPECT_EQ(back.round, 60u);
+  EXPECT_EQ(back.state_hash, digest_of(6));
+  EXPECT_TRUE(back.kept);
+  expect_refused_when_damaged<RunEnded>(body);
+  auto bad_flag = body;
+  bad_flag.back() = std::byte{2};  // `kept` is 0 or 1
+  EXPECT_THROW(decode<RunEnded>(bad_flag), Error);
+}
+
 TEST(TrackerMessages, CountsAreCheckedBeforeAllocating) {
   // A group that claims 4 billion members in a 20-byte body.
   ByteWriter w;
