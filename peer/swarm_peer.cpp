@@ -199,8 +199,14 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
                  secure::short_id(key.public_key()), joined.reply.shard_index,
                  joined.reply.shard_count, strategy.shared().round(),
                  loop.layout()->parameter_count(), train::describe_strategy(config));
-    // The run's last round (train/run_end.hpp): a peer that joins at or past it trains no more.
-    const std::uint64_t final_round = train::final_round(config);
+    // The run's last round (train/run_end.hpp), as the tracker's run config has it: a peer that
+    // joins at or past it trains no more.
+    const std::uint64_t final_round = joined.reply.final_round;
+    if (train::final_round(config) != final_round)
+      spdlog::warn(
+          "this peer's run config ends the run at round {}, the tracker's at round {}: the "
+          "tracker's is the run's (check [train] steps against the published config)",
+          train::final_round(config), final_round);
     const bool ended_before = final_round != 0 && strategy.shared().round() >= final_round;
     if (ended_before)
       spdlog::info(

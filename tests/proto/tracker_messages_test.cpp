@@ -111,8 +111,13 @@ TEST(TrackerMessages, EveryMessageRoundTrips) {
                                                         .shard_index = 3,
                                                         .shard_count = 8,
                                                         .heartbeat_ms = 2000,
-                                                        .eviction_ms = 10000}));
+                                                        .eviction_ms = 10000,
+                                                        .committed_round = 7,
+                                                        .committed_hash = digest_of(7),
+                                                        .final_round = 60}));
   EXPECT_EQ(reply.shard_index, 3u);
+  EXPECT_EQ(reply.final_round, 60u);
+  expect_refused_when_damaged<JoinReply>(encode(reply));
   expect_refused_when_damaged<Group>(
       encode(Group{.round = 1, .attempt = 1, .epoch = 1, .members = {key(1).public_key()}}));
   expect_refused_when_damaged<Resync>(encode(

@@ -61,6 +61,10 @@ struct JoinReply {
   // The run's current state: a peer that holds another will be sent a resync.
   std::uint64_t committed_round = 0;
   Digest committed_hash{};
+  // The run's final round (train/run_end.hpp, from the tracker's run config; 0: none declared): a
+  // peer at or past it waits for RunEnded before it leaves, and one that joins there trains no
+  // more, whatever its own config says.
+  std::uint64_t final_round = 0;
 };
 
 struct Heartbeat {
