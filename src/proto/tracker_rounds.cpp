@@ -17,19 +17,19 @@ void TrackerCore::handle_ready(TimePoint now, const PeerKey& from, const Ready& 
     send_resync(now, from);  // its update is built on a state the run has left behind
     return;
   }
-  if (run_over()) {  // a peer with more steps to train than the run has: it trains on alone
-    send(from, AbortRound{.round = ready.round,
-                          .attempt = 0,
-                          .reason = fmt::format("the run ended at round {}, its final round",
-                                                committed_round_),
-                          .retry = false});
-    return;
-  }
   if (ready.round != next_round()) {
     misbehaved(now, from,
                fmt::format("said ready for round {} while the run is at round {}", ready.round,
                            next_round()),
                false);
+    return;
+  }
+  if (run_over()) {  // a peer with more steps to train than the run has: it trains on alone
+    send(from, AbortRound{.round = next_round(),
+                          .attempt = 0,
+                          .reason = fmt::format("the run ended at round {}, its final round",
+                                                committed_round_),
+                          .retry = false});
     return;
   }
   if (in_attempt(from)) return;  // already in the running group
