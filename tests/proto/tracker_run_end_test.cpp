@@ -1,7 +1,8 @@
 // The end of a run in the tracker core (tracker_run_end.cpp), on a virtual clock: the final round
 // is copied at once and its holders told when it is kept; no round forms after it; a peer that
 // comes after the end is handed the final state; the run never goes back from it, even with no
-// copy; and a member that claims another final state is not told the run ended with it.
+// copy; a tracker restarted after the end still hands it out; a state too large for custody is
+// said at once; and a member that claims another final state is not told the run ended with it.
 
 #include <gtest/gtest.h>
 
@@ -156,6 +157,53 @@ TEST(TrackerRunEnd, AMemberThatClaimsAnotherFinalStateCannotMakeItTheRunsModel) 
     ASSERT_TRUE(run.h.last(n, Kind::run_ended)) << "peer " << int(n);
     EXPECT_EQ(run.h.last(n, Kind::run_ended)->run_ended.state_hash, honest);
   }
+}
+
+// A state above custody's limit is not pulled: the members are told at once that no copy will be
+// kept, rather than waiting their whole bound for one.
+TEST(TrackerRunEnd, AFinalStateTooLargeForCustodyIsSaidAtOnce) {
+  CustodyRun run(10, 1);
+  run.h.config.custody.max_state_bytes = 1000;  // the state is 3000 bytes
+  run.h.start();
+  run.h.join(1);
+  run.round({1});
+  EXPECT_EQ(run.h.count(1, Kind::run_ended), 0u);
+  run.h.run_for(200ms);
+  run.serve(1, 1);  // the manifest says 3000 bytes: the pull stops there
+  EXPECT_FALSE(run.store_copy());
+  const auto ended = run.h.last(1, Kind::run_ended);
+  ASSERT_TRUE(ended);
+  EXPECT_FALSE(ended->run_ended.kept);
+  EXPECT_EQ(run.h.tracker->status(run.h.now).phase, "the run ended at round 1");
+}
+
+// A tracker restarted after the end (its state file and its custody copy on disk) still hands a
+// late peer the final state, and pulls nothing again.
+TEST(TrackerRunEnd, ATrackerRestartedAfterTheEndStillHandsOutTheFinalState) {
+  CustodyRun run(10, 2);
+  run.h.join(1);
+  run.round({1});
+  run.round({1});
+  run.h.run_for(200ms);
+  run.serve(1, 2);
+  auto copy = run.h.tracker->poll_custody();
+  ASSERT_TRUE(copy);
+  run.h.disconnect(1);
+  const TrackerSnapshot saved = *run.h.saved;
+  run.h.peers.clear();
+  run.h.start(saved);
+  run.h.tracker->set_custody(copy->manifest,
+                             std::make_shared<const std::vector<std::byte>>(copy->state));
+  EXPECT_TRUE(run.h.tracker->status(run.h.now).run_ended);
+  run.h.join(3);
+  const auto resync = run.h.last(3, Kind::resync);
+  ASSERT_TRUE(resync);
+  EXPECT_EQ(resync->resync.round, 2u);
+  ASSERT_EQ(resync->resync.donors.size(), 1u);
+  EXPECT_EQ(resync->resync.donors[0].key, run.h.tracker_key.public_key());
+  run.h.run_for(60s);
+  EXPECT_FALSE(run.h.tracker->poll_custody()) << "the final copy is not pulled again";
+  EXPECT_EQ(run.h.tracker->snapshot().committed_round, 2u);
 }
 
 }  // namespace
