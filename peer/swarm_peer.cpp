@@ -117,8 +117,8 @@ void see_the_run_end(swarm::SwarmGroup& group, std::uint64_t round, const Digest
   const std::optional<swarm::SwarmEvent> ended = group.wait_run_ended(bound);
   if (!ended) {
     spdlog::warn(
-        "the tracker did not say within {} s that it holds the run's final state; this "
-        "peer's checkpoint holds it",
+        "the tracker did not say that it holds the run's final state (within {} s, or before a "
+        "signal); this peer's checkpoint holds it",
         std::chrono::duration_cast<std::chrono::seconds>(bound).count());
   } else if (ended->round != round || ended->hash != state) {
     spdlog::warn(
