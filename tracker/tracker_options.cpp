@@ -104,7 +104,7 @@ void add_tracker_options(CLI::App& app, TrackerOptions& o) {
       ->capture_default_str();
   app.add_option("--tracker.custody-every", o.custody_every,
                  "Every this many committed rounds the tracker pulls a copy of the run's state "
-                 "from a peer (0: no custody)")
+                 "from a peer, and the final round's at once (0: no custody)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1'000'000));
   app.add_option("--tracker.custody-keep", o.custody_keep, "Custody copies kept on disk")
