@@ -106,7 +106,7 @@ std::optional<std::string> TrackerCore::join_refusal(TimePoint now, const PeerKe
       std::find(shard_taken_.begin(), shard_taken_.end(), false) == shard_taken_.end())
     return fmt::format("the run is full: all {} data shards are taken; try again later",
                        config_.shard_count);
-  return std::nullopt;
+  return end_refusal(request);
 }
 
 void TrackerCore::handle_heartbeat(TimePoint now, const PeerKey& from, const Heartbeat& heartbeat) {

@@ -4,7 +4,8 @@
 // forms after it; the tracker pulls its state for custody at once (custody_due) and tells each
 // member that holds it when the copy is kept, so that the last members wait for it before they
 // leave; and the run never goes back from the final round to an older state: a peer that comes
-// later fetches the final state, from the tracker's copy or from a peer that kept it.
+// later fetches the final state, from the tracker's copy or from a peer that kept it, and while
+// nobody can hand it over a peer that does not hold it is refused with the reason.
 
 #include <fmt/format.h>
 
@@ -48,6 +49,16 @@ void TrackerCore::wait_for_the_final_state(TimePoint now) {
                     "does the tracker: waiting for a peer that kept it (a finished peer's "
                     "checkpoint); the run does not go back to an older state",
                     committed_round_, to_hex(committed_hash_).substr(0, 12)));
+}
+
+std::optional<std::string> TrackerCore::end_refusal(const JoinRequest& request) const {
+  if (!run_over() || state_available() ||
+      (request.state_round == committed_round_ && request.state_hash == committed_hash_))
+    return std::nullopt;
+  return fmt::format(
+      "the run ended at round {} and no live peer holds its final state, nor does the tracker: try "
+      "again later (a finished peer that kept it may come back)",
+      committed_round_);
 }
 
 }  // namespace loco::proto

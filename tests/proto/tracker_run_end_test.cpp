@@ -1,8 +1,9 @@
 // The end of a run in the tracker core (tracker_run_end.cpp), on a virtual clock: the final round
 // is copied at once and its holders told when it is kept; no round forms after it; a peer that
 // comes after the end is handed the final state; the run never goes back from it, even with no
-// copy; a tracker restarted after the end still hands it out; a state too large for custody is
-// said at once; and a member that claims another final state is not told the run ended with it.
+// copy (a peer it cannot be handed to is refused with the reason); a tracker restarted after the
+// end still hands it out; a state too large for custody is said at once; and a member that claims
+// another final state is not told the run ended with it.
 
 #include <gtest/gtest.h>
 
@@ -96,8 +97,9 @@ TEST(TrackerRunEnd, APeerAfterTheEndIsHandedTheFinalStateAndNoRoundIsLost) {
   EXPECT_EQ(ended->run_ended.state_hash, run.manifest(3).state_hash());
 }
 
-// Custody off: the members are told at once that no copy will be kept. Once they are gone, the run
-// waits for a peer that kept the final state, however long, instead of training rounds again.
+// Custody off: the members are told at once that no copy will be kept. Once its holders are gone,
+// the run waits for a peer that kept the final state, however long, instead of training rounds
+// again; a peer that cannot be handed the final state meanwhile is refused with the reason.
 TEST(TrackerRunEnd, WithoutACopyTheRunNeverGoesBackFromItsFinalRound) {
   CustodyRun run(0, 2);
   run.h.join(1);
@@ -108,16 +110,26 @@ TEST(TrackerRunEnd, WithoutACopyTheRunNeverGoesBackFromItsFinalRound) {
   ASSERT_TRUE(told);
   EXPECT_FALSE(told->run_ended.kept);
   EXPECT_EQ(run.h.tracker->status(run.h.now).phase, "the run ended at round 2");
+  // A newcomer at the genesis state is sent to the holder, which leaves before it has fetched.
+  run.h.join(3);
+  ASSERT_TRUE(run.h.last(3, Kind::resync));
+  EXPECT_EQ(run.h.last(3, Kind::resync)->resync.donors.size(), 1u);
   run.h.disconnect(1);
-  run.h.join(3);  // at the genesis state
   run.h.run_for(120s);
   EXPECT_EQ(run.h.tracker->snapshot().committed_round, 2u);
   EXPECT_EQ(run.h.tracker->snapshot().committed_hash, run.manifest(2).state_hash());
   EXPECT_TRUE(run.h.tracker->status(run.h.now).lost_rounds.empty());
   EXPECT_TRUE(said(run.h, "the run does not go back to an older state"));
   EXPECT_FALSE(said(run.h, "goes on from"));
-  // A finished peer comes back with its checkpoint: it is told the run ended, and the newcomer
-  // asking again is sent to it.
+  // Another peer that does not hold the final state is told why it cannot join now.
+  run.h.join(4);
+  const auto refused = run.h.last(4, Kind::refused);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->text,
+            "the run ended at round 2 and no live peer holds its final state, nor does the "
+            "tracker: try again later (a finished peer that kept it may come back)");
+  // The finished peer comes back with its checkpoint: it is let in and told the run ended, and
+  // the newcomer asking again is sent to it.
   JoinRequest finished = run.h.join_request(1);
   finished.state_round = 2;
   finished.state_hash = run.manifest(2).state_hash();

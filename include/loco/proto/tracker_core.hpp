@@ -287,6 +287,9 @@ class TrackerCore {
   void final_round_committed();
   // reconcile() at the end of the run: the final state is never given up for an older one.
   void wait_for_the_final_state(TimePoint now);
+  // Why a peer may not join now: the run is over and nobody can hand it the final state (no live
+  // member holds it, the tracker has no copy) and the peer does not hold it itself.
+  std::optional<std::string> end_refusal(const JoinRequest& request) const;
 
   // Checkpoint custody (tracker_custody.cpp).
   bool custody_serves() const;  // the custody copy is the run's committed state
