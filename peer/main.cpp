@@ -46,6 +46,9 @@ void add_peer_options(CLI::App& app, loco::peer::PeerOptions& o) {
   add("--peer.gossip-wait", o.gossip_wait,
       "Gossip mode: a group not done this long after this peer is ready (once most peers are at "
       "its round), and it applies alone");
+  add("--peer.end-wait", o.end_wait,
+      "At the run's final round: how long to wait for the tracker to hold the final state before "
+      "leaving");
   app.add_option("--debug.poison", o.poison,
                  "For the test suite only: scale (send a 1000x update) or nan (declare a NaN one)")
       ->group("");  // hidden from --help

@@ -19,6 +19,7 @@
 #include "loco/swarm/swarm_thread.hpp"
 #include "loco/train/inner_loop.hpp"
 #include "loco/train/make_strategy.hpp"
+#include "loco/train/run_end.hpp"
 #include "loco/train/run_settings.hpp"
 #include "loco/train/swarm_strategy.hpp"
 #include "loco/train/training_checkpoint.hpp"
@@ -96,6 +97,36 @@ void print_round(const train::RoundResult& r, const train::SharedState& shared, 
   std::fflush(stdout);
 }
 
+// At the run's final round: waits, at most `bound`, for the tracker to say it holds the final
+// state (so that the model outlives the run's last peers), and says how the run ended on stdout.
+void see_the_run_end(swarm::SwarmGroup& group, std::uint64_t round, const Digest& state,
+                     Duration bound) {
+  const std::optional<swarm::SwarmEvent> ended = group.wait_run_ended(bound);
+  if (!ended) {
+    spdlog::warn(
+        "the tracker did not say that it holds the run's final state (within {} s, or before a "
+        "signal); this peer's checkpoint holds it",
+        std::chrono::duration_cast<std::chrono::seconds>(bound).count());
+  } else if (ended->round != round || ended->hash != state) {
+    spdlog::warn(
+        "the tracker says the run ended at round {} with state {}; this peer holds "
+        "round {}, state {}",
+        ended->round, to_hex(ended->hash).substr(0, 16), round, to_hex(state).substr(0, 16));
+  } else if (ended->kept) {
+    spdlog::info("the tracker holds the run's final state: its organiser can export the model");
+  } else {
+    spdlog::info(
+        "the tracker keeps no copy of the run's final state (custody is off): this "
+        "peer's checkpoint holds it");
+  }
+  std::printf("run over: final round %llu, state %s, %s\n", static_cast<unsigned long long>(round),
+              to_hex(state).substr(0, 16).c_str(),
+              !ended        ? "unconfirmed by the tracker"
+              : ended->kept ? "kept by the tracker"
+                            : "not kept by the tracker");
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
@@ -103,6 +134,8 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     // 1. The run's config, this peer's identity, its data, its inner loop, the strategy with the
     // swarm.
     const train::TrainConfig config = run_config(o);
+    const Duration end_wait =
+        net::parse_duration(o.end_wait, "--peer.end-wait", std::chrono::hours(24));
     if (o.key_file.empty())
       throw Error(ErrorCategory::config,
                   "--peer.key: this peer's identity key file; make one with `loco-peer keygen "
@@ -154,6 +187,20 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
                  secure::short_id(key.public_key()), joined.reply.shard_index,
                  joined.reply.shard_count, strategy.shared().round(),
                  loop.layout()->parameter_count(), train::describe_strategy(config));
+    // The run's last round (train/run_end.hpp), as the tracker's run config has it: a peer that
+    // joins at or past it trains no more.
+    const std::uint64_t final_round = joined.reply.final_round;
+    if (train::final_round(config) != final_round)
+      spdlog::warn(
+          "this peer's run config ends the run at round {}, the tracker's at round {}: the "
+          "tracker's is the run's (check [train] steps against the published config)",
+          train::final_round(config), final_round);
+    const bool ended_before = final_round != 0 && strategy.shared().round() >= final_round;
+    if (ended_before)
+      spdlog::info(
+          "the run is over: it ended at round {}, the state this peer now holds; nothing "
+          "to train",
+          strategy.shared().round());
 
     // 4. Train: DiLoCo's H inner steps then a round, or DDP's and DeMo's round every step.
     const auto checkpoint = [&] {
@@ -191,7 +238,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     // Streaming: inner steps that ended with a fragment still on the wire (its mean not in yet),
     // the overlap of communication with compute that the summary line reports.
     std::uint64_t in_flight_steps = 0;
-    while (!stop.load() && loop.steps() < config.train.steps) {
+    while (!ended_before && !stop.load() && loop.steps() < config.train.steps) {
       const auto step_start = Clock::now();
       const double step_loss = loop.forward_backward();
       interval_loss += step_loss;
@@ -236,16 +283,23 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
       }
     }
 
-    // 5. Land a round still in flight, leave, checkpoint, and say where the run stands.
+    // 5. Land a round still in flight; at the run's final round, wait for the tracker to keep it;
+    // leave, checkpoint, and say where the run stands.
     strategy.finish(loop);
     if (group.rounds_run() != rounds_seen) print_landed();
-    group.leave(stop.load() ? "stopped by a signal" : "finished its steps");
+    const Digest state_hash = strategy.shared().hash();  // hashed once, for every line below
+    const bool at_end =
+        !stop.load() && final_round != 0 && strategy.shared().round() >= final_round;
+    if (at_end) see_the_run_end(group, strategy.shared().round(), state_hash, end_wait);
+    group.leave(stop.load() ? "stopped by a signal"
+                : at_end    ? "the run is over"
+                            : "finished its steps");
     checkpoint();
     const auto eval_start = Clock::now();
     const float val = loop.evaluate();
     const auto ended = Clock::now();
     const auto floor = corpus.entropy_floor();
-    const std::string state_hex = to_hex(strategy.shared().hash());  // hashed once, for both lines
+    const std::string state_hex = to_hex(state_hash);
     std::printf(
         "peer %s: round %llu, step %llu, validation loss %.4f%s, sent %s, received %s, "
         "state %s\n",

@@ -4,11 +4,14 @@
 // a DiLoCo round with the group the tracker forms, again (DDP: a round every step; Streaming
 // DiLoCo: a fragment round every H/P steps, on the network thread while the inner loop steps),
 // until the run's steps are done or a signal asks it to leave (it finishes or abandons the step,
-// tells the tracker, checkpoints).
+// tells the tracker, checkpoints). At the run's final round (train/run_end.hpp) it waits, at most
+// --peer.end-wait, for the tracker to hold the final state before it leaves; a peer that starts
+// after the run ended fetches the final state and trains no more.
 // After each round it prints one line on stdout, for scripts and tests:
 //   round R committed|skipped|replaced members M loss L state H
 // R the round its shared state is at, M the group's size (0 unless committed), L the mean loss of
-// the round's inner steps, H the first 16 hex digits of the state hash.
+// the round's inner steps, H the first 16 hex digits of the state hash. At the run's end:
+//   run over: final round R, state H, kept by the tracker|not kept by the tracker|unconfirmed
 
 #include <atomic>
 #include <string>
@@ -36,8 +39,10 @@ struct PeerOptions {
   std::string handshake_timeout = "5s";
   std::string idle_timeout = "300s";  // links between peers: keepalives every third of it
   std::string gossip_wait = "600s";   // gossip mode: a group not done by then, alone
-  std::string poison;                 // test only: scale | nan
-  DebugFaultOptions debug;            // test only: die at a phase, slow inner steps
+  // At the run's final round: how long to wait for the tracker to hold its state before leaving.
+  std::string end_wait = "120s";
+  std::string poison;       // test only: scale | nan
+  DebugFaultOptions debug;  // test only: die at a phase, slow inner steps
   // [run]
   std::string run_id;
   std::string run_config;  // the loco-train config of the run (model, data, DiLoCo)

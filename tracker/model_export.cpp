@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <fstream>
 #include <iterator>
 #include <vector>
 
 #include "custody_store.hpp"
 #include "loco/checkpoint/arena_tensors.hpp"
+#include "loco/checkpoint/atomic_file.hpp"
 #include "loco/checkpoint/safetensors.hpp"
 #include "loco/cli/train_options.hpp"
 #include "loco/core/error.hpp"
@@ -24,6 +26,40 @@ std::string read_text(const std::filesystem::path& path) {
 }
 
 }  // namespace
+
+ExportedModel model_file(const TrackerOptions& tracker, std::uint64_t round,
+                         std::span<const std::byte> state_bytes, const Digest& state_hash) {
+  // The run's own layout: a copy of another model does not fit it and is refused by load().
+  const train::TrainConfig run = cli::load_train_config(tracker.run_config);
+  train::SharedState state = train::genesis_state(run);
+  try {
+    state.load(round, state_bytes);
+  } catch (const Error& e) {
+    throw Error(ErrorCategory::format,
+                fmt::format("the custody copy of round {} is not a state of the model of {} ({})",
+                            round, tracker.run_config, e.message()));
+  }
+  const Digest hash = state.hash();
+  if (hash != state_hash)
+    throw Error(ErrorCategory::format,
+                fmt::format("the custody copy of round {} does not hash to its manifest's state "
+                            "under this run's config",
+                            round));
+
+  std::vector<checkpoint::TensorRef> tensors;
+  const Arena& parameters = state.arena(0);  // θ; the others (outer momentum, ...) stay behind
+  checkpoint::append_arena(tensors, parameters, "");
+  return ExportedModel{.round = round,
+                       .state_hash = to_hex(hash),
+                       .parameters = parameters.layout().parameter_count(),
+                       .file = checkpoint::safetensors_bytes(
+                           tensors,
+                           checkpoint::Metadata{{"loco.run_id", tracker.run_id},
+                                                {"loco.round", std::to_string(round)},
+                                                {"loco.state_hash", to_hex(hash)},
+                                                {"loco.run_config", read_text(tracker.run_config)}},
+                           "the model of round " + std::to_string(round))};
+}
 
 ExportedModel export_model(const TrackerOptions& tracker, const ExportOptions& options) {
   if (tracker.run_id.empty() || tracker.run_config.empty())
@@ -43,36 +79,32 @@ ExportedModel export_model(const TrackerOptions& tracker, const ExportOptions& o
                             tracker.run_id, store.folder().string()));
   const std::uint64_t round = options.round.value_or(store.entries().back().round);
   const proto::CustodyFile copy = store.read(round);
+  ExportedModel model = model_file(tracker, round, copy.state, copy.manifest.state_hash());
+  const std::span<const std::byte> parts[] = {model.file};
+  checkpoint::write_file_atomically(options.out, parts);
+  return model;
+}
 
-  // The run's own layout: a copy of another model does not fit it and is refused by load().
-  const train::TrainConfig run = cli::load_train_config(tracker.run_config);
-  train::SharedState state = train::genesis_state(run);
-  try {
-    state.load(copy.manifest.round, copy.state);
-  } catch (const Error& e) {
-    throw Error(ErrorCategory::format,
-                fmt::format("the custody copy of round {} is not a state of the model of {} ({})",
-                            round, tracker.run_config, e.message()));
-  }
-  const Digest hash = state.hash();
-  if (hash != copy.manifest.state_hash())
-    throw Error(ErrorCategory::format,
-                fmt::format("the custody copy of round {} does not hash to its manifest's state "
-                            "under this run's config",
-                            round));
-
-  std::vector<checkpoint::TensorRef> tensors;
-  const Arena& parameters = state.arena(0);  // θ; the others (outer momentum, ...) stay behind
-  checkpoint::append_arena(tensors, parameters, "");
-  checkpoint::write_safetensors(
-      options.out, tensors,
-      checkpoint::Metadata{{"loco.run_id", tracker.run_id},
-                           {"loco.round", std::to_string(round)},
-                           {"loco.state_hash", to_hex(hash)},
-                           {"loco.run_config", read_text(tracker.run_config)}});
-  return ExportedModel{.round = round,
-                       .state_hash = to_hex(hash),
-                       .parameters = parameters.layout().parameter_count()};
+ModelSource model_source(TrackerOptions tracker, std::function<std::optional<HeldCopy>()> held) {
+  // A file name the browser saves: the run id's letters, digits, '.', '-' and '_' only.
+  std::string name = tracker.run_id;
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
+  std::shared_ptr<const ModelDownload> built;
+  return [tracker = std::move(tracker), held = std::move(held), name,
+          built]() mutable -> std::shared_ptr<const ModelDownload> {
+    const std::optional<HeldCopy> copy = held();
+    if (!copy || !copy->state) return nullptr;
+    if (!built || built->round != copy->round) {
+      const ExportedModel model = model_file(tracker, copy->round, *copy->state, copy->state_hash);
+      built = std::make_shared<const ModelDownload>(ModelDownload{
+          .round = copy->round,
+          .filename = fmt::format("{}-round-{}.safetensors", name, copy->round),
+          .bytes =
+              std::string(reinterpret_cast<const char*>(model.file.data()), model.file.size())});
+    }
+    return built;
+  };
 }
 
 }  // namespace loco::tracker

@@ -12,6 +12,7 @@
 #include "loco/net/host_port.hpp"
 #include "loco/net/stripe_layout.hpp"
 #include "loco/secure/identity.hpp"
+#include "model_export.hpp"
 #include "status_http.hpp"
 #include "tracker_service.hpp"
 
@@ -96,8 +97,15 @@ int serve(const TrackerOptions& options) {
       } catch (const Error& e) {
         throw Error(ErrorCategory::config, fmt::format("--tracker.http: {}", e.message()));
       }
-      http = StatusHttpServer::create(io, net::resolve(io, http_address),
-                                      [&service] { return service.status(); });
+      http = StatusHttpServer::create(
+          io, net::resolve(io, http_address), [&service] { return service.status(); },
+          StatusHttpLimits{}, model_source(options, [&service]() -> std::optional<HeldCopy> {
+            const auto entry = service.core().custody();
+            if (!entry) return std::nullopt;
+            return HeldCopy{.round = entry->round,
+                            .state_hash = entry->state_hash,
+                            .state = service.core().custody_state()};
+          }));
       http->start();
       spdlog::info("status page at http://{}/", fmt::streamed(http->local_endpoint()));
     }

@@ -94,7 +94,7 @@ class StatusHttpServer::Session : public std::enable_shared_from_this<Session> {
     if (!error) {
       ++requests_;
       const auto& request = parser_->get();
-      response_ = respond(request, server_->renderer_);
+      response_ = respond(request, server_->renderer_, &server_->models_);
       const bool keep_alive =
           request.keep_alive() && requests_ < server_->limits_.max_requests_per_connection;
       write_response(keep_alive);
@@ -110,7 +110,8 @@ class StatusHttpServer::Session : public std::enable_shared_from_this<Session> {
 
   void write_response(bool keep_alive) {
     response_.keep_alive(keep_alive);
-    stream_.expires_after(server_->limits_.io_timeout);
+    stream_.expires_after(is_download(response_) ? server_->limits_.download_timeout
+                                                 : server_->limits_.io_timeout);
     begin_operation();
     http::async_write(
         stream_, response_,
@@ -166,17 +167,19 @@ class StatusHttpServer::Session : public std::enable_shared_from_this<Session> {
 std::shared_ptr<StatusHttpServer> StatusHttpServer::create(asio::io_context& io,
                                                            const tcp::endpoint& endpoint,
                                                            StatusSource status,
-                                                           StatusHttpLimits limits) {
+                                                           StatusHttpLimits limits,
+                                                           ModelSource model) {
   return std::shared_ptr<StatusHttpServer>(
-      new StatusHttpServer(io, endpoint, std::move(status), limits));
+      new StatusHttpServer(io, endpoint, std::move(status), limits, std::move(model)));
 }
 
 StatusHttpServer::StatusHttpServer(asio::io_context& io, const tcp::endpoint& endpoint,
-                                   StatusSource status, StatusHttpLimits limits)
+                                   StatusSource status, StatusHttpLimits limits, ModelSource model)
     : acceptor_(io),
       retry_timer_(io),
       limits_(limits),
-      renderer_(std::move(status), limits.status_max_age) {
+      renderer_(std::move(status), limits.status_max_age),
+      models_(std::move(model), limits.download_interval) {
   boost::system::error_code error;
   acceptor_.open(endpoint.protocol(), error);
   if (!error) acceptor_.set_option(tcp::acceptor::reuse_address(true), error);

@@ -1,6 +1,7 @@
 #pragma once
-// The tracker's HTTP status server, on its own port: GET / (the status page), /status (JSON) and
-// /metrics (Prometheus); status_routes.hpp says what each answers.
+// The tracker's HTTP status server, on its own port: GET / (the status page), /status (JSON),
+// /metrics (Prometheus) and /model.safetensors (the run's model); status_routes.hpp says what each
+// answers.
 //
 // It faces the public internet, so everything a client can make it hold is bounded: request
 // headers (431 past the limit), no request body (413), the time to send a request or take a
@@ -35,15 +36,20 @@ struct StatusHttpLimits {
   unsigned max_requests_per_connection = 100;
   // /status and /metrics are rendered at most once per this, however often they are asked for.
   std::chrono::milliseconds status_max_age = std::chrono::seconds(1);
+  // The model file is handed out at most once per download_interval, and a client has
+  // download_timeout to take it (a 32 MB file at 2.2 Mbit/s): at most five copies in memory.
+  std::chrono::milliseconds download_interval = std::chrono::seconds(30);
+  std::chrono::milliseconds download_timeout = std::chrono::seconds(120);
 };
 
 class StatusHttpServer : public std::enable_shared_from_this<StatusHttpServer> {
  public:
-  // Binds and listens on `endpoint` (port 0: any); throws Error(io) when it cannot.
+  // Binds and listens on `endpoint` (port 0: any); throws Error(io) when it cannot. Without a
+  // `model` source, /model.safetensors is 404.
   static std::shared_ptr<StatusHttpServer> create(boost::asio::io_context& io,
                                                   const boost::asio::ip::tcp::endpoint& endpoint,
-                                                  StatusSource status,
-                                                  StatusHttpLimits limits = {});
+                                                  StatusSource status, StatusHttpLimits limits = {},
+                                                  ModelSource model = {});
   ~StatusHttpServer();
   StatusHttpServer(const StatusHttpServer&) = delete;
   StatusHttpServer& operator=(const StatusHttpServer&) = delete;
@@ -62,7 +68,7 @@ class StatusHttpServer : public std::enable_shared_from_this<StatusHttpServer> {
   class Session;
 
   StatusHttpServer(boost::asio::io_context& io, const boost::asio::ip::tcp::endpoint& endpoint,
-                   StatusSource status, StatusHttpLimits limits);
+                   StatusSource status, StatusHttpLimits limits, ModelSource model);
   void accept();
   void on_accept(const boost::system::error_code& error, boost::asio::ip::tcp::socket socket);
 
@@ -71,6 +77,7 @@ class StatusHttpServer : public std::enable_shared_from_this<StatusHttpServer> {
   boost::asio::ip::tcp::endpoint endpoint_;
   StatusHttpLimits limits_;
   StatusRenderer renderer_;
+  ModelGate models_;
   std::unordered_set<Session*> sessions_;          // each removes itself when it ends
   std::map<std::string, std::size_t> per_source_;  // open connections by net::source_of
   bool at_cap_logged_ = false;  // a full server (or source) is logged once, not per connection

@@ -129,6 +129,8 @@ std::string render_status_json(const proto::TrackerStatus& s) {
   o.number("committed_round", s.committed_round);
   o.text("committed_hash", s.committed_hash);
   o.number("next_round", s.next_round);
+  o.number("final_round", s.final_round);
+  o.boolean("run_ended", s.run_ended);
   o.text("phase", s.phase);
   o.number("attempt", s.attempt);
   o.number("rounds_committed", s.rounds_committed);

@@ -2,7 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <exception>
+#include <string>
 #include <string_view>
 
 #include "status_page_html.hpp"  // generated from status_page.html at build time
@@ -30,18 +32,42 @@ HttpResponse make_response(http::status code, unsigned version, const char* cont
   return response;
 }
 
-HttpResponse route(std::string_view path, unsigned version, StatusRenderer& renderer) {
+HttpResponse model(unsigned version, ModelGate* models) {
+  const ModelGate::Answer answer =
+      models ? models->take(ModelGate::Clock::now()) : ModelGate::Answer{};
+  if (answer.model) {
+    HttpResponse file =
+        make_response(http::status::ok, version, "application/octet-stream", answer.model->bytes);
+    file.set(http::field::content_disposition,
+             "attachment; filename=\"" + answer.model->filename + "\"");
+    return file;
+  }
+  if (answer.retry_after > ModelGate::Clock::duration::zero()) {
+    HttpResponse busy =
+        make_response(http::status::service_unavailable, version, "text/plain; charset=utf-8",
+                      "the model was just handed out: try again shortly\n");
+    busy.set(http::field::retry_after,
+             std::to_string(std::chrono::ceil<std::chrono::seconds>(answer.retry_after).count()));
+    return busy;
+  }
+  return make_response(http::status::not_found, version, "text/plain; charset=utf-8",
+                       "no model yet: the tracker holds no custody copy of the run's state\n");
+}
+
+HttpResponse route(std::string_view path, unsigned version, StatusRenderer& renderer,
+                   ModelGate* models) {
   if (path == "/") {
     HttpResponse page = make_response(http::status::ok, version, "text/html; charset=utf-8",
                                       std::string(kStatusPageHtml));
     page.set("Content-Security-Policy", kPagePolicy);
     return page;
   }
-  if (path != "/status" && path != "/metrics") {
+  if (path != "/status" && path != "/metrics" && path != "/model.safetensors") {
     return make_response(http::status::not_found, version, "text/plain; charset=utf-8",
-                         "not found: try /, /status or /metrics\n");
+                         "not found: try /, /status, /metrics or /model.safetensors\n");
   }
   try {
+    if (path == "/model.safetensors") return model(version, models);
     if (path == "/status") {
       return make_response(http::status::ok, version, "application/json", renderer.json());
     }
@@ -54,7 +80,8 @@ HttpResponse route(std::string_view path, unsigned version, StatusRenderer& rend
 
 }  // namespace
 
-HttpResponse respond(const http::request_header<>& request, StatusRenderer& renderer) {
+HttpResponse respond(const http::request_header<>& request, StatusRenderer& renderer,
+                     ModelGate* models) {
   const unsigned version = request.version();
   if (request.method() != http::verb::get && request.method() != http::verb::head) {
     HttpResponse refusal = error_response(http::status::method_not_allowed, version);
@@ -62,13 +89,17 @@ HttpResponse respond(const http::request_header<>& request, StatusRenderer& rend
     return refusal;
   }
   const std::string_view target(request.target().data(), request.target().size());
-  HttpResponse response = route(target.substr(0, target.find('?')), version, renderer);
+  HttpResponse response = route(target.substr(0, target.find('?')), version, renderer, models);
   if (request.method() == http::verb::head) {
     const std::size_t length = response.body().size();
     response.body().clear();
     response.content_length(length);  // the length a GET would have had
   }
   return response;
+}
+
+bool is_download(const HttpResponse& response) {
+  return response.find(http::field::content_disposition) != response.end();
 }
 
 HttpResponse error_response(http::status code, unsigned version) {

@@ -9,6 +9,7 @@
 #include "loco/core/error.hpp"
 #include "loco/net/units.hpp"
 #include "loco/train/genesis.hpp"
+#include "loco/train/run_end.hpp"
 #include "loco/train/run_settings.hpp"
 
 namespace loco::tracker {
@@ -103,7 +104,7 @@ void add_tracker_options(CLI::App& app, TrackerOptions& o) {
       ->capture_default_str();
   app.add_option("--tracker.custody-every", o.custody_every,
                  "Every this many committed rounds the tracker pulls a copy of the run's state "
-                 "from a peer (0: no custody)")
+                 "from a peer, and the final round's at once (0: no custody)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1'000'000));
   app.add_option("--tracker.custody-keep", o.custody_keep, "Custody copies kept on disk")
@@ -204,6 +205,7 @@ proto::TrackerCoreConfig to_core_config(const TrackerOptions& o) {
   c.settings = train::run_settings(run);
   c.genesis = train::genesis_state(run).hash();
   c.gossip = run.strategy.gossip_group != 0;  // no rounds: groups average among themselves
+  c.final_round = train::final_round(run);    // train.steps: where the run ends
   c.shard_count = o.shard_count;
   c.heartbeat_interval = duration(o.heartbeat_interval, "--run.heartbeat-interval");
   c.eviction_timeout = duration(o.eviction_timeout, "--run.eviction-timeout");

@@ -237,6 +237,8 @@ bool TrackerService::is_current(const std::shared_ptr<net::StreamBundle>& bundle
 
 void TrackerService::drive() {
   std::vector<proto::PeerKey> to_close;
+  // First: a copy handed back to the core may make it say more (the run's final state is kept).
+  while (auto copy = core_->poll_custody()) keep_custody(std::move(*copy));
   while (auto event = core_->poll_event()) {
     if (event->kind == proto::TrackerEvent::Kind::state_changed) save();
     if (event->disconnect && event->peer) to_close.push_back(*event->peer);
@@ -244,7 +246,6 @@ void TrackerService::drive() {
     if (event->kind == proto::TrackerEvent::Kind::joined) limit(*event->peer, caps_.member);
     log(*event);
   }
-  while (auto copy = core_->poll_custody()) keep_custody(std::move(*copy));
   narrow_finished_relays();
   while (auto transmit = core_->poll_transmit()) {
     const auto it = peers_.find(transmit->to);

@@ -56,6 +56,7 @@ class TrackerService {
   void stop(std::function<void()> on_idle);
   boost::asio::ip::tcp::endpoint local_endpoint() const { return listener_->local_endpoint(); }
   proto::TrackerStatus status() const;
+  const proto::TrackerCore& core() const { return *core_; }
   std::size_t connections() const { return peers_.size(); }
 
  private:

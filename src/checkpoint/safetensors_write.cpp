@@ -2,6 +2,8 @@
 #include <bit>
 #include <cstdint>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "content_digest.hpp"
 #include "loco/checkpoint/atomic_file.hpp"
@@ -80,10 +82,21 @@ std::string header_json(std::span<const TensorRef> tensors,
   return json;
 }
 
-}  // namespace
+// A file's pieces in order: the header's length, the header, each tensor's bytes (not copied).
+struct Pieces {
+  std::array<std::byte, 8> length{};
+  std::string header;
+  std::vector<std::span<const std::byte>> data;
 
-void write_safetensors(const std::filesystem::path& path, std::span<const TensorRef> tensors,
-                       const Metadata& metadata) {
+  std::vector<std::span<const std::byte>> parts() const {
+    std::vector<std::span<const std::byte>> out = {length, std::as_bytes(std::span(header))};
+    out.insert(out.end(), data.begin(), data.end());
+    return out;
+  }
+};
+
+Pieces pieces(const std::filesystem::path& path, std::span<const TensorRef> tensors,
+              const Metadata& metadata) {
   check_tensors(path, tensors);
   if (metadata.contains(std::string(kDigestKey))) {
     refuse(path, "the metadata key '" + std::string(kDigestKey) + "' is reserved for the digest");
@@ -100,15 +113,27 @@ void write_safetensors(const std::filesystem::path& path, std::span<const Tensor
   }
   Metadata with_digest = metadata;
   with_digest.emplace(kDigestKey, to_hex(detail::content_digest(metadata, table, data)));
-  const std::string header = header_json(tensors, table, with_digest);
-
-  std::array<std::byte, 8> length{};
-  for (std::size_t i = 0; i < length.size(); ++i) {
-    length[i] = static_cast<std::byte>(header.size() >> (8 * i));
+  Pieces out{.length = {}, .header = header_json(tensors, table, with_digest), .data = data};
+  for (std::size_t i = 0; i < out.length.size(); ++i) {
+    out.length[i] = static_cast<std::byte>(out.header.size() >> (8 * i));
   }
-  std::vector<std::span<const std::byte>> parts = {length, std::as_bytes(std::span(header))};
-  parts.insert(parts.end(), data.begin(), data.end());
-  write_file_atomically(path, parts);
+  return out;
+}
+
+}  // namespace
+
+void write_safetensors(const std::filesystem::path& path, std::span<const TensorRef> tensors,
+                       const Metadata& metadata) {
+  write_file_atomically(path, pieces(path, tensors, metadata).parts());
+}
+
+std::vector<std::byte> safetensors_bytes(std::span<const TensorRef> tensors,
+                                         const Metadata& metadata, std::string_view name) {
+  const Pieces file = pieces(name, tensors, metadata);
+  std::vector<std::byte> bytes;
+  for (std::span<const std::byte> part : file.parts())
+    bytes.insert(bytes.end(), part.begin(), part.end());
+  return bytes;
 }
 
 }  // namespace loco::checkpoint

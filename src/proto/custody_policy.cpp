@@ -13,9 +13,11 @@ std::uint64_t next_custody_round(std::optional<std::uint64_t> last_stored, std::
 }
 
 bool custody_due(std::uint64_t committed_round, std::optional<std::uint64_t> last_stored,
-                 std::uint32_t every) {
-  return every > 0 && committed_round > 0 &&
-         committed_round >= next_custody_round(last_stored, every);
+                 std::uint32_t every, std::uint64_t final_round) {
+  if (every == 0 || committed_round == 0) return false;
+  if (final_round != 0 && committed_round >= final_round)
+    return last_stored.value_or(0) < committed_round;
+  return committed_round >= next_custody_round(last_stored, every);
 }
 
 std::vector<CustodyEntry> custody_to_prune(std::vector<CustodyEntry> stored, std::uint32_t keep,

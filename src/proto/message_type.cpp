@@ -31,7 +31,7 @@ constexpr std::array kMessages = {
     MessageInfo{MessageType::state_to_tracker, 1, "state relay to the tracker", kMiB + 2 * kKiB,
                 Route::peer_to_tracker},
     MessageInfo{MessageType::view_request, 1, "view request", 1 * kKiB, Route::peer_to_tracker},
-    MessageInfo{MessageType::join_reply, 1, "join reply", 16 * kKiB, Route::tracker_to_peer},
+    MessageInfo{MessageType::join_reply, 2, "join reply", 16 * kKiB, Route::tracker_to_peer},
     MessageInfo{MessageType::heartbeat_ack, 1, "heartbeat ack", 1 * kKiB, Route::tracker_to_peer},
     MessageInfo{MessageType::view, 1, "membership view", 2 * kMiB, Route::tracker_to_peer},
     MessageInfo{MessageType::group, 2, "round group", 1 * kMiB, Route::tracker_to_peer},
@@ -43,6 +43,7 @@ constexpr std::array kMessages = {
     // At most every member removed and every member added: twice a full view.
     MessageInfo{MessageType::view_delta, 1, "membership view delta", 4 * kMiB,
                 Route::tracker_to_peer},
+    MessageInfo{MessageType::run_ended, 1, "run ended", 1 * kKiB, Route::tracker_to_peer},
     // A chunk of a ring all-reduce: at most kMaxRingChunkValues values through any codec.
     MessageInfo{MessageType::ring_chunk, 1, "ring chunk", 17 * kMiB, Route::peer_to_peer},
     // One member's part of an all-gather (DeMo's components of a step): up to 16 MiB.

@@ -80,6 +80,13 @@ void PeerCore::on_client_event(TimePoint now, const ClientEvent& e) {
       return;
     }
     case Kind::resync: on_resync(now, e.resync); return;
+    case Kind::run_ended: {
+      PeerEvent& out = emit(PeerEvent::Kind::run_ended);
+      out.round = e.run_ended.round;
+      out.hash = e.run_ended.state_hash;
+      out.kept = e.run_ended.kept;
+      return;
+    }
     case Kind::state_relay:  // the tracker's custody: it pulls this state, or serves its copy
       if (is_state_request(e.relay_type)) {
         server_.on_message(tracker_key_, e.relay_type, e.relay_body);

@@ -99,6 +99,9 @@ void TrackerClient::handle(TimePoint now, MessageType type, std::span<const std:
       emit(ClientEvent::Kind::abort_round).abort = decode<AbortRound>(body);
       return;
     case MessageType::resync: emit(ClientEvent::Kind::resync).resync = decode<Resync>(body); return;
+    case MessageType::run_ended:
+      emit(ClientEvent::Kind::run_ended).run_ended = decode<RunEnded>(body);
+      return;
     case MessageType::state_to_peer: {
       const StateRelay relay = decode_relay(type, body);
       ClientEvent& e = emit(ClientEvent::Kind::state_relay);

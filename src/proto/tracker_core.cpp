@@ -219,7 +219,14 @@ TrackerStatus TrackerCore::status(TimePoint now) const {
   s.committed_round = committed_round_;
   s.committed_hash = to_hex(committed_hash_);
   s.next_round = next_round();
-  if (attempt_) {
+  s.final_round = config_.final_round;
+  s.run_ended = run_over();
+  if (run_over()) {
+    s.phase = fmt::format("the run ended at round {}{}", committed_round_,
+                          custody_serves()       ? ": its model is in the tracker's custody"
+                          : final_state_unkept() ? ""
+                                                 : ": taking custody of its model");
+  } else if (attempt_) {
     s.phase = fmt::format("round {} running (attempt {})", next_round(), attempt_->number);
     s.attempt = attempt_->number;
   } else if (pending_retry_) {

@@ -23,6 +23,12 @@ void TrackerCore::set_custody(StateManifest manifest,
   last_pulled_ = std::max(last_pulled_.value_or(0), manifest.round);
   custody_state_ = std::move(state);
   custody_server_.serve(std::move(manifest), StateBytes({std::span(*custody_state_)}));
+  if (!run_over() || !custody_serves()) return;
+  event(TrackerEvent::Kind::notice, std::nullopt,
+        fmt::format("the run's final state (round {}, state {}) is in the tracker's custody: "
+                    "`loco-tracker export` writes the model",
+                    committed_round_, to_hex(committed_hash_).substr(0, 12)));
+  tell_members_run_ended();
 }
 
 bool TrackerCore::custody_serves() const {
@@ -52,7 +58,8 @@ void TrackerCore::custody_timer(TimePoint now) {
     pull_->on_timer(now);
     pump_pull(now);
   }
-  if (pull_ || custody_off_ || !custody_due(committed_round_, last_pulled_, config_.custody.every))
+  if (pull_ || custody_off_ ||
+      !custody_due(committed_round_, last_pulled_, config_.custody.every, config_.final_round))
     return;
   if (pull_round_ != committed_round_) {
     // A new round to copy. A wait under way is not pushed back, or fast rounds would starve it.
@@ -66,7 +73,8 @@ void TrackerCore::custody_timer(TimePoint now) {
 
 TimePoint TrackerCore::custody_deadline() const {
   if (pull_) return pull_->poll_timeout();
-  if (custody_off_ || !custody_due(committed_round_, last_pulled_, config_.custody.every))
+  if (custody_off_ ||
+      !custody_due(committed_round_, last_pulled_, config_.custody.every, config_.final_round))
     return kNever;
   return pull_after_;
 }
@@ -118,6 +126,7 @@ void TrackerCore::pump_pull(TimePoint now) {
     custody_off_ = *failure;
     event(TrackerEvent::Kind::notice, std::nullopt,
           fmt::format("custody off for this run: {} (--tracker.custody-max-state)", *failure));
+    tell_members_run_ended();  // at the final round: no copy will come, nobody need wait
   } else if (pull_->donor_was_bad()) {
     misbehaved(now, donor, fmt::format("sent a bad custody copy: {}", *failure), false);
   } else {

@@ -60,7 +60,8 @@ void TrackerCore::handle_join(TimePoint now, const PeerKey& from, const JoinRequ
                        .heartbeat_ms = millis(config_.heartbeat_interval),
                        .eviction_ms = millis(config_.eviction_timeout),
                        .committed_round = committed_round_,
-                       .committed_hash = committed_hash_});
+                       .committed_hash = committed_hash_,
+                       .final_round = config_.final_round});
   event(TrackerEvent::Kind::joined, from,
         fmt::format("{} at {} (shard {}, state of round {})", rejoin ? "joined again" : "joined",
                     request.listen_address, m.member.shard, request.state_round));
@@ -73,6 +74,8 @@ void TrackerCore::handle_join(TimePoint now, const PeerKey& from, const JoinRequ
     catch_up_if_behind(now, from);
   else if (!in_sync(m))
     send_resync(now, from);
+  else
+    tell_run_ended(from);
 }
 
 std::optional<std::string> TrackerCore::join_refusal(TimePoint now, const PeerKey& from,
@@ -103,7 +106,7 @@ std::optional<std::string> TrackerCore::join_refusal(TimePoint now, const PeerKe
       std::find(shard_taken_.begin(), shard_taken_.end(), false) == shard_taken_.end())
     return fmt::format("the run is full: all {} data shards are taken; try again later",
                        config_.shard_count);
-  return std::nullopt;
+  return end_refusal(request);
 }
 
 void TrackerCore::handle_heartbeat(TimePoint now, const PeerKey& from, const Heartbeat& heartbeat) {

@@ -147,6 +147,7 @@ std::vector<std::byte> encode(const JoinReply& m) {
   w.u32(m.eviction_ms);
   w.u64(m.committed_round);
   w.bytes(m.committed_hash);
+  w.u64(m.final_round);
   return w.finish();
 }
 
@@ -162,6 +163,7 @@ JoinReply decode<JoinReply>(std::span<const std::byte> body) {
   m.eviction_ms = r.u32();
   m.committed_round = r.u64();
   m.committed_hash = digest(r);
+  m.final_round = r.u64();
   r.expect_end();
   if (m.accepted && (m.shard_count == 0 || m.shard_index >= m.shard_count))
     r.fail(fmt::format("shard {} of {}", m.shard_index, m.shard_count));
@@ -415,6 +417,25 @@ StateReport decode<StateReport>(std::span<const std::byte> body) {
   StateReport m;
   m.round = r.u64();
   m.state_hash = digest(r);
+  r.expect_end();
+  return m;
+}
+
+std::vector<std::byte> encode(const RunEnded& m) {
+  ByteWriter w = start_message(m.kType);
+  w.u64(m.round);
+  w.bytes(m.state_hash);
+  w.boolean(m.kept);
+  return w.finish();
+}
+
+template <>
+RunEnded decode<RunEnded>(std::span<const std::byte> body) {
+  ByteReader r = open_message(body, RunEnded::kType);
+  RunEnded m;
+  m.round = r.u64();
+  m.state_hash = digest(r);
+  m.kept = r.boolean();
   r.expect_end();
   return m;
 }

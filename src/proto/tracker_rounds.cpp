@@ -24,6 +24,14 @@ void TrackerCore::handle_ready(TimePoint now, const PeerKey& from, const Ready& 
                false);
     return;
   }
+  if (run_over()) {  // a peer with more steps to train than the run has: it trains on alone
+    send(from, AbortRound{.round = next_round(),
+                          .attempt = 0,
+                          .reason = fmt::format("the run ended at round {}, its final round",
+                                                committed_round_),
+                          .retry = false});
+    return;
+  }
   if (in_attempt(from)) return;  // already in the running group
   if (refused_.contains(from)) {
     held_back_.insert(from);  // told this round already: answered when the round ends
@@ -280,6 +288,7 @@ void TrackerCore::commit(TimePoint now, const Digest& hash) {
   for (const PeerKey& k : attempt.members)
     if (members_.contains(k)) send(k, message);
   resync_out_of_sync(now);
+  if (run_over()) final_round_committed();
 }
 
 void TrackerCore::handle_round_failed(TimePoint now, const PeerKey& from,

@@ -55,6 +55,7 @@ void TrackerCore::handle_state_report(TimePoint now, const PeerKey& from,
     m.resyncing = false;
     event(TrackerEvent::Kind::notice, from,
           fmt::format("back in sync at round {}", committed_round_));
+    tell_run_ended(from);
     try_form(now);
     return;
   }
@@ -119,6 +120,10 @@ void TrackerCore::reconcile(TimePoint now) {
   if (config_.gossip) return;  // nothing is committed, so there is nothing to settle on
   if (members_.empty() || state_available() || now < reconcile_after_ || attempt_ || pending_retry_)
     return;
+  if (run_over()) {
+    wait_for_the_final_state(now);
+    return;
+  }
   // Only states this run committed: what a member says it holds is a claim, and one that names a
   // round the tracker has no record of could be anything.
   std::map<std::pair<std::uint64_t, Digest>, std::size_t> holders;

@@ -254,6 +254,7 @@ void PeerNode::on_core_event(proto::PeerEvent& e) {
       start_training();
       return;
     case Kind::refused:
+    case Kind::run_ended:  // the simulator's peers train until the simulation ends
     case Kind::note: return;
   }
 }

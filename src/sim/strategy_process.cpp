@@ -76,6 +76,10 @@ class StrategyProcess::Side final : public swarm::NetworkSide {
     if (process_.stopping_) return std::nullopt;
     return process_.mailbox_.wait(Duration::zero());
   }
+  // The simulated processes train their steps and leave: none waits for the run's end.
+  std::optional<swarm::SwarmEvent> wait_run_ended(Duration) override {
+    return process_.mailbox_.wait_run_ended(Duration::zero());
+  }
   // What has arrived by this thread's clock: the event loop runs up to it first.
   bool holds(const std::function<bool(const swarm::SwarmEvent&)>& which) const override {
     if (!process_.stopping_) process_.wait_for(Waiting::clock);

@@ -126,6 +126,10 @@ void ComputeLink::on_core_event(proto::PeerEvent& e) {
       computed_ = false;
       break;
     case Kind::fetched: out.kind = SwarmEvent::Kind::fetched; break;
+    case Kind::run_ended:
+      out.kind = SwarmEvent::Kind::run_ended;
+      out.kept = e.kept;
+      break;
   }
   mailbox_.post(std::move(out));
 }

@@ -353,4 +353,16 @@ void SwarmGroup::leave(const std::string& reason) {
   side_->leave(reason);
 }
 
+std::optional<SwarmEvent> SwarmGroup::wait_run_ended(Duration bound) {
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  for (;;) {
+    if (stop_ != nullptr && stop_->load()) return std::nullopt;
+    const auto left = deadline - std::chrono::steady_clock::now();
+    if (left <= Duration::zero()) return std::nullopt;
+    if (auto e = side_->wait_run_ended(
+            std::min(std::chrono::duration_cast<Duration>(left), kStopCheck)))
+      return e;
+  }
+}
+
 }  // namespace loco::swarm

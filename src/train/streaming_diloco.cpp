@@ -132,17 +132,16 @@ void StreamingDiLoCo::restart(InnerLoop& loop) {
   if (last_delta_) last_delta_->fill(0.0f);
   flight_.reset();
   std::ranges::fill(in_flight_, std::nullopt);
-  loop.set_steps(landed_step(shared_.round()));
+  loop.set_steps(landed_step(config_, shared_.round()));
 }
 
-// Round r (1-based) is fragment (r − 1) mod P of cycle (r − 1) div P: sent at t_p of that cycle,
-// landed τ steps later, or, eager, at the fragment's next send.
-std::uint64_t StreamingDiLoCo::landed_step(std::uint64_t round) const {
+std::uint64_t landed_step(const StreamingConfig& config, std::uint64_t round) {
   if (round == 0) return 0;
-  const std::uint64_t cycle = (round - 1) / config_.fragments;
-  const auto p = static_cast<std::size_t>((round - 1) % config_.fragments);
-  const std::uint64_t sent = cycle * config_.inner_steps + schedule_.offset(p);
-  return sent + (config_.eager == Eager::none ? config_.tau : config_.inner_steps);
+  const FragmentSchedule schedule(config.inner_steps, config.fragments, config.tau);
+  const std::uint64_t cycle = (round - 1) / config.fragments;
+  const auto p = static_cast<std::size_t>((round - 1) % config.fragments);
+  const std::uint64_t sent = cycle * config.inner_steps + schedule.offset(p);
+  return sent + (config.eager == Eager::none ? config.tau : config.inner_steps);
 }
 
 void StreamingDiLoCo::after_step(InnerLoop& loop) {

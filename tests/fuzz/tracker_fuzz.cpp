@@ -79,6 +79,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try_decode<Resync>(body);
   try_decode<RoundFailed>(body);
   try_decode<ViewRequest>(body);
+  try_decode<RunEnded>(body);
   try {
     (void)open_signed_view(body, th::key(200).public_key(), "run-h");
   } catch (const Error&) {

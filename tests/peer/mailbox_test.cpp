@@ -44,5 +44,25 @@ TEST(Mailbox, ANewerFetchedStateReplacesOneNotTakenYet) {
                 {SwarmEvent::Kind::aborted, 541}, {SwarmEvent::Kind::fetched, 1009}}));
 }
 
+// The run's end may come while a round's wait takes the events (it would drop it as another
+// round's): it is kept apart, and stays for whoever asks after the last round.
+TEST(Mailbox, TheRunsEndIsKeptApartFromTheQueueAndStays) {
+  Mailbox mailbox;
+  EXPECT_FALSE(mailbox.wait_run_ended(std::chrono::milliseconds(0)));
+  mailbox.post(event(SwarmEvent::Kind::committed, 60));
+  SwarmEvent ended = event(SwarmEvent::Kind::run_ended, 60);
+  ended.kept = true;
+  mailbox.post(ended);
+  EXPECT_EQ(
+      drain(mailbox),
+      (std::vector<std::pair<SwarmEvent::Kind, std::uint64_t>>{{SwarmEvent::Kind::committed, 60}}));
+  for (int i = 0; i < 2; ++i) {
+    const auto got = mailbox.wait_run_ended(std::chrono::milliseconds(0));
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->round, 60u);
+    EXPECT_TRUE(got->kept);
+  }
+}
+
 }  // namespace
 }  // namespace loco::swarm

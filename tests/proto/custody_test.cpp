@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "custody_run.hpp"
 #include "loco/core/byte_io.hpp"
 #include "loco/core/error.hpp"
 #include "loco/core/rng.hpp"
@@ -18,6 +19,7 @@ namespace loco::proto {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::CustodyRun;
 using testing::digest_of;
 using testing::Harness;
 using testing::key;
@@ -51,6 +53,12 @@ TEST(CustodyPolicy, CopiesAreDueAtEachMultipleOfEveryRound) {
   EXPECT_TRUE(custody_due(20, 12, 10));
   EXPECT_FALSE(custody_due(20, 20, 10));
   EXPECT_FALSE(custody_due(100, std::nullopt, 0)) << "every 0: custody off";
+  // The run's final round is copied whatever `every` says, once.
+  EXPECT_FALSE(custody_due(59, 50, 10, 60));
+  EXPECT_TRUE(custody_due(60, 50, 10, 60));
+  EXPECT_TRUE(custody_due(7, std::nullopt, 10, 7));
+  EXPECT_FALSE(custody_due(60, 60, 10, 60));
+  EXPECT_FALSE(custody_due(60, 50, 0, 60)) << "every 0: custody off, the final round too";
 }
 
 TEST(CustodyPolicy, PruningKeepsTheNewestWithinTheCountAndTheDiskBudget) {
@@ -239,50 +247,6 @@ TEST(CustodyPull, AStateAboveTheLimitIsNotPulled) {
 }
 
 // --- the tracker core ---
-
-// A run whose state is a real one (so that a manifest hashes to the committed hash), in a
-// Harness with custody every `every` rounds.
-struct CustodyRun {
-  Harness h;
-  std::vector<std::byte> state = random_state(3000, 9);
-  std::map<std::uint8_t, std::size_t> seen;  // events of each peer already answered
-
-  // Peers 1 and 2 by key: the tracker picks among equally loaded donors by key.
-  std::uint8_t lo = key(1).public_key() < key(2).public_key() ? 1 : 2;
-  std::uint8_t hi = 3 - lo;
-
-  explicit CustodyRun(std::uint32_t every) {
-    h.config.custody.every = every;
-    h.start();
-  }
-  StateManifest manifest(std::uint64_t round) const {
-    return make_manifest(round, StateBytes({std::span(state)}), 1000);
-  }
-  // Peers `members` run round r to its commit, all with the state of round r.
-  void round(const std::vector<std::uint8_t>& members) {
-    for (std::uint8_t n : members) h.ready(n);
-    h.finish_round({}, manifest(h.tracker->status(h.now).next_round).state_hash());
-  }
-  // Peer n answers the tracker's relayed requests from its state of `round`, until quiet.
-  std::size_t serve(std::uint8_t n, std::uint64_t round) {
-    StateServer server;
-    server.serve(manifest(round), StateBytes({std::span(state)}));
-    std::size_t answered = 0;
-    for (bool more = true; more;) {
-      more = false;
-      for (std::size_t& i = seen[n]; i < h.peers.at(n).events.size(); ++i) {
-        const ClientEvent e = h.peers.at(n).events[i];
-        if (e.kind != Kind::state_relay) continue;
-        server.on_message(h.tracker_key.public_key(), e.relay_type, e.relay_body);
-        while (auto t = server.poll_transmit()) h.peers.at(n).client->relay(t->type, t->body);
-        more = true;
-        ++answered;
-      }
-      h.pump();
-    }
-    return answered;
-  }
-};
 
 TEST(TrackerCustody, EveryKRoundsOneMemberThatHoldsTheStateIsPulledFrom) {
   CustodyRun run(2);

@@ -424,5 +424,23 @@ TEST(PeerCore, AResyncToTheStateThisPeerServesHandsItBackWithoutAFetch) {
   EXPECT_EQ(net.events(1, PeerEvent::Kind::kept).size(), 1u);
 }
 
+// The tracker's word that the run ended reaches the application with the final state's hash (the
+// tracker of this test keeps no custody copy, so it says so at the commit).
+TEST(PeerCore, AtTheRunsFinalRoundEveryMemberIsToldTheRunEnded) {
+  Net net;
+  net.config.final_round = 1;
+  net.tracker = std::make_unique<TrackerCore>(net.config, net.tracker_key, std::nullopt, net.now);
+  for (std::uint8_t n = 1; n <= 2; ++n) net.add(n);
+  net.ready(1, 1.0f);
+  net.ready(2, 2.0f);
+  for (std::uint8_t n = 1; n <= 2; ++n) {
+    const auto ended = net.events(n, PeerEvent::Kind::run_ended);
+    ASSERT_EQ(ended.size(), 1u) << "peer " << int(n);
+    EXPECT_EQ(ended[0].round, 1u);
+    EXPECT_EQ(ended[0].hash, net.events(n, PeerEvent::Kind::committed).at(0).hash);
+    EXPECT_FALSE(ended[0].kept);
+  }
+}
+
 }  // namespace
 }  // namespace loco::proto

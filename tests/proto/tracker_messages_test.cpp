@@ -111,12 +111,30 @@ TEST(TrackerMessages, EveryMessageRoundTrips) {
                                                         .shard_index = 3,
                                                         .shard_count = 8,
                                                         .heartbeat_ms = 2000,
-                                                        .eviction_ms = 10000}));
+                                                        .eviction_ms = 10000,
+                                                        .committed_round = 7,
+                                                        .committed_hash = digest_of(7),
+                                                        .final_round = 60}));
   EXPECT_EQ(reply.shard_index, 3u);
+  EXPECT_EQ(reply.final_round, 60u);
+  expect_refused_when_damaged<JoinReply>(encode(reply));
   expect_refused_when_damaged<Group>(
       encode(Group{.round = 1, .attempt = 1, .epoch = 1, .members = {key(1).public_key()}}));
   expect_refused_when_damaged<Resync>(encode(
       Resync{.round = 4, .state_hash = digest_of(4), .donors = {{key(1).public_key(), "a:1"}}}));
+}
+
+TEST(TrackerMessages, RunEndedRoundTripsAndRefusesDamage) {
+  const RunEnded m{.round = 60, .state_hash = digest_of(6), .kept = true};
+  const auto body = encode(m);
+  const RunEnded back = decode<RunEnded>(body);
+  EXPECT_EQ(back.round, 60u);
+  EXPECT_EQ(back.state_hash, digest_of(6));
+  EXPECT_TRUE(back.kept);
+  expect_refused_when_damaged<RunEnded>(body);
+  auto bad_flag = body;
+  bad_flag.back() = std::byte{2};  // `kept` is 0 or 1
+  EXPECT_THROW(decode<RunEnded>(bad_flag), Error);
 }
 
 TEST(TrackerMessages, CountsAreCheckedBeforeAllocating) {

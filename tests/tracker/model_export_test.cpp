@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -124,6 +126,48 @@ TEST(ModelExport, RefusesWhatItCannotExportWithTheReason) {
   const std::string refused = error_of(o, options);
   EXPECT_NE(refused.find("is not a state of the model of"), std::string::npos) << refused;
   EXPECT_FALSE(std::filesystem::exists(options.out)) << "nothing written";
+}
+
+// The status page's model: the file export writes, of the copy the tracker holds in memory,
+// built once per copy, under a file name made of the run id's safe characters.
+TEST(ModelExport, TheStatusPagesModelIsTheExportOfTheHeldCopyBuiltOncePerCopy) {
+  test::TempDir dir;
+  TrackerOptions o;
+  o.run_id = "a \"run\"/1";
+  o.run_config = kRunConfig;
+  std::optional<HeldCopy> held;
+  int asked = 0;
+  const ModelSource source = model_source(o, [&] {
+    ++asked;
+    return held;
+  });
+  EXPECT_EQ(source(), nullptr) << "no copy yet";
+
+  const train::SharedState state = state_at(kRunConfig, 12);
+  const proto::StateBytes bytes = state.bytes();
+  auto copy = std::make_shared<std::vector<std::byte>>(bytes.size());
+  bytes.read(0, *copy);
+  held = HeldCopy{.round = 12, .state_hash = state.hash(), .state = copy};
+  const auto model = source();
+  ASSERT_TRUE(model);
+  EXPECT_EQ(model->round, 12u);
+  EXPECT_EQ(model->filename, "a__run__1-round-12.safetensors");
+  EXPECT_EQ(source(), model) << "the same copy: not built again";
+  const auto file = checkpoint::SafetensorsFile::parse(
+      std::as_bytes(std::span(model->bytes.data(), model->bytes.size())), "served");
+  EXPECT_EQ(file.metadata().at("loco.round"), "12");
+  EXPECT_EQ(file.metadata().at("loco.state_hash"), to_hex(state.hash()));
+  // The same bytes as loco-tracker export writes for that copy.
+  o.state_file = (dir / "tracker.state").string();
+  keep(o, state);
+  const ExportOptions options{.out = (dir / "model.safetensors").string(), .round = 12};
+  export_model(o, options);
+  std::ifstream in(options.out, std::ios::binary);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), model->bytes);
+  // A copy whose bytes do not hash to its hash is refused, not served.
+  held->round = 13;
+  held->state_hash = Digest{};
+  EXPECT_THROW(source(), Error);
 }
 
 }  // namespace

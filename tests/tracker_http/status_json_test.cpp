@@ -9,13 +9,14 @@ namespace loco::tracker {
 namespace {
 
 TEST(StatusJson, EmptyRun) {
-  EXPECT_EQ(render_status_json(proto::TrackerStatus{}),
-            R"({"run_id":"","epoch":0,"committed_round":0,"committed_hash":"","next_round":0,)"
-            R"("phase":"","attempt":0,"rounds_committed":0,"rounds_aborted":0,"peers_joined":0,)"
-            R"("peers_refused":0,"peers_evicted":0,"misbehaviours":0,"bytes_sent":0,)"
-            R"("bytes_received":0,"tokens_per_s":0,"spread":0,"custody_round":0,)"
-            R"("custody_state_bytes":0,"custody_pulled_bytes":0,"members":[],"history":[],)"
-            R"("lost_rounds":[]})");
+  EXPECT_EQ(
+      render_status_json(proto::TrackerStatus{}),
+      R"({"run_id":"","epoch":0,"committed_round":0,"committed_hash":"","next_round":0,)"
+      R"("final_round":0,"run_ended":false,"phase":"","attempt":0,"rounds_committed":0,"rounds_aborted":0,"peers_joined":0,)"
+      R"("peers_refused":0,"peers_evicted":0,"misbehaviours":0,"bytes_sent":0,)"
+      R"("bytes_received":0,"tokens_per_s":0,"spread":0,"custody_round":0,)"
+      R"("custody_state_bytes":0,"custody_pulled_bytes":0,"members":[],"history":[],)"
+      R"("lost_rounds":[]})");
 }
 
 TEST(StatusJson, EveryFieldOfAMemberAndARound) {
@@ -60,20 +61,21 @@ TEST(StatusJson, EveryFieldOfAMemberAndARound) {
                                          .group_size = 3,
                                          .mean_loss = 2.75f,
                                          .state_hash = hash});
-  EXPECT_EQ(render_status_json(s),
-            R"({"run_id":"run-a","epoch":3,"committed_round":40,"committed_hash":"ab12",)"
-            R"("next_round":41,"phase":"round 41 running","attempt":2,)"
-            R"("rounds_committed":5,"rounds_aborted":1,"peers_joined":4,"peers_refused":6,)"
-            R"("peers_evicted":7,"misbehaviours":8,"bytes_sent":100,"bytes_received":200,)"
-            R"("tokens_per_s":9000.5,"spread":0,"custody_round":0,"custody_state_bytes":0,)"
-            R"("custody_pulled_bytes":0,"members":[{"peer_id":"3f9a1c0b77e2","public_key":"k1",)"
-            R"("address":"10.0.0.5:7701","shard":2,"joined_s_ago":10.5,"last_seen_s_ago":0.25,)"
-            R"("state_round":40,"in_sync":true,"in_round":false,"last_heartbeat":{)"
-            R"("state_round":39,"inner_step":1000,"loss":2.5,"tokens_per_s":9000.5,)"
-            R"("bytes_sent":100,"bytes_received":200,"network_wait_s":0.1}}],)"
-            R"("history":[{"round":40,"unix_ms":1700000000000,"group_size":3,"mean_loss":2.75,)"
-            R"("state_hash":"ab00000000000000000000000000000000000000000000000000000000000000"}],)"
-            R"("lost_rounds":[]})");
+  EXPECT_EQ(
+      render_status_json(s),
+      R"({"run_id":"run-a","epoch":3,"committed_round":40,"committed_hash":"ab12",)"
+      R"("next_round":41,"final_round":0,"run_ended":false,"phase":"round 41 running","attempt":2,)"
+      R"("rounds_committed":5,"rounds_aborted":1,"peers_joined":4,"peers_refused":6,)"
+      R"("peers_evicted":7,"misbehaviours":8,"bytes_sent":100,"bytes_received":200,)"
+      R"("tokens_per_s":9000.5,"spread":0,"custody_round":0,"custody_state_bytes":0,)"
+      R"("custody_pulled_bytes":0,"members":[{"peer_id":"3f9a1c0b77e2","public_key":"k1",)"
+      R"("address":"10.0.0.5:7701","shard":2,"joined_s_ago":10.5,"last_seen_s_ago":0.25,)"
+      R"("state_round":40,"in_sync":true,"in_round":false,"last_heartbeat":{)"
+      R"("state_round":39,"inner_step":1000,"loss":2.5,"tokens_per_s":9000.5,)"
+      R"("bytes_sent":100,"bytes_received":200,"network_wait_s":0.1}}],)"
+      R"("history":[{"round":40,"unix_ms":1700000000000,"group_size":3,"mean_loss":2.75,)"
+      R"("state_hash":"ab00000000000000000000000000000000000000000000000000000000000000"}],)"
+      R"("lost_rounds":[]})");
 }
 
 TEST(StatusJson, EscapesOddTextFromPeers) {

@@ -101,7 +101,7 @@ std::map<std::string, int> check_exposition(const std::string& text) {
 TEST(StatusMetrics, RunAndMemberFigures) {
   const std::string text = render_status_metrics(test::sample_status());
   const auto samples = check_exposition(text);
-  EXPECT_EQ(samples.size(), 33u);
+  EXPECT_EQ(samples.size(), 35u);
   EXPECT_EQ(samples.at("loco_tracker_members"), 1);
   EXPECT_EQ(samples.at("loco_tracker_spread"), 1);
   EXPECT_EQ(samples.at("loco_tracker_custody_round"), 1);
@@ -112,6 +112,7 @@ TEST(StatusMetrics, RunAndMemberFigures) {
   EXPECT_TRUE(has_line(text, "loco_tracker_members 3")) << text;
   EXPECT_TRUE(has_line(text, "loco_tracker_members_in_sync 2")) << text;
   EXPECT_TRUE(has_line(text, "loco_tracker_committed_round 40")) << text;
+  EXPECT_TRUE(has_line(text, "loco_tracker_run_ended 0")) << text;
   EXPECT_TRUE(has_line(text, "loco_tracker_rounds_committed_total 40")) << text;
   EXPECT_TRUE(has_line(text, "loco_tracker_rounds_aborted_total 2")) << text;
   EXPECT_TRUE(has_line(text, "loco_tracker_sent_bytes 4020000000")) << text;
@@ -138,7 +139,7 @@ TEST(StatusMetrics, WholeNumbersKeepEveryDigit) {
 
 TEST(StatusMetrics, EmptyRunHasEveryFamilyAndNoMemberSamples) {
   const auto samples = check_exposition(render_status_metrics(proto::TrackerStatus{}));
-  EXPECT_EQ(samples.size(), 33u);
+  EXPECT_EQ(samples.size(), 35u);
   EXPECT_EQ(samples.at("loco_tracker_members"), 1);
   EXPECT_EQ(samples.at("loco_tracker_member_loss"), 0);
 }

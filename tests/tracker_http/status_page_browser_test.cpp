@@ -164,6 +164,25 @@ TEST_F(StatusPageBrowser, LostRoundsAreSaid) {
   EXPECT_EQ(lost.find("hidden"), std::string::npos) << lost;
 }
 
+// Once the run ended with its final state in custody, the page links to the final model; before
+// any copy there is no link.
+TEST_F(StatusPageBrowser, TheFinalModelIsLinked) {
+  proto::TrackerStatus status;
+  status.run_id = "ended";
+  status.committed_round = 60;
+  status.final_round = 60;
+  status.run_ended = true;
+  status.custody_round = 60;
+  status.phase = "the run ended at round 60: its model is in the tracker's custody";
+  const BrowserRun run = run_chromium(*chromium_, dir_, serve(status), "--dump-dom");
+  ASSERT_EQ(run.exit_code, 0) << read_file(dir_ / "chromium.log");
+  const std::string model = between(run.output, "id=\"model\"", "</div>");
+  EXPECT_NE(model.find("href=\"model.safetensors\""), std::string::npos) << model;
+  EXPECT_NE(model.find("model.safetensors, round 60: the run's final model"), std::string::npos)
+      << model;
+  EXPECT_EQ(model.find("hidden"), std::string::npos) << model;
+}
+
 TEST_F(StatusPageBrowser, AnEmptyRunSaysSo) {
   proto::TrackerStatus empty;
   empty.run_id = "new-run";
@@ -176,6 +195,8 @@ TEST_F(StatusPageBrowser, AnEmptyRunSaysSo) {
   const std::string chart = between(run.output, "<svg id=\"loss-chart\"", "</svg>");
   EXPECT_NE(chart.find("No committed round with a reported loss yet"), std::string::npos) << chart;
   EXPECT_NE(run.output.find(">waiting for peers<"), std::string::npos);
+  EXPECT_NE(between(run.output, "id=\"model\"", ">").find("hidden"), std::string::npos)
+      << "no copy: no link";
 }
 
 // Also the picture in docs/TRACKER.md: copy build/<type>/bin/tracker-status.png to

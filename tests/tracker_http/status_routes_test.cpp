@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <stdexcept>
 
 #include "sample_status.hpp"
@@ -94,6 +95,45 @@ TEST(StatusRoutes, AFailingStatusGives500) {
                          {});
   EXPECT_EQ(ask(http::verb::get, "/metrics", failing).result(),
             http::status::internal_server_error);
+}
+
+// The model link: 404 until there is a copy, then the file as a download, at most once per
+// interval (each answer holds a copy of the file until it is sent).
+TEST(StatusRoutes, TheModelIsADownloadHandedOutOncePerInterval) {
+  StatusRenderer renderer([] { return test::sample_status(); }, {});
+  http::request_header<> request;
+  request.method(http::verb::get);
+  request.target("/model.safetensors");
+  request.version(11);
+  EXPECT_EQ(respond(request, renderer).result(), http::status::not_found) << "no source";
+
+  std::shared_ptr<const ModelDownload> held;
+  int built = 0;
+  ModelGate gate(
+      [&] {
+        ++built;
+        return held;
+      },
+      std::chrono::hours(1));
+  const HttpResponse none = respond(request, renderer, &gate);
+  EXPECT_EQ(none.result(), http::status::not_found);
+  EXPECT_NE(none.body().find("no custody copy"), std::string::npos);
+
+  held = std::make_shared<const ModelDownload>(
+      ModelDownload{.round = 60, .filename = "run-round-60.safetensors", .bytes = "file bytes"});
+  const HttpResponse file = respond(request, renderer, &gate);
+  EXPECT_EQ(file.result(), http::status::ok);
+  EXPECT_EQ(file.body(), "file bytes");
+  EXPECT_EQ(file[http::field::content_type], "application/octet-stream");
+  EXPECT_EQ(file[http::field::content_disposition],
+            "attachment; filename=\"run-round-60.safetensors\"");
+  EXPECT_TRUE(is_download(file));
+  EXPECT_FALSE(is_download(none));
+
+  const HttpResponse busy = respond(request, renderer, &gate);
+  EXPECT_EQ(busy.result(), http::status::service_unavailable);
+  EXPECT_EQ(busy[http::field::retry_after], "3600");
+  EXPECT_EQ(built, 2) << "asked sooner: the source is not even asked";
 }
 
 }  // namespace

@@ -44,6 +44,10 @@ struct TensorRef {
 // Error(io) when the file cannot be written.
 void write_safetensors(const std::filesystem::path& path, std::span<const TensorRef> tensors,
                        const Metadata& metadata);
+// The same file's bytes in memory (one copy of the tensors' data), for a file served rather than
+// written; `name` stands for the file in error messages.
+std::vector<std::byte> safetensors_bytes(std::span<const TensorRef> tensors,
+                                         const Metadata& metadata, std::string_view name);
 
 // A checkpoint read back into memory: one buffer holds all tensor data.
 class SafetensorsFile {

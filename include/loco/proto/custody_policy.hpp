@@ -26,9 +26,11 @@ struct CustodyEntry {
 std::uint64_t next_custody_round(std::optional<std::uint64_t> last_stored, std::uint32_t every);
 
 // Whether the committed round is due for a copy: custody on (`every` > 0), past round 0 (the
-// genesis state is the settings' to recompute) and at or past next_custody_round().
+// genesis state is the settings' to recompute) and at or past next_custody_round(), or the run's
+// final round (train/run_end.hpp; 0: the run declares none) not stored yet: the trained model is
+// kept whatever `every` says, before the run's last peers leave.
 bool custody_due(std::uint64_t committed_round, std::optional<std::uint64_t> last_stored,
-                 std::uint32_t every);
+                 std::uint32_t every, std::uint64_t final_round = 0);
 
 // The copies to delete: all but the newest `keep`, then the oldest of those left while they
 // take more than `max_bytes`. The newest is never deleted (`keep` is at least 1, and the

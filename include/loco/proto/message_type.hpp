@@ -38,6 +38,7 @@ enum class MessageType : std::uint16_t {
   resync = 0x0187,
   state_to_peer = 0x0188,  // a state-transfer message from the tracker's custody (state_relay)
   view_delta = 0x0189,     // the change from one broadcast view to the next
+  run_ended = 0x018A,      // the run's final round is committed (and kept, or not, by the tracker)
   // peer <-> peer
   ring_chunk = 0x0201,
   all_gather_part = 0x0202,

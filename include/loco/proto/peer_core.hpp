@@ -17,6 +17,8 @@
 //   abort                    ──> aborted; on retry the survivors' group runs again from Δ
 //   resync                   ──> must_fetch, then fetched (the majority's state from donors);
 //                                kept when the run went back to the state served here
+//   run ended                ──> run_ended: the final round is committed (and in the tracker's
+//                                custody, or not kept there): a peer at it may leave
 // In gossip mode (config.gossip_group ≥ 2, docs/DESIGN.md §1.6) there is no tracker round: the
 // core averages θ ‖ v ‖ Δ in the group proto::gossip_group_of gives it and hands back the mean,
 // or this peer's own vector when it ends up alone (peer_core_gossip.cpp).
@@ -83,6 +85,8 @@ struct PeerEvent {
     fetched,             // `state`: the bytes of round `round`, hash `hash`; none when the run
                          // went back to the state this peer serves while it waited for a fetch
     kept,                // the run went back to the state this peer serves (round, hash)
+    run_ended,           // the run's final round `round` is committed with `hash`; `kept`: the
+                         // tracker holds a copy of it (else it keeps none: custody is off)
     note,                // something the peer's log should say: `text` (`warning`: a fault)
   };
   Kind kind{};
@@ -94,6 +98,7 @@ struct PeerEvent {
   Digest hash{};
   bool retry = false;
   bool mine = false;
+  bool kept = false;
   std::vector<PeerKey> members{};
   std::size_t trim = 0;
   bool waited_out = false;  // gossip mode, alone: the group was not done in the gossip wait

@@ -48,6 +48,7 @@ struct ClientEvent {
     abort_round,  // `abort`
     resync,       // fetch the state: `resync`
     state_relay,  // a state-transfer message from the tracker (custody): `relay_type`, `relay_body`
+    run_ended,    // the run's final round is committed, kept by the tracker or not: `run_ended`
     tracker_lost,   // silent past the eviction time: the driver reconnects
     tracker_error,  // a malformed or forged message: `text`; the driver reconnects
   };
@@ -59,6 +60,7 @@ struct ClientEvent {
   Commit commit{};
   AbortRound abort{};
   Resync resync{};
+  RunEnded run_ended{};
   MessageType relay_type{};
   std::vector<std::byte> relay_body{};
 };

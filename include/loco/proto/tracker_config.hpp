@@ -85,6 +85,11 @@ struct TrackerCoreConfig {
   float trim = 0.25f;
   std::uint32_t donors_per_resync = 3;
   CustodyConfig custody;
+  // The run's final round (train/run_end.hpp, from the run config's train.steps; 0: the run
+  // declares no end): once it commits, no round forms after it, the tracker pulls its state for
+  // custody at once (custody on), tells the members that hold it when it is kept (RunEnded), and
+  // never goes back to an older state: a newcomer fetches the final one.
+  std::uint64_t final_round = 0;
   // Gossip mode (docs/DESIGN.md §1.6): groups average among themselves, nothing is committed, and a
   // peer that joins more than gossip_max_lag rounds behind the round most members are at copies
   // a neighbour's state from there (tracker_gossip.cpp): a peer behind stays behind (every peer

@@ -127,6 +127,8 @@ class TrackerCore {
   std::optional<CustodyCopy> poll_custody();
   void set_custody(StateManifest manifest, std::shared_ptr<const std::vector<std::byte>> state);
   std::optional<CustodyEntry> custody() const { return custody_; }
+  // The bytes of that copy (null: none).
+  std::shared_ptr<const std::vector<std::byte>> custody_state() const { return custody_state_; }
 
  private:
   struct MemberRecord {
@@ -270,6 +272,25 @@ class TrackerCore {
   // Gives the members admitted since the last broadcast their first round.
   void stamp_admitted_members();
 
+  // The end of the run (tracker_run_end.cpp; TrackerCoreConfig::final_round).
+  bool run_over() const {
+    return config_.final_round != 0 && committed_round_ >= config_.final_round;
+  }
+  // The run is over and the tracker will hold no copy of its final state: custody is off, or the
+  // state is too large. Its members need not wait for one.
+  bool final_state_unkept() const;
+  // Tells `peer` the run ended (RunEnded) if it holds the final state and the tracker keeps it, or
+  // will not: a member at the final round waits for this before it leaves.
+  void tell_run_ended(const PeerKey& peer);
+  void tell_members_run_ended();
+  // After the final round's commit: says so, and tells the members when no copy will be kept.
+  void final_round_committed();
+  // reconcile() at the end of the run: the final state is never given up for an older one.
+  void wait_for_the_final_state(TimePoint now);
+  // Why a peer may not join now: the run is over and nobody can hand it the final state (no live
+  // member holds it, the tracker has no copy) and the peer does not hold it itself.
+  std::optional<std::string> end_refusal(const JoinRequest& request) const;
+
   // Checkpoint custody (tracker_custody.cpp).
   bool custody_serves() const;  // the custody copy is the run's committed state
   bool state_available() const { return someone_in_sync() || custody_serves(); }
@@ -308,7 +329,8 @@ class TrackerCore {
   std::vector<RoundRecord> history_;
   std::vector<LostRounds> lost_rounds_;  // the newest TrackerSnapshot::kMaxLostRounds, saved
   TimePoint reconcile_after_{};  // a restarted tracker waits this long for its peers to return
-  bool no_known_state_noted_ = false;  // said once that no live peer holds a committed state
+  bool no_known_state_noted_ = false;       // said once that no live peer holds a committed state
+  bool final_state_missing_noted_ = false;  // said once that no one holds the final state
 
   std::map<PeerKey, ReadyEntry> ready_;  // for next_round()
   std::set<PeerKey> refused_;            // updates refused for next_round(): not waited for

@@ -61,6 +61,10 @@ struct JoinReply {
   // The run's current state: a peer that holds another will be sent a resync.
   std::uint64_t committed_round = 0;
   Digest committed_hash{};
+  // The run's final round (train/run_end.hpp, from the tracker's run config; 0: none declared): a
+  // peer at or past it waits for RunEnded before it leaves, and one that joins there trains no
+  // more, whatever its own config says.
+  std::uint64_t final_round = 0;
 };
 
 struct Heartbeat {
@@ -202,6 +206,17 @@ struct StateReport {
   Digest state_hash{};
 };
 
+// The run's final round (train/run_end.hpp) is committed with `state_hash`, sent to each member
+// that holds it once the tracker holds a custody copy of it (`kept`), or at once when the tracker
+// keeps none (custody off or the state too large): a member at the final round waits for it
+// before it leaves, so that the run's model outlives its peers.
+struct RunEnded {
+  static constexpr MessageType kType = MessageType::run_ended;
+  std::uint64_t round = 0;
+  Digest state_hash{};
+  bool kept = false;
+};
+
 struct MisbehaviourReport {
   static constexpr MessageType kType = MessageType::misbehaviour_report;
   secure::PublicKey suspect;
@@ -222,6 +237,7 @@ std::vector<std::byte> encode(const AbortRound& m);
 std::vector<std::byte> encode(const Resync& m);
 std::vector<std::byte> encode(const StateReport& m);
 std::vector<std::byte> encode(const MisbehaviourReport& m);
+std::vector<std::byte> encode(const RunEnded& m);
 std::vector<std::byte> encode(const ViewRequest& m);
 
 // Decodes a message body of type T::kType. Throws Error(format) naming the message.
@@ -257,6 +273,8 @@ template <>
 MisbehaviourReport decode<MisbehaviourReport>(std::span<const std::byte> body);
 template <>
 ViewRequest decode<ViewRequest>(std::span<const std::byte> body);
+template <>
+RunEnded decode<RunEnded>(std::span<const std::byte> body);
 
 // The view, signed with the tracker's key over the run id and the view's bytes.
 std::vector<std::byte> encode_signed_view(const View& view, const secure::KeyPair& tracker,

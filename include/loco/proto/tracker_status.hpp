@@ -30,8 +30,10 @@ struct TrackerStatus {
   std::uint64_t committed_round = 0;
   std::string committed_hash;  // hex
   std::uint64_t next_round = 0;
-  std::string phase;          // "waiting for peers", "forming round 12", "round 12 running"
-  std::uint32_t attempt = 0;  // of the running round
+  std::uint64_t final_round = 0;  // the run's last round, from its config (0: none declared)
+  bool run_ended = false;         // the final round is committed
+  std::string phase;              // "waiting for peers", "forming round 12", "round 12 running"
+  std::uint32_t attempt = 0;      // of the running round
   std::uint64_t rounds_committed = 0;  // by this process since it started
   std::uint64_t rounds_aborted = 0;
   std::uint64_t peers_joined = 0;  // admissions since start

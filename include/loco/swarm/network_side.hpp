@@ -35,6 +35,8 @@ class NetworkSide {
   // The next event; nothing after `timeout` (a hang guard for the caller to report), or soon
   // once the side has stopped.
   virtual std::optional<SwarmEvent> wait(Duration timeout) = 0;
+  // The tracker's word that the run ended (Mailbox::wait_run_ended); nothing after `timeout`.
+  virtual std::optional<SwarmEvent> wait_run_ended(Duration timeout) = 0;
   // Is an event `which` accepts waiting (not taken yet)? Polled between inner steps.
   virtual bool holds(const std::function<bool(const SwarmEvent&)>& which) const = 0;
   // Tells the tracker and stops. Once it returns, the network side reads nothing the compute

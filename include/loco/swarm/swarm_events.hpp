@@ -30,6 +30,8 @@ struct SwarmEvent {
                  // attempt `attempt`'s mean leads to (`hash`, `manifest`) and reported it
     committed,   // the tracker committed `round` with state `hash`
     aborted,     // attempt `attempt` of `round` failed; `retry`: another follows
+    run_ended,   // the run's final round `round` is committed with `hash`; `kept`: the tracker
+                 // holds a copy of it (Mailbox: kept apart from the queue, for wait_run_ended)
   };
   Kind kind{};
   std::string text{};
@@ -38,6 +40,7 @@ struct SwarmEvent {
   std::uint32_t attempt = 0;
   Digest hash{};
   bool retry = false;
+  bool kept = false;
   std::size_t members = 0;  // of the group, with `mean`
   // A copy, not a view of the ring's buffer: a later attempt may reuse that buffer while the
   // compute thread still reads this one.
@@ -49,10 +52,13 @@ struct SwarmEvent {
 
 class Mailbox {
  public:
-  // Queues `event`; a `fetched` one replaces any fetched event still queued.
+  // Queues `event`; a `fetched` one replaces any fetched event still queued. A `run_ended` one
+  // is not queued but kept for wait_run_ended(), so that no round's wait takes it for stale.
   void post(SwarmEvent event);
   // The next event; nothing after `timeout` (a hang guard for the caller to report).
   std::optional<SwarmEvent> wait(Duration timeout);
+  // The run_ended event, once posted (it stays); nothing after `timeout`.
+  std::optional<SwarmEvent> wait_run_ended(Duration timeout);
   // Is an event `which` accepts waiting (not taken yet)?
   bool holds(const std::function<bool(const SwarmEvent&)>& which) const;
   bool empty() const;
@@ -61,6 +67,7 @@ class Mailbox {
   mutable std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<SwarmEvent> events_;
+  std::optional<SwarmEvent> run_ended_;
 };
 
 }  // namespace loco::swarm

@@ -108,6 +108,9 @@ class SwarmGroup final : public train::OuterGroup,
   // The mean training loss of the steps since the last round: the next ready tells the tracker,
   // whose status page shows it as that round's loss.
   void note_phase_loss(float loss) { phase_loss_ = loss; }
+  // After the last round: the tracker's word that the run ended (its final round committed, and
+  // whether it holds a copy), however early it came; nothing after `bound` or once *stop is set.
+  std::optional<SwarmEvent> wait_run_ended(Duration bound);
   // Tells the tracker and stops the network thread. Once it returns, the network thread reads
   // nothing the caller owns (the strategy's tentative state may be freed).
   void leave(const std::string& reason);

@@ -23,6 +23,9 @@ class SwarmThread final : public NetworkSide {
   void start(const Digest& genesis, std::uint64_t round, const Digest& hash) override;
   void post(Command command) override;
   std::optional<SwarmEvent> wait(Duration timeout) override { return mailbox_.wait(timeout); }
+  std::optional<SwarmEvent> wait_run_ended(Duration timeout) override {
+    return mailbox_.wait_run_ended(timeout);
+  }
   bool holds(const std::function<bool(const SwarmEvent&)>& which) const override {
     return mailbox_.holds(which);
   }

@@ -61,6 +61,12 @@ struct StreamingConfig {
   void validate() const;  // throws Error(config)
 };
 
+// The inner step after which round `round` lands (0 for round 0): round r (1-based) is fragment
+// (r − 1) mod P of cycle (r − 1) div P, sent at t_p of that cycle and landed τ steps later, or,
+// eager, at the fragment's next send. A newcomer's place in the lr schedule, and where a run of
+// train.steps steps ends (run_end.hpp).
+std::uint64_t landed_step(const StreamingConfig& config, std::uint64_t round);
+
 class StreamingDiLoCo final : public Strategy {
  public:
   // The shared arenas: DiLoCo's two (so that P = 1 hashes alike), and Δ̄(k−1) when overlapped.
@@ -105,7 +111,6 @@ class StreamingDiLoCo final : public Strategy {
   // After a replaced state: the local copy from θ, nothing in flight, the loop's step where the
   // run's round landed (its place in the lr schedule).
   void restart(InnerLoop& loop);
-  std::uint64_t landed_step(std::uint64_t round) const;
 
   StreamingConfig config_;
   AsyncOuterGroup& group_;

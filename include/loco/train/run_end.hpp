@@ -1,0 +1,19 @@
+#pragma once
+// Where a swarm run ends: the last round its config declares (docs/TRACKER.md, "The end of a
+// run"). A peer trains train.steps inner steps; the round its shared state is at after them, when
+// every round committed, is the run's final round. The tracker forms no round after it and takes
+// custody of its state; a peer that starts later fetches that state and trains no more.
+
+#include <cstdint>
+
+#include "loco/train/train_config.hpp"
+
+namespace loco::train {
+
+// DiLoCo: ⌊steps / H⌋ (the steps after the last round are local); DDP and DeMo: steps (a round a
+// step); Streaming DiLoCo: the last round that lands by step `steps` (one sent later would still
+// be on the wire when the peers stop). 0: the run declares no end (gossip mode, which commits
+// nothing, or no strategy).
+std::uint64_t final_round(const TrainConfig& config);
+
+}  // namespace loco::train

@@ -1,0 +1,20 @@
+#include "loco/train/run_end.hpp"
+
+#include "loco/train/make_streaming.hpp"
+
+namespace loco::train {
+
+std::uint64_t final_round(const TrainConfig& config) {
+  const StrategySection& s = config.strategy;
+  const std::uint64_t steps = config.train.steps;
+  if (s.kind == "diloco") return s.gossip_group != 0 ? 0 : steps / s.diloco_h;
+  if (s.kind == "ddp" || s.kind == "demo") return steps;
+  if (s.kind != "streaming") return 0;
+  // Landing steps grow with the round: at most P rounds a cycle of H steps land by `steps`.
+  const StreamingConfig streaming = streaming_config(s);
+  std::uint64_t round = (steps / s.diloco_h + 1) * s.fragments;
+  while (round > 0 && landed_step(streaming, round) > steps) --round;
+  return round;
+}
+
+}  // namespace loco::train
