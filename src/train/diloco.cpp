@@ -73,9 +73,16 @@ proto::StateManifest DiLoCo::tentative(std::span<const float> mean, std::uint64_
 }
 
 RoundResult DiLoCo::round(InnerLoop& loop) {
+  round(loop.params());
+  if (last_.kind == RoundResult::Kind::replaced)
+    loop.set_steps(shared_.round() * config_.inner_steps);
+  return last_;
+}
+
+RoundResult DiLoCo::round(Arena& params) {
   // Δ = θ_old − θ_new, and its norm for the tracker's screening.
   const auto old_params = theta().data();
-  const auto new_params = loop.params().data();
+  const auto new_params = params.data();
   const auto delta = delta_.data();
   double squares = 0;
   for (std::size_t i = 0; i < delta.size(); ++i) {
@@ -97,9 +104,7 @@ RoundResult DiLoCo::round(InnerLoop& loop) {
             optim::outer_nesterov_step(config_.outer, theta().data(), momentum().data(), mean_);
             shared_.set_round(next);
           }});
-  if (last_.kind != RoundResult::Kind::skipped) loop.params().copy_from(theta());
-  if (last_.kind == RoundResult::Kind::replaced)
-    loop.set_steps(shared_.round() * config_.inner_steps);
+  if (last_.kind != RoundResult::Kind::skipped) params.copy_from(theta());
   return last_;
 }
 

@@ -41,6 +41,10 @@ class DiLoCo final : public Strategy {
 
   // Runs the round now (after_step does every H steps).
   RoundResult round(InnerLoop& loop);
+  // The round for a trainer that is not an InnerLoop (the C API, host/trainer_peer.hpp):
+  // Δ = θ − params, and unless skipped params ← the new θ. The caller keeps its place in the
+  // learning-rate schedule.
+  RoundResult round(Arena& params);
   const RoundResult& last_round() const { return last_; }
 
  private:
