@@ -2,12 +2,13 @@
 process. After every round every peer reports the same state hash."""
 
 import json
+import subprocess
 
 import numpy as np
 import pytest
 
 import loco
-from conftest import start_python_peer
+from conftest import BIN, start_python_peer
 
 ROUNDS = 4
 
@@ -31,6 +32,37 @@ def test_three_python_peers_hold_the_same_state_after_every_round(tracker_factor
     first = np.mean([run[0]["loss"] for run in runs])
     last = np.mean([run[-1]["loss"] for run in runs])
     assert last < first, f"the loss did not fall: {first} then {last}"
+
+
+def test_loco_peers_and_python_peers_are_members_of_one_run(tracker_factory, tmp_path):
+    """2 loco-peer and 2 Python peers, each config written the same way (one config format
+    serves both): every round has all four, and all report the same state after it. The Python
+    peers' trainer is a stand-in (tests/python/quadratic_peer.py): what is shown is that both
+    kinds of peer hold the same bits, not what the mix learns."""
+    rounds = 3
+    tracker = tracker_factory(min_peers=4, steps=20 * rounds)  # loco-peer: H = 20 steps a round
+    loco_peers = [subprocess.Popen([str(BIN / "loco-peer"), "--config",
+                                    str(tracker.peer_config(tmp_path, f"loco-{i}"))],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                  for i in range(2)]
+    python_peers = [start_python_peer(tracker.peer_config(tmp_path, f"py-{i}"), rounds, seed=i)
+                    for i in range(2)]
+    states = []  # per peer: the first 16 hex digits of the state after each round
+    for process in loco_peers:
+        out, err = process.communicate(timeout=120)
+        assert process.returncode == 0, f"loco-peer failed:\n{err}"
+        # "round R committed members M loss L state H" (peer/swarm_peer.hpp)
+        lines = [line.split() for line in out.splitlines() if line.startswith("round ")]
+        assert [(int(w[1]), w[2], int(w[4])) for w in lines] == \
+            [(r + 1, "committed", 4) for r in range(rounds)], out
+        states.append([w[8] for w in lines])
+    for process in python_peers:
+        run = results(process)
+        assert [(row["round"], row["kind"], row["members"]) for row in run] == \
+            [(r + 1, "committed", 4) for r in range(rounds)], run
+        states.append([row["state"][:16] for row in run])
+    for r in range(rounds):
+        assert len({peer[r] for peer in states}) == 1, f"round {r + 1}: {states}"
 
 
 def test_errors_are_loco_errors_with_a_status_and_a_message(tracker_factory, tmp_path):
