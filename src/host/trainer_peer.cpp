@@ -75,22 +75,24 @@ std::unique_ptr<TrainerPeer> TrainerPeer::open(const std::filesystem::path& conf
   if (options.threads > 0) model::set_compute_threads(options.threads);
   const secure::KeyPair key = secure::read_key_file(options.key_file, secure::KeyOwner::peer);
   swarm::SwarmConfig swarm = swarm_config(options, config);
-  return std::unique_ptr<TrainerPeer>(new TrainerPeer(std::move(config), key, std::move(swarm)));
+  // The genesis (train/genesis.hpp): the run's initial parameters, zero momentum, round 0.
+  train::SharedState genesis = train::genesis_state(config);
+  return std::unique_ptr<TrainerPeer>(
+      new TrainerPeer(std::move(config), key, std::move(swarm), std::move(genesis)));
 }
 
 TrainerPeer::TrainerPeer(train::TrainConfig config, const secure::KeyPair& key,
-                         swarm::SwarmConfig swarm)
+                         swarm::SwarmConfig swarm, train::SharedState genesis)
     : config_(std::move(config)),
       key_(key),
-      layout_(train::make_model(config_)->layout()),
+      layout_(genesis.arena(0).shared_layout()),
       group_(std::move(swarm), key_, &stop_),
       diloco_(train::DiLoCoConfig{.inner_steps = config_.strategy.diloco_h,
                                   .outer = config_.strategy.outer},
               layout_, group_),
       local_(layout_),
       buffers_(layout_->tensor_count(), nullptr) {
-  // The genesis (train/genesis.hpp): the run's initial parameters, zero momentum, round 0.
-  diloco_.shared() = train::genesis_state(config_);
+  diloco_.shared() = std::move(genesis);
   group_.bind(diloco_.shared());
 }
 

@@ -77,7 +77,8 @@ class TrainerPeer {
   void interrupt() { stop_.store(true); }
 
  private:
-  TrainerPeer(train::TrainConfig config, const secure::KeyPair& key, swarm::SwarmConfig swarm);
+  TrainerPeer(train::TrainConfig config, const secure::KeyPair& key, swarm::SwarmConfig swarm,
+              train::SharedState genesis);
   void write_back();
 
   train::TrainConfig config_;
