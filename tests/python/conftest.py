@@ -4,6 +4,7 @@ ctest runs these with LOCO_BIN_DIR (loco-tracker, loco-peer), LOCO_SOURCE_DIR an
 (the built package) set (tests/python/CMakeLists.txt).
 """
 
+import json
 import os
 import selectors
 import subprocess
@@ -17,11 +18,19 @@ SOURCE = Path(os.environ["LOCO_SOURCE_DIR"])
 HERE = Path(__file__).resolve().parent
 
 
-def run_config(folder, steps=None):
-    """configs/swarm-tiny.toml, with train.steps replaced when given: the run's config file."""
+def run_config(folder, h=None, rounds=None, data=None):
+    """configs/swarm-tiny.toml as the run's config file, with H (strategy.diloco-h), the steps
+    (H × rounds: loco-peer's) and the [data] section's lines replaced when given."""
     text = (SOURCE / "configs" / "swarm-tiny.toml").read_text()
-    if steps is not None:
-        text = text.replace("steps = 300\n", f"steps = {steps}\n", 1)
+    h_line = "diloco-h = 20 "
+    assert h_line in text and "steps = 300\n" in text
+    if h is not None:
+        text = text.replace(h_line, f"diloco-h = {h} ", 1)
+    if rounds is not None:
+        text = text.replace("steps = 300\n", f"steps = {(h or 20) * rounds}\n", 1)
+    if data is not None:
+        start = text.index("[data]\n") + len("[data]\n")
+        text = text[:start] + data + text[text.index("\n[", start):]
     path = folder / "run.toml"
     path.write_text(text)
     return path
@@ -46,7 +55,8 @@ class Tracker:
         prefix = "listening on "
         if not line.startswith(prefix) or " as " not in line:
             self.stop()
-            raise RuntimeError(f"loco-tracker did not start: {line!r}; its log: {self.log}")
+            last = (self.log.read_text().strip().splitlines() or [""])[-1]
+            raise RuntimeError(f"loco-tracker did not start: {last}; its log: {self.log}")
         self.address, self.public_key = line[len(prefix):].strip().split(" as ")
         self.run_id = run_id
         self.config = config
@@ -86,8 +96,8 @@ def read_line(stream, timeout):
 def tracker_factory(tmp_path):
     trackers = []
 
-    def make(min_peers, steps=None, run_id="py-run"):
-        tracker = Tracker(tmp_path, run_config(tmp_path, steps), run_id, min_peers)
+    def make(min_peers, h=None, rounds=None, data=None, run_id="py-run"):
+        tracker = Tracker(tmp_path, run_config(tmp_path, h, rounds, data), run_id, min_peers)
         trackers.append(tracker)
         return tracker
 
@@ -96,8 +106,48 @@ def tracker_factory(tmp_path):
         assert tracker.stop() == 0, f"loco-tracker failed; its log: {tracker.log}"
 
 
-def start_python_peer(config, rounds, seed):
-    """tests/python/quadratic_peer.py as its own process: one JSON line per round on stdout."""
-    return subprocess.Popen([sys.executable, str(HERE / "quadratic_peer.py"), str(config),
-                             str(rounds), str(seed)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+@pytest.fixture
+def spawn():
+    """Starts a peer process (stdout and stderr piped); whatever still runs at the test's end
+    (a failed assertion) is killed, so that a peer that failed does not leave the others
+    waiting for it."""
+    processes = []
+
+    def start(argv):
+        process = subprocess.Popen([str(a) for a in argv], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        processes.append(process)
+        return process
+
+    yield start
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def python_peer(spawn, config, rounds, seed):
+    """tests/python/quadratic_peer.py as its own process."""
+    return spawn([sys.executable, HERE / "quadratic_peer.py", config, rounds, seed])
+
+
+def python_rounds(process, timeout=120):
+    """A Python peer's rounds, one dict per JSON line it printed: round, kind, members, state
+    (the full hash), loss."""
+    out, err = process.communicate(timeout=timeout)
+    assert process.returncode == 0, f"a Python peer failed ({process.returncode}):\n{err}"
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def loco_peer_rounds(process, timeout=120):
+    """A loco-peer's rounds from its lines "round R KIND members M loss L state H"
+    (peer/swarm_peer.hpp), as python_rounds gives them (state: H, the first 16 hex digits)."""
+    out, err = process.communicate(timeout=timeout)
+    assert process.returncode == 0, f"loco-peer failed ({process.returncode}):\n{err}"
+    rows = []
+    for line in out.splitlines():
+        w = line.split()
+        if w[:1] == ["round"]:
+            rows.append({"round": int(w[1]), "kind": w[2], "members": int(w[4]),
+                         "loss": float(w[6]), "state": w[8]})
+    return rows

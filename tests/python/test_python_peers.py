@@ -1,68 +1,53 @@
 """Python peers of the package loco in real runs: a loco-tracker on loopback, each peer its own
 process. After every round every peer reports the same state hash."""
 
-import json
-import subprocess
-
 import numpy as np
 import pytest
 
 import loco
-from conftest import BIN, start_python_peer
+from conftest import BIN, loco_peer_rounds, python_peer, python_rounds
 
 ROUNDS = 4
 
 
-def results(process, timeout=120):
-    out, err = process.communicate(timeout=timeout)
-    assert process.returncode == 0, f"a peer failed ({process.returncode}):\n{err}"
-    return [json.loads(line) for line in out.splitlines()]
-
-
-def test_three_python_peers_hold_the_same_state_after_every_round(tracker_factory, tmp_path):
-    tracker = tracker_factory(min_peers=3)
-    peers = [start_python_peer(tracker.peer_config(tmp_path, f"py-{i}"), ROUNDS, seed=i)
-             for i in range(3)]
-    runs = [results(p) for p in peers]
-    for r in range(ROUNDS):
+def same_state_after_every_round(runs, rounds):
+    """Every peer's every round committed with all of them, and one state after each (a
+    loco-peer prints 16 hex digits of it)."""
+    assert all(len(run) == rounds for run in runs), runs
+    for r in range(rounds):
         rows = [run[r] for run in runs]
-        assert all(row["kind"] == "committed" and row["members"] == 3 for row in rows), rows
-        assert all(row["round"] == r + 1 for row in rows), rows
-        assert len({row["state"] for row in rows}) == 1, f"round {r + 1}: {rows}"
+        assert all(row["round"] == r + 1 and row["kind"] == "committed" and
+                   row["members"] == len(runs) for row in rows), rows
+        assert len({row["state"][:16] for row in rows}) == 1, f"round {r + 1}: {rows}"
+
+
+def test_three_python_peers_hold_the_same_state_after_every_round(tracker_factory, tmp_path,
+                                                                  spawn):
+    tracker = tracker_factory(min_peers=3)
+    peers = [python_peer(spawn, tracker.peer_config(tmp_path, f"py-{i}"), ROUNDS, seed=i)
+             for i in range(3)]
+    runs = [python_rounds(p) for p in peers]
+    same_state_after_every_round(runs, ROUNDS)
     first = np.mean([run[0]["loss"] for run in runs])
     last = np.mean([run[-1]["loss"] for run in runs])
     assert last < first, f"the loss did not fall: {first} then {last}"
 
 
-def test_loco_peers_and_python_peers_are_members_of_one_run(tracker_factory, tmp_path):
+def test_loco_peers_and_python_peers_are_members_of_one_run(tracker_factory, tmp_path, spawn):
     """2 loco-peer and 2 Python peers, each config written the same way (one config format
     serves both): every round has all four, and all report the same state after it. The Python
     peers' trainer is a stand-in (tests/python/quadratic_peer.py): what is shown is that both
-    kinds of peer hold the same bits, not what the mix learns."""
+    kinds of peer hold the same bits, not what the mix learns (test_torch_peers.py trains one
+    GPT with both)."""
     rounds = 3
-    tracker = tracker_factory(min_peers=4, steps=20 * rounds)  # loco-peer: H = 20 steps a round
-    loco_peers = [subprocess.Popen([str(BIN / "loco-peer"), "--config",
-                                    str(tracker.peer_config(tmp_path, f"loco-{i}"))],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    tracker = tracker_factory(min_peers=4, h=10, rounds=rounds)
+    loco_peers = [spawn([BIN / "loco-peer", "--config", tracker.peer_config(tmp_path, f"loco-{i}")])
                   for i in range(2)]
-    python_peers = [start_python_peer(tracker.peer_config(tmp_path, f"py-{i}"), rounds, seed=i)
+    python_peers = [python_peer(spawn, tracker.peer_config(tmp_path, f"py-{i}"), rounds, seed=i)
                     for i in range(2)]
-    states = []  # per peer: the first 16 hex digits of the state after each round
-    for process in loco_peers:
-        out, err = process.communicate(timeout=120)
-        assert process.returncode == 0, f"loco-peer failed:\n{err}"
-        # "round R committed members M loss L state H" (peer/swarm_peer.hpp)
-        lines = [line.split() for line in out.splitlines() if line.startswith("round ")]
-        assert [(int(w[1]), w[2], int(w[4])) for w in lines] == \
-            [(r + 1, "committed", 4) for r in range(rounds)], out
-        states.append([w[8] for w in lines])
-    for process in python_peers:
-        run = results(process)
-        assert [(row["round"], row["kind"], row["members"]) for row in run] == \
-            [(r + 1, "committed", 4) for r in range(rounds)], run
-        states.append([row["state"][:16] for row in run])
-    for r in range(rounds):
-        assert len({peer[r] for peer in states}) == 1, f"round {r + 1}: {states}"
+    runs = [python_rounds(p) for p in python_peers]  # first: one that fails ends the test
+    runs += [loco_peer_rounds(p) for p in loco_peers]
+    same_state_after_every_round(runs, rounds)
 
 
 def test_errors_are_loco_errors_with_a_status_and_a_message(tracker_factory, tmp_path):
