@@ -38,6 +38,9 @@
  * signal handler, while another call on the handle runs. Strings returned stay valid until the
  * next call on the same thread (loco_last_error) or handle (the others), or loco_peer_close.
  * Internally a peer runs one network thread of its own, which never calls back into the caller.
+ *
+ * Logs: loco logs to stderr at the config's log-level (loco_peer_open sets up spdlog's default
+ * logger of the process, as loco-peer does).
  */
 #ifndef LOCO_LOCO_H
 #define LOCO_LOCO_H
@@ -109,7 +112,8 @@ LOCO_API loco_status loco_keygen(const char* path, char public_key_hex[65]);
 /* Reads the peer config file, the run config it names and the key file; nothing is sent yet.
  * On success *out is a new handle; on failure *out is null (loco_last_error() says why). */
 LOCO_API loco_status loco_peer_open(const char* config_path, loco_peer** out);
-/* Leaves the run if still in it, stops the network thread, frees the handle. Null is allowed. */
+/* Leaves the run if still in it, stops the network thread, frees the handle. Null is allowed.
+ * Blocks up to 2 s while the leave message and the links' close frames go out. */
 LOCO_API void loco_peer_close(loco_peer* peer);
 /* The message of the last call on `peer` that failed ("" if none). */
 LOCO_API const char* loco_peer_last_error(const loco_peer* peer);

@@ -133,6 +133,7 @@ std::optional<JoinInfo> TrainerPeer::join(Duration patience) {
                                 static_cast<std::size_t>(std::ranges::count(buffers_, nullptr)),
                             buffers_.size()));
   }
+  if (stop_.load()) return std::nullopt;  // interrupted before: the session is not started twice
   const proto::StateManifest genesis = diloco_.shared().manifest();
   swarm::JoinOutcome outcome;
   try {
@@ -162,6 +163,9 @@ train::RoundResult TrainerPeer::round(float loss) {
   if (phase_ != Phase::joined)
     throw Error(ErrorCategory::invalid_argument,
                 phase_ == Phase::open ? "round: join the run first" : "round: this peer has left");
+  // Interrupted: no new round goes to the network (loco.h: later calls return at once).
+  if (stop_.load())
+    return train::RoundResult{.kind = train::RoundResult::Kind::skipped, .state = hash_};
   for (std::size_t i = 0; i < buffers_.size(); ++i) {
     const std::span<float> tensor = local_.tensor(i);
     std::memcpy(tensor.data(), buffers_[i], tensor.size_bytes());

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "loco/loco.h"
@@ -40,6 +41,14 @@ static void expect_error(loco_status status, loco_status expected, const loco_pe
 }
 
 static char g_dir[256];
+static struct timespec g_start;
+
+/* Seconds since the test started, for its log. */
+static double elapsed(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)(now.tv_sec - g_start.tv_sec) + (double)(now.tv_nsec - g_start.tv_nsec) / 1e9;
+}
 static tracker_process g_tracker;
 
 static int remove_entry(const char* path, const struct stat* info, int flag, struct FTW* at) {
@@ -280,8 +289,37 @@ static void test_rounds(void) {
   free_model(&mb);
 }
 
+/* interrupt ends a round that waits for a group that cannot form (the run needs 2 peers and
+ * this one is alone in it), and a join after it returns at once. */
+static void test_interrupt(void) {
+  write_peer_config("d.toml", "peer-d.key", "capi-run");
+  write_peer_config("e.toml", "peer-e.key", "capi-run");
+  loco_peer* d = open_peer("d.toml");
+  loco_peer* e = open_peer("e.toml");
+  if (d == NULL || e == NULL) return;
+  model md = bind_model(d), me = bind_model(e);
+  CHECK(loco_peer_join(d, 30.0, NULL) == LOCO_OK, "join d: %s", loco_peer_last_error(d));
+  round_call call = {.peer = d, .loss = NAN};
+  pthread_t thread;
+  pthread_create(&thread, NULL, run_round, &call);
+  loco_peer_interrupt(d); /* before or during the round: either way it ends skipped */
+  pthread_join(thread, NULL);
+  CHECK(call.status == LOCO_OK && call.result.kind == LOCO_ROUND_SKIPPED,
+        "an interrupted round is skipped: %s, kind %d", loco_status_name(call.status),
+        (int)call.result.kind);
+  loco_peer_interrupt(e);
+  expect_error(loco_peer_join(e, 30.0, NULL), LOCO_ERR_INTERRUPTED, e, "interrupted",
+               "a join after interrupt");
+  loco_peer_close(d);
+  loco_peer_close(e);
+  free_model(&md);
+  free_model(&me);
+}
+
 int main(void) {
-  alarm(120); /* a hung test ends here, not at ctest's limit */
+  alarm(120);                       /* a hung test ends here, not at ctest's limit */
+  setvbuf(stdout, NULL, _IOLBF, 0); /* each line as it happens, in ctest's log too */
+  clock_gettime(CLOCK_MONOTONIC, &g_start);
   snprintf(g_dir, sizeof g_dir, "%s", "/tmp/loco-capi-test-XXXXXX");
   if (mkdtemp(g_dir) == NULL) {
     perror("mkdtemp");
@@ -289,7 +327,7 @@ int main(void) {
   }
   printf("libloco %s, folder %s\n", loco_version(), g_dir);
   static const char* keys[] = {"tracker.key", "peer-a.key", "peer-b.key", "peer-c.key",
-                               "peer-x.key"};
+                               "peer-d.key",  "peer-e.key", "peer-x.key"};
   for (size_t i = 0; i < sizeof keys / sizeof *keys; ++i) {
     char path[512];
     path_in_dir(path, sizeof path, keys[i]);
@@ -327,9 +365,15 @@ int main(void) {
 
   test_errors_before_the_tracker();
   if (tracker_start(&g_tracker, program, argv, log, 30) != 0) return 1;
+  printf("%.1f s: the tracker listens at %s\n", elapsed(), g_tracker.address);
   test_errors_of_an_open_peer();
+  printf("%.1f s: the errors of an open peer checked\n", elapsed());
+  test_interrupt();
+  printf("%.1f s: interrupt checked\n", elapsed());
   test_rounds();
+  printf("%.1f s: rounds checked\n", elapsed());
   const int tracker_status = tracker_stop(&g_tracker, 10);
+  printf("%.1f s: the tracker stopped\n", elapsed());
   CHECK(tracker_status == 0, "the tracker ended with status %d (its log: %s)", tracker_status, log);
   printf("%d failed\n", g_failures);
   if (g_failures > 0) return 1;

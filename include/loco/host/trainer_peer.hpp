@@ -73,7 +73,8 @@ class TrainerPeer {
   // Tells the tracker and stops the network thread. Further rounds are refused.
   void leave(const std::string& reason);
   // The blocking call in progress (join, round) returns soon: join with nothing, a round with
-  // skipped (or the outcome the group had already decided). Any thread; async-signal-safe.
+  // skipped (or the outcome the group had already decided); later ones return so at once,
+  // without a word to the run. Any thread; async-signal-safe.
   void interrupt() { stop_.store(true); }
 
  private:
