@@ -136,7 +136,7 @@ LOCO_API loco_status loco_peer_bind(loco_peer* peer, const char* name, const siz
  * when the run is past its genesis, and writes θ into the bound buffers. Blocks until joined, at
  * most `timeout_s` seconds without an answer (LOCO_ERR_NETWORK). A refusal by the tracker (wrong
  * run, another model, not admitted) is LOCO_ERR_CONFIG with the tracker's reason. `info` may be
- * null. */
+ * null. After a failed join the handle is good only for loco_peer_close (LOCO_ERR_STATE). */
 LOCO_API loco_status loco_peer_join(loco_peer* peer, double timeout_s, loco_join_info* info);
 
 /* One DiLoCo round from the bound buffers as they are now: Δ = θ − buffers, averaged with the

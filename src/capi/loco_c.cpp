@@ -79,6 +79,7 @@ loco_status check_phase(loco_peer* peer, Phase phase, const char* function) {
   const Phase now = peer->peer->phase();
   if (now == phase) return LOCO_OK;
   const char* why = now == Phase::left     ? "this peer has left the run"
+                    : now == Phase::failed ? "its join failed: close it and open a new peer"
                     : now == Phase::joined ? "this peer has joined already (bind before join)"
                                            : "join the run first";
   return fail(peer, LOCO_ERR_STATE, std::string(function) + ": " + why);

@@ -122,7 +122,9 @@ void TrainerPeer::bind(std::string_view name, std::span<const std::size_t> shape
 
 std::optional<JoinInfo> TrainerPeer::join(Duration patience) {
   if (phase_ != Phase::open)
-    throw Error(ErrorCategory::invalid_argument, "join: this peer has joined already");
+    throw Error(ErrorCategory::invalid_argument,
+                phase_ == Phase::failed ? "join: a join of this peer failed; open a new one"
+                                        : "join: this peer has joined already");
   const auto missing = std::ranges::find(buffers_, nullptr);
   if (missing != buffers_.end()) {
     const TensorInfo& info = layout_->tensor(static_cast<std::size_t>(missing - buffers_.begin()));
@@ -139,6 +141,7 @@ std::optional<JoinInfo> TrainerPeer::join(Duration patience) {
   try {
     outcome = group_.join(genesis, /*at_genesis=*/true, patience);
   } catch (const Error& e) {
+    phase_ = Phase::failed;  // its session started: a second join would start it again
     if (e.category() != ErrorCategory::network) throw;
     // The run id and the tracker's key are part of the secure handshake: a tracker of another
     // run, or one whose key is not the pinned one, ends the handshake without a word.
@@ -162,7 +165,7 @@ std::optional<JoinInfo> TrainerPeer::join(Duration patience) {
 train::RoundResult TrainerPeer::round(float loss) {
   if (phase_ != Phase::joined)
     throw Error(ErrorCategory::invalid_argument,
-                phase_ == Phase::open ? "round: join the run first" : "round: this peer has left");
+                phase_ == Phase::left ? "round: this peer has left" : "round: join the run first");
   // Interrupted: no new round goes to the network (loco.h: later calls return at once).
   if (stop_.load())
     return train::RoundResult{.kind = train::RoundResult::Kind::skipped, .state = hash_};

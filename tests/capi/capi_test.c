@@ -215,6 +215,8 @@ static void test_errors_of_an_open_peer(void) {
    * the join ends at its timeout, with a message that names the likely causes. */
   expect_error(loco_peer_join(peer, 3.0, NULL), LOCO_ERR_NETWORK, peer, "[run] id",
                "a run the tracker lacks");
+  expect_error(loco_peer_join(peer, 3.0, NULL), LOCO_ERR_STATE, peer, "open a new peer",
+               "a join after a failed one");
   loco_peer_close(peer);
   free_model(&m);
 }

@@ -48,7 +48,8 @@ class TrainerPeer {
   TrainerPeer(const TrainerPeer&) = delete;
   TrainerPeer& operator=(const TrainerPeer&) = delete;
 
-  enum class Phase { open, joined, left };  // the call order above
+  // The call order above; failed: join threw (the peer is good for nothing but destruction).
+  enum class Phase { open, joined, left, failed };
   Phase phase() const { return phase_; }
   const ArenaLayout& layout() const { return *layout_; }
   std::uint64_t inner_steps() const { return config_.strategy.diloco_h; }  // the run's H
