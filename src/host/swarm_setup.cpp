@@ -1,3 +1,4 @@
+// host/peer_options.hpp: the run's config and the SwarmConfig, from a peer's options.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -9,7 +10,9 @@
 #include "loco/net/link_shaper.hpp"
 #include "loco/net/units.hpp"
 #include "loco/proto/all_reduce.hpp"
+#include "loco/swarm/swarm_session.hpp"
 #include "loco/train/run_settings.hpp"
+#include "loco/train/train_config.hpp"
 
 namespace loco::host {
 

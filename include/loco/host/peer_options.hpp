@@ -8,11 +8,16 @@
 
 #include "loco/cli/link_options.hpp"
 #include "loco/net/listener_limits.hpp"
-#include "loco/swarm/swarm_session.hpp"
-#include "loco/train/train_config.hpp"
 
+// Declared only: this header is included where options are parsed (CLI11 is slow enough).
 namespace CLI {
 class App;
+}
+namespace loco::swarm {
+struct SwarmConfig;
+}
+namespace loco::train {
+struct TrainConfig;
 }
 
 namespace loco::host {
