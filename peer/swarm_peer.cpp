@@ -8,11 +8,8 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "loco/cli/train_options.hpp"
 #include "loco/core/error.hpp"
-#include "loco/net/link_shaper.hpp"
-#include "loco/net/units.hpp"
-#include "loco/proto/all_reduce.hpp"
+#include "loco/host/peer_options.hpp"
 #include "loco/proto/parameter_sketch.hpp"
 #include "loco/swarm/swarm_async_group.hpp"
 #include "loco/swarm/swarm_group.hpp"
@@ -20,8 +17,6 @@
 #include "loco/train/inner_loop.hpp"
 #include "loco/train/make_strategy.hpp"
 #include "loco/train/run_end.hpp"
-#include "loco/train/run_settings.hpp"
-#include "loco/train/swarm_strategy.hpp"
 #include "loco/train/training_checkpoint.hpp"
 
 namespace loco::peer {
@@ -31,60 +26,6 @@ using Clock = std::chrono::steady_clock;
 
 std::string megabytes(std::uint64_t bytes) {
   return fmt::format("{:.1f} MB", static_cast<double>(bytes) / 1e6);
-}
-
-train::TrainConfig run_config(const PeerOptions& o) {
-  if (o.run_config.empty())
-    throw Error(ErrorCategory::config,
-                "--run.config: name the run's loco-train config (model, data, [strategy] kind = "
-                "diloco, ddp, streaming or demo), the one the tracker was given");
-  train::TrainConfig config = cli::load_train_config(o.run_config);
-  train::check_swarm_strategy(config, o.run_config);
-  if (o.threads > 0) config.train.threads = o.threads;
-  return config;
-}
-
-swarm::SwarmConfig swarm_config(const PeerOptions& o, const train::TrainConfig& config,
-                                const DebugFaults& faults) {
-  if (o.tracker_address.empty())
-    throw Error(ErrorCategory::config, "--tracker.address: the tracker's host:port");
-  if (o.run_id.empty()) throw Error(ErrorCategory::config, "--run.id: the run's id");
-  swarm::SwarmConfig s;
-  s.run_id = o.run_id;
-  try {
-    s.tracker_key = secure::parse_public_key(o.tracker_public_key);
-  } catch (const Error& e) {
-    throw Error(ErrorCategory::config, "--tracker.public-key: " + e.message());
-  }
-  s.tracker_address = o.tracker_address;
-  s.listen = o.listen;
-  s.advertise = o.advertise;
-  s.upload_bps = net::parse_bandwidth(o.upload, "--peer.upload");
-  s.credential = o.join_token;
-  s.settings = train::run_settings(config);
-  s.codec = train::swarm_codec(config);
-  s.all_reduce = proto::parse_all_reduce_algorithm(config.strategy.all_reduce);
-  s.gossip_group = config.strategy.gossip_group;
-  s.gossip_wait = net::parse_duration(o.gossip_wait, "--peer.gossip-wait", std::chrono::hours(1));
-  s.bundle = net::BundleConfig{.streams = o.streams, .unit_bytes = 256 << 10};
-  const link::LinkSettings link = cli::to_link_settings(o.link);
-  if (!link.is_transparent()) s.link = net::LinkShaper::create(link, from_steady(Clock::now()));
-  s.idle_timeout =
-      net::parse_duration(o.idle_timeout, "--peer.idle-timeout", std::chrono::hours(24));
-  s.poison = o.poison;
-  s.listener_limits.max_handshakes = o.max_handshakes;
-  s.listener_limits.max_pending_per_source = o.max_per_address;
-  s.listener_limits.handshake_timeout =
-      net::parse_duration(o.handshake_timeout, "--peer.handshake-timeout", std::chrono::hours(1));
-  try {
-    net::validate(s.listener_limits);
-  } catch (const Error& e) {
-    throw Error(
-        ErrorCategory::config,
-        "--peer.max-handshakes, --peer.max-per-address, --peer.handshake-timeout: " + e.message());
-  }
-  s.fault_point = faults.swarm_hook();
-  return s;
 }
 
 // The line a round ends with (swarm_peer.hpp), with the hash the group computed for the round.
@@ -133,7 +74,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
   try {
     // 1. The run's config, this peer's identity, its data, its inner loop, the strategy with the
     // swarm.
-    const train::TrainConfig config = run_config(o);
+    const train::TrainConfig config = host::load_run_config(o);
     const Duration end_wait =
         net::parse_duration(o.end_wait, "--peer.end-wait", std::chrono::hours(24));
     if (o.key_file.empty())
@@ -145,8 +86,10 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     const train::Corpus corpus(config.data, static_cast<std::uint32_t>(config.model.gpt.vocab));
     train::InnerLoop loop(config, corpus);
     const DebugFaults faults(o.debug);
-    swarm::SwarmGroup group(
-        std::make_unique<swarm::SwarmThread>(swarm_config(o, config, faults), key), &stop);
+    swarm::SwarmConfig swarm = host::swarm_config(o, config);
+    swarm.poison = o.poison;
+    swarm.fault_point = faults.swarm_hook();
+    swarm::SwarmGroup group(std::make_unique<swarm::SwarmThread>(std::move(swarm), key), &stop);
     swarm::SwarmAsyncGroup async_group(group);  // Streaming's rounds, over the same swarm
     const std::unique_ptr<train::Strategy> made =
         train::make_strategy(config, loop, group, &async_group, &group, &group);

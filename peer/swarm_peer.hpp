@@ -18,40 +18,14 @@
 #include <vector>
 
 #include "debug_faults.hpp"
-#include "loco/cli/link_options.hpp"
-#include "loco/net/listener_limits.hpp"
+#include "loco/host/peer_options.hpp"
 
 namespace loco::peer {
 
-struct PeerOptions {
-  // [peer]
-  std::string key_file;
-  std::string listen = "127.0.0.1:0";  // where other peers connect (port 0: any)
-  std::string advertise;               // how others reach it, if not the listen address
-  std::string upload = "100Mbit";      // declared to the tracker (ring order)
-  std::string checkpoint;              // this peer's checkpoint: resume from it, write it
-  std::uint64_t checkpoint_rounds = 10;
-  std::uint32_t streams = 1;  // parallel TCP streams per peer pair
-  int threads = 0;            // compute threads (0: the run config's)
-  // What this peer's listener takes on at once; the other caps are ListenerLimits::peer_defaults
-  std::size_t max_handshakes = net::ListenerLimits::peer_defaults().max_handshakes;
-  std::size_t max_per_address = net::ListenerLimits::peer_defaults().max_pending_per_source;
-  std::string handshake_timeout = "5s";
-  std::string idle_timeout = "300s";  // links between peers: keepalives every third of it
-  std::string gossip_wait = "600s";   // gossip mode: a group not done by then, alone
-  // At the run's final round: how long to wait for the tracker to hold its state before leaving.
-  std::string end_wait = "120s";
+// loco-peer's options: a peer's (host/peer_options.hpp) and its test-only ones.
+struct PeerOptions : host::PeerOptions {
   std::string poison;       // test only: scale | nan
   DebugFaultOptions debug;  // test only: die at a phase, slow inner steps
-  // [run]
-  std::string run_id;
-  std::string run_config;  // the loco-train config of the run (model, data, DiLoCo)
-  // [tracker]
-  std::string tracker_address;
-  std::string tracker_public_key;
-  std::string join_token;
-  // [link]: WAN emulation of this peer's own connections
-  cli::LinkOptions link;
 };
 
 // Runs until the run's steps are done or `stop` turns true. Returns the exit code; every error is

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is needed, checks the formatting, builds everything once (programs, tests, fuzz
 # smoke drivers, and the benchmarks, compiled but not run) under AddressSanitizer +
-# UndefinedBehaviorSanitizer with warnings as errors, and runs every test of that build. Prints
-# each phase's time at the end. .ci/run calls exactly this.
+# UndefinedBehaviorSanitizer with warnings as errors, and runs every test of that build; then, as a
+# step of its own, the Python package (its dependencies, its build, its pytest tests: the C++
+# suite needs none of them). Prints each phase's time at the end. .ci/run calls exactly this.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -37,8 +38,14 @@ phase "format check"
 scripts/format.sh --check
 
 phase "build (ASan + UBSan, warnings are errors)"
-scripts/build.sh build/ci Sanitize -DLOCO_WERROR=ON
+scripts/build.sh build/ci Sanitize -DLOCO_WERROR=ON -DLOCO_PYTHON=OFF  # the C++ suite needs no Python
 
 phase "tests (ASan + UBSan)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build/ci --output-on-failure --parallel "$(nproc)" --timeout 1200
+  ctest --test-dir build/ci --output-on-failure --parallel "$(nproc)" --timeout 1200 \
+  --label-exclude python
+
+phase "Python package: dependencies, build, tests (pytest)"
+scripts/install-deps.sh --with-python --with-torch  # torch: the tests of CPU tensors bound as they are
+scripts/build.sh build/ci Sanitize -DLOCO_WERROR=ON -DLOCO_PYTHON=ON -- loco_python
+ctest --test-dir build/ci --output-on-failure --timeout 600 --label-regex python

@@ -359,8 +359,8 @@ std::optional<SwarmEvent> SwarmGroup::wait_run_ended(Duration bound) {
     if (stop_ != nullptr && stop_->load()) return std::nullopt;
     const auto left = deadline - std::chrono::steady_clock::now();
     if (left <= Duration::zero()) return std::nullopt;
-    if (auto e = side_->wait_run_ended(
-            std::min(std::chrono::duration_cast<Duration>(left), kStopCheck)))
+    if (auto e =
+            side_->wait_run_ended(std::min(std::chrono::duration_cast<Duration>(left), kStopCheck)))
       return e;
   }
 }

@@ -46,11 +46,17 @@ void DiLoCo::after_step(InnerLoop& loop) {
   if (loop.steps() % config_.inner_steps == 0)
     round(loop);
   else if (pending_ != 0 && overlapped_->outcome_in())
-    land(loop);
+    placed(loop, land(loop.params()));
 }
 
 void DiLoCo::finish(InnerLoop& loop) {
-  if (pending_ != 0) land(loop);
+  if (pending_ != 0) placed(loop, land(loop.params()));
+}
+
+RoundResult DiLoCo::placed(InnerLoop& loop, const RoundResult& result) const {
+  if (result.kind == RoundResult::Kind::replaced)
+    loop.set_steps(shared_.round() * config_.inner_steps);
+  return result;
 }
 
 // θ' ‖ v' as the shared state's bytes, chunk by chunk: a chunk's floats are θ' (first half of the
@@ -85,10 +91,15 @@ proto::StateManifest DiLoCo::tentative(std::span<const float> mean, std::uint64_
 }
 
 RoundResult DiLoCo::round(InnerLoop& loop) {
-  if (pending_ != 0) land(loop);  // Δ is measured from the state the last round committed
+  return placed(loop, round(loop.params()));
+}
+
+RoundResult DiLoCo::round(Arena& params) {
+  // Δ is measured from the state the last round committed; a replaced state starts a phase.
+  if (pending_ != 0 && land(params).kind == RoundResult::Kind::replaced) return last_;
   // Δ = θ_old − θ_new, and its norm for the tracker's screening.
   const auto old_params = theta().data();
-  const auto new_params = loop.params().data();
+  const auto new_params = params.data();
   const auto delta = delta_.data();
   double squares = 0;
   for (std::size_t i = 0; i < delta.size(); ++i) {
@@ -102,8 +113,8 @@ RoundResult DiLoCo::round(InnerLoop& loop) {
                        [this, next](std::span<const float> mean) { return tentative(mean, next); });
     pending_ = next;
     const std::shared_ptr<const std::vector<float>> mean = overlapped_->mean();
-    if (!mean) return land(loop);  // the round ended without a mean: skipped or replaced
-    preview(loop, *mean);
+    if (!mean) return land(params);  // the round ended without a mean: skipped or replaced
+    preview(params, *mean);
     return last_;
   }
   last_ = group_.run_round(RoundInput{
@@ -120,19 +131,17 @@ RoundResult DiLoCo::round(InnerLoop& loop) {
             optim::outer_nesterov_step(config_.outer, theta().data(), momentum().data(), mean_);
             shared_.set_round(next);
           }});
-  if (last_.kind != RoundResult::Kind::skipped) loop.params().copy_from(theta());
-  if (last_.kind == RoundResult::Kind::replaced)
-    loop.set_steps(shared_.round() * config_.inner_steps);
+  if (last_.kind != RoundResult::Kind::skipped) params.copy_from(theta());
   return last_;
 }
 
 // θ' chunk by chunk into the local copy, from copies of v's chunks: the same elementwise step as
 // tentative() and install(), so the inner phase starts from the bits the group will commit.
-void DiLoCo::preview(InnerLoop& loop, std::span<const float> mean) const {
+void DiLoCo::preview(Arena& params, std::span<const float> mean) const {
   constexpr std::size_t kChunk = std::size_t{1} << 14;
   const std::span<const float> theta = shared_.arena(0).data();
   const std::span<const float> v = shared_.arena(1).data();
-  const std::span<float> local = loop.params().data();
+  const std::span<float> local = params.data();
   std::copy(theta.begin(), theta.end(), local.begin());
   std::vector<float> momentum(std::min(kChunk, v.size()));
   for (std::size_t at = 0; at < v.size(); at += kChunk) {
@@ -143,16 +152,13 @@ void DiLoCo::preview(InnerLoop& loop, std::span<const float> mean) const {
   }
 }
 
-RoundResult DiLoCo::land(InnerLoop& loop) {
+RoundResult DiLoCo::land(Arena& params) {
   const std::uint64_t round = std::exchange(pending_, 0);
   last_ = overlapped_->land([this, round](std::span<const float> mean) {
     optim::outer_nesterov_step(config_.outer, theta().data(), momentum().data(), mean);
     shared_.set_round(round);
   });
-  if (last_.kind == RoundResult::Kind::replaced) {
-    loop.params().copy_from(theta());
-    loop.set_steps(shared_.round() * config_.inner_steps);
-  }
+  if (last_.kind == RoundResult::Kind::replaced) params.copy_from(theta());
   return last_;
 }
 

@@ -55,6 +55,10 @@ class DiLoCo final : public Strategy {
   // Runs the round now (after_step does every H steps). Overlapped: starts it, and returns the
   // outcome of the round before (landed first).
   RoundResult round(InnerLoop& loop);
+  // The round for a trainer that is not an InnerLoop (the C API, host/trainer_peer.hpp):
+  // Δ = θ − params, and unless skipped params ← the new θ. The caller keeps its place in the
+  // learning-rate schedule.
+  RoundResult round(Arena& params);
   const RoundResult& last_round() const { return last_; }
 
  private:
@@ -62,8 +66,10 @@ class DiLoCo final : public Strategy {
   Arena& momentum() { return shared_.arena(1); }
 
   // The overlapped round: the local copy set to the state `mean` leads to; its landing.
-  void preview(InnerLoop& loop, std::span<const float> mean) const;
-  RoundResult land(InnerLoop& loop);
+  void preview(Arena& params, std::span<const float> mean) const;
+  RoundResult land(Arena& params);
+  // A replaced round puts the loop at the run's place in the learning-rate schedule.
+  RoundResult placed(InnerLoop& loop, const RoundResult& result) const;
 
   DiLoCoConfig config_;
   OuterGroup& group_;

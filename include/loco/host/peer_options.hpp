@@ -1,0 +1,65 @@
+#pragma once
+// A peer's options, as loco-peer reads them (flags --section.key and the keys of its TOML config
+// file, configs/peer.toml) and as the C API reads the same file (loco/loco.h): one config serves
+// both kinds of peer. From them, the run's config and the swarm's SwarmConfig.
+// Test-only options (loco-peer's --debug.*) are loco-peer's own, not here.
+
+#include <string>
+
+#include "loco/cli/link_options.hpp"
+#include "loco/net/listener_limits.hpp"
+
+// Declared only: this header is included where options are parsed (CLI11 is slow enough).
+namespace CLI {
+class App;
+}
+namespace loco::swarm {
+struct SwarmConfig;
+}
+namespace loco::train {
+struct TrainConfig;
+}
+
+namespace loco::host {
+
+struct PeerOptions {
+  // [peer]
+  std::string key_file;
+  std::string listen = "127.0.0.1:0";  // where other peers connect (port 0: any)
+  std::string advertise;               // how others reach it, if not the listen address
+  std::string upload = "100Mbit";      // declared to the tracker (ring order)
+  std::string checkpoint;              // this peer's checkpoint: resume from it, write it
+  std::uint64_t checkpoint_rounds = 10;
+  std::uint32_t streams = 1;  // parallel TCP streams per peer pair
+  int threads = 0;            // compute threads (0: the run config's)
+  // What this peer's listener takes on at once; the other caps are ListenerLimits::peer_defaults
+  std::size_t max_handshakes = net::ListenerLimits::peer_defaults().max_handshakes;
+  std::size_t max_per_address = net::ListenerLimits::peer_defaults().max_pending_per_source;
+  std::string handshake_timeout = "5s";
+  std::string idle_timeout = "300s";  // links between peers: keepalives every third of it
+  std::string gossip_wait = "600s";   // gossip mode: a group not done by then, alone
+  // At the run's final round: how long to wait for the tracker to hold its state before leaving.
+  std::string end_wait = "120s";
+  // [run]
+  std::string run_id;
+  std::string run_config;  // the loco-train config of the run (model, data, DiLoCo)
+  // [tracker]
+  std::string tracker_address;
+  std::string tracker_public_key;
+  std::string join_token;
+  // [link]: WAN emulation of this peer's own connections
+  cli::LinkOptions link;
+};
+
+// Registers the options on `app`, bound to the fields of `options`.
+void add_peer_options(CLI::App& app, PeerOptions& options);
+
+// The run's loco-train config (options.run_config), with options.threads applied. Throws
+// Error(config) when it is missing, unreadable, or its strategy cannot train over a swarm.
+train::TrainConfig load_run_config(const PeerOptions& options);
+
+// The swarm's settings from the options and the run's config. Throws Error(config) naming the
+// option at fault.
+swarm::SwarmConfig swarm_config(const PeerOptions& options, const train::TrainConfig& config);
+
+}  // namespace loco::host

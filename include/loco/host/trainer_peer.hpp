@@ -1,0 +1,99 @@
+#pragma once
+// A peer of a run whose inner loop is someone else's (a PyTorch script through the C API,
+// loco/loco.h): the trainer owns its model, its inner optimizer and its data; loco owns the rest
+// of a DiLoCo peer (train/diloco.hpp over swarm/swarm_group.hpp): joining, the shared θ and outer
+// momentum, the round (Δ, the group's mean, the outer step), the state hash, serving the state
+// to newcomers, leaving.
+//
+// The run's config ([model]) fixes the tensors: their names (nanoGPT's for the GPT), shapes and
+// order, which the shared state, its hash and the tracker's admission all depend on, so that
+// loco-peer and a trainer peer of one run hold the same bits. The trainer binds a buffer of its
+// own to every tensor of that layout before join(): same name, same shape, fp32, row-major,
+// contiguous. loco reads and writes these buffers only inside join() and round().
+//
+// Call order: open, bind every tensor, join, then round as often as wanted, leave (or destroy).
+// Everything on one thread, except interrupt(), which any thread may call.
+//
+// Copies per round, for n parameters: the trainer's buffers into θ_local (4n bytes) and θ back
+// into them (4n, not on a skipped round), beside DiLoCo's own (diloco.hpp, swarm_group.hpp).
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "loco/secure/identity.hpp"
+#include "loco/swarm/swarm_group.hpp"
+#include "loco/swarm/swarm_session.hpp"
+#include "loco/train/diloco.hpp"
+
+namespace loco::host {
+
+struct JoinInfo {
+  bool fetched = false;  // the run was past its genesis: its state was fetched from members
+  std::uint64_t round = 0;
+  std::uint32_t shard_index = 0;  // the data shard the tracker gave this peer
+  std::uint32_t shard_count = 1;
+};
+
+class TrainerPeer {
+ public:
+  // Reads the peer config file (loco-peer's keys, host/peer_options.hpp), the run config it
+  // names and the key file. Throws Error: config for a bad or missing option, a key the file
+  // does not know or a run this peer cannot train (only [strategy] kind = "diloco" without
+  // gossip, and no peer.checkpoint yet); io or format for an unreadable file.
+  static std::unique_ptr<TrainerPeer> open(const std::filesystem::path& config_file);
+  ~TrainerPeer();
+  TrainerPeer(const TrainerPeer&) = delete;
+  TrainerPeer& operator=(const TrainerPeer&) = delete;
+
+  // The call order above; failed: join threw (the peer is good for nothing but destruction).
+  enum class Phase { open, joined, left, failed };
+  Phase phase() const { return phase_; }
+  const ArenaLayout& layout() const { return *layout_; }
+  std::uint64_t inner_steps() const { return config_.strategy.diloco_h; }  // the run's H
+
+  // The trainer's buffer for tensor `name`. Throws Error(invalid_argument) for a name the run's
+  // model does not have, a shape other than the model's (both named), a tensor bound twice, or
+  // after join().
+  void bind(std::string_view name, std::span<const std::size_t> shape, float* data);
+  // Joins the run with the state it holds (the genesis, computed from the run's config), fetches
+  // the run's state when the run is past it, and writes θ into the trainer's buffers. Throws
+  // Error(invalid_argument) when a tensor is not bound, Error(config) when the tracker refuses
+  // this peer (its reason), Error(network) when nothing is heard for `patience`. Interrupted:
+  // returns nothing.
+  std::optional<JoinInfo> join(Duration patience);
+  // A DiLoCo round from the trainer's buffers as they are now (`loss`: the mean loss of its
+  // inner steps since the last round, for the tracker's status page; NaN if unknown). On
+  // committed or replaced, the buffers hold the new θ; skipped leaves them as they were.
+  train::RoundResult round(float loss);
+  // The shared state's hash as of the last round (or join): what every member holds.
+  const Digest& state_hash() const { return hash_; }
+  std::uint64_t state_round() const { return group_.shared().round(); }
+  // Tells the tracker and stops the network thread. Further rounds are refused.
+  void leave(const std::string& reason);
+  // The blocking call in progress (join, round) returns soon: join with nothing, a round with
+  // skipped (or the outcome the group had already decided); later ones return so at once,
+  // without a word to the run. Any thread; async-signal-safe.
+  void interrupt() { stop_.store(true); }
+
+ private:
+  TrainerPeer(train::TrainConfig config, const secure::KeyPair& key, swarm::SwarmConfig swarm,
+              train::SharedState genesis);
+  void write_back();
+
+  train::TrainConfig config_;
+  secure::KeyPair key_;
+  std::atomic<bool> stop_{false};
+  std::shared_ptr<const ArenaLayout> layout_;
+  swarm::SwarmGroup group_;
+  train::DiLoCo diloco_;
+  Arena local_;                  // θ_local: the trainer's buffers, gathered for the round
+  std::vector<float*> buffers_;  // the trainer's, by tensor index (null: not bound)
+  Digest hash_{};
+  Phase phase_ = Phase::open;
+};
+
+}  // namespace loco::host

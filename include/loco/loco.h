@@ -1,0 +1,165 @@
+/*
+ * loco's C API (C11): a training script of any framework takes part in a loco run as a peer.
+ * The trainer owns its model, its inner optimizer and its data; loco owns the rest of a DiLoCo
+ * peer: joining the run (key, tracker, admission), the shared state (θ at the last round and the
+ * outer momentum, fp32, by tensor name), the round (Δ against θ, compression, the group's
+ * all-reduce, the outer Nesterov step), the state hash every member agrees on, serving the state
+ * to newcomers and fetching it as one, leaving. docs/PYTORCH.md walks through it.
+ *
+ *   loco_peer* peer;
+ *   if (loco_peer_open("peer.toml", &peer) != LOCO_OK) { puts(loco_last_error()); ... }
+ *   for each tensor i of the run's model (loco_peer_tensor_count, loco_peer_tensor_info):
+ *     loco_peer_bind(peer, name, shape, rank, my_buffer_for(name));
+ *   loco_peer_join(peer, 60.0, &joined);   // θ of the run written into the buffers
+ *   loop: H inner steps on the buffers (shard joined.shard_index of joined.shard_count), then
+ *     loco_peer_round(peer, loss, &result);  // the buffers now hold the new θ
+ *   loco_peer_leave(peer, "done"); loco_peer_close(peer);
+ *
+ * The config file is a loco-peer config (configs/peer.toml): [peer] key, listen, upload...,
+ * [run] id and config (the run's loco-train config: model, data, [strategy] kind = "diloco",
+ * codec...), [tracker] address, public-key, join-token, [link]. Keys are checked strictly, as
+ * loco-peer checks them. Not supported in this version, and refused by name: a strategy other than
+ * "diloco", gossip rounds, peer.checkpoint.
+ *
+ * Tensors: the run's config fixes the model's tensors (names, shapes, order: nanoGPT's state-dict
+ * names for the GPT), because the shared state, its hash and the tracker's admission depend on
+ * them. The trainer binds one buffer of its own to each: fp32, row-major, contiguous, the
+ * model's shape. A buffer stays the trainer's; it must stay valid from loco_peer_bind until
+ * loco_peer_close, and loco reads or writes it only inside loco_peer_join and loco_peer_round.
+ * The starting weights come from the run (its genesis, or its current state fetched from the
+ * members), never from the trainer's own initialisation.
+ *
+ * Errors: every call returns a loco_status; nothing aborts on bad input, and no C++ exception
+ * crosses this API. The message of the last failed call is loco_last_error() on the calling
+ * thread, and loco_peer_last_error(peer) for calls on a handle.
+ *
+ * Threads: a handle is used by one thread at a time (calls on one handle must not overlap); each
+ * handle is independent. Only loco_peer_interrupt may be called from any thread, and from a
+ * signal handler, while another call on the handle runs. Strings returned stay valid until the
+ * next call on the same thread (loco_last_error) or handle (the others), or loco_peer_close.
+ * Internally a peer runs one network thread of its own, which never calls back into the caller.
+ *
+ * Logs: loco logs to stderr at the config's log-level (loco_peer_open sets up spdlog's default
+ * logger of the process, as loco-peer does).
+ */
+#ifndef LOCO_LOCO_H
+#define LOCO_LOCO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define LOCO_API __attribute__((visibility("default")))
+#else
+#define LOCO_API
+#endif
+
+typedef enum loco_status {
+  LOCO_OK = 0,
+  LOCO_ERR_INVALID_ARGUMENT = 1, /* a null pointer, an unknown tensor, a shape that differs */
+  LOCO_ERR_CONFIG = 2,           /* the config is wrong, or the tracker refused this peer */
+  LOCO_ERR_IO = 3,               /* a file or socket could not be used */
+  LOCO_ERR_FORMAT = 4,           /* a file or message is malformed (a bad key file) */
+  LOCO_ERR_CRYPTO = 5,           /* authentication failed (the tracker's key is not the pinned) */
+  LOCO_ERR_PROTOCOL = 6,         /* the tracker or a peer broke the protocol */
+  LOCO_ERR_NETWORK = 7,          /* the tracker did not answer in time, a connection failed */
+  LOCO_ERR_RESOURCE = 8,         /* a limit was reached (memory, a size cap) */
+  LOCO_ERR_STATE = 9,            /* a call out of order: round before join, after leave... */
+  LOCO_ERR_INTERRUPTED = 10,     /* loco_peer_interrupt stopped the call */
+  LOCO_ERR_INTERNAL = 11         /* a bug in loco: the message says what, please report it */
+} loco_status;
+
+typedef enum loco_round_kind {
+  LOCO_ROUND_COMMITTED = 0, /* the group agreed: the buffers hold the new θ */
+  LOCO_ROUND_SKIPPED = 1,   /* no round (too few members, failures): the buffers are untouched */
+  LOCO_ROUND_REPLACED = 2   /* this peer was out of sync: the buffers hold the run's θ */
+} loco_round_kind;
+
+#define LOCO_HASH_BYTES 32
+
+typedef struct loco_join_info {
+  int fetched;          /* 1: the run was past its genesis and its state was fetched */
+  uint64_t round;       /* the round the shared state is at */
+  uint32_t shard_index; /* the data shard the tracker gave this peer, of shard_count */
+  uint32_t shard_count;
+} loco_join_info;
+
+typedef struct loco_round_result {
+  loco_round_kind kind;
+  uint64_t round;                      /* the round the shared state is at after this one */
+  size_t members;                      /* the group's size (0 unless committed) */
+  uint8_t state_hash[LOCO_HASH_BYTES]; /* of the shared state: the same on every member */
+} loco_round_result;
+
+typedef struct loco_peer loco_peer;
+
+/* The library's version, e.g. "0.1.0". */
+LOCO_API const char* loco_version(void);
+/* The message of the last call that failed on this thread ("" if none). */
+LOCO_API const char* loco_last_error(void);
+/* A short name of a status, e.g. "LOCO_ERR_CONFIG". */
+LOCO_API const char* loco_status_name(loco_status status);
+
+/* Writes a new identity key file at `path` (as `loco-peer keygen --out path`; mode 0600); refuses
+ * to overwrite one. `public_key_hex`, if not null, receives its public key: 64 hex digits and a
+ * terminating zero. */
+LOCO_API loco_status loco_keygen(const char* path, char public_key_hex[65]);
+
+/* Reads the peer config file, the run config it names and the key file; nothing is sent yet.
+ * On success *out is a new handle; on failure *out is null (loco_last_error() says why). */
+LOCO_API loco_status loco_peer_open(const char* config_path, loco_peer** out);
+/* Leaves the run if still in it, stops the network thread, frees the handle. Null is allowed.
+ * Blocks up to 2 s while the leave message and the links' close frames go out. */
+LOCO_API void loco_peer_close(loco_peer* peer);
+/* The message of the last call on `peer` that failed ("" if none). */
+LOCO_API const char* loco_peer_last_error(const loco_peer* peer);
+
+/* The run's model: how many tensors, and tensor `index`'s name and shape (`*shape` points to
+ * `*rank` sizes, valid until loco_peer_close). */
+LOCO_API loco_status loco_peer_tensor_count(const loco_peer* peer, size_t* count);
+LOCO_API loco_status loco_peer_tensor_info(const loco_peer* peer, size_t index, const char** name,
+                                           const size_t** shape, size_t* rank);
+/* The run's inner steps per round (its [strategy] diloco-h), for trainers that follow the run. */
+LOCO_API loco_status loco_peer_inner_steps(const loco_peer* peer, uint64_t* steps);
+
+/* Binds the trainer's buffer `data` (fp32, row-major, contiguous, `rank` sizes in `shape`) to the
+ * run's tensor `name`. Before join only. LOCO_ERR_INVALID_ARGUMENT names the problem: no such
+ * tensor, another shape (both shown), bound twice. */
+LOCO_API loco_status loco_peer_bind(loco_peer* peer, const char* name, const size_t* shape,
+                                    size_t rank, float* data);
+
+/* Connects to the tracker and joins the run; every tensor must be bound. Fetches the run's state
+ * when the run is past its genesis, and writes θ into the bound buffers. Blocks until joined, at
+ * most `timeout_s` seconds without an answer (LOCO_ERR_NETWORK). A refusal by the tracker (wrong
+ * run, another model, not admitted) is LOCO_ERR_CONFIG with the tracker's reason. `info` may be
+ * null. After a failed join the handle is good only for loco_peer_close (LOCO_ERR_STATE). */
+LOCO_API loco_status loco_peer_join(loco_peer* peer, double timeout_s, loco_join_info* info);
+
+/* One DiLoCo round from the bound buffers as they are now: Δ = θ − buffers, averaged with the
+ * round's group, the outer step, and the new θ written back into the buffers (unless skipped).
+ * Blocks until the round lands, however long the group takes (loco_peer_interrupt ends the wait:
+ * the round is then skipped). `loss`: the trainer's mean loss since the last round, shown on
+ * the tracker's status page (NAN if none). `result` may be null. */
+LOCO_API loco_status loco_peer_round(loco_peer* peer, float loss, loco_round_result* result);
+
+/* The shared state's hash (LOCO_HASH_BYTES) and round, as of the last join or round. */
+LOCO_API loco_status loco_peer_state_hash(const loco_peer* peer, uint8_t hash[LOCO_HASH_BYTES],
+                                          uint64_t* round);
+
+/* Tells the tracker this peer leaves; rounds are refused afterwards. */
+LOCO_API loco_status loco_peer_leave(loco_peer* peer, const char* reason);
+
+/* Makes the blocking call in progress on `peer` (join, round) return soon: join with
+ * LOCO_ERR_INTERRUPTED, a round skipped. Later blocking calls return at once the same way. Any
+ * thread, or a signal handler. */
+LOCO_API void loco_peer_interrupt(loco_peer* peer);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LOCO_LOCO_H */

@@ -1,0 +1,267 @@
+// The C API (loco/loco.h) over host::TrainerPeer: argument checks, and every exception turned
+// into a status and a message at this boundary.
+
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "loco/core/error.hpp"
+#include "loco/host/trainer_peer.hpp"
+#include "loco/loco.h"
+#include "loco/secure/identity.hpp"
+#include "loco/version.hpp"
+
+struct loco_peer {
+  std::unique_ptr<loco::host::TrainerPeer> peer;
+  std::string error;
+};
+
+namespace {
+
+using Phase = loco::host::TrainerPeer::Phase;
+
+thread_local std::string t_error;
+
+loco_status status_of(loco::ErrorCategory category) {
+  using C = loco::ErrorCategory;
+  switch (category) {
+    case C::invalid_argument: return LOCO_ERR_INVALID_ARGUMENT;
+    case C::config: return LOCO_ERR_CONFIG;
+    case C::io: return LOCO_ERR_IO;
+    case C::format: return LOCO_ERR_FORMAT;
+    case C::crypto: return LOCO_ERR_CRYPTO;
+    case C::protocol: return LOCO_ERR_PROTOCOL;
+    case C::network: return LOCO_ERR_NETWORK;
+    case C::resource: return LOCO_ERR_RESOURCE;
+  }
+  return LOCO_ERR_INTERNAL;
+}
+
+// Records a failure on this thread and, when there is one, on the handle.
+loco_status fail(loco_peer* peer, loco_status status, std::string message) {
+  t_error = std::move(message);
+  if (peer != nullptr) peer->error = t_error;
+  return status;
+}
+
+// Runs `call`, turning whatever it throws into a status and a message; no exception leaves.
+template <typename F>
+loco_status guarded(loco_peer* peer, F&& call) noexcept {
+  try {
+    return call();
+  } catch (const loco::Error& e) {
+    return fail(peer, status_of(e.category()), e.message());
+  } catch (const std::bad_alloc&) {
+    return fail(peer, LOCO_ERR_RESOURCE, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(peer, LOCO_ERR_INTERNAL, std::string("internal error: ") + e.what());
+  } catch (...) {
+    return fail(peer, LOCO_ERR_INTERNAL, "internal error: an unknown exception");
+  }
+}
+
+loco_status null_argument(loco_peer* peer, const char* function, const char* argument) {
+  return fail(peer, LOCO_ERR_INVALID_ARGUMENT,
+              std::string(function) + ": " + argument + " is null");
+}
+
+// The handle's peer, or a status for a null or closed handle.
+loco_status check_peer(const loco_peer* peer, const char* function) {
+  if (peer == nullptr) return null_argument(nullptr, function, "peer");
+  return LOCO_OK;
+}
+
+// LOCO_ERR_STATE unless `peer` is in `phase` (the call order of loco.h).
+loco_status check_phase(loco_peer* peer, Phase phase, const char* function) {
+  const Phase now = peer->peer->phase();
+  if (now == phase) return LOCO_OK;
+  const char* why = now == Phase::left     ? "this peer has left the run"
+                    : now == Phase::failed ? "its join failed: close it and open a new peer"
+                    : now == Phase::joined ? "this peer has joined already (bind before join)"
+                                           : "join the run first";
+  return fail(peer, LOCO_ERR_STATE, std::string(function) + ": " + why);
+}
+
+void copy_hash(const loco::Digest& digest, std::uint8_t* out) {
+  std::memcpy(out, digest.data(), LOCO_HASH_BYTES);
+}
+
+}  // namespace
+
+static_assert(sizeof(loco::Digest) == LOCO_HASH_BYTES);
+
+extern "C" {
+
+const char* loco_version(void) {
+  return loco::kVersion;
+}
+
+const char* loco_last_error(void) {
+  return t_error.c_str();
+}
+
+const char* loco_status_name(loco_status status) {
+  switch (status) {
+    case LOCO_OK: return "LOCO_OK";
+    case LOCO_ERR_INVALID_ARGUMENT: return "LOCO_ERR_INVALID_ARGUMENT";
+    case LOCO_ERR_CONFIG: return "LOCO_ERR_CONFIG";
+    case LOCO_ERR_IO: return "LOCO_ERR_IO";
+    case LOCO_ERR_FORMAT: return "LOCO_ERR_FORMAT";
+    case LOCO_ERR_CRYPTO: return "LOCO_ERR_CRYPTO";
+    case LOCO_ERR_PROTOCOL: return "LOCO_ERR_PROTOCOL";
+    case LOCO_ERR_NETWORK: return "LOCO_ERR_NETWORK";
+    case LOCO_ERR_RESOURCE: return "LOCO_ERR_RESOURCE";
+    case LOCO_ERR_STATE: return "LOCO_ERR_STATE";
+    case LOCO_ERR_INTERRUPTED: return "LOCO_ERR_INTERRUPTED";
+    case LOCO_ERR_INTERNAL: return "LOCO_ERR_INTERNAL";
+  }
+  return "LOCO_ERR_UNKNOWN";
+}
+
+loco_status loco_keygen(const char* path, char public_key_hex[65]) {
+  return guarded(nullptr, [&] {
+    if (path == nullptr) return null_argument(nullptr, "loco_keygen", "path");
+    const loco::secure::KeyPair key = loco::secure::KeyPair::generate();
+    loco::secure::write_key_file(path, key, /*overwrite=*/false);
+    if (public_key_hex != nullptr) {
+      const std::string hex = loco::secure::to_hex(key.public_key());
+      std::memcpy(public_key_hex, hex.c_str(), hex.size() + 1);
+    }
+    return LOCO_OK;
+  });
+}
+
+loco_status loco_peer_open(const char* config_path, loco_peer** out) {
+  if (out != nullptr) *out = nullptr;
+  return guarded(nullptr, [&] {
+    if (config_path == nullptr) return null_argument(nullptr, "loco_peer_open", "config_path");
+    if (out == nullptr) return null_argument(nullptr, "loco_peer_open", "out");
+    auto handle = std::make_unique<loco_peer>();
+    handle->peer = loco::host::TrainerPeer::open(config_path);
+    *out = handle.release();
+    return LOCO_OK;
+  });
+}
+
+void loco_peer_close(loco_peer* peer) {
+  if (peer == nullptr) return;
+  guarded(peer, [&] {
+    peer->peer.reset();  // leaves the run if still in it
+    return LOCO_OK;
+  });
+  delete peer;
+}
+
+const char* loco_peer_last_error(const loco_peer* peer) {
+  return peer == nullptr ? "" : peer->error.c_str();
+}
+
+loco_status loco_peer_tensor_count(const loco_peer* peer, size_t* count) {
+  if (const loco_status s = check_peer(peer, "loco_peer_tensor_count"); s != LOCO_OK) return s;
+  if (count == nullptr)
+    return null_argument(const_cast<loco_peer*>(peer), "loco_peer_tensor_count", "count");
+  *count = peer->peer->layout().tensor_count();
+  return LOCO_OK;
+}
+
+loco_status loco_peer_tensor_info(const loco_peer* peer, size_t index, const char** name,
+                                  const size_t** shape, size_t* rank) {
+  if (const loco_status s = check_peer(peer, "loco_peer_tensor_info"); s != LOCO_OK) return s;
+  auto* mutable_peer = const_cast<loco_peer*>(peer);  // for its error message only
+  if (name == nullptr || shape == nullptr || rank == nullptr)
+    return null_argument(mutable_peer, "loco_peer_tensor_info", "name, shape or rank");
+  const loco::ArenaLayout& layout = peer->peer->layout();
+  if (index >= layout.tensor_count())
+    return fail(mutable_peer, LOCO_ERR_INVALID_ARGUMENT,
+                "loco_peer_tensor_info: index " + std::to_string(index) + " past the model's " +
+                    std::to_string(layout.tensor_count()) + " tensors");
+  const loco::TensorInfo& info = layout.tensor(index);
+  *name = info.name.c_str();
+  *shape = info.shape.data();
+  *rank = info.shape.size();
+  return LOCO_OK;
+}
+
+loco_status loco_peer_inner_steps(const loco_peer* peer, uint64_t* steps) {
+  if (const loco_status s = check_peer(peer, "loco_peer_inner_steps"); s != LOCO_OK) return s;
+  if (steps == nullptr)
+    return null_argument(const_cast<loco_peer*>(peer), "loco_peer_inner_steps", "steps");
+  *steps = peer->peer->inner_steps();
+  return LOCO_OK;
+}
+
+loco_status loco_peer_bind(loco_peer* peer, const char* name, const size_t* shape, size_t rank,
+                           float* data) {
+  if (const loco_status s = check_peer(peer, "loco_peer_bind"); s != LOCO_OK) return s;
+  if (name == nullptr) return null_argument(peer, "loco_peer_bind", "name");
+  if (shape == nullptr && rank > 0) return null_argument(peer, "loco_peer_bind", "shape");
+  if (const loco_status s = check_phase(peer, Phase::open, "loco_peer_bind"); s != LOCO_OK)
+    return s;
+  return guarded(peer, [&] {
+    peer->peer->bind(name, std::span<const std::size_t>(shape, rank), data);
+    return LOCO_OK;
+  });
+}
+
+loco_status loco_peer_join(loco_peer* peer, double timeout_s, loco_join_info* info) {
+  if (const loco_status s = check_peer(peer, "loco_peer_join"); s != LOCO_OK) return s;
+  if (!(timeout_s > 0) || !std::isfinite(timeout_s))
+    return fail(peer, LOCO_ERR_INVALID_ARGUMENT,
+                "loco_peer_join: timeout_s must be a positive number of seconds");
+  if (const loco_status s = check_phase(peer, Phase::open, "loco_peer_join"); s != LOCO_OK)
+    return s;
+  return guarded(peer, [&] {
+    const auto joined = peer->peer->join(
+        std::chrono::duration_cast<loco::Duration>(std::chrono::duration<double>(timeout_s)));
+    if (!joined) return fail(peer, LOCO_ERR_INTERRUPTED, "loco_peer_join: interrupted");
+    if (info != nullptr)
+      *info = loco_join_info{.fetched = joined->fetched ? 1 : 0,
+                             .round = joined->round,
+                             .shard_index = joined->shard_index,
+                             .shard_count = joined->shard_count};
+    return LOCO_OK;
+  });
+}
+
+loco_status loco_peer_round(loco_peer* peer, float loss, loco_round_result* result) {
+  if (const loco_status s = check_peer(peer, "loco_peer_round"); s != LOCO_OK) return s;
+  if (const loco_status s = check_phase(peer, Phase::joined, "loco_peer_round"); s != LOCO_OK)
+    return s;
+  return guarded(peer, [&] {
+    const loco::train::RoundResult r = peer->peer->round(loss);
+    if (result != nullptr) {
+      result->kind = static_cast<loco_round_kind>(r.kind);
+      result->round = peer->peer->state_round();
+      result->members = r.members;
+      copy_hash(r.state, result->state_hash);
+    }
+    return LOCO_OK;
+  });
+}
+
+loco_status loco_peer_state_hash(const loco_peer* peer, uint8_t hash[LOCO_HASH_BYTES],
+                                 uint64_t* round) {
+  if (const loco_status s = check_peer(peer, "loco_peer_state_hash"); s != LOCO_OK) return s;
+  if (hash == nullptr)
+    return null_argument(const_cast<loco_peer*>(peer), "loco_peer_state_hash", "hash");
+  copy_hash(peer->peer->state_hash(), hash);
+  if (round != nullptr) *round = peer->peer->state_round();
+  return LOCO_OK;
+}
+
+loco_status loco_peer_leave(loco_peer* peer, const char* reason) {
+  if (const loco_status s = check_peer(peer, "loco_peer_leave"); s != LOCO_OK) return s;
+  return guarded(peer, [&] {
+    peer->peer->leave(reason != nullptr ? reason : "left");
+    return LOCO_OK;
+  });
+}
+
+void loco_peer_interrupt(loco_peer* peer) {
+  if (peer != nullptr) peer->peer->interrupt();
+}
+
+}  // extern "C"

@@ -1,0 +1,197 @@
+#include "loco/host/trainer_peer.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "loco/cli/app.hpp"
+#include "loco/core/error.hpp"
+#include "loco/core/log.hpp"
+#include "loco/host/peer_options.hpp"
+#include "loco/model/model.hpp"
+#include "loco/swarm/swarm_thread.hpp"
+#include "loco/train/genesis.hpp"
+
+namespace loco::host {
+namespace {
+
+Error refused(const std::string& what) {
+  return Error(ErrorCategory::config, what);
+}
+
+// loco-peer's options from `file`, strictly (a key no option has is an error), as loco-peer
+// reads them; CLI11's messages carry the file and line.
+PeerOptions read_options(const std::filesystem::path& file, cli::CommonOptions& common) {
+  if (!std::filesystem::is_regular_file(file))
+    throw refused(fmt::format("peer config {}: no such file", file.string()));
+  CLI::App app;
+  cli::add_common_options(app, common);
+  PeerOptions options;
+  add_peer_options(app, options);
+  std::vector<std::string> args = {file.string(), "--config"};  // CLI11 reads them last first
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    throw refused(fmt::format("peer config {}: {}", file.string(), e.what()));
+  }
+  return options;
+}
+
+// What a trainer peer does not do (yet), refused rather than ignored.
+void check_supported(const PeerOptions& o, const train::TrainConfig& config) {
+  if (config.strategy.kind != "diloco")
+    throw refused(fmt::format(
+        "run config {}: a trainer peer runs [strategy] kind = \"diloco\" rounds, not \"{}\"",
+        o.run_config, config.strategy.kind));
+  if (config.strategy.gossip_group != 0)
+    throw refused(
+        fmt::format("run config {}: a trainer peer does not run gossip rounds "
+                    "(strategy.gossip-group = {}): all-reduce rounds only",
+                    o.run_config, config.strategy.gossip_group));
+  if (!o.checkpoint.empty())
+    throw refused(
+        "peer.checkpoint: a trainer peer does not checkpoint yet; the trainer saves its own "
+        "model, and a restarted peer fetches the run's state when it joins");
+}
+
+std::string shape_text(std::span<const std::size_t> shape) {
+  return fmt::format("[{}]", fmt::join(shape, ", "));
+}
+
+}  // namespace
+
+std::unique_ptr<TrainerPeer> TrainerPeer::open(const std::filesystem::path& config_file) {
+  cli::CommonOptions common;
+  const PeerOptions options = read_options(config_file, common);
+  init_logging(common.log_level, common.log_format);
+  train::TrainConfig config = load_run_config(options);
+  check_supported(options, config);
+  if (options.key_file.empty())
+    throw refused(
+        "peer.key: this peer's identity key file; make one with `loco-peer keygen "
+        "--out peer.key`");
+  if (options.threads > 0) model::set_compute_threads(options.threads);
+  const secure::KeyPair key = secure::read_key_file(options.key_file, secure::KeyOwner::peer);
+  swarm::SwarmConfig swarm = swarm_config(options, config);
+  // The genesis (train/genesis.hpp): the run's initial parameters, zero momentum, round 0.
+  train::SharedState genesis = train::genesis_state(config);
+  return std::unique_ptr<TrainerPeer>(
+      new TrainerPeer(std::move(config), key, std::move(swarm), std::move(genesis)));
+}
+
+TrainerPeer::TrainerPeer(train::TrainConfig config, const secure::KeyPair& key,
+                         swarm::SwarmConfig swarm, train::SharedState genesis)
+    : config_(std::move(config)),
+      key_(key),
+      layout_(genesis.arena(0).shared_layout()),
+      group_(std::make_unique<swarm::SwarmThread>(std::move(swarm), key_), &stop_),
+      diloco_(train::DiLoCoConfig{.inner_steps = config_.strategy.diloco_h,
+                                  .outer = config_.strategy.outer},
+              layout_, group_),
+      local_(layout_),
+      buffers_(layout_->tensor_count(), nullptr) {
+  diloco_.shared() = std::move(genesis);
+  group_.bind(diloco_.shared());
+}
+
+TrainerPeer::~TrainerPeer() = default;
+
+void TrainerPeer::bind(std::string_view name, std::span<const std::size_t> shape, float* data) {
+  if (phase_ != Phase::open)
+    throw Error(ErrorCategory::invalid_argument,
+                fmt::format("tensor {}: tensors are bound before join", name));
+  const auto index = layout_->find(name);
+  if (!index)
+    throw Error(ErrorCategory::invalid_argument,
+                fmt::format("tensor {}: the run's model has no tensor of that name (its first is "
+                            "{}; loco_peer_tensor_info lists them)",
+                            name, layout_->tensor(0).name));
+  const TensorInfo& info = layout_->tensor(*index);
+  if (!std::ranges::equal(shape, info.shape))
+    throw Error(ErrorCategory::invalid_argument,
+                fmt::format("tensor {}: shape {} given, the run's model has {}", name,
+                            shape_text(shape), shape_text(info.shape)));
+  if (data == nullptr)
+    throw Error(ErrorCategory::invalid_argument, fmt::format("tensor {}: no buffer", name));
+  if (buffers_[*index] != nullptr)
+    throw Error(ErrorCategory::invalid_argument, fmt::format("tensor {}: bound twice", name));
+  buffers_[*index] = data;
+}
+
+std::optional<JoinInfo> TrainerPeer::join(Duration patience) {
+  if (phase_ != Phase::open)
+    throw Error(ErrorCategory::invalid_argument,
+                phase_ == Phase::failed ? "join: a join of this peer failed; open a new one"
+                                        : "join: this peer has joined already");
+  const auto missing = std::ranges::find(buffers_, nullptr);
+  if (missing != buffers_.end()) {
+    const TensorInfo& info = layout_->tensor(static_cast<std::size_t>(missing - buffers_.begin()));
+    throw Error(ErrorCategory::invalid_argument,
+                fmt::format("join: tensor {} {} is not bound ({} of the model's {} are)", info.name,
+                            shape_text(info.shape),
+                            buffers_.size() -
+                                static_cast<std::size_t>(std::ranges::count(buffers_, nullptr)),
+                            buffers_.size()));
+  }
+  if (stop_.load()) return std::nullopt;  // interrupted before: the session is not started twice
+  const proto::StateManifest genesis = diloco_.shared().manifest();
+  swarm::JoinOutcome outcome;
+  try {
+    outcome = group_.join(genesis, /*at_genesis=*/true, patience);
+  } catch (const Error& e) {
+    phase_ = Phase::failed;  // its session started: a second join would start it again
+    if (e.category() != ErrorCategory::network) throw;
+    // The run id and the tracker's key are part of the secure handshake: a tracker of another
+    // run, or one whose key is not the pinned one, ends the handshake without a word.
+    throw Error(e.category(), e.message() +
+                                  "; or [run] id is not the tracker's run, or [tracker] "
+                                  "public-key is not its key: its handshake fails for both");
+  }
+  if (outcome.stopped) return std::nullopt;
+  hash_ = outcome.fetched ? diloco_.shared().hash() : genesis.state_hash();
+  phase_ = Phase::joined;
+  local_.copy_from(diloco_.shared().arena(0));
+  write_back();
+  spdlog::info("joined the run: shard {} of {}, round {}, {} parameters", outcome.reply.shard_index,
+               outcome.reply.shard_count, state_round(), layout_->parameter_count());
+  return JoinInfo{.fetched = outcome.fetched,
+                  .round = state_round(),
+                  .shard_index = outcome.reply.shard_index,
+                  .shard_count = outcome.reply.shard_count};
+}
+
+train::RoundResult TrainerPeer::round(float loss) {
+  if (phase_ != Phase::joined)
+    throw Error(ErrorCategory::invalid_argument,
+                phase_ == Phase::left ? "round: this peer has left" : "round: join the run first");
+  // Interrupted: no new round goes to the network (loco.h: later calls return at once).
+  if (stop_.load())
+    return train::RoundResult{.kind = train::RoundResult::Kind::skipped, .state = hash_};
+  for (std::size_t i = 0; i < buffers_.size(); ++i) {
+    const std::span<float> tensor = local_.tensor(i);
+    std::memcpy(tensor.data(), buffers_[i], tensor.size_bytes());
+  }
+  group_.note_phase_loss(loss);
+  const train::RoundResult result = diloco_.round(local_);
+  hash_ = result.state;
+  if (result.kind != train::RoundResult::Kind::skipped) write_back();
+  return result;
+}
+
+void TrainerPeer::leave(const std::string& reason) {
+  if (phase_ == Phase::left) return;
+  group_.leave(reason);
+  phase_ = Phase::left;
+}
+
+void TrainerPeer::write_back() {
+  for (std::size_t i = 0; i < buffers_.size(); ++i) {
+    const std::span<const float> tensor = std::as_const(local_).tensor(i);
+    std::memcpy(buffers_[i], tensor.data(), tensor.size_bytes());
+  }
+}
+
+}  // namespace loco::host

@@ -1,0 +1,114 @@
+"""loco for Python: a training script joins a loco run as a DiLoCo peer (docs/PYTORCH.md).
+
+The trainer owns its model, its inner optimizer and its data; loco owns the rest: joining the
+run, the shared state (θ at the last round and the outer momentum), the round (Δ, compression,
+the group's all-reduce, the outer Nesterov step), the state hash, serving the state to newcomers.
+
+    peer = loco.Peer("peer.toml")              # a loco-peer config: the same keys
+    peer.bind_all(model.state_dict())          # fp32 CPU tensors or NumPy arrays, no copy
+    peer.join()                                # the run's θ written into them
+    for each round:
+        H inner steps (AdamW...) on the bound tensors
+        result = peer.round(loss)              # the tensors now hold the new θ
+    peer.close()
+
+A peer is used by one thread at a time; peer.interrupt() may come from any thread.
+"""
+
+from collections import namedtuple
+
+from . import _loco
+
+__all__ = ["Error", "JoinInfo", "Peer", "RoundResult", "keygen", "version"]
+
+version = _loco.version()
+
+JoinInfo = namedtuple("JoinInfo", "fetched round shard_index shard_count")
+RoundResult = namedtuple("RoundResult", "kind round members state_hash")
+
+
+class Error(RuntimeError):
+    """A call of loco failed: `status` names the kind (LOCO_ERR_CONFIG, ...), `message` says why."""
+
+    def __init__(self, status, message):
+        super().__init__(f"{status}: {message}")
+        self.status = status
+        self.message = message
+
+
+def keygen(path):
+    """Writes a new identity key file at `path` (refuses to overwrite); returns its public key."""
+    return _loco.keygen(str(path))
+
+
+def _host_array(tensor):
+    """`tensor` as an object with the buffer protocol over the same memory (no copy)."""
+    if hasattr(tensor, "detach") and hasattr(tensor, "device"):  # a PyTorch tensor
+        if tensor.device.type != "cpu":
+            raise Error("LOCO_ERR_INVALID_ARGUMENT",
+                        f"a {tensor.device} tensor: bind a CPU tensor (docs/PYTORCH.md, GPU)")
+        return tensor.detach().numpy()  # shares the tensor's memory
+    return tensor
+
+
+class Peer:
+    """A peer of a loco run, from a loco-peer config file (its [peer], [run], [tracker] keys)."""
+
+    def __init__(self, config):
+        self._peer = _loco.Peer(str(config))
+        self._bound = {}  # name -> (the caller's object, its array): kept alive while bound
+
+    def tensors(self):
+        """[(name, shape), ...]: the run's model, whose every tensor must be bound before join."""
+        return [(name, tuple(shape)) for name, shape in self._peer.tensors()]
+
+    @property
+    def inner_steps(self):
+        """The run's H: inner steps between rounds ([strategy] diloco-h)."""
+        return self._peer.inner_steps()
+
+    def bind(self, name, tensor):
+        """Binds an fp32, C-contiguous, writable NumPy array or CPU torch tensor to `name`."""
+        array = _host_array(tensor)
+        self._peer.bind(name, array)
+        self._bound[name] = (tensor, array)
+
+    def bind_all(self, tensors):
+        """Binds every tensor of the run's model from a mapping name -> tensor (a state_dict)."""
+        missing = [name for name, _ in self.tensors() if name not in tensors]
+        if missing:
+            raise Error("LOCO_ERR_INVALID_ARGUMENT",
+                        f"the run's model has {', '.join(missing[:3])}"
+                        f"{' and more' if len(missing) > 3 else ''}, which the mapping lacks")
+        for name, _ in self.tensors():
+            self.bind(name, tensors[name])
+
+    def join(self, timeout=60.0):
+        """Joins the run and writes its θ (genesis or fetched) into the bound tensors."""
+        return JoinInfo(**self._peer.join(float(timeout)))
+
+    def round(self, loss=float("nan")):
+        """One DiLoCo round from the bound tensors; they hold the new θ after it (unless skipped)."""
+        return RoundResult(**self._peer.round(float(loss)))
+
+    def state_hash(self):
+        """(hex hash, round) of the shared state as of the last join or round."""
+        return self._peer.state_hash()
+
+    def leave(self, reason="left"):
+        self._peer.leave(reason)
+
+    def interrupt(self):
+        """Ends the blocking join or round in progress soon (any thread)."""
+        self._peer.interrupt()
+
+    def close(self):
+        """Leaves the run if still in it and frees the peer; the tensors are the caller's again."""
+        self._peer.close()
+        self._bound.clear()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -1,0 +1,184 @@
+// loco._loco: the C API (loco/loco.h) for Python, one call for each, nothing more; the package's
+// __init__.py gives it its Python face. Arrays come in through the buffer protocol, unconverted:
+// a buffer that is not fp32, C-contiguous and writable is refused, never copied (loco writes the
+// new θ into it). The GIL is released while a call blocks (join, round), so other Python
+// threads run meanwhile.
+
+#include <pybind11/pybind11.h>
+
+#include <string>
+#include <vector>
+
+#include "loco/loco.h"
+
+namespace py = pybind11;
+
+namespace {
+
+// Raises the package's loco.Error(status name, message) (__init__.py).
+[[noreturn]] void raise(loco_status status, const char* message) {
+  const py::object error = py::module_::import("loco").attr("Error");
+  PyErr_SetObject(error.ptr(), py::make_tuple(loco_status_name(status), message).ptr());
+  throw py::error_already_set();
+}
+
+void check(loco_status status, const loco_peer* peer) {
+  if (status != LOCO_OK)
+    raise(status, peer != nullptr ? loco_peer_last_error(peer) : loco_last_error());
+}
+
+std::string hex(const std::uint8_t* bytes, std::size_t size) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < size; ++i) {
+    out += kDigits[bytes[i] >> 4];
+    out += kDigits[bytes[i] & 15];
+  }
+  return out;
+}
+
+// A peer handle; closed by close() or when collected.
+class Peer {
+ public:
+  explicit Peer(const std::string& config) {
+    check(loco_peer_open(config.c_str(), &peer_), nullptr);
+  }
+  ~Peer() { close(); }
+  Peer(const Peer&) = delete;
+  Peer& operator=(const Peer&) = delete;
+
+  void close() {
+    py::gil_scoped_release unlocked;  // leaving waits for the network thread
+    loco_peer_close(peer_);
+    peer_ = nullptr;
+  }
+
+  // [(name, shape), ...] of the run's model, in its order.
+  py::list tensors() const {
+    std::size_t count = 0;
+    check(loco_peer_tensor_count(open(), &count), peer_);
+    py::list out;
+    for (std::size_t i = 0; i < count; ++i) {
+      const char* name = nullptr;
+      const std::size_t* shape = nullptr;
+      std::size_t rank = 0;
+      check(loco_peer_tensor_info(peer_, i, &name, &shape, &rank), peer_);
+      py::tuple dims(rank);
+      for (std::size_t d = 0; d < rank; ++d) dims[d] = shape[d];
+      out.append(py::make_tuple(name, dims));
+    }
+    return out;
+  }
+
+  std::uint64_t inner_steps() const {
+    std::uint64_t steps = 0;
+    check(loco_peer_inner_steps(open(), &steps), peer_);
+    return steps;
+  }
+
+  // Binds a writable, C-contiguous fp32 buffer; the caller keeps the object alive.
+  void bind(const std::string& name, const py::buffer& array) {
+    const py::buffer_info info = array.request(/*writable=*/true);
+    if (info.format != py::format_descriptor<float>::format() || info.itemsize != 4)
+      raise(LOCO_ERR_INVALID_ARGUMENT,
+            ("tensor " + name + ": loco takes fp32 arrays, not format '" + info.format + "'")
+                .c_str());
+    std::vector<std::size_t> shape;
+    py::ssize_t expected = 4;
+    for (py::ssize_t d = info.ndim; d-- > 0;) {
+      const auto at = static_cast<std::size_t>(d);
+      if (info.shape[at] != 1 && info.strides[at] != expected)
+        raise(LOCO_ERR_INVALID_ARGUMENT,
+              ("tensor " + name + ": loco takes C-contiguous arrays (use .contiguous())").c_str());
+      expected *= info.shape[at];
+    }
+    for (const py::ssize_t size : info.shape) shape.push_back(static_cast<std::size_t>(size));
+    check(loco_peer_bind(open(), name.c_str(), shape.data(), shape.size(),
+                         static_cast<float*>(info.ptr)),
+          peer_);
+  }
+
+  py::dict join(double timeout_s) {
+    loco_join_info info{};
+    loco_status status;
+    {
+      py::gil_scoped_release unlocked;
+      status = loco_peer_join(open(), timeout_s, &info);
+    }
+    check(status, peer_);
+    py::dict out;
+    out["fetched"] = info.fetched != 0;
+    out["round"] = info.round;
+    out["shard_index"] = info.shard_index;
+    out["shard_count"] = info.shard_count;
+    return out;
+  }
+
+  py::dict round(float loss) {
+    loco_round_result result{};
+    loco_status status;
+    {
+      py::gil_scoped_release unlocked;
+      status = loco_peer_round(open(), loss, &result);
+    }
+    check(status, peer_);
+    static constexpr const char* kKinds[] = {"committed", "skipped", "replaced"};
+    py::dict out;
+    out["kind"] = kKinds[result.kind];
+    out["round"] = result.round;
+    out["members"] = result.members;
+    out["state_hash"] = hex(result.state_hash, LOCO_HASH_BYTES);
+    return out;
+  }
+
+  py::tuple state_hash() const {
+    std::uint8_t hash[LOCO_HASH_BYTES];
+    std::uint64_t round = 0;
+    check(loco_peer_state_hash(open(), hash, &round), peer_);
+    return py::make_tuple(hex(hash, LOCO_HASH_BYTES), round);
+  }
+
+  void leave(const std::string& reason) {
+    loco_status status;
+    {
+      py::gil_scoped_release unlocked;
+      status = loco_peer_leave(open(), reason.c_str());
+    }
+    check(status, peer_);
+  }
+
+  void interrupt() {
+    if (peer_ != nullptr) loco_peer_interrupt(peer_);
+  }
+
+ private:
+  loco_peer* open() const {
+    if (peer_ == nullptr) raise(LOCO_ERR_STATE, "this peer is closed");
+    return peer_;
+  }
+
+  loco_peer* peer_ = nullptr;
+};
+
+}  // namespace
+
+PYBIND11_MODULE(_loco, m) {
+  m.doc() = "loco's C API (loco/loco.h); use the package loco";
+  m.def("version", &loco_version);
+  m.def("keygen", [](const std::string& path) {
+    char hex_key[65];
+    check(loco_keygen(path.c_str(), hex_key), nullptr);
+    return std::string(hex_key);
+  });
+  py::class_<Peer>(m, "Peer")
+      .def(py::init<const std::string&>())
+      .def("close", &Peer::close)
+      .def("tensors", &Peer::tensors)
+      .def("inner_steps", &Peer::inner_steps)
+      .def("bind", &Peer::bind)
+      .def("join", &Peer::join)
+      .def("round", &Peer::round)
+      .def("state_hash", &Peer::state_hash)
+      .def("leave", &Peer::leave)
+      .def("interrupt", &Peer::interrupt);
+}

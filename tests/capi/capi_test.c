@@ -1,0 +1,384 @@
+/* The C API from a C program: a real loco-tracker on loopback and peers of libloco.so in this
+ * process. Each error path gives its status and a message and never aborts; two peers run DiLoCo
+ * rounds together and hold the same bits after each; a third joins late and fetches the state.
+ * A watchdog (alarm) ends a hung test; every wait is on a real event with a bound. */
+#define _XOPEN_SOURCE 700 /* nftw, mkdtemp */
+#include <ftw.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "loco/loco.h"
+#include "tracker_process.h"
+
+static int g_failures = 0;
+
+#define CHECK(condition, ...)                                                \
+  do {                                                                       \
+    if (!(condition)) {                                                      \
+      fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__, __LINE__, #condition); \
+      fprintf(stderr, __VA_ARGS__);                                          \
+      fprintf(stderr, "\n");                                                 \
+      ++g_failures;                                                          \
+    }                                                                        \
+  } while (0)
+
+/* `status` is `expected` and the message of the call (`peer`'s, or this thread's when null)
+ * names `needle`. */
+static void expect_error(loco_status status, loco_status expected, const loco_peer* peer,
+                         const char* needle, const char* what) {
+  const char* message = peer != NULL ? loco_peer_last_error(peer) : loco_last_error();
+  CHECK(status == expected, "%s: %s, expected %s (%s)", what, loco_status_name(status),
+        loco_status_name(expected), message);
+  CHECK(strstr(message, needle) != NULL, "%s: message \"%s\" does not say \"%s\"", what, message,
+        needle);
+  printf("%-28s %s: %s\n", what, loco_status_name(status), message);
+}
+
+static char g_dir[256];
+static struct timespec g_start;
+
+/* Seconds since the test started, for its log. */
+static double elapsed(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)(now.tv_sec - g_start.tv_sec) + (double)(now.tv_nsec - g_start.tv_nsec) / 1e9;
+}
+static tracker_process g_tracker;
+
+static int remove_entry(const char* path, const struct stat* info, int flag, struct FTW* at) {
+  (void)info, (void)flag, (void)at;
+  return remove(path);
+}
+
+static void path_in_dir(char* out, size_t size, const char* name) {
+  snprintf(out, size, "%s/%s", g_dir, name);
+}
+
+static void write_file(const char* name, const char* text) {
+  char path[512];
+  path_in_dir(path, sizeof path, name);
+  FILE* f = fopen(path, "w");
+  if (f == NULL || fputs(text, f) < 0 || fclose(f) != 0) {
+    fprintf(stderr, "cannot write %s\n", path);
+    exit(1);
+  }
+}
+
+/* A loco-peer config for key file `key` and run `run_id`, written as `name`. */
+static void write_peer_config(const char* name, const char* key, const char* run_id) {
+  char text[2048];
+  snprintf(text, sizeof text,
+           "log-level = \"warn\"\n"
+           "[peer]\nkey = \"%s\"\nlisten = \"127.0.0.1:0\"\n"
+           "[run]\nid = \"%s\"\nconfig = \"%s/configs/swarm-tiny.toml\"\n"
+           "[tracker]\naddress = \"%s\"\npublic-key = \"%s\"\n",
+           key, run_id, LOCO_SOURCE_DIR, g_tracker.address, g_tracker.public_key);
+  write_file(name, text);
+}
+
+static loco_peer* open_peer(const char* config_name) {
+  char path[512];
+  path_in_dir(path, sizeof path, config_name);
+  loco_peer* peer = NULL;
+  const loco_status s = loco_peer_open(path, &peer);
+  CHECK(s == LOCO_OK, "open %s: %s %s", config_name, loco_status_name(s), loco_last_error());
+  return peer;
+}
+
+/* One buffer per tensor of the run's model, bound to the peer: the trainer's model. */
+typedef struct model {
+  size_t count;
+  float** tensors;
+  size_t* sizes;
+} model;
+
+static model bind_model(loco_peer* peer) {
+  model m = {0};
+  CHECK(loco_peer_tensor_count(peer, &m.count) == LOCO_OK, "%s", loco_last_error());
+  m.tensors = calloc(m.count, sizeof *m.tensors);
+  m.sizes = calloc(m.count, sizeof *m.sizes);
+  for (size_t i = 0; i < m.count; ++i) {
+    const char* name;
+    const size_t* shape;
+    size_t rank;
+    CHECK(loco_peer_tensor_info(peer, i, &name, &shape, &rank) == LOCO_OK, "%s", loco_last_error());
+    m.sizes[i] = 1;
+    for (size_t d = 0; d < rank; ++d) m.sizes[i] *= shape[d];
+    m.tensors[i] = malloc(m.sizes[i] * sizeof(float));
+    for (size_t k = 0; k < m.sizes[i]; ++k) m.tensors[i][k] = NAN; /* loco must overwrite */
+    const loco_status s = loco_peer_bind(peer, name, shape, rank, m.tensors[i]);
+    CHECK(s == LOCO_OK, "bind %s: %s", name, loco_peer_last_error(peer));
+  }
+  return m;
+}
+
+static void free_model(model* m) {
+  for (size_t i = 0; i < m->count; ++i) free(m->tensors[i]);
+  free(m->tensors);
+  free(m->sizes);
+}
+
+static int same_weights(const model* a, const model* b) {
+  for (size_t i = 0; i < a->count; ++i)
+    if (memcmp(a->tensors[i], b->tensors[i], a->sizes[i] * sizeof(float)) != 0) return 0;
+  return 1;
+}
+
+/* The inner steps of a trainer: every weight moved, differently on each peer. */
+static void train(model* m, float step) {
+  for (size_t i = 0; i < m->count; ++i)
+    for (size_t k = 0; k < m->sizes[i]; ++k) m->tensors[i][k] -= step * (float)((k % 7) - 3);
+}
+
+typedef struct round_call {
+  loco_peer* peer;
+  float loss;
+  loco_round_result result;
+  loco_status status;
+} round_call;
+
+static void* run_round(void* arg) {
+  round_call* call = arg;
+  call->status = loco_peer_round(call->peer, call->loss, &call->result);
+  return NULL;
+}
+
+static void test_errors_before_the_tracker(void) {
+  loco_peer* peer = (loco_peer*)1;
+  char path[512];
+  path_in_dir(path, sizeof path, "missing.toml");
+  expect_error(loco_peer_open(path, &peer), LOCO_ERR_CONFIG, NULL, "no such file",
+               "a config that is missing");
+  CHECK(peer == NULL, "a failed open leaves no handle");
+
+  write_file("typo.toml", "[peer]\nkee = \"peer.key\"\n");
+  path_in_dir(path, sizeof path, "typo.toml");
+  expect_error(loco_peer_open(path, &peer), LOCO_ERR_CONFIG, NULL, "kee", "a key no option has");
+
+  write_file("syntax.toml", "[peer\nkey = \n");
+  path_in_dir(path, sizeof path, "syntax.toml");
+  expect_error(loco_peer_open(path, &peer), LOCO_ERR_CONFIG, NULL, "syntax.toml",
+               "a config that is not TOML");
+
+  write_peer_config("no-key.toml", "absent.key", "capi-run");
+  path_in_dir(path, sizeof path, "no-key.toml");
+  expect_error(loco_peer_open(path, &peer), LOCO_ERR_IO, NULL, "absent.key",
+               "a key file that is missing");
+
+  write_file("garbage.key", "not a key\n");
+  char garbage[512];
+  path_in_dir(garbage, sizeof garbage, "garbage.key");
+  chmod(garbage, 0600);
+  write_peer_config("bad-key.toml", "garbage.key", "capi-run");
+  path_in_dir(path, sizeof path, "bad-key.toml");
+  expect_error(loco_peer_open(path, &peer), LOCO_ERR_CONFIG, NULL, "garbage.key",
+               "a key file that is garbage");
+
+  expect_error(loco_peer_open(NULL, &peer), LOCO_ERR_INVALID_ARGUMENT, NULL, "config_path",
+               "a null config path");
+  expect_error(loco_peer_round(NULL, 0, NULL), LOCO_ERR_INVALID_ARGUMENT, NULL, "peer",
+               "a null handle");
+}
+
+/* Errors of a peer that opened: tensors that do not fit, calls out of order, a wrong run. */
+static void test_errors_of_an_open_peer(void) {
+  write_peer_config("wrong-run.toml", "peer-x.key", "another-run");
+  loco_peer* peer = open_peer("wrong-run.toml");
+  if (peer == NULL) return;
+  const char* name;
+  const size_t* shape;
+  size_t rank;
+  CHECK(loco_peer_tensor_info(peer, 0, &name, &shape, &rank) == LOCO_OK, "%s", loco_last_error());
+  float* buffer = calloc(shape[0] * (rank > 1 ? shape[1] : 1) + 1, sizeof(float));
+  size_t wrong[2] = {shape[0] + 1, rank > 1 ? shape[1] : 1};
+  expect_error(loco_peer_bind(peer, name, wrong, rank, buffer), LOCO_ERR_INVALID_ARGUMENT, peer,
+               "the run's model has", "a shape that differs");
+  expect_error(loco_peer_bind(peer, "no.such.weight", shape, rank, buffer),
+               LOCO_ERR_INVALID_ARGUMENT, peer, "no.such.weight", "a tensor the model lacks");
+  expect_error(loco_peer_join(peer, 10.0, NULL), LOCO_ERR_INVALID_ARGUMENT, peer, "is not bound",
+               "join with tensors unbound");
+  expect_error(loco_peer_round(peer, 0, NULL), LOCO_ERR_STATE, peer, "join", "a round before join");
+  size_t index_past = 0;
+  CHECK(loco_peer_tensor_count(peer, &index_past) == LOCO_OK, "%s", loco_last_error());
+  expect_error(loco_peer_tensor_info(peer, index_past, &name, &shape, &rank),
+               LOCO_ERR_INVALID_ARGUMENT, peer, "past", "a tensor index past the end");
+  free(buffer);
+
+  model m = bind_model(peer);
+  /* The run id is part of the secure handshake: the tracker of another run cannot answer, so
+   * the join ends at its timeout, with a message that names the likely causes. */
+  expect_error(loco_peer_join(peer, 3.0, NULL), LOCO_ERR_NETWORK, peer, "[run] id",
+               "a run the tracker lacks");
+  expect_error(loco_peer_join(peer, 3.0, NULL), LOCO_ERR_STATE, peer, "open a new peer",
+               "a join after a failed one");
+  loco_peer_close(peer);
+  free_model(&m);
+}
+
+/* Two peers train together; a third joins after two rounds and fetches the run's state. */
+static void test_rounds(void) {
+  write_peer_config("a.toml", "peer-a.key", "capi-run");
+  write_peer_config("b.toml", "peer-b.key", "capi-run");
+  write_peer_config("c.toml", "peer-c.key", "capi-run");
+  loco_peer* a = open_peer("a.toml");
+  loco_peer* b = open_peer("b.toml");
+  if (a == NULL || b == NULL) return;
+  model ma = bind_model(a), mb = bind_model(b);
+
+  loco_join_info ja, jb;
+  CHECK(loco_peer_join(a, 30.0, &ja) == LOCO_OK, "join a: %s", loco_peer_last_error(a));
+  CHECK(loco_peer_join(b, 30.0, &jb) == LOCO_OK, "join b: %s", loco_peer_last_error(b));
+  CHECK(!ja.fetched && !jb.fetched && ja.round == 0, "a new run starts at its genesis");
+  CHECK(ja.shard_index != jb.shard_index, "each peer has its own data shard (%u, %u)",
+        ja.shard_index, jb.shard_index);
+  CHECK(same_weights(&ma, &mb) && !isnan(ma.tensors[0][0]),
+        "both start from the run's genesis, written into their buffers");
+
+  for (int r = 1; r <= 2; ++r) {
+    train(&ma, 1e-3f);
+    train(&mb, -2e-3f);
+    round_call calls[2] = {{.peer = a, .loss = 4.0f}, {.peer = b, .loss = 4.1f}};
+    pthread_t threads[2];
+    for (int i = 0; i < 2; ++i) pthread_create(&threads[i], NULL, run_round, &calls[i]);
+    for (int i = 0; i < 2; ++i) pthread_join(threads[i], NULL);
+    for (int i = 0; i < 2; ++i) {
+      CHECK(calls[i].status == LOCO_OK, "round %d: %s", r, loco_peer_last_error(calls[i].peer));
+      CHECK(calls[i].result.kind == LOCO_ROUND_COMMITTED && calls[i].result.members == 2 &&
+                calls[i].result.round == (uint64_t)r,
+            "round %d: kind %d, %zu members, at round %llu", r, (int)calls[i].result.kind,
+            calls[i].result.members, (unsigned long long)calls[i].result.round);
+    }
+    CHECK(memcmp(calls[0].result.state_hash, calls[1].result.state_hash, LOCO_HASH_BYTES) == 0,
+          "round %d: both peers report the same state hash", r);
+    CHECK(same_weights(&ma, &mb), "round %d: both buffers hold the same θ", r);
+    uint8_t hash[LOCO_HASH_BYTES];
+    uint64_t at = 0;
+    CHECK(loco_peer_state_hash(a, hash, &at) == LOCO_OK && at == (uint64_t)r &&
+              memcmp(hash, calls[0].result.state_hash, LOCO_HASH_BYTES) == 0,
+          "round %d: the hash getter agrees", r);
+    printf("round %d committed by 2 peers, state %02x%02x%02x%02x...\n", r, hash[0], hash[1],
+           hash[2], hash[3]);
+  }
+
+  loco_peer* c = open_peer("c.toml");
+  if (c != NULL) {
+    model mc = bind_model(c);
+    loco_join_info jc;
+    CHECK(loco_peer_join(c, 30.0, &jc) == LOCO_OK, "join c: %s", loco_peer_last_error(c));
+    CHECK(jc.fetched && jc.round == 2,
+          "a newcomer fetches the run's state (fetched %d, round %llu)", jc.fetched,
+          (unsigned long long)jc.round);
+    CHECK(same_weights(&mc, &ma), "the newcomer's buffers hold the run's θ");
+    uint8_t ha[LOCO_HASH_BYTES], hc[LOCO_HASH_BYTES];
+    loco_peer_state_hash(a, ha, NULL);
+    loco_peer_state_hash(c, hc, NULL);
+    CHECK(memcmp(ha, hc, LOCO_HASH_BYTES) == 0, "the newcomer holds the run's state hash");
+    CHECK(loco_peer_leave(c, "test done") == LOCO_OK, "%s", loco_peer_last_error(c));
+    expect_error(loco_peer_round(c, 0, NULL), LOCO_ERR_STATE, c, "left", "a round after leave");
+    loco_peer_close(c);
+    free_model(&mc);
+  }
+  CHECK(loco_peer_leave(a, "test done") == LOCO_OK, "%s", loco_peer_last_error(a));
+  loco_peer_close(a);
+  loco_peer_close(b); /* leaves on close */
+  free_model(&ma);
+  free_model(&mb);
+}
+
+/* interrupt ends a round that waits for a group that cannot form (the run needs 2 peers and
+ * this one is alone in it), and a join after it returns at once. */
+static void test_interrupt(void) {
+  write_peer_config("d.toml", "peer-d.key", "capi-run");
+  write_peer_config("e.toml", "peer-e.key", "capi-run");
+  loco_peer* d = open_peer("d.toml");
+  loco_peer* e = open_peer("e.toml");
+  if (d == NULL || e == NULL) return;
+  model md = bind_model(d), me = bind_model(e);
+  CHECK(loco_peer_join(d, 30.0, NULL) == LOCO_OK, "join d: %s", loco_peer_last_error(d));
+  round_call call = {.peer = d, .loss = NAN};
+  pthread_t thread;
+  pthread_create(&thread, NULL, run_round, &call);
+  loco_peer_interrupt(d); /* before or during the round: either way it ends skipped */
+  pthread_join(thread, NULL);
+  CHECK(call.status == LOCO_OK && call.result.kind == LOCO_ROUND_SKIPPED,
+        "an interrupted round is skipped: %s, kind %d", loco_status_name(call.status),
+        (int)call.result.kind);
+  loco_peer_interrupt(e);
+  expect_error(loco_peer_join(e, 30.0, NULL), LOCO_ERR_INTERRUPTED, e, "interrupted",
+               "a join after interrupt");
+  loco_peer_close(d);
+  loco_peer_close(e);
+  free_model(&md);
+  free_model(&me);
+}
+
+int main(void) {
+  alarm(120);                       /* a hung test ends here, not at ctest's limit */
+  setvbuf(stdout, NULL, _IOLBF, 0); /* each line as it happens, in ctest's log too */
+  clock_gettime(CLOCK_MONOTONIC, &g_start);
+  snprintf(g_dir, sizeof g_dir, "%s", "/tmp/loco-capi-test-XXXXXX");
+  if (mkdtemp(g_dir) == NULL) {
+    perror("mkdtemp");
+    return 1;
+  }
+  printf("libloco %s, folder %s\n", loco_version(), g_dir);
+  static const char* keys[] = {"tracker.key", "peer-a.key", "peer-b.key", "peer-c.key",
+                               "peer-d.key",  "peer-e.key", "peer-x.key"};
+  for (size_t i = 0; i < sizeof keys / sizeof *keys; ++i) {
+    char path[512];
+    path_in_dir(path, sizeof path, keys[i]);
+    char hex[65];
+    CHECK(loco_keygen(path, hex) == LOCO_OK && strlen(hex) == 64, "keygen %s: %s", keys[i],
+          loco_last_error());
+  }
+  char tracker_key[512], state[512], log[512];
+  path_in_dir(tracker_key, sizeof tracker_key, "tracker.key");
+  path_in_dir(state, sizeof state, "tracker.state");
+  path_in_dir(log, sizeof log, "tracker.log");
+  char config[512];
+  snprintf(config, sizeof config, "%s/configs/swarm-tiny.toml", LOCO_SOURCE_DIR);
+  const char* program = LOCO_BIN_DIR "/loco-tracker";
+  char* const argv[] = {(char*)program,
+                        "--tracker.key",
+                        tracker_key,
+                        "--tracker.listen",
+                        "127.0.0.1:0",
+                        "--tracker.state-file",
+                        state,
+                        "--tracker.http",
+                        "",
+                        "--tracker.max-members-per-address",
+                        "0",
+                        "--run.id",
+                        "capi-run",
+                        "--run.config",
+                        config,
+                        "--run.min-peers",
+                        "2",
+                        "--admission.policy",
+                        "open",
+                        NULL};
+
+  test_errors_before_the_tracker();
+  if (tracker_start(&g_tracker, program, argv, log, 30) != 0) return 1;
+  printf("%.1f s: the tracker listens at %s\n", elapsed(), g_tracker.address);
+  test_errors_of_an_open_peer();
+  printf("%.1f s: the errors of an open peer checked\n", elapsed());
+  test_interrupt();
+  printf("%.1f s: interrupt checked\n", elapsed());
+  test_rounds();
+  printf("%.1f s: rounds checked\n", elapsed());
+  const int tracker_status = tracker_stop(&g_tracker, 10);
+  printf("%.1f s: the tracker stopped\n", elapsed());
+  CHECK(tracker_status == 0, "the tracker ended with status %d (its log: %s)", tracker_status, log);
+  printf("%d failed\n", g_failures);
+  if (g_failures > 0) return 1;
+  nftw(g_dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS); /* kept when a check failed */
+  return 0;
+}

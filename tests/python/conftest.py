@@ -1,0 +1,153 @@
+"""Fixtures of the Python package's tests: a real loco-tracker on loopback and peer configs.
+
+ctest runs these with LOCO_BIN_DIR (loco-tracker, loco-peer), LOCO_SOURCE_DIR and PYTHONPATH
+(the built package) set (tests/python/CMakeLists.txt).
+"""
+
+import json
+import os
+import selectors
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BIN = Path(os.environ["LOCO_BIN_DIR"])
+SOURCE = Path(os.environ["LOCO_SOURCE_DIR"])
+HERE = Path(__file__).resolve().parent
+
+
+def run_config(folder, h=None, rounds=None, data=None):
+    """configs/swarm-tiny.toml as the run's config file, with H (strategy.diloco-h), the steps
+    (H × rounds: loco-peer's) and the [data] section's lines replaced when given."""
+    text = (SOURCE / "configs" / "swarm-tiny.toml").read_text()
+    h_line = "diloco-h = 20 "
+    assert h_line in text and "steps = 300\n" in text
+    if h is not None:
+        text = text.replace(h_line, f"diloco-h = {h} ", 1)
+    if rounds is not None:
+        text = text.replace("steps = 300\n", f"steps = {(h or 20) * rounds}\n", 1)
+    if data is not None:
+        start = text.index("[data]\n") + len("[data]\n")
+        text = text[:start] + data + text[text.index("\n[", start):]
+    path = folder / "run.toml"
+    path.write_text(text)
+    return path
+
+
+class Tracker:
+    """loco-tracker for run `run_id`, its address and key taken from its first line."""
+
+    def __init__(self, folder, config, run_id, min_peers):
+        import loco
+
+        loco.keygen(folder / "tracker.key")
+        self.log = folder / "tracker.log"
+        self.process = subprocess.Popen(
+            [str(BIN / "loco-tracker"), "--tracker.key", str(folder / "tracker.key"),
+             "--tracker.listen", "127.0.0.1:0", "--tracker.state-file", str(folder / "tracker.state"),
+             "--tracker.http", "", "--tracker.max-members-per-address", "0", "--run.id", run_id,
+             "--run.config", str(config), "--run.min-peers", str(min_peers),
+             "--admission.policy", "open"],
+            stdout=subprocess.PIPE, stderr=open(self.log, "w"), text=True)
+        line = read_line(self.process.stdout, timeout=30)
+        prefix = "listening on "
+        if not line.startswith(prefix) or " as " not in line:
+            self.stop()
+            last = (self.log.read_text().strip().splitlines() or [""])[-1]
+            raise RuntimeError(f"loco-tracker did not start: {last}; its log: {self.log}")
+        self.address, self.public_key = line[len(prefix):].strip().split(" as ")
+        self.run_id = run_id
+        self.config = config
+
+    def peer_config(self, folder, name):
+        """A loco-peer config for a new key `name`.key, written as `name`.toml."""
+        import loco
+
+        loco.keygen(folder / f"{name}.key")
+        path = folder / f"{name}.toml"
+        path.write_text(
+            'log-level = "warn"\n'
+            f'[peer]\nkey = "{name}.key"\nlisten = "127.0.0.1:0"\n'
+            f'[run]\nid = "{self.run_id}"\nconfig = "{self.config}"\n'
+            f'[tracker]\naddress = "{self.address}"\npublic-key = "{self.public_key}"\n')
+        return path
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            return self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            return self.process.wait()
+
+
+def read_line(stream, timeout):
+    """One line of `stream`, or "" when none comes within `timeout` seconds."""
+    selector = selectors.DefaultSelector()
+    selector.register(stream, selectors.EVENT_READ)
+    ready = selector.select(timeout)
+    selector.close()
+    return stream.readline() if ready else ""
+
+
+@pytest.fixture
+def tracker_factory(tmp_path):
+    trackers = []
+
+    def make(min_peers, h=None, rounds=None, data=None, run_id="py-run"):
+        tracker = Tracker(tmp_path, run_config(tmp_path, h, rounds, data), run_id, min_peers)
+        trackers.append(tracker)
+        return tracker
+
+    yield make
+    for tracker in trackers:
+        assert tracker.stop() == 0, f"loco-tracker failed; its log: {tracker.log}"
+
+
+@pytest.fixture
+def spawn():
+    """Starts a peer process (stdout and stderr piped); whatever still runs at the test's end
+    (a failed assertion) is killed, so that a peer that failed does not leave the others
+    waiting for it."""
+    processes = []
+
+    def start(argv):
+        process = subprocess.Popen([str(a) for a in argv], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        processes.append(process)
+        return process
+
+    yield start
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def python_peer(spawn, config, rounds, seed):
+    """tests/python/quadratic_peer.py as its own process."""
+    return spawn([sys.executable, HERE / "quadratic_peer.py", config, rounds, seed])
+
+
+def python_rounds(process, timeout=120):
+    """A Python peer's rounds, one dict per JSON line it printed: round, kind, members, state
+    (the full hash), loss."""
+    out, err = process.communicate(timeout=timeout)
+    assert process.returncode == 0, f"a Python peer failed ({process.returncode}):\n{err}"
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def loco_peer_rounds(process, timeout=120):
+    """A loco-peer's rounds from its lines "round R KIND members M loss L state H"
+    (peer/swarm_peer.hpp), as python_rounds gives them (state: H, the first 16 hex digits)."""
+    out, err = process.communicate(timeout=timeout)
+    assert process.returncode == 0, f"loco-peer failed ({process.returncode}):\n{err}"
+    rows = []
+    for line in out.splitlines():
+        w = line.split()
+        if w[:1] == ["round"]:
+            rows.append({"round": int(w[1]), "kind": w[2], "members": int(w[4]),
+                         "loss": float(w[6]), "state": w[8]})
+    return rows

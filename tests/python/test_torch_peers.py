@@ -1,0 +1,39 @@
+"""PyTorch peers (docs/examples/pytorch/train_gpt.py: a nanoGPT-style GPT, AdamW, loco's DiLoCo)
+and loco-peer peers training the same GPT on the same token files in one run. Skipped where
+PyTorch is not installed."""
+
+import sys
+
+import pytest
+
+from conftest import BIN, SOURCE, loco_peer_rounds, python_rounds
+from test_python_peers import same_state_after_every_round
+
+pytest.importorskip("torch")
+
+EXAMPLE = SOURCE / "docs" / "examples" / "pytorch" / "train_gpt.py"
+
+
+def test_two_loco_peers_and_two_pytorch_peers_hold_the_same_state(tracker_factory, tmp_path,
+                                                                   spawn):
+    rounds = 3
+    prepare = spawn([BIN / "loco-prepare", "--log-level", "warn", "--source", "markov",
+                     "--markov.vocab", "64", "--markov.train-tokens", "200000",
+                     "--markov.val-tokens", "20000", "--train-out", tmp_path / "train.bin",
+                     "--val-out", tmp_path / "val.bin"])
+    assert prepare.wait(timeout=60) == 0, prepare.stderr.read()
+    tracker = tracker_factory(
+        min_peers=4, h=10, rounds=rounds,
+        data=f'source = "files"\ntrain-file = "{tmp_path / "train.bin"}"\n'
+             f'val-file = "{tmp_path / "val.bin"}"\n')
+    loco_peers = [spawn([BIN / "loco-peer", "--config", tracker.peer_config(tmp_path, f"loco-{i}")])
+                  for i in range(2)]
+    torch_peers = [spawn([sys.executable, EXAMPLE, "--config",
+                          tracker.peer_config(tmp_path, f"torch-{i}"), "--train",
+                          tmp_path / "train.bin", "--rounds", rounds, "--seed", i])
+                   for i in range(2)]
+    runs = [python_rounds(p, timeout=180) for p in torch_peers]
+    for run in runs:
+        assert run[-1]["loss"] < run[0]["loss"], f"a PyTorch peer's loss did not fall: {run}"
+    runs += [loco_peer_rounds(p, timeout=180) for p in loco_peers]
+    same_state_after_every_round(runs, rounds)
