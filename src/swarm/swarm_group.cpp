@@ -102,6 +102,13 @@ train::RoundResult SwarmGroup::run_round(const train::RoundInput& input) {
 
 void SwarmGroup::begin_round(std::uint64_t round, std::span<const float> delta, float norm,
                              ComputeLink::Tentative tentative) {
+  auto update = update_pool_.take(delta.size());
+  std::copy(delta.begin(), delta.end(), update->begin());
+  hand_over(round, std::move(update), norm, std::move(tentative));
+}
+
+void SwarmGroup::hand_over(std::uint64_t round, proto::PeerCore::Values update, float norm,
+                           ComputeLink::Tentative tentative) {
   LOCO_ASSERT(begun_ == 0, "a swarm round begun before the last one ended");
   begun_ = round;
   progress_ = {};
@@ -109,8 +116,6 @@ void SwarmGroup::begin_round(std::uint64_t round, std::span<const float> delta, 
   served_at_commit_ = static_cast<bool>(tentative.bytes);
   const proto::Ready ready{
       .round = round, .update_norm = norm, .base_hash = current_, .loss = phase_loss_};
-  auto update = update_pool_.take(delta.size());
-  std::copy(delta.begin(), delta.end(), update->begin());
   side_->post([ready, update = std::move(update), tentative = std::move(tentative)](
                   ComputeLink& link, TimePoint) mutable {
     link.ready(ready, std::move(update), std::move(tentative));
@@ -130,10 +135,10 @@ train::RoundResult SwarmGroup::end_round(const train::RoundInput& input) {
       input.round, [&](const SwarmEvent& e) { return input.tentative(*e.mean); }, input.install));
 }
 
-void SwarmGroup::start(std::uint64_t round, std::span<const float> delta, float norm,
+void SwarmGroup::start(std::uint64_t round, std::shared_ptr<std::vector<float>> delta, float norm,
                        std::function<proto::StateManifest(std::span<const float>)> manifest) {
-  begin_round(round, delta, norm,
-              ComputeLink::Tentative{.manifest = std::move(manifest), .bytes = {}});
+  hand_over(round, std::move(delta), norm,
+            ComputeLink::Tentative{.manifest = std::move(manifest), .bytes = {}});
 }
 
 std::shared_ptr<const std::vector<float>> SwarmGroup::mean() {

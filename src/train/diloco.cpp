@@ -23,7 +23,7 @@ DiLoCo::DiLoCo(DiLoCoConfig config, const std::shared_ptr<const ArenaLayout>& la
       group_(group),
       overlapped_(overlapped),
       shared_(layout, shared_names()),
-      delta_(layout) {
+      delta_(overlapped == nullptr ? std::optional<Arena>(layout) : std::nullopt) {
   config_.validate();
 }
 
@@ -100,7 +100,9 @@ RoundResult DiLoCo::round(Arena& params) {
   // Δ = θ_old − θ_new, and its norm for the tracker's screening.
   const auto old_params = theta().data();
   const auto new_params = params.data();
-  const auto delta = delta_.data();
+  std::shared_ptr<std::vector<float>> handed;  // overlapped: the group's buffer, read in place
+  if (overlapped_ != nullptr) handed = overlapped_->update_buffer(old_params.size());
+  const std::span<float> delta = handed ? std::span<float>(*handed) : delta_->data();
   double squares = 0;
   for (std::size_t i = 0; i < delta.size(); ++i) {
     delta[i] = old_params[i] - new_params[i];
@@ -109,7 +111,7 @@ RoundResult DiLoCo::round(Arena& params) {
   const std::uint64_t next = shared_.round() + 1;
   const float norm = static_cast<float>(std::sqrt(squares));
   if (overlapped_ != nullptr) {
-    overlapped_->start(next, delta, norm,
+    overlapped_->start(next, std::move(handed), norm,
                        [this, next](std::span<const float> mean) { return tentative(mean, next); });
     pending_ = next;
     const std::shared_ptr<const std::vector<float>> mean = overlapped_->mean();

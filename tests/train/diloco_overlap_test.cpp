@@ -26,9 +26,12 @@ class ScriptedOverlap final : public OuterGroup, public OverlappedGroup {
     input.install();
     return RoundResult{.kind = RoundResult::Kind::committed, .members = 1};
   }
-  void start(std::uint64_t, std::span<const float> delta, float,
+  std::shared_ptr<std::vector<float>> update_buffer(std::size_t values) override {
+    return std::make_shared<std::vector<float>>(values);
+  }
+  void start(std::uint64_t, std::shared_ptr<std::vector<float>> delta, float,
              std::function<proto::StateManifest(std::span<const float>)> manifest) override {
-    delta_.assign(delta.begin(), delta.end());
+    delta_ = *delta;
     manifest_ = std::move(manifest);
   }
   std::shared_ptr<const std::vector<float>> mean() override {

@@ -94,7 +94,10 @@ class SwarmGroup final : public train::OuterGroup,
 
   // DiLoCo's overlapped round (train/overlapped_group.hpp): begin_round with a tentative that
   // only hashes (the network thread computes the manifest; the state is served once installed).
-  void start(std::uint64_t round, std::span<const float> delta, float norm,
+  std::shared_ptr<std::vector<float>> update_buffer(std::size_t values) override {
+    return update_pool_.take(values);
+  }
+  void start(std::uint64_t round, std::shared_ptr<std::vector<float>> delta, float norm,
              std::function<proto::StateManifest(std::span<const float>)> manifest) override;
   std::shared_ptr<const std::vector<float>> mean() override;
   bool outcome_in() const override;
@@ -123,6 +126,9 @@ class SwarmGroup final : public train::OuterGroup,
   void load_fetched(const SwarmEvent& fetched);
   // Runs `change` on the shared state, holding the guard exclusively.
   void change_shared(const std::function<void()>& change);
+  // begin_round with Δ in a buffer of update_pool_.
+  void hand_over(std::uint64_t round, proto::PeerCore::Values delta, float norm,
+                 ComputeLink::Tentative tentative);
   // Serves the shared state as it is now, whose manifest is `manifest`.
   void serve_current(proto::StateManifest manifest);
   void report_state(std::uint64_t round, const Digest& hash);

@@ -15,12 +15,14 @@
 // group, another mean) installs its own θ', and the next Δ = θ − θ_local carries the difference;
 // a round skipped after the mean leaves θ as it was, and the next Δ carries the outer step again.
 //
-// Memory, for n parameters: θ and v shared (8n bytes) and Δ (4n) beside the inner loop's. The
+// Memory, for n parameters: θ and v shared (8n bytes) and Δ (4n) beside the inner loop's; over a
+// swarm Δ is written into the group's buffer, which the network thread reads in place. The
 // state a round's mean leads to is never held: tentative(mean) computes θ', v' chunk by chunk
 // and hashes each chunk as it is computed (train::hash_chunks, in parallel over the compute
-// threads), and install() applies the same outer step
-// to θ and v in place (elementwise, so the bits are those that were hashed). The mean stays the
-// group's until install (strategy.hpp).
+// threads), and install() applies the same outer step to θ and v in place (elementwise, so the
+// bits are those that were hashed). The mean stays the group's until install (strategy.hpp).
+
+#include <optional>
 
 #include "loco/optim/outer_nesterov.hpp"
 #include "loco/train/overlapped_group.hpp"
@@ -79,7 +81,7 @@ class DiLoCo final : public Strategy {
   // The manifest of the state `mean` leads to, computed without holding that state.
   proto::StateManifest tentative(std::span<const float> mean, std::uint64_t round) const;
 
-  Arena delta_;
+  std::optional<Arena> delta_;   // the blocking round's Δ (an overlapped one's is the group's)
   std::span<const float> mean_;  // the last tentative's, applied by install
   RoundResult last_;
 };

@@ -28,8 +28,11 @@ namespace loco::train {
 class OverlappedGroup {
  public:
   virtual ~OverlappedGroup() = default;
-  // Starts averaging `delta` (read before it returns) for `round`.
-  virtual void start(std::uint64_t round, std::span<const float> delta, float norm,
+  // A buffer of `values` floats for the round's Δ, which start() then takes as it is (the group
+  // reads it until the round ends: no copy of Δ is made).
+  virtual std::shared_ptr<std::vector<float>> update_buffer(std::size_t values) = 0;
+  // Starts averaging `delta` (from update_buffer()) for `round`.
+  virtual void start(std::uint64_t round, std::shared_ptr<std::vector<float>> delta, float norm,
                      std::function<proto::StateManifest(std::span<const float> mean)> manifest) = 0;
   // Waits for the round's first mean (held until land() returns); null: the round ended
   // without one (land() says how).
