@@ -230,7 +230,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     // leave, checkpoint, and say where the run stands.
     strategy.finish(loop);
     if (group.rounds_run() != rounds_seen) print_landed();
-    const Digest state_hash = strategy.shared().hash();  // hashed once, for every line below
+    const Digest state_hash = group.state_hash();  // as installed or fetched: not hashed again
     const bool at_end =
         !stop.load() && final_round != 0 && strategy.shared().round() >= final_round;
     if (at_end) see_the_run_end(group, strategy.shared().round(), state_hash, end_wait);

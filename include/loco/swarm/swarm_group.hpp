@@ -102,6 +102,9 @@ class SwarmGroup final : public train::OuterGroup,
   std::shared_ptr<const std::vector<float>> mean() override;
   bool outcome_in() const override;
   train::RoundResult land(const std::function<void(std::span<const float>)>& install) override;
+  // The hash of the shared state as this group last joined with it, installed it or fetched it
+  // (kept, not computed: a peer's last line costs no hash of the state).
+  const Digest& state_hash() const { return current_; }
   // The outcome of the latest round and how many rounds ran (committed, skipped or replaced).
   const train::RoundResult& last_round() const { return last_round_; }
   std::uint64_t rounds_run() const { return rounds_run_; }
