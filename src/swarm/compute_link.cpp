@@ -93,7 +93,13 @@ void ComputeLink::on_core_event(proto::PeerEvent& e) {
         SwarmEvent reported{
             .kind = SwarmEvent::Kind::reported, .round = out.round, .attempt = out.attempt};
         mailbox_.post(std::move(out));
-        tentative_manifest_ = tentative_.manifest(*mean);
+        {
+          // The manifest reads the shared state, which the compute thread may change meanwhile
+          // only by loading a fetched state (a resync queued before this mean): not while it
+          // is read. (A hash of that state then matches no one's, and the round resyncs.)
+          const std::shared_lock reading(guard_.mutex);
+          tentative_manifest_ = tentative_.manifest(*mean);
+        }
         computed_ = true;
         reported.hash = tentative_manifest_.state_hash();
         reported.manifest = std::make_shared<const proto::StateManifest>(tentative_manifest_);

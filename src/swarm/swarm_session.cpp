@@ -80,10 +80,13 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
                         .accept = [pin](const secure::PublicKey& k) { return k == pin; },
                         .peer_label = fmt::format("the tracker at {}", config_.tracker_address)},
       core_->client(), [this](const proto::ClientEvent& e) {
-        // The tracker's custody pulls the state over this link.
-        std::shared_lock<std::shared_mutex> lock;
-        if (e.kind == proto::ClientEvent::Kind::state_relay) lock = compute_->guard_served();
-        core_->on_client_event(steady_now(), e);
+        {
+          // The tracker's custody pulls the state over this link (the guard is not held while
+          // the core's events are handled: a round's tentative takes it again).
+          std::shared_lock<std::shared_mutex> lock;
+          if (e.kind == proto::ClientEvent::Kind::state_relay) lock = compute_->guard_served();
+          core_->on_client_event(steady_now(), e);
+        }
         drive();
       });
   link_->start();
