@@ -101,9 +101,8 @@ class StrategyProcess::Side final : public swarm::NetworkSide {
 
 // --- the process ---
 
-StrategyProcess::StrategyProcess(PeerNode& node, const StrategyRun& run, Duration step_time,
-                                 std::uint64_t index)
-    : node_(node), run_(run), step_time_(step_time), index_(index) {}
+StrategyProcess::StrategyProcess(PeerNode& node, const StrategyRun& run, Duration step_time)
+    : node_(node), run_(run), step_time_(step_time) {}
 
 StrategyProcess::~StrategyProcess() {
   if (!thread_.joinable()) return;

@@ -95,7 +95,7 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   // Modelled peers only.
   const PeerState& state() const { return state_; }
   // The round and hash of the state it holds (a strategy peer's: committed with it or fetched).
-  std::uint64_t held_round() const { return held_round_; }
+  std::uint64_t held_round() const { return process_ ? held_round_ : state_.round; }
   const Digest& held_hash() const { return state_hash_; }
   // A strategy peer's compute thread (null for a modelled peer).
   const StrategyProcess* process() const { return process_.get(); }
@@ -156,7 +156,7 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   std::optional<PeerState> tentative_;  // the state the round's mean leads to
   proto::StateManifest tentative_manifest_;
   std::uint64_t installed_ = 0;
-  std::uint64_t held_round_ = 0;
+  std::uint64_t held_round_ = 0;  // a strategy peer's (a modelled one's is state_.round)
 
   // A strategy peer's: the hand-off with its compute thread, and the thread (destroyed first).
   std::unique_ptr<swarm::ComputeLink> link_;

@@ -69,8 +69,8 @@ class Turns {
 
 class StrategyProcess {
  public:
-  // `node` (the process's network side), `run` and the step time outlive this.
-  StrategyProcess(PeerNode& node, const StrategyRun& run, Duration step_time, std::uint64_t index);
+  // `node` (the process's network side) and `run` outlive this.
+  StrategyProcess(PeerNode& node, const StrategyRun& run, Duration step_time);
   // Stops the compute thread (a crash: nothing more reaches the network side) and joins it.
   ~StrategyProcess();
 
@@ -103,7 +103,6 @@ class StrategyProcess {
   PeerNode& node_;
   const StrategyRun& run_;
   Duration step_time_;
-  std::uint64_t index_;
   Turns turns_;
   std::thread thread_;
   swarm::Mailbox mailbox_;
