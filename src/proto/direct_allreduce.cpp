@@ -28,13 +28,7 @@ void DirectAllReduce::start() {
     owned_chunks_done_ = chunks_in(self);  // the mean of one vector is that vector
     return;
   }
-  parts_.assign(n, nullptr);
-  for (std::size_t m = 0; m < n; ++m) {
-    if (m == self) continue;
-    parts_[m] = config_.buffers != nullptr
-                    ? config_.buffers->take(segment_size(self))
-                    : std::make_shared<std::vector<float>>(segment_size(self));
-  }
+  waiting_.assign(chunks_in(self), std::vector<std::shared_ptr<std::vector<float>>>(n));
   parts_in_.assign(chunks_in(self), 0);
   next_reduce_.assign(n, 0);
   next_gather_.assign(n, 0);
@@ -90,9 +84,10 @@ void DirectAllReduce::on_reduce(std::size_t from, std::size_t k,
   ++next_reduce_[from];
   const Chunk c = chunk(self, k);
   if (!decode_checked(encoded, c.size, 1, config_.members[from])) return;
-  const std::size_t offset = c.begin - chunk(self, 0).begin;
-  std::copy_n(scratch_.begin(), c.size,
-              parts_[from]->begin() + static_cast<std::ptrdiff_t>(offset));
+  std::shared_ptr<std::vector<float>>& part = waiting_[k][from];
+  part = config_.buffers != nullptr ? config_.buffers->take(c.size)
+                                    : std::make_shared<std::vector<float>>(c.size);
+  std::copy_n(scratch_.begin(), c.size, part->begin());
   if (++parts_in_[k] == member_count() - 1) finish_owned_chunk(k);
 }
 
@@ -100,11 +95,10 @@ void DirectAllReduce::on_reduce(std::size_t from, std::size_t k,
 void DirectAllReduce::finish_owned_chunk(std::size_t k) {
   const std::size_t self = config_.self;
   const Chunk c = chunk(self, k);
-  const std::size_t offset = c.begin - chunk(self, 0).begin;
   const std::span<float> mine = values_.subspan(c.begin, c.size);
   const std::size_t n = member_count();
   const auto contribution = [&](std::size_t m) {
-    return m == self ? mine.data() : parts_[m]->data() + offset;
+    return m == self ? mine.data() : waiting_[k][m]->data();
   };
   if (config_.trim == 0) {
     // The sum in member order.
@@ -129,6 +123,7 @@ void DirectAllReduce::finish_owned_chunk(std::size_t k) {
       mine[i] = sum / kept;
     }
   }
+  for (std::shared_ptr<std::vector<float>>& part : waiting_[k]) part.reset();  // back to the pool
   const std::vector<std::byte> bytes = encode(mine, c.begin + member_count() * values_.size());
   if (failure()) return;
   config_.codec->decode(bytes, mine);

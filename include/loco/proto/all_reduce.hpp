@@ -52,8 +52,8 @@ struct AllReduceConfig {
   // The direct exchange's owners leave this many smallest and largest contributions out of each
   // coordinate (a trimmed mean); at most (members − 1) / 2. The ring sums partial sums and cannot.
   std::size_t trim = 0;
-  // Where the direct exchange's owner takes the buffers for the others' contributions to its
-  // segment ((members − 1) × segment floats), reused from round to round; none: allocated.
+  // Where the direct exchange's owner takes the buffers for the others' contributions to a chunk
+  // of its segment (chunk_values floats each), reused from chunk to chunk; none: allocated.
   BufferPool<float>* buffers = nullptr;
 };
 

@@ -53,8 +53,9 @@ class DirectAllReduce final : public AllReduce {
   void on_gather(std::size_t from, std::size_t k, std::span<const std::byte> encoded);
   void finish_owned_chunk(std::size_t k);
 
-  // The others' decoded parts of this member's segment (indexed by member; its own stays empty).
-  std::vector<std::shared_ptr<std::vector<float>>> parts_;  // by member; none for this one
+  // The others' decoded contributions to each chunk of this member's segment, by chunk then
+  // member, kept until the chunk's last one is in (none for this member: its values are its own).
+  std::vector<std::vector<std::shared_ptr<std::vector<float>>>> waiting_;
   std::vector<std::size_t> parts_in_;  // per chunk of the own segment: how many others sent it
   std::vector<float> column_;          // one coordinate's contributions, for the trimmed mean
   // Next chunk expected from each member, per phase.

@@ -215,7 +215,7 @@ class PeerCore {
   std::vector<std::byte> part_;
   // The running collective, its group and its buffer (the all-reduce works in place on it).
   BufferPool<float> work_pool_;
-  BufferPool<float> parts_pool_{8};  // the direct exchange's contributions (all_reduce.hpp)
+  BufferPool<float> parts_pool_{16};  // the direct exchange's chunk contributions (all_reduce.hpp)
   std::shared_ptr<std::vector<float>> work_;
   std::unique_ptr<AllReduce> all_reduce_;
   std::unique_ptr<AllGather> all_gather_;
