@@ -14,6 +14,7 @@ DeMo::DeMo(const DemoConfig& config, const std::shared_ptr<const ArenaLayout>& l
       components_(layout, config),
       shared_(layout, shared_names(config)),
       tentative_(layout, shared_names(config)),
+      momentum_(layout),
       sent_(layout),
       direction_(layout) {}
 
@@ -23,12 +24,12 @@ void DeMo::begin(InnerLoop& loop, Start how) {
       shared_.arena(0).copy_from(loop.params());
       if (config_.late) shared_.arena(1).fill(0.0f);
       shared_.set_round(0);
-      loop.optimizer().m().fill(0.0f);
+      momentum_.fill(0.0f);
       adopt(loop);
       break;
     case Start::resumed: break;
     case Start::joined:
-      loop.optimizer().m().fill(0.0f);
+      momentum_.fill(0.0f);
       adopt(loop);
       break;
   }
@@ -37,8 +38,8 @@ void DeMo::begin(InnerLoop& loop, Start how) {
 bool DeMo::on_gradients(InnerLoop& loop) {
   const std::uint64_t next = shared_.round() + 1;
   const float lr = loop.learning_rate();  // at step shared_.round(): the loop adopted it
-  Arena& momentum = loop.optimizer().m();
-  const std::vector<std::byte> message = components_.contribute(momentum, loop.grads(), lr, sent_);
+  const std::vector<std::byte> message =
+      components_.contribute(momentum_, loop.grads(), lr, sent_);
   last_bytes_ = message.size();
   last_ = group_.run_gather(
       GatherInput{.round = next,
@@ -63,7 +64,7 @@ bool DeMo::on_gradients(InnerLoop& loop) {
                           shared_.arena(i).copy_from(tentative_.arena(i));
                         shared_.set_round(tentative_.round());
                       }});
-  if (last_.kind == RoundResult::Kind::committed) DemoComponents::forget(momentum, sent_);
+  if (last_.kind == RoundResult::Kind::committed) DemoComponents::forget(momentum_, sent_);
   if (last_.kind != RoundResult::Kind::skipped) adopt(loop);
   return false;
 }

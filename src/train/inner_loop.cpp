@@ -1,5 +1,6 @@
 #include "loco/train/inner_loop.hpp"
 
+#include "loco/core/assert.hpp"
 #include "loco/train/genesis.hpp"
 
 namespace loco::train {
@@ -33,10 +34,20 @@ InnerLoop::InnerLoop(const TrainConfig& config, const Corpus& corpus)
       model_(make_model(config)),
       params_(model_->layout()),
       grads_(model_->layout()),
-      optimizer_(model_->layout(), config.adamw),
       schedule_(schedule_of(config)),
       sampler_(corpus.train(), sampler_config(config, config.data.shard)) {
+  if (config.strategy.steps_with_adamw()) optimizer_.emplace(model_->layout(), config.adamw);
   initial_parameters(config, *model_, params_);
+}
+
+optim::AdamW& InnerLoop::optimizer() {
+  LOCO_ASSERT(optimizer_, "this strategy does not step with AdamW");
+  return *optimizer_;
+}
+
+const optim::AdamW& InnerLoop::optimizer() const {
+  LOCO_ASSERT(optimizer_, "this strategy does not step with AdamW");
+  return *optimizer_;
 }
 
 void InnerLoop::set_shard(data::ShardSpec shard) {
@@ -51,7 +62,7 @@ float InnerLoop::forward_backward() {
 }
 
 float InnerLoop::optimizer_step() {
-  const float norm = optimizer_.step(params_, grads_, schedule_.at(steps_));
+  const float norm = optimizer().step(params_, grads_, schedule_.at(steps_));
   ++steps_;
   return norm;
 }

@@ -8,9 +8,12 @@ TrainingCheckpoint::TrainingCheckpoint(InnerLoop& loop, Strategy& strategy, std:
     : loop_(loop),
       strategy_(strategy),
       identity_(std::move(identity)),
-      arenas_{{"", &loop.params()},
-              {"optim.m", &loop.optimizer().m()},
-              {"optim.v", &loop.optimizer().v()}} {
+      arenas_{{"", &loop.params()}} {
+  if (loop.has_optimizer()) {
+    arenas_.push_back({"optim.m", &loop.optimizer().m()});
+    arenas_.push_back({"optim.v", &loop.optimizer().v()});
+  }
+  for (const NamedArena& own : strategy.own_arenas()) arenas_.push_back(own);
   for (SharedState::Part& part : strategy.shared().parts())
     arenas_.push_back({part.name, &part.arena});
 }
@@ -18,7 +21,7 @@ TrainingCheckpoint::TrainingCheckpoint(InnerLoop& loop, Strategy& strategy, std:
 std::string TrainingCheckpoint::load(const std::filesystem::path& path) {
   StateFileValues at = load_train_state(path, arenas_, {"step", "adamw_steps", "round"}, identity_);
   loop_.set_steps(at.counters.at("step"));
-  loop_.optimizer().set_steps(at.counters.at("adamw_steps"));
+  if (loop_.has_optimizer()) loop_.optimizer().set_steps(at.counters.at("adamw_steps"));
   strategy_.shared().set_round(at.counters.at("round"));
   return std::move(at.cursor);
 }
@@ -26,7 +29,9 @@ std::string TrainingCheckpoint::load(const std::filesystem::path& path) {
 void TrainingCheckpoint::save(const std::filesystem::path& path) const {
   save_train_state(path, arenas_,
                    StateFileValues{.counters = {{"step", loop_.steps()},
-                                                {"adamw_steps", loop_.optimizer().steps()},
+                                                {"adamw_steps", loop_.has_optimizer()
+                                                                    ? loop_.optimizer().steps()
+                                                                    : 0},
                                                 {"round", strategy_.shared().round()}},
                                    .cursor = loop_.sampler().save()},
                    identity_);

@@ -12,9 +12,12 @@
 //                 (the direction lands one step later, so a gather can overlap the next step)
 //
 // Shared state: θ ("demo.params"; with late also "demo.pending"), round = steps taken together.
-// δ is this member's own, not shared: it lives in the loop's AdamW first-moment arena (AdamW
-// does not run under DeMo), so checkpoints carry it as "optim.m" and a resume is bit-exact. A
-// member that joins starts with δ = 0.
+// δ is this member's own, not shared: an arena of its own (the loop allocates no AdamW moments
+// under DeMo), which checkpoints carry as "demo.momentum", so a resume is bit-exact. A member that
+// joins starts with δ = 0.
+// Memory, P parameters, besides the loop's θ and gradient: δ, the shared θ and the tentative θ
+// (with late, the pending and tentative pending directions), this member's sent components and
+// the direction, 4P bytes each: 20P (28P with late).
 //
 // Cost per step, P parameters, M members, c = chunk elements, k kept: each member's message is
 // about P·k/c·(2 + value bytes) bytes (sign: 2 bytes of index + 1 bit per kept value, plus 4
@@ -34,6 +37,7 @@ class DeMo final : public Strategy {
  public:
   static constexpr const char* kParams = "demo.params";
   static constexpr const char* kPending = "demo.pending";
+  static constexpr const char* kMomentum = "demo.momentum";
   // θ, and the update a delayed step has pending.
   static std::vector<std::string> shared_names(const DemoConfig& config);
 
@@ -45,6 +49,8 @@ class DeMo final : public Strategy {
   bool on_gradients(InnerLoop& loop) override;
   void after_step(InnerLoop&) override {}
   SharedState& shared() override { return shared_; }
+  std::vector<NamedArena> own_arenas() override { return {{kMomentum, &momentum_}}; }
+  const Arena& momentum() const { return momentum_; }  // δ
 
   const RoundResult& last_round() const { return last_; }
   std::size_t last_message_bytes() const { return last_bytes_; }
@@ -60,6 +66,7 @@ class DeMo final : public Strategy {
   DemoComponents components_;
   SharedState shared_;
   SharedState tentative_;
+  Arena momentum_;   // δ, this member's own
   Arena sent_;       // what this member's message decodes to
   Arena direction_;  // sign of the mean
   RoundResult last_;

@@ -3,9 +3,12 @@
 // with its learning-rate schedule, and a sampler over this process's shard of the training
 // tokens. A step is forward_backward() then optimizer_step(); a strategy (strategy.hpp) looks at
 // the gradients between the two and at the parameters after them.
+// Memory, P parameters: θ and its gradient (8P bytes), AdamW's two moments (8P; none under DeMo,
+// StrategySection::steps_with_adamw), and the model's activations for one batch.
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "loco/core/arena.hpp"
 #include "loco/data/batch_sampler.hpp"
@@ -27,6 +30,7 @@ class InnerLoop {
   // One batch forward and backward: the gradients are in grads(); returns the mean loss.
   float forward_backward();
   // AdamW on grads() at the scheduled learning rate; counts the step. Returns the gradient norm.
+  // Only where the strategy steps with AdamW (has_optimizer()).
   float optimizer_step();
   // Mean validation loss over the first eval_batches batches (always the same ones).
   float evaluate();
@@ -34,8 +38,9 @@ class InnerLoop {
   Arena& params() { return params_; }
   const Arena& params() const { return params_; }
   Arena& grads() { return grads_; }
-  optim::AdamW& optimizer() { return optimizer_; }
-  const optim::AdamW& optimizer() const { return optimizer_; }
+  bool has_optimizer() const { return optimizer_.has_value(); }
+  optim::AdamW& optimizer();  // only if has_optimizer()
+  const optim::AdamW& optimizer() const;
   data::BatchSampler& sampler() { return sampler_; }
   // Reads another shard from now on (the tracker assigns a peer its shard when it joins).
   void set_shard(data::ShardSpec shard);
@@ -50,7 +55,7 @@ class InnerLoop {
   const Corpus& corpus_;
   std::unique_ptr<model::Model> model_;
   Arena params_, grads_;
-  optim::AdamW optimizer_;
+  std::optional<optim::AdamW> optimizer_;
   optim::LrSchedule schedule_;
   data::BatchSampler sampler_;
   data::Batch batch_;

@@ -31,6 +31,7 @@
 #include "loco/core/hash.hpp"
 #include "loco/train/inner_loop.hpp"
 #include "loco/train/shared_state.hpp"
+#include "loco/train/train_state_file.hpp"
 
 namespace loco::train {
 
@@ -55,6 +56,9 @@ class Strategy {
   virtual void finish(InnerLoop& /*loop*/) {}
   // The state every member holds the same (empty for none).
   virtual SharedState& shared() = 0;
+  // This member's own state that a checkpoint carries besides the loop's and the shared state
+  // (DeMo's momentum), by name.
+  virtual std::vector<NamedArena> own_arenas() { return {}; }
 };
 
 // One round of averaging, as a strategy asks for it. The group averages `delta` with the other

@@ -63,6 +63,9 @@ struct StrategySection {
   // gossip mode (docs/DESIGN.md §1.6): each round groups of g average θ, v and Δ among themselves.
   std::size_t gossip_group = 0;
 
+  // Whether the inner loop steps with AdamW: every strategy but DeMo, which steps θ itself (the
+  // sign of the members' mean) and keeps its own momentum; under DeMo no AdamW moment is allocated.
+  bool steps_with_adamw() const { return kind != "demo"; }
   // The codec in effect: `codec`, or the strategy's default (DiLoCo int8:block=256, DDP fp32,
   // DeMo its DCT top-k codec from the demo options).
   std::string codec_spec() const;

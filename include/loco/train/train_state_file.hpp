@@ -4,7 +4,8 @@
 //   tensors  <name>                  the parameters, under the model's own names (nanoGPT's for a
 //                                    GPT), so other tools read them as they are
 //            <prefix>.<name>         every other arena: optim.m / optim.v (AdamW moments),
-//                                    outer.params / outer.momentum (DiLoCo's shared state), ...
+//                                    outer.params / outer.momentum (DiLoCo's shared state),
+//                                    demo.momentum (DeMo's own δ), ...
 //   metadata loco.format = "loco-state/1", loco.counter.<name> for each counter (step,
 //            adamw_steps, round, ...), loco.cursor (the sampler's cursor), loco.config (the
 //            options that fix the layout and data stream: TrainConfig::identity())
