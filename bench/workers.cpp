@@ -27,6 +27,7 @@
 #include "loco/train/local_gather.hpp"
 #include "loco/train/local_groups.hpp"
 #include "loco/train/make_strategy.hpp"
+#include "loco/train/step_loop.hpp"
 
 namespace {
 
@@ -79,15 +80,13 @@ int main(int argc, char** argv) {
         const auto strategy =
             make_strategy(configs[w], loop, group.member(w), &async.member(w), &gather.member(w));
         strategy->begin(loop, Start::fresh);
-        while (loop.steps() < config.train.steps) {
-          loop.forward_backward();
-          if (strategy->on_gradients(loop)) loop.optimizer_step();
-          strategy->after_step(loop);
-          if (w == 0 && config.train.eval_every > 0 && loop.steps() % config.train.eval_every == 0)
+        const auto print_validation = [&](const StepOutcome& s) {
+          if (w == 0 && config.train.eval_every > 0 && s.step % config.train.eval_every == 0)
             std::fprintf(stderr, "step %llu validation loss %.4f\n",
-                         static_cast<unsigned long long>(loop.steps()), loop.evaluate());
-        }
-        strategy->finish(loop);
+                         static_cast<unsigned long long>(s.step), loop.evaluate());
+        };
+        run_steps(loop, *strategy, config.train.steps, nullptr,
+                  {.computed = {}, .done = print_validation});
         hashes[w] = strategy->shared().hash();
       });
     }

@@ -17,6 +17,7 @@
 #include "loco/train/inner_loop.hpp"
 #include "loco/train/make_strategy.hpp"
 #include "loco/train/run_end.hpp"
+#include "loco/train/step_loop.hpp"
 #include "loco/train/training_checkpoint.hpp"
 
 namespace loco::peer {
@@ -145,7 +146,8 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
           "to train",
           strategy.shared().round());
 
-    // 4. Train: DiLoCo's H inner steps then a round, or DDP's and DeMo's round every step.
+    // 4. Train (train/step_loop.hpp): DiLoCo's H inner steps then a round, or DDP's and DeMo's
+    // round every step.
     const auto checkpoint = [&] {
       if (o.checkpoint.empty()) return;
       state.save(o.checkpoint);
@@ -163,9 +165,9 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
       if (gossip) stats.sketch = proto::sketch_parameters(strategy.shared().arena(0).data());
       group.publish(stats);
     };
-    auto interval_start = Clock::now();
-    double interval_loss = 0, round_loss = 0, printed_loss = 0;
-    std::uint64_t interval_steps = 0, round_steps = 0, rounds_seen = group.rounds_run();
+    train::ProgressInterval interval(loop.tokens_per_step());
+    double round_loss = 0, printed_loss = 0;
+    std::uint64_t round_steps = 0, rounds_seen = group.rounds_run();
     std::uint64_t last_checkpoint_round = strategy.shared().round();
     // The round line of the rounds that landed since the last one, with the mean loss of the steps
     // since (DiLoCo's round lands while the next phase runs: the steps it overlapped).
@@ -181,54 +183,44 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     // Streaming: inner steps that ended with a fragment still on the wire (its mean not in yet),
     // the overlap of communication with compute that the summary line reports.
     std::uint64_t in_flight_steps = 0;
-    while (!ended_before && !stop.load() && loop.steps() < config.train.steps) {
-      const auto step_start = Clock::now();
-      const double step_loss = loop.forward_backward();
-      interval_loss += step_loss;
-      round_loss += step_loss;
-      compute_s += std::chrono::duration<double>(Clock::now() - step_start).count();
-      if (strategy.on_gradients(loop)) {
-        const auto adamw_start = Clock::now();
-        loop.optimizer_step();
-        compute_s += std::chrono::duration<double>(Clock::now() - adamw_start).count();
-      }
-      ++interval_steps;
+    const std::uint64_t last_step = ended_before ? loop.steps() : config.train.steps;
+    // Before the strategy's after_step: the phase loss a round that starts there reports, the
+    // debug faults of an inner step, and whether a fragment was still on the wire.
+    const auto computed = [&](const train::StepOutcome& s) {
+      compute_s += s.compute_s;
+      interval.add(s.loss);
+      round_loss += s.loss;
       ++round_steps;
       group.note_phase_loss(static_cast<float>(round_loss / static_cast<double>(round_steps)));
       faults.inner_step(strategy.shared().round() + 1);
       if (async_group.in_flight()) ++in_flight_steps;
-      strategy.after_step(loop);
+    };
+    const auto done = [&](const train::StepOutcome& s) {
       if (group.rounds_run() != rounds_seen) {
         print_landed();
         if (gossip) publish_stats();
       }
-      if (loop.steps() % config.train.log_every == 0 || loop.steps() == config.train.steps) {
-        const double seconds = std::chrono::duration<double>(Clock::now() - interval_start).count();
-        const float loss = static_cast<float>(interval_loss / static_cast<double>(interval_steps));
-        const double tokens_per_s =
-            loop.tokens_per_step() * static_cast<double>(interval_steps) / seconds;
+      if (s.step % config.train.log_every == 0 || s.step == config.train.steps) {
+        const train::ProgressInterval::Figures f = interval.take();
         spdlog::info(
             "round {:>4} | step {:>6}/{} | loss {:.4f} | {:.0f} tok/s | sent {} recv {} "
             "| net wait {:.1f} s",
-            strategy.shared().round(), loop.steps(), config.train.steps, loss, tokens_per_s,
+            strategy.shared().round(), s.step, config.train.steps, f.mean_loss, f.tokens_per_s,
             megabytes(group.traffic().sent), megabytes(group.traffic().received),
             group.network_wait_s());
-        stats.loss = loss;
-        stats.tokens_per_s = static_cast<float>(tokens_per_s);
+        stats.loss = f.mean_loss;
+        stats.tokens_per_s = static_cast<float>(f.tokens_per_s);
         publish_stats();
-        interval_start = Clock::now();
-        interval_loss = 0;
-        interval_steps = 0;
       }
       if (strategy.shared().round() >= last_checkpoint_round + o.checkpoint_rounds) {
         checkpoint();
         last_checkpoint_round = strategy.shared().round();
       }
-    }
+    };
+    train::run_steps(loop, strategy, last_step, &stop, {.computed = computed, .done = done});
 
-    // 5. Land a round still in flight; at the run's final round, wait for the tracker to keep it;
-    // leave, checkpoint, and say where the run stands.
-    strategy.finish(loop);
+    // 5. A round still in flight has landed (run_steps); at the run's final round, wait for the
+    // tracker to keep it; leave, checkpoint, and say where the run stands.
     if (group.rounds_run() != rounds_seen) print_landed();
     const Digest state_hash = group.state_hash();  // as installed or fetched: not hashed again
     const bool at_end =

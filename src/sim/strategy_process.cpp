@@ -8,6 +8,7 @@
 #include "loco/train/inner_loop.hpp"
 #include "loco/train/make_strategy.hpp"
 #include "loco/train/run_settings.hpp"
+#include "loco/train/step_loop.hpp"
 #include "loco/train/swarm_strategy.hpp"
 
 namespace loco::sim {
@@ -142,10 +143,8 @@ void StrategyProcess::train() {
   loop.set_shard(data::ShardSpec{joined.reply.shard_index, joined.reply.shard_count});
   if (joined.fetched) strategy->begin(loop, train::Start::joined);
   while (!stopping_ && loop.steps() < config.train.steps) {
-    loop.forward_backward();
     clock_ += step_time_;  // the step's compute, before anything it sends
-    if (strategy->on_gradients(loop)) loop.optimizer_step();
-    strategy->after_step(loop);
+    train::train_step(loop, *strategy);
     steps_ = loop.steps();
   }
   strategy->finish(loop);

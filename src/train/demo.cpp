@@ -38,8 +38,7 @@ void DeMo::begin(InnerLoop& loop, Start how) {
 bool DeMo::on_gradients(InnerLoop& loop) {
   const std::uint64_t next = shared_.round() + 1;
   const float lr = loop.learning_rate();  // at step shared_.round(): the loop adopted it
-  const std::vector<std::byte> message =
-      components_.contribute(momentum_, loop.grads(), lr, sent_);
+  const std::vector<std::byte> message = components_.contribute(momentum_, loop.grads(), lr, sent_);
   last_bytes_ = message.size();
   last_ = group_.run_gather(
       GatherInput{.round = next,

@@ -15,6 +15,7 @@
 #include "loco/train/local_gather.hpp"
 #include "loco/train/local_groups.hpp"
 #include "loco/train/make_strategy.hpp"
+#include "loco/train/step_loop.hpp"
 #include "loco/train/training_checkpoint.hpp"
 
 namespace loco::train {
@@ -79,52 +80,38 @@ TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* st
       loop.sampler().range().end - loop.sampler().range().begin, config.train.threads,
       config.strategy.kind == "none" ? "" : fmt::format(", {} alone", describe_strategy(config)));
 
-  // 3. The loop.
+  // 3. The steps (step_loop.hpp), with a progress line every log_every steps, validation and
+  // checkpoints.
   const auto start = Clock::now();
-  auto interval_start = start;
-  double interval_loss = 0;
-  std::uint64_t interval_steps = 0;
-  float grad_norm = 0;
-  while (loop.steps() < last_step && !(stop != nullptr && stop->load())) {
-    const float lr = loop.learning_rate();
-    const float loss = loop.forward_backward();
-    if (strategy->on_gradients(loop)) grad_norm = loop.optimizer_step();
-    strategy->after_step(loop);
-    const std::uint64_t step = loop.steps();
-    interval_loss += loss;
-    ++interval_steps;
-
-    if (step % config.train.log_every == 0 || step == last_step) {
-      const auto now = Clock::now();
-      const double interval_s = std::chrono::duration<double>(now - interval_start).count();
-      const double elapsed_s = std::chrono::duration<double>(now - start).count();
-      const float interval_mean = static_cast<float>(interval_loss / interval_steps);
-      summary.train_loss = interval_mean;
+  ProgressInterval interval(loop.tokens_per_step());
+  const auto after_each = [&](const StepOutcome& s) {
+    interval.add(s.loss);
+    if (s.step % config.train.log_every == 0 || s.step == last_step) {
+      const double elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
+      const ProgressInterval::Figures f = interval.take();
+      summary.train_loss = f.mean_loss;
       const double eta_s =
-          elapsed_s / static_cast<double>(step - summary.start_step) * (last_step - step);
+          elapsed_s / static_cast<double>(s.step - summary.start_step) * (last_step - s.step);
       spdlog::info(
           "step {:>6}/{} | loss {:.4f}{} | lr {:.2e} | grad norm {:.3f} | {:.0f} tok/s | "
           "ETA {}",
-          step, config.train.steps, interval_mean,
-          versus_floor(interval_mean, summary.entropy_floor), lr, grad_norm,
-          loop.tokens_per_step() * interval_steps / interval_s, format_duration(eta_s));
-      interval_start = now;
-      interval_loss = 0;
-      interval_steps = 0;
+          s.step, config.train.steps, f.mean_loss, versus_floor(f.mean_loss, summary.entropy_floor),
+          s.learning_rate, s.grad_norm, f.tokens_per_s, format_duration(eta_s));
     }
-    if (config.train.eval_every > 0 && step % config.train.eval_every == 0 && step != last_step) {
+    if (config.train.eval_every > 0 && s.step % config.train.eval_every == 0 &&
+        s.step != last_step) {
       const float val = loop.evaluate();
-      spdlog::info("step {:>6} | validation loss {:.4f}{}", step, val,
+      spdlog::info("step {:>6} | validation loss {:.4f}{}", s.step, val,
                    versus_floor(val, summary.entropy_floor));
     }
-    if (config.train.checkpoint_every > 0 && step % config.train.checkpoint_every == 0 &&
-        step != last_step) {
+    if (config.train.checkpoint_every > 0 && s.step % config.train.checkpoint_every == 0 &&
+        s.step != last_step) {
       checkpoint();
     }
-  }
+  };
+  run_steps(loop, *strategy, last_step, stop, StepHooks{.computed = {}, .done = after_each});
 
   // 4. At exit: validation loss and a checkpoint of where the run stopped.
-  strategy->finish(loop);
   summary.end_step = loop.steps();
   summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   if (summary.end_step > summary.start_step) {

@@ -27,14 +27,14 @@ std::string TrainingCheckpoint::load(const std::filesystem::path& path) {
 }
 
 void TrainingCheckpoint::save(const std::filesystem::path& path) const {
-  save_train_state(path, arenas_,
-                   StateFileValues{.counters = {{"step", loop_.steps()},
-                                                {"adamw_steps", loop_.has_optimizer()
-                                                                    ? loop_.optimizer().steps()
-                                                                    : 0},
-                                                {"round", strategy_.shared().round()}},
-                                   .cursor = loop_.sampler().save()},
-                   identity_);
+  save_train_state(
+      path, arenas_,
+      StateFileValues{
+          .counters = {{"step", loop_.steps()},
+                       {"adamw_steps", loop_.has_optimizer() ? loop_.optimizer().steps() : 0},
+                       {"round", strategy_.shared().round()}},
+          .cursor = loop_.sampler().save()},
+      identity_);
 }
 
 }  // namespace loco::train

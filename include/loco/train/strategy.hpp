@@ -2,13 +2,14 @@
 // How a peer's inner loop takes part in the run: the strategy the training loop calls at every
 // step, and the group it averages with.
 //
-// The training loop (trainer.cpp, and loco-peer's) reads:
+// The training loop every driver runs (step_loop.hpp) reads:
 //   strategy.begin(loop)
 //   while (...) {
 //     loss = loop.forward_backward();
 //     if (strategy.on_gradients(loop)) loop.optimizer_step();
 //     strategy.after_step(loop);
 //   }
+//   strategy.finish(loop)
 // Each strategy of docs/DESIGN.md §1 fits it:
 //   - DDP (ddp.hpp): on_gradients averages the gradients over the group every step.
 //   - DiLoCo (diloco.hpp): after_step runs a round every H steps: Δ = θ_old − θ_new averaged,

@@ -1,8 +1,9 @@
 #pragma once
 // What a training process checkpoints and resumes from, for loco-train (trainer.cpp) and
 // loco-peer (peer/swarm_peer.cpp) alike: the inner loop's parameters and AdamW moments (if it
-// steps with AdamW), the strategy's own arenas (DeMo's momentum) and its shared arenas, the step, AdamW's step count, the shared state's round and the data
-// cursor, in one file (train_state_file.hpp) that names the run's identity.
+// steps with AdamW), the strategy's own arenas (DeMo's momentum) and its shared arenas, the step,
+// AdamW's step count, the shared state's round and the data cursor, in one file
+// (train_state_file.hpp) that names the run's identity.
 
 #include <filesystem>
 #include <string>
