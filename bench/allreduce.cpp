@@ -113,7 +113,7 @@ class Group {
                                                                     .seed = round,
                                                                     .median_norm = 0,
                                                                     .norm_limit = 0},
-                                             members_[i]->values));
+                                             members_[i]->values, members_[i]->values));
     const auto start = Clock::now();
     const auto pump = [&](std::size_t i) {
       while (auto t = nodes[i]->poll_transmit()) send(i, t->to, std::move(t->body));

@@ -33,10 +33,10 @@ std::string_view name(AllReduceAlgorithm algorithm) {
 }
 
 std::unique_ptr<AllReduce> make_all_reduce(AllReduceAlgorithm algorithm, AllReduceConfig config,
-                                           std::span<float> values) {
+                                           std::span<const float> update, std::span<float> result) {
   if (algorithm == AllReduceAlgorithm::ring)
-    return std::make_unique<RingAllReduce>(std::move(config), values);
-  return std::make_unique<DirectAllReduce>(std::move(config), values);
+    return std::make_unique<RingAllReduce>(std::move(config), update, result);
+  return std::make_unique<DirectAllReduce>(std::move(config), update, result);
 }
 
 std::vector<std::byte> encode_chunk(const ChunkHeader& header, std::span<const std::byte> payload) {
@@ -62,8 +62,9 @@ ChunkHeader decode_chunk(std::span<const std::byte> body, std::span<const std::b
   return h;
 }
 
-AllReduce::AllReduce(AllReduceConfig config, std::span<float> values)
-    : config_(std::move(config)), values_(values) {
+AllReduce::AllReduce(AllReduceConfig config, std::span<const float> update, std::span<float> result)
+    : config_(std::move(config)), update_(update), result_(result) {
+  LOCO_ASSERT(update_.size() == result_.size(), "the mean has the update's size");
   LOCO_ASSERT(!config_.members.empty() && config_.self < config_.members.size(),
               "an all-reduce needs its members and this member's place");
   LOCO_ASSERT(config_.codec != nullptr, "an all-reduce needs a codec");
@@ -73,11 +74,11 @@ AllReduce::AllReduce(AllReduceConfig config, std::span<float> values)
 
 std::size_t AllReduce::segment_size(std::size_t segment) const {
   const std::size_t n = member_count();
-  return values_.size() * (segment + 1) / n - values_.size() * segment / n;
+  return update_.size() * (segment + 1) / n - update_.size() * segment / n;
 }
 
 AllReduce::Chunk AllReduce::chunk(std::size_t segment, std::size_t k) const {
-  const std::size_t begin = values_.size() * segment / member_count();
+  const std::size_t begin = update_.size() * segment / member_count();
   const std::size_t at = begin + k * config_.chunk_values;
   return Chunk{at, std::min(config_.chunk_values, begin + segment_size(segment) - at)};
 }

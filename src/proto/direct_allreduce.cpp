@@ -10,8 +10,9 @@
 
 namespace loco::proto {
 
-DirectAllReduce::DirectAllReduce(AllReduceConfig config, std::span<float> values)
-    : AllReduce(std::move(config), values) {}
+DirectAllReduce::DirectAllReduce(AllReduceConfig config, std::span<const float> update,
+                                 std::span<float> result)
+    : AllReduce(std::move(config), update, result) {}
 
 bool DirectAllReduce::needs_link_to(const PeerKey& peer) const {
   const auto it = std::find(config_.members.begin(), config_.members.end(), peer);
@@ -25,7 +26,8 @@ void DirectAllReduce::start() {
   const std::size_t n = member_count();
   const std::size_t self = config_.self;
   if (n == 1) {
-    owned_chunks_done_ = chunks_in(self);  // the mean of one vector is that vector
+    std::copy(update_.begin(), update_.end(), result_.begin());  // the mean of one vector
+    owned_chunks_done_ = chunks_in(self);
     return;
   }
   waiting_.assign(chunks_in(self), std::vector<std::shared_ptr<std::vector<float>>>(n));
@@ -43,7 +45,7 @@ void DirectAllReduce::start() {
       if (k >= chunks_in(g)) continue;
       const Chunk c = chunk(g, k);
       send(config_.members[g], 0, 0, k,
-           encode(values_.subspan(c.begin, c.size), c.begin + self * values_.size()));
+           encode(update_.subspan(c.begin, c.size), c.begin + self * update_.size()));
     }
   }
 }
@@ -95,10 +97,11 @@ void DirectAllReduce::on_reduce(std::size_t from, std::size_t k,
 void DirectAllReduce::finish_owned_chunk(std::size_t k) {
   const std::size_t self = config_.self;
   const Chunk c = chunk(self, k);
-  const std::span<float> mine = values_.subspan(c.begin, c.size);
+  const std::span<const float> own = update_.subspan(c.begin, c.size);
+  const std::span<float> mine = result_.subspan(c.begin, c.size);
   const std::size_t n = member_count();
   const auto contribution = [&](std::size_t m) {
-    return m == self ? mine.data() : waiting_[k][m]->data();
+    return m == self ? own.data() : waiting_[k][m]->data();
   };
   if (config_.trim == 0) {
     // The sum in member order.
@@ -124,7 +127,7 @@ void DirectAllReduce::finish_owned_chunk(std::size_t k) {
     }
   }
   for (std::shared_ptr<std::vector<float>>& part : waiting_[k]) part.reset();  // back to the pool
-  const std::vector<std::byte> bytes = encode(mine, c.begin + member_count() * values_.size());
+  const std::vector<std::byte> bytes = encode(mine, c.begin + member_count() * update_.size());
   if (failure()) return;
   config_.codec->decode(bytes, mine);
   for (std::size_t m = 0; m < member_count(); ++m)
@@ -142,7 +145,7 @@ void DirectAllReduce::on_gather(std::size_t from, std::size_t k,
   ++next_gather_[from];
   const Chunk c = chunk(from, k);
   if (!decode_checked(encoded, c.size, 1, config_.members[from])) return;
-  std::copy_n(scratch_.begin(), c.size, values_.begin() + static_cast<std::ptrdiff_t>(c.begin));
+  std::copy_n(scratch_.begin(), c.size, result_.begin() + static_cast<std::ptrdiff_t>(c.begin));
   ++gathered_;
 }
 

@@ -178,9 +178,9 @@ void PeerCore::start_collective(const Group& group) {
                                     part_);
     all_gather_->start();
   } else {
-    // Every attempt starts from this member's own update.
+    // Every attempt starts from this member's own update, which the collective only reads: the
+    // mean goes into a buffer of its own.
     work_ = work_pool_.take(delta_->size());
-    std::copy(delta_->begin(), delta_->end(), work_->begin());
     all_reduce_ = make_all_reduce(config_.all_reduce,
                                   AllReduceConfig{.round = group.round,
                                                   .attempt = group.attempt,
@@ -193,7 +193,7 @@ void PeerCore::start_collective(const Group& group) {
                                                   .norm_limit = group.norm_limit,
                                                   .trim = trim_,
                                                   .buffers = &parts_pool_},
-                                  *work_);
+                                  *delta_, *work_);
     all_reduce_->start();
   }
   // Messages that came before this peer heard of its group (those of a later attempt stay).

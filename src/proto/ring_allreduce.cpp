@@ -9,8 +9,9 @@
 
 namespace loco::proto {
 
-RingAllReduce::RingAllReduce(AllReduceConfig config, std::span<float> values)
-    : AllReduce(std::move(config), values) {}
+RingAllReduce::RingAllReduce(AllReduceConfig config, std::span<const float> update,
+                             std::span<float> result)
+    : AllReduce(std::move(config), update, result) {}
 
 const PeerKey& RingAllReduce::predecessor() const {
   return config_.members[(config_.self + member_count() - 1) % member_count()];
@@ -24,12 +25,13 @@ std::size_t RingAllReduce::segment_of(std::size_t member, std::size_t step) cons
   return (member + n - step % n) % n;
 }
 
-// 1. Reduce-scatter step 0: this member's own values of segment `self`.
+// 1. Reduce-scatter step 0: this member's own update of segment `self`.
 void RingAllReduce::start() {
   const std::size_t n = member_count();
   const std::size_t owned = (config_.self + 1) % n;
   if (n == 1) {
-    owner_done_ = true;  // the mean of one vector is that vector
+    std::copy(update_.begin(), update_.end(), result_.begin());  // the mean of one vector
+    owner_done_ = true;
     return;
   }
   next_reduce_.assign(n - 1, 0);
@@ -40,7 +42,7 @@ void RingAllReduce::start() {
   const std::size_t mine = segment_of(config_.self, 0);
   for (std::size_t k = 0; k < chunks_in(mine) && !failure(); ++k) {
     const Chunk c = chunk(mine, k);
-    send(Phase::reduce_scatter, 0, k, encode(values_.subspan(c.begin, c.size), c.begin));
+    send(Phase::reduce_scatter, 0, k, encode(update_.subspan(c.begin, c.size), c.begin));
   }
 }
 
@@ -69,8 +71,8 @@ void RingAllReduce::on_message(const PeerKey& from, std::span<const std::byte> b
   }
 }
 
-// 1. Reduce-scatter: add the predecessor's partial sum to this member's own values and pass the
-// sum on; at the last step the segment is complete here (2.).
+// 1. Reduce-scatter: add the predecessor's partial sum to this member's own update (into its
+// result) and pass the sum on; at the last step the segment is complete here (2.).
 void RingAllReduce::on_reduce(std::size_t step, std::size_t k, std::span<const std::byte> encoded) {
   const std::size_t g = segment_of(config_.self + member_count() - 1, step);
   if (k != next_reduce_[step] || k >= chunks_in(g))
@@ -80,10 +82,11 @@ void RingAllReduce::on_reduce(std::size_t step, std::size_t k, std::span<const s
   ++next_reduce_[step];
   const Chunk c = chunk(g, k);
   if (!decode_checked(encoded, c.size, step + 1, predecessor())) return;
-  const std::span<float> mine = values_.subspan(c.begin, c.size);
-  for (std::size_t i = 0; i < c.size; ++i) mine[i] = mine[i] + scratch_[i];
+  const std::span<const float> own = update_.subspan(c.begin, c.size);
+  const std::span<float> sum = result_.subspan(c.begin, c.size);
+  for (std::size_t i = 0; i < c.size; ++i) sum[i] = own[i] + scratch_[i];
   if (step + 1 < member_count() - 1) {
-    send(Phase::reduce_scatter, step + 1, k, encode(mine, c.begin + (step + 1) * values_.size()));
+    send(Phase::reduce_scatter, step + 1, k, encode(sum, c.begin + (step + 1) * update_.size()));
   } else {
     finish_owned_chunk(k);
   }
@@ -93,10 +96,10 @@ void RingAllReduce::on_reduce(std::size_t step, std::size_t k, std::span<const s
 void RingAllReduce::finish_owned_chunk(std::size_t k) {
   const std::size_t owned = (config_.self + 1) % member_count();
   const Chunk c = chunk(owned, k);
-  const std::span<float> mean = values_.subspan(c.begin, c.size);
+  const std::span<float> mean = result_.subspan(c.begin, c.size);
   const auto n = static_cast<float>(member_count());
   for (float& v : mean) v = v / n;
-  std::vector<std::byte> bytes = encode(mean, c.begin + member_count() * values_.size());
+  std::vector<std::byte> bytes = encode(mean, c.begin + member_count() * update_.size());
   if (failure()) return;
   config_.codec->decode(bytes, mean);
   send(Phase::all_gather, 0, k, std::move(bytes));
@@ -113,7 +116,7 @@ void RingAllReduce::on_gather(std::size_t step, std::size_t k, std::span<const s
   ++next_gather_[step];
   const Chunk c = chunk(g, k);
   if (!decode_checked(encoded, c.size, 1, predecessor())) return;
-  std::copy_n(scratch_.begin(), c.size, values_.begin() + static_cast<std::ptrdiff_t>(c.begin));
+  std::copy_n(scratch_.begin(), c.size, result_.begin() + static_cast<std::ptrdiff_t>(c.begin));
   ++gathered_;
   if (step + 1 < member_count() - 1) send(Phase::all_gather, step + 1, k, encoded);
 }

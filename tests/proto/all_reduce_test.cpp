@@ -43,16 +43,21 @@ constexpr AllReduceAlgorithm kDirect = AllReduceAlgorithm::direct;
 struct AllReduceHarness {
   std::unique_ptr<compress::Codec> codec;
   std::vector<PeerKey> members;
-  std::vector<std::vector<float>> values;
+  std::vector<std::vector<float>> values;   // each member's update, then its mean
+  std::vector<std::vector<float>> updates;  // with `apart`: the updates, values the means
   std::vector<std::unique_ptr<AllReduce>> nodes;
   std::map<std::pair<std::size_t, std::size_t>, std::deque<std::vector<std::byte>>> links;
 
   AllReduceHarness(AllReduceAlgorithm algorithm, std::size_t n, std::size_t size,
                    const std::string& codec_spec, std::size_t chunk, std::uint64_t seed,
-                   float median = 0, std::size_t trim = 0)
+                   float median = 0, std::size_t trim = 0, bool apart = false)
       : codec(compress::make_codec(codec_spec)),
         members(ring_of(n)),
         values(random_vectors(n, size, seed)) {
+    if (apart) {
+      updates = values;
+      for (auto& v : values) std::fill(v.begin(), v.end(), std::nanf(""));  // all overwritten
+    }
     for (std::size_t i = 0; i < n; ++i)
       nodes.push_back(make_all_reduce(algorithm,
                                       AllReduceConfig{.round = 7,
@@ -65,7 +70,7 @@ struct AllReduceHarness {
                                                       .median_norm = median,
                                                       .norm_limit = median > 0 ? 10.0f : 0.0f,
                                                       .trim = trim},
-                                      values[i]));
+                                      apart ? updates[i] : values[i], values[i]));
   }
 
   void start_all() {
@@ -221,6 +226,31 @@ TEST(AllReduce, EveryMemberEndsWithTheSameBitsCloseToTheMean) {
               ASSERT_NEAR(ring.values[0][e], mean, tolerance) << "element " << e;
             }
           }
+        }
+      }
+    }
+}
+
+// PeerCore keeps the update apart from the mean (a retry starts again from it, with no copy):
+// the mean has the same bits as the in-place collective's, and the update is left as it was.
+TEST(AllReduce, AnUpdateKeptApartFromTheMeanGivesTheSameBitsAndStaysUntouched) {
+  for (const AllReduceAlgorithm algorithm : {kRing, kDirect})
+    for (const std::size_t n : {1, 2, 3, 5}) {
+      for (const std::size_t trim : {0, 1}) {
+        if (trim > 0 && (algorithm == kRing || n < 3)) continue;
+        SCOPED_TRACE(::testing::Message()
+                     << name(algorithm) << ", " << n << " members, trim " << trim);
+        AllReduceHarness in_place(algorithm, n, 1001, "int8:block=64", 7, 5, 0, trim);
+        AllReduceHarness apart(algorithm, n, 1001, "int8:block=64", 7, 5, 0, trim, true);
+        const auto updates = apart.updates;
+        in_place.run(9);
+        apart.run(9);
+        for (std::size_t i = 0; i < n; ++i) {
+          ASSERT_TRUE(apart.nodes[i]->done()) << "member " << i;
+          EXPECT_EQ(blake2b(std::span<const float>(apart.values[i])),
+                    blake2b(std::span<const float>(in_place.values[i])))
+              << "member " << i;
+          EXPECT_EQ(apart.updates[i], updates[i]) << "member " << i << "'s update was written";
         }
       }
     }

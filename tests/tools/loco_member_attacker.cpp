@@ -309,7 +309,7 @@ class Attacker {
                                .seed = g.round * 1000 + g.attempt,
                                .median_norm = g.median_norm,
                                .norm_limit = g.norm_limit},
-        work_);
+        work_, work_);
     all_reduce_->start();
     for (const proto::EarlyMessages::Message& m : early_.take(id_))
       all_reduce_->on_message(m.from, m.body);

@@ -102,9 +102,11 @@ class AllReduce {
   std::uint64_t bytes_sent() const { return bytes_sent_; }
 
  protected:
-  // `values` holds this member's vector; it holds the mean once done(). It must outlive the
-  // collective and not be touched meanwhile.
-  AllReduce(AllReduceConfig config, std::span<float> values);
+  // `update` is this member's vector, read only; `result` (its size) holds the mean once done().
+  // Both outlive the collective and are not touched meanwhile. They may be the same span (the
+  // mean then replaces the update); apart, a retry can start again from the same update without
+  // a copy of it.
+  AllReduce(AllReduceConfig config, std::span<const float> update, std::span<float> result);
 
   struct Chunk {
     std::size_t begin;  // in values
@@ -132,7 +134,8 @@ class AllReduce {
                          std::span<const std::byte>& payload) const;
 
   AllReduceConfig config_;
-  std::span<float> values_;
+  std::span<const float> update_;
+  std::span<float> result_;
   std::vector<float> scratch_;
 
  private:
@@ -141,8 +144,8 @@ class AllReduce {
   std::uint64_t bytes_sent_ = 0;
 };
 
-// `values` holds this member's vector and, once done(), the mean; it must outlive the collective.
+// `update` is this member's vector; `result` holds the mean once done() (AllReduce's constructor).
 std::unique_ptr<AllReduce> make_all_reduce(AllReduceAlgorithm algorithm, AllReduceConfig config,
-                                           std::span<float> values);
+                                           std::span<const float> update, std::span<float> result);
 
 }  // namespace loco::proto

@@ -18,12 +18,12 @@
 //      chunk, the owners in turn (i + 1, i + 2, ...), so every owner gets its first chunks early.
 //   2. the owner, once chunk k of its segment is in from all N − 1 others: sums the N decoded
 //      contributions (its own values unencoded) in member order, divides by N, encodes once,
-//      overwrites its own values with the decoded bytes and sends those bytes to every other
-//      member. With `trim` t > 0 it takes each coordinate's trimmed mean instead: its N values in
-//      ascending order less the t smallest and t largest, summed in that order, over N − 2t
-//      (O(N log N) a coordinate, S log N in all for the owner); a minority of at most t poisoned
-//      updates moves no coordinate outside the range of the honest ones.
-//   3. all-gather: decodes member g's bytes into segment g.
+//      writes the decoded bytes into its result and sends those bytes to every other member. With
+//      `trim` t > 0 it takes each coordinate's trimmed mean instead: its N values in ascending
+//      order less the t smallest and t largest, summed in that order, over N − 2t (O(N log N) a
+//      coordinate, S log N in all for the owner); a minority of at most t poisoned updates moves no
+//      coordinate outside the range of the honest ones.
+//   3. all-gather: decodes member g's bytes into segment g of its result.
 // Checks on every received chunk (check_received: an update, or the mean, as one contribution):
 // it comes from a member, for this round and attempt, in order from that member, and decodes. A
 // chunk that fails ends the collective with failure() naming its sender.
@@ -38,7 +38,7 @@ namespace loco::proto {
 
 class DirectAllReduce final : public AllReduce {
  public:
-  DirectAllReduce(AllReduceConfig config, std::span<float> values);
+  DirectAllReduce(AllReduceConfig config, std::span<const float> update, std::span<float> result);
 
   void start() override;
   void on_message(const PeerKey& from, std::span<const std::byte> body) override;

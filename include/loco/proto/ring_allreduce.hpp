@@ -17,16 +17,16 @@
 // The vector is cut into N segments (segment g = values [g·S/N, (g+1)·S/N)), each into chunks of
 // at most `chunk_values`. Member i (ring order; i+1 is its successor):
 //   1. reduce-scatter, steps s = 0 .. N−2: send the partial sum of segment (i − s) mod N, chunk by
-//      chunk, each encoded with the codec (step 0: its own values). On receiving chunk k of step
-//      s (segment (i − 1 − s) mod N) from i − 1: check it, add it to its own values of that chunk
-//      (own + received, always in this order), and send the sum on as step s + 1.
-//   2. the owner: after step N−2, segment (i + 1) mod N holds all N contributions. Member i
-//      divides it by N, encodes it once, and overwrites its own values with the decoded bytes:
-//      the only quantization of the mean, so every member decodes the very same bytes.
+//      chunk, each encoded with the codec (step 0: its own update). On receiving chunk k of step
+//      s (segment (i − 1 − s) mod N) from i − 1: check it, add it to its own update of that chunk
+//      (own + received, always in this order) into its result, and send the sum on as step s + 1.
+//   2. the owner: after step N−2, segment (i + 1) mod N of its result holds all N contributions.
+//      Member i divides it by N, encodes it once, and overwrites it with the decoded bytes: the
+//      only quantization of the mean, so every member decodes the very same bytes.
 //   3. all-gather, steps s = 0 .. N−2: the owner sends those bytes; every other member decodes
-//      each chunk into its values and forwards the same bytes unchanged, until N−2.
+//      each chunk into its result and forwards the same bytes unchanged, until N−2.
 // Partial sums are summed in the ring's fixed order and re-quantized at each reduce-scatter hop
-// (docs/DESIGN.md §1.5); with N = 1 the values are the mean already and nothing is sent.
+// (docs/DESIGN.md §1.5); with N = 1 the update is the mean and nothing is sent.
 //
 // Checks on every received chunk (the sender is the predecessor): it belongs to this round and
 // attempt, comes in order, decodes, and passes check_received(): a partial sum of k updates, the
@@ -42,7 +42,7 @@ namespace loco::proto {
 
 class RingAllReduce final : public AllReduce {
  public:
-  RingAllReduce(AllReduceConfig config, std::span<float> values);
+  RingAllReduce(AllReduceConfig config, std::span<const float> update, std::span<float> result);
 
   void start() override;
   void on_message(const PeerKey& from, std::span<const std::byte> body) override;
