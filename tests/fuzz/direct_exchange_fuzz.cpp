@@ -105,7 +105,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                .median_norm = 1.0f,
                                .norm_limit = 10.0f,
                                .trim = trim},
-        values[m]));
+        values[m], values[m]));
 
   std::deque<InFlight> queue;
   const auto drain = [&](std::size_t m) {

@@ -115,7 +115,7 @@ TEST(PeerMesh, TheRingAllReduceRunsOverRealConnections) {
                                                                       .seed = 1,
                                                                       .median_norm = 0,
                                                                       .norm_limit = 0},
-                                               values[i]));
+                                               values[i], values[i]));
   }
   const auto pump = [&](std::size_t i) {
     while (auto t = nodes[i]->poll_transmit()) {
