@@ -16,7 +16,8 @@
 // a round skipped after the mean leaves θ as it was, and the next Δ carries the outer step again.
 //
 // Memory, for n parameters: θ and v shared (8n bytes) and Δ (4n) beside the inner loop's; over a
-// swarm Δ is written into the group's buffer, which the network thread reads in place. The
+// swarm Δ is written into the group's buffer, which the all-reduce reads in place, and the mean
+// arrives in a buffer of its own (4n: Δ stays whole for a retry; proto/all_reduce.hpp). The
 // state a round's mean leads to is never held: tentative(mean) computes θ', v' chunk by chunk
 // and hashes each chunk as it is computed (train::hash_chunks, in parallel over the compute
 // threads), and install() applies the same outer step to θ and v in place (elementwise, so the
