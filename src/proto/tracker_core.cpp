@@ -100,14 +100,18 @@ void TrackerCore::dispatch(TimePoint now, const PeerKey& from, MessageType type,
     case MessageType::state_to_tracker:
       handle_state_relay(now, from, decode_relay(type, body));
       break;
-    case MessageType::view_request:
+    case MessageType::view_request: {
       (void)decode<ViewRequest>(body);
-      // The full view the next delta builds on; a newcomer not yet sent one gets it with the
-      // next broadcast anyway.
-      if (broadcast_.epoch != 0 && !newcomers_.contains(from))
+      // The full view the next delta builds on, once per broadcast (an honest member asks again
+      // only after a later delta); a newcomer not yet sent one gets it with the next broadcast.
+      std::uint64_t& answered = members_.at(from).full_view_epoch;
+      if (broadcast_.epoch != 0 && !newcomers_.contains(from) && answered != broadcast_.epoch) {
+        answered = broadcast_.epoch;
         transmits_.push_back(
             Transmit{.to = from, .type = MessageType::view, .body = broadcast_body()});
+      }
       break;
+    }
     case MessageType::misbehaviour_report: {
       // A claim, not a fact: logged about the reporter, so that one member's reports are tallied
       // together however many keys they name.

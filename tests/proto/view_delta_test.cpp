@@ -207,5 +207,30 @@ TEST(TrackerViews, AMemberThatCannotApplyADeltaGetsTheFullView) {
   EXPECT_EQ(e->kind, Kind::tracker_error);
 }
 
+// A member that asks for the full view again and again (a few bytes each, ~600 bytes a member
+// back) gets it once per broadcast: it cannot make the tracker send without bound.
+TEST(TrackerViews, AMemberAskingForTheViewAgainGetsItOncePerBroadcast) {
+  Harness h;
+  h.start();
+  h.join(1);
+  h.join(2);
+  h.run_for(1s);
+  const auto ask = [&](int times) {
+    for (int i = 0; i < times; ++i)
+      h.tracker->on_message(h.now, key(1).public_key(),
+                            static_cast<std::uint16_t>(MessageType::view_request),
+                            encode(ViewRequest{}));
+    std::size_t views = 0;
+    for (const auto& t : drain(*h.tracker))
+      views += t.to == key(1).public_key() && t.type == MessageType::view;
+    return views;
+  };
+  EXPECT_EQ(ask(100), 1u);
+  EXPECT_EQ(ask(100), 0u) << "the same broadcast again";
+  h.join(3);  // a membership change: the next broadcast starts a new epoch
+  h.run_for(h.config.view_interval);
+  EXPECT_EQ(ask(100), 1u) << "the new broadcast, once";
+}
+
 }  // namespace
 }  // namespace loco::proto

@@ -22,7 +22,9 @@
 // Views: every membership change starts an epoch; views go out at most every view_interval, one
 // signed delta (proto/view_delta.hpp) to the members that hold the last broadcast and the full
 // view to those joined since, each encoded and signed once and shared by its recipients. A member
-// that cannot apply a delta sends view_request and gets the full view of the last broadcast.
+// that cannot apply a delta sends view_request and gets the full view of the last broadcast, once
+// per broadcast: a request is a few bytes and the full view ~600 bytes a member, so answering
+// every one would let a member make the tracker send without bound.
 //
 // Round lifecycle (round r = committed_round + 1):
 //   peers say ready(r) → formation_time() → group(r, attempt a) to its members → each member
@@ -143,7 +145,8 @@ class TrackerCore {
     // it last took part in a committed round: at wait_rounds it is no longer waited for.
     std::uint32_t rounds_missed = 0;
     Heartbeat stats;
-    std::uint64_t donor_load = 0;  // resyncs it was named a donor for
+    std::uint64_t donor_load = 0;       // resyncs it was named a donor for
+    std::uint64_t full_view_epoch = 0;  // the broadcast whose full view it was last sent on request
   };
   struct Attempt {
     std::uint32_t number = 0;
