@@ -209,11 +209,14 @@ std::optional<PeerTransmit> StateFetcher::poll_transmit() {
 void StateServer::serve(StateManifest manifest, StateBytes state) {
   manifest_ = std::move(manifest);
   state_ = std::move(state);
+  share_ = kStatesPerRequester * (encode_manifest(*manifest_).size() + manifest_->total_bytes);
+  sent_to_.clear();
 }
 
 void StateServer::clear() {
   manifest_.reset();
   state_ = StateBytes();
+  sent_to_.clear();
 }
 
 void StateServer::on_message(const PeerKey& from, MessageType type,
@@ -232,6 +235,8 @@ void StateServer::on_message(const PeerKey& from, MessageType type,
                      : "this peer holds no committed state yet");
     return;
   }
+  const std::string share_spent = fmt::format(
+      "this peer has sent you round {}'s state {} times over already", round, kStatesPerRequester);
   if (type == MessageType::state_request) {
     Digest hash{};
     r.bytes(hash);
@@ -240,8 +245,13 @@ void StateServer::on_message(const PeerKey& from, MessageType type,
       refuse("this peer holds another state of that round");
       return;
     }
-    out_.push_back(PeerTransmit{
-        .to = from, .type = MessageType::state_manifest, .body = encode_manifest(*manifest_)});
+    std::vector<std::byte> manifest = encode_manifest(*manifest_);
+    if (!within_share(from, manifest.size())) {
+      refuse(share_spent);
+      return;
+    }
+    out_.push_back(
+        PeerTransmit{.to = from, .type = MessageType::state_manifest, .body = std::move(manifest)});
     return;
   }
   if (type != MessageType::chunk_request)
@@ -251,6 +261,10 @@ void StateServer::on_message(const PeerKey& from, MessageType type,
   if (index >= manifest_->chunk_count())
     r.fail(fmt::format("chunk {} of {}", index, manifest_->chunk_count()));
   const std::uint64_t size = manifest_->chunk_size(index);
+  if (!within_share(from, size)) {
+    refuse(share_spent);
+    return;
+  }
   ByteWriter w(size + 32);
   w.u8(info(MessageType::state_chunk).version);
   w.u64(round);
@@ -258,6 +272,13 @@ void StateServer::on_message(const PeerKey& from, MessageType type,
   state_.read(index * manifest_->chunk_bytes, std::span(w.extend(size), size));
   bytes_served_ += size;
   out_.push_back(PeerTransmit{.to = from, .type = MessageType::state_chunk, .body = w.finish()});
+}
+
+bool StateServer::within_share(const PeerKey& to, std::uint64_t bytes) {
+  std::uint64_t& sent = sent_to_[to];
+  if (sent + bytes > share_) return false;
+  sent += bytes;
+  return true;
 }
 
 std::optional<PeerTransmit> StateServer::poll_transmit() {

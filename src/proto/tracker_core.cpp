@@ -135,6 +135,7 @@ void TrackerCore::on_connected(const PeerKey& peer, std::string network) {
 
 void TrackerCore::on_disconnect(TimePoint now, const PeerKey& peer) {
   networks_.erase(peer);
+  custody_server_.forget(peer);
   if (members_.contains(peer))
     remove_member(now, peer, TrackerEvent::Kind::left, "connection lost", false);
   on_timer(now);

@@ -197,5 +197,36 @@ TEST(StateTransfer, ADonorRefusesRoundsAndStatesItDoesNotHold) {
                Error);
 }
 
+// A member that asks for the same chunks again and again (~20 bytes a request, a chunk back) is
+// sent the state twice over, then refused until the donor serves its next state; another
+// requester still gets its share.
+TEST(StateTransfer, ADonorSendsOneRequesterTheStateAtMostTwiceOver) {
+  Swarm s(8192, 1024, 1);
+  StateServer& server = s.donors.begin()->second;
+  const auto ask = [&](std::uint8_t who, int chunks) {
+    std::uint64_t sent = 0, refused = 0;
+    server.on_message(key(who).public_key(), MessageType::state_request,
+                      encode_state_request(12, s.manifest.state_hash()));
+    for (int i = 0; i < chunks; ++i)
+      server.on_message(key(who).public_key(), MessageType::chunk_request,
+                        encode_chunk_request(12, static_cast<std::uint64_t>(i) % 8));
+    while (auto reply = server.poll_transmit()) {
+      if (reply->type == MessageType::state_chunk) sent += reply->body.size();
+      refused += reply->type == MessageType::state_refusal;
+    }
+    return std::pair{sent, refused};
+  };
+  const auto [greedy_sent, greedy_refused] = ask(9, 1000);
+  EXPECT_LE(greedy_sent, 2 * (8192 + 8 * 32u)) << "the state twice, with the chunks' headers";
+  EXPECT_GE(greedy_sent, 2 * 8192u);
+  EXPECT_GE(greedy_refused, 1000u - 16u);
+  const auto [other_sent, other_refused] = ask(10, 8);
+  EXPECT_GE(other_sent, 8192u) << "another requester's share is its own";
+  EXPECT_EQ(other_refused, 0u);
+  server.serve(s.manifest, StateBytes({std::span<const std::byte>(s.state),
+                                       std::span<const std::byte>(s.other_half)}));
+  EXPECT_EQ(ask(9, 8).second, 0u) << "a new state served: a new share";
+}
+
 }  // namespace
 }  // namespace loco::proto

@@ -96,20 +96,34 @@ class StateFetcher {
 
 class StateServer {
  public:
+  // What one requester may be sent of the state served now: twice the state (manifest and chunks).
+  // A request is ~20 bytes and a chunk up to a MiB, so without a bound one member could make this
+  // peer send without end; an honest fetcher takes the state once, twice if its fetch starts over.
+  // Past it, requests are refused until the next state is served, or until forget(requester).
+  static constexpr std::uint64_t kStatesPerRequester = 2;
+
   // Serves the state of `manifest.round`: `state` must stay valid and unchanged until the next
   // serve() (or clear()).
   void serve(StateManifest manifest, StateBytes state);
   void clear();
+  // A new share for `requester` (the tracker's custody copy, which may stay the same for the rest
+  // of a run: a peer that connects again may fetch it again).
+  void forget(const PeerKey& requester) { sent_to_.erase(requester); }
   // Requests from `from`; malformed requests throw Error(format) (the driver drops that peer).
   void on_message(const PeerKey& from, MessageType type, std::span<const std::byte> body);
   std::optional<PeerTransmit> poll_transmit();
   std::uint64_t bytes_served() const { return bytes_served_; }
 
  private:
+  // Counts `bytes` more sent to `to`; false (nothing counted) if that would pass its share.
+  bool within_share(const PeerKey& to, std::uint64_t bytes);
+
   std::optional<StateManifest> manifest_;
   StateBytes state_;
   std::deque<PeerTransmit> out_;
   std::uint64_t bytes_served_ = 0;
+  std::uint64_t share_ = 0;                   // kStatesPerRequester × (manifest + state)
+  std::map<PeerKey, std::uint64_t> sent_to_;  // of the state served now, by requester
 };
 
 // The messages, for the driver's size limits and tests.
