@@ -31,10 +31,12 @@ std::string megabytes(std::uint64_t bytes) {
 // The line a round ends with (swarm_peer.hpp), with the hash the group computed for the round.
 void print_round(const train::RoundResult& r, const train::SharedState& shared, double loss) {
   static constexpr std::array kKinds = {"committed", "skipped", "replaced"};
-  std::printf("round %llu %s members %zu loss %.4f state %s\n",
+  // A weighted round (rounds bounded by time) adds this peer's share of the mean.
+  const std::string share = r.share > 0 ? fmt::format(" share {:.4f}", r.share) : "";
+  std::printf("round %llu %s members %zu loss %.4f state %s%s\n",
               static_cast<unsigned long long>(shared.round()),
               kKinds.at(static_cast<std::size_t>(r.kind)), r.members, loss,
-              to_hex(r.state).substr(0, 16).c_str());
+              to_hex(r.state).substr(0, 16).c_str(), share.c_str());
   std::fflush(stdout);
 }
 
@@ -181,7 +183,8 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     // Streaming: inner steps that ended with a fragment still on the wire (its mean not in yet),
     // the overlap of communication with compute that the summary line reports.
     std::uint64_t in_flight_steps = 0;
-    while (!ended_before && !stop.load() && loop.steps() < config.train.steps) {
+    while (!ended_before && !stop.load() &&
+           train::more_to_train(config, loop.steps(), strategy.shared().round(), final_round)) {
       const auto step_start = Clock::now();
       const double step_loss = loop.forward_backward();
       interval_loss += step_loss;

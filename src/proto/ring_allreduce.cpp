@@ -32,6 +32,9 @@ void RingAllReduce::start() {
     owner_done_ = true;  // the mean of one vector is that vector
     return;
   }
+  // A weighted round: this member's values count weights[self] times in the sum, divided by N.
+  if (!config_.weights.empty() && config_.weights[config_.self] != 1.0f)
+    for (float& v : values_) v = v * config_.weights[config_.self];
   next_reduce_.assign(n - 1, 0);
   next_gather_.assign(n - 1, 0);
   for (std::size_t g = 0; g < n; ++g)
@@ -79,7 +82,7 @@ void RingAllReduce::on_reduce(std::size_t step, std::size_t k, std::span<const s
                             step, k, next_reduce_[step], chunks_in(g)));
   ++next_reduce_[step];
   const Chunk c = chunk(g, k);
-  if (!decode_checked(encoded, c.size, step + 1, predecessor())) return;
+  if (!decode_checked(encoded, c.size, at_most_weight(step + 1), predecessor())) return;
   const std::span<float> mine = values_.subspan(c.begin, c.size);
   for (std::size_t i = 0; i < c.size; ++i) mine[i] = mine[i] + scratch_[i];
   if (step + 1 < member_count() - 1) {

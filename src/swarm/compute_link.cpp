@@ -76,6 +76,7 @@ void ComputeLink::on_core_event(proto::PeerEvent& e) {
                  .hash = e.hash,
                  .retry = e.retry,
                  .members = e.members.size(),
+                 .share = e.share,
                  .mean = std::move(e.mean),
                  .parts = std::move(e.parts),
                  .state = std::move(e.state)};

@@ -14,6 +14,7 @@
 
 #include "loco/core/hash.hpp"
 #include "loco/core/rng.hpp"
+#include "loco/proto/token_weights.hpp"
 #include "tracker_harness.hpp"
 
 namespace loco::proto {
@@ -49,7 +50,7 @@ struct AllReduceHarness {
 
   AllReduceHarness(AllReduceAlgorithm algorithm, std::size_t n, std::size_t size,
                    const std::string& codec_spec, std::size_t chunk, std::uint64_t seed,
-                   float median = 0, std::size_t trim = 0)
+                   float median = 0, std::size_t trim = 0, std::vector<float> weights = {})
       : codec(compress::make_codec(codec_spec)),
         members(ring_of(n)),
         values(random_vectors(n, size, seed)) {
@@ -64,7 +65,8 @@ struct AllReduceHarness {
                                                       .seed = seed,
                                                       .median_norm = median,
                                                       .norm_limit = median > 0 ? 10.0f : 0.0f,
-                                                      .trim = trim},
+                                                      .trim = trim,
+                                                      .weights = weights},
                                       values[i]));
   }
 
@@ -221,6 +223,44 @@ TEST(AllReduce, EveryMemberEndsWithTheSameBitsCloseToTheMean) {
               ASSERT_NEAR(ring.values[0][e], mean, tolerance) << "element " << e;
             }
           }
+        }
+      }
+    }
+}
+
+// Rounds bounded by time: member m's update counts weights[m] times (N·tokens_m / Σ tokens). Both
+// algorithms give the weighted mean, the same bits on every member; the direct exchange's trim
+// cuts by value and weighs what it keeps.
+TEST(AllReduce, AWeightedRoundGivesEveryMemberTheSameBitsOfTheWeightedMean) {
+  const std::vector<std::uint64_t> tokens = {4096, 1024, 4096, 2048, 4096};
+  const std::vector<float> weights = contribution_weights(tokens);
+  ASSERT_EQ(weights.size(), tokens.size());
+  std::uint64_t seed = 60;
+  for (const AllReduceAlgorithm algorithm : {kRing, kDirect})
+    for (const std::size_t trim : {std::size_t{0}, std::size_t{1}}) {
+      if (algorithm == kRing && trim > 0) continue;  // the ring cannot trim
+      for (const std::size_t chunk : {7, 1 << 16}) {
+        SCOPED_TRACE(::testing::Message()
+                     << name(algorithm) << ", trim " << trim << ", chunk " << chunk);
+        AllReduceHarness group(algorithm, tokens.size(), 301, "fp32", chunk, seed, 0, trim,
+                               weights);
+        const auto inputs = group.values;
+        group.run(seed++);
+        for (std::size_t i = 0; i < tokens.size(); ++i) {
+          ASSERT_TRUE(group.nodes[i]->done()) << "member " << i;
+          EXPECT_EQ(group.values[i], group.values[0]) << "the same bits everywhere";
+        }
+        for (std::size_t e = 0; e < 301; ++e) {
+          std::vector<std::pair<double, double>> column;  // (value, tokens)
+          for (std::size_t m = 0; m < tokens.size(); ++m)
+            column.emplace_back(inputs[m][e], static_cast<double>(tokens[m]));
+          std::sort(column.begin(), column.end());
+          double sum = 0, weight = 0;
+          for (std::size_t j = trim; j < column.size() - trim; ++j) {
+            sum += column[j].first * column[j].second;
+            weight += column[j].second;
+          }
+          ASSERT_NEAR(group.values[0][e], sum / weight, 1e-5) << "element " << e;
         }
       }
     }

@@ -15,7 +15,9 @@
 // direct exchange (direct_allreduce.hpp), which pays 2.
 //
 // The vector is cut into N segments (segment g = values [g·S/N, (g+1)·S/N)), each into chunks of
-// at most `chunk_values`. Member i (ring order; i+1 is its successor):
+// at most `chunk_values`. Member i (ring order; i+1 is its successor), which with `weights` (a
+// round bounded by time) first scales its own values by weights[i] (they sum to N, so the mean
+// below is the weighted mean; a partial sum of k is then checked against k × the heaviest weight):
 //   1. reduce-scatter, steps s = 0 .. N−2: send the partial sum of segment (i − s) mod N, chunk by
 //      chunk, each encoded with the codec (step 0: its own values). On receiving chunk k of step
 //      s (segment (i − 1 − s) mod N) from i − 1: check it, add it to its own values of that chunk
