@@ -76,7 +76,7 @@ report hetero
 
 # As many equal rounds as give the hetero run's tokens: its total over 4 × a fast peer's per round.
 hetero_total=$(peer_steps hetero | awk '{ s += $1 } END { print s }')
-fast_mean=$(peer_steps hetero | head -n $((peers - 1)) | awk '{ s += $1 } END { print s / NR }')
+fast_mean=$(peer_steps hetero | awk -v p="$peers" 'NR < p { s += $1 } END { print s / (p - 1) }')
 equal_rounds=$(awk -v t="$hetero_total" -v f="$fast_mean" -v n="$rounds" -v p="$peers" \
   'BEGIN { r = int(t / (p * f / n) + 0.5); print r < 1 ? 1 : r }')
 steps=$((equal_rounds * h))
@@ -85,7 +85,7 @@ swarm_run equal "$out/equal.toml" "$link" "$latency"
 report equal
 echo "(steps: each peer's, peer 4 the slow one in hetero; util: compute seconds over wall seconds)"
 
-fast_util=$(utilisations hetero | head -n $((peers - 1)) | awk '{ s += $1 } END { printf "%.3f", s / NR }')
+fast_util=$(utilisations hetero | awk -v p="$peers" 'NR < p { s += $1 } END { printf "%.3f", s / (p - 1) }')
 hetero_loss=$(swarm_figures hetero | awk '{ print $1 }')
 equal_loss=$(swarm_figures equal | awk '{ print $1 }')
 slow_share=$(sed -n 's/^round .* committed .* share \([0-9.]*\)$/\1/p' "$out/hetero.peer$peers.out" |

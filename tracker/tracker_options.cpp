@@ -8,10 +8,10 @@
 #include "loco/cli/train_options.hpp"
 #include "loco/core/error.hpp"
 #include "loco/net/units.hpp"
-#include "loco/train/timed_rounds.hpp"
 #include "loco/train/genesis.hpp"
 #include "loco/train/run_end.hpp"
 #include "loco/train/run_settings.hpp"
+#include "loco/train/timed_rounds.hpp"
 
 namespace loco::tracker {
 namespace {

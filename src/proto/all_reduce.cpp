@@ -141,8 +141,7 @@ bool AllReduce::decode_checked(std::span<const std::byte> encoded, std::size_t s
     squares += static_cast<double>(v) * v;
   }
   if (config_.norm_limit <= 0) return true;  // no bound asked (a gossip group's θ ‖ v ‖ Δ)
-  const double bound =
-      kNormSlack * contributions * config_.norm_limit * config_.median_norm;
+  const double bound = kNormSlack * contributions * config_.norm_limit * config_.median_norm;
   if (std::sqrt(squares) > bound) {
     fail(fmt::format("a chunk of norm {:.4g} where {:.3g} honest update(s) reach at most {:.4g}",
                      std::sqrt(squares), contributions, bound),

@@ -301,8 +301,8 @@ Group decode<Group>(std::span<const std::byte> body) {
   for (std::size_t i = 0; i < weights; ++i) {
     m.tokens.push_back(r.u64());
     if (m.tokens.back() == 0 || m.tokens.back() > kMaxRoundTokens)
-      r.fail(fmt::format("a member's tokens are {}, outside 1..{}", m.tokens.back(),
-                         kMaxRoundTokens));
+      r.fail(
+          fmt::format("a member's tokens are {}, outside 1..{}", m.tokens.back(), kMaxRoundTokens));
   }
   r.expect_end();
   return m;

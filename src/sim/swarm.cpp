@@ -5,8 +5,8 @@
 
 #include "loco/core/assert.hpp"
 #include "loco/core/error.hpp"
-#include "loco/train/timed_rounds.hpp"
 #include "loco/train/swarm_strategy.hpp"
+#include "loco/train/timed_rounds.hpp"
 
 namespace loco::sim {
 namespace {

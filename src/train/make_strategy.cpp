@@ -25,8 +25,8 @@ std::unique_ptr<Strategy> make_strategy(const TrainConfig& config, InnerLoop& lo
                          std::chrono::duration<double>(s.round_seconds)),
                      .clock = std::move(clock)},
         loop.layout(), group,
-                                    // A gossip round installs at once: no commit to overlap.
-                                    s.gossip_group == 0 ? overlapped_group : nullptr);
+        // A gossip round installs at once: no commit to overlap.
+        s.gossip_group == 0 ? overlapped_group : nullptr);
   if (s.kind == "ddp") return std::make_unique<DataParallel>(loop.layout(), config.adamw, group);
   if (s.kind == "streaming") {
     if (async_group == nullptr)
@@ -48,8 +48,8 @@ std::unique_ptr<Strategy> make_strategy(const TrainConfig& config, InnerLoop& lo
 std::string describe_strategy(const TrainConfig& config) {
   const StrategySection& s = config.strategy;
   if (s.kind == "diloco" && s.round_seconds > 0)
-    return fmt::format("diloco rounds of {} s (nominal H={}) codec={}", s.round_seconds,
-                       s.diloco_h, s.codec_spec());
+    return fmt::format("diloco rounds of {} s (nominal H={}) codec={}", s.round_seconds, s.diloco_h,
+                       s.codec_spec());
   if (s.kind == "diloco") return fmt::format("diloco H={} codec={}", s.diloco_h, s.codec_spec());
   if (s.kind == "ddp") return fmt::format("ddp codec={}", s.codec_spec());
   if (s.kind == "streaming")

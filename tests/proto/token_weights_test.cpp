@@ -45,16 +45,17 @@ TEST(TokenWeights, ALiarsShareOfTheWeightIsBounded) {
   }
   // Liars that claim little only lower their own weight; many honest slow ones keep theirs.
   const auto tokens = weigh_tokens(
-      std::vector<std::uint64_t>{kStep, 30 * kStep, 30 * kStep, 30 * kStep, 30 * kStep}, kWeighting);
+      std::vector<std::uint64_t>{kStep, 30 * kStep, 30 * kStep, 30 * kStep, 30 * kStep},
+      kWeighting);
   EXPECT_EQ(tokens[0], kStep);
   EXPECT_EQ(tokens[1], 30 * kStep);
 }
 
 TEST(TokenWeights, AClaimBeyondTheWireBoundIsCutToIt) {
-  const auto tokens = weigh_tokens(
-      std::vector<std::uint64_t>{std::numeric_limits<std::uint64_t>::max(),
-                                 std::numeric_limits<std::uint64_t>::max()},
-      kWeighting);
+  const auto tokens =
+      weigh_tokens(std::vector<std::uint64_t>{std::numeric_limits<std::uint64_t>::max(),
+                                              std::numeric_limits<std::uint64_t>::max()},
+                   kWeighting);
   EXPECT_LE(tokens[0], kMaxRoundTokens);
   EXPECT_EQ(tokens[0], tokens[1]);
 }

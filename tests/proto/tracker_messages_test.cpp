@@ -74,13 +74,15 @@ TEST(TrackerMessages, AWeightedGroupCarriesATokenCountPerMemberAndNothingElse) {
   const auto body = encode(g);
   EXPECT_EQ(decode<Group>(body).tokens, g.tokens);
   expect_refused_when_damaged<Group>(body);
-  EXPECT_TRUE(decode<Group>(encode(Group{.round = 1, .attempt = 1, .epoch = 1, .members = g.members}))
-                  .tokens.empty())
+  EXPECT_TRUE(
+      decode<Group>(encode(Group{.round = 1, .attempt = 1, .epoch = 1, .members = g.members}))
+          .tokens.empty())
       << "no tokens: the plain mean";
   // The tokens are the body's last fields: a count, then u64 each. Refused: a count other than 0
   // or the members', a count of 0 tokens, one above the bound.
   const auto with_tokens = [&](std::uint32_t count, std::vector<std::uint64_t> values) {
-    std::vector<std::byte> b = encode(Group{.round = 3, .attempt = 1, .epoch = 2, .members = g.members});
+    std::vector<std::byte> b =
+        encode(Group{.round = 3, .attempt = 1, .epoch = 2, .members = g.members});
     b.resize(b.size() - 4);
     ByteWriter w;
     w.u32(count);

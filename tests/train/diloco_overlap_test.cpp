@@ -29,8 +29,7 @@ class ScriptedOverlap final : public OuterGroup, public OverlappedGroup {
   std::shared_ptr<std::vector<float>> update_buffer(std::size_t values) override {
     return std::make_shared<std::vector<float>>(values);
   }
-  void start(std::uint64_t, std::shared_ptr<std::vector<float>> delta, float,
-             std::uint64_t tokens,
+  void start(std::uint64_t, std::shared_ptr<std::vector<float>> delta, float, std::uint64_t tokens,
              std::function<proto::StateManifest(std::span<const float>)> manifest) override {
     token_claims.push_back(tokens);
     delta_ = *delta;
