@@ -1,8 +1,9 @@
 // Rounds bounded by time (strategy.round-seconds) with real loco-tracker and loco-peer processes
 // on loopback: peers of unequal speeds each train the steps they manage in a round, the mean
-// weighs each update by its tokens, and every peer holds the same bits after every round; a peer
-// frozen mid-round is left out at the tracker's deadline while the others go on. Waits are on
-// lines the processes print, never on a clock.
+// weighs each update by its tokens, and every peer holds the same bits after every round; a member
+// lying about its tokens gets twice the median's weight at most; a peer frozen mid-round is left
+// out at the tracker's deadline while the others go on. Waits are on lines the processes print,
+// never on a clock.
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -67,6 +68,42 @@ TEST(SwarmTimedRounds, PeersOfUnequalSpeedsWeighedByTokensHoldTheSameBits) {
   EXPECT_GE(weighed, 3u) << swarm.logs();
   EXPECT_LT(steps[2] * 2, steps[0]) << "the slow peer took its own, fewer steps";
   EXPECT_LT(steps[2] * 2, steps[1]);
+}
+
+// A newcomer to a run of rounds bounded by time fetches the run's state, trains its first round's
+// time and is in the groups from then on, with the others' bits (local_swarm.hpp's helper: two
+// peers past round 5, then the newcomer; 3 rounds together).
+TEST(SwarmTimedRounds, ANewcomerCatchesUpAndHoldsTheOthersState) {
+  EXPECT_GE(test::newcomer_after_round_five("run-timed-newcomer", kTimedStrategy, 3), 6u);
+}
+
+// A member that claims 2^30 times the tokens it trained on (--debug.poison tokens) counts for twice
+// the lower median of the group's claims at most: half of a group of three whose other two are as
+// fast, not all of it; the others' updates keep their weight, and the bits stay one.
+TEST(SwarmTimedRounds, AMemberClaimingFarMoreTokensCountsForTwiceTheMedianAtMost) {
+  LocalSwarm swarm("run-timed-greedy", 6, {"--run.min-peers", "3"}, kTimedStrategy);
+  ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
+  PeerProcess& honest0 = swarm.add_peer("honest0");
+  PeerProcess& honest1 = swarm.add_peer("honest1");
+  PeerProcess& greedy = swarm.add_peer("greedy", {"--debug.poison", "tokens"});
+  const std::vector<PeerProcess*> peers = {&honest0, &honest1, &greedy};
+  for (PeerProcess* p : peers) {
+    p->read_to_end();
+    EXPECT_EQ(p->process().wait(), 0) << swarm.logs();
+  }
+  std::size_t weighed = 0;
+  for (const test::RoundLine& r : greedy.rounds()) {
+    if (r.kind != "committed" || r.members != 3) continue;
+    ++weighed;
+    EXPECT_LE(r.share, 0.5001) << "round " << r.round << "\n" << swarm.logs();
+    for (const PeerProcess* h : {&honest0, &honest1})
+      for (const test::RoundLine& o : h->rounds())
+        if (o.round == r.round && o.kind == "committed") {
+          EXPECT_GE(o.share, 0.2) << "round " << r.round;
+          EXPECT_EQ(o.state, r.state) << "round " << r.round;
+        }
+  }
+  EXPECT_GE(weighed, 3u) << swarm.logs();
 }
 
 // A peer frozen (SIGSTOP) in its inner phase keeps its connection, and the join timeout is longer
