@@ -4,11 +4,12 @@
 # processes and a loco-tracker on loopback, the tiny GPT of configs/swarm-tiny.toml (batch 16 per
 # peer, int8 Δ), each peer's upload shaped to 100 Mbit/s with 50 ms one way:
 #   calib   4 equal peers, 3 rounds: a peer's step time t (its compute seconds over its steps), from
-#           which a round's nominal H = ROUND_SECONDS / t (the learning-rate schedule's length) and
-#           the slow peer's delay 2t (three times slower) follow
-#   hetero  the same 4 peers, the last one slowed by --debug.step-delay 2t, for SECONDS of rounds
-#   equal   4 equal peers, as many rounds as give the hetero run's total tokens
-# Both timed runs weigh each Δ by its tokens. Per run: the peers' steps, total steps, mean validation
+#           which a round's nominal H = ROUND_SECONDS / t (the learning-rate schedule's length)
+#   hetero  the same 4 peers, the last one three times slower (--debug.step-slowdown 3: each of
+#           its steps takes 3 times its compute, whatever the machine's load), SECONDS of rounds
+#   equal   4 equal peers in rounds of fixed H (the default), H the hetero run's fast peers' steps
+#           a round, as many steps each as give the hetero run's total tokens
+# The hetero run weighs each Δ by its tokens; the equal one takes the plain mean. Per run: the peers' steps, total steps, mean validation
 # loss, compute utilisation (a peer's compute seconds over its wall seconds) and distinct final
 # states (1: every peer equal). Last line:
 #   heterogeneous: fast_util=… loss_vs_equal=… slow_share=…
@@ -26,10 +27,12 @@ link=100Mbit
 latency=50ms
 out=${OUT:-$root/build/release/bench-heterogeneous}
 
-# timed H: the [strategy] section of a run of rounds bounded by time, nominal H steps a round.
-timed() {
-  echo "kind = \"diloco\"\ndiloco-h = $1\nouter-lr = 0.7\nouter-momentum = 0.9\ncodec = \"int8:block=256\"\nround-seconds = $round_seconds\n"
+# fixed H: the [strategy] section of a run of rounds every H steps; timed H: of rounds bounded by
+# time, nominal H steps a round.
+fixed() {
+  echo "kind = \"diloco\"\ndiloco-h = $1\nouter-lr = 0.7\nouter-momentum = 0.9\ncodec = \"int8:block=256\"\n"
 }
+timed() { echo "$(fixed "$1")round-seconds = $round_seconds\n"; }
 # peer_steps NAME: each peer's steps, one a line, peer 1 first.
 peer_steps() {
   for i in $(seq 1 "$peers"); do
@@ -54,7 +57,7 @@ report() {
 source "$root/bench/lib/swarm_runs.sh"
 swarm_setup
 echo "model: GPT 2L d64 vocab 64 context 64 (108k parameters), $peers peers, batch 16 each,"
-echo "  links: $link upload, $latency one way; rounds of $round_seconds s, Δ weighted by tokens"
+echo "  links: $link upload, $latency one way; hetero: rounds of $round_seconds s, each Δ weighted by its tokens"
 
 steps=90
 swarm_config calib "$(timed 30)"
@@ -63,24 +66,23 @@ step_s=$(for i in $(seq 1 "$peers"); do
   sed -n 's/^peer .*: seconds=[0-9.]* compute_s=\([0-9.]*\) .*/\1/p' "$out/calib.peer$i.out"
 done | paste - <(peer_steps calib) | awk '{ t += $1 / $2 } END { print t / NR }')
 h=$(awk -v r="$round_seconds" -v t="$step_s" 'BEGIN { h = int(r / t + 0.5); print h < 1 ? 1 : h }')
-delay_ms=$(awk -v t="$step_s" 'BEGIN { printf "%d", 2000 * t + 0.5 }')
 rounds=$(awk -v s="$seconds" -v r="$round_seconds" 'BEGIN { n = int(s / r); print n < 2 ? 2 : n }')
 echo "calibration: a step takes $(awk -v t="$step_s" 'BEGIN { printf "%.1f", 1000 * t }') ms with 4 peers:" \
-  "nominal H = $h, the slow peer's delay $delay_ms ms, $rounds rounds"
+  "nominal H = $h, $rounds rounds"
 
 printf "%-7s %-24s %8s %9s %7s %10s %6s\n" run steps total val_loss wall_s util states
 steps=$((rounds * h))
 swarm_config hetero "$(timed "$h")"
-swarm_run hetero "$out/hetero.toml" "$link" "$latency" "--debug.step-delay $delay_ms"
+swarm_run hetero "$out/hetero.toml" "$link" "$latency" "--debug.step-slowdown ${SLOWDOWN:-3}"
 report hetero
 
-# As many equal rounds as give the hetero run's tokens: its total over 4 × a fast peer's per round.
+# The hetero run's tokens over 4 equal peers, in rounds of its fast peers' steps a round.
 hetero_total=$(peer_steps hetero | awk '{ s += $1 } END { print s }')
-fast_mean=$(peer_steps hetero | awk -v p="$peers" 'NR < p { s += $1 } END { print s / (p - 1) }')
-equal_rounds=$(awk -v t="$hetero_total" -v f="$fast_mean" -v n="$rounds" -v p="$peers" \
-  'BEGIN { r = int(t / (p * f / n) + 0.5); print r < 1 ? 1 : r }')
-steps=$((equal_rounds * h))
-swarm_config equal "$(timed "$h")"
+equal_h=$(peer_steps hetero | awk -v p="$peers" -v n="$rounds" \
+  'NR < p { s += $1 } END { h = int(s / (p - 1) / n + 0.5); print h < 1 ? 1 : h }')
+steps=$(awk -v t="$hetero_total" -v p="$peers" -v h="$equal_h" \
+  'BEGIN { r = int(t / p / h + 0.5); print (r < 1 ? 1 : r) * h }')
+swarm_config equal "$(fixed "$equal_h")"
 swarm_run equal "$out/equal.toml" "$link" "$latency"
 report equal
 echo "(steps: each peer's, peer 4 the slow one in hetero; util: compute seconds over wall seconds)"

@@ -189,16 +189,17 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
       const double step_loss = loop.forward_backward();
       interval_loss += step_loss;
       round_loss += step_loss;
-      compute_s += std::chrono::duration<double>(Clock::now() - step_start).count();
+      std::chrono::duration<double> step_compute = Clock::now() - step_start;
       if (strategy.on_gradients(loop)) {
         const auto adamw_start = Clock::now();
         loop.optimizer_step();
-        compute_s += std::chrono::duration<double>(Clock::now() - adamw_start).count();
+        step_compute += Clock::now() - adamw_start;
       }
+      compute_s += step_compute.count();
       ++interval_steps;
       ++round_steps;
       group.note_phase_loss(static_cast<float>(round_loss / static_cast<double>(round_steps)));
-      faults.inner_step(strategy.shared().round() + 1);
+      faults.inner_step(strategy.shared().round() + 1, step_compute);
       if (async_group.in_flight()) ++in_flight_steps;
       strategy.after_step(loop);
       if (group.rounds_run() != rounds_seen) {

@@ -41,7 +41,7 @@ swarm_run() {
   swarm_pids+=("$tracker")
   local line=""
   for _ in $(seq 1 100); do
-    line=$(head -n 1 "$out/$name.tracker.out")
+    line=$(head -n 1 "$out/$name.tracker.out" 2>/dev/null || true)  # not there yet: wait
     [[ -n $line ]] && break
     sleep 0.1
   done
