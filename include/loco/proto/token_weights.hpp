@@ -8,8 +8,8 @@
 //
 // What a liar gets: a claim counts for at most max_ratio × the lower median m of the group's
 // claims. At least ⌈(N + 1)/2⌉ members claim m or more, so one member's share of the weight is at
-// most max_ratio / (max_ratio + ⌈(N + 1)/2⌉ − 1): with the default 2, 1/2 of a group of 3 or 4,
-// 1/3 of a group of 7 or 8. Understating only lowers the liar's own share.
+// most max_ratio / (max_ratio + ⌈(N + 1)/2⌉ − 1): with the default 2, 2/3 of a group of 2 or 3,
+// 1/2 of 4 or 5, 1/3 of 8. Understating only lowers the liar's own share.
 
 #include <cstdint>
 #include <span>
