@@ -30,22 +30,36 @@ std::uint64_t steps_taken(PeerProcess& peer) {
   return std::stoull(m[1]);
 }
 
-// Two peers and one three or more times slower: rounds end on time, so the slow one takes fewer
-// steps, and its share of each round's mean is smaller; every round that peers commit holds the
-// same state on each of them.
-TEST(SwarmTimedRounds, PeersOfUnequalSpeedsWeighedByTokensHoldTheSameBits) {
-  LocalSwarm swarm("run-timed", 8, {"--run.min-peers", "3"}, kTimedStrategy);
-  ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
-  PeerProcess& fast0 = swarm.add_peer("fast0");
-  PeerProcess& fast1 = swarm.add_peer("fast1");
-  PeerProcess& slow = swarm.add_peer("slow", {"--debug.step-delay", "60"});
-  const std::vector<PeerProcess*> peers = {&fast0, &fast1, &slow};
+// Starts peers `first` and `second`, then `third` with `third_options`.
+std::vector<PeerProcess*> three_peers(LocalSwarm& swarm, const std::string& first,
+                                      const std::string& second, const std::string& third,
+                                      const std::vector<std::string>& third_options) {
+  return {&swarm.add_peer(first), &swarm.add_peer(second), &swarm.add_peer(third, third_options)};
+}
+
+// Reads each of `peers` to its end, checks that it exits 0, and returns the steps each took.
+std::vector<std::uint64_t> run_to_the_end(LocalSwarm& swarm,
+                                          const std::vector<PeerProcess*>& peers) {
   std::vector<std::uint64_t> steps;
   for (PeerProcess* p : peers) steps.push_back(steps_taken(*p));
   for (PeerProcess* p : peers) {
     p->read_to_end();
     EXPECT_EQ(p->process().wait(), 0) << swarm.logs();
   }
+  return steps;
+}
+
+// Two peers and one four times slower (each of its steps takes 4 times its compute, whatever the
+// load): rounds end on time, so the slow one takes fewer steps, and its share of each round's mean
+// is smaller; every round that peers commit holds the same state on each of them.
+TEST(SwarmTimedRounds, PeersOfUnequalSpeedsWeighedByTokensHoldTheSameBits) {
+  LocalSwarm swarm("run-timed", 8, {"--run.min-peers", "3"}, kTimedStrategy);
+  ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
+  const std::vector<PeerProcess*> peers =
+      three_peers(swarm, "fast0", "fast1", "slow", {"--debug.step-slowdown", "4"});
+  PeerProcess& fast0 = *peers[0];
+  PeerProcess& slow = *peers[2];
+  const std::vector<std::uint64_t> steps = run_to_the_end(swarm, peers);
   // Every round two peers committed, they committed with the same state.
   for (const PeerProcess* a : peers)
     for (const PeerProcess* b : peers)
@@ -85,20 +99,16 @@ TEST(SwarmTimedRounds, ANewcomerCatchesUpAndHoldsTheOthersState) {
 TEST(SwarmTimedRounds, AMemberClaimingFarMoreTokensCountsForTwiceTheMedianAtMost) {
   LocalSwarm swarm("run-timed-greedy", 6, {"--run.min-peers", "3"}, kTimedStrategy);
   ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
-  PeerProcess& honest0 = swarm.add_peer("honest0");
-  PeerProcess& honest1 = swarm.add_peer("honest1");
-  PeerProcess& greedy = swarm.add_peer("greedy", {"--debug.poison", "tokens"});
-  const std::vector<PeerProcess*> peers = {&honest0, &honest1, &greedy};
-  for (PeerProcess* p : peers) {
-    p->read_to_end();
-    EXPECT_EQ(p->process().wait(), 0) << swarm.logs();
-  }
+  const std::vector<PeerProcess*> peers =
+      three_peers(swarm, "honest0", "honest1", "greedy", {"--debug.poison", "tokens"});
+  run_to_the_end(swarm, peers);
+  const PeerProcess& greedy = *peers[2];
   std::size_t weighed = 0;
   for (const test::RoundLine& r : greedy.rounds()) {
     if (r.kind != "committed" || r.members != 3) continue;
     double larger_honest = 0;
     std::size_t honest_seen = 0;
-    for (const PeerProcess* h : {&honest0, &honest1})
+    for (const PeerProcess* h : {peers[0], peers[1]})
       for (const test::RoundLine& o : h->rounds())
         if (o.round == r.round && o.kind == "committed") {
           EXPECT_EQ(o.state, r.state) << "round " << r.round;
