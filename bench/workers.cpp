@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "step %llu validation loss %.4f\n",
                          static_cast<unsigned long long>(s.step), loop.evaluate());
         };
-        run_steps(loop, *strategy, config.train.steps, nullptr,
+        run_steps(loop, *strategy, [&] { return loop.steps() < config.train.steps; }, nullptr,
                   {.computed = {}, .done = print_validation});
         hashes[w] = strategy->shared().hash();
       });

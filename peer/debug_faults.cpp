@@ -22,9 +22,14 @@ void add_debug_fault_options(CLI::App& app, DebugFaultOptions& o) {
   app.add_option("--debug.step-delay", o.step_delay_ms,
                  "For the test suite only: milliseconds added to each inner step")
       ->group("");
+  app.add_option("--debug.step-slowdown", o.step_slowdown,
+                 "For the test suite only: each inner step takes this many times its compute")
+      ->check(CLI::Range(1.0, 1000.0))
+      ->group("");
 }
 
-DebugFaults::DebugFaults(const DebugFaultOptions& o) : step_delay_ms_(o.step_delay_ms) {
+DebugFaults::DebugFaults(const DebugFaultOptions& o)
+    : step_delay_ms_(o.step_delay_ms), step_slowdown_(o.step_slowdown) {
   if (o.die_at.empty()) return;
   static constexpr std::array<std::pair<std::string_view, Phase>, 4> kPhases{{
       {"inner", Phase::inner},
@@ -51,8 +56,9 @@ DebugFaults::DebugFaults(const DebugFaultOptions& o) : step_delay_ms_(o.step_del
                             o.die_at));
 }
 
-void DebugFaults::inner_step(std::uint64_t round) const {
+void DebugFaults::inner_step(std::uint64_t round, std::chrono::duration<double> compute) const {
   if (step_delay_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(step_delay_ms_));
+  if (step_slowdown_ > 1) std::this_thread::sleep_for((step_slowdown_ - 1) * compute);
   reach(Phase::inner, round);
 }
 

@@ -6,7 +6,10 @@
 //                               reduce-scatter or all-gather (the first ring chunk of that phase it
 //                               receives), serve (the first state request it gets as a donor).
 //   --debug.step-delay MS       each inner step takes MS milliseconds longer (slow rounds).
+//   --debug.step-slowdown F     each inner step takes F times its compute (a machine F times
+//                               slower, whatever the load on this one).
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -23,6 +26,7 @@ namespace loco::peer {
 struct DebugFaultOptions {
   std::string die_at;  // "": never
   std::uint32_t step_delay_ms = 0;
+  double step_slowdown = 1;
 };
 
 void add_debug_fault_options(CLI::App& app, DebugFaultOptions& options);
@@ -32,8 +36,9 @@ class DebugFaults {
   // Throws Error(config) for a malformed --debug.die-at.
   explicit DebugFaults(const DebugFaultOptions& options);
 
-  // After each inner step of round `round` (the round the step leads to).
-  void inner_step(std::uint64_t round) const;
+  // After each inner step of round `round` (the round the step leads to), whose compute took
+  // `compute`.
+  void inner_step(std::uint64_t round, std::chrono::duration<double> compute) const;
   // For SwarmConfig::fault_point; empty when no swarm fault is asked for.
   std::function<void(swarm::FaultPoint, std::uint64_t)> swarm_hook() const;
 
@@ -44,6 +49,7 @@ class DebugFaults {
   std::optional<Phase> phase_;
   std::uint64_t round_ = 0;
   std::uint32_t step_delay_ms_ = 0;
+  double step_slowdown_ = 1;
 };
 
 }  // namespace loco::peer

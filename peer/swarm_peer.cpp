@@ -32,10 +32,12 @@ std::string megabytes(std::uint64_t bytes) {
 // The line a round ends with (swarm_peer.hpp), with the hash the group computed for the round.
 void print_round(const train::RoundResult& r, const train::SharedState& shared, double loss) {
   static constexpr std::array kKinds = {"committed", "skipped", "replaced"};
-  std::printf("round %llu %s members %zu loss %.4f state %s\n",
+  // A weighted round (rounds bounded by time) adds this peer's share of the mean.
+  const std::string share = r.share > 0 ? fmt::format(" share {:.4f}", r.share) : "";
+  std::printf("round %llu %s members %zu loss %.4f state %s%s\n",
               static_cast<unsigned long long>(shared.round()),
               kKinds.at(static_cast<std::size_t>(r.kind)), r.members, loss,
-              to_hex(r.state).substr(0, 16).c_str());
+              to_hex(r.state).substr(0, 16).c_str(), share.c_str());
   std::fflush(stdout);
 }
 
@@ -183,7 +185,12 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     // Streaming: inner steps that ended with a fragment still on the wire (its mean not in yet),
     // the overlap of communication with compute that the summary line reports.
     std::uint64_t in_flight_steps = 0;
-    const std::uint64_t last_step = ended_before ? loop.steps() : config.train.steps;
+    // A step while the run has more (train/run_end.hpp: train.steps, or with rounds bounded by
+    // time the run's final round).
+    const auto more = [&] {
+      return !ended_before &&
+             train::more_to_train(config, loop.steps(), strategy.shared().round(), final_round);
+    };
     // Before the strategy's after_step: the phase loss a round that starts there reports, the
     // debug faults of an inner step, and whether a fragment was still on the wire.
     const auto computed = [&](const train::StepOutcome& s) {
@@ -192,7 +199,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
       round_loss += s.loss;
       ++round_steps;
       group.note_phase_loss(static_cast<float>(round_loss / static_cast<double>(round_steps)));
-      faults.inner_step(strategy.shared().round() + 1);
+      faults.inner_step(strategy.shared().round() + 1, std::chrono::duration<double>(s.compute_s));
       if (async_group.in_flight()) ++in_flight_steps;
     };
     const auto done = [&](const train::StepOutcome& s) {
@@ -217,7 +224,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
         last_checkpoint_round = strategy.shared().round();
       }
     };
-    train::run_steps(loop, strategy, last_step, &stop, {.computed = computed, .done = done});
+    train::run_steps(loop, strategy, more, &stop, {.computed = computed, .done = done});
 
     // 5. A round still in flight has landed (run_steps); at the run's final round, wait for the
     // tracker to keep it; leave, checkpoint, and say where the run stands.

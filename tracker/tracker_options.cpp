@@ -11,6 +11,7 @@
 #include "loco/train/genesis.hpp"
 #include "loco/train/run_end.hpp"
 #include "loco/train/run_settings.hpp"
+#include "loco/train/timed_rounds.hpp"
 
 namespace loco::tracker {
 namespace {
@@ -206,6 +207,7 @@ proto::TrackerCoreConfig to_core_config(const TrackerOptions& o) {
   c.genesis = train::genesis_state(run).hash();
   c.gossip = run.strategy.gossip_group != 0;  // no rounds: groups average among themselves
   c.final_round = train::final_round(run);    // train.steps: where the run ends
+  train::apply_timed_rounds(run, c);          // strategy.round-seconds: weighted rounds
   c.shard_count = o.shard_count;
   c.heartbeat_interval = duration(o.heartbeat_interval, "--run.heartbeat-interval");
   c.eviction_timeout = duration(o.eviction_timeout, "--run.eviction-timeout");

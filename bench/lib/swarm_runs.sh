@@ -27,11 +27,12 @@ swarm_config() {
   printf '[strategy]\n%b' "$2" >>"$out/$1.toml"
 }
 
-# swarm_run NAME CONFIG UPLOAD LATENCY: trains run CONFIG; leaves $out/NAME.summary (the peers'
-# summary lines), $out/NAME.rounds (the rounds peer 1 holds at the end), $out/NAME.wall and
-# $out/NAME.curve (peer 1's progress: step, training loss, MB sent by it).
+# swarm_run NAME CONFIG UPLOAD LATENCY [LAST_PEER_OPTIONS]: trains run CONFIG, the last peer with
+# LAST_PEER_OPTIONS too (split on spaces, e.g. "--debug.step-delay 40"); leaves $out/NAME.summary
+# (the peers' summary lines), $out/NAME.rounds (the rounds peer 1 holds at the end), $out/NAME.wall
+# and $out/NAME.curve (peer 1's progress: step, training loss, MB sent by it).
 swarm_run() {
-  local name=$1 config=$2 upload=$3 latency=$4
+  local name=$1 config=$2 upload=$3 latency=$4 last_options=${5:-}
   "$bin/loco-tracker" --tracker.key "$out/tracker.key" --tracker.listen 127.0.0.1:0 \
     --tracker.http 127.0.0.1:0 --tracker.state-file "$out/$name.tracker-state" --run.id "$name" \
     --run.config "$config" --run.min-peers "$peers" --run.shard-count "$peers" --admission.policy open \
@@ -40,7 +41,7 @@ swarm_run() {
   swarm_pids+=("$tracker")
   local line=""
   for _ in $(seq 1 100); do
-    line=$(head -n 1 "$out/$name.tracker.out")
+    line=$(head -n 1 "$out/$name.tracker.out" 2>/dev/null || true)  # not there yet: wait
     [[ -n $line ]] && break
     sleep 0.1
   done
@@ -49,9 +50,11 @@ swarm_run() {
   local key=${line##* as }
   local started=$(date +%s.%N) peer_pids=()
   for i in $(seq 1 "$peers"); do
+    local extra=()
+    [[ $i == "$peers" && -n $last_options ]] && read -r -a extra <<<"$last_options"
     "$bin/loco-peer" --peer.key "$out/peer$i.key" --run.id "$name" --run.config "$config" \
       --tracker.address "$address" --tracker.public-key "$key" --peer.upload "$upload" \
-      --link.upload "$upload" --link.latency "$latency" \
+      --link.upload "$upload" --link.latency "$latency" "${extra[@]}" \
       >"$out/$name.peer$i.out" 2>"$out/$name.peer$i.log" &
     peer_pids+=($!)
     swarm_pids+=($!)

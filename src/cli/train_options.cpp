@@ -81,6 +81,9 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
       "or ring (2(N-1) latencies, one neighbour each way)");
   add("--strategy.gossip-group", c.strategy.gossip_group,
       "DiLoCo over a swarm: 0 = one group of all members per round; 2..8 = gossip in groups of g");
+  add("--strategy.round-seconds", c.strategy.round_seconds,
+      "DiLoCo over a swarm: > 0 = each round's inner phase lasts this long and the mean weighs "
+      "each member's update by its tokens; 0 = a round every diloco-h steps");
   // Streaming DiLoCo (kind = streaming; H is diloco-h).
   add("--strategy.fragments", c.strategy.fragments, "Streaming: fragments of whole layers (P)");
   add("--strategy.tau", c.strategy.tau, "Streaming: steps a fragment travels (τ < H/P)");

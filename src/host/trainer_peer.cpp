@@ -51,6 +51,11 @@ void check_supported(const PeerOptions& o, const train::TrainConfig& config) {
         fmt::format("run config {}: a trainer peer does not run gossip rounds "
                     "(strategy.gossip-group = {}): all-reduce rounds only",
                     o.run_config, config.strategy.gossip_group));
+  if (config.strategy.round_seconds > 0)
+    throw refused(
+        fmt::format("run config {}: a trainer peer's rounds come when its trainer calls them, not "
+                    "bounded by time (strategy.round-seconds = {})",
+                    o.run_config, config.strategy.round_seconds));
   if (!o.checkpoint.empty())
     throw refused(
         "peer.checkpoint: a trainer peer does not checkpoint yet; the trainer saves its own "

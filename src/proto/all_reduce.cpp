@@ -68,8 +68,16 @@ AllReduce::AllReduce(AllReduceConfig config, std::span<const float> update, std:
   LOCO_ASSERT(!config_.members.empty() && config_.self < config_.members.size(),
               "an all-reduce needs its members and this member's place");
   LOCO_ASSERT(config_.codec != nullptr, "an all-reduce needs a codec");
+  LOCO_ASSERT(config_.weights.empty() || config_.weights.size() == config_.members.size(),
+              "an all-reduce's weights are one per member, or none");
   LOCO_ASSERT(config_.chunk_values > 0 && config_.chunk_values <= AllReduceConfig::kMaxChunkValues,
               "chunk size out of range");
+}
+
+double AllReduce::at_most_weight(std::size_t contributions) const {
+  const auto& w = config_.weights;
+  const float heaviest = w.empty() ? 1.0f : *std::max_element(w.begin(), w.end());
+  return static_cast<double>(contributions) * std::max(1.0, static_cast<double>(heaviest));
 }
 
 std::size_t AllReduce::segment_size(std::size_t segment) const {
@@ -122,7 +130,7 @@ ChunkHeader AllReduce::read_chunk(std::span<const std::byte> body,
 }
 
 bool AllReduce::decode_checked(std::span<const std::byte> encoded, std::size_t size,
-                               std::size_t contributions, const PeerKey& sender) {
+                               double contributions, const PeerKey& sender) {
   scratch_.resize(size);
   config_.codec->decode(encoded, scratch_);  // Error(format) for a malformed message
   double squares = 0;
@@ -134,10 +142,9 @@ bool AllReduce::decode_checked(std::span<const std::byte> encoded, std::size_t s
     squares += static_cast<double>(v) * v;
   }
   if (config_.norm_limit <= 0) return true;  // no bound asked (a gossip group's θ ‖ v ‖ Δ)
-  const double bound =
-      kNormSlack * static_cast<double>(contributions) * config_.norm_limit * config_.median_norm;
+  const double bound = kNormSlack * contributions * config_.norm_limit * config_.median_norm;
   if (std::sqrt(squares) > bound) {
-    fail(fmt::format("a chunk of norm {:.4g} where {} honest update(s) reach at most {:.4g}",
+    fail(fmt::format("a chunk of norm {:.4g} where {:.3g} honest update(s) reach at most {:.4g}",
                      std::sqrt(squares), contributions, bound),
          sender);
     return false;

@@ -103,7 +103,8 @@ void DirectAllReduce::finish_owned_chunk(std::size_t k) {
   const auto contribution = [&](std::size_t m) {
     return m == self ? own.data() : waiting_[k][m]->data();
   };
-  if (config_.trim == 0) {
+  const std::vector<float>& w = config_.weights;
+  if (config_.trim == 0 && w.empty()) {
     // The sum in member order.
     scratch_.assign(c.size, 0.0f);
     for (std::size_t m = 0; m < n; ++m) {
@@ -111,7 +112,7 @@ void DirectAllReduce::finish_owned_chunk(std::size_t k) {
       for (std::size_t i = 0; i < c.size; ++i) scratch_[i] = scratch_[i] + x[i];
     }
     for (std::size_t i = 0; i < c.size; ++i) mine[i] = scratch_[i] / static_cast<float>(n);
-  } else {
+  } else if (w.empty()) {
     // Each coordinate's n contributions in ascending order, less the trim smallest and largest,
     // summed in that order: a minority of outsized or sign-flipped updates is cut off, not
     // averaged in. Every value is finite (decode_checked), so the order is total.
@@ -124,6 +125,26 @@ void DirectAllReduce::finish_owned_chunk(std::size_t k) {
       float sum = 0;
       for (std::size_t j = t; j < n - t; ++j) sum = sum + column_[j];
       mine[i] = sum / kept;
+    }
+  } else {
+    // Weighted (a round bounded by time): the same trim by value, of the contributions in
+    // ascending order (ties by member order), then the weighted mean of those kept:
+    // Σ w_m·x_m / Σ w_m, summed in that order. Without trim, every contribution is kept.
+    const std::size_t t = config_.trim;
+    order_.resize(n);
+    for (std::size_t i = 0; i < c.size; ++i) {
+      for (std::size_t m = 0; m < n; ++m) order_[m] = m;
+      const auto value = [&](std::size_t m) { return contribution(m)[i]; };
+      if (t > 0)
+        std::sort(order_.begin(), order_.end(), [&](std::size_t a, std::size_t b) {
+          return value(a) != value(b) ? value(a) < value(b) : a < b;
+        });
+      float sum = 0, weight = 0;
+      for (std::size_t j = t; j < n - t; ++j) {
+        sum = sum + w[order_[j]] * value(order_[j]);
+        weight = weight + w[order_[j]];
+      }
+      mine[i] = sum / weight;
     }
   }
   for (std::shared_ptr<std::vector<float>>& part : waiting_[k]) part.reset();  // back to the pool

@@ -7,6 +7,7 @@
 
 #include "loco/core/error.hpp"
 #include "loco/proto/state_relay.hpp"
+#include "loco/proto/token_weights.hpp"
 
 namespace loco::proto {
 namespace {
@@ -163,6 +164,9 @@ void PeerCore::start_collective(const Group& group) {
   reported_ = {};
   // The ring cannot trim (it sums partial sums): its mean is the plain one.
   trim_ = config_.all_reduce == AllReduceAlgorithm::direct ? group.trim : 0;
+  tokens_ = group.tokens;
+  const std::vector<float> weights = contribution_weights(group.tokens);
+  share_ = weights.empty() ? 0.0 : weights[self] / static_cast<double>(weights.size());
   PeerEvent& started = emit(PeerEvent::Kind::collective_started);
   started.round = group.round;
   started.attempt = group.attempt;
@@ -192,6 +196,7 @@ void PeerCore::start_collective(const Group& group) {
                                                   .median_norm = group.median_norm,
                                                   .norm_limit = group.norm_limit,
                                                   .trim = trim_,
+                                                  .weights = weights,
                                                   .buffers = &parts_pool_},
                                   *delta_, *work_);
     all_reduce_->start();
@@ -279,6 +284,8 @@ void PeerCore::emit_mean() {
   out.attempt = attempt_;
   out.members = group_;
   out.trim = trim_;
+  out.tokens = tokens_;
+  out.share = share_;
   if (all_gather_)
     out.parts = std::make_shared<const std::vector<std::vector<std::byte>>>(all_gather_->parts());
   else

@@ -25,6 +25,17 @@ std::size_t RingAllReduce::segment_of(std::size_t member, std::size_t step) cons
   return (member + n - step % n) % n;
 }
 
+// This member's update of chunk `c`, scaled by its weight in a weighted round (a copy, kept until
+// the next call).
+std::span<const float> RingAllReduce::own_values(const Chunk& c) {
+  const std::span<const float> own = update_.subspan(c.begin, c.size);
+  if (config_.weights.empty() || config_.weights[config_.self] == 1.0f) return own;
+  const float w = config_.weights[config_.self];
+  scaled_.resize(c.size);
+  for (std::size_t i = 0; i < c.size; ++i) scaled_[i] = own[i] * w;
+  return scaled_;
+}
+
 // 1. Reduce-scatter step 0: this member's own update of segment `self`.
 void RingAllReduce::start() {
   const std::size_t n = member_count();
@@ -42,7 +53,7 @@ void RingAllReduce::start() {
   const std::size_t mine = segment_of(config_.self, 0);
   for (std::size_t k = 0; k < chunks_in(mine) && !failure(); ++k) {
     const Chunk c = chunk(mine, k);
-    send(Phase::reduce_scatter, 0, k, encode(update_.subspan(c.begin, c.size), c.begin));
+    send(Phase::reduce_scatter, 0, k, encode(own_values(c), c.begin));
   }
 }
 
@@ -81,8 +92,8 @@ void RingAllReduce::on_reduce(std::size_t step, std::size_t k, std::span<const s
                             step, k, next_reduce_[step], chunks_in(g)));
   ++next_reduce_[step];
   const Chunk c = chunk(g, k);
-  if (!decode_checked(encoded, c.size, step + 1, predecessor())) return;
-  const std::span<const float> own = update_.subspan(c.begin, c.size);
+  if (!decode_checked(encoded, c.size, at_most_weight(step + 1), predecessor())) return;
+  const std::span<const float> own = own_values(c);
   const std::span<float> sum = result_.subspan(c.begin, c.size);
   for (std::size_t i = 0; i < c.size; ++i) sum[i] = own[i] + scratch_[i];
   if (step + 1 < member_count() - 1) {

@@ -14,6 +14,8 @@ TimePoint formation_time(const QuorumInput& in) {
   if (ready == in.eligible && in.previous_group_ready)
     return in.catching_up == 0 ? in.now : timed;  // those fetching are waited for, not forever
   if (2 * ready <= in.live) return kNever;
+  if (in.straggler_wait > Duration::zero() && in.catching_up == 0)
+    return std::max(in.now, in.first_ready + in.straggler_wait);
   return timed;
 }
 

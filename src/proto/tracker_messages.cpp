@@ -244,6 +244,7 @@ std::vector<std::byte> encode(const Ready& m) {
   w.f32(m.update_norm);
   w.bytes(m.base_hash);
   w.f32(m.loss);
+  w.u64(m.tokens);
   return w.finish();
 }
 
@@ -255,6 +256,7 @@ Ready decode<Ready>(std::span<const std::byte> body) {
   m.update_norm = r.f32();
   m.base_hash = digest(r);
   m.loss = r.f32();
+  m.tokens = r.u64();
   r.expect_end();
   return m;
 }
@@ -270,6 +272,10 @@ std::vector<std::byte> encode(const Group& m) {
   w.f32(m.median_norm);
   w.f32(m.norm_limit);
   w.u32(m.trim);
+  LOCO_ASSERT(m.tokens.empty() || m.tokens.size() == m.members.size(),
+              "a group's tokens are one count per member, or none");
+  w.u32(static_cast<std::uint32_t>(m.tokens.size()));
+  for (const std::uint64_t t : m.tokens) w.u64(t);
   return w.finish();
 }
 
@@ -288,6 +294,16 @@ Group decode<Group>(std::span<const std::byte> body) {
   m.trim = r.u32();
   if (m.members.empty() || m.trim > (m.members.size() - 1) / 2)
     r.fail(fmt::format("it trims {} of {} contributions from each side", m.trim, m.members.size()));
+  const std::size_t weights = r.count(kMaxMembers, sizeof(std::uint64_t));
+  if (weights != 0 && weights != n)
+    r.fail(fmt::format("it weighs {} of its {} members", weights, n));
+  m.tokens.reserve(weights);
+  for (std::size_t i = 0; i < weights; ++i) {
+    m.tokens.push_back(r.u64());
+    if (m.tokens.back() == 0 || m.tokens.back() > kMaxRoundTokens)
+      r.fail(
+          fmt::format("a member's tokens are {}, outside 1..{}", m.tokens.back(), kMaxRoundTokens));
+  }
   r.expect_end();
   return m;
 }

@@ -50,6 +50,7 @@ void TrackerCore::handle_ready(TimePoint now, const PeerKey& from, const Ready& 
   ready_[from] = ReadyEntry{.update_norm = ready.update_norm,
                             .loss = ready.loss,
                             .upload_bps = m.member.upload_bps,
+                            .tokens = ready.tokens,
                             .at = now};
   first_ready_ = std::min(first_ready_, now);
 }
@@ -63,7 +64,8 @@ QuorumInput TrackerCore::quorum_input() const {
                  .previous_group_ready = true,
                  .first_ready = first_ready_,
                  .min_peers = config_.min_peers,
-                 .join_timeout = config_.join_timeout};
+                 .join_timeout = config_.join_timeout,
+                 .straggler_wait = config_.straggler_wait};
   for (const auto& [key, m] : members_) {
     if (ready_.contains(key)) {
       ++in.eligible;
@@ -149,13 +151,20 @@ void TrackerCore::start_attempt(TimePoint now, std::vector<PeerKey> group, bool 
                      .members = std::move(group),
                      .deadline = now + config_.round_timeout,
                      .done = {}};
+  // Rounds bounded by time: each member's update weighs by its tokens, as clamped here.
+  std::vector<std::uint64_t> claims;
+  for (const PeerKey& k : attempt_->members) {
+    const auto entry = ready_.find(k);
+    claims.push_back(entry == ready_.end() ? 0 : entry->second.tokens);
+  }
   const Group message{.round = next_round(),
                       .attempt = attempt_->number,
                       .epoch = epoch_,
                       .members = attempt_->members,
                       .median_norm = median_norm_,
                       .norm_limit = config_.update_norm_limit,
-                      .trim = trim_count(config_.trim, attempt_->members.size())};
+                      .trim = trim_count(config_.trim, attempt_->members.size()),
+                      .tokens = weigh_tokens(claims, config_.token_weighting)};
   for (const PeerKey& k : attempt_->members) send(k, message);
   event(TrackerEvent::Kind::round_formed, std::nullopt,
         fmt::format("round {} attempt {}: a group of {}", next_round(), attempt_->number,

@@ -35,7 +35,8 @@ void Ledger::all_reduce_started(TimePoint /*now*/, const proto::PeerKey& peer, s
 
 void Ledger::all_reduce_done(TimePoint now, const proto::PeerKey& peer, std::uint64_t round,
                              std::uint32_t attempt, const std::vector<proto::PeerKey>& members,
-                             std::size_t trim, std::span<const float> mean) {
+                             std::size_t trim, std::span<const std::uint64_t> tokens,
+                             std::span<const float> mean) {
   if (tolerance_ < 0) return;
   const auto& updates = updates_[{round, attempt}];
   std::vector<const std::vector<float>*> contributions;
@@ -52,14 +53,17 @@ void Ledger::all_reduce_done(TimePoint now, const proto::PeerKey& peer, std::uin
     for (const float x : it->second) largest = std::max(largest, std::abs(static_cast<double>(x)));
   }
   double worst = 0;
-  std::vector<double> column(members.size());
+  std::vector<std::pair<double, double>> column(members.size());  // (value, weight)
   for (std::size_t j = 0; j < mean.size(); ++j) {
-    for (std::size_t m = 0; m < members.size(); ++m) column[m] = (*contributions[m])[j];
+    for (std::size_t m = 0; m < members.size(); ++m)
+      column[m] = {(*contributions[m])[j], tokens.empty() ? 1.0 : static_cast<double>(tokens[m])};
     std::sort(column.begin(), column.end());
-    double sum = 0;
-    for (std::size_t m = trim; m < members.size() - trim; ++m) sum += column[m];
-    const double expected = sum / static_cast<double>(members.size() - 2 * trim);
-    worst = std::max(worst, std::abs(expected - mean[j]));
+    double sum = 0, weight = 0;
+    for (std::size_t m = trim; m < members.size() - trim; ++m) {
+      sum += column[m].first * column[m].second;
+      weight += column[m].second;
+    }
+    worst = std::max(worst, std::abs(sum / weight - mean[j]));
   }
   if (worst > tolerance_ * std::max(largest, 1e-30))
     violation(now, fmt::format("peer {}: the ring of round {} attempt {} gave a mean {:.3g} away "

@@ -268,7 +268,8 @@ void PeerNode::on_strategy_event(proto::PeerEvent& e) {
       break;
     case Kind::mean:
       if (e.mean && e.members.size() > 1)
-        world_.ledger->all_reduce_done(now, key_, e.round, e.attempt, e.members, e.trim, *e.mean);
+        world_.ledger->all_reduce_done(now, key_, e.round, e.attempt, e.members, e.trim, e.tokens,
+                                       *e.mean);
       break;
     case Kind::committed:
       if (!e.mine) break;  // its state differs from the majority's: a resync follows
@@ -322,7 +323,8 @@ void PeerNode::finish_training() {
 void PeerNode::on_mean(const proto::PeerEvent& e) {
   const TimePoint now = world_.loop->now();
   if (e.members.size() > 1)
-    world_.ledger->all_reduce_done(now, key_, e.round, e.attempt, e.members, e.trim, *e.mean);
+    world_.ledger->all_reduce_done(now, key_, e.round, e.attempt, e.members, e.trim, e.tokens,
+                                   *e.mean);
   if (e.waited_out) world_.ledger->gossip_wait_expired();
   if (core_->gossip()) return apply_gossip(e);
   // The state this round leads to (train::RoundInput::tentative): the outer step on the mean.

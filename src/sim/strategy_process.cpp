@@ -7,6 +7,7 @@
 #include "loco/train/genesis.hpp"
 #include "loco/train/inner_loop.hpp"
 #include "loco/train/make_strategy.hpp"
+#include "loco/train/run_end.hpp"
 #include "loco/train/run_settings.hpp"
 #include "loco/train/step_loop.hpp"
 #include "loco/train/swarm_strategy.hpp"
@@ -133,8 +134,8 @@ void StrategyProcess::train() {
   train::InnerLoop loop(config, run_.corpus);
   swarm::SwarmGroup group(std::make_unique<Side>(*this), &stopping_);
   swarm::SwarmAsyncGroup async_group(group);
-  const std::unique_ptr<train::Strategy> strategy =
-      train::make_strategy(config, loop, group, &async_group, &group, &group);
+  const std::unique_ptr<train::Strategy> strategy = train::make_strategy(
+      config, loop, group, &async_group, &group, &group, [this] { return clock_; });
   group.bind(strategy->shared());
   strategy->begin(loop, train::Start::fresh);
   const swarm::JoinOutcome joined =
@@ -142,7 +143,8 @@ void StrategyProcess::train() {
   if (joined.stopped) return;
   loop.set_shard(data::ShardSpec{joined.reply.shard_index, joined.reply.shard_count});
   if (joined.fetched) strategy->begin(loop, train::Start::joined);
-  while (!stopping_ && loop.steps() < config.train.steps) {
+  while (!stopping_ && train::more_to_train(config, loop.steps(), strategy->shared().round(),
+                                            joined.reply.final_round)) {
     clock_ += step_time_;  // the step's compute, before anything it sends
     train::train_step(loop, *strategy);
     steps_ = loop.steps();

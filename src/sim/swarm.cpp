@@ -6,6 +6,7 @@
 #include "loco/core/assert.hpp"
 #include "loco/core/error.hpp"
 #include "loco/train/swarm_strategy.hpp"
+#include "loco/train/timed_rounds.hpp"
 
 namespace loco::sim {
 namespace {
@@ -28,6 +29,7 @@ SwarmConfig with_defaults(SwarmConfig c) {
       throw Error(ErrorCategory::invalid_argument,
                   "the simulator's strategy peers average in the tracker's groups, not in gossip");
     c.tracker.settings = c.strategy->settings;
+    train::apply_timed_rounds(c.strategy->config, c.tracker);
     c.codec = train::swarm_codec(c.strategy->config);
     c.spread_every = Duration{0};
   }

@@ -18,6 +18,7 @@ void ComputeLink::ready(const proto::Ready& ready, proto::PeerCore::Values delta
   tentative_ = std::move(tentative);
   proto::Ready told = ready;
   if (poison_ == "nan") told.update_norm = std::numeric_limits<float>::quiet_NaN();
+  if (poison_ == "tokens") told.tokens <<= 30;
   core_.ready(told, std::move(delta));
 }
 
@@ -76,6 +77,7 @@ void ComputeLink::on_core_event(proto::PeerEvent& e) {
                  .hash = e.hash,
                  .retry = e.retry,
                  .members = e.members.size(),
+                 .share = e.share,
                  .mean = std::move(e.mean),
                  .parts = std::move(e.parts),
                  .state = std::move(e.state)};

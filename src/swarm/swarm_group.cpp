@@ -96,26 +96,29 @@ JoinOutcome SwarmGroup::join(const proto::StateManifest& genesis, bool at_genesi
 
 train::RoundResult SwarmGroup::run_round(const train::RoundInput& input) {
   if (side_->gossip()) return landed(gossip_round(input));
-  begin_round(input.round, input.delta, input.delta_norm);
+  begin_round(input.round, input.delta, input.delta_norm, input.tokens);
   return end_round(input);
 }
 
 void SwarmGroup::begin_round(std::uint64_t round, std::span<const float> delta, float norm,
-                             ComputeLink::Tentative tentative) {
+                             std::uint64_t tokens, ComputeLink::Tentative tentative) {
   auto update = update_pool_.take(delta.size());
   std::copy(delta.begin(), delta.end(), update->begin());
-  hand_over(round, std::move(update), norm, std::move(tentative));
+  hand_over(round, std::move(update), norm, tokens, std::move(tentative));
 }
 
 void SwarmGroup::hand_over(std::uint64_t round, proto::PeerCore::Values update, float norm,
-                           ComputeLink::Tentative tentative) {
+                           std::uint64_t tokens, ComputeLink::Tentative tentative) {
   LOCO_ASSERT(begun_ == 0, "a swarm round begun before the last one ended");
   begun_ = round;
   progress_ = {};
   reported_here_ = static_cast<bool>(tentative);
   served_at_commit_ = static_cast<bool>(tentative.bytes);
-  const proto::Ready ready{
-      .round = round, .update_norm = norm, .base_hash = current_, .loss = phase_loss_};
+  const proto::Ready ready{.round = round,
+                           .update_norm = norm,
+                           .base_hash = current_,
+                           .loss = phase_loss_,
+                           .tokens = tokens};
   side_->post([ready, update = std::move(update), tentative = std::move(tentative)](
                   ComputeLink& link, TimePoint) mutable {
     link.ready(ready, std::move(update), std::move(tentative));
@@ -136,8 +139,9 @@ train::RoundResult SwarmGroup::end_round(const train::RoundInput& input) {
 }
 
 void SwarmGroup::start(std::uint64_t round, std::shared_ptr<std::vector<float>> delta, float norm,
+                       std::uint64_t tokens,
                        std::function<proto::StateManifest(std::span<const float>)> manifest) {
-  hand_over(round, std::move(delta), norm,
+  hand_over(round, std::move(delta), norm, tokens,
             ComputeLink::Tentative{.manifest = std::move(manifest), .bytes = {}});
 }
 
@@ -207,6 +211,7 @@ std::optional<train::RoundResult> SwarmGroup::on_round_event(std::uint64_t round
   switch (e.kind) {
     case SwarmEvent::Kind::mean:
       progress_.members = e.members;
+      progress_.share = e.share;
       progress_.mean = e.mean;
       if (reported_here_) break;  // the network thread computes and reports it: `reported`
       progress_.manifest = tentative(e);
@@ -229,6 +234,7 @@ std::optional<train::RoundResult> SwarmGroup::on_round_event(std::uint64_t round
       if (!served_at_commit_) serve_current(std::move(progress_.manifest));
       return train::RoundResult{.kind = train::RoundResult::Kind::committed,
                                 .members = progress_.members,
+                                .share = progress_.share,
                                 .state = current_};
     case SwarmEvent::Kind::aborted:
       spdlog::info("round {} attempt {} aborted: {}{}", e.round, e.attempt, e.text,

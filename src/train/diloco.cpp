@@ -14,6 +14,8 @@ namespace loco::train {
 
 void DiLoCoConfig::validate() const {
   if (inner_steps == 0) throw Error(ErrorCategory::config, "[diloco] h: at least one inner step");
+  if (round_time < Duration::zero() || (round_time > Duration::zero() && !clock))
+    throw Error(ErrorCategory::config, "[diloco] a round bounded by time needs a clock");
   outer.validate();
 }
 
@@ -28,6 +30,8 @@ DiLoCo::DiLoCo(DiLoCoConfig config, const std::shared_ptr<const ArenaLayout>& la
 }
 
 void DiLoCo::begin(InnerLoop& loop, Start how) {
+  step_tokens_ = static_cast<std::uint64_t>(loop.tokens_per_step());
+  rebased();
   switch (how) {
     case Start::fresh:  // genesis: the initial parameters, zero momentum
       theta().copy_from(loop.params());
@@ -42,8 +46,19 @@ void DiLoCo::begin(InnerLoop& loop, Start how) {
   }
 }
 
+bool DiLoCo::phase_over(const InnerLoop& loop) const {
+  if (!timed()) return loop.steps() % config_.inner_steps == 0;
+  return base_steps_ > 0 && config_.clock() - phase_start_ >= config_.round_time;
+}
+
+void DiLoCo::rebased() {
+  base_steps_ = 0;
+  if (timed()) phase_start_ = config_.clock();
+}
+
 void DiLoCo::after_step(InnerLoop& loop) {
-  if (loop.steps() % config_.inner_steps == 0)
+  ++base_steps_;
+  if (phase_over(loop))
     round(loop);
   else if (pending_ != 0 && overlapped_->outcome_in())
     placed(loop, land(loop.params()));
@@ -54,7 +69,7 @@ void DiLoCo::finish(InnerLoop& loop) {
 }
 
 RoundResult DiLoCo::placed(InnerLoop& loop, const RoundResult& result) const {
-  if (result.kind == RoundResult::Kind::replaced)
+  if (result.kind == RoundResult::Kind::replaced && !timed())
     loop.set_steps(shared_.round() * config_.inner_steps);
   return result;
 }
@@ -110,19 +125,26 @@ RoundResult DiLoCo::round(Arena& params) {
   }
   const std::uint64_t next = shared_.round() + 1;
   const float norm = static_cast<float>(std::sqrt(squares));
+  const std::uint64_t tokens = timed() ? base_steps_ * step_tokens_ : 0;
   if (overlapped_ != nullptr) {
-    overlapped_->start(next, std::move(handed), norm,
+    overlapped_->start(next, std::move(handed), norm, tokens,
                        [this, next](std::span<const float> mean) { return tentative(mean, next); });
     pending_ = next;
     const std::shared_ptr<const std::vector<float>> mean = overlapped_->mean();
-    if (!mean) return land(params);  // the round ended without a mean: skipped or replaced
+    if (!mean) {  // the round ended without a mean: skipped or replaced
+      land(params);
+      if (timed()) phase_start_ = config_.clock();  // skipped: Δ spans both phases
+      return last_;
+    }
     preview(params, *mean);
+    rebased();
     return last_;
   }
   last_ = group_.run_round(RoundInput{
       .round = next,
       .delta = delta,
       .delta_norm = norm,
+      .tokens = tokens,
       .tentative =
           [this, next](std::span<const float> mean) {
             mean_ = mean;
@@ -133,7 +155,12 @@ RoundResult DiLoCo::round(Arena& params) {
             optim::outer_nesterov_step(config_.outer, theta().data(), momentum().data(), mean_);
             shared_.set_round(next);
           }});
-  if (last_.kind != RoundResult::Kind::skipped) params.copy_from(theta());
+  if (last_.kind != RoundResult::Kind::skipped) {
+    params.copy_from(theta());
+    rebased();
+  } else if (timed()) {
+    phase_start_ = config_.clock();  // Δ spans both phases; the tokens count on
+  }
   return last_;
 }
 
@@ -160,7 +187,10 @@ RoundResult DiLoCo::land(Arena& params) {
     optim::outer_nesterov_step(config_.outer, theta().data(), momentum().data(), mean);
     shared_.set_round(round);
   });
-  if (last_.kind == RoundResult::Kind::replaced) params.copy_from(theta());
+  if (last_.kind == RoundResult::Kind::replaced) {
+    params.copy_from(theta());
+    rebased();
+  }
   return last_;
 }
 

@@ -14,13 +14,19 @@ namespace loco::train {
 std::unique_ptr<Strategy> make_strategy(const TrainConfig& config, InnerLoop& loop,
                                         OuterGroup& group, AsyncOuterGroup* async_group,
                                         GatherGroup* gather_group,
-                                        OverlappedGroup* overlapped_group) {
+                                        OverlappedGroup* overlapped_group,
+                                        std::function<TimePoint()> clock) {
   const StrategySection& s = config.strategy;
   if (s.kind == "diloco")
-    return std::make_unique<DiLoCo>(DiLoCoConfig{.inner_steps = s.diloco_h, .outer = s.outer},
-                                    loop.layout(), group,
-                                    // A gossip round installs at once: no commit to overlap.
-                                    s.gossip_group == 0 ? overlapped_group : nullptr);
+    return std::make_unique<DiLoCo>(
+        DiLoCoConfig{.inner_steps = s.diloco_h,
+                     .outer = s.outer,
+                     .round_time = std::chrono::duration_cast<Duration>(
+                         std::chrono::duration<double>(s.round_seconds)),
+                     .clock = std::move(clock)},
+        loop.layout(), group,
+        // A gossip round installs at once: no commit to overlap.
+        s.gossip_group == 0 ? overlapped_group : nullptr);
   if (s.kind == "ddp") return std::make_unique<DataParallel>(loop.layout(), config.adamw, group);
   if (s.kind == "streaming") {
     if (async_group == nullptr)
@@ -41,6 +47,9 @@ std::unique_ptr<Strategy> make_strategy(const TrainConfig& config, InnerLoop& lo
 
 std::string describe_strategy(const TrainConfig& config) {
   const StrategySection& s = config.strategy;
+  if (s.kind == "diloco" && s.round_seconds > 0)
+    return fmt::format("diloco rounds of {} s (nominal H={}) codec={}", s.round_seconds, s.diloco_h,
+                       s.codec_spec());
   if (s.kind == "diloco") return fmt::format("diloco H={} codec={}", s.diloco_h, s.codec_spec());
   if (s.kind == "ddp") return fmt::format("ddp codec={}", s.codec_spec());
   if (s.kind == "streaming")

@@ -17,4 +17,11 @@ std::uint64_t final_round(const TrainConfig& config) {
   return round;
 }
 
+bool more_to_train(const TrainConfig& config, std::uint64_t steps, std::uint64_t round,
+                   std::uint64_t final_round) {
+  if (config.strategy.round_seconds > 0)
+    return round < (final_round != 0 ? final_round : train::final_round(config));
+  return steps < config.train.steps;
+}
+
 }  // namespace loco::train

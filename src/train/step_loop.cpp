@@ -30,10 +30,9 @@ StepOutcome train_step(InnerLoop& loop, Strategy& strategy, const StepHooks& hoo
   return out;
 }
 
-void run_steps(InnerLoop& loop, Strategy& strategy, std::uint64_t last_step,
+void run_steps(InnerLoop& loop, Strategy& strategy, const std::function<bool()>& more,
                const std::atomic<bool>* stop, const StepHooks& hooks) {
-  while (loop.steps() < last_step && !(stop != nullptr && stop->load()))
-    train_step(loop, strategy, hooks);
+  while (more() && !(stop != nullptr && stop->load())) train_step(loop, strategy, hooks);
   strategy.finish(loop);
 }
 

@@ -109,7 +109,9 @@ TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* st
       checkpoint();
     }
   };
-  run_steps(loop, *strategy, last_step, stop, StepHooks{.computed = {}, .done = after_each});
+  run_steps(
+      loop, *strategy, [&] { return loop.steps() < last_step; }, stop,
+      StepHooks{.computed = {}, .done = after_each});
 
   // 4. At exit: validation loss and a checkpoint of where the run stopped.
   summary.end_step = loop.steps();

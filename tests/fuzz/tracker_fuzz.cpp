@@ -32,6 +32,8 @@ void try_decode(std::span<const std::byte> body) {
   }
 }
 
+constexpr std::uint64_t kFuzzStepTokens = 64;
+
 }  // namespace
 
 std::vector<std::vector<std::uint8_t>> loco_fuzz_seeds() {
@@ -42,7 +44,15 @@ std::vector<std::vector<std::uint8_t>> loco_fuzz_seeds() {
   };
   th::Harness h;
   return {with_type(0, encode(h.join_request(3))),
-          with_type(3, encode(Ready{.round = 1, .update_norm = 1, .base_hash = th::kGenesis})),
+          with_type(3, encode(Ready{.round = 1,
+                                    .update_norm = 1,
+                                    .base_hash = th::kGenesis,
+                                    .tokens = 5 * kFuzzStepTokens})),
+          with_type(3, encode(Group{.round = 1,
+                                    .attempt = 1,
+                                    .epoch = 1,
+                                    .members = {th::key(1).public_key(), th::key(2).public_key()},
+                                    .tokens = {64, 128}})),
           with_type(
               5, encode(RoundFailed{
                      .round = 1, .attempt = 1, .reason = "x", .suspect = th::key(1).public_key()})),
@@ -58,6 +68,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                  : static_cast<std::uint16_t>(data[0] << 8 | 0x11);
   static th::Harness* h = [] {
     auto* harness = new th::Harness();
+    // Rounds bounded by time: readiness carries tokens and the group weighs them.
+    harness->config.token_weighting.step_tokens = kFuzzStepTokens;
     harness->start();
     return harness;
   }();
@@ -67,8 +79,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   h->start();
   h->join(1);
   h->join(2);
-  h->ready(1);
-  h->ready(2);
+  h->ready(1, 1.0f, 3 * kFuzzStepTokens);
+  h->ready(2, 1.0f, 9 * kFuzzStepTokens);
   h->tracker->on_message(h->now, th::key(1).public_key(), type, body);  // a member
   h->tracker->on_message(h->now, th::key(9).public_key(), type, body);  // a stranger
   h->pump();

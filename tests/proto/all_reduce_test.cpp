@@ -14,6 +14,7 @@
 
 #include "loco/core/hash.hpp"
 #include "loco/core/rng.hpp"
+#include "loco/proto/token_weights.hpp"
 #include "tracker_harness.hpp"
 
 namespace loco::proto {
@@ -50,7 +51,8 @@ struct AllReduceHarness {
 
   AllReduceHarness(AllReduceAlgorithm algorithm, std::size_t n, std::size_t size,
                    const std::string& codec_spec, std::size_t chunk, std::uint64_t seed,
-                   float median = 0, std::size_t trim = 0, bool apart = false)
+                   float median = 0, std::size_t trim = 0, std::vector<float> weights = {},
+                   bool apart = false)
       : codec(compress::make_codec(codec_spec)),
         members(ring_of(n)),
         values(random_vectors(n, size, seed)) {
@@ -69,7 +71,8 @@ struct AllReduceHarness {
                                                       .seed = seed,
                                                       .median_norm = median,
                                                       .norm_limit = median > 0 ? 10.0f : 0.0f,
-                                                      .trim = trim},
+                                                      .trim = trim,
+                                                      .weights = weights},
                                       apart ? updates[i] : values[i], values[i]));
   }
 
@@ -232,25 +235,70 @@ TEST(AllReduce, EveryMemberEndsWithTheSameBitsCloseToTheMean) {
 }
 
 // PeerCore keeps the update apart from the mean (a retry starts again from it, with no copy):
-// the mean has the same bits as the in-place collective's, and the update is left as it was.
+// the mean has the same bits as the in-place collective's, and the update is left as it was, in
+// a weighted round too (the ring scales its own values as it reads them).
 TEST(AllReduce, AnUpdateKeptApartFromTheMeanGivesTheSameBitsAndStaysUntouched) {
   for (const AllReduceAlgorithm algorithm : {kRing, kDirect})
     for (const std::size_t n : {1, 2, 3, 5}) {
       for (const std::size_t trim : {0, 1}) {
         if (trim > 0 && (algorithm == kRing || n < 3)) continue;
+        for (const bool weighted : {false, true}) {
+          SCOPED_TRACE(::testing::Message() << name(algorithm) << ", " << n << " members, trim "
+                                            << trim << (weighted ? ", weighted" : ""));
+          std::vector<std::uint64_t> tokens;
+          for (std::size_t i = 0; i < n; ++i) tokens.push_back(1024 * (i + 1));
+          const std::vector<float> weights =
+              weighted ? contribution_weights(tokens) : std::vector<float>{};
+          AllReduceHarness in_place(algorithm, n, 1001, "int8:block=64", 7, 5, 0, trim, weights);
+          AllReduceHarness apart(algorithm, n, 1001, "int8:block=64", 7, 5, 0, trim, weights, true);
+          const auto updates = apart.updates;
+          in_place.run(9);
+          apart.run(9);
+          for (std::size_t i = 0; i < n; ++i) {
+            ASSERT_TRUE(apart.nodes[i]->done()) << "member " << i;
+            EXPECT_EQ(blake2b(std::span<const float>(apart.values[i])),
+                      blake2b(std::span<const float>(in_place.values[i])))
+                << "member " << i;
+            EXPECT_EQ(apart.updates[i], updates[i]) << "member " << i << "'s update was written";
+          }
+        }
+      }
+    }
+}
+
+// Rounds bounded by time: member m's update counts weights[m] times (N·tokens_m / Σ tokens). Both
+// algorithms give the weighted mean, the same bits on every member; the direct exchange's trim
+// cuts by value and weighs what it keeps.
+TEST(AllReduce, AWeightedRoundGivesEveryMemberTheSameBitsOfTheWeightedMean) {
+  const std::vector<std::uint64_t> tokens = {4096, 1024, 4096, 2048, 4096};
+  const std::vector<float> weights = contribution_weights(tokens);
+  ASSERT_EQ(weights.size(), tokens.size());
+  std::uint64_t seed = 60;
+  for (const AllReduceAlgorithm algorithm : {kRing, kDirect})
+    for (const std::size_t trim : {std::size_t{0}, std::size_t{1}}) {
+      if (algorithm == kRing && trim > 0) continue;  // the ring cannot trim
+      for (const std::size_t chunk : {7, 1 << 16}) {
         SCOPED_TRACE(::testing::Message()
-                     << name(algorithm) << ", " << n << " members, trim " << trim);
-        AllReduceHarness in_place(algorithm, n, 1001, "int8:block=64", 7, 5, 0, trim);
-        AllReduceHarness apart(algorithm, n, 1001, "int8:block=64", 7, 5, 0, trim, true);
-        const auto updates = apart.updates;
-        in_place.run(9);
-        apart.run(9);
-        for (std::size_t i = 0; i < n; ++i) {
-          ASSERT_TRUE(apart.nodes[i]->done()) << "member " << i;
-          EXPECT_EQ(blake2b(std::span<const float>(apart.values[i])),
-                    blake2b(std::span<const float>(in_place.values[i])))
-              << "member " << i;
-          EXPECT_EQ(apart.updates[i], updates[i]) << "member " << i << "'s update was written";
+                     << name(algorithm) << ", trim " << trim << ", chunk " << chunk);
+        AllReduceHarness group(algorithm, tokens.size(), 301, "fp32", chunk, seed, 0, trim,
+                               weights);
+        const auto inputs = group.values;
+        group.run(seed++);
+        for (std::size_t i = 0; i < tokens.size(); ++i) {
+          ASSERT_TRUE(group.nodes[i]->done()) << "member " << i;
+          EXPECT_EQ(group.values[i], group.values[0]) << "the same bits everywhere";
+        }
+        for (std::size_t e = 0; e < 301; ++e) {
+          std::vector<std::pair<double, double>> column;  // (value, tokens)
+          for (std::size_t m = 0; m < tokens.size(); ++m)
+            column.emplace_back(inputs[m][e], static_cast<double>(tokens[m]));
+          std::sort(column.begin(), column.end());
+          double sum = 0, weight = 0;
+          for (std::size_t j = trim; j < column.size() - trim; ++j) {
+            sum += column[j].first * column[j].second;
+            weight += column[j].second;
+          }
+          ASSERT_NEAR(group.values[0][e], sum / weight, 1e-5) << "element " << e;
         }
       }
     }

@@ -107,13 +107,14 @@ struct Net {
     return std::nullopt;
   }
 
-  // Peer n is ready for its next round with an update of all `value`.
-  void ready(std::uint8_t n, float value) {
+  // Peer n is ready for its next round with an update of all `value`, trained on `tokens`.
+  void ready(std::uint8_t n, float value, std::uint64_t tokens = 0) {
     Peer& p = peers.at(n);
     const auto delta = std::make_shared<const std::vector<float>>(kDim, value);
     p.core->ready(Ready{.round = p.state.round + 1,
                         .update_norm = std::abs(value) * std::sqrt(static_cast<float>(kDim)),
-                        .base_hash = p.state.manifest().state_hash()},
+                        .base_hash = p.state.manifest().state_hash(),
+                        .tokens = tokens},
                   delta);
     pump();
   }
@@ -278,6 +279,33 @@ TEST(PeerCore, ARoundAveragesEveryMembersUpdateAndCommitsOneState) {
     EXPECT_EQ(net.peers.at(n).state.round, 1u);
   }
   EXPECT_EQ(net.peers.at(1).state.theta, net.peers.at(3).state.theta);
+}
+
+// Rounds bounded by time: the tracker weighs each update by its member's tokens (clamped), and
+// every member ends with the same bits of the weighted mean and knows its own share. (In a group
+// of two the lower median is the slower member's claim: the faster counts twice that at most.)
+TEST(PeerCore, AWeightedRoundAveragesByTokensAndALiarGetsTwiceTheMedianAtMost) {
+  constexpr std::uint64_t kStep = 256;
+  Net net;
+  net.config.token_weighting = TokenWeighting{.step_tokens = kStep, .max_ratio = 2};
+  net.tracker = std::make_unique<TrackerCore>(net.config, net.tracker_key, std::nullopt, net.now);
+  for (std::uint8_t n = 1; n <= 2; ++n) net.add(n);
+  net.ready(1, 1.0f, 30 * kStep);
+  net.ready(2, 4.0f, 20 * kStep);  // slower, and a larger update
+  for (std::uint8_t n = 1; n <= 2; ++n) {
+    const auto means = net.events(n, PeerEvent::Kind::mean);
+    ASSERT_EQ(means.size(), 1u) << "peer " << int(n);
+    EXPECT_NEAR((*means[0].mean)[0], (30.0f * 1.0f + 20.0f * 4.0f) / 50.0f, 1e-5);
+    EXPECT_NEAR(means[0].share, n == 1 ? 0.6 : 0.4, 1e-6);
+    EXPECT_TRUE(net.events(n, PeerEvent::Kind::committed).at(0).mine);
+  }
+  EXPECT_EQ(net.peers.at(1).state.theta, net.peers.at(2).state.theta);
+  // Round 2: peer 2 claims far more than it could have trained: it counts twice peer 1.
+  net.ready(1, 1.0f, 30 * kStep);
+  net.ready(2, 4.0f, std::uint64_t{1} << 50);
+  const auto mean = net.events(1, PeerEvent::Kind::mean).at(1);
+  EXPECT_NEAR((*mean.mean)[0], (1.0f + 2.0f * 4.0f) / 3.0f, 1e-5);
+  EXPECT_NEAR(net.events(2, PeerEvent::Kind::mean).at(1).share, 2.0 / 3.0, 1e-6);
 }
 
 TEST(PeerCore, ChunksOfAGroupThisPeerHasNotHeardOfYetWaitForIt) {

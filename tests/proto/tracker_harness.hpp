@@ -167,12 +167,14 @@ struct Harness {
   }
   void run_for(Duration d) { run_until(now + d); }
 
-  // Peer n says it is ready for the next round with an update of norm `norm`, built on the run's
-  // current state.
-  void ready(std::uint8_t n, float norm = 1.0f) {
+  // Peer n says it is ready for the next round with an update of norm `norm` trained on `tokens`,
+  // built on the run's current state.
+  void ready(std::uint8_t n, float norm = 1.0f, std::uint64_t tokens = 0) {
     const TrackerSnapshot s = tracker->snapshot();
-    peers.at(n).client->ready(
-        Ready{.round = s.committed_round + 1, .update_norm = norm, .base_hash = s.committed_hash});
+    peers.at(n).client->ready(Ready{.round = s.committed_round + 1,
+                                    .update_norm = norm,
+                                    .base_hash = s.committed_hash,
+                                    .tokens = tokens});
     pump();
   }
 

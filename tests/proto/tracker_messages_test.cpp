@@ -67,6 +67,39 @@ TEST(TrackerMessages, AGroupCarriesItsTrimAndOneThatTrimsEveryoneIsRefused) {
   EXPECT_EQ(trim_count(0.0f, 100), 0u);
 }
 
+TEST(TrackerMessages, AWeightedGroupCarriesATokenCountPerMemberAndNothingElse) {
+  Group g{.round = 3, .attempt = 1, .epoch = 2, .members = {}};
+  for (std::uint8_t n = 1; n <= 3; ++n) g.members.push_back(key(n).public_key());
+  g.tokens = {4096, 1024, 8192};
+  const auto body = encode(g);
+  EXPECT_EQ(decode<Group>(body).tokens, g.tokens);
+  expect_refused_when_damaged<Group>(body);
+  EXPECT_TRUE(
+      decode<Group>(encode(Group{.round = 1, .attempt = 1, .epoch = 1, .members = g.members}))
+          .tokens.empty())
+      << "no tokens: the plain mean";
+  // The tokens are the body's last fields: a count, then u64 each. Refused: a count other than 0
+  // or the members', a count of 0 tokens, one above the bound.
+  const auto with_tokens = [&](std::uint32_t count, std::vector<std::uint64_t> values) {
+    std::vector<std::byte> b =
+        encode(Group{.round = 3, .attempt = 1, .epoch = 2, .members = g.members});
+    b.resize(b.size() - 4);
+    ByteWriter w;
+    w.u32(count);
+    for (const std::uint64_t v : values) w.u64(v);
+    const auto tail = w.finish();
+    b.insert(b.end(), tail.begin(), tail.end());
+    return b;
+  };
+  EXPECT_NO_THROW(decode<Group>(with_tokens(3, {1, 2, 3})));
+  EXPECT_THROW(decode<Group>(with_tokens(2, {1, 2})), Error) << "two of three members weighed";
+  EXPECT_THROW(decode<Group>(with_tokens(3, {1, 0, 3})), Error) << "a member of no tokens";
+  EXPECT_THROW(decode<Group>(with_tokens(3, {1, kMaxRoundTokens + 1, 3})), Error);
+  EXPECT_THROW(decode<Group>(with_tokens(0xffffffff, {})), Error) << "counted before allocating";
+  const Ready ready{.round = 5, .update_norm = 0.5f, .base_hash = digest_of(4), .tokens = 1u << 20};
+  EXPECT_EQ(decode<Ready>(encode(ready)).tokens, 1u << 20);
+}
+
 TEST(TrackerMessages, EveryMessageRoundTrips) {
   const auto g =
       decode<Group>(encode(Group{.round = 3,

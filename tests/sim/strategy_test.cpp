@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
+#include <limits>
 #include <map>
 #include <string>
 
@@ -91,6 +92,37 @@ TEST_P(SimStrategies, PeersTrainThroughLocoPeersGroupAndEndIdentical) {
   ASSERT_TRUE(swarm.run_for(seconds(60)));
   // DiLoCo and Streaming a round every H / P steps at least, DDP and DeMo every step.
   EXPECT_TRUE(failures(swarm, 5, 60).empty()) << failures(swarm, 5, 60);
+  const auto votes = finished_states(swarm);
+  ASSERT_EQ(votes.size(), 1u);
+  EXPECT_EQ(votes.begin()->second, 3u);
+}
+
+// Rounds bounded by time with peers of unequal speeds (log-normal step times): each peer takes the
+// steps it manages in a round, the ledger checks every round's mean against the token-weighted
+// mean of the members' updates, and every peer ends with the same state.
+TEST(SimTimedRounds, PeersOfUnequalSpeedsTrainTheStepsTheyManageAndEndIdentical) {
+  spdlog::set_level(spdlog::level::warn);
+  const std::uint64_t seed = 12;
+  test::print_seed(seed);
+  train::TrainConfig config = tiny_run("diloco", 60)->config;
+  config.strategy.round_seconds = 1.0;  // nominal H = 10 steps of 100 ms
+  SwarmConfig swarm_config = strategy_swarm(seed, 3, std::make_shared<StrategyRun>(config));
+  swarm_config.step_time_spread = 0.6;
+  Swarm swarm(swarm_config);
+  swarm.start();
+  ASSERT_TRUE(swarm.run_for(seconds(60)));
+  spdlog::set_level(spdlog::level::info);
+  EXPECT_EQ(test::violations(swarm), "");
+  EXPECT_GE(swarm.rounds_committed(), 6u) << "the run's 6 rounds, train.steps / diloco-h";
+  std::uint64_t fewest = std::numeric_limits<std::uint64_t>::max(), most = 0;
+  for (std::size_t i = 0; i < swarm.peer_count(); ++i) {
+    ASSERT_TRUE(swarm.peer_up(i) && swarm.peer(i).process()->finished()) << "peer " << i;
+    EXPECT_EQ(swarm.peer(i).held_round(), 6u) << "peer " << i;
+    fewest = std::min(fewest, swarm.peer(i).process()->steps());
+    most = std::max(most, swarm.peer(i).process()->steps());
+  }
+  EXPECT_GT(static_cast<double>(most), 1.25 * static_cast<double>(fewest))
+      << "the peers' speeds differ: " << fewest << " to " << most << " steps";
   const auto votes = finished_states(swarm);
   ASSERT_EQ(votes.size(), 1u);
   EXPECT_EQ(votes.begin()->second, 3u);

@@ -57,6 +57,7 @@ struct RoundLine {
   std::size_t members = 0;
   double loss = 0;
   std::string state;  // 16 hex digits
+  double share = 0;   // this peer's share of a weighted round's mean; 0: the plain mean
 
   static std::optional<RoundLine> parse(const std::string& line) {
     std::istringstream in(line);
@@ -65,6 +66,7 @@ struct RoundLine {
     if (!(in >> word) || word != "round") return std::nullopt;
     if (!(in >> r.round >> r.kind >> members >> r.members >> loss >> r.loss >> state >> r.state))
       return std::nullopt;
+    if (in >> word && word == "share") in >> r.share;
     return r;
   }
 };

@@ -29,8 +29,9 @@ class ScriptedOverlap final : public OuterGroup, public OverlappedGroup {
   std::shared_ptr<std::vector<float>> update_buffer(std::size_t values) override {
     return std::make_shared<std::vector<float>>(values);
   }
-  void start(std::uint64_t, std::shared_ptr<std::vector<float>> delta, float,
+  void start(std::uint64_t, std::shared_ptr<std::vector<float>> delta, float, std::uint64_t tokens,
              std::function<proto::StateManifest(std::span<const float>)> manifest) override {
+    token_claims.push_back(tokens);
     delta_ = *delta;
     manifest_ = std::move(manifest);
   }
@@ -49,6 +50,7 @@ class ScriptedOverlap final : public OuterGroup, public OverlappedGroup {
   }
 
   std::vector<proto::StateManifest> manifests;
+  std::vector<std::uint64_t> token_claims;  // each round's, as start() was told
   float landed_scale = 1.0f;
   bool skip = false;
   int landings = 0;
@@ -59,21 +61,29 @@ class ScriptedOverlap final : public OuterGroup, public OverlappedGroup {
 };
 
 struct Trainer {
-  explicit Trainer(bool overlapped)
+  // With `round_time`, rounds are bounded by time on the test's clock, which each step advances by
+  // step_time.
+  explicit Trainer(bool overlapped, Duration round_time = {})
       : config(overlap_run()),
         corpus(config.data, 16),
         loop(config, corpus),
-        diloco({.inner_steps = 4, .outer = config.strategy.outer}, loop.layout(), group,
-               overlapped ? &group : nullptr) {
+        diloco({.inner_steps = 4,
+                .outer = config.strategy.outer,
+                .round_time = round_time,
+                .clock = [this] { return now; }},
+               loop.layout(), group, overlapped ? &group : nullptr) {
     diloco.begin(loop, Start::fresh);
   }
   void steps(int n) {
     for (int i = 0; i < n; ++i) {
       loop.forward_backward();
       loop.optimizer_step();
+      now += step_time;
       diloco.after_step(loop);
     }
   }
+  TimePoint now{};
+  Duration step_time{};
   TrainConfig config;
   Corpus corpus;
   InnerLoop loop;
@@ -126,6 +136,36 @@ TEST(DiLoCoOverlap, ASkippedRoundInstallsNothingAndTheNextRoundLandsIt) {
   EXPECT_EQ(t.diloco.shared().round(), 1u);
   t.diloco.finish(t.loop);  // nothing in flight: nothing to land
   EXPECT_EQ(t.group.landings, 2);
+}
+
+// Rounds bounded by time: a phase ends at the first step that ends the round's time or more after
+// it began, whatever H says, and the round claims the tokens of the steps it took.
+TEST(DiLoCoOverlap, ARoundBoundedByTimeEndsAtItsDeadlineAndClaimsItsSteps) {
+  using namespace std::chrono_literals;
+  Trainer t(true, 100ms);
+  const auto step_tokens = static_cast<std::uint64_t>(t.loop.tokens_per_step());
+  t.step_time = 30ms;
+  t.steps(3);  // 90 ms
+  EXPECT_TRUE(t.group.token_claims.empty()) << "the round's time is not up";
+  t.steps(1);  // 120 ms: the round starts
+  ASSERT_EQ(t.group.token_claims.size(), 1u);
+  EXPECT_EQ(t.group.token_claims[0], 4 * step_tokens);
+  t.step_time = 70ms;  // a slower machine: two steps a round
+  t.steps(2);
+  ASSERT_EQ(t.group.token_claims.size(), 2u);
+  EXPECT_EQ(t.group.token_claims[1], 2 * step_tokens);
+  EXPECT_EQ(t.diloco.shared().round(), 1u) << "round 1 landed when round 2 started";
+  t.step_time = 500ms;  // one step past the round's time: still one step's round
+  t.steps(1);
+  ASSERT_EQ(t.group.token_claims.size(), 3u);
+  EXPECT_EQ(t.group.token_claims[2], step_tokens);
+  EXPECT_EQ(t.loop.steps(), 7u) << "the step count is the steps taken";
+}
+
+TEST(DiLoCoOverlap, RoundsOfFixedHClaimNoTokens) {
+  Trainer t(true);
+  t.steps(8);
+  EXPECT_EQ(t.group.token_claims, (std::vector<std::uint64_t>{0, 0}));
 }
 
 }  // namespace

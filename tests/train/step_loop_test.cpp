@@ -44,16 +44,16 @@ TEST(StepLoop, RunsTheHooksAroundTheStrategysAfterStepAndFinishesAtTheLastStep) 
   std::vector<std::string> calls;
   RecordingStrategy strategy(calls);
   std::vector<StepOutcome> done;
-  run_steps(loop, strategy, 2, nullptr,
-            StepHooks{.computed =
-                          [&](const StepOutcome& s) {
-                            calls.push_back("computed " + std::to_string(s.step));
-                          },
-                      .done =
-                          [&](const StepOutcome& s) {
-                            calls.push_back("done " + std::to_string(s.step));
-                            done.push_back(s);
-                          }});
+  run_steps(
+      loop, strategy, [&] { return loop.steps() < 2; }, nullptr,
+      StepHooks{
+          .computed =
+              [&](const StepOutcome& s) { calls.push_back("computed " + std::to_string(s.step)); },
+          .done =
+              [&](const StepOutcome& s) {
+                calls.push_back("done " + std::to_string(s.step));
+                done.push_back(s);
+              }});
   const std::vector<std::string> expected = {"gradients 0",  "computed 1",  "after_step 1",
                                              "done 1",       "gradients 1", "computed 2",
                                              "after_step 2", "done 2",      "finish 2"};
@@ -79,7 +79,8 @@ TEST(StepLoop, AStrategyThatStepsItselfGetsNoAdamWStepAndAStopFlagEndsTheLoop) {
 
   std::atomic<bool> stop{true};
   calls.clear();
-  run_steps(loop, strategy, 10, &stop);
+  run_steps(
+      loop, strategy, [] { return true; }, &stop);
   EXPECT_EQ(calls, std::vector<std::string>{"finish 0"});
 }
 

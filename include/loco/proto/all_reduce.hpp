@@ -52,6 +52,11 @@ struct AllReduceConfig {
   // The direct exchange's owners leave this many smallest and largest contributions out of each
   // coordinate (a trimmed mean); at most (members − 1) / 2. The ring sums partial sums and cannot.
   std::size_t trim = 0;
+  // Rounds bounded by time (token_weights.hpp): member m's contribution counts weights[m] times
+  // (they sum to N). The direct exchange's owners take the weighted mean of the contributions they
+  // keep; the ring's members scale their own as they read it and divide the sum by N. Empty: each
+  // counts once.
+  std::vector<float> weights{};
   // Where the direct exchange's owner takes the buffers for the others' contributions to a chunk
   // of its segment (chunk_values floats each), reused from chunk to chunk; none: allocated.
   BufferPool<float>* buffers = nullptr;
@@ -126,9 +131,13 @@ class AllReduce {
   // pass: its values are finite, and their norm is within what `contributions` honest updates can
   // reach (each honest update's norm is at most limit · median, screened by the tracker, so a sum
   // of k of them at most k · limit · median, the triangle inequality; with slack for
-  // quantization; a norm_limit of 0 disables it). False, after failing naming `sender`, if not.
-  bool decode_checked(std::span<const std::byte> encoded, std::size_t size,
-                      std::size_t contributions, const PeerKey& sender);
+  // quantization; a norm_limit of 0 disables it). `contributions` counts weighted ones at their
+  // weight. False, after failing naming `sender`, if not.
+  bool decode_checked(std::span<const std::byte> encoded, std::size_t size, double contributions,
+                      const PeerKey& sender);
+  // What `contributions` summed contributions count for at most: as many times the heaviest
+  // weight (config_.weights; 1 when unweighted).
+  double at_most_weight(std::size_t contributions) const;
   // The round and attempt of a chunk message, checked; its payload.
   ChunkHeader read_chunk(std::span<const std::byte> body,
                          std::span<const std::byte>& payload) const;

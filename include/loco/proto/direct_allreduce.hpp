@@ -22,7 +22,9 @@
 //      `trim` t > 0 it takes each coordinate's trimmed mean instead: its N values in ascending
 //      order less the t smallest and t largest, summed in that order, over N − 2t (O(N log N) a
 //      coordinate, S log N in all for the owner); a minority of at most t poisoned updates moves no
-//      coordinate outside the range of the honest ones.
+//      coordinate outside the range of the honest ones. With `weights` (a round bounded by time)
+//      it takes the weighted mean Σ w_m·x_m / Σ w_m of the contributions it keeps (all, or those
+//      the trim leaves, ties in value broken by member order).
 //   3. all-gather: decodes member g's bytes into segment g of its result.
 // Checks on every received chunk (check_received: an update, or the mean, as one contribution):
 // it comes from a member, for this round and attempt, in order from that member, and decodes. A
@@ -58,6 +60,7 @@ class DirectAllReduce final : public AllReduce {
   std::vector<std::vector<std::shared_ptr<std::vector<float>>>> waiting_;
   std::vector<std::size_t> parts_in_;  // per chunk of the own segment: how many others sent it
   std::vector<float> column_;          // one coordinate's contributions, for the trimmed mean
+  std::vector<std::size_t> order_;     // ... their members, for the weighted mean
   // Next chunk expected from each member, per phase.
   std::vector<std::size_t> next_reduce_, next_gather_;
   std::size_t owned_chunks_done_ = 0;

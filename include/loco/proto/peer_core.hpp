@@ -102,6 +102,10 @@ struct PeerEvent {
   std::vector<PeerKey> members{};
   std::size_t trim = 0;
   bool waited_out = false;  // gossip mode, alone: the group was not done in the gossip wait
+  // With `mean` of a round weighted by tokens: the group's tokens in member order
+  // (Group::tokens; empty: the plain mean) and this member's share of them, tokens / Σ tokens.
+  std::vector<std::uint64_t> tokens{};
+  double share = 0;
   std::shared_ptr<const std::vector<float>> mean{};
   std::shared_ptr<const std::vector<std::vector<std::byte>>> parts{};
   std::shared_ptr<const std::vector<std::byte>> state{};
@@ -222,6 +226,8 @@ class PeerCore {
   std::vector<PeerKey> group_;
   std::uint32_t attempt_ = 0;
   std::size_t trim_ = 0;
+  std::vector<std::uint64_t> tokens_;  // the attempt's (PeerEvent::tokens)
+  double share_ = 0;                   // this member's share of them (PeerEvent::share)
   bool mean_emitted_ = false;
   bool failure_reported_ = false;
   Digest reported_{};  // the hash round_done reported for ready_round_

@@ -15,7 +15,10 @@
 // direct exchange (direct_allreduce.hpp), which pays 2.
 //
 // The vector is cut into N segments (segment g = values [g·S/N, (g+1)·S/N)), each into chunks of
-// at most `chunk_values`. Member i (ring order; i+1 is its successor):
+// at most `chunk_values`. Member i (ring order; i+1 is its successor), which with `weights` (a
+// round bounded by time) scales its own values by weights[i] as it reads them (they sum to N, so
+// the mean below is the weighted mean; a partial sum of k is then checked against k × the heaviest
+// weight):
 //   1. reduce-scatter, steps s = 0 .. N−2: send the partial sum of segment (i − s) mod N, chunk by
 //      chunk, each encoded with the codec (step 0: its own update). On receiving chunk k of step
 //      s (segment (i − 1 − s) mod N) from i − 1: check it, add it to its own update of that chunk
@@ -62,7 +65,9 @@ class RingAllReduce final : public AllReduce {
   void on_reduce(std::size_t step, std::size_t k, std::span<const std::byte> encoded);
   void on_gather(std::size_t step, std::size_t k, std::span<const std::byte> encoded);
   void finish_owned_chunk(std::size_t k);
+  std::span<const float> own_values(const Chunk& c);
 
+  std::vector<float> scaled_;  // own_values' copy, in a weighted round
   // Next chunk expected from the predecessor, per phase and step.
   std::vector<std::size_t> next_reduce_, next_gather_;
   std::size_t owned_chunks_done_ = 0;

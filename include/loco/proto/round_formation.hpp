@@ -17,6 +17,7 @@ struct ReadyEntry {
   float update_norm = 0;
   float loss = 0;  // as the member says (Ready::loss): for the status page only
   std::uint64_t upload_bps = 0;
+  std::uint64_t tokens = 0;  // as the member claims (Ready::tokens), clamped at formation
   TimePoint at{};
 };
 
@@ -36,6 +37,9 @@ struct QuorumInput {
   TimePoint first_ready = kNever;  // when the first of them said ready
   std::size_t min_peers = 1;
   Duration join_timeout{};
+  // Rounds bounded by time: a member still training this long after the first is ready is not
+  // waited for (0: join_timeout). Members catching up are still waited for join_timeout.
+  Duration straggler_wait{};
 };
 
 // When the next round's group may form:
@@ -43,7 +47,7 @@ struct QuorumInput {
 //   among them, none is catching up, and there are at least min_peers;
 // - when only members catching up are missing, join_timeout after the first ready one;
 // - otherwise once at least min_peers are ready, more than half of the live members are ready,
-//   and join_timeout has passed since the first of them said so;
+//   and join_timeout (straggler_wait, when set) has passed since the first of them said so;
 // - never (kNever) while too few are ready: the time returned is then the earliest moment the
 //   rule could hold if nothing else changed.
 TimePoint formation_time(const QuorumInput& in);

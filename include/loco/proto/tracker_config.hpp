@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "loco/core/time.hpp"
+#include "loco/proto/token_weights.hpp"
 #include "loco/proto/tracker_messages.hpp"
 #include "loco/secure/identity.hpp"
 
@@ -62,6 +63,12 @@ struct TrackerCoreConfig {
   // it, since it last took part in a committed round, is no longer waited for: a member that
   // never trains or never ends its fetch delays at most this many rounds by join_timeout.
   std::uint32_t wait_rounds = 3;
+  // Rounds bounded by time (the run's strategy.round-seconds, docs/STRATEGIES.md): each group
+  // weighs its members' updates by their tokens, clamped as token_weights.hpp says (step_tokens
+  // 0: fixed-H rounds, the plain mean), and a member still training straggler_wait after the
+  // first is ready is left out of the round rather than waited for (0: join_timeout).
+  TokenWeighting token_weighting;
+  Duration straggler_wait{};
   Duration round_timeout = std::chrono::minutes(5);  // a group that has not finished: aborted
   // Once a state holds a majority of the group, the others have this long to report theirs
   // before the round commits without them (they fetch it): a member that goes silent after the

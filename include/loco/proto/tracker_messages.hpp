@@ -31,6 +31,9 @@ inline constexpr std::size_t kMaxSettings = 64;
 inline constexpr std::size_t kMaxSettingNameBytes = 64;
 inline constexpr std::size_t kMaxMembers = 10'000;
 inline constexpr std::size_t kMaxDonors = 16;
+// A member's tokens in a round's group (Group::tokens): at most 2^40, so that the sum over
+// kMaxMembers members stays exact in a double and in a u64.
+inline constexpr std::uint64_t kMaxRoundTokens = std::uint64_t{1} << 40;
 
 struct Setting {
   std::string name;
@@ -139,6 +142,9 @@ struct Ready {
   // The mean training loss of the steps that made the update (the round's loss on the status
   // page); NaN: not known. Shown, never acted on.
   float loss = std::numeric_limits<float>::quiet_NaN();
+  // The tokens the update was trained on (rounds bounded by time, proto/token_weights.hpp): a
+  // claim, which the tracker clamps before it weighs the update by it. 0: rounds of fixed H.
+  std::uint64_t tokens = 0;
 };
 
 struct Group {
@@ -155,6 +161,10 @@ struct Group {
   // The direct exchange's segment owners sum each coordinate without its `trim` smallest and
   // `trim` largest contributions (a trimmed mean, all_reduce.hpp); 0: the plain mean.
   std::uint32_t trim = 0;
+  // Rounds bounded by time: each member's tokens as the tracker clamped them, in member order;
+  // member i sends its update scaled by N·tokens[i] / Σ tokens, so the group's mean is the
+  // token-weighted mean (proto/token_weights.hpp). Empty: the plain mean.
+  std::vector<std::uint64_t> tokens{};
 };
 
 struct RoundDone {

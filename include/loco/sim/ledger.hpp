@@ -34,10 +34,12 @@ class Ledger {
 
   void all_reduce_started(TimePoint now, const proto::PeerKey& peer, std::uint64_t round,
                           std::uint32_t attempt, std::span<const float> delta);
-  // `trim`: the contributions each coordinate's mean left out on each side (0: the plain mean).
+  // `trim`: the contributions each coordinate's mean left out on each side (0: the plain mean);
+  // `tokens`: the members' tokens of a weighted round (empty: each counts once).
   void all_reduce_done(TimePoint now, const proto::PeerKey& peer, std::uint64_t round,
                        std::uint32_t attempt, const std::vector<proto::PeerKey>& members,
-                       std::size_t trim, std::span<const float> mean);
+                       std::size_t trim, std::span<const std::uint64_t> tokens,
+                       std::span<const float> mean);
   void installed(TimePoint now, const proto::PeerKey& peer, std::uint64_t from_round,
                  std::uint64_t round, const Digest& hash);
   // Gossip mode: invariants 1 and 6 (peers of a round differ by design: no 2).

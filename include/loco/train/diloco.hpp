@@ -6,6 +6,14 @@
 // A state taken from the run (joined, or a replaced round) puts the loop at round × H steps, its
 // place in the learning-rate schedule.
 //
+// Rounds bounded by time (round_time > 0, docs/STRATEGIES.md): an inner phase ends at the first
+// step that ends round_time or more after the phase began (at least one step), and the round
+// tells the group the tokens its Δ was trained on (the steps since the local copy last started
+// from the shared θ, times the tokens of a step), by which the group weighs it. The loop's step
+// count, and with it the learning-rate schedule and the data cursor, follows the steps actually
+// taken: a replaced round keeps it (a member that joins starts at round × H, H the nominal steps
+// of a round).
+//
 // Over a swarm the round overlaps the next inner phase (overlapped_group.hpp): once the mean is
 // in, the local copy is set to the θ' it leads to and the inner steps go on, while the network
 // thread hashes θ' ‖ v' and the group commits; the round lands (θ, v stepped in place) as soon as
@@ -23,8 +31,10 @@
 // threads), and install() applies the same outer step to θ and v in place (elementwise, so the
 // bits are those that were hashed). The mean stays the group's until install (strategy.hpp).
 
+#include <functional>
 #include <optional>
 
+#include "loco/core/time.hpp"
 #include "loco/optim/outer_nesterov.hpp"
 #include "loco/train/overlapped_group.hpp"
 #include "loco/train/strategy.hpp"
@@ -34,6 +44,8 @@ namespace loco::train {
 struct DiLoCoConfig {
   std::uint64_t inner_steps = 20;  // H
   optim::OuterNesterovConfig outer;
+  Duration round_time{};  // > 0: rounds bounded by time (the class comment); 0: every H steps
+  std::function<TimePoint()> clock = steady_now;  // the simulator's is virtual
 
   void validate() const;  // throws Error(config)
 };
@@ -73,6 +85,10 @@ class DiLoCo final : public Strategy {
   RoundResult land(Arena& params);
   // A replaced round puts the loop at the run's place in the learning-rate schedule.
   RoundResult placed(InnerLoop& loop, const RoundResult& result) const;
+  bool timed() const { return config_.round_time > Duration::zero(); }
+  bool phase_over(const InnerLoop& loop) const;
+  // The local copy starts again from θ (or the state a mean leads to): a new phase.
+  void rebased();
 
   DiLoCoConfig config_;
   OuterGroup& group_;
@@ -85,6 +101,11 @@ class DiLoCo final : public Strategy {
   std::optional<Arena> delta_;   // the blocking round's Δ (an overlapped one's is the group's)
   std::span<const float> mean_;  // the last tentative's, applied by install
   RoundResult last_;
+  // Rounds bounded by time: the tokens of a step, the steps since the local copy last started
+  // from θ, and when the inner phase began.
+  std::uint64_t step_tokens_ = 0;
+  std::uint64_t base_steps_ = 0;
+  TimePoint phase_start_{};
 };
 
 }  // namespace loco::train

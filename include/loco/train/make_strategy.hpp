@@ -2,9 +2,11 @@
 // The one place a strategy is built from the run's config (loco-train with a local group,
 // loco-peer with the swarm): [strategy] kind = none | diloco | ddp | streaming | demo.
 
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "loco/core/time.hpp"
 #include "loco/train/async_outer_group.hpp"
 #include "loco/train/gather_group.hpp"
 #include "loco/train/inner_loop.hpp"
@@ -17,11 +19,13 @@ namespace loco::train {
 // The strategy of config.strategy.kind over `group`, `async_group` for Streaming DiLoCo or
 // `gather_group` for DeMo (all outlive it); DiLoCo's rounds overlap the next inner phase when
 // `overlapped_group` is given (the swarm's). Throws Error(config) for streaming without an
-// asynchronous group, or demo without a gather group.
+// asynchronous group, or demo without a gather group. DiLoCo's rounds bounded by time
+// (strategy.round-seconds) read `clock` (the simulator's is its compute thread's virtual time).
 std::unique_ptr<Strategy> make_strategy(const TrainConfig& config, InnerLoop& loop,
                                         OuterGroup& group, AsyncOuterGroup* async_group = nullptr,
                                         GatherGroup* gather_group = nullptr,
-                                        OverlappedGroup* overlapped_group = nullptr);
+                                        OverlappedGroup* overlapped_group = nullptr,
+                                        std::function<TimePoint()> clock = steady_now);
 
 // One line for logs and benchmark output, e.g. "diloco H=20 codec=int8:block=256".
 std::string describe_strategy(const TrainConfig& config);

@@ -31,8 +31,10 @@ class OverlappedGroup {
   // A buffer of `values` floats for the round's Δ, which start() then takes as it is (the group
   // reads it until the round ends: no copy of Δ is made).
   virtual std::shared_ptr<std::vector<float>> update_buffer(std::size_t values) = 0;
-  // Starts averaging `delta` (from update_buffer()) for `round`.
+  // Starts averaging `delta` (from update_buffer()) for `round`, weighed by `tokens`
+  // (RoundInput::tokens).
   virtual void start(std::uint64_t round, std::shared_ptr<std::vector<float>> delta, float norm,
+                     std::uint64_t tokens,
                      std::function<proto::StateManifest(std::span<const float> mean)> manifest) = 0;
   // Waits for the round's first mean (held until land() returns); null: the round ended
   // without one (land() says how).

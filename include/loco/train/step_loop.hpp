@@ -6,7 +6,7 @@
 //   if (strategy.on_gradients(loop)) grad_norm = loop.optimizer_step();
 //   strategy.after_step(loop);
 //
-// and run_steps repeats it until the loop's step count reaches `last_step` or `stop` is set, then
+// and run_steps repeats it while the driver's `more` says so and `stop` is not set, then
 // lets the strategy land a round still in flight (Strategy::finish). What a driver does around the
 // steps it does in two hooks: `computed`, before the strategy's after_step (what a round that
 // starts there should know: loco-peer's phase loss), and `done`, after it (progress lines,
@@ -42,9 +42,9 @@ struct StepHooks {
 // One step, as above.
 StepOutcome train_step(InnerLoop& loop, Strategy& strategy, const StepHooks& hooks = {});
 
-// Steps until loop.steps() reaches `last_step` or `stop` (may be null) is set, with `hooks` on
-// every step; then strategy.finish(loop).
-void run_steps(InnerLoop& loop, Strategy& strategy, std::uint64_t last_step,
+// Steps while more() and `stop` (may be null) is not set, with `hooks` on every step; then
+// strategy.finish(loop).
+void run_steps(InnerLoop& loop, Strategy& strategy, const std::function<bool()>& more,
                const std::atomic<bool>* stop, const StepHooks& hooks = {});
 
 // The figures of a progress line: the steps since the last one, their mean loss and speed.

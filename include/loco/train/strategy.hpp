@@ -74,6 +74,9 @@ struct RoundInput {
   std::uint64_t round = 0;
   std::span<const float> delta;  // read during run_round only
   float delta_norm = 0;
+  // The tokens Δ was trained on, by which the group weighs it (rounds bounded by time,
+  // proto/token_weights.hpp); 0: the plain mean (rounds of fixed H). A group alone ignores it.
+  std::uint64_t tokens = 0;
   // `mean` stays valid until install() or the next tentative() of the round.
   std::function<proto::StateManifest(std::span<const float> mean)> tentative;
   std::function<void()> install;
@@ -83,6 +86,9 @@ struct RoundResult {
   enum class Kind { committed, skipped, replaced };
   Kind kind = Kind::skipped;
   std::size_t members = 0;
+  // This member's share of the group's weighted mean (rounds bounded by time: its tokens / the
+  // group's); 0: the plain mean, or not known.
+  double share = 0;
   // The hash of the shared state after the round, as the group computed it (committed: the hash
   // the group agreed on), so that a caller printing it does not hash the state again. A group
   // that does not hash leaves it zero.

@@ -62,6 +62,11 @@ struct StrategySection {
   // DiLoCo over a swarm: 0, every round one group of all members (all-reduce mode); g in 2..8,
   // gossip mode (docs/DESIGN.md §1.6): each round groups of g average θ, v and Δ among themselves.
   std::size_t gossip_group = 0;
+  // DiLoCo over a swarm: > 0, rounds bounded by time (docs/STRATEGIES.md, "Rounds bounded by
+  // time"): each inner phase lasts this many seconds (at least one step) and the group's mean
+  // weighs each member's Δ by its tokens; diloco-h is then a round's nominal steps (the run's
+  // rounds are train.steps / diloco-h). 0: a round every diloco-h steps, the plain mean.
+  double round_seconds = 0;
 
   // Whether the inner loop steps with AdamW: every strategy but DeMo, which steps θ itself (the
   // sign of the members' mean) and keeps its own momentum; under DeMo no AdamW moment is allocated.

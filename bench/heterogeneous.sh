@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# bench/run.sh heterogeneous: volunteers of different speeds with DiLoCo's rounds bounded by time
+# (strategy.round-seconds, docs/STRATEGIES.md "Rounds bounded by time"). 4 real loco-peer
+# processes and a loco-tracker on loopback, the tiny GPT of configs/swarm-tiny.toml (batch 16 per
+# peer, int8 Δ), each peer's upload shaped to 100 Mbit/s with 50 ms one way:
+#   calib   4 equal peers, 3 rounds: a peer's step time t (its compute seconds over its steps), from
+#           which a round's nominal H = ROUND_SECONDS / t (the learning-rate schedule's length)
+#   hetero  the same 4 peers, the last one three times slower (--debug.step-slowdown 3: each of
+#           its steps takes 3 times its compute, whatever the machine's load), SECONDS of rounds
+#   equal   4 equal peers in rounds of fixed H (the default), H the hetero run's fast peers' steps
+#           a round, as many steps each as give the hetero run's total tokens
+# The hetero run weighs each Δ by its tokens; the equal one takes the plain mean. Per run: the peers' steps, total steps, mean validation
+# loss, compute utilisation (a peer's compute seconds over its wall seconds) and distinct final
+# states (1: every peer equal). Last line:
+#   heterogeneous: fast_util=… loss_vs_equal=… slow_share=…
+# fast_util: the hetero run's three fast peers' mean utilisation; loss_vs_equal: its validation
+# loss ÷ the equal run's; slow_share: the slow peer's mean share of the mean over the rounds it
+# was in (its tokens ÷ the group's).
+# Usage: bench/run.sh heterogeneous [SECONDS]   (default 300; the equal run takes about as long
+#   again, calib ~20 s). ROUND_SECONDS (default 3) sets the rounds' length.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+seconds=${1:-300}
+round_seconds=${ROUND_SECONDS:-3}
+peers=4
+link=100Mbit
+latency=50ms
+out=${OUT:-$root/build/release/bench-heterogeneous}
+
+# fixed H: the [strategy] section of a run of rounds every H steps; timed H: of rounds bounded by
+# time, nominal H steps a round.
+fixed() {
+  echo "kind = \"diloco\"\ndiloco-h = $1\nouter-lr = 0.7\nouter-momentum = 0.9\ncodec = \"int8:block=256\"\n"
+}
+timed() { echo "$(fixed "$1")round-seconds = $round_seconds\n"; }
+# peer_steps NAME: each peer's steps, one a line, peer 1 first.
+peer_steps() {
+  for i in $(seq 1 "$peers"); do
+    sed -n 's/^peer .*: round [0-9]*, step \([0-9]*\),.*/\1/p' "$out/$1.peer$i.out"
+  done
+}
+# utilisations NAME: each peer's compute seconds over its wall seconds, peer 1 first.
+utilisations() {
+  for i in $(seq 1 "$peers"); do
+    sed -n 's/^peer .*: seconds=\([0-9.]*\) compute_s=\([0-9.]*\) .*/\2 \1/p' "$out/$1.peer$i.out" |
+      awk '{ printf "%.3f\n", $1 / $2 }'
+  done
+}
+# report NAME: one row of the table.
+report() {
+  read -r loss _ wall util states < <(swarm_figures "$1")
+  printf "%-7s %-24s %8s %9s %7s %10s %6s\n" "$1" "$(peer_steps "$1" | paste -sd/)" \
+    "$(peer_steps "$1" | awk '{ s += $1 } END { print s }')" "$loss" "$wall" \
+    "$(utilisations "$1" | paste -sd/)" "$states"
+}
+
+source "$root/bench/lib/swarm_runs.sh"
+swarm_setup
+echo "model: GPT 2L d64 vocab 64 context 64 (108k parameters), $peers peers, batch 16 each,"
+echo "  links: $link upload, $latency one way; hetero: rounds of $round_seconds s, each Δ weighted by its tokens"
+
+steps=90
+swarm_config calib "$(timed 30)"
+swarm_run calib "$out/calib.toml" "$link" "$latency"
+step_s=$(for i in $(seq 1 "$peers"); do
+  sed -n 's/^peer .*: seconds=[0-9.]* compute_s=\([0-9.]*\) .*/\1/p' "$out/calib.peer$i.out"
+done | paste - <(peer_steps calib) | awk '{ t += $1 / $2 } END { print t / NR }')
+h=$(awk -v r="$round_seconds" -v t="$step_s" 'BEGIN { h = int(r / t + 0.5); print h < 1 ? 1 : h }')
+rounds=$(awk -v s="$seconds" -v r="$round_seconds" 'BEGIN { n = int(s / r); print n < 2 ? 2 : n }')
+echo "calibration: a step takes $(awk -v t="$step_s" 'BEGIN { printf "%.1f", 1000 * t }') ms with 4 peers:" \
+  "nominal H = $h, $rounds rounds"
+
+printf "%-7s %-24s %8s %9s %7s %10s %6s\n" run steps total val_loss wall_s util states
+steps=$((rounds * h))
+swarm_config hetero "$(timed "$h")"
+swarm_run hetero "$out/hetero.toml" "$link" "$latency" "--debug.step-slowdown ${SLOWDOWN:-3}"
+report hetero
+
+# The hetero run's tokens over 4 equal peers, in rounds of its fast peers' steps a round.
+hetero_total=$(peer_steps hetero | awk '{ s += $1 } END { print s }')
+equal_h=$(peer_steps hetero | awk -v p="$peers" -v n="$rounds" \
+  'NR < p { s += $1 } END { h = int(s / (p - 1) / n + 0.5); print h < 1 ? 1 : h }')
+steps=$(awk -v t="$hetero_total" -v p="$peers" -v h="$equal_h" \
+  'BEGIN { r = int(t / p / h + 0.5); print (r < 1 ? 1 : r) * h }')
+swarm_config equal "$(fixed "$equal_h")"
+swarm_run equal "$out/equal.toml" "$link" "$latency"
+report equal
+echo "(steps: each peer's, peer 4 the slow one in hetero; util: compute seconds over wall seconds)"
+
+fast_util=$(utilisations hetero | awk -v p="$peers" 'NR < p { s += $1 } END { printf "%.3f", s / (p - 1) }')
+hetero_loss=$(swarm_figures hetero | awk '{ print $1 }')
+equal_loss=$(swarm_figures equal | awk '{ print $1 }')
+slow_share=$(sed -n 's/^round .* committed .* share \([0-9.]*\)$/\1/p' "$out/hetero.peer$peers.out" |
+  awk '{ s += $1 } END { printf "%.4f", NR ? s / NR : 0 }')
+echo "tokens: hetero $hetero_total steps, equal $(peer_steps equal | awk '{ s += $1 } END { print s }') steps (x 1024 tokens)"
+echo "heterogeneous: fast_util=$fast_util loss_vs_equal=$(awk -v a="$hetero_loss" -v b="$equal_loss" 'BEGIN { printf "%.4f", a / b }') slow_share=$slow_share"
