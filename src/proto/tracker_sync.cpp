@@ -86,7 +86,9 @@ void TrackerCore::send_resync(TimePoint now, const PeerKey& peer, std::uint64_t 
   send(peer, Resync{.round = round, .state_hash = hash, .donors = donors});
 }
 
-// The members holding the state that have served fewest resyncs, so that no single donor serves
+// The members holding the state, reachable ones first (anyone can connect to them; an unreachable
+// donor serves only a newcomer that is reachable, and one that is not cannot link to it until
+// relays exist), then those that have served fewest resyncs, so that no single donor serves
 // every newcomer; ties go by key, so the choice is reproducible.
 std::vector<Donor> TrackerCore::pick_donors(const PeerKey& newcomer, std::uint64_t round,
                                             const Digest& hash) {
@@ -98,6 +100,9 @@ std::vector<Donor> TrackerCore::pick_donors(const PeerKey& newcomer, std::uint64
       std::min<std::size_t>({candidates.size(), config_.donors_per_resync, kMaxDonors});
   std::partial_sort(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(n),
                     candidates.end(), [](const MemberRecord* a, const MemberRecord* b) {
+                      const bool a_open = a->member.reachability == Reachability::reachable;
+                      const bool b_open = b->member.reachability == Reachability::reachable;
+                      if (a_open != b_open) return a_open;
                       return a->donor_load != b->donor_load ? a->donor_load < b->donor_load
                                                             : a->member.key < b->member.key;
                     });

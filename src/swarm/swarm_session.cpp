@@ -29,15 +29,19 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
       .identity = &identity_,
       .config =
           secure::ChannelConfig{.run_id = config_.run_id, .idle_timeout = config_.idle_timeout},
+      // The members of the view, and the tracker's reachability probe.
       .accept =
-          [this](const secure::PublicKey& k) { return core_ && core_->client().is_member(k); },
+          [this](const secure::PublicKey& k) {
+            return k == config_.tracker_key || (core_ && core_->client().is_member(k));
+          },
       .peer_label = {}};
   mesh_ = net::PeerMesh::create(
       io_, net::resolve(io_, net::parse_host_port(config_.listen, /*allow_any_port=*/true)),
       net::PeerMeshConfig{.setup = member_setup,
                           .bundle = config_.bundle,
                           .link = config_.link,
-                          .limits = config_.listener_limits},
+                          .limits = config_.listener_limits,
+                          .prober = config_.tracker_key},
       net::PeerMeshHandlers{
           .on_message = [this](
                             const proto::PeerKey& from, proto::MessageType type,
@@ -95,7 +99,7 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
 void SwarmSession::drive() {
   while (auto e = core_->poll_event()) on_core_event(*e);
   while (auto t = core_->poll_transmit())
-    mesh_->send(t->to, t->address, t->type, std::move(t->body));
+    mesh_->send(t->to, t->address, t->type, std::move(t->body), t->their_link);
   link_->flush();
   traffic_.sent = mesh_->bytes_sent();
   traffic_.received = mesh_->bytes_received();

@@ -164,6 +164,10 @@ struct Net {
       moved = false;
       while (tracker->poll_event()) {
       }
+      while (auto probe = tracker->poll_probe()) {
+        moved = true;
+        tracker->on_probe_result(now, probe->peer, probe->address, true);
+      }
       while (auto t = tracker->poll_transmit()) {
         moved = true;
         if (auto n = find(t->to); n && peers.at(*n).up && peers.at(*n).tracker_link)
