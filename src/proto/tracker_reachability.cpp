@@ -20,16 +20,23 @@ double seconds(Duration d) {
 void TrackerCore::measure_reachability(TimePoint now, const PeerKey& peer, bool rejoin,
                                        const std::string& previous_address) {
   MemberRecord& m = members_.at(peer);
-  const bool same_address = rejoin && previous_address == m.member.address;
-  const bool queued = std::find(probe_queue_.begin(), probe_queue_.end(), peer) != probe_queue_.end();
-  if (same_address && (m.member.reachability != Reachability::unmeasured ||
-                       probing_.contains(peer) || queued))
+  const bool queued =
+      std::find(probe_queue_.begin(), probe_queue_.end(), peer) != probe_queue_.end();
+  if (rejoin && previous_address == m.member.address &&
+      (m.member.reachability != Reachability::unmeasured || probing_.contains(peer) || queued))
     return;  // measured, or being measured, at this address
   m.member.reachability = Reachability::unmeasured;
   probing_.erase(peer);
   std::erase(probe_queue_, peer);
-  if (const auto last = last_probe_.find(peer);
-      last != last_probe_.end() && now < last->second + config_.probe_interval) {
+  if (const auto last = probed_.find(peer);
+      last != probed_.end() && now < last->second.at + config_.probe_interval) {
+    if (last->second.address == m.member.address && last->second.found != Reachability::unmeasured) {
+      set_reachability(now, peer, last->second.found,
+                       fmt::format("as its probe at this address found {} s ago",
+                                   seconds(now - last->second.at)));
+      return;
+    }
+    ++counters_.probes_unreached;
     set_reachability(now, peer, Reachability::unreachable,
                      fmt::format("not probed: its key was probed less than {} s ago",
                                  seconds(config_.probe_interval)));
@@ -45,12 +52,12 @@ void TrackerCore::start_probes(TimePoint now) {
     probe_queue_.pop_front();
     const auto it = members_.find(peer);
     if (it == members_.end()) continue;  // left before its turn
-    if (last_probe_.size() >= kMaxBarred)
-      std::erase_if(last_probe_, [&](const auto& entry) {
-        return entry.second + config_.probe_interval <= now;
+    if (probed_.size() >= kMaxBarred)
+      std::erase_if(probed_, [&](const auto& entry) {
+        return entry.second.at + config_.probe_interval <= now;
       });
-    if (last_probe_.size() >= kMaxBarred) last_probe_.erase(last_probe_.begin());
-    last_probe_[peer] = now;
+    if (probed_.size() >= kMaxBarred) probed_.erase(probed_.begin());
+    probed_[peer] = ProbeRecord{.at = now, .address = it->second.member.address, .found = {}};
     probing_[peer] = now + config_.probe_timeout;
     probes_out_.push_back(Probe{.peer = peer, .address = it->second.member.address});
   }
@@ -69,9 +76,9 @@ void TrackerCore::on_probe_result(TimePoint now, const PeerKey& peer, const std:
   const auto m = members_.find(peer);
   if (it == probing_.end() || m == members_.end() || m->second.member.address != address) return;
   probing_.erase(it);
-  set_reachability(now, peer, reached ? Reachability::reachable : Reachability::unreachable,
-                   reached ? "the tracker connected to it there"
-                           : "the tracker could not connect to it there");
+  probe_found(now, peer, reached ? Reachability::reachable : Reachability::unreachable,
+              reached ? "the tracker connected to it there"
+                      : "the tracker could not connect to it there");
   start_probes(now);
   on_timer(now);
 }
@@ -85,8 +92,8 @@ void TrackerCore::probe_timer(TimePoint now) {
     if (due->second > now) break;
     const PeerKey peer = due->first;
     probing_.erase(due);
-    set_reachability(now, peer, Reachability::unreachable,
-                     fmt::format("it did not answer the tracker's probe within {} s",
+    probe_found(now, peer, Reachability::unreachable,
+                fmt::format("it did not answer the tracker's probe within {} s",
                                  seconds(config_.probe_timeout)));
   }
   start_probes(now);
@@ -98,17 +105,22 @@ TimePoint TrackerCore::probe_deadline() const {
   return next;
 }
 
+void TrackerCore::probe_found(TimePoint now, const PeerKey& peer, Reachability reach,
+                              const std::string& why) {
+  if (const auto record = probed_.find(peer); record != probed_.end()) record->second.found = reach;
+  ++(reach == Reachability::reachable ? counters_.probes_reached : counters_.probes_unreached);
+  set_reachability(now, peer, reach, why);
+}
+
 void TrackerCore::set_reachability(TimePoint now, const PeerKey& peer, Reachability reach,
                                    const std::string& why) {
   MemberRecord& m = members_.at(peer);
   const bool changed = m.member.reachability != reach;
   m.member.reachability = reach;
   if (reach == Reachability::reachable) {
-    ++counters_.probes_reached;
     event(TrackerEvent::Kind::notice, peer,
           fmt::format("reachable at {}: {}", m.member.address, why));
   } else {
-    ++counters_.probes_unreached;
     event(TrackerEvent::Kind::notice, peer,
           fmt::format("not reachable from the internet at {}: {}; it dials the reachable members "
                       "itself, and is grouped with no other unreachable member",

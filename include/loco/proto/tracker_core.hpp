@@ -312,13 +312,15 @@ class TrackerCore {
   std::optional<std::string> end_refusal(const JoinRequest& request) const;
 
   // Reachability (tracker_reachability.cpp).
-  // At join: probe the member's address, keep the measurement of a join again at the same
-  // address, or list it unreachable when its key was probed less than probe_interval ago.
+  // At join: probe the member's address; within probe_interval of its key's last probe, take
+  // that probe's outcome if it was of the same address, else list it unreachable unprobed.
   void measure_reachability(TimePoint now, const PeerKey& peer, bool rejoin,
                             const std::string& previous_address);
   void start_probes(TimePoint now);
   void probe_timer(TimePoint now);
   TimePoint probe_deadline() const;
+  // A probe's outcome (a result, or the timeout): remembered for probe_interval, counted, set.
+  void probe_found(TimePoint now, const PeerKey& peer, Reachability reach, const std::string& why);
   void set_reachability(TimePoint now, const PeerKey& peer, Reachability reach,
                         const std::string& why);
   // The group less all but one of its members that are not reachable (rotating by round); the
@@ -404,7 +406,14 @@ class TrackerCore {
 
   std::deque<PeerKey> probe_queue_;                  // joined, waiting for a probe slot
   std::map<PeerKey, TimePoint> probing_;             // probes under way, by their deadline
-  std::map<PeerKey, TimePoint> last_probe_;          // at most kMaxBarred entries
+  // Each key's last probe, kept across its leaving: a peer whose tracker link drops and comes
+  // back keeps its measurement. At most kMaxBarred entries.
+  struct ProbeRecord {
+    TimePoint at{};
+    std::string address;
+    Reachability found = Reachability::unmeasured;  // until the probe ends
+  };
+  std::map<PeerKey, ProbeRecord> probed_;
   std::deque<Probe> probes_out_;
 
   std::deque<TrackerEvent> events_;
