@@ -11,6 +11,17 @@
 #include "loco/version.hpp"
 
 namespace loco::swarm {
+namespace {
+
+// Where the others reach this peer when it does not say: the address it listens on, with the port
+// it got; 127.0.0.1 for a listener on every address (a local swarm's).
+std::string default_advertise(const boost::asio::ip::tcp::endpoint& listening) {
+  const auto ip = listening.address();
+  if (ip.is_unspecified()) return fmt::format("127.0.0.1:{}", listening.port());
+  return net::to_string(net::HostPort{.host = ip.to_string(), .port = listening.port()});
+}
+
+}  // namespace
 
 SwarmSession::SwarmSession(boost::asio::io_context& io, SwarmConfig config,
                            const secure::KeyPair& identity, Mailbox& mailbox,
@@ -53,9 +64,8 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
                 drive();
               }});
   mesh_->start();
-  const std::string advertise = config_.advertise.empty()
-                                    ? fmt::format("127.0.0.1:{}", mesh_->local_endpoint().port())
-                                    : config_.advertise;
+  const std::string advertise =
+      config_.advertise.empty() ? default_advertise(mesh_->local_endpoint()) : config_.advertise;
   core_ = std::make_unique<proto::PeerCore>(
       proto::PeerCoreConfig{.self = identity_.public_key(),
                             .codec = config_.codec,

@@ -32,7 +32,7 @@ struct SwarmConfig {
   secure::PublicKey tracker_key;
   std::string tracker_address;       // host:port
   std::string listen = "0.0.0.0:0";  // the mesh's listening address
-  std::string advertise;             // where others reach it ("": 127.0.0.1:<listen port>)
+  std::string advertise;  // where others reach it ("": the listen address and port, 127.0.0.1 for any)
   std::uint64_t upload_bps = 0;      // declared to the tracker
   std::string credential;
   std::vector<proto::Setting> settings;
