@@ -105,7 +105,7 @@ BundleHandlers PeerMesh::inbound_handlers(const std::shared_ptr<StreamBundle>& b
 void PeerMesh::on_inbound_ready(const std::shared_ptr<StreamBundle>& b) {
   const secure::PublicKey peer = b->peer_identity();
   if (config_.prober && peer == *config_.prober) {
-    spdlog::info("the tracker's reachability probe reached this peer at its address");
+    spdlog::debug("the tracker's reachability probe reached this peer at its address");
     probes_.insert(b);
     b->close();
     return;
