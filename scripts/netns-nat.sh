@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Home routers in network namespaces, for tests of peers behind NAT (docs/VOLUNTEER.md): a
-# "public" namespace (the internet: 10.77.0.1 on a bridge) and N homes, each a router namespace
-# (10.77.0.(1+i) on the public side, 192.168.(70+i).1 inside) that masquerades its home's traffic
+# "public" namespace (the internet: 198.51.100.1 on a bridge) and N homes, each a router namespace
+# (198.51.100.(1+i) on the public side, 192.168.(70+i).1 inside) that masquerades its home's traffic
 # with nftables and forwards nothing inward, and a home namespace (192.168.(70+i).2) behind it.
 # The public side has no route to any home's addresses: a home is reached only through what its
 # router maps. Needs root, iproute2 and nftables.
@@ -32,7 +32,7 @@ up() {
   ip netns add "$pub"
   ip -n "$pub" link set lo up
   ip -n "$pub" link add br0 type bridge
-  ip -n "$pub" addr add 10.77.0.1/24 dev br0
+  ip -n "$pub" addr add 198.51.100.1/24 dev br0
   ip -n "$pub" link set br0 up
   for ((i = 1; i <= homes; i++)); do
     local router=$prefix-r$i home=$prefix-h$i lan=192.168.$((70 + i))
@@ -43,7 +43,7 @@ up() {
     # The router's public side, on the public bridge.
     ip link add "$prefix-w$i" netns "$router" type veth peer name "p$i" netns "$pub"
     ip -n "$pub" link set "p$i" master br0 up
-    ip -n "$router" addr add "10.77.0.$((1 + i))/24" dev "$prefix-w$i"
+    ip -n "$router" addr add "198.51.100.$((1 + i))/24" dev "$prefix-w$i"
     ip -n "$router" link set "$prefix-w$i" up
     # The home's side.
     ip link add "$prefix-l$i" netns "$router" type veth peer name eth0 netns "$home"

@@ -64,8 +64,11 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
                 drive();
               }});
   mesh_->start();
-  const std::string advertise =
-      config_.advertise.empty() ? default_advertise(mesh_->local_endpoint()) : config_.advertise;
+  if (config_.advertise.empty() && config_.port_mapping)
+    router_port_ = net::RouterPort::open(io_, mesh_->local_endpoint());
+  const std::string advertise = !config_.advertise.empty() ? config_.advertise
+                                : router_port_           ? router_port_->external_address()
+                                                         : default_advertise(mesh_->local_endpoint());
   core_ = std::make_unique<proto::PeerCore>(
       proto::PeerCoreConfig{.self = identity_.public_key(),
                             .codec = config_.codec,
@@ -172,6 +175,7 @@ void SwarmSession::leave(const std::string& reason) {
   if (compute_) compute_->leave(reason);
   if (link_) link_->stop();
   if (mesh_) mesh_->stop();
+  if (router_port_) router_port_->stop();
   timer_.cancel();
 }
 

@@ -40,8 +40,8 @@ class HomeNetwork {
     return {"/usr/sbin/ip", "netns", "exec", prefix_ + "-" + name};
   }
   // Public addresses: the public namespace's, and home i's router's.
-  static std::string public_host() { return "10.77.0.1"; }
-  static std::string router_host(int home) { return "10.77.0." + std::to_string(1 + home); }
+  static std::string public_host() { return "198.51.100.1"; }
+  static std::string router_host(int home) { return "198.51.100." + std::to_string(1 + home); }
   // Home i's own address, which nobody outside it can reach.
   static std::string home_host(int home) { return "192.168." + std::to_string(70 + home) + ".2"; }
 
