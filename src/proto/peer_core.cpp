@@ -491,8 +491,8 @@ void PeerCore::note_own_reachability() {
     note(fmt::format("not reachable from the internet at {} (the tracker could not connect to "
                      "it): this peer connects to the reachable members itself and they answer on "
                      "that link; until relays exist it shares no round with another unreachable "
-                     "peer. To be reachable, forward this port on the router or turn on its "
-                     "UPnP/NAT-PMP",
+                     "peer. To be reachable, turn on UPnP on the router, or forward this port "
+                     "and set --peer.advertise",
                      self->address),
          true);
   }
