@@ -1,8 +1,9 @@
 #include "reachability_probes.hpp"
 
+#include <fmt/format.h>
+
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/post.hpp>
-#include <fmt/format.h>
 
 #include "loco/core/error.hpp"
 #include "loco/net/host_port.hpp"
@@ -26,7 +27,8 @@ void ReachabilityProbes::start(const proto::Probe& probe) {
     const net::HostPort address = net::parse_host_port(probe.address);
     boost::system::error_code bad;
     const auto ip = boost::asio::ip::make_address(address.host, bad);
-    if (bad) throw Error(ErrorCategory::config, "not a numeric address: the tracker dials no names");
+    if (bad)
+      throw Error(ErrorCategory::config, "not a numeric address: the tracker dials no names");
     endpoint = boost::asio::ip::tcp::endpoint(ip, address.port);
   } catch (const Error& e) {
     boost::asio::post(io_, [this, id, why = std::string(e.what())] { finish(id, false, why); });
@@ -35,8 +37,8 @@ void ReachabilityProbes::start(const proto::Probe& probe) {
   net::ChannelSetup setup = setup_;
   setup.accept = [peer = probe.peer](const secure::PublicKey& k) { return k == peer; };
   setup.config.handshake_timeout = timeout_;
-  setup.peer_label = fmt::format("peer {} at {} (reachability probe)",
-                                 secure::short_id(probe.peer), probe.address);
+  setup.peer_label = fmt::format("peer {} at {} (reachability probe)", secure::short_id(probe.peer),
+                                 probe.address);
   u.bundle = net::StreamBundle::connect(
       io_, endpoint, net::BundleConfig{.streams = 1}, std::move(setup),
       net::BundleHandlers{

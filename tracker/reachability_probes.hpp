@@ -22,7 +22,8 @@ namespace loco::tracker {
 class ReachabilityProbes {
  public:
   // `report` runs once per probe started, never from within start().
-  using Report = std::function<void(const proto::Probe& probe, bool reached, const std::string& why)>;
+  using Report =
+      std::function<void(const proto::Probe& probe, bool reached, const std::string& why)>;
 
   ReachabilityProbes(boost::asio::io_context& io, net::ChannelSetup setup, Duration timeout,
                      Report report);

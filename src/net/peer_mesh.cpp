@@ -114,8 +114,8 @@ void PeerMesh::on_inbound_ready(const std::shared_ptr<StreamBundle>& b) {
     old->second.bundle->close();  // the member reconnected
   inbound_.insert_or_assign(
       peer, Inbound{.bundle = b,
-                    .assembler = MessageAssembler(peer_message_limit,
-                                                  config_.limits.max_buffered_bytes)});
+                    .assembler =
+                        MessageAssembler(peer_message_limit, config_.limits.max_buffered_bytes)});
   // What waited for this member to dial goes out now, in order.
   if (auto waiting = awaiting_.extract(peer))
     for (Queued& message : waiting.mapped()) send_on_their_link(peer, std::move(message));
@@ -152,7 +152,8 @@ bool PeerMesh::send(const secure::PublicKey& peer, const std::string& address,
                     proto::MessageType type, std::vector<std::byte> body, bool their_link) {
   if (stopped_) return false;
   if (their_link) {
-    send_on_their_link(peer, Queued(type, std::make_shared<std::vector<std::byte>>(std::move(body))));
+    send_on_their_link(peer,
+                       Queued(type, std::make_shared<std::vector<std::byte>>(std::move(body))));
     return true;
   }
   auto it = outbound_.find(peer);
@@ -207,10 +208,10 @@ void PeerMesh::connect(const secure::PublicKey& peer,
       },
       config_.link);
   outbound_.insert_or_assign(
-      peer, Outbound{.bundle = std::move(bundle),
-                     .assembler = MessageAssembler(peer_message_limit,
-                                                   config_.limits.max_buffered_bytes),
-                     .waiting = {}});
+      peer,
+      Outbound{.bundle = std::move(bundle),
+               .assembler = MessageAssembler(peer_message_limit, config_.limits.max_buffered_bytes),
+               .waiting = {}});
 }
 
 void PeerMesh::flush(Outbound& out) {

@@ -87,8 +87,8 @@ bool UpnpPortMapping::add(std::string& why) {
     r = request(config_.lease);
   }
   if (r == UPNPCOMMAND_SUCCESS) return true;
-  why = fmt::format("the router refused to map TCP port {} to {}: {}", port_,
-                    router_->lan_address, upnp_error(r));
+  why = fmt::format("the router refused to map TCP port {} to {}: {}", port_, router_->lan_address,
+                    upnp_error(r));
   return false;
 }
 

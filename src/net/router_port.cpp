@@ -15,10 +15,10 @@ std::shared_ptr<RouterPort> RouterPort::open(boost::asio::io_context& io,
     spdlog::info("no port mapping on the router: {}", mapped.why);
     return nullptr;
   }
-  spdlog::info("the router forwards {} to this peer's port {} (UPnP, renewed every {} s)",
-               mapped.mapping->external_address(), listening.port(),
-               std::chrono::duration_cast<std::chrono::seconds>(mapped.mapping->lease()).count() /
-                   2);
+  spdlog::info(
+      "the router forwards {} to this peer's port {} (UPnP, renewed every {} s)",
+      mapped.mapping->external_address(), listening.port(),
+      std::chrono::duration_cast<std::chrono::seconds>(mapped.mapping->lease()).count() / 2);
   auto port = std::make_shared<RouterPort>(Private{}, io, std::move(mapped.mapping));
   port->arm_renewal();
   return port;

@@ -456,12 +456,12 @@ void PeerCore::send(const PeerKey& to, MessageType type, std::vector<std::byte> 
     client_.relay(type, body);
     return;
   }
-  transmits_.push_back(Send{.to = to,
-                            .address = address_of(to),
-                            .their_link = on_their_link(reachability_of(config_.self),
-                                                        reachability_of(to)),
-                            .type = type,
-                            .body = std::move(body)});
+  transmits_.push_back(
+      Send{.to = to,
+           .address = address_of(to),
+           .their_link = on_their_link(reachability_of(config_.self), reachability_of(to)),
+           .type = type,
+           .body = std::move(body)});
 }
 
 Reachability PeerCore::reachability_of(const PeerKey& peer) const {

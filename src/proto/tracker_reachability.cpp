@@ -30,7 +30,8 @@ void TrackerCore::measure_reachability(TimePoint now, const PeerKey& peer, bool 
   std::erase(probe_queue_, peer);
   if (const auto last = probed_.find(peer);
       last != probed_.end() && now < last->second.at + config_.probe_interval) {
-    if (last->second.address == m.member.address && last->second.found != Reachability::unmeasured) {
+    if (last->second.address == m.member.address &&
+        last->second.found != Reachability::unmeasured) {
       set_reachability(now, peer, last->second.found,
                        fmt::format("as its probe at this address found {} s ago",
                                    seconds(now - last->second.at)));
@@ -76,25 +77,24 @@ void TrackerCore::on_probe_result(TimePoint now, const PeerKey& peer, const std:
   const auto m = members_.find(peer);
   if (it == probing_.end() || m == members_.end() || m->second.member.address != address) return;
   probing_.erase(it);
-  probe_found(now, peer, reached ? Reachability::reachable : Reachability::unreachable,
-              reached ? "the tracker connected to it there"
-                      : "the tracker could not connect to it there");
+  probe_found(
+      now, peer, reached ? Reachability::reachable : Reachability::unreachable,
+      reached ? "the tracker connected to it there" : "the tracker could not connect to it there");
   start_probes(now);
   on_timer(now);
 }
 
 void TrackerCore::probe_timer(TimePoint now) {
   while (!probing_.empty()) {
-    const auto due = std::min_element(probing_.begin(), probing_.end(), [](const auto& a,
-                                                                          const auto& b) {
-      return a.second < b.second;
-    });
+    const auto due =
+        std::min_element(probing_.begin(), probing_.end(),
+                         [](const auto& a, const auto& b) { return a.second < b.second; });
     if (due->second > now) break;
     const PeerKey peer = due->first;
     probing_.erase(due);
     probe_found(now, peer, Reachability::unreachable,
                 fmt::format("it did not answer the tracker's probe within {} s",
-                                 seconds(config_.probe_timeout)));
+                            seconds(config_.probe_timeout)));
   }
   start_probes(now);
 }

@@ -67,8 +67,8 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
   if (config_.advertise.empty() && config_.port_mapping)
     router_port_ = net::RouterPort::open(io_, mesh_->local_endpoint());
   const std::string advertise = !config_.advertise.empty() ? config_.advertise
-                                : router_port_           ? router_port_->external_address()
-                                                         : default_advertise(mesh_->local_endpoint());
+                                : router_port_             ? router_port_->external_address()
+                                               : default_advertise(mesh_->local_endpoint());
   core_ = std::make_unique<proto::PeerCore>(
       proto::PeerCoreConfig{.self = identity_.public_key(),
                             .codec = config_.codec,

@@ -134,8 +134,7 @@ struct Harness {
         const Peer::Probe answer = n ? peers.at(*n).probe : Peer::Probe::unanswered;
         if (answer == Peer::Probe::unanswered) continue;
         moved = true;
-        tracker->on_probe_result(now, probe->peer, probe->address,
-                                 answer == Peer::Probe::reached);
+        tracker->on_probe_result(now, probe->peer, probe->address, answer == Peer::Probe::reached);
       }
       while (auto t = tracker->poll_transmit()) {
         moved = true;

@@ -59,9 +59,9 @@ class HomeNetwork {
       if (!entered) return;
       const auto colon = http_address.rfind(':');
       try {
-        TestClient client(tcp::endpoint(
-            asio::ip::make_address(http_address.substr(0, colon)),
-            static_cast<std::uint16_t>(std::stoi(http_address.substr(colon + 1)))));
+        TestClient client(
+            tcp::endpoint(asio::ip::make_address(http_address.substr(0, colon)),
+                          static_cast<std::uint16_t>(std::stoi(http_address.substr(colon + 1)))));
         samples = read_metrics(client);
       } catch (const std::exception&) {
         samples.clear();

@@ -97,10 +97,10 @@ class PeerProcess {
     const auto key = run.dir / (name + ".key");
     if (!std::filesystem::exists(key))
       secure::write_key_file(key, secure::KeyPair::generate(), false);
-    std::vector<std::string> argv = {program("loco-peer"),  "--peer.key",         key.string(),
-                                     "--run.id",           run.run_id,           "--run.config",
-                                     run.config,           "--tracker.address",  run.tracker_address,
-                                     "--tracker.public-key", run.tracker_key};
+    std::vector<std::string> argv = {
+        program("loco-peer"), "--peer.key",           key.string(),   "--run.id",
+        run.run_id,           "--run.config",         run.config,     "--tracker.address",
+        run.tracker_address,  "--tracker.public-key", run.tracker_key};
     if (std::find(extra.begin(), extra.end(), "--peer.listen") == extra.end())
       argv.insert(argv.end(), {"--peer.listen", "127.0.0.1:0"});
     argv.insert(argv.end(), extra.begin(), extra.end());

@@ -404,8 +404,8 @@ class TrackerCore {
   std::optional<std::string> custody_off_;  // why custody stopped for this process (size)
   std::deque<CustodyCopy> custody_out_;
 
-  std::deque<PeerKey> probe_queue_;                  // joined, waiting for a probe slot
-  std::map<PeerKey, TimePoint> probing_;             // probes under way, by their deadline
+  std::deque<PeerKey> probe_queue_;       // joined, waiting for a probe slot
+  std::map<PeerKey, TimePoint> probing_;  // probes under way, by their deadline
   // Each key's last probe, kept across its leaving: a peer whose tracker link drops and comes
   // back keeps its measurement. At most kMaxBarred entries.
   struct ProbeRecord {

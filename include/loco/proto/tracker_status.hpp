@@ -19,10 +19,10 @@ struct MemberStatus {
   double joined_s_ago = 0;
   double last_seen_s_ago = 0;
   std::uint64_t state_round = 0;
-  bool in_sync = false;   // holds the run's current state
-  bool in_round = false;  // a member of the running round's group
+  bool in_sync = false;                                  // holds the run's current state
+  bool in_round = false;                                 // a member of the running round's group
   Reachability reachability = Reachability::unmeasured;  // as the tracker's probe found
-  Heartbeat last;         // its last heartbeat's figures
+  Heartbeat last;                                        // its last heartbeat's figures
 };
 
 struct TrackerStatus {

@@ -36,8 +36,8 @@ struct SwarmConfig {
   // Where others reach it ("": the router's mapping if port_mapping got one, else the listen
   // address and port, 127.0.0.1 for any).
   std::string advertise;
-  bool port_mapping = true;  // ask the home router to forward the port (net/router_port.hpp)
-  std::uint64_t upload_bps = 0;      // declared to the tracker
+  bool port_mapping = true;      // ask the home router to forward the port (net/router_port.hpp)
+  std::uint64_t upload_bps = 0;  // declared to the tracker
   std::string credential;
   std::vector<proto::Setting> settings;
   std::string codec = "int8:block=256";
@@ -96,7 +96,7 @@ class SwarmSession {
   std::shared_ptr<net::TrackerLink> link_;
   std::shared_ptr<net::PeerMesh> mesh_;
   std::shared_ptr<net::RouterPort> router_port_;  // null: nothing mapped
-  boost::asio::steady_timer timer_;  // the core's deadline
+  boost::asio::steady_timer timer_;               // the core's deadline
   TimePoint timer_at_ = kNever;
 };
 
