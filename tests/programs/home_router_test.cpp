@@ -1,8 +1,8 @@
 // Volunteers behind home routers (docs/VOLUNTEER.md), with real processes in network namespaces
 // the test makes itself (support/home_network.hpp): the tracker and one peer in a public
-// namespace, one peer at home behind an nftables masquerade that lets nothing in. The tracker's
-// probe finds which one it can reach, the home peer dials the public one and both send on that
-// link, and a DiLoCo run of the two commits every round with one state. Every wait is on a line
+// namespace, peers at home behind nftables masquerades that let nothing in. The tracker's probe
+// finds which one it can reach, a home peer dials the public one and both send on that link, and
+// a DiLoCo run commits every round with one state; two home peers share no round (no relays yet). Every wait is on a line
 // a process prints, with the generous guards of peer_process.hpp. Needs root (CI runs as root): a
 // machine where the namespaces cannot be made fails here, saying why.
 
@@ -21,6 +21,12 @@ using test::PeerProcess;
 
 std::string short_id_of_key_file(const std::filesystem::path& path) {
   return secure::short_id(secure::read_key_file(path, secure::KeyOwner::peer).public_key());
+}
+
+// The state hash of a peer's last line ("peer …: round N, …, state H").
+std::string final_state(const std::string& last_line) {
+  const auto at = last_line.rfind("state ");
+  return at == std::string::npos ? "" : last_line.substr(at + 6);
 }
 
 TEST(HomeRouter, APeerNobodyCanDialTrainsWithAReachableOneOverTheLinkItOpens) {
@@ -75,6 +81,70 @@ TEST(HomeRouter, APeerNobodyCanDialTrainsWithAReachableOneOverTheLinkItOpens) {
             std::string::npos)
       << logs();
   EXPECT_NE(tracker.log().find("not reachable from the internet at " + HomeNetwork::home_host(1)),
+            std::string::npos)
+      << logs();
+}
+
+// Two homes, one of whose routers runs miniupnpd. miniupnpd maps nothing on the test's public
+// addresses (TEST-NET-2 is reserved: it says the gateway is not connected), so this checks that
+// loco-peer finds the router, says why there is no mapping, and goes on unreachable; a mapping
+// that succeeds needs a public address, which a test here must not use. With two unreachable
+// peers every round takes one of them (another each round) and the public one; the other fetches
+// the round's state from the public peer, and the run ends with one state everywhere.
+TEST(HomeRouter, TwoHomePeersShareNoRoundAndEveryoneEndsWithOneState) {
+  HomeNetwork net(2, /*upnp_home=*/2);
+  ASSERT_TRUE(net.up()) << "cannot make the test's network namespaces (root, iproute2, nftables "
+                           "and miniupnpd are needed):\n"
+                        << net.why();
+  constexpr std::uint64_t kRounds = 10;
+  test::TempDir dir;
+  const std::string config = test::write_swarm_config(dir.path(), kRounds);
+  std::vector<std::string> options = test::kSwarmTimers;
+  options.insert(options.end(), {"--run.min-peers", "2"});
+  test::TrackerProcess tracker(dir.path(), "two-homes", options, HomeNetwork::public_host() + ":0",
+                               config, net.in("pub"));
+  ASSERT_TRUE(tracker.started()) << tracker.log();
+  const test::SwarmRun run{.dir = dir.path(),
+                           .run_id = "two-homes",
+                           .config = config,
+                           .tracker_address = tracker.address(),
+                           .tracker_key = tracker.public_key()};
+  PeerProcess open(run, "public", {"--peer.listen", HomeNetwork::public_host() + ":0"},
+                   net.in("pub"));
+  PeerProcess first(run, "home1", {"--peer.listen", HomeNetwork::home_host(1) + ":0"},
+                    net.in("h1"));
+  PeerProcess second(run, "home2", {"--peer.listen", HomeNetwork::home_host(2) + ":0"},
+                     net.in("h2"));
+  const auto logs = [&] {
+    return "--- tracker\n" + tracker.log() + "--- public\n" + open.log() + "--- home1\n" +
+           first.log() + "--- home2\n" + second.log();
+  };
+
+  ASSERT_TRUE(open.wait_round(3)) << logs();
+  const auto metrics = net.metrics_in("pub", tracker.http_address());
+  const auto sample = [&](const std::string& name) {
+    const auto it = metrics.find(name);
+    return it == metrics.end() ? -1.0 : it->second;
+  };
+  EXPECT_EQ(sample("loco_tracker_members_reachable"), 1.0) << logs();
+  EXPECT_EQ(sample("loco_tracker_members_unreachable"), 2.0) << logs();
+  EXPECT_GT(sample("loco_tracker_members_left_out_total"), 0.0) << logs();
+
+  std::vector<std::string> states;
+  for (PeerProcess* p : {&open, &first, &second}) {
+    states.push_back(final_state(p->read_to_end()));
+    EXPECT_EQ(p->process().wait(), 0) << logs();
+    EXPECT_FALSE(p->committed().empty()) << "each took part in rounds\n" << logs();
+  }
+  EXPECT_FALSE(states[0].empty()) << logs();
+  EXPECT_EQ(states[1], states[0]) << logs();
+  EXPECT_EQ(states[2], states[0]) << logs();
+  for (const auto& r : open.rounds()) EXPECT_LE(r.members, 2u) << "round " << r.round;
+  EXPECT_NE(first.log().find("no port mapping on the router: no UPnP router answered"),
+            std::string::npos)
+      << logs();
+  EXPECT_NE(second.log().find("no port mapping on the router: the UPnP gateway found is not "
+                              "connected to the internet"),
             std::string::npos)
       << logs();
 }

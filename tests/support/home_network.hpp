@@ -1,6 +1,6 @@
 #pragma once
 // Home routers in network namespaces for one test (scripts/netns-nat.sh): a public namespace and
-// homes behind nftables masquerades, made when constructed and removed when destroyed. Processes
+// homes behind nftables masquerades (one may run miniupnpd), made when constructed and removed when destroyed. Processes
 // start in a namespace through in(); what the tracker's status page says is read from inside the
 // public namespace (metrics_in). Needs root: up() is false, with the script's output as the
 // reason, where the namespaces cannot be made.
@@ -23,8 +23,11 @@ namespace loco::test {
 
 class HomeNetwork {
  public:
-  explicit HomeNetwork(int homes) : prefix_("ln" + std::to_string(::getpid() % 1'000'000)) {
-    ok_ = run("up " + prefix_ + " " + std::to_string(homes), output_);
+  // `upnp_home` (0: none) is the home whose router also runs miniupnpd.
+  explicit HomeNetwork(int homes, int upnp_home = 0)
+      : prefix_("ln" + std::to_string(::getpid() % 1'000'000)) {
+    ok_ = run("up " + prefix_ + " " + std::to_string(homes) + " " + std::to_string(upnp_home),
+              output_);
   }
   ~HomeNetwork() {
     std::string ignored;
