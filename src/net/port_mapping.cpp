@@ -36,11 +36,15 @@ struct UpnpPortMapping::Router {
 
 UpnpPortMapping::Result UpnpPortMapping::open(std::uint16_t port, const PortMappingConfig& config) {
   int error = 0;
-  const int delay_ms = static_cast<int>(
+  // upnpDiscover asks for kSearchedTypes device and service types one after another, each for up
+  // to its delay: the whole discovery stays within discover_timeout.
+  constexpr int kSearchedTypes = 4;
+  const int total_ms = static_cast<int>(
       std::chrono::duration_cast<std::chrono::milliseconds>(config.discover_timeout).count());
-  UPNPDev* devices = upnpDiscover(delay_ms, nullptr, nullptr, UPNP_LOCAL_PORT_ANY, 0, 2, &error);
+  UPNPDev* devices =
+      upnpDiscover(total_ms / kSearchedTypes, nullptr, nullptr, UPNP_LOCAL_PORT_ANY, 0, 2, &error);
   if (devices == nullptr)
-    return {nullptr, fmt::format("no UPnP router answered within {} ms", delay_ms)};
+    return {nullptr, fmt::format("no UPnP router answered within {} ms", total_ms)};
   auto router = std::make_unique<Router>();
   char lan[64] = {};
   const int found = UPNP_GetValidIGD(devices, &router->urls, &router->data, lan, sizeof lan);

@@ -2,9 +2,9 @@
 // the test makes itself (support/home_network.hpp): the tracker and one peer in a public
 // namespace, peers at home behind nftables masquerades that let nothing in. The tracker's probe
 // finds which one it can reach, a home peer dials the public one and both send on that link, and
-// a DiLoCo run commits every round with one state; two home peers share no round (no relays yet). Every wait is on a line
-// a process prints, with the generous guards of peer_process.hpp. Needs root (CI runs as root): a
-// machine where the namespaces cannot be made fails here, saying why.
+// a DiLoCo run commits every round with one state; two home peers share no round (no relays yet).
+// Every wait is on a line a process prints, with the generous guards of peer_process.hpp. Needs
+// root (CI runs as root): a machine where the namespaces cannot be made fails here, saying why.
 
 #include <gtest/gtest.h>
 
@@ -23,10 +23,10 @@ std::string short_id_of_key_file(const std::filesystem::path& path) {
   return secure::short_id(secure::read_key_file(path, secure::KeyOwner::peer).public_key());
 }
 
-// The state hash of a peer's last line ("peer …: round N, …, state H").
+// The state hash of a peer's last line ("peer …: seconds=… state=H").
 std::string final_state(const std::string& last_line) {
-  const auto at = last_line.rfind("state ");
-  return at == std::string::npos ? "" : last_line.substr(at + 6);
+  const auto at = last_line.rfind("state=");
+  return at == std::string::npos ? "" : last_line.substr(at + 6, last_line.find(' ', at) - at - 6);
 }
 
 TEST(HomeRouter, APeerNobodyCanDialTrainsWithAReachableOneOverTheLinkItOpens) {
@@ -96,7 +96,9 @@ TEST(HomeRouter, TwoHomePeersShareNoRoundAndEveryoneEndsWithOneState) {
   ASSERT_TRUE(net.up()) << "cannot make the test's network namespaces (root, iproute2, nftables "
                            "and miniupnpd are needed):\n"
                         << net.why();
-  constexpr std::uint64_t kRounds = 10;
+  // Rounds of 200 ms at least, so that all three are in the run well before it ends.
+  constexpr std::uint64_t kRounds = 30;
+  const std::vector<std::string> slow = {"--debug.step-delay", "50"};
   test::TempDir dir;
   const std::string config = test::write_swarm_config(dir.path(), kRounds);
   std::vector<std::string> options = test::kSwarmTimers;
@@ -109,18 +111,21 @@ TEST(HomeRouter, TwoHomePeersShareNoRoundAndEveryoneEndsWithOneState) {
                            .config = config,
                            .tracker_address = tracker.address(),
                            .tracker_key = tracker.public_key()};
-  PeerProcess open(run, "public", {"--peer.listen", HomeNetwork::public_host() + ":0"},
-                   net.in("pub"));
-  PeerProcess first(run, "home1", {"--peer.listen", HomeNetwork::home_host(1) + ":0"},
-                    net.in("h1"));
-  PeerProcess second(run, "home2", {"--peer.listen", HomeNetwork::home_host(2) + ":0"},
-                     net.in("h2"));
+  const auto listen = [&](const std::string& host) {
+    std::vector<std::string> o = slow;
+    o.insert(o.end(), {"--peer.listen", host + ":0"});
+    return o;
+  };
+  PeerProcess open(run, "public", listen(HomeNetwork::public_host()), net.in("pub"));
+  PeerProcess first(run, "home1", listen(HomeNetwork::home_host(1)), net.in("h1"));
+  PeerProcess second(run, "home2", listen(HomeNetwork::home_host(2)), net.in("h2"));
   const auto logs = [&] {
     return "--- tracker\n" + tracker.log() + "--- public\n" + open.log() + "--- home1\n" +
            first.log() + "--- home2\n" + second.log();
   };
 
-  ASSERT_TRUE(open.wait_round(3)) << logs();
+  // Once each home peer has taken part in a round, all three are members.
+  ASSERT_TRUE(first.wait_committed() && second.wait_committed()) << logs();
   const auto metrics = net.metrics_in("pub", tracker.http_address());
   const auto sample = [&](const std::string& name) {
     const auto it = metrics.find(name);

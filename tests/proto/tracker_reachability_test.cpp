@@ -169,6 +169,32 @@ TEST(TrackerReachability, AGroupHoldsAtMostOneUnreachableMember) {
   EXPECT_EQ(h.tracker->status(h.now).members_left_out, 1u);
 }
 
+// A newcomer nobody can dial (or not measured yet) is sent only donors it can dial.
+TEST(TrackerReachability, AnUnreachableNewcomerIsSentReachableDonorsOnly) {
+  Harness h;
+  h.start();
+  join_answering(h, 1, Answer::reached);
+  join_answering(h, 2, Answer::refused);
+  h.run_for(std::chrono::seconds(1));
+  h.ready(1);
+  h.ready(2);
+  h.run_for(h.config.join_timeout);
+  h.finish_round();
+  ASSERT_EQ(h.tracker->snapshot().committed_round, 1u);
+  const auto donors_of = [&](std::uint8_t n) {
+    const auto resync = h.last(n, Kind::resync);
+    std::vector<PeerKey> keys;
+    if (resync)
+      for (const Donor& d : resync->resync.donors) keys.push_back(d.key);
+    return keys;
+  };
+  join_answering(h, 3, Answer::refused);  // holds round 0: told to fetch round 1
+  EXPECT_EQ(donors_of(3), std::vector<PeerKey>{key(1).public_key()});
+  // The resync goes out at join, before the probe's answer: not measured yet counts as unreachable.
+  join_answering(h, 4, Answer::reached);
+  EXPECT_EQ(donors_of(4), std::vector<PeerKey>{key(1).public_key()});
+}
+
 TEST(LinkDirection, TheUnreachableEndDials) {
   using R = Reachability;
   EXPECT_EQ(link_direction(R::reachable, R::reachable), LinkDirection::own_links);

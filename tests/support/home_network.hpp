@@ -1,9 +1,9 @@
 #pragma once
 // Home routers in network namespaces for one test (scripts/netns-nat.sh): a public namespace and
-// homes behind nftables masquerades (one may run miniupnpd), made when constructed and removed when destroyed. Processes
-// start in a namespace through in(); what the tracker's status page says is read from inside the
-// public namespace (metrics_in). Needs root: up() is false, with the script's output as the
-// reason, where the namespaces cannot be made.
+// homes behind nftables masquerades (one may run miniupnpd), made when constructed and removed when
+// destroyed. Processes start in a namespace through in(); what the tracker's status page says is
+// read from inside the public namespace (metrics_in). Needs root: up() is false, with the script's
+// output as the reason, where the namespaces cannot be made.
 
 #include <fcntl.h>
 #include <sched.h>
