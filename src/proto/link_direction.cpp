@@ -3,8 +3,8 @@
 namespace loco::proto {
 
 LinkDirection link_direction(Reachability self, Reachability other) {
-  const bool self_open = self == Reachability::reachable;
-  const bool other_open = other == Reachability::reachable;
+  const bool self_open = self != Reachability::unreachable;
+  const bool other_open = other != Reachability::unreachable;
   if (self_open && other_open) return LinkDirection::own_links;
   if (other_open) return LinkDirection::dial;
   if (self_open) return LinkDirection::await;

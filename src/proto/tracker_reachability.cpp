@@ -132,7 +132,7 @@ void TrackerCore::set_reachability(TimePoint now, const PeerKey& peer, Reachabil
 std::vector<PeerKey> TrackerCore::linkable_group(std::vector<PeerKey> group) {
   std::vector<PeerKey> closed;
   for (const PeerKey& k : group)
-    if (members_.at(k).member.reachability != Reachability::reachable) closed.push_back(k);
+    if (members_.at(k).member.reachability == Reachability::unreachable) closed.push_back(k);
   if (closed.size() <= 1) return group;
   // Each round another one takes part, so that none of them is left out for good.
   const PeerKey kept = closed[next_round() % closed.size()];

@@ -86,27 +86,21 @@ void TrackerCore::send_resync(TimePoint now, const PeerKey& peer, std::uint64_t 
   send(peer, Resync{.round = round, .state_hash = hash, .donors = donors});
 }
 
-// The members holding the state, reachable ones first (anyone can connect to them; an unreachable
-// donor serves only a newcomer that is reachable: a newcomer that is not gets none, as it cannot
-// link to one until relays exist), then those that have served fewest resyncs, so that no single
-// donor serves every newcomer; ties go by key, so the choice is reproducible.
+// The reachable members holding the state (a fetch is opened by the fetcher, so a donor nobody
+// can dial serves no one until relays exist: link_direction.hpp) that have served fewest
+// resyncs, so that no single donor serves every newcomer; ties go by key, so the choice is
+// reproducible.
 std::vector<Donor> TrackerCore::pick_donors(const PeerKey& newcomer, std::uint64_t round,
                                             const Digest& hash) {
-  const auto it = members_.find(newcomer);
-  const bool newcomer_open =
-      it != members_.end() && it->second.member.reachability == Reachability::reachable;
   std::vector<MemberRecord*> candidates;
   for (auto& [key, m] : members_)
     if (key != newcomer && m.state_round == round && m.state_hash == hash && !m.resyncing &&
-        (newcomer_open || m.member.reachability == Reachability::reachable))
+        m.member.reachability == Reachability::reachable)
       candidates.push_back(&m);
   const std::size_t n =
       std::min<std::size_t>({candidates.size(), config_.donors_per_resync, kMaxDonors});
   std::partial_sort(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(n),
                     candidates.end(), [](const MemberRecord* a, const MemberRecord* b) {
-                      const bool a_open = a->member.reachability == Reachability::reachable;
-                      const bool b_open = b->member.reachability == Reachability::reachable;
-                      if (a_open != b_open) return a_open;
                       return a->donor_load != b->donor_load ? a->donor_load < b->donor_load
                                                             : a->member.key < b->member.key;
                     });

@@ -169,8 +169,8 @@ TEST(TrackerReachability, AGroupHoldsAtMostOneUnreachableMember) {
   EXPECT_EQ(h.tracker->status(h.now).members_left_out, 1u);
 }
 
-// A newcomer nobody can dial (or not measured yet) is sent only donors it can dial.
-TEST(TrackerReachability, AnUnreachableNewcomerIsSentReachableDonorsOnly) {
+// A fetch is opened by the fetcher: a donor nobody can dial is never named, whoever fetches.
+TEST(TrackerReachability, OnlyReachableMembersAreNamedDonors) {
   Harness h;
   h.start();
   join_answering(h, 1, Answer::reached);
@@ -190,7 +190,6 @@ TEST(TrackerReachability, AnUnreachableNewcomerIsSentReachableDonorsOnly) {
   };
   join_answering(h, 3, Answer::refused);  // holds round 0: told to fetch round 1
   EXPECT_EQ(donors_of(3), std::vector<PeerKey>{key(1).public_key()});
-  // The resync goes out at join, before the probe's answer: not measured yet counts as unreachable.
   join_answering(h, 4, Answer::reached);
   EXPECT_EQ(donors_of(4), std::vector<PeerKey>{key(1).public_key()});
 }
@@ -200,10 +199,13 @@ TEST(LinkDirection, TheUnreachableEndDials) {
   EXPECT_EQ(link_direction(R::reachable, R::reachable), LinkDirection::own_links);
   EXPECT_EQ(link_direction(R::unreachable, R::reachable), LinkDirection::dial);
   EXPECT_EQ(link_direction(R::reachable, R::unreachable), LinkDirection::await);
-  EXPECT_EQ(link_direction(R::unmeasured, R::reachable), LinkDirection::dial)
-      << "not measured yet counts as not reachable";
+  EXPECT_EQ(link_direction(R::unmeasured, R::reachable), LinkDirection::own_links)
+      << "not measured yet counts as reachable, as before the probe existed";
+  EXPECT_EQ(link_direction(R::unreachable, R::unmeasured), LinkDirection::dial);
+  EXPECT_EQ(link_direction(R::unmeasured, R::unreachable), LinkDirection::await);
   EXPECT_EQ(link_direction(R::unreachable, R::unreachable), LinkDirection::unlinkable);
-  EXPECT_TRUE(on_their_link(R::reachable, R::unmeasured));
+  EXPECT_FALSE(on_their_link(R::reachable, R::unmeasured));
+  EXPECT_TRUE(on_their_link(R::reachable, R::unreachable));
   EXPECT_FALSE(on_their_link(R::unreachable, R::reachable));
 }
 

@@ -4,7 +4,9 @@
 // simulator's sim::PeerNode (docs/PROTOCOL.md, "Who dials").
 //
 // Two reachable members: each sends on the link it opened and receives on the other's (as before
-// reachability was measured: nobody has to agree who dials). A reachable and an unreachable one:
+// reachability was measured: nobody has to agree who dials). A member not measured yet (the first
+// seconds after its join) counts as reachable, as every member did before: at worst a link to it
+// fails once and the round's retry follows the measurement. A reachable and an unreachable one:
 // the unreachable member dials (its router lets it out, not in) and both send on that one link;
 // it opens the link when a round's group lists them both (link_open), since the reachable member
 // cannot ask for it. Two unreachable members cannot link until relays exist: the tracker puts at

@@ -323,7 +323,7 @@ class TrackerCore {
   void probe_found(TimePoint now, const PeerKey& peer, Reachability reach, const std::string& why);
   void set_reachability(TimePoint now, const PeerKey& peer, Reachability reach,
                         const std::string& why);
-  // The group less all but one of its members that are not reachable (rotating by round); the
+  // The group less all but one of its members measured unreachable (rotating by round); the
   // others are left out of the round (told, not waited for) until relays exist.
   std::vector<PeerKey> linkable_group(std::vector<PeerKey> group);
 

@@ -95,7 +95,8 @@ struct Leave {
 
 // Whether the other members can connect to a member, as the tracker measured it at join by
 // dialling the member's address back (docs/TRACKER.md, "Reachability"): the peer's own claim
-// counts for nothing. Not measured yet: treated as not reachable (link_direction.hpp).
+// counts for nothing. Not measured yet (the probe is under way): treated as reachable until it ends
+// (link_direction.hpp), as every member was before the probe existed.
 enum class Reachability : std::uint8_t { unmeasured = 0, reachable = 1, unreachable = 2 };
 std::string_view reachability_name(Reachability r);
 
