@@ -129,7 +129,8 @@ void TrackerCore::remove_member(TimePoint now, const PeerKey& peer, TrackerEvent
   const auto it = members_.find(peer);
   if (it == members_.end()) return;
   silence_deadlines_.erase({it->second.last_seen + config_.eviction_timeout, peer});
-  probing_.erase(peer);  // a late result is ignored; a queued probe is skipped
+  probing_.erase(peer);            // a late result is ignored
+  std::erase(probe_queue_, peer);  // the queue holds members only: at most shard_count
   shard_taken_[it->second.member.shard] = false;
   members_.erase(it);
   ready_.erase(peer);

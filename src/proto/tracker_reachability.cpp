@@ -51,16 +51,15 @@ void TrackerCore::start_probes(TimePoint now) {
   while (probing_.size() < config_.max_probes && !probe_queue_.empty()) {
     const PeerKey peer = probe_queue_.front();
     probe_queue_.pop_front();
-    const auto it = members_.find(peer);
-    if (it == members_.end()) continue;  // left before its turn
+    const std::string& address = members_.at(peer).member.address;  // leavers are taken out
     if (probed_.size() >= kMaxBarred)
       std::erase_if(probed_, [&](const auto& entry) {
         return entry.second.at + config_.probe_interval <= now;
       });
     if (probed_.size() >= kMaxBarred) probed_.erase(probed_.begin());
-    probed_[peer] = ProbeRecord{.at = now, .address = it->second.member.address, .found = {}};
+    probed_[peer] = ProbeRecord{.at = now, .address = address, .found = {}};
     probing_[peer] = now + config_.probe_timeout;
-    probes_out_.push_back(Probe{.peer = peer, .address = it->second.member.address});
+    probes_out_.push_back(Probe{.peer = peer, .address = address});
   }
 }
 
