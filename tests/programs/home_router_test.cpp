@@ -29,6 +29,22 @@ std::string final_state(const std::string& last_line) {
   return at == std::string::npos ? "" : last_line.substr(at + 6, last_line.find(' ', at) - at - 6);
 }
 
+// A sample of `metrics`, or -1 when it is not there.
+double sample_of(const std::map<std::string, double>& metrics, const std::string& name) {
+  const auto it = metrics.find(name);
+  return it == metrics.end() ? -1.0 : it->second;
+}
+
+// What every peer of run `run_id` is given, with the tracker in the public namespace.
+test::SwarmRun swarm_run(const test::TempDir& dir, const std::string& run_id,
+                         const std::string& config, const test::TrackerProcess& tracker) {
+  return test::SwarmRun{.dir = dir.path(),
+                        .run_id = run_id,
+                        .config = config,
+                        .tracker_address = tracker.address(),
+                        .tracker_key = tracker.public_key()};
+}
+
 TEST(HomeRouter, APeerNobodyCanDialTrainsWithAReachableOneOverTheLinkItOpens) {
   HomeNetwork net(1);
   ASSERT_TRUE(net.up()) << "cannot make the test's network namespaces (root, iproute2 and "
@@ -42,11 +58,7 @@ TEST(HomeRouter, APeerNobodyCanDialTrainsWithAReachableOneOverTheLinkItOpens) {
   test::TrackerProcess tracker(dir.path(), "home-router", options,
                                HomeNetwork::public_host() + ":0", config, net.in("pub"));
   ASSERT_TRUE(tracker.started()) << tracker.log();
-  const test::SwarmRun run{.dir = dir.path(),
-                           .run_id = "home-router",
-                           .config = config,
-                           .tracker_address = tracker.address(),
-                           .tracker_key = tracker.public_key()};
+  const test::SwarmRun run = swarm_run(dir, "home-router", config, tracker);
   PeerProcess open(run, "public", {"--peer.listen", HomeNetwork::public_host() + ":0"},
                    net.in("pub"));
   PeerProcess home(run, "home", {"--peer.listen", HomeNetwork::home_host(1) + ":0"}, net.in("h1"));
@@ -58,10 +70,7 @@ TEST(HomeRouter, APeerNobodyCanDialTrainsWithAReachableOneOverTheLinkItOpens) {
   // Mid-run, the tracker's status says who is reachable.
   ASSERT_TRUE(open.wait_round(2) && home.wait_round(2)) << logs();
   const auto metrics = net.metrics_in("pub", tracker.http_address());
-  const auto sample = [&](const std::string& name) {
-    const auto it = metrics.find(name);
-    return it == metrics.end() ? -1.0 : it->second;
-  };
+  const auto sample = [&](const std::string& name) { return sample_of(metrics, name); };
   EXPECT_EQ(sample("loco_tracker_members_reachable"), 1.0) << logs();
   EXPECT_EQ(sample("loco_tracker_members_unreachable"), 1.0) << logs();
   const std::string open_id = short_id_of_key_file(dir.path() / "public.key");
@@ -106,11 +115,7 @@ TEST(HomeRouter, TwoHomePeersShareNoRoundAndEveryoneEndsWithOneState) {
   test::TrackerProcess tracker(dir.path(), "two-homes", options, HomeNetwork::public_host() + ":0",
                                config, net.in("pub"));
   ASSERT_TRUE(tracker.started()) << tracker.log();
-  const test::SwarmRun run{.dir = dir.path(),
-                           .run_id = "two-homes",
-                           .config = config,
-                           .tracker_address = tracker.address(),
-                           .tracker_key = tracker.public_key()};
+  const test::SwarmRun run = swarm_run(dir, "two-homes", config, tracker);
   const auto listen = [&](const std::string& host) {
     std::vector<std::string> o = slow;
     o.insert(o.end(), {"--peer.listen", host + ":0"});
@@ -127,10 +132,7 @@ TEST(HomeRouter, TwoHomePeersShareNoRoundAndEveryoneEndsWithOneState) {
   // Once each home peer has taken part in a round, all three are members.
   ASSERT_TRUE(first.wait_committed() && second.wait_committed()) << logs();
   const auto metrics = net.metrics_in("pub", tracker.http_address());
-  const auto sample = [&](const std::string& name) {
-    const auto it = metrics.find(name);
-    return it == metrics.end() ? -1.0 : it->second;
-  };
+  const auto sample = [&](const std::string& name) { return sample_of(metrics, name); };
   EXPECT_EQ(sample("loco_tracker_members_reachable"), 1.0) << logs();
   EXPECT_EQ(sample("loco_tracker_members_unreachable"), 2.0) << logs();
   EXPECT_GT(sample("loco_tracker_members_left_out_total"), 0.0) << logs();
