@@ -70,7 +70,9 @@ class Group {
                                              },
                                          .peer_label = {}},
               .bundle = net::BundleConfig{.streams = 1, .unit_bytes = 256 << 10},
-              .link = net::LinkShaper::create(link, from_steady(Clock::now()))},
+              .link = net::LinkShaper::create(link, from_steady(Clock::now())),
+              .limits = net::ListenerLimits::peer_defaults(),
+              .prober = {}},
           net::PeerMeshHandlers{.on_message =
                                     [self](const secure::PublicKey& from, proto::MessageType,
                                            std::span<const std::byte> body) {

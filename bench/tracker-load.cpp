@@ -109,6 +109,8 @@ double core_events_per_s(std::size_t peers) {
   const auto drain = [&] {
     while (core.poll_event()) {
     }
+    while (auto probe = core.poll_probe())
+      core.on_probe_result(now, probe->peer, probe->address, true);
     while (auto t = core.poll_transmit()) {
       ++transmits;
       bytes += t->body->size();

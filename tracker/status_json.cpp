@@ -86,6 +86,7 @@ void write_member(std::string& out, const proto::MemberStatus& m) {
   o.number("state_round", m.state_round);
   o.boolean("in_sync", m.in_sync);
   o.boolean("in_round", m.in_round);
+  o.text("reachability", proto::reachability_name(m.reachability));
   write_heartbeat(o.nested("last_heartbeat"), m.last);
   o.close();
 }
@@ -139,6 +140,11 @@ std::string render_status_json(const proto::TrackerStatus& s) {
   o.number("peers_refused", s.peers_refused);
   o.number("peers_evicted", s.peers_evicted);
   o.number("misbehaviours", s.misbehaviours);
+  o.number("members_reachable", s.members_reachable);
+  o.number("members_unreachable", s.members_unreachable);
+  o.number("probes_reached", s.probes_reached);
+  o.number("probes_unreached", s.probes_unreached);
+  o.number("members_left_out", s.members_left_out);
   o.number("bytes_sent", s.bytes_sent);
   o.number("bytes_received", s.bytes_received);
   o.real("tokens_per_s", s.tokens_per_s);

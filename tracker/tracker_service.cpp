@@ -33,6 +33,14 @@ TrackerService::TrackerService(boost::asio::io_context& io,
                                std::unique_ptr<CustodyStore> custody, BufferCaps caps)
     : io_(io),
       core_(std::move(core)),
+      probes_(io, listener.setup, core_->config().probe_timeout,
+              [this](const proto::Probe& probe, bool reached, const std::string& why) {
+                spdlog::debug("reachability probe of peer {} at {}: {}",
+                              secure::short_id(probe.peer), probe.address, why);
+                if (stopping_) return;
+                core_->on_probe_result(steady_now(), probe.peer, probe.address, reached);
+                drive();
+              }),
       timer_(io),
       trim_timer_(io),
       join_timer_(io),
@@ -74,6 +82,7 @@ void TrackerService::stop(std::function<void()> on_idle) {
   stopping_ = true;
   on_idle_ = std::move(on_idle);
   listener_->stop();
+  probes_.stop();
   timer_.cancel();
   trim_timer_.cancel();
   join_timer_.cancel();
@@ -239,6 +248,7 @@ void TrackerService::drive() {
   std::vector<proto::PeerKey> to_close;
   // First: a copy handed back to the core may make it say more (the run's final state is kept).
   while (auto copy = core_->poll_custody()) keep_custody(std::move(*copy));
+  while (auto probe = core_->poll_probe()) probes_.start(*probe);
   while (auto event = core_->poll_event()) {
     if (event->kind == proto::TrackerEvent::Kind::state_changed) save();
     if (event->disconnect && event->peer) to_close.push_back(*event->peer);

@@ -18,6 +18,8 @@
 // header); once its peer has joined, `caps.member`. Memory freed by closed connections is handed
 // back to the system (malloc_trim) at most once per kTrimInterval: glibc keeps freed heap memory
 // otherwise, and a flood of connections that came and went would leave the RSS at its peak.
+// Reachability: each probe the core asks for is dialled (reachability_probes.hpp) and its outcome
+// handed back to the core.
 // Threads: everything on the io_context's thread.
 
 #include <boost/asio/io_context.hpp>
@@ -35,6 +37,7 @@
 #include "loco/net/message_assembler.hpp"
 #include "loco/proto/tracker_core.hpp"
 #include "log_tally.hpp"
+#include "reachability_probes.hpp"
 
 namespace loco::tracker {
 
@@ -90,6 +93,7 @@ class TrackerService {
 
   boost::asio::io_context& io_;
   std::unique_ptr<proto::TrackerCore> core_;
+  ReachabilityProbes probes_;
   std::shared_ptr<net::BundleListener> listener_;
   boost::asio::steady_timer timer_;
   boost::asio::steady_timer trim_timer_;

@@ -15,6 +15,9 @@ void add_peer_options(CLI::App& app, PeerOptions& o) {
   add("--peer.listen", o.listen, "Where the other peers connect to this one (host:port; 0: any)");
   add("--peer.advertise", o.advertise,
       "How the other peers reach this one, if not the listen address (host:port)");
+  add("--peer.port-mapping", o.port_mapping,
+      "Ask the home router to forward the listening port (UPnP-IGD), unless --peer.advertise is "
+      "given; renewed while the peer runs, removed when it stops");
   add("--peer.upload", o.upload, "This peer's upload bandwidth, declared to the tracker");
   add_path("--peer.checkpoint", o.checkpoint, "This peer's checkpoint: resumed from, written to");
   add("--peer.checkpoint-rounds", o.checkpoint_rounds, "Rounds between checkpoints");

@@ -42,6 +42,7 @@ swarm::SwarmConfig swarm_config(const PeerOptions& o, const train::TrainConfig& 
   s.tracker_address = o.tracker_address;
   s.listen = o.listen;
   s.advertise = o.advertise;
+  s.port_mapping = o.port_mapping;
   s.upload_bps = net::parse_bandwidth(o.upload, "--peer.upload");
   s.credential = o.join_token;
   s.settings = train::run_settings(config);

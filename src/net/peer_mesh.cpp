@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "loco/net/host_port.hpp"
+#include "loco/proto/link_direction.hpp"
 
 namespace loco::net {
 namespace {
@@ -77,14 +78,7 @@ BundleHandlers PeerMesh::inbound_handlers(const std::shared_ptr<StreamBundle>& b
           [self, weak] {
             auto mesh = self.lock();
             auto b = weak.lock();
-            if (!mesh || !b) return;
-            if (auto old = mesh->inbound_.find(b->peer_identity()); old != mesh->inbound_.end())
-              old->second.bundle->close();  // the member reconnected
-            mesh->inbound_.insert_or_assign(
-                b->peer_identity(),
-                Inbound{.bundle = b,
-                        .assembler = MessageAssembler(peer_message_limit,
-                                                      mesh->config_.limits.max_buffered_bytes)});
+            if (mesh && b) mesh->on_inbound_ready(b);
           },
       .on_chunk =
           [self, weak](const BundleChunk& piece) {
@@ -93,18 +87,13 @@ BundleHandlers PeerMesh::inbound_handlers(const std::shared_ptr<StreamBundle>& b
             if (!mesh || !b) return;
             const auto it = mesh->inbound_.find(b->peer_identity());
             if (it == mesh->inbound_.end() || it->second.bundle != b) return;
-            mesh->bytes_received_ += piece.data.size();
-            // Throws for a message over its limit: the bundle fails with that error.
-            auto whole = it->second.assembler.add(piece);
-            if (whole && whole->type != static_cast<std::uint16_t>(proto::MessageType::keepalive))
-              mesh->handlers_.on_message(
-                  b->peer_identity(), static_cast<proto::MessageType>(whole->type), whole->bytes);
+            mesh->on_piece(b->peer_identity(), it->second.assembler, piece);
           },
       .on_closed =
           [self, weak](const Error* error) {
             auto mesh = self.lock();
             auto b = weak.lock();
-            if (!mesh || !b || !b->ready()) return;
+            if (!mesh || !b || mesh->probes_.erase(b) > 0 || !b->ready()) return;
             const auto it = mesh->inbound_.find(b->peer_identity());
             if (it == mesh->inbound_.end() || it->second.bundle != b) return;
             mesh->inbound_.erase(it);
@@ -113,9 +102,60 @@ BundleHandlers PeerMesh::inbound_handlers(const std::shared_ptr<StreamBundle>& b
   };
 }
 
+void PeerMesh::on_inbound_ready(const std::shared_ptr<StreamBundle>& b) {
+  const secure::PublicKey peer = b->peer_identity();
+  if (config_.prober && peer == *config_.prober) {
+    spdlog::debug("the tracker's reachability probe reached this peer at its address");
+    probes_.insert(b);
+    b->close();
+    return;
+  }
+  if (auto old = inbound_.find(peer); old != inbound_.end())
+    old->second.bundle->close();  // the member reconnected
+  inbound_.insert_or_assign(
+      peer, Inbound{.bundle = b,
+                    .assembler =
+                        MessageAssembler(peer_message_limit, config_.limits.max_buffered_bytes)});
+  // What waited for this member to dial goes out now, in order.
+  if (auto waiting = awaiting_.extract(peer))
+    for (Queued& message : waiting.mapped()) send_on_their_link(peer, std::move(message));
+}
+
+void PeerMesh::on_piece(const secure::PublicKey& peer, MessageAssembler& assembler,
+                        const BundleChunk& piece) {
+  bytes_received_ += piece.data.size();
+  // Throws for a message over its limit: the bundle fails with that error.
+  auto whole = assembler.add(piece);
+  if (whole && whole->type != static_cast<std::uint16_t>(proto::MessageType::keepalive))
+    handlers_.on_message(peer, static_cast<proto::MessageType>(whole->type), whole->bytes);
+}
+
+void PeerMesh::send_on_their_link(const secure::PublicKey& peer, Queued message) {
+  const auto in = inbound_.find(peer);
+  if (in == inbound_.end() || !in->second.bundle->ready()) {
+    auto& waiting = awaiting_[peer];
+    if (waiting.size() >= proto::kMaxAwaitingMessages) {
+      awaiting_.erase(peer);
+      lost(peer, fmt::format("it did not connect to this peer ({} messages waited for it)",
+                             proto::kMaxAwaitingMessages));
+      return;
+    }
+    waiting.push_back(std::move(message));
+    return;
+  }
+  auto [type, body] = std::move(message);
+  bytes_sent_ += body->size();
+  in->second.bundle->send(static_cast<std::uint16_t>(type), *body, [body] {});
+}
+
 bool PeerMesh::send(const secure::PublicKey& peer, const std::string& address,
-                    proto::MessageType type, std::vector<std::byte> body) {
+                    proto::MessageType type, std::vector<std::byte> body, bool their_link) {
   if (stopped_) return false;
+  if (their_link) {
+    send_on_their_link(peer,
+                       Queued(type, std::make_shared<std::vector<std::byte>>(std::move(body))));
+    return true;
+  }
   auto it = outbound_.find(peer);
   if (it == outbound_.end()) {
     boost::asio::ip::tcp::endpoint endpoint;
@@ -149,7 +189,14 @@ void PeerMesh::connect(const secure::PublicKey& peer,
                 if (auto it = mesh->outbound_.find(peer); it != mesh->outbound_.end())
                   mesh->flush(it->second);
               },
-          .on_chunk = [](const BundleChunk&) {},  // keepalives: the other side sends on its own
+          .on_chunk =
+              [self, peer](const BundleChunk& piece) {
+                auto mesh = self.lock();
+                if (!mesh) return;
+                // What a reachable member sends back on the bundle this peer dialled.
+                if (auto it = mesh->outbound_.find(peer); it != mesh->outbound_.end())
+                  mesh->on_piece(peer, it->second.assembler, piece);
+              },
           .on_closed =
               [self, peer](const Error* error) {
                 auto mesh = self.lock();
@@ -160,7 +207,11 @@ void PeerMesh::connect(const secure::PublicKey& peer,
               },
       },
       config_.link);
-  outbound_[peer] = Outbound{.bundle = std::move(bundle), .waiting = {}};
+  outbound_.insert_or_assign(
+      peer,
+      Outbound{.bundle = std::move(bundle),
+               .assembler = MessageAssembler(peer_message_limit, config_.limits.max_buffered_bytes),
+               .waiting = {}});
 }
 
 void PeerMesh::flush(Outbound& out) {
@@ -183,6 +234,7 @@ void PeerMesh::drop(const secure::PublicKey& peer) {
   // Dropping the bundles closes their sockets at once, without callbacks.
   outbound_.erase(peer);
   inbound_.erase(peer);
+  awaiting_.erase(peer);
   close_inbound_once_outbound_closed();
 }
 

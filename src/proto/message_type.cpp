@@ -33,7 +33,7 @@ constexpr std::array kMessages = {
     MessageInfo{MessageType::view_request, 1, "view request", 1 * kKiB, Route::peer_to_tracker},
     MessageInfo{MessageType::join_reply, 2, "join reply", 16 * kKiB, Route::tracker_to_peer},
     MessageInfo{MessageType::heartbeat_ack, 1, "heartbeat ack", 1 * kKiB, Route::tracker_to_peer},
-    MessageInfo{MessageType::view, 1, "membership view", 2 * kMiB, Route::tracker_to_peer},
+    MessageInfo{MessageType::view, 2, "membership view", 2 * kMiB, Route::tracker_to_peer},
     MessageInfo{MessageType::group, 3, "round group", 1 * kMiB, Route::tracker_to_peer},
     MessageInfo{MessageType::commit, 1, "commit", 1 * kKiB, Route::tracker_to_peer},
     MessageInfo{MessageType::abort_round, 1, "round abort", 4 * kKiB, Route::tracker_to_peer},
@@ -41,7 +41,7 @@ constexpr std::array kMessages = {
     MessageInfo{MessageType::state_to_peer, 1, "state relay from the tracker", kMiB + 2 * kKiB,
                 Route::tracker_to_peer},
     // At most every member removed and every member added: twice a full view.
-    MessageInfo{MessageType::view_delta, 1, "membership view delta", 4 * kMiB,
+    MessageInfo{MessageType::view_delta, 2, "membership view delta", 4 * kMiB,
                 Route::tracker_to_peer},
     MessageInfo{MessageType::run_ended, 1, "run ended", 1 * kKiB, Route::tracker_to_peer},
     // A chunk of a ring all-reduce: at most kMaxRingChunkValues values through any codec.
@@ -57,6 +57,7 @@ constexpr std::array kMessages = {
     MessageInfo{MessageType::state_chunk, 1, "state chunk", kMiB + kKiB, Route::peer_to_peer},
     // Nothing but the version byte.
     MessageInfo{MessageType::keepalive, 1, "keepalive", 16, Route::peer_to_peer},
+    MessageInfo{MessageType::link_open, 1, "link open", 16, Route::peer_to_peer},
 };
 
 }  // namespace

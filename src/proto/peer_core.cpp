@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "loco/core/error.hpp"
+#include "loco/proto/link_direction.hpp"
 #include "loco/proto/state_relay.hpp"
 #include "loco/proto/token_weights.hpp"
 
@@ -98,6 +99,7 @@ void PeerCore::on_client_event(TimePoint now, const ClientEvent& e) {
       }
       return;
     case Kind::view:
+      note_own_reachability();
       if (gossip()) gossip_view_changed();
       return;
     case Kind::tracker_lost:
@@ -167,6 +169,7 @@ void PeerCore::start_collective(const Group& group) {
   tokens_ = group.tokens;
   const std::vector<float> weights = contribution_weights(group.tokens);
   share_ = weights.empty() ? 0.0 : weights[self] / static_cast<double>(weights.size());
+  open_links(group.members);
   PeerEvent& started = emit(PeerEvent::Kind::collective_started);
   started.round = group.round;
   started.attempt = group.attempt;
@@ -342,6 +345,9 @@ void PeerCore::on_peer_message(TimePoint now, const PeerKey& from, MessageType t
         pump_fetch(now);
       }
       return;
+    case MessageType::link_open:
+      (void)open_message(body, type);  // the link is what it was for
+      return;
     default:
       throw Error(ErrorCategory::protocol, fmt::format("a {} between peers", info(type).name));
   }
@@ -458,7 +464,45 @@ void PeerCore::send(const PeerKey& to, MessageType type, std::vector<std::byte> 
     return;
   }
   transmits_.push_back(
-      Send{.to = to, .address = address_of(to), .type = type, .body = std::move(body)});
+      Send{.to = to,
+           .address = address_of(to),
+           .their_link = on_their_link(reachability_of(config_.self), reachability_of(to)),
+           .type = type,
+           .body = std::move(body)});
+}
+
+Reachability PeerCore::reachability_of(const PeerKey& peer) const {
+  const Member* m = client_.member(peer);
+  return m != nullptr ? m->reachability : Reachability::unmeasured;
+}
+
+void PeerCore::open_links(const std::vector<PeerKey>& members) {
+  const Reachability self = reachability_of(config_.self);
+  for (const PeerKey& m : members)
+    if (m != config_.self && link_direction(self, reachability_of(m)) == LinkDirection::dial)
+      send(m, MessageType::link_open, start_message(MessageType::link_open).finish());
+}
+
+void PeerCore::note_own_reachability() {
+  const Member* self = client_.member(config_.self);
+  if (self == nullptr || self->reachability == reach_noted_ ||
+      self->reachability == Reachability::unmeasured)
+    return;
+  reach_noted_ = self->reachability;
+  if (reach_noted_ == Reachability::reachable) {
+    note(fmt::format("the tracker reached this peer at {}: reachable from the internet, other "
+                     "peers connect to it",
+                     self->address),
+         false);
+  } else {
+    note(fmt::format("not reachable from the internet at {} (the tracker could not connect to "
+                     "it): this peer connects to the reachable members itself and they answer on "
+                     "that link; until relays exist it shares no round with another unreachable "
+                     "peer. To be reachable, turn on UPnP on the router, or forward this port "
+                     "and set --peer.advertise",
+                     self->address),
+         true);
+  }
 }
 
 std::string PeerCore::address_of(const PeerKey& peer) const {

@@ -147,6 +147,7 @@ void TrackerCore::on_timer(TimePoint now) {
   if (pending_retry_ && now >= pending_retry_->deadline) settle_accusation(now);
   reconcile(now);
   custody_timer(now);
+  probe_timer(now);
   try_form(now);
   if (view_dirty_ && now >= view_sent_at_ + config_.view_interval) flush_view(now);
 }
@@ -165,6 +166,7 @@ TimePoint TrackerCore::poll_timeout() const {
   if (!config_.gossip && !members_.empty() && !state_available() && !attempt_ && !pending_retry_)
     next = std::min(next, reconcile_after_);
   next = std::min(next, custody_deadline());
+  next = std::min(next, probe_deadline());
   // Nobody ready: no group forms and nobody is let go (and the quorum's input costs O(members)).
   if (!attempt_ && !pending_retry_ && !ready_.empty()) {
     const QuorumInput in = quorum_input();
@@ -255,7 +257,10 @@ TrackerStatus TrackerCore::status(TimePoint now) const {
                                      .state_round = m.state_round,
                                      .in_sync = in_sync(m),
                                      .in_round = in_attempt(key),
+                                     .reachability = m.member.reachability,
                                      .last = m.stats});
+    if (m.member.reachability == Reachability::reachable) ++s.members_reachable;
+    if (m.member.reachability == Reachability::unreachable) ++s.members_unreachable;
     s.bytes_sent += m.stats.bytes_sent;
     s.bytes_received += m.stats.bytes_received;
     s.tokens_per_s += m.stats.tokens_per_s;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "loco/proto/admission.hpp"
 #include "loco/proto/tracker_core.hpp"
@@ -37,7 +38,7 @@ void TrackerCore::handle_join(TimePoint now, const PeerKey& from, const JoinRequ
   m.member.key = from;
   if (const auto network = networks_.find(from); network != networks_.end())
     m.network = network->second;
-  m.member.address = request.listen_address;
+  const std::string previous_address = std::exchange(m.member.address, request.listen_address);
   m.member.upload_bps = request.upload_bps;
   m.state_round = request.state_round;
   m.state_hash = request.state_hash;
@@ -66,6 +67,7 @@ void TrackerCore::handle_join(TimePoint now, const PeerKey& from, const JoinRequ
         fmt::format("{} at {} (shard {}, state of round {})", rejoin ? "joined again" : "joined",
                     request.listen_address, m.member.shard, request.state_round));
   membership_changed(now);
+  measure_reachability(now, from, rejoin, previous_address);
   // The newcomer gets the full view with the next broadcast: at once (on_message's on_timer)
   // unless one went out less than view_interval ago, so a burst of joins costs one full view,
   // not one per join.
@@ -127,6 +129,8 @@ void TrackerCore::remove_member(TimePoint now, const PeerKey& peer, TrackerEvent
   const auto it = members_.find(peer);
   if (it == members_.end()) return;
   silence_deadlines_.erase({it->second.last_seen + config_.eviction_timeout, peer});
+  probing_.erase(peer);            // a late result is ignored
+  std::erase(probe_queue_, peer);  // the queue holds members only: at most shard_count
   shard_taken_[it->second.member.shard] = false;
   members_.erase(it);
   ready_.erase(peer);

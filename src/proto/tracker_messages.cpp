@@ -13,8 +13,8 @@ namespace loco::proto {
 namespace {
 
 constexpr std::size_t kKeyBytes = 32;
-// key, empty address, shard, bps, first round
-constexpr std::size_t kMinMemberBytes = kKeyBytes + 4 + 4 + 8 + 8;
+// key, empty address, shard, bps, first round, reachability
+constexpr std::size_t kMinMemberBytes = kKeyBytes + 4 + 4 + 8 + 8 + 1;
 constexpr std::size_t kMinDonorBytes = kKeyBytes + 4;
 
 void key(ByteWriter& w, const secure::PublicKey& k) {
@@ -37,6 +37,7 @@ void member(ByteWriter& w, const Member& m) {
   w.u32(m.shard);
   w.u64(m.upload_bps);
   w.u64(m.first_round);
+  w.u8(static_cast<std::uint8_t>(m.reachability));
 }
 Member member(ByteReader& r) {
   Member m;
@@ -45,6 +46,10 @@ Member member(ByteReader& r) {
   m.shard = r.u32();
   m.upload_bps = r.u64();
   m.first_round = r.u64();
+  const std::uint8_t reach = r.u8();
+  if (reach > static_cast<std::uint8_t>(Reachability::unreachable))
+    r.fail(fmt::format("unknown reachability {}", reach));
+  m.reachability = static_cast<Reachability>(reach);
   return m;
 }
 
@@ -91,10 +96,19 @@ std::vector<std::byte> signed_bytes(std::string_view label, std::span<const std:
   return w.finish();
 }
 
-constexpr std::string_view kViewLabel = "loco view v2";
-constexpr std::string_view kViewDeltaLabel = "loco view delta v2";
+constexpr std::string_view kViewLabel = "loco view v3";
+constexpr std::string_view kViewDeltaLabel = "loco view delta v3";
 
 }  // namespace
+
+std::string_view reachability_name(Reachability r) {
+  switch (r) {
+    case Reachability::reachable: return "reachable";
+    case Reachability::unreachable: return "unreachable";
+    case Reachability::unmeasured: break;
+  }
+  return "not measured yet";
+}
 
 std::vector<std::byte> encode(const JoinRequest& m) {
   LOCO_ASSERT(m.settings.size() <= kMaxSettings, "too many settings to encode");

@@ -130,7 +130,7 @@ void TrackerCore::try_form(TimePoint now) {
     }
     if (!screened.refused.empty()) continue;
     median_norm_ = screened.median_norm;
-    start_attempt(now, ring_order(screened.group, ready_), /*formed=*/true);
+    start_attempt(now, ring_order(linkable_group(screened.group), ready_), /*formed=*/true);
   }
   if (!pending_retry_) release_if_too_few(now);
 }

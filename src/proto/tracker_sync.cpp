@@ -86,13 +86,16 @@ void TrackerCore::send_resync(TimePoint now, const PeerKey& peer, std::uint64_t 
   send(peer, Resync{.round = round, .state_hash = hash, .donors = donors});
 }
 
-// The members holding the state that have served fewest resyncs, so that no single donor serves
-// every newcomer; ties go by key, so the choice is reproducible.
+// The reachable members holding the state (a fetch is opened by the fetcher, so a donor nobody
+// can dial serves no one until relays exist: link_direction.hpp) that have served fewest
+// resyncs, so that no single donor serves every newcomer; ties go by key, so the choice is
+// reproducible.
 std::vector<Donor> TrackerCore::pick_donors(const PeerKey& newcomer, std::uint64_t round,
                                             const Digest& hash) {
   std::vector<MemberRecord*> candidates;
   for (auto& [key, m] : members_)
-    if (key != newcomer && m.state_round == round && m.state_hash == hash && !m.resyncing)
+    if (key != newcomer && m.state_round == round && m.state_hash == hash && !m.resyncing &&
+        m.member.reachability == Reachability::reachable)
       candidates.push_back(&m);
   const std::size_t n =
       std::min<std::size_t>({candidates.size(), config_.donors_per_resync, kMaxDonors});

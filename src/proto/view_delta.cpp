@@ -14,6 +14,7 @@ std::array<std::uint64_t, 4> member_lanes(const Member& m) {
   h.update_u64(m.shard);
   h.update_u64(m.upload_bps);
   h.update_u64(m.first_round);
+  h.update_u64(static_cast<std::uint64_t>(m.reachability));
   const Digest d = h.finish();
   std::array<std::uint64_t, 4> lanes{};
   std::memcpy(lanes.data(), d.data(), d.size());

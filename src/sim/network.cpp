@@ -104,7 +104,7 @@ std::shared_ptr<Network::Connection> Network::open_connection(NodeId from, NodeI
   connections_[key(from, to)] = c;
 
   const Duration round_trip = settings(from).latency + settings(to).latency;
-  if (!hosts_[to].reachable || !reach_.connected(from, to)) {
+  if (!hosts_[to].reachable || !reach_.connected(from, to) || !reach_.accepts_connections(to)) {
     loop_.after(config_.connect_timeout, [this, c] {
       if (c->gone) return;
       retire(c);

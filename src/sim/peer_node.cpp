@@ -5,6 +5,7 @@
 
 #include "loco/core/error.hpp"
 #include "loco/core/rng.hpp"
+#include "loco/proto/link_direction.hpp"
 #include "loco/proto/message_type.hpp"
 #include "loco/proto/state_relay.hpp"
 
@@ -118,7 +119,13 @@ void PeerNode::tracker_lost() {
 }
 
 void PeerNode::on_open(NodeId peer) {
-  if (peer != world_.tracker) return;
+  if (peer != world_.tracker) {
+    if (auto waiting = awaiting_.extract(peer)) {
+      for (proto::PeerCore::Send& t : waiting.mapped())
+        world_.network->send(node_, peer, static_cast<std::uint16_t>(t.type), std::move(t.body));
+    }
+    return;
+  }
   tracker_open_ = true;
   backoff_.reset();
   core_->client().on_connected(world_.loop->now());
@@ -129,6 +136,7 @@ void PeerNode::on_close(NodeId peer, const std::string& why) {
   if (peer == world_.tracker) {
     tracker_lost();
   } else {
+    awaiting_.erase(peer);
     core_->on_peer_lost(world_.loop->now(), world_.directory->key(peer), why);
   }
   drive();
@@ -175,9 +183,7 @@ void PeerNode::drive() {
     }
   }
   while (auto e = core_->poll_event()) on_core_event(*e);
-  while (auto t = core_->poll_transmit())
-    world_.network->send(node_, world_.directory->node(t->to), static_cast<std::uint16_t>(t->type),
-                         std::move(t->body));
+  while (auto t = core_->poll_transmit()) send_to_peer(std::move(*t));
   while (auto out = core_->client().poll_transmit()) {
     if (!tracker_open_) continue;  // the client sends again what matters when it joins again
     world_.network->send(node_, world_.tracker, static_cast<std::uint16_t>(out->type),
@@ -185,6 +191,21 @@ void PeerNode::drive() {
   }
   arm_timer();
   if (process_) process_->poke();
+}
+
+void PeerNode::send_to_peer(proto::PeerCore::Send t) {
+  const NodeId to = world_.directory->node(t.to);
+  if (t.their_link && !world_.network->is_open(node_, to)) {
+    auto& waiting = awaiting_[to];
+    if (waiting.size() >= proto::kMaxAwaitingMessages) {
+      awaiting_.erase(to);
+      core_->on_peer_lost(world_.loop->now(), t.to, "it did not connect to this peer");
+      return;
+    }
+    waiting.push_back(std::move(t));
+    return;
+  }
+  world_.network->send(node_, to, static_cast<std::uint16_t>(t.type), std::move(t.body));
 }
 
 void PeerNode::arm_timer() {

@@ -71,6 +71,7 @@ void TrackerNode::drive() {
       to_close.push_back(directory_.node(*event->peer));
     if (observer_) observer_(*event);
   }
+  while (auto probe = core_->poll_probe()) answer_probe(*probe);
   while (auto t = core_->poll_transmit()) {
     const NodeId to = directory_.node(t->to);
     if (!connected_.contains(to)) continue;  // gone meanwhile
@@ -81,6 +82,22 @@ void TrackerNode::drive() {
     network_.close(node_, peer);
   }
   arm_timer();
+}
+
+// The simulated dial back: the secure channel's handshake takes two round trips, and succeeds when
+// the network lets a connection from the tracker reach the peer (not behind a NAT, no partition).
+void TrackerNode::answer_probe(const proto::Probe& probe) {
+  if (!directory_.knows(probe.peer)) return;  // the core's timeout says unreachable
+  const NodeId peer = directory_.node(probe.peer);
+  const bool reached = network_.reachability().accepts_connections(peer) &&
+                       network_.reachability().connected(node_, peer);
+  const Duration round_trip = network_.settings(node_).latency + network_.settings(peer).latency;
+  loop_.after(2 * round_trip, [this, process = process_, probe, reached] {
+    if (!core_ || process != process_) return;
+    ++inputs_;
+    core_->on_probe_result(loop_.now(), probe.peer, probe.address, reached);
+    drive();
+  });
 }
 
 // One pending timer event at a time: a later deadline waits for the armed one to fire (an early

@@ -11,6 +11,17 @@
 #include "loco/version.hpp"
 
 namespace loco::swarm {
+namespace {
+
+// Where the others reach this peer when it does not say: the address it listens on, with the port
+// it got; 127.0.0.1 for a listener on every address (a local swarm's).
+std::string default_advertise(const boost::asio::ip::tcp::endpoint& listening) {
+  const auto ip = listening.address();
+  if (ip.is_unspecified()) return fmt::format("127.0.0.1:{}", listening.port());
+  return net::to_string(net::HostPort{.host = ip.to_string(), .port = listening.port()});
+}
+
+}  // namespace
 
 SwarmSession::SwarmSession(boost::asio::io_context& io, SwarmConfig config,
                            const secure::KeyPair& identity, Mailbox& mailbox,
@@ -29,15 +40,19 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
       .identity = &identity_,
       .config =
           secure::ChannelConfig{.run_id = config_.run_id, .idle_timeout = config_.idle_timeout},
+      // The members of the view, and the tracker's reachability probe.
       .accept =
-          [this](const secure::PublicKey& k) { return core_ && core_->client().is_member(k); },
+          [this](const secure::PublicKey& k) {
+            return k == config_.tracker_key || (core_ && core_->client().is_member(k));
+          },
       .peer_label = {}};
   mesh_ = net::PeerMesh::create(
       io_, net::resolve(io_, net::parse_host_port(config_.listen, /*allow_any_port=*/true)),
       net::PeerMeshConfig{.setup = member_setup,
                           .bundle = config_.bundle,
                           .link = config_.link,
-                          .limits = config_.listener_limits},
+                          .limits = config_.listener_limits,
+                          .prober = config_.tracker_key},
       net::PeerMeshHandlers{
           .on_message = [this](
                             const proto::PeerKey& from, proto::MessageType type,
@@ -49,9 +64,11 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
                 drive();
               }});
   mesh_->start();
-  const std::string advertise = config_.advertise.empty()
-                                    ? fmt::format("127.0.0.1:{}", mesh_->local_endpoint().port())
-                                    : config_.advertise;
+  if (config_.advertise.empty() && config_.port_mapping)
+    router_port_ = net::RouterPort::open(io_, mesh_->local_endpoint());
+  const std::string advertise = !config_.advertise.empty() ? config_.advertise
+                                : router_port_             ? router_port_->external_address()
+                                               : default_advertise(mesh_->local_endpoint());
   core_ = std::make_unique<proto::PeerCore>(
       proto::PeerCoreConfig{.self = identity_.public_key(),
                             .codec = config_.codec,
@@ -95,7 +112,7 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
 void SwarmSession::drive() {
   while (auto e = core_->poll_event()) on_core_event(*e);
   while (auto t = core_->poll_transmit())
-    mesh_->send(t->to, t->address, t->type, std::move(t->body));
+    mesh_->send(t->to, t->address, t->type, std::move(t->body), t->their_link);
   link_->flush();
   traffic_.sent = mesh_->bytes_sent();
   traffic_.received = mesh_->bytes_received();
@@ -158,6 +175,7 @@ void SwarmSession::leave(const std::string& reason) {
   if (compute_) compute_->leave(reason);
   if (link_) link_->stop();
   if (mesh_) mesh_->stop();
+  if (router_port_) router_port_->stop();
   timer_.cancel();
 }
 

@@ -48,7 +48,8 @@ struct Swarm {
                                                .peer_label = {}},
                          .bundle = BundleConfig{.streams = 2, .unit_bytes = 64 << 10},
                          .link = nullptr,
-                         .limits = limits},
+                         .limits = limits,
+                         .prober = {}},
           PeerMeshHandlers{
               .on_message =
                   [self](const secure::PublicKey& from, proto::MessageType type,
@@ -81,6 +82,32 @@ TEST(PeerMesh, MembersExchangeMessagesInOrder) {
     EXPECT_EQ(from, a.key.public_key());
     EXPECT_EQ(body.size(), 1000u + static_cast<std::size_t>(i)) << "in order";
   }
+}
+
+// A member nobody can dial opens the link; the reachable one sends on it (their_link), holding
+// what it sent before the link was there, and both directions arrive in order on one bundle.
+TEST(PeerMesh, AMessageForTheLinkTheOtherOpensWaitsForItAndGoesOnIt) {
+  Swarm s(2);
+  Member& open = *s.members[0];
+  Member& behind = *s.members[1];
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(open.mesh->send(behind.key.public_key(), "", proto::MessageType::ring_chunk,
+                                std::vector<std::byte>(100 + i), /*their_link=*/true));
+  // Nothing can go out yet: no address is dialled for a message on the other's link.
+  for (int i = 0; i < 100; ++i) s.io.poll();
+  EXPECT_TRUE(behind.inbox.empty());
+  ASSERT_TRUE(behind.mesh->send(open.key.public_key(), open.address, proto::MessageType::link_open,
+                                std::vector<std::byte>{std::byte{1}}));
+  ASSERT_TRUE(s.run_until([&] { return behind.inbox.size() == 3 && open.inbox.size() == 1; }));
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(std::get<2>(behind.inbox[static_cast<std::size_t>(i)]).size(),
+              100u + static_cast<std::size_t>(i))
+        << "in order, on the bundle `behind` opened";
+  ASSERT_TRUE(open.mesh->send(behind.key.public_key(), "", proto::MessageType::ring_chunk,
+                              std::vector<std::byte>(7), /*their_link=*/true));
+  ASSERT_TRUE(s.run_until([&] { return behind.inbox.size() == 4; }));
+  EXPECT_TRUE(open.lost.empty());
+  EXPECT_TRUE(behind.lost.empty());
 }
 
 TEST(PeerMesh, AStrangerIsRefusedAndItsMessagesNeverArrive) {

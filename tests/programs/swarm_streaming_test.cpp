@@ -110,32 +110,34 @@ TEST(SwarmStreaming, EagerUpdatesWithTwoFragmentsAreRefusedWithTheReason) {
   EXPECT_NE(peer.log().find("needs strategy.fragments = 1"), std::string::npos) << peer.log();
 }
 
-// Three peers and a fourth SIGKILLed in round kFaultRound's reduce-scatter: the three retry that
-// round without it and go on with one state. The first rounds may form before the last peer has
-// started (it then fetches the state); all four are in the run long before round 12.
+// Three peers and a fourth SIGKILLed in round kRingFaultRound's reduce-scatter: the three retry
+// that round without it and go on with one state. The first rounds may form before the last peer
+// has started (it then fetches the state); all four are in the run long before round 12.
 void survivors_of_a_kill_in_the_ring_hold_one_state(const std::string& run_id,
                                                     const std::string& strategy) {
-  constexpr std::uint64_t kFaultRound = 12;
+  constexpr std::uint64_t kRingFaultRound = 12;
   LocalSwarm swarm(run_id, 1000, {"--run.min-peers", "3"}, strategy);
   ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
   std::vector<PeerProcess*> survivors;
   for (int i = 0; i < 3; ++i)
     survivors.push_back(&swarm.add_peer("peer" + std::to_string(i), {"--debug.step-delay", "100"}));
-  PeerProcess& victim = swarm.add_peer("victim", {"--debug.step-delay", "100", "--debug.die-at",
-                                                  "reduce-scatter:" + std::to_string(kFaultRound)});
+  PeerProcess& victim =
+      swarm.add_peer("victim", {"--debug.step-delay", "100", "--debug.die-at",
+                                "reduce-scatter:" + std::to_string(kRingFaultRound)});
   EXPECT_EQ(victim.read_to_end().rfind("peer ", 0), std::string::npos) << "it never finishes";
   EXPECT_EQ(victim.process().wait(), -1) << "killed by its signal\n" << swarm.logs();
-  // It was in the run: it committed rounds (with eager updates the line of round kFaultRound - 1
-  // may still be queued when it dies), and round kFaultRound's first group had all four.
+  // It was in the run: it committed rounds (with eager updates the line of round kRingFaultRound -
+  // 1 may still be queued when it dies), and round kRingFaultRound's first group had all four.
   ASSERT_FALSE(victim.committed().empty()) << swarm.logs();
-  ASSERT_NE(swarm.tracker().log().find("round " + std::to_string(kFaultRound) +
+  ASSERT_NE(swarm.tracker().log().find("round " + std::to_string(kRingFaultRound) +
                                        " attempt 1: a group of 4"),
             std::string::npos)
       << swarm.logs();
-  for (PeerProcess* p : survivors) ASSERT_TRUE(p->wait_round(kFaultRound + 2)) << swarm.logs();
-  EXPECT_TRUE(test::same_states(survivors, kFaultRound - 1, kFaultRound + 2)) << swarm.logs();
+  for (PeerProcess* p : survivors) ASSERT_TRUE(p->wait_round(kRingFaultRound + 2)) << swarm.logs();
+  EXPECT_TRUE(test::same_states(survivors, kRingFaultRound - 1, kRingFaultRound + 2))
+      << swarm.logs();
   EXPECT_NE(
-      swarm.tracker().log().find("round " + std::to_string(kFaultRound) + " attempt 1 aborted"),
+      swarm.tracker().log().find("round " + std::to_string(kRingFaultRound) + " attempt 1 aborted"),
       std::string::npos)
       << swarm.logs();
   for (PeerProcess* p : survivors) {

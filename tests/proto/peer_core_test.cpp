@@ -7,9 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <map>
+#include <set>
 
 #include "tracker_harness.hpp"
 
@@ -54,8 +56,11 @@ struct Net {
     PeerKey to;
     MessageType type;
     std::vector<std::byte> body;
+    bool their_link = false;
   };
   std::deque<Wire> wire;
+  std::vector<Wire> sent;             // every message between peers, bodies left out
+  std::set<std::uint8_t> behind_nat;  // the tracker's probe does not reach these
   // Called with each message between peers before it is delivered; false drops it.
   std::function<bool(const Wire&)> on_wire;
 
@@ -165,6 +170,11 @@ struct Net {
       moved = false;
       while (tracker->poll_event()) {
       }
+      while (auto probe = tracker->poll_probe()) {
+        moved = true;
+        const auto n = find(probe->peer);
+        tracker->on_probe_result(now, probe->peer, probe->address, !behind_nat.contains(*n));
+      }
       while (auto t = tracker->poll_transmit()) {
         moved = true;
         if (auto n = find(t->to); n && peers.at(*n).up && peers.at(*n).tracker_link)
@@ -187,7 +197,9 @@ struct Net {
         }
         while (auto t = p.core->poll_transmit()) {
           moved = true;
-          wire.push_back(Wire{p.key.public_key(), t->to, t->type, std::move(t->body)});
+          sent.push_back(Wire{p.key.public_key(), t->to, t->type, {}, t->their_link});
+          wire.push_back(
+              Wire{p.key.public_key(), t->to, t->type, std::move(t->body), t->their_link});
         }
         while (auto o = p.core->client().poll_transmit()) {
           moved = true;
@@ -306,6 +318,40 @@ TEST(PeerCore, AWeightedRoundAveragesByTokensAndALiarGetsTwiceTheMedianAtMost) {
   const auto mean = net.events(1, PeerEvent::Kind::mean).at(1);
   EXPECT_NEAR((*mean.mean)[0], (1.0f + 2.0f * 4.0f) / 3.0f, 1e-5);
   EXPECT_NEAR(net.events(2, PeerEvent::Kind::mean).at(1).share, 2.0 / 3.0, 1e-6);
+}
+
+// A member behind a NAT dials: it opens its link to each reachable member of its group
+// (link_open) at the group's start, and they send to it only on that link; it sends on its own.
+TEST(PeerCore, AReachableMemberSendsToAnUnreachableOneOnTheLinkItOpened) {
+  Net net;
+  net.behind_nat = {2};
+  for (std::uint8_t n = 1; n <= 3; ++n) net.add(n);
+  net.run_for(1s);  // the view with the probes' outcomes
+  net.ready(1, 1.0f);
+  net.ready(2, 2.0f);
+  net.ready(3, 6.0f);
+  const PeerKey behind = key(2).public_key();
+  std::size_t opened = 0;
+  std::size_t to_it = 0;
+  for (const auto& w : net.sent) {
+    if (w.from == behind) {
+      EXPECT_FALSE(w.their_link) << "it dials";
+      opened += w.type == MessageType::link_open;
+    } else if (w.to == behind) {
+      EXPECT_TRUE(w.their_link) << "others answer on its link";
+      ++to_it;
+    } else {
+      EXPECT_FALSE(w.their_link) << "two reachable members: each on its own";
+    }
+  }
+  EXPECT_EQ(opened, 2u) << "one link_open to each reachable member, before its chunks";
+  EXPECT_GT(to_it, 0u);
+  for (std::uint8_t n = 1; n <= 3; ++n)
+    EXPECT_EQ(net.events(n, PeerEvent::Kind::committed).size(), 1u) << "peer " << int(n);
+  const auto noted = net.events(2, PeerEvent::Kind::note);
+  EXPECT_TRUE(std::any_of(noted.begin(), noted.end(), [](const PeerEvent& e) {
+    return e.text.find("not reachable from the internet") != std::string::npos;
+  })) << "it says what the tracker found";
 }
 
 TEST(PeerCore, ChunksOfAGroupThisPeerHasNotHeardOfYetWaitForIt) {

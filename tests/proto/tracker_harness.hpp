@@ -49,6 +49,8 @@ struct Harness {
     secure::KeyPair key = secure::KeyPair::generate();  // replaced by add()
     std::unique_ptr<TrackerClient> client;
     bool connected = false;
+    // Whether the tracker's reachability probe reaches it; unanswered: the probe times out.
+    enum class Probe { reached, refused, unanswered } probe = Probe::reached;
     std::vector<ClientEvent> events;
   };
   std::map<std::uint8_t, Peer> peers;
@@ -126,6 +128,13 @@ struct Harness {
         if (e->kind == TrackerEvent::Kind::state_changed) saved = tracker->snapshot();
         if (e->disconnect && e->peer) to_close.push_back(*e->peer);
         tracker_events.emplace_back(now, std::move(*e));
+      }
+      while (auto probe = tracker->poll_probe()) {
+        const auto n = find(probe->peer);
+        const Peer::Probe answer = n ? peers.at(*n).probe : Peer::Probe::unanswered;
+        if (answer == Peer::Probe::unanswered) continue;
+        moved = true;
+        tracker->on_probe_result(now, probe->peer, probe->address, answer == Peer::Probe::reached);
       }
       while (auto t = tracker->poll_transmit()) {
         moved = true;

@@ -202,7 +202,8 @@ TEST(TrackerMessages, ASignedViewOpensOnlyUnderThePinnedKeyAndRun) {
                                   .address = "h:1",
                                   .shard = 2,
                                   .upload_bps = 3,
-                                  .first_round = 4}}};
+                                  .first_round = 4,
+                                  .reachability = Reachability::unreachable}}};
   const auto body = encode_signed_view(v, tracker, "run");
   EXPECT_EQ(open_signed_view(body, tracker.public_key(), "run"), v);
   EXPECT_THROW(open_signed_view(body, key(51).public_key(), "run"), Error);
@@ -228,6 +229,23 @@ TEST(TrackerMessages, AViewWhoseMembersAreOutOfOrderOrRepeatedIsRefused) {
   }
   const auto ordered = encode_signed_view(View{.epoch = 3, .members = {low, high}}, tracker, "run");
   EXPECT_EQ(open_signed_view(ordered, tracker.public_key(), "run").members.size(), 2u);
+}
+
+// A member's reachability is one of three values: a signed view that says anything else (the
+// tracker's own bug, or a newer release's value) is refused, not read as one of them.
+TEST(TrackerMessages, AMemberOfUnknownReachabilityIsRefused) {
+  const auto tracker = key(50);
+  Member m{.key = key(1).public_key(), .address = "h:1"};
+  m.reachability = static_cast<Reachability>(3);
+  const auto view = encode_signed_view(View{.epoch = 3, .members = {m}}, tracker, "run");
+  EXPECT_THROW(open_signed_view(view, tracker.public_key(), "run"), Error);
+  const auto delta = encode_signed_view_delta(
+      ViewDelta{.base_epoch = 1, .epoch = 2, .removed = {}, .changed = {m}}, tracker, "run");
+  EXPECT_THROW(open_signed_view_delta(delta, tracker.public_key(), "run"), Error);
+  m.reachability = Reachability::reachable;
+  const auto good = encode_signed_view(View{.epoch = 3, .members = {m}}, tracker, "run");
+  EXPECT_EQ(open_signed_view(good, tracker.public_key(), "run").members.at(0).reachability,
+            Reachability::reachable);
 }
 
 }  // namespace

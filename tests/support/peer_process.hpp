@@ -5,6 +5,7 @@
 // prints "round R committed|skipped|replaced members M loss L state H" (peer/swarm_peer.hpp),
 // which the test waits on and records; its log (stderr) goes to a file.
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <filesystem>
@@ -89,19 +90,23 @@ struct SwarmRun {
 
 class PeerProcess {
  public:
-  // Starts loco-peer `name` (its key, log and checkpoint in run.dir) with `extra` options last.
+  // Starts loco-peer `name` (its key, log and checkpoint in run.dir) with `extra` options last;
+  // `wrapper` goes before the program (e.g. `ip netns exec NS`).
   PeerProcess(const SwarmRun& run, const std::string& name,
-              const std::vector<std::string>& extra = {})
+              const std::vector<std::string>& extra = {},
+              const std::vector<std::string>& wrapper = {})
       : log_(run.dir / (name + ".log")) {
     const auto key = run.dir / (name + ".key");
     if (!std::filesystem::exists(key))
       secure::write_key_file(key, secure::KeyPair::generate(), false);
     std::vector<std::string> argv = {
-        program("loco-peer"), "--peer.key",        key.string(),        "--peer.listen",
-        "127.0.0.1:0",        "--run.id",          run.run_id,          "--run.config",
-        run.config,           "--tracker.address", run.tracker_address, "--tracker.public-key",
-        run.tracker_key};
+        program("loco-peer"), "--peer.key",           key.string(),   "--run.id",
+        run.run_id,           "--run.config",         run.config,     "--tracker.address",
+        run.tracker_address,  "--tracker.public-key", run.tracker_key};
+    if (std::find(extra.begin(), extra.end(), "--peer.listen") == extra.end())
+      argv.insert(argv.end(), {"--peer.listen", "127.0.0.1:0"});
     argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.insert(argv.begin(), wrapper.begin(), wrapper.end());
     process_ = std::make_unique<ChildProcess>(argv, log_);
   }
 

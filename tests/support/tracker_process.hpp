@@ -52,11 +52,12 @@ class TrackerProcess {
  public:
   // Starts loco-tracker for run `run_id` in `dir` (its key file, state file and log go there),
   // listening on `listen`, with `extra` options replacing or adding to the defaults, for the
-  // run config `config`.
+  // run config `config`; `wrapper` goes before the program (e.g. `ip netns exec NS`).
   TrackerProcess(const std::filesystem::path& dir, const std::string& run_id,
                  const std::vector<std::string>& extra = {},
                  const std::string& listen = "127.0.0.1:0",
-                 const std::string& config = run_config())
+                 const std::string& config = run_config(),
+                 const std::vector<std::string>& wrapper = {})
       : dir_(dir), log_(dir / "tracker.log") {
     if (!std::filesystem::exists(dir / "tracker.key"))
       secure::write_key_file(dir / "tracker.key", secure::KeyPair::generate(), false);
@@ -70,6 +71,7 @@ class TrackerProcess {
     options.insert(options.end(), extra.begin(), extra.end());
     std::vector<std::string> argv = merge_options(options);
     argv.insert(argv.begin(), program("loco-tracker"));
+    argv.insert(argv.begin(), wrapper.begin(), wrapper.end());
     process_ = std::make_unique<ChildProcess>(argv, log_);
     const std::string line = process_->read_line();  // "listening on HOST:PORT as KEY"
     const std::string prefix = "listening on ";

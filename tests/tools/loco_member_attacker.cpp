@@ -275,11 +275,17 @@ class Attacker {
         net::PeerMeshConfig{
             .setup = {.identity = &key_,
                       .config = secure::ChannelConfig{.run_id = o_.run_id},
+                      // The members, and the tracker's reachability probe (as loco-peer's).
                       .accept =
-                          [this](const secure::PublicKey& k) { return client_->is_member(k); },
+                          [this](const secure::PublicKey& k) {
+                            return k == secure::parse_public_key(o_.tracker_key) ||
+                                   client_->is_member(k);
+                          },
                       .peer_label = {}},
             .bundle = {},
-            .link = nullptr},
+            .link = nullptr,
+            .limits = net::ListenerLimits::peer_defaults(),
+            .prober = secure::parse_public_key(o_.tracker_key)},
         net::PeerMeshHandlers{
             .on_message = [this](const proto::PeerKey& from, proto::MessageType type,
                                  std::span<const std::byte> body) { on_mesh(from, type, body); },

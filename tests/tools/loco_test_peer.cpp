@@ -6,6 +6,9 @@
 //   loco-test-peer --key FILE --tracker HOST:PORT --tracker-key HEX --run-id ID
 //                  --run-config FILE [--token T] [--train-ms N] [--listen HOST:PORT]
 //
+// It listens on --listen (default 127.0.0.1, any port) for the tracker's reachability probe only,
+// and registers that address: it has no peer-to-peer side, but it is as reachable as a loco-peer.
+//
 // One line on stdout per thing a test waits for:
 //   joined shard I of N | refused REASON | group ROUND ATTEMPT SIZE | committed ROUND HASH12
 //   | aborted ROUND ATTEMPT | resynced ROUND HASH12 | left
@@ -18,10 +21,12 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <cstdio>
+#include <set>
 
 #include "loco/cli/train_options.hpp"
 #include "loco/core/hash.hpp"
 #include "loco/core/log.hpp"
+#include "loco/net/bundle_listener.hpp"
 #include "loco/net/host_port.hpp"
 #include "loco/net/tracker_link.hpp"
 #include "loco/train/genesis.hpp"
@@ -33,7 +38,7 @@ using namespace loco;
 
 struct Options {
   std::string key_file, tracker, tracker_key, run_id, run_config, token;
-  std::string listen = "127.0.0.1:1";
+  std::string listen = "127.0.0.1:0";
   int train_ms = 200;
 };
 
@@ -53,7 +58,8 @@ Digest next_state(const Digest& state, std::uint64_t round) {
 class TestPeer {
  public:
   TestPeer(boost::asio::io_context& io, const Options& o, const secure::KeyPair& key)
-      : io_(io), o_(o), train_timer_(io), client_(config(o)) {
+      : io_(io), o_(o), train_timer_(io), probes_(probe_listener(io, o, key)), client_(config(o)) {
+    probes_->start();
     state_ = client_config_.join.genesis;
     link_ = net::TrackerLink::create(
         io, net::resolve(io, net::parse_host_port(o.tracker)),
@@ -69,6 +75,7 @@ class TestPeer {
   void leave() {
     client_.leave("stopped by a signal");
     link_->stop();
+    probes_->stop();
     say("left");
   }
 
@@ -78,7 +85,8 @@ class TestPeer {
     client_config_.tracker_key = secure::parse_public_key(o.tracker_key);
     proto::JoinRequest& j = client_config_.join;
     j.software = "loco-test-peer";
-    j.listen_address = o.listen;
+    j.listen_address = fmt::format("{}:{}", probes_->local_endpoint().address().to_string(),
+                                   probes_->local_endpoint().port());
     j.upload_bps = 100'000'000;
     j.credential = o.token;
     const train::TrainConfig run = cli::load_train_config(o.run_config);
@@ -141,9 +149,45 @@ class TestPeer {
     });
   }
 
+  // Welcomes the tracker's probe and lets it go: nobody else may connect.
+  std::shared_ptr<net::BundleListener> probe_listener(boost::asio::io_context& io, const Options& o,
+                                                      const secure::KeyPair& key) {
+    const secure::PublicKey pin = secure::parse_public_key(o.tracker_key);
+    return net::BundleListener::create(
+        io, net::resolve(io, net::parse_host_port(o.listen, /*allow_any_port=*/true)),
+        net::BundleListenerConfig{
+            .setup =
+                net::ChannelSetup{.identity = &key,
+                                  .config = secure::ChannelConfig{.run_id = o.run_id},
+                                  .accept = [pin](const secure::PublicKey& k) { return k == pin; },
+                                  .peer_label = {}},
+            .limits = net::ListenerLimits::peer_defaults(),
+            .max_streams = net::kMaxStreams,
+            .link = nullptr},
+        [this](const std::shared_ptr<net::StreamBundle>& bundle, const std::string&) {
+          const std::weak_ptr<net::StreamBundle> weak = bundle;
+          return net::BundleHandlers{
+              .on_ready =
+                  [this, weak] {
+                    if (auto b = weak.lock()) {
+                      probed_.insert(b);
+                      b->close();
+                    }
+                  },
+              .on_chunk = [](const net::BundleChunk&) {},
+              .on_closed =
+                  [this, weak](const Error*) {
+                    if (auto b = weak.lock()) probed_.erase(b);
+                  },
+          };
+        });
+  }
+
   boost::asio::io_context& io_;
   const Options& o_;
   boost::asio::steady_timer train_timer_;
+  std::shared_ptr<net::BundleListener> probes_;
+  std::set<std::shared_ptr<net::StreamBundle>> probed_;  // welcomed, until closed
   proto::TrackerClientConfig client_config_;
   proto::TrackerClient client_;
   std::shared_ptr<net::TrackerLink> link_;

@@ -22,6 +22,8 @@ inline proto::TrackerStatus sample_status() {
   s.peers_joined = 4;
   s.peers_refused = 1;
   s.peers_evicted = 1;
+  s.members_reachable = 2;
+  s.members_unreachable = 1;
   const char* const ids[] = {"3f9a1c0b77e2", "a41d09e5c3b8", "c07b52f1d96a"};
   const char* const addresses[] = {"203.0.113.10:7701", "198.51.100.23:7701", "[2001:db8::7]:7701"};
   for (std::uint32_t i = 0; i < 3; ++i) {
@@ -35,6 +37,7 @@ inline proto::TrackerStatus sample_status() {
     m.state_round = 40;
     m.in_sync = i != 2;
     m.in_round = i != 2;
+    m.reachability = i != 2 ? proto::Reachability::reachable : proto::Reachability::unreachable;
     m.last = proto::Heartbeat{.state_round = 40,
                               .inner_step = 20'000 + 17 * i,
                               .loss = 2.61f + 0.03f * static_cast<float>(i),

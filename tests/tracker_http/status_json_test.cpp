@@ -13,8 +13,9 @@ TEST(StatusJson, EmptyRun) {
       render_status_json(proto::TrackerStatus{}),
       R"({"run_id":"","epoch":0,"committed_round":0,"committed_hash":"","next_round":0,)"
       R"("final_round":0,"run_ended":false,"phase":"","attempt":0,"rounds_committed":0,"rounds_aborted":0,"peers_joined":0,)"
-      R"("peers_refused":0,"peers_evicted":0,"misbehaviours":0,"bytes_sent":0,)"
-      R"("bytes_received":0,"tokens_per_s":0,"spread":0,"custody_round":0,)"
+      R"("peers_refused":0,"peers_evicted":0,"misbehaviours":0,"members_reachable":0,)"
+      R"("members_unreachable":0,"probes_reached":0,"probes_unreached":0,"members_left_out":0,)"
+      R"("bytes_sent":0,"bytes_received":0,"tokens_per_s":0,"spread":0,"custody_round":0,)"
       R"("custody_state_bytes":0,"custody_pulled_bytes":0,"members":[],"history":[],)"
       R"("lost_rounds":[]})");
 }
@@ -34,6 +35,9 @@ TEST(StatusJson, EveryFieldOfAMemberAndARound) {
   s.peers_refused = 6;
   s.peers_evicted = 7;
   s.misbehaviours = 8;
+  s.members_unreachable = 1;
+  s.probes_unreached = 2;
+  s.members_left_out = 3;
   s.bytes_sent = 100;
   s.bytes_received = 200;
   s.tokens_per_s = 9000.5;
@@ -46,6 +50,7 @@ TEST(StatusJson, EveryFieldOfAMemberAndARound) {
                                           .state_round = 40,
                                           .in_sync = true,
                                           .in_round = false,
+                                          .reachability = proto::Reachability::unreachable,
                                           .last = proto::Heartbeat{.state_round = 39,
                                                                    .inner_step = 1000,
                                                                    .loss = 2.5f,
@@ -66,11 +71,14 @@ TEST(StatusJson, EveryFieldOfAMemberAndARound) {
       R"({"run_id":"run-a","epoch":3,"committed_round":40,"committed_hash":"ab12",)"
       R"("next_round":41,"final_round":0,"run_ended":false,"phase":"round 41 running","attempt":2,)"
       R"("rounds_committed":5,"rounds_aborted":1,"peers_joined":4,"peers_refused":6,)"
-      R"("peers_evicted":7,"misbehaviours":8,"bytes_sent":100,"bytes_received":200,)"
+      R"("peers_evicted":7,"misbehaviours":8,"members_reachable":0,"members_unreachable":1,)"
+      R"("probes_reached":0,"probes_unreached":2,"members_left_out":3,)"
+      R"("bytes_sent":100,"bytes_received":200,)"
       R"("tokens_per_s":9000.5,"spread":0,"custody_round":0,"custody_state_bytes":0,)"
       R"("custody_pulled_bytes":0,"members":[{"peer_id":"3f9a1c0b77e2","public_key":"k1",)"
       R"("address":"10.0.0.5:7701","shard":2,"joined_s_ago":10.5,"last_seen_s_ago":0.25,)"
-      R"("state_round":40,"in_sync":true,"in_round":false,"last_heartbeat":{)"
+      R"("state_round":40,"in_sync":true,"in_round":false,"reachability":"unreachable",)"
+      R"("last_heartbeat":{)"
       R"("state_round":39,"inner_step":1000,"loss":2.5,"tokens_per_s":9000.5,)"
       R"("bytes_sent":100,"bytes_received":200,"network_wait_s":0.1}}],)"
       R"("history":[{"round":40,"unix_ms":1700000000000,"group_size":3,"mean_loss":2.75,)"

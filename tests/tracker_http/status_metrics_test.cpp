@@ -101,7 +101,7 @@ std::map<std::string, int> check_exposition(const std::string& text) {
 TEST(StatusMetrics, RunAndMemberFigures) {
   const std::string text = render_status_metrics(test::sample_status());
   const auto samples = check_exposition(text);
-  EXPECT_EQ(samples.size(), 35u);
+  EXPECT_EQ(samples.size(), 41u);
   EXPECT_EQ(samples.at("loco_tracker_members"), 1);
   EXPECT_EQ(samples.at("loco_tracker_spread"), 1);
   EXPECT_EQ(samples.at("loco_tracker_custody_round"), 1);
@@ -126,6 +126,10 @@ TEST(StatusMetrics, RunAndMemberFigures) {
       << text;
   EXPECT_TRUE(has_line(text, R"(loco_tracker_member_last_seen_seconds{peer="a41d09e5c3b8"} 1.5)"))
       << text;
+  EXPECT_TRUE(has_line(text, "loco_tracker_members_reachable 2")) << text;
+  EXPECT_TRUE(has_line(text, "loco_tracker_members_unreachable 1")) << text;
+  EXPECT_TRUE(has_line(text, R"(loco_tracker_member_reachable{peer="3f9a1c0b77e2"} 1)")) << text;
+  EXPECT_TRUE(has_line(text, R"(loco_tracker_member_reachable{peer="c07b52f1d96a"} 0)")) << text;
 }
 
 TEST(StatusMetrics, WholeNumbersKeepEveryDigit) {
@@ -139,7 +143,7 @@ TEST(StatusMetrics, WholeNumbersKeepEveryDigit) {
 
 TEST(StatusMetrics, EmptyRunHasEveryFamilyAndNoMemberSamples) {
   const auto samples = check_exposition(render_status_metrics(proto::TrackerStatus{}));
-  EXPECT_EQ(samples.size(), 35u);
+  EXPECT_EQ(samples.size(), 41u);
   EXPECT_EQ(samples.at("loco_tracker_members"), 1);
   EXPECT_EQ(samples.at("loco_tracker_member_loss"), 0);
 }

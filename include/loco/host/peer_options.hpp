@@ -27,6 +27,7 @@ struct PeerOptions {
   std::string key_file;
   std::string listen = "127.0.0.1:0";  // where other peers connect (port 0: any)
   std::string advertise;               // how others reach it, if not the listen address
+  bool port_mapping = true;            // ask the home router to forward the port (UPnP)
   std::string upload = "100Mbit";      // declared to the tracker (ring order)
   std::string checkpoint;              // this peer's checkpoint: resume from it, write it
   std::uint64_t checkpoint_rounds = 10;

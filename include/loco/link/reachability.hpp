@@ -5,7 +5,9 @@
 // loopback path this way; it keeps its stall and drop faults, settings.hpp.)
 //
 // Nodes are on side 0 unless placed elsewhere; nodes on different sides cannot reach each other
-// in either direction, and a blocked direction fails even within a side.
+// in either direction, and a blocked direction fails even within a side. A node behind a NAT
+// (a home router) accepts no connection from elsewhere, while the connections it opens carry
+// both ways: a property of the host, not a fault, so heal() leaves it.
 
 #include <cstdint>
 #include <map>
@@ -30,6 +32,10 @@ class Reachability {
   // Everyone back on side 0, nothing blocked.
   void heal();
 
+  void put_behind_nat(Node node) { behind_nat_.insert(node); }
+  // Whether a connection opened by another node can reach `node`.
+  bool accepts_connections(Node node) const { return !behind_nat_.contains(node); }
+
   bool whole() const { return sides_.empty() && blocked_.empty(); }
 
  private:
@@ -37,6 +43,7 @@ class Reachability {
 
   std::map<Node, std::uint32_t> sides_;  // only nodes off side 0
   std::set<std::pair<Node, Node>> blocked_;
+  std::set<Node> behind_nat_;
 };
 
 }  // namespace loco::link

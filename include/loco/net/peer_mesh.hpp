@@ -1,11 +1,16 @@
 #pragma once
 // A peer's connections to the other members of its run, for the collectives and state transfer.
 // It listens for members (BundleListener; `accept` decides who may connect: the members of the
-// current signed view), and connects to a member the first time it sends to it. Each direction
-// has its own bundle: a peer sends on the bundle it opened and receives on the ones others
-// opened, so messages from one sender arrive in the order sent and nobody has to decide who
-// connects to whom. Every bundle is shaped by the peer's own link settings (LinkShaper), so a
-// local swarm behaves like peers on a WAN.
+// current signed view), and connects to a member the first time it sends to it. Between two
+// reachable members each direction has its own bundle: a peer sends on the bundle it opened and
+// receives on the ones others opened, so messages from one sender arrive in the order sent. A
+// member the others cannot reach dials, and the reachable one sends back on that bundle
+// (`their_link`, proto/link_direction.hpp), holding its messages until the bundle is there; so
+// messages are read from every bundle, whoever opened it. Every bundle is shaped by the peer's
+// own link settings (LinkShaper), so a local swarm behaves like peers on a WAN.
+//
+// The tracker's reachability probe (`prober`, its key) is a bundle from the tracker: welcomed,
+// logged and closed, nothing more.
 //
 // Messages are whole (MessageAssembler with the table's peer_to_peer limits) and typed; a
 // message that breaks the limits ends that bundle. on_lost(key) reports a member whose bundle in
@@ -24,6 +29,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 
 #include "loco/net/bundle_listener.hpp"
 #include "loco/net/message_assembler.hpp"
@@ -43,6 +50,7 @@ struct PeerMeshConfig {
   BundleConfig bundle;
   std::shared_ptr<LinkShaper> link;  // may be null: no link emulation
   ListenerLimits limits = ListenerLimits::peer_defaults();
+  std::optional<secure::PublicKey> prober;  // the tracker, whose probes `accept` must admit
 };
 
 class PeerMesh : public std::enable_shared_from_this<PeerMesh> {
@@ -60,10 +68,11 @@ class PeerMesh : public std::enable_shared_from_this<PeerMesh> {
   void stop();
   boost::asio::ip::tcp::endpoint local_endpoint() const { return listener_->local_endpoint(); }
 
-  // Sends `body` to `peer` (at `address`, connecting first if needed). The bytes are kept alive
-  // until sent. False when `address` does not resolve.
+  // Sends `body` to `peer`: on the bundle this peer opened (at `address`, connecting first if
+  // needed), or with `their_link` on the one `peer` opened, once it is there. The bytes are kept
+  // alive until sent. False when `address` does not resolve.
   bool send(const secure::PublicKey& peer, const std::string& address, proto::MessageType type,
-            std::vector<std::byte> body);
+            std::vector<std::byte> body, bool their_link = false);
   // Ends the connections with `peer` in both directions (a suspect, a departed member).
   void drop(const secure::PublicKey& peer);
 
@@ -75,11 +84,13 @@ class PeerMesh : public std::enable_shared_from_this<PeerMesh> {
            PeerMeshConfig config, PeerMeshHandlers handlers);
 
  private:
+  using Queued = std::pair<proto::MessageType, std::shared_ptr<std::vector<std::byte>>>;
   struct Outbound {
     std::shared_ptr<StreamBundle> bundle;
+    MessageAssembler assembler;  // what the other side sends back on it
     bool sent_since_keepalive = false;
     std::size_t unsent = 0;  // messages handed to the bundle whose stripes are not all taken
-    std::deque<std::pair<proto::MessageType, std::shared_ptr<std::vector<std::byte>>>> waiting;
+    std::deque<Queued> waiting;
   };
   struct Inbound {
     std::shared_ptr<StreamBundle> bundle;
@@ -87,6 +98,11 @@ class PeerMesh : public std::enable_shared_from_this<PeerMesh> {
   };
 
   BundleHandlers inbound_handlers(const std::shared_ptr<StreamBundle>& bundle);
+  void on_inbound_ready(const std::shared_ptr<StreamBundle>& bundle);
+  // A piece from `peer`'s bundle `assembler` reads: whole messages go to on_message.
+  void on_piece(const secure::PublicKey& peer, MessageAssembler& assembler,
+                const BundleChunk& piece);
+  void send_on_their_link(const secure::PublicKey& peer, Queued message);
   void connect(const secure::PublicKey& peer, const boost::asio::ip::tcp::endpoint& endpoint);
   void flush(Outbound& out);
   void on_sent(const secure::PublicKey& peer);
@@ -101,6 +117,8 @@ class PeerMesh : public std::enable_shared_from_this<PeerMesh> {
   std::shared_ptr<BundleListener> listener_;
   std::map<secure::PublicKey, Outbound> outbound_;
   std::map<secure::PublicKey, Inbound> inbound_;
+  std::map<secure::PublicKey, std::deque<Queued>> awaiting_;  // for their bundle
+  std::set<std::shared_ptr<StreamBundle>> probes_;            // the tracker's, until closed
   boost::asio::steady_timer keepalive_;
   std::uint64_t bytes_sent_ = 0;
   std::uint64_t bytes_received_ = 0;

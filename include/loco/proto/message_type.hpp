@@ -49,6 +49,9 @@ enum class MessageType : std::uint16_t {
   state_chunk = 0x0305,
   // peer <-> peer, on an otherwise idle link: keeps it inside the channel's idle timeout
   keepalive = 0x0401,
+  // peer -> peer: a member that is not reachable opens its link to a reachable member of its
+  // round's group before either has anything to send (link_direction.hpp)
+  link_open = 0x0402,
 };
 
 // Which link a message travels on, and in which direction: each receiver accepts only its own.

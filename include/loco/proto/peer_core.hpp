@@ -156,6 +156,9 @@ class PeerCore {
   struct Send {
     PeerKey to;
     std::string address;  // where the view (or the resync's donor list) says it listens
+    // Goes on the link `to` opened, once it is there: `to` is reachable and this peer is not the
+    // one to dial (link_direction.hpp). Otherwise on the link this peer opens.
+    bool their_link = false;
     MessageType type{};
     std::vector<std::byte> body;
   };
@@ -196,6 +199,12 @@ class PeerCore {
   void pump_server();
   void send(const PeerKey& to, MessageType type, std::vector<std::byte> body);
   std::string address_of(const PeerKey& peer) const;
+  // As the current view lists it (unmeasured for a key it does not list).
+  Reachability reachability_of(const PeerKey& peer) const;
+  // Opens the links this peer must dial to the other members of its group (link_direction.hpp).
+  void open_links(const std::vector<PeerKey>& members);
+  // Says once what the tracker found about this peer's reachability, and what it means.
+  void note_own_reachability();
   PeerEvent& emit(PeerEvent::Kind kind);
   void note(std::string text, bool warning);
 
@@ -246,6 +255,8 @@ class PeerCore {
   std::shared_ptr<const void> served_;  // owns the bytes served, when someone must
   std::uint64_t served_round_ = 0;
   Digest served_hash_{};
+
+  Reachability reach_noted_ = Reachability::unmeasured;
 
   std::deque<PeerEvent> events_;
   std::deque<Send> transmits_;

@@ -42,6 +42,12 @@
 //   round at most 2k extra attempts and k honest members.
 //   Members ready while fewer than min_peers are get abort(no retry) after join_timeout
 //   (release_time()): they keep training and say ready again.
+//
+// Reachability (tracker_reachability.cpp): a join asks the driver to dial the peer's registered
+// address back (poll_probe(), drained with the events); the driver reports what it found
+// (on_probe_result) and the core's probe_timeout decides when no answer means unreachable. The
+// view lists the measurement, never the peer's claim. A group holds at most one member that is
+// not reachable: two of them cannot link until relays exist.
 
 #include <deque>
 #include <map>
@@ -70,6 +76,13 @@ struct Transmit {
   PeerKey to;
   MessageType type{};
   std::shared_ptr<const std::vector<std::byte>> body;
+};
+
+// Dial `address` and check that the peer there is `peer` (the secure channel's handshake and
+// the stream bundle's welcome), within the config's probe_timeout.
+struct Probe {
+  PeerKey peer;
+  std::string address;
 };
 
 struct TrackerEvent {
@@ -106,6 +119,13 @@ class TrackerCore {
   void on_connected(const PeerKey& peer, std::string network);
   void on_disconnect(TimePoint now, const PeerKey& peer);
   void on_timer(TimePoint now);
+
+  // Reachability probes to make (tracker_reachability.cpp), and what one found: `reached` when the
+  // peer at `address` completed the handshake as `peer`. A result for a probe the core no longer
+  // waits for (timed out, the member left or joined again elsewhere) is ignored.
+  std::optional<Probe> poll_probe();
+  void on_probe_result(TimePoint now, const PeerKey& peer, const std::string& address,
+                       bool reached);
 
   std::optional<TrackerEvent> poll_event();
   std::optional<Transmit> poll_transmit();
@@ -294,6 +314,22 @@ class TrackerCore {
   // member holds it, the tracker has no copy) and the peer does not hold it itself.
   std::optional<std::string> end_refusal(const JoinRequest& request) const;
 
+  // Reachability (tracker_reachability.cpp).
+  // At join: probe the member's address; within probe_interval of its key's last probe, take
+  // that probe's outcome if it was of the same address, else list it unreachable unprobed.
+  void measure_reachability(TimePoint now, const PeerKey& peer, bool rejoin,
+                            const std::string& previous_address);
+  void start_probes(TimePoint now);
+  void probe_timer(TimePoint now);
+  TimePoint probe_deadline() const;
+  // A probe's outcome (a result, or the timeout): remembered for probe_interval, counted, set.
+  void probe_found(TimePoint now, const PeerKey& peer, Reachability reach, const std::string& why);
+  void set_reachability(TimePoint now, const PeerKey& peer, Reachability reach,
+                        const std::string& why);
+  // The group less all but one of its members measured unreachable (rotating by round); the
+  // others are left out of the round (told, not waited for) until relays exist.
+  std::vector<PeerKey> linkable_group(std::vector<PeerKey> group);
+
   // Checkpoint custody (tracker_custody.cpp).
   bool custody_serves() const;  // the custody copy is the run's committed state
   bool state_available() const { return someone_in_sync() || custody_serves(); }
@@ -370,6 +406,18 @@ class TrackerCore {
   Duration pull_backoff_{};       // the wait after the next failed pass
   std::optional<std::string> custody_off_;  // why custody stopped for this process (size)
   std::deque<CustodyCopy> custody_out_;
+
+  std::deque<PeerKey> probe_queue_;       // joined, waiting for a probe slot
+  std::map<PeerKey, TimePoint> probing_;  // probes under way, by their deadline
+  // Each key's last probe, kept across its leaving: a peer whose tracker link drops and comes
+  // back keeps its measurement. At most kMaxBarred entries.
+  struct ProbeRecord {
+    TimePoint at{};
+    std::string address;
+    Reachability found = Reachability::unmeasured;  // until the probe ends
+  };
+  std::map<PeerKey, ProbeRecord> probed_;
+  std::deque<Probe> probes_out_;
 
   std::deque<TrackerEvent> events_;
   std::deque<Transmit> transmits_;

@@ -96,6 +96,13 @@ struct Leave {
   std::string reason;
 };
 
+// Whether the other members can connect to a member, as the tracker measured it at join by
+// dialling the member's address back (docs/TRACKER.md, "Reachability"): the peer's own claim
+// counts for nothing. Not measured yet (the probe is under way): treated as reachable until it ends
+// (link_direction.hpp), as every member was before the probe existed.
+enum class Reachability : std::uint8_t { unmeasured = 0, reachable = 1, unreachable = 2 };
+std::string_view reachability_name(Reachability r);
+
 struct Member {
   secure::PublicKey key;
   std::string address;
@@ -104,6 +111,7 @@ struct Member {
   // Gossip mode: the first round whose grouping lists this member (proto/gossip_roster.hpp); the
   // tracker stamps it at admission. 0 in all-reduce mode.
   std::uint64_t first_round = 0;
+  Reachability reachability = Reachability::unmeasured;
   bool operator==(const Member&) const = default;
 };
 

@@ -19,9 +19,10 @@ struct MemberStatus {
   double joined_s_ago = 0;
   double last_seen_s_ago = 0;
   std::uint64_t state_round = 0;
-  bool in_sync = false;   // holds the run's current state
-  bool in_round = false;  // a member of the running round's group
-  Heartbeat last;         // its last heartbeat's figures
+  bool in_sync = false;                                  // holds the run's current state
+  bool in_round = false;                                 // a member of the running round's group
+  Reachability reachability = Reachability::unmeasured;  // as the tracker's probe found
+  Heartbeat last;                                        // its last heartbeat's figures
 };
 
 struct TrackerStatus {
@@ -40,6 +41,13 @@ struct TrackerStatus {
   std::uint64_t peers_refused = 0;
   std::uint64_t peers_evicted = 0;
   std::uint64_t misbehaviours = 0;
+  // Reachability: the members as last measured, the probes' outcomes since start, and the rounds
+  // that left unreachable members out (two of them in a group cannot link until relays exist).
+  std::uint64_t members_reachable = 0;
+  std::uint64_t members_unreachable = 0;
+  std::uint64_t probes_reached = 0;
+  std::uint64_t probes_unreached = 0;
+  std::uint64_t members_left_out = 0;
   std::vector<MemberStatus> members;
   std::vector<RoundRecord> history;     // the committed rounds the run still has
   std::vector<LostRounds> lost_rounds;  // the newest TrackerSnapshot::kMaxLostRounds, oldest first

@@ -12,8 +12,9 @@
 // Connections behave as TCP connections do, as far as the protocols can tell:
 // - one connection per pair of nodes, opened by the first send (or connect()) from either end;
 //   both ends are told on_open() two round trips later (TCP's and the secure channel's
-//   handshakes), or the opener is told on_close() if the other host is down (after
-//   connect_timeout) or has no process listening (refused: after one round trip);
+//   handshakes), or the opener is told on_close() if the other host is down or behind a NAT
+//   (after connect_timeout) or has no process listening (refused: after one round trip); a
+//   connection a node behind a NAT opened carries both ways;
 // - messages arrive whole, in order, once: release from the sender's pacer, then a read paced
 //   by the receiver's download bucket;
 // - a process that dies (kill(notify = true)) resets its connections: the other ends learn after

@@ -23,6 +23,8 @@
 // Swarm; a crash destroys the PeerNode, and pending events find it gone (weak pointers).
 
 #include <algorithm>
+#include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -123,6 +125,9 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   // messages to the network, and one timer for the earlier of their deadlines.
   void drive();
   void arm_timer();
+  // A message of the core to a member: on the connection that member opened when the core says
+  // so (proto/link_direction.hpp), held until it is open.
+  void send_to_peer(proto::PeerCore::Send t);
   void on_core_event(proto::PeerEvent& e);
   // A strategy peer: the Ledger told, the event passed to the compute link.
   void on_strategy_event(proto::PeerEvent& e);
@@ -144,6 +149,7 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   proto::PeerKey key_;
   std::unique_ptr<proto::PeerCore> core_;
   bool tracker_open_ = false;
+  std::map<NodeId, std::deque<proto::PeerCore::Send>> awaiting_;  // for the member to connect
   proto::Backoff backoff_ = proto::Backoff::tracker_reconnect();
   TimePoint timer_ = kNever;
 

@@ -49,6 +49,8 @@ class TrackerNode final : public NodeHandler {
 
  private:
   void drive();
+  // The reachability probe the core asked for, answered from the simulated network.
+  void answer_probe(const proto::Probe& probe);
   void arm_timer();
 
   EventLoop& loop_;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "loco/net/peer_mesh.hpp"
+#include "loco/net/router_port.hpp"
 #include "loco/net/tracker_link.hpp"
 #include "loco/proto/peer_core.hpp"
 #include "loco/swarm/network_side.hpp"
@@ -32,8 +33,11 @@ struct SwarmConfig {
   secure::PublicKey tracker_key;
   std::string tracker_address;       // host:port
   std::string listen = "0.0.0.0:0";  // the mesh's listening address
-  std::string advertise;             // where others reach it ("": 127.0.0.1:<listen port>)
-  std::uint64_t upload_bps = 0;      // declared to the tracker
+  // Where others reach it ("": the router's mapping if port_mapping got one, else the listen
+  // address and port, 127.0.0.1 for any).
+  std::string advertise;
+  bool port_mapping = true;      // ask the home router to forward the port (net/router_port.hpp)
+  std::uint64_t upload_bps = 0;  // declared to the tracker
   std::string credential;
   std::vector<proto::Setting> settings;
   std::string codec = "int8:block=256";
@@ -91,7 +95,8 @@ class SwarmSession {
   std::unique_ptr<ComputeLink> compute_;   // with the core
   std::shared_ptr<net::TrackerLink> link_;
   std::shared_ptr<net::PeerMesh> mesh_;
-  boost::asio::steady_timer timer_;  // the core's deadline
+  std::shared_ptr<net::RouterPort> router_port_;  // null: nothing mapped
+  boost::asio::steady_timer timer_;               // the core's deadline
   TimePoint timer_at_ = kNever;
 };
 

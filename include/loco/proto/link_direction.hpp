@@ -1,0 +1,40 @@
+#pragma once
+// Who opens the link between two members, from their reachability as the tracker measured it
+// (tracker_messages.hpp, Reachability): one rule for both drivers, net::PeerMesh and the
+// simulator's sim::PeerNode (docs/PROTOCOL.md, "Who dials").
+//
+// Two reachable members: each sends on the link it opened and receives on the other's (as before
+// reachability was measured: nobody has to agree who dials). A member not measured yet (the first
+// seconds after its join) counts as reachable, as every member did before: at worst a link to it
+// fails once and the round's retry follows the measurement. A reachable and an unreachable one:
+// the unreachable member dials (its router lets it out, not in) and both send on that one link;
+// it opens the link when a round's group lists them both (link_open), since the reachable member
+// cannot ask for it. Two unreachable members cannot link until relays exist: the tracker puts at
+// most one unreachable member in a group (tracker_reachability.cpp), and a fetch from an
+// unreachable donor is tried like any other and fails over to the next donor.
+
+#include <cstddef>
+
+#include "loco/proto/tracker_messages.hpp"
+
+namespace loco::proto {
+
+enum class LinkDirection {
+  own_links,   // each end sends on the link it opened
+  dial,        // this end opens the one link, and both send on it
+  await,       // the other end opens the one link: send on it once it is there
+  unlinkable,  // neither end can be reached: tried as own_links (it may work on one LAN)
+};
+
+LinkDirection link_direction(Reachability self, Reachability other);
+
+// Messages a driver holds for a link the other member has not opened yet; past this the link is
+// lost (the member never dialled).
+inline constexpr std::size_t kMaxAwaitingMessages = 4096;
+
+// Whether a message to `other` must go on the link `other` opened.
+inline bool on_their_link(Reachability self, Reachability other) {
+  return link_direction(self, other) == LinkDirection::await;
+}
+
+}  // namespace loco::proto

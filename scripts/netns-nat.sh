@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Home routers in network namespaces, for tests of peers behind NAT (docs/VOLUNTEER.md): a
+# "public" namespace (the internet: 198.51.100.1 on a bridge) and N homes, each a router namespace
+# (198.51.100.(1+i) on the public side, 192.168.(70+i).1 inside) that masquerades its home's traffic
+# with nftables and forwards nothing inward, and a home namespace (192.168.(70+i).2) behind it.
+# The public side has no route to any home's addresses: a home is reached only through what its
+# router maps. With UPNP_HOME, that home's router also runs miniupnpd (UPnP-IGD and NAT-PMP) on
+# its home side. Needs root, iproute2 and nftables (and miniupnpd-nftables for UPNP_HOME). The
+# public addresses are TEST-NET-2's (RFC 5737), which no packet here leaves the namespaces for;
+# miniupnpd counts them as reserved and will not map on them (it says so in PREFIX-miniupnpd.log).
+#
+#   scripts/netns-nat.sh up PREFIX [HOMES [UPNP_HOME]]   PREFIX-pub, PREFIX-rI, PREFIX-hI (I=1..HOMES)
+#   scripts/netns-nat.sh down PREFIX                     removes them, and stops its miniupnpd
+#
+# PREFIX is at most 8 characters (interface names are at most 15).
+set -euo pipefail
+
+action=${1:-}
+prefix=${2:-}
+homes=${3:-1}
+upnp_home=${4:-0}
+if [[ -z $action || -z $prefix || ${#prefix} -gt 8 ]]; then
+  sed -n '2,16p' "$0" >&2
+  exit 2
+fi
+run_dir=/tmp/$prefix-netns-nat
+
+down() {
+  if [[ -f $run_dir/miniupnpd.pid ]]; then
+    kill "$(cat "$run_dir/miniupnpd.pid")" 2>/dev/null || true
+  fi
+  rm -rf "$run_dir"
+  for ns in $(ip netns list | awk '{print $1}' | grep "^$prefix-" || true); do
+    ip netns del "$ns" 2>/dev/null || true
+  done
+}
+
+up() {
+  down
+  local pub=$prefix-pub
+  ip netns add "$pub"
+  ip -n "$pub" link set lo up
+  ip -n "$pub" link add br0 type bridge
+  ip -n "$pub" addr add 198.51.100.1/24 dev br0
+  ip -n "$pub" link set br0 up
+  for ((i = 1; i <= homes; i++)); do
+    local router=$prefix-r$i home=$prefix-h$i lan=192.168.$((70 + i))
+    ip netns add "$router"
+    ip netns add "$home"
+    ip -n "$router" link set lo up
+    ip -n "$home" link set lo up
+    # The router's public side, on the public bridge.
+    ip link add "$prefix-w$i" netns "$router" type veth peer name "p$i" netns "$pub"
+    ip -n "$pub" link set "p$i" master br0 up
+    ip -n "$router" addr add "198.51.100.$((1 + i))/24" dev "$prefix-w$i"
+    ip -n "$router" link set "$prefix-w$i" up
+    # The home's side.
+    ip link add "$prefix-l$i" netns "$router" type veth peer name eth0 netns "$home"
+    ip -n "$router" addr add "$lan.1/24" dev "$prefix-l$i"
+    ip -n "$router" link set "$prefix-l$i" up
+    ip -n "$home" addr add "$lan.2/24" dev eth0
+    ip -n "$home" link set eth0 up
+    ip -n "$home" route add default via "$lan.1"
+    ip netns exec "$router" sysctl -q -w net.ipv4.ip_forward=1
+    # Out: masqueraded. In: only replies to what the home opened (and what a mapping adds).
+    ip netns exec "$router" nft -f - <<NFT
+table ip home {
+  chain postrouting {
+    type nat hook postrouting priority 100; policy accept;
+    oifname "$prefix-w$i" masquerade
+  }
+  chain forward {
+    type filter hook forward priority 0; policy drop;
+    iifname "$prefix-l$i" accept
+    ct state established,related accept
+      ct status dnat accept
+  }
+}
+NFT
+    if [[ $i -eq $upnp_home ]]; then start_miniupnpd "$router" "$prefix-w$i" "$prefix-l$i" "$lan"; fi
+  done
+}
+
+# miniupnpd on a router: the nftables chains it fills (its defaults: table "filter", chains
+# "miniupnpd", "prerouting_miniupnpd", "postrouting_miniupnpd"), its config, and the daemon.
+start_miniupnpd() {
+  local router=$1 wan=$2 lan_if=$3 lan=$4
+  mkdir -p "$run_dir"
+  ip netns exec "$router" nft -f - <<NFT
+table inet filter {
+  chain forward { type filter hook forward priority 0; policy accept; jump miniupnpd; }
+  chain miniupnpd { }
+  chain prerouting { type nat hook prerouting priority -100; policy accept; jump prerouting_miniupnpd; }
+  chain postrouting { type nat hook postrouting priority 100; policy accept; jump postrouting_miniupnpd; }
+  chain prerouting_miniupnpd { }
+  chain postrouting_miniupnpd { }
+}
+NFT
+  cat >"$run_dir/miniupnpd.conf" <<CONF
+ext_ifname=$wan
+listening_ip=$lan_if
+http_port=0
+enable_upnp=yes
+enable_natpmp=yes
+secure_mode=yes
+system_uptime=yes
+lease_file=$run_dir/miniupnpd.leases
+uuid=3d3cec3a-8cf0-11e0-98ee-001a6bd2d07d
+allow 1024-65535 $lan.0/24 1024-65535
+deny 0-65535 0.0.0.0/0 0-65535
+CONF
+  ip netns exec "$router" miniupnpd -f "$run_dir/miniupnpd.conf" -P "$run_dir/miniupnpd.pid" -d \
+    >"$run_dir/miniupnpd.log" 2>&1 &
+  # Ready once it listens for SSDP on the home side.
+  for _ in $(seq 100); do
+    if grep -q "Listening for NAT-PMP" "$run_dir/miniupnpd.log" 2>/dev/null; then return 0; fi
+    sleep 0.1
+  done
+  echo "netns-nat: miniupnpd did not start:" >&2
+  cat "$run_dir/miniupnpd.log" >&2
+  return 1
+}
+
+case $action in
+  up) up ;;
+  down) down ;;
+  *) echo "netns-nat: unknown action '$action' (up, down)" >&2; exit 2 ;;
+esac

@@ -1,0 +1,49 @@
+#include "loco/net/router_port.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace loco::net {
+
+struct RouterPort::Private {};
+
+std::shared_ptr<RouterPort> RouterPort::open(boost::asio::io_context& io,
+                                             const boost::asio::ip::tcp::endpoint& listening,
+                                             const PortMappingConfig& config) {
+  if (listening.address().is_loopback()) return nullptr;
+  UpnpPortMapping::Result mapped = UpnpPortMapping::open(listening.port(), config);
+  if (!mapped.mapping) {
+    spdlog::info("no port mapping on the router: {}", mapped.why);
+    return nullptr;
+  }
+  spdlog::info(
+      "the router forwards {} to this peer's port {} (UPnP, renewed every {} s)",
+      mapped.mapping->external_address(), listening.port(),
+      std::chrono::duration_cast<std::chrono::seconds>(mapped.mapping->lease()).count() / 2);
+  auto port = std::make_shared<RouterPort>(Private{}, io, std::move(mapped.mapping));
+  port->arm_renewal();
+  return port;
+}
+
+RouterPort::RouterPort(Private, boost::asio::io_context& io,
+                       std::unique_ptr<UpnpPortMapping> mapping)
+    : renewal_(io), mapping_(std::move(mapping)) {}
+
+void RouterPort::arm_renewal() {
+  if (mapping_->lease() == Duration{0}) return;  // a permanent mapping: nothing to renew
+  renewal_.expires_after(mapping_->lease() / 2);
+  renewal_.async_wait([weak = weak_from_this()](const boost::system::error_code& error) {
+    auto self = weak.lock();
+    if (error || !self || !self->mapping_) return;
+    std::string why;
+    if (!self->mapping_->renew(why)) spdlog::warn("the port mapping was not renewed: {}", why);
+    self->arm_renewal();  // a router that refused once may answer next time
+  });
+}
+
+void RouterPort::stop() {
+  renewal_.cancel();
+  if (mapping_) spdlog::info("removing the port mapping {}", mapping_->external_address());
+  mapping_.reset();  // removes it on the router
+}
+
+}  // namespace loco::net

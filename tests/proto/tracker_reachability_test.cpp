@@ -1,0 +1,213 @@
+// The tracker's reachability probe at join (proto/tracker_core.hpp, "Reachability"), in virtual
+// time: the measurement, not the peer, decides what the signed view says; probes are bounded in
+// number and frequency; and a round's group never holds two members that cannot link.
+
+#include <gtest/gtest.h>
+
+#include "loco/proto/link_direction.hpp"
+#include "loco/proto/tracker_core.hpp"
+#include "tracker_harness.hpp"
+
+namespace loco::proto {
+namespace {
+
+using namespace testing;
+using Kind = ClientEvent::Kind;
+using Answer = Harness::Peer::Probe;
+
+// What peer `viewer` holds about peer `n` in its latest view.
+Reachability listed(const Harness& h, std::uint8_t viewer, std::uint8_t n) {
+  const Member* m = h.peers.at(viewer).client->member(key(n).public_key());
+  return m != nullptr ? m->reachability : Reachability::unmeasured;
+}
+
+void join_answering(Harness& h, std::uint8_t n, Answer answer) {
+  h.add(n).probe = answer;
+  h.connect(n);
+}
+
+TEST(TrackerReachability, TheViewListsWhatTheProbeFound) {
+  Harness h;
+  h.start();
+  join_answering(h, 1, Answer::reached);
+  join_answering(h, 2, Answer::refused);
+  h.run_for(std::chrono::seconds(1));  // the next view goes out
+  for (std::uint8_t viewer = 1; viewer <= 2; ++viewer) {
+    EXPECT_EQ(listed(h, viewer, 1), Reachability::reachable);
+    EXPECT_EQ(listed(h, viewer, 2), Reachability::unreachable);
+  }
+  const TrackerStatus s = h.tracker->status(h.now);
+  EXPECT_EQ(s.members_reachable, 1u);
+  EXPECT_EQ(s.members_unreachable, 1u);
+  EXPECT_EQ(s.probes_reached, 1u);
+  EXPECT_EQ(s.probes_unreached, 1u);
+}
+
+// No answer is the core's decision, at exactly probe_timeout: the driver need not report one.
+TEST(TrackerReachability, AProbeWithoutAnswerIsUnreachableAtTheTimeout) {
+  Harness h;
+  h.config.probe_timeout = std::chrono::seconds(3);
+  h.start();
+  join_answering(h, 1, Answer::unanswered);
+  const TimePoint joined = h.now;
+  h.run_until(joined + std::chrono::seconds(3) - std::chrono::milliseconds(1));
+  EXPECT_EQ(h.tracker->status(h.now).members_unreachable, 0u) << "still being measured";
+  h.run_until(joined + std::chrono::seconds(4));
+  EXPECT_EQ(h.tracker->status(h.now).members_unreachable, 1u);
+  EXPECT_EQ(listed(h, 1, 1), Reachability::unreachable);
+}
+
+// A result for another address than the one registered now (the peer joined again elsewhere
+// meanwhile), or for a probe the core gave up on, changes nothing.
+TEST(TrackerReachability, AResultForAnotherAddressOrALateOneIsIgnored) {
+  Harness h;
+  h.start();
+  join_answering(h, 1, Answer::unanswered);
+  h.tracker->on_probe_result(h.now, key(1).public_key(), "10.9.9.9:1", true);
+  h.pump();
+  EXPECT_EQ(h.tracker->status(h.now).members_reachable, 0u);
+  h.run_for(h.config.probe_timeout + std::chrono::seconds(1));
+  h.tracker->on_probe_result(h.now, key(1).public_key(), h.join_request(1).listen_address, true);
+  h.pump();
+  EXPECT_EQ(h.tracker->status(h.now).members_reachable, 0u) << "too late: measured unreachable";
+}
+
+// Joining again and again cannot make the tracker dial at will: one probe per key per
+// probe_interval; a join again at the same address keeps its measurement, at another address
+// within the interval it is listed unreachable without a probe.
+TEST(TrackerReachability, AKeyIsProbedAtMostOncePerInterval) {
+  Harness h;
+  h.config.probe_interval = std::chrono::seconds(60);
+  h.start();
+  join_answering(h, 1, Answer::reached);
+  h.run_for(std::chrono::seconds(1));
+  EXPECT_EQ(listed(h, 1, 1), Reachability::reachable);
+
+  h.disconnect(1);  // its tracker link dropped: no longer a member
+  h.peers.at(1).probe = Answer::unanswered;
+  h.connect(1);  // back at the same address
+  h.run_for(std::chrono::seconds(1));
+  EXPECT_EQ(listed(h, 1, 1), Reachability::reachable) << "kept, not probed again";
+
+  JoinRequest elsewhere = h.join_request(1);
+  elsewhere.listen_address = "127.0.0.1:9999";
+  h.disconnect(1);
+  h.add(1, elsewhere).probe = Answer::reached;
+  h.connect(1);
+  h.run_for(std::chrono::seconds(1));
+  EXPECT_EQ(listed(h, 1, 1), Reachability::unreachable) << "not probed again within the interval";
+  EXPECT_EQ(h.tracker->status(h.now).probes_reached, 1u);
+
+  h.run_for(std::chrono::seconds(60));
+  h.disconnect(1);
+  JoinRequest later = h.join_request(1);
+  later.listen_address = "127.0.0.1:9998";
+  h.add(1, later).probe = Answer::reached;
+  h.connect(1);
+  h.run_for(std::chrono::seconds(1));
+  EXPECT_EQ(listed(h, 1, 1), Reachability::reachable) << "probed again after the interval";
+  EXPECT_EQ(h.tracker->status(h.now).probes_reached, 2u);
+}
+
+// At most max_probes are under way; the others wait their turn and are probed as slots free.
+TEST(TrackerReachability, AtMostMaxProbesAreUnderWay) {
+  Harness h;
+  h.config.max_probes = 2;
+  h.start();
+  std::vector<Probe> asked;
+  for (std::uint8_t n = 1; n <= 5; ++n) {
+    h.add(n).probe = Answer::unanswered;
+    h.peers.at(n).connected = true;
+    h.peers.at(n).client->on_connected(h.now);
+    // Moves the messages without answering: the probes are read here instead.
+    for (bool moved = true; moved;) {
+      moved = false;
+      while (auto t = h.tracker->poll_transmit())
+        h.peers.at(n).client->on_message(h.now, static_cast<std::uint16_t>(t->type), *t->body);
+      while (auto o = h.peers.at(n).client->poll_transmit()) {
+        moved = true;
+        h.tracker->on_message(h.now, key(n).public_key(), static_cast<std::uint16_t>(o->type),
+                              o->body);
+      }
+    }
+    while (auto p = h.tracker->poll_probe()) asked.push_back(*p);
+  }
+  ASSERT_EQ(asked.size(), 2u);
+  EXPECT_EQ(asked[0].peer, key(1).public_key());
+  EXPECT_EQ(asked[1].peer, key(2).public_key());
+  EXPECT_EQ(asked[0].address, h.join_request(1).listen_address) << "the registered address only";
+  h.tracker->on_probe_result(h.now, asked[0].peer, asked[0].address, true);
+  const auto next = h.tracker->poll_probe();
+  ASSERT_TRUE(next.has_value());
+  EXPECT_EQ(next->peer, key(3).public_key());
+  EXPECT_FALSE(h.tracker->poll_probe().has_value());
+}
+
+// Two unreachable members cannot link: a round takes one of them (another each round), tells the
+// others why, and does not wait for them.
+TEST(TrackerReachability, AGroupHoldsAtMostOneUnreachableMember) {
+  Harness h;
+  h.start();
+  join_answering(h, 1, Answer::reached);
+  join_answering(h, 2, Answer::refused);
+  join_answering(h, 3, Answer::refused);
+  h.run_for(std::chrono::seconds(1));
+  for (std::uint8_t n = 1; n <= 3; ++n) h.ready(n);
+  h.run_for(h.config.join_timeout);
+  const auto group = h.last(1, Kind::group);
+  ASSERT_TRUE(group.has_value());
+  EXPECT_EQ(group->group.members.size(), 2u);
+  std::size_t told = 0;
+  for (std::uint8_t n = 2; n <= 3; ++n) {
+    const auto abort = h.last(n, Kind::abort_round);
+    if (abort && !abort->abort.retry) {
+      ++told;
+      EXPECT_NE(abort->abort.reason.find("cannot link until relays exist"), std::string::npos);
+    }
+  }
+  EXPECT_EQ(told, 1u);
+  EXPECT_EQ(h.tracker->status(h.now).members_left_out, 1u);
+}
+
+// A fetch is opened by the fetcher: a donor nobody can dial is never named, whoever fetches.
+TEST(TrackerReachability, OnlyReachableMembersAreNamedDonors) {
+  Harness h;
+  h.start();
+  join_answering(h, 1, Answer::reached);
+  join_answering(h, 2, Answer::refused);
+  h.run_for(std::chrono::seconds(1));
+  h.ready(1);
+  h.ready(2);
+  h.run_for(h.config.join_timeout);
+  h.finish_round();
+  ASSERT_EQ(h.tracker->snapshot().committed_round, 1u);
+  const auto donors_of = [&](std::uint8_t n) {
+    const auto resync = h.last(n, Kind::resync);
+    std::vector<PeerKey> keys;
+    if (resync)
+      for (const Donor& d : resync->resync.donors) keys.push_back(d.key);
+    return keys;
+  };
+  join_answering(h, 3, Answer::refused);  // holds round 0: told to fetch round 1
+  EXPECT_EQ(donors_of(3), std::vector<PeerKey>{key(1).public_key()});
+  join_answering(h, 4, Answer::reached);
+  EXPECT_EQ(donors_of(4), std::vector<PeerKey>{key(1).public_key()});
+}
+
+TEST(LinkDirection, TheUnreachableEndDials) {
+  using R = Reachability;
+  EXPECT_EQ(link_direction(R::reachable, R::reachable), LinkDirection::own_links);
+  EXPECT_EQ(link_direction(R::unreachable, R::reachable), LinkDirection::dial);
+  EXPECT_EQ(link_direction(R::reachable, R::unreachable), LinkDirection::await);
+  EXPECT_EQ(link_direction(R::unmeasured, R::reachable), LinkDirection::own_links)
+      << "not measured yet counts as reachable, as before the probe existed";
+  EXPECT_EQ(link_direction(R::unreachable, R::unmeasured), LinkDirection::dial);
+  EXPECT_EQ(link_direction(R::unmeasured, R::unreachable), LinkDirection::await);
+  EXPECT_EQ(link_direction(R::unreachable, R::unreachable), LinkDirection::unlinkable);
+  EXPECT_FALSE(on_their_link(R::reachable, R::unmeasured));
+  EXPECT_TRUE(on_their_link(R::reachable, R::unreachable));
+  EXPECT_FALSE(on_their_link(R::unreachable, R::reachable));
+}
+
+}  // namespace
+}  // namespace loco::proto
