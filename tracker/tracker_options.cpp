@@ -181,6 +181,11 @@ void add_tracker_options(CLI::App& app, TrackerOptions& o) {
          "mean, from each side (a trimmed mean against poisoned updates); 0: the plain mean")
       ->capture_default_str()
       ->check(CLI::Range(0.0f, 0.45f));
+  app.add_option("--run.check-owners", o.check_owners,
+                 "The direct exchange's segments are reduced twice (owner and checker) and both "
+                 "sign the result, so an owner cannot return a wrong mean unnoticed (about twice "
+                 "the reduce-scatter's upload); false: owners are trusted")
+      ->capture_default_str();
   app.add_option("--run.donors", o.donors, "Peers named to a newcomer to fetch the state from")
       ->capture_default_str()
       ->check(CLI::Range(1, 16));
@@ -227,6 +232,7 @@ proto::TrackerCoreConfig to_core_config(const TrackerOptions& o) {
   c.max_attempts = o.max_attempts;
   c.update_norm_limit = o.update_norm_limit;
   c.trim = o.trim;
+  c.check_owners = o.check_owners;
   c.donors_per_resync = o.donors;
   const CustodyLimits custody = to_custody_limits(o);
   c.custody.every = o.custody_every;

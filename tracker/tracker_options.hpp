@@ -62,6 +62,7 @@ struct TrackerOptions {
   std::uint32_t max_attempts = 8;
   float update_norm_limit = 10.0f;
   float trim = 0.25f;
+  bool check_owners = true;
   std::uint32_t donors = 3;
   // [admission]: who may join
   std::string admission = "token";  // token | allowlist | open

@@ -161,8 +161,15 @@ std::optional<AllReduce::Transmit> AllReduce::poll_transmit() {
 
 void AllReduce::fail(std::string reason, std::optional<PeerKey> suspect) {
   if (failure_) return;
-  failure_ = AllReduceFailure{.reason = std::move(reason), .suspect = suspect};
+  failure_ = AllReduceFailure{.reason = std::move(reason), .suspect = suspect, .proof = {}};
   out_.clear();
+}
+
+void AllReduce::fail_proven(std::string reason, const MisconductProof& proof) {
+  if (failure_) return;
+  // What was queued before is kept: this member's own signed statements, which let the others
+  // reach the same proof.
+  failure_ = AllReduceFailure{.reason = std::move(reason), .suspect = {}, .proof = proof};
 }
 
 }  // namespace loco::proto

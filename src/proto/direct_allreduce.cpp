@@ -12,49 +12,104 @@ namespace loco::proto {
 
 DirectAllReduce::DirectAllReduce(AllReduceConfig config, std::span<const float> update,
                                  std::span<float> result)
-    : AllReduce(std::move(config), update, result) {}
-
-bool DirectAllReduce::needs_link_to(const PeerKey& peer) const {
-  const auto it = std::find(config_.members.begin(), config_.members.end(), peer);
-  const auto m = static_cast<std::size_t>(it - config_.members.begin());
-  if (it == config_.members.end() || m == config_.self || next_reduce_.empty()) return false;
-  return next_reduce_[m] < chunks_in(config_.self) || next_gather_[m] < chunks_in(m);
+    : AllReduce(std::move(config), update, result) {
+  LOCO_ASSERT(!config_.check_owners || config_.signer != nullptr,
+              "checked owners sign their statements");
 }
 
-// 1. Reduce-scatter: this member's part of every other member's segment, chunk by chunk.
+std::size_t DirectAllReduce::checked_segment() const {
+  return (config_.self + member_count() - 1) % member_count();
+}
+
+std::size_t DirectAllReduce::index_of(const PeerKey& member) const {
+  return static_cast<std::size_t>(
+      std::find(config_.members.begin(), config_.members.end(), member) - config_.members.begin());
+}
+
+SegmentSum& DirectAllReduce::sum_of(std::size_t segment) {
+  return segment == config_.self ? *owned_ : *checked_;
+}
+
+bool DirectAllReduce::done() const {
+  return !failure() && owned_chunks_done_ == chunks_in(config_.self) &&
+         gathered_ == expected_gathers_ && (!config_.check_owners || settled_ == member_count());
+}
+
+bool DirectAllReduce::needs_link_to(const PeerKey& peer) const {
+  const std::size_t m = index_of(peer);
+  if (m >= member_count() || m == config_.self || !owned_) return false;
+  if (config_.check_owners) return !done();  // its statements are awaited to the end
+  return owned_->next_from(m) < chunks_in(config_.self) || next_gather_[m] < chunks_in(m);
+}
+
 void DirectAllReduce::start() {
   const std::size_t n = member_count();
   const std::size_t self = config_.self;
   if (n == 1) {
     std::copy(update_.begin(), update_.end(), result_.begin());  // the mean of one vector
     owned_chunks_done_ = chunks_in(self);
+    settled_ = 1;
     return;
   }
-  waiting_.assign(chunks_in(self), std::vector<std::shared_ptr<std::vector<float>>>(n));
-  parts_in_.assign(chunks_in(self), 0);
-  next_reduce_.assign(n, 0);
+  const bool checked = config_.check_owners;
+  owned_.emplace(n, chunks_in(self), config_.trim, config_.weights, config_.buffers);
   next_gather_.assign(n, 0);
-  std::size_t most_chunks = 0;
-  for (std::size_t g = 0; g < n; ++g) {
+  for (std::size_t g = 0; g < n; ++g)
     if (g != self) expected_gathers_ += chunks_in(g);
-    most_chunks = std::max(most_chunks, chunks_in(g));
+  if (checked) {
+    checked_.emplace(n, chunks_in(checked_segment()), config_.trim, config_.weights,
+                     config_.buffers);
+    sent_.resize(n);
+    inputs_.resize(n);
+    owners_.resize(n);
+    own_inputs_.resize(n);
+    checks_.resize(n);
   }
+  send_contributions();
+}
+
+// 1. Reduce-scatter: this member's part of every other member's segment, chunk by chunk, the
+// owners in turn; with checked owners, to each segment's checker too, its own segment included.
+void DirectAllReduce::send_contributions() {
+  const std::size_t n = member_count();
+  const std::size_t self = config_.self;
+  const bool checked = config_.check_owners;
+  std::size_t most_chunks = 0;
+  for (std::size_t g = 0; g < n; ++g) most_chunks = std::max(most_chunks, chunks_in(g));
   for (std::size_t k = 0; k < most_chunks && !failure(); ++k) {
-    for (std::size_t d = 1; d < n; ++d) {
+    for (std::size_t d = 1; d <= n && !failure(); ++d) {
       const std::size_t g = (self + d) % n;
-      if (k >= chunks_in(g)) continue;
+      if (k >= chunks_in(g) || (g == self && !checked)) continue;
       const Chunk c = chunk(g, k);
-      send(config_.members[g], 0, 0, k,
-           encode(update_.subspan(c.begin, c.size), c.begin + self * update_.size()));
+      const std::vector<std::byte> bytes =
+          encode(update_.subspan(c.begin, c.size), c.begin + self * update_.size());
+      if (g != self) send(config_.members[g], 0, 0, k, bytes);
+      if (!checked) continue;
+      sent_[g].update(bytes);
+      const std::size_t checker = checker_of(g, n);
+      if (checker != self) send(config_.members[checker], 2, 0, k, bytes);
+      if (g == self || checker == self) {
+        // Its own contribution as the others decode it, so that owner and checker sum the same.
+        own_values_.resize(c.size);
+        config_.codec->decode(bytes, own_values_);
+        if (sum_of(g).add(self, bytes, own_values_, n)) finish_chunk(g, k);
+      }
     }
+  }
+  if (!checked || failure()) return;
+  for (std::size_t g = 0; g < n && !failure(); ++g) {
+    const Statement s = sign(StatementKind::contribution, g, sent_[g].finish());
+    const std::size_t checker = checker_of(g, n);
+    if (g != self) send_statement(config_.members[g], s);
+    if (checker != self) send_statement(config_.members[checker], s);
+    if (g == self || checker == self) contribution_signed(g, self, s);
   }
 }
 
 void DirectAllReduce::on_message(const PeerKey& from, std::span<const std::byte> body) {
   if (failure() || done()) return;
-  const auto it = std::find(config_.members.begin(), config_.members.end(), from);
-  const auto sender = static_cast<std::size_t>(it - config_.members.begin());
-  if (it == config_.members.end() || sender == config_.self) {
+  const std::size_t sender = index_of(from);
+  if (sender >= member_count() || sender == config_.self) {
     fail(fmt::format("a chunk came from {}, not a member of the group", secure::short_id(from)),
          from);
     return;
@@ -62,98 +117,70 @@ void DirectAllReduce::on_message(const PeerKey& from, std::span<const std::byte>
   try {
     std::span<const std::byte> payload;
     const ChunkHeader h = read_chunk(body, payload);
-    if (h.phase > 1 || h.step != 0)
-      throw Error(
-          ErrorCategory::protocol,
-          fmt::format("phase {} step {} does not exist in a direct all-reduce", h.phase, h.step));
-    if (h.phase == 0) {
-      on_reduce(sender, h.chunk, payload);
-    } else {
-      on_gather(sender, h.chunk, payload);
+    const std::uint8_t phases = config_.check_owners ? 4 : 2;
+    if (h.phase >= phases || (h.phase != 3 && h.step != 0))
+      throw Error(ErrorCategory::protocol,
+                  fmt::format("phase {} step {} does not exist in this direct all-reduce", h.phase,
+                              h.step));
+    switch (h.phase) {
+      case 0: on_reduce(sender, config_.self, h.chunk, payload); break;
+      case 1: on_gather(sender, h.chunk, payload); break;
+      case 2: on_reduce(sender, checked_segment(), h.chunk, payload); break;
+      default: on_statement(sender, h.step, payload);
     }
   } catch (const Error& e) {
     fail(e.message(), from);
   }
 }
 
-void DirectAllReduce::on_reduce(std::size_t from, std::size_t k,
+void DirectAllReduce::on_reduce(std::size_t from, std::size_t segment, std::size_t k,
                                 std::span<const std::byte> encoded) {
-  const std::size_t self = config_.self;
-  if (k != next_reduce_[from] || k >= chunks_in(self))
+  SegmentSum& sum = sum_of(segment);
+  if (k != sum.next_from(from) || k >= chunks_in(segment))
     throw Error(ErrorCategory::protocol,
-                fmt::format("reduce-scatter chunk {} came where chunk {} of {} was due", k,
-                            next_reduce_[from], chunks_in(self)));
-  ++next_reduce_[from];
-  const Chunk c = chunk(self, k);
+                fmt::format("reduce-scatter chunk {} came where chunk {} of {} was due (segment "
+                            "{})",
+                            k, sum.next_from(from), chunks_in(segment), segment));
+  const Chunk c = chunk(segment, k);
   if (!decode_checked(encoded, c.size, 1, config_.members[from])) return;
-  std::shared_ptr<std::vector<float>>& part = waiting_[k][from];
-  part = config_.buffers != nullptr ? config_.buffers->take(c.size)
-                                    : std::make_shared<std::vector<float>>(c.size);
-  std::copy_n(scratch_.begin(), c.size, part->begin());
-  if (++parts_in_[k] == member_count() - 1) finish_owned_chunk(k);
+  const std::size_t expected = config_.check_owners ? member_count() : member_count() - 1;
+  if (sum.add(from, encoded, std::span(scratch_).first(c.size), expected))
+    finish_chunk(segment, k);
 }
 
-// 2. The owner's mean (trimmed, if asked), and its one quantization of it, kept here too.
-void DirectAllReduce::finish_owned_chunk(std::size_t k) {
-  const std::size_t self = config_.self;
-  const Chunk c = chunk(self, k);
-  const std::span<const float> own = update_.subspan(c.begin, c.size);
-  const std::span<float> mine = result_.subspan(c.begin, c.size);
+// 2. The mean of chunk k of a segment this member reduces, and its one quantization. The owner
+// keeps the decoded bytes as its result and sends them to everyone; the checker only hashes them.
+void DirectAllReduce::finish_chunk(std::size_t segment, std::size_t k) {
   const std::size_t n = member_count();
-  const auto contribution = [&](std::size_t m) {
-    return m == self ? own.data() : waiting_[k][m]->data();
-  };
-  const std::vector<float>& w = config_.weights;
-  if (config_.trim == 0 && w.empty()) {
-    // The sum in member order.
-    scratch_.assign(c.size, 0.0f);
-    for (std::size_t m = 0; m < n; ++m) {
-      const float* x = contribution(m);
-      for (std::size_t i = 0; i < c.size; ++i) scratch_[i] = scratch_[i] + x[i];
-    }
-    for (std::size_t i = 0; i < c.size; ++i) mine[i] = scratch_[i] / static_cast<float>(n);
-  } else if (w.empty()) {
-    // Each coordinate's n contributions in ascending order, less the trim smallest and largest,
-    // summed in that order: a minority of outsized or sign-flipped updates is cut off, not
-    // averaged in. Every value is finite (decode_checked), so the order is total.
-    const std::size_t t = config_.trim;
-    const auto kept = static_cast<float>(n - 2 * t);
-    column_.resize(n);
-    for (std::size_t i = 0; i < c.size; ++i) {
-      for (std::size_t m = 0; m < n; ++m) column_[m] = contribution(m)[i];
-      std::sort(column_.begin(), column_.end());
-      float sum = 0;
-      for (std::size_t j = t; j < n - t; ++j) sum = sum + column_[j];
-      mine[i] = sum / kept;
-    }
-  } else {
-    // Weighted (a round bounded by time): the same trim by value, of the contributions in
-    // ascending order (ties by member order), then the weighted mean of those kept:
-    // Σ w_m·x_m / Σ w_m, summed in that order. Without trim, every contribution is kept.
-    const std::size_t t = config_.trim;
-    order_.resize(n);
-    for (std::size_t i = 0; i < c.size; ++i) {
-      for (std::size_t m = 0; m < n; ++m) order_[m] = m;
-      const auto value = [&](std::size_t m) { return contribution(m)[i]; };
-      if (t > 0)
-        std::sort(order_.begin(), order_.end(), [&](std::size_t a, std::size_t b) {
-          return value(a) != value(b) ? value(a) < value(b) : a < b;
-        });
-      float sum = 0, weight = 0;
-      for (std::size_t j = t; j < n - t; ++j) {
-        sum = sum + w[order_[j]] * value(order_[j]);
-        weight = weight + w[order_[j]];
-      }
-      mine[i] = sum / weight;
-    }
+  const Chunk c = chunk(segment, k);
+  const std::uint64_t salt = c.begin + n * update_.size();
+  if (segment != config_.self) {
+    result_chunk_.resize(c.size);
+    checked_->mean(k, result_chunk_, 0, {});
+    checked_result_.update(encode(result_chunk_, salt));
+    if (++checked_chunks_done_ == chunks_in(segment)) sign_result(segment);
+    return;
   }
-  for (std::shared_ptr<std::vector<float>>& part : waiting_[k]) part.reset();  // back to the pool
-  const std::vector<std::byte> bytes = encode(mine, c.begin + member_count() * update_.size());
+  const std::span<float> mine = result_.subspan(c.begin, c.size);
+  const std::span<const float> raw =
+      config_.check_owners ? std::span<const float>{} : update_.subspan(c.begin, c.size);
+  owned_->mean(k, mine, config_.self, raw);
+  const std::vector<std::byte> bytes = encode(mine, salt);
   if (failure()) return;
   config_.codec->decode(bytes, mine);
-  for (std::size_t m = 0; m < member_count(); ++m)
-    if (m != self) send(config_.members[m], 1, 0, k, bytes);
+  for (std::size_t m = 0; m < n; ++m)
+    if (m != config_.self) send(config_.members[m], 1, 0, k, bytes);
   ++owned_chunks_done_;
+  if (!config_.check_owners) return;
+  owned_result_.update(bytes);
+  if (owned_chunks_done_ < chunks_in(segment)) return;
+  const Statement s = sign(StatementKind::result, segment, owned_result_.finish());
+  for (std::size_t m = 0; m < n; ++m)
+    if (m != config_.self) send_statement(config_.members[m], s);
+  SegmentCheck& check = checks_[segment];
+  check.owner = s;
+  check.received_digest = s.digest;
+  settle(segment);
 }
 
 // 3. All-gather: member `from`'s mean of its segment, as it encoded it.
@@ -168,6 +195,162 @@ void DirectAllReduce::on_gather(std::size_t from, std::size_t k,
   if (!decode_checked(encoded, c.size, 1, config_.members[from])) return;
   std::copy_n(scratch_.begin(), c.size, result_.begin() + static_cast<std::ptrdiff_t>(c.begin));
   ++gathered_;
+  if (!config_.check_owners) return;
+  SegmentCheck& check = checks_[from];
+  check.received.update(encoded);
+  if (next_gather_[from] == chunks_in(from)) {
+    check.received_digest = check.received.finish();
+    settle(from);
+  }
+}
+
+// --- checked owners ---
+
+Statement DirectAllReduce::sign(StatementKind kind, std::size_t segment,
+                                const Digest& digest) const {
+  return sign_statement(*config_.signer, config_.run_id, config_.round, config_.attempt, kind,
+                        static_cast<std::uint32_t>(segment), digest);
+}
+
+// Statement messages (phase 3), by `what`: 0 a contribution statement, 1 the owner's list of the
+// N contribution statements it summed (to its checker), 2 a result statement.
+void DirectAllReduce::send_statement(const PeerKey& to, const Statement& s) {
+  ByteWriter w;
+  write_statement(w, s);
+  send(to, 3, s.kind == StatementKind::contribution ? 0 : 2, 0, w.finish());
+}
+
+void DirectAllReduce::on_statement(std::size_t from, std::uint32_t what,
+                                   std::span<const std::byte> payload) {
+  const std::size_t n = member_count();
+  ByteReader r(payload, "a checked-owner statement");
+  if (what == 1) {
+    const std::size_t cs = checked_segment();
+    if (from != cs || owner_list_in_)
+      throw Error(ErrorCategory::protocol, "a list of inputs from a member that is not owed one");
+    if (r.count(n, kStatementBytes) != n) r.fail("a list of inputs of another group's size");
+    for (std::size_t m = 0; m < n; ++m) owners_[m] = read_statement(r);
+    r.expect_end();
+    owner_list_in_ = true;
+    compare_inputs();
+    return;
+  }
+  if (what != 0 && what != 2)
+    throw Error(ErrorCategory::protocol, fmt::format("statement message {} does not exist", what));
+  const Statement s = read_statement(r);
+  r.expect_end();
+  const StatementKind kind = what == 0 ? StatementKind::contribution : StatementKind::result;
+  if (s.signer != config_.members[from] || s.round != config_.round ||
+      s.attempt != config_.attempt || s.kind != kind || s.segment >= n)
+    throw Error(ErrorCategory::protocol, "a statement not of its sender, round or kind");
+  if (!verify_statement(config_.run_id, s))
+    throw Error(ErrorCategory::protocol, "a statement whose signature does not verify");
+  const std::size_t g = s.segment;
+  if (kind == StatementKind::contribution) {
+    if (g != config_.self && g != checked_segment())
+      throw Error(ErrorCategory::protocol,
+                  fmt::format("a contribution statement for segment {}, not reduced here", g));
+    contribution_signed(g, from, s);
+    return;
+  }
+  const bool owner = from == g;
+  if (!owner && from != checker_of(g, n))
+    throw Error(ErrorCategory::protocol,
+                fmt::format("a result statement for segment {}, which it neither owns nor checks",
+                            g));
+  SegmentCheck& check = checks_[g];
+  std::optional<Statement>& slot = owner ? check.owner : check.checker;
+  if (slot) throw Error(ErrorCategory::protocol, "a second result statement for one segment");
+  slot = s;
+  settle(g);
+}
+
+// A contributor's statement for a segment reduced here: it must be the digest of what it sent.
+void DirectAllReduce::contribution_signed(std::size_t segment, std::size_t from,
+                                          const Statement& s) {
+  SegmentSum& sum = sum_of(segment);
+  std::vector<std::optional<Statement>>& kept = segment == config_.self ? own_inputs_ : inputs_;
+  if (kept[from])
+    throw Error(ErrorCategory::protocol, "a second contribution statement for one segment");
+  if (sum.next_from(from) != chunks_in(segment))
+    throw Error(ErrorCategory::protocol,
+                fmt::format("it signed its contribution to segment {} before sending all of it",
+                            segment));
+  if (s.digest != sum.digest_of(from))
+    throw Error(ErrorCategory::protocol,
+                fmt::format("its signed digest of segment {} is not that of the bytes it sent",
+                            segment));
+  kept[from] = s;
+  if (segment != config_.self) {
+    compare_inputs();
+    return;
+  }
+  if (!std::all_of(kept.begin(), kept.end(), [](const auto& k) { return k.has_value(); })) return;
+  ByteWriter w;
+  w.u32(static_cast<std::uint32_t>(member_count()));
+  for (const auto& k : kept) write_statement(w, *k);
+  send(config_.members[checker_of(segment, member_count())], 3, 1, 0, w.finish());
+}
+
+// The checker compares the owner's inputs with its own: one contributor's two statements that
+// differ prove it equivocated; a statement that is not its signer's proves the owner forged it.
+void DirectAllReduce::compare_inputs() {
+  if (!owner_list_in_ || inputs_agree_ ||
+      !std::all_of(inputs_.begin(), inputs_.end(), [](const auto& k) { return k.has_value(); }))
+    return;
+  const std::size_t cs = checked_segment();
+  for (std::size_t m = 0; m < member_count(); ++m) {
+    const Statement& mine = *inputs_[m];
+    const Statement& owners = *owners_[m];
+    const bool same_claim = owners.signer == mine.signer && owners.round == mine.round &&
+                            owners.attempt == mine.attempt && owners.kind == mine.kind &&
+                            owners.segment == mine.segment;
+    if (same_claim && owners.digest == mine.digest) continue;
+    if (!same_claim || !verify_statement(config_.run_id, owners)) {
+      fail(fmt::format("the owner of segment {} listed an input {} did not sign", cs,
+                       secure::short_id(config_.members[m])),
+           config_.members[cs]);
+      return;
+    }
+    fail_proven(fmt::format("{} signed two digests of its contribution to segment {}: it sent the owner "
+                     "and the checker different bytes",
+                     secure::short_id(config_.members[m]), cs),
+         MisconductProof{.first = mine, .second = owners});
+    return;
+  }
+  inputs_agree_ = true;
+  sign_result(cs);
+}
+
+// The checker signs its mean once it has all of it and knows it summed the owner's inputs.
+void DirectAllReduce::sign_result(std::size_t segment) {
+  if (!inputs_agree_ || checked_signed_ || checked_chunks_done_ < chunks_in(segment)) return;
+  checked_signed_ = true;
+  const Statement s = sign(StatementKind::result, segment, checked_result_.finish());
+  for (std::size_t m = 0; m < member_count(); ++m)
+    if (m != config_.self) send_statement(config_.members[m], s);
+  checks_[segment].checker = s;
+  settle(segment);
+}
+
+// Segment g is accepted when the owner's bytes, its statement and the checker's agree.
+void DirectAllReduce::settle(std::size_t segment) {
+  SegmentCheck& check = checks_[segment];
+  if (check.settled || !check.owner || !check.checker || !check.received_digest) return;
+  if (check.owner->digest != check.checker->digest) {
+    fail_proven(fmt::format("the owner {} and the checker {} of segment {} signed different means",
+                     secure::short_id(check.owner->signer),
+                     secure::short_id(check.checker->signer), segment),
+         MisconductProof{.first = *check.owner, .second = *check.checker});
+    return;
+  }
+  if (*check.received_digest != check.owner->digest) {
+    fail(fmt::format("the mean of segment {} it sent is not the one it signed", segment),
+         config_.members[segment]);
+    return;
+  }
+  check.settled = true;
+  ++settled_;
 }
 
 }  // namespace loco::proto

@@ -200,7 +200,12 @@ void PeerCore::start_collective(const Group& group) {
                                                   .norm_limit = group.norm_limit,
                                                   .trim = trim_,
                                                   .weights = weights,
-                                                  .buffers = &parts_pool_},
+                                                  .buffers = &parts_pool_,
+                                                  .check_owners = group.check_owners &&
+                                                                  config_.all_reduce ==
+                                                                      AllReduceAlgorithm::direct,
+                                                  .signer = config_.signer,
+                                                  .run_id = run_id_},
                                   *delta_, *work_);
     all_reduce_->start();
   }
@@ -266,6 +271,10 @@ void PeerCore::pump_collective() {
     failure_reported_ = true;
     note(fmt::format("round {} attempt {}: {}", ready_round_, attempt_, failure->first), true);
     if (gossip()) return alone(failure->first);  // no tracker round to abort
+    if (all_reduce_ && all_reduce_->failure()->proof) {
+      client_.proven_misconduct(ProvenMisconduct{.proof = *all_reduce_->failure()->proof});
+      return;
+    }
     client_.round_failed(RoundFailed{.round = ready_round_,
                                      .attempt = attempt_,
                                      .reason = failure->first,

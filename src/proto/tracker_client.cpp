@@ -154,6 +154,9 @@ void TrackerClient::round_done(const RoundDone& message) {
 void TrackerClient::round_failed(const RoundFailed& message) {
   if (joined_) send(message);
 }
+void TrackerClient::proven_misconduct(const ProvenMisconduct& message) {
+  if (joined_) send(message);
+}
 void TrackerClient::report(const MisbehaviourReport& message) {
   if (joined_) send(message);
 }

@@ -94,6 +94,9 @@ void TrackerCore::dispatch(TimePoint now, const PeerKey& from, MessageType type,
     case MessageType::round_failed:
       handle_round_failed(now, from, decode<RoundFailed>(body));
       break;
+    case MessageType::misconduct_proof:
+      handle_proven_misconduct(now, from, decode<ProvenMisconduct>(body));
+      break;
     case MessageType::state_report:
       handle_state_report(now, from, decode<StateReport>(body));
       break;

@@ -290,6 +290,7 @@ std::vector<std::byte> encode(const Group& m) {
               "a group's tokens are one count per member, or none");
   w.u32(static_cast<std::uint32_t>(m.tokens.size()));
   for (const std::uint64_t t : m.tokens) w.u64(t);
+  w.boolean(m.check_owners);
   return w.finish();
 }
 
@@ -318,6 +319,7 @@ Group decode<Group>(std::span<const std::byte> body) {
       r.fail(
           fmt::format("a member's tokens are {}, outside 1..{}", m.tokens.back(), kMaxRoundTokens));
   }
+  m.check_owners = r.boolean();
   r.expect_end();
   return m;
 }
@@ -466,6 +468,23 @@ RunEnded decode<RunEnded>(std::span<const std::byte> body) {
   m.round = r.u64();
   m.state_hash = digest(r);
   m.kept = r.boolean();
+  r.expect_end();
+  return m;
+}
+
+std::vector<std::byte> encode(const ProvenMisconduct& m) {
+  ByteWriter w = start_message(m.kType);
+  write_statement(w, m.proof.first);
+  write_statement(w, m.proof.second);
+  return w.finish();
+}
+
+template <>
+ProvenMisconduct decode<ProvenMisconduct>(std::span<const std::byte> body) {
+  ByteReader r = open_message(body, ProvenMisconduct::kType);
+  ProvenMisconduct m;
+  m.proof.first = read_statement(r);
+  m.proof.second = read_statement(r);
   r.expect_end();
   return m;
 }

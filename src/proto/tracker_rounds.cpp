@@ -164,7 +164,8 @@ void TrackerCore::start_attempt(TimePoint now, std::vector<PeerKey> group, bool 
                       .median_norm = median_norm_,
                       .norm_limit = config_.update_norm_limit,
                       .trim = trim_count(config_.trim, attempt_->members.size()),
-                      .tokens = weigh_tokens(claims, config_.token_weighting)};
+                      .tokens = weigh_tokens(claims, config_.token_weighting),
+                      .check_owners = config_.check_owners};
   for (const PeerKey& k : attempt_->members) send(k, message);
   event(TrackerEvent::Kind::round_formed, std::nullopt,
         fmt::format("round {} attempt {}: a group of {}", next_round(), attempt_->number,
@@ -334,6 +335,7 @@ void TrackerCore::handle_round_failed(TimePoint now, const PeerKey& from,
   pending_retry_ = PendingRetry{.attempt = attempt.number,
                                 .members = attempt.members,
                                 .accusations = {},
+                                .proven = {},
                                 .deadline = now + config_.accusation_grace};
   add_accusation(now, from, failed);
 }
@@ -356,7 +358,7 @@ void TrackerCore::add_accusation(TimePoint now, const PeerKey& from, const Round
 void TrackerCore::settle_accusation(TimePoint now) {
   const PendingRetry pending = std::move(*pending_retry_);
   pending_retry_.reset();
-  std::set<PeerKey> excluded;
+  std::set<PeerKey> excluded = pending.proven;
   for (const auto& [suspect, accusers] : pending.accusations) {
     if (!members_.contains(suspect)) continue;
     if (accusers.size() >= majority()) {

@@ -76,6 +76,7 @@ void PeerNode::start_core(const Digest& genesis, std::uint64_t round, const Dige
   core_ = std::make_unique<proto::PeerCore>(
       proto::PeerCoreConfig{
           .self = key_,
+          .signer = &disk_.identity,
           .codec = world_.codec,
           .chunk_values = world_.chunk_values,
           .all_reduce = world_.all_reduce,

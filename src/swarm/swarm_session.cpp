@@ -71,6 +71,7 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
                                                : default_advertise(mesh_->local_endpoint());
   core_ = std::make_unique<proto::PeerCore>(
       proto::PeerCoreConfig{.self = identity_.public_key(),
+                            .signer = &identity_,
                             .codec = config_.codec,
                             .chunk_values = config_.chunk_values,
                             .all_reduce = config_.all_reduce,

@@ -3,12 +3,15 @@
 // deliver every message in order, and the fourth's messages pass through the input, which picks
 // for each what the liar does with it: send it, drop it, flip a byte, scale its values (re-encoded,
 // a valid message of a larger update), send it to another member, send it twice, hold it back,
-// or stamp it with another round or attempt. The first byte picks the trim (0 or 1) and the codec.
-// Then the invariants: nothing throws out of a core; a member that fails names the liar (an honest
-// member is never blamed); every segment an honest member owns is the same, bit for bit, at every
-// honest member that finished, and finite; an honest member that finished holds only finite
-// values. Equivocation in the liar's own segment (different means to different members) is not a
-// failure here: the commit vote catches it, each member reporting the hash of what it holds.
+// or stamp it with another round or attempt. The first byte picks the trim (0 or 1), the codec
+// and whether owners are checked (owner_check.hpp). Then the invariants: nothing throws out of a
+// core; a member that fails names the liar (an honest member is never blamed), or holds a proof
+// that shows the liar at fault (with its partner, for an owner and checker that disagree); every
+// segment an honest member owns is the same, bit for bit, at every honest member that finished,
+// and finite; an honest member that finished holds only finite values. Unchecked, equivocation in
+// the liar's own segment (different means to different members) is not a failure here: the commit
+// vote catches it, each member reporting the hash of what it holds. Checked, every segment is the
+// same at every honest member that finished, the liar's too.
 
 #include <algorithm>
 #include <cmath>
@@ -65,6 +68,7 @@ std::vector<std::byte> scaled(const std::vector<std::byte>& body, const compress
                               float factor) {
   std::span<const std::byte> payload;
   const proto::ChunkHeader h = proto::decode_chunk(body, payload);
+  if (h.phase == 3) return body;  // a statement: no values
   const std::size_t count = kChunkValues;  // every chunk of this layout has 8 values
   std::vector<float> values(count);
   codec.decode(payload, values);
@@ -76,7 +80,7 @@ std::vector<std::byte> scaled(const std::vector<std::byte>& body, const compress
 
 std::vector<std::vector<std::uint8_t>> loco_fuzz_seeds() {
   // An honest liar, then one that scales, flips, drops and redirects.
-  return {{0}, {1, 3, 200, 2, 5, 1, 4, 2, 0, 6, 0, 7, 1}};
+  return {{0}, {1, 3, 200, 2, 5, 1, 4, 2, 0, 6, 0, 7, 1}, {4}, {5, 3, 200, 2, 5, 1, 4, 2, 0, 6, 0}};
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -84,9 +88,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::uint8_t setup = in.next();
   const std::size_t trim = setup & 1;
   const auto codec = compress::make_codec((setup & 2) ? "fp32" : "int8:block=8");
+  const bool checked = (setup & 4) != 0;
+  std::vector<secure::KeyPair> signers;
   std::vector<proto::PeerKey> keys;
-  for (std::size_t m = 0; m < kMembers; ++m)
-    keys.push_back(th::key(static_cast<std::uint8_t>(m + 1)).public_key());
+  for (std::size_t m = 0; m < kMembers; ++m) {
+    signers.push_back(th::key(static_cast<std::uint8_t>(m + 1)));
+    keys.push_back(signers.back().public_key());
+  }
 
   std::vector<std::vector<float>> values(kMembers, std::vector<float>(kValues));
   for (std::size_t m = 0; m < kMembers; ++m)
@@ -104,7 +112,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                .seed = 7002,
                                .median_norm = 1.0f,
                                .norm_limit = 10.0f,
-                               .trim = trim},
+                               .trim = trim,
+                               .weights = {},
+                               .buffers = nullptr,
+                               .check_owners = checked,
+                               .signer = &signers[m],
+                               .run_id = "fuzz"},
         values[m], values[m]));
 
   std::deque<InFlight> queue;
@@ -174,12 +187,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto& failure = cores[m]->failure();
     if (failure && failure->suspect && *failure->suspect != keys[kLiar])
       broken("member " + std::to_string(m) + " blamed an honest member: " + failure->reason);
+    if (failure && failure->proof &&
+        !proto::proven_at_fault("fuzz", *failure->proof, keys).contains(keys[kLiar]))
+      broken("member " + std::to_string(m) + "'s proof does not show the liar: " +
+             failure->reason);
     if (!cores[m]->done()) continue;
     for (const float v : values[m])
       if (!std::isfinite(v)) broken("member " + std::to_string(m) + " holds a value not finite");
     for (std::size_t other = 0; other < m; ++other) {
       if (!cores[other]->done()) continue;
-      for (std::size_t g = 0; g < kLiar; ++g)  // the honest owners' segments
+      for (std::size_t g = 0; g < (checked ? kMembers : kLiar); ++g)  // honest owners' segments
         if (std::memcmp(values[m].data() + g * segment, values[other].data() + g * segment,
                         segment * sizeof(float)) != 0)
           broken("honest owner " + std::to_string(g) + "'s segment differs between members " +

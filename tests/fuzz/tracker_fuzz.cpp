@@ -22,7 +22,7 @@ constexpr MessageType kTypes[] = {
     MessageType::join_request, MessageType::heartbeat,           MessageType::leave,
     MessageType::ready,        MessageType::round_done,          MessageType::round_failed,
     MessageType::state_report, MessageType::misbehaviour_report, MessageType::view,
-    MessageType::group,        MessageType::state_to_tracker};
+    MessageType::group,        MessageType::state_to_tracker,    MessageType::misconduct_proof};
 
 template <typename M>
 void try_decode(std::span<const std::byte> body) {
@@ -57,7 +57,13 @@ std::vector<std::vector<std::uint8_t>> loco_fuzz_seeds() {
               5, encode(RoundFailed{
                      .round = 1, .attempt = 1, .reason = "x", .suspect = th::key(1).public_key()})),
           with_type(10, encode_relay(MessageType::state_to_tracker, MessageType::chunk_request,
-                                     encode_chunk_request(1, 0)))};
+                                     encode_chunk_request(1, 0))),
+          with_type(11, encode(ProvenMisconduct{
+                            .proof = {.first = sign_statement(th::key(1), "run-h", 1, 1,
+                                                              StatementKind::result, 0, Digest{1}),
+                                      .second = sign_statement(th::key(2), "run-h", 1, 1,
+                                                               StatementKind::result, 0,
+                                                               Digest{2})}}))};
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -92,6 +98,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try_decode<RoundFailed>(body);
   try_decode<ViewRequest>(body);
   try_decode<RunEnded>(body);
+  try_decode<ProvenMisconduct>(body);
   try {
     (void)open_signed_view(body, th::key(200).public_key(), "run-h");
   } catch (const Error&) {

@@ -3,7 +3,8 @@
 // three bytes an action, who does what: join (with the run's genesis or another, claiming any
 // round), say ready with any norm (0, tiny, huge, NaN, negative), report any hash for its group,
 // accuse any member or none, report a state of any round, leave, drop its connection, send a
-// misbehaviour report, or let time pass. After every action the core must hold its invariants:
+// misbehaviour report or a proof of misconduct (signed by members' keys, valid or not), or let
+// time pass. After every action the core must hold its invariants:
 // a committed state was reported by more than half of its group as formed (the core logs
 // "committed by K of a group of N"), the committed round never goes back, and its timers move on
 // (no deadline at or before now after on_timer). Nothing may throw out of the core.
@@ -52,7 +53,7 @@ void act(th::Harness& h, std::uint8_t who, std::uint8_t what, std::uint8_t arg) 
   const std::uint8_t n = static_cast<std::uint8_t>(1 + who % kPeers);
   const bool known = h.peers.contains(n);
   const TrackerSnapshot s = h.tracker->snapshot();
-  switch (what % 10) {
+  switch (what % 11) {
     case 0: {  // join, honestly or not
       JoinRequest r = h.join_request(n);
       if (arg & 1) r.genesis = th::digest_of(arg);
@@ -68,7 +69,7 @@ void act(th::Harness& h, std::uint8_t who, std::uint8_t what, std::uint8_t arg) 
   if (!known || !h.peers.at(n).connected) return;
   TrackerClient& c = *h.peers.at(n).client;
   const auto group = h.last(n, ClientEvent::Kind::group);
-  switch (what % 10) {
+  switch (what % 11) {
     case 1:
       c.ready(Ready{.round = s.committed_round + (arg & 1),
                     .update_norm = kNorms[arg % std::size(kNorms)],
@@ -106,6 +107,24 @@ void act(th::Harness& h, std::uint8_t who, std::uint8_t what, std::uint8_t arg) 
           .reason = "fuzz"});
       break;
     case 9: h.run_for(std::chrono::seconds(arg)); return;
+    case 10:
+      if (group) {
+        // A proof of misconduct (owner_check.hpp) signed by members' keys, valid or not: two
+        // statements about one segment of the member's group, by one signer or two.
+        const Group& g = group->group;
+        const auto signer = [](std::uint64_t v) {
+          return th::key(static_cast<std::uint8_t>(1 + v % kPeers));
+        };
+        const StatementKind kind = (arg & 1) ? StatementKind::result : StatementKind::contribution;
+        const auto segment = static_cast<std::uint32_t>((arg >> 1) % (g.members.size() + 1));
+        c.proven_misconduct(ProvenMisconduct{
+            .proof = {.first = sign_statement(signer(arg >> 3), h.config.run_id, g.round,
+                                              g.attempt, kind, segment, th::digest_of(1)),
+                      .second = sign_statement(signer(arg >> 5), h.config.run_id, g.round,
+                                               g.attempt, kind, segment,
+                                               th::digest_of(1 + (arg >> 7) % 2))}});
+      }
+      break;
     default: break;
   }
   h.pump();

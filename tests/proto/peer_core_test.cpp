@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -81,6 +82,7 @@ struct Net {
     const StateManifest manifest = p.state.manifest();
     p.core = std::make_unique<PeerCore>(
         PeerCoreConfig{.self = p.key.public_key(),
+                       .signer = &p.key,
                        .codec = codec_,
                        .chunk_values = 256,
                        .all_reduce = AllReduceAlgorithm::direct,

@@ -78,15 +78,16 @@ TEST(TrackerMessages, AWeightedGroupCarriesATokenCountPerMemberAndNothingElse) {
       decode<Group>(encode(Group{.round = 1, .attempt = 1, .epoch = 1, .members = g.members}))
           .tokens.empty())
       << "no tokens: the plain mean";
-  // The tokens are the body's last fields: a count, then u64 each. Refused: a count other than 0
-  // or the members', a count of 0 tokens, one above the bound.
+  // The tokens are the body's last fields but one (checked owners, a byte): a count, then u64
+  // each. Refused: a count other than 0 or the members', a count of 0 tokens, one above the bound.
   const auto with_tokens = [&](std::uint32_t count, std::vector<std::uint64_t> values) {
     std::vector<std::byte> b =
         encode(Group{.round = 3, .attempt = 1, .epoch = 2, .members = g.members});
-    b.resize(b.size() - 4);
+    b.resize(b.size() - 5);
     ByteWriter w;
     w.u32(count);
     for (const std::uint64_t v : values) w.u64(v);
+    w.boolean(false);
     const auto tail = w.finish();
     b.insert(b.end(), tail.begin(), tail.end());
     return b;
@@ -155,6 +156,28 @@ TEST(TrackerMessages, EveryMessageRoundTrips) {
       encode(Group{.round = 1, .attempt = 1, .epoch = 1, .members = {key(1).public_key()}}));
   expect_refused_when_damaged<Resync>(encode(
       Resync{.round = 4, .state_hash = digest_of(4), .donors = {{key(1).public_key(), "a:1"}}}));
+}
+
+TEST(TrackerMessages, AGroupSaysWhetherOwnersAreCheckedAndAProofRoundTrips) {
+  Group g{.round = 3, .attempt = 1, .epoch = 2, .members = {key(1).public_key()}};
+  g.check_owners = true;
+  EXPECT_TRUE(decode<Group>(encode(g)).check_owners);
+  std::vector<std::byte> bad_flag = encode(g);
+  bad_flag.back() = std::byte{2};
+  EXPECT_THROW(decode<Group>(bad_flag), Error);
+  const ProvenMisconduct proof{
+      .proof = {.first = sign_statement(key(1), "run", 3, 1, StatementKind::result, 0, Digest{1}),
+                .second = sign_statement(key(2), "run", 3, 1, StatementKind::result, 0,
+                                         Digest{2})}};
+  const auto body = encode(proof);
+  const ProvenMisconduct back = decode<ProvenMisconduct>(body);
+  EXPECT_EQ(back.proof.second.signer, key(2).public_key());
+  EXPECT_EQ(back.proof.first.signature, proof.proof.first.signature);
+  EXPECT_FALSE(proven_at_fault("run", back.proof, std::vector{key(1).public_key(),
+                                                               key(2).public_key()})
+                   .empty())
+      << "still a proof after the wire";
+  expect_refused_when_damaged<ProvenMisconduct>(body);
 }
 
 TEST(TrackerMessages, RunEndedRoundTripsAndRefusesDamage) {

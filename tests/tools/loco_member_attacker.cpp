@@ -314,7 +314,14 @@ class Attacker {
                                .codec = codec_.get(),
                                .seed = g.round * 1000 + g.attempt,
                                .median_norm = g.median_norm,
-                               .norm_limit = g.norm_limit},
+                               .norm_limit = g.norm_limit,
+                               .trim = g.trim,
+                               .weights = {},
+                               .buffers = nullptr,
+                               .check_owners = g.check_owners &&
+                                               algorithm_ == proto::AllReduceAlgorithm::direct,
+                               .signer = &key_,
+                               .run_id = o_.run_id},
         work_, work_);
     all_reduce_->start();
     for (const proto::EarlyMessages::Message& m : early_.take(id_))

@@ -27,6 +27,7 @@
 
 #include "loco/compress/codec.hpp"
 #include "loco/core/buffer_pool.hpp"
+#include "loco/proto/owner_check.hpp"
 #include "loco/proto/round_formation.hpp"
 
 namespace loco::proto {
@@ -60,11 +61,18 @@ struct AllReduceConfig {
   // Where the direct exchange's owner takes the buffers for the others' contributions to a chunk
   // of its segment (chunk_values floats each), reused from chunk to chunk; none: allocated.
   BufferPool<float>* buffers = nullptr;
+  // Checked owners (owner_check.hpp, the direct exchange only): each segment is also reduced by
+  // its checker, and both sign their result's digest with `signer` for run `run_id`.
+  bool check_owners = false;
+  const secure::KeyPair* signer = nullptr;
+  std::string run_id{};
 };
 
 struct AllReduceFailure {
   std::string reason;
   std::optional<PeerKey> suspect;
+  // Signed statements that show who is at fault (checked owners): for the tracker.
+  std::optional<MisconductProof> proof{};
 };
 
 // The chunk message's header: (version, round, attempt, phase, step, chunk) then the codec's bytes.
@@ -104,6 +112,9 @@ class AllReduce {
   const std::optional<AllReduceFailure>& failure() const { return failure_; }
   // Fails the collective from outside (a member's connection dropped, the tracker aborted).
   void fail(std::string reason, std::optional<PeerKey> suspect);
+  // Fails it with signed statements that show who is at fault (checked owners); the messages
+  // already queued still go out.
+  void fail_proven(std::string reason, const MisconductProof& proof);
   std::uint64_t bytes_sent() const { return bytes_sent_; }
 
  protected:

@@ -16,25 +16,36 @@
 // at most `chunk_values`; member g owns segment g. Member i:
 //   1. reduce-scatter: sends chunk k of segment g, encoded, to member g, for every g ≠ i; chunk by
 //      chunk, the owners in turn (i + 1, i + 2, ...), so every owner gets its first chunks early.
-//   2. the owner, once chunk k of its segment is in from all N − 1 others: sums the N decoded
-//      contributions (its own values unencoded) in member order, divides by N, encodes once,
-//      writes the decoded bytes into its result and sends those bytes to every other member. With
-//      `trim` t > 0 it takes each coordinate's trimmed mean instead: its N values in ascending
-//      order less the t smallest and t largest, summed in that order, over N − 2t (O(N log N) a
-//      coordinate, S log N in all for the owner); a minority of at most t poisoned updates moves no
-//      coordinate outside the range of the honest ones. With `weights` (a round bounded by time)
-//      it takes the weighted mean Σ w_m·x_m / Σ w_m of the contributions it keeps (all, or those
-//      the trim leaves, ties in value broken by member order).
+//   2. the owner, once chunk k of its segment is in from all N − 1 others: takes the mean of the N
+//      contributions (its own values unencoded; plain, trimmed or weighted: segment_sum.hpp),
+//      encodes it once, writes the decoded bytes into its result and sends those bytes to every
+//      other member.
 //   3. all-gather: decodes member g's bytes into segment g of its result.
 // Checks on every received chunk (check_received: an update, or the mean, as one contribution):
 // it comes from a member, for this round and attempt, in order from that member, and decodes. A
 // chunk that fails ends the collective with failure() naming its sender.
+//
+// With checked owners (config.check_owners, owner_check.hpp) an owner cannot return a wrong mean
+// unnoticed. Each segment g also has a checker, member g + 1 (mod N), which reduces it too:
+//   1. every member sends chunk k of segment g to both (phase 0 to the owner, phase 2 to the
+//      checker, the same bytes; the owner encodes its own contribution too), then a signed
+//      statement of the digest of what it sent to g (phase 3);
+//   2. the owner sends its result as before, then signs its digest; it also hands the checker the
+//      N contribution statements it took its inputs from. The checker compares them with the ones
+//      it was sent: a member that signed two digests for one segment is proven to equivocate;
+//      otherwise the checker signs the digest of its own result;
+//   3. every member accepts segment g only when the owner's bytes, the owner's statement and the
+//      checker's statement agree; two signed statements that differ are a proof for the tracker.
+// Cost: each member sends each chunk to two members instead of one (reduce-scatter bytes ×≈ 2,
+// all-gather unchanged), the checker's decode and mean, and N + 2 signatures and O(N) checks per
+// member; the owner's own contribution is quantized like the others'.
 
 #include <cstdint>
 #include <span>
 #include <vector>
 
 #include "loco/proto/all_reduce.hpp"
+#include "loco/proto/segment_sum.hpp"
 
 namespace loco::proto {
 
@@ -44,28 +55,51 @@ class DirectAllReduce final : public AllReduce {
 
   void start() override;
   void on_message(const PeerKey& from, std::span<const std::byte> body) override;
-  bool done() const override {
-    return !failure() && owned_chunks_done_ == chunks_in(config_.self) &&
-           gathered_ == expected_gathers_;
-  }
+  bool done() const override;
   bool needs_link_to(const PeerKey& peer) const override;
 
  private:
-  void on_reduce(std::size_t from, std::size_t k, std::span<const std::byte> encoded);
-  void on_gather(std::size_t from, std::size_t k, std::span<const std::byte> encoded);
-  void finish_owned_chunk(std::size_t k);
+  // What this member knows of segment g: the digest of the owner's bytes it decoded, and the
+  // owner's and the checker's signed statements of their result (checked owners).
+  struct SegmentCheck {
+    Blake2b received;
+    std::optional<Digest> received_digest;
+    std::optional<Statement> owner, checker;
+    bool settled = false;
+  };
 
-  // The others' decoded contributions to each chunk of this member's segment, by chunk then
-  // member, kept until the chunk's last one is in (none for this member: its values are its own).
-  std::vector<std::vector<std::shared_ptr<std::vector<float>>>> waiting_;
-  std::vector<std::size_t> parts_in_;  // per chunk of the own segment: how many others sent it
-  std::vector<float> column_;          // one coordinate's contributions, for the trimmed mean
-  std::vector<std::size_t> order_;     // ... their members, for the weighted mean
-  // Next chunk expected from each member, per phase.
-  std::vector<std::size_t> next_reduce_, next_gather_;
-  std::size_t owned_chunks_done_ = 0;
+  std::size_t checked_segment() const;  // the segment this member checks
+  std::size_t index_of(const PeerKey& member) const;
+  void send_contributions();
+  void on_reduce(std::size_t from, std::size_t segment, std::size_t k,
+                 std::span<const std::byte> encoded);
+  void on_gather(std::size_t from, std::size_t k, std::span<const std::byte> encoded);
+  void on_statement(std::size_t from, std::uint32_t what, std::span<const std::byte> payload);
+  void finish_chunk(std::size_t segment, std::size_t k);
+  // Checked owners: the next step once a piece is in.
+  void contribution_signed(std::size_t segment, std::size_t from, const Statement& s);
+  void compare_inputs();
+  void sign_result(std::size_t segment);
+  void settle(std::size_t segment);
+  SegmentSum& sum_of(std::size_t segment);
+  Statement sign(StatementKind kind, std::size_t segment, const Digest& digest) const;
+  void send_statement(const PeerKey& to, const Statement& s);
+
+  std::optional<SegmentSum> owned_, checked_;
+  std::vector<float> own_values_;  // this member's own chunk, as the others decode it (checked)
+  std::vector<float> result_chunk_;  // the checker's mean of a chunk, hashed and dropped
+  Blake2b owned_result_, checked_result_;
+  std::vector<Blake2b> sent_;                      // per segment: the bytes this member sent to it
+  std::vector<std::optional<Statement>> inputs_;   // the checked segment's contribution statements
+  std::vector<std::optional<Statement>> owners_;   // ... as its owner took them (its list)
+  std::vector<std::optional<Statement>> own_inputs_;  // the owned segment's, for the checker
+  bool owner_list_in_ = false, inputs_agree_ = false, checked_signed_ = false;
+  std::vector<SegmentCheck> checks_;
+  std::size_t owned_chunks_done_ = 0, checked_chunks_done_ = 0;
+  std::vector<std::size_t> next_gather_;
   std::size_t gathered_ = 0;
   std::size_t expected_gathers_ = 0;
+  std::size_t settled_ = 0;
 };
 
 }  // namespace loco::proto

@@ -28,6 +28,7 @@ enum class MessageType : std::uint16_t {
   misbehaviour_report = 0x0108,
   state_to_tracker = 0x0109,  // a state-transfer message for the tracker's custody (state_relay)
   view_request = 0x010A,      // a member that cannot apply a view delta asks for the full view
+  misconduct_proof = 0x010B,  // signed statements that show members at fault (owner_check.hpp)
   // tracker -> peer
   join_reply = 0x0181,
   heartbeat_ack = 0x0182,

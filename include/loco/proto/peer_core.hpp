@@ -57,6 +57,9 @@ namespace loco::proto {
 
 struct PeerCoreConfig {
   PeerKey self;
+  // Signs this peer's statements when the tracker asks for checked owners (owner_check.hpp);
+  // self's key pair, outliving the core.
+  const secure::KeyPair* signer = nullptr;
   std::string codec = "int8:block=256";
   std::size_t chunk_values = std::size_t{1} << 16;
   AllReduceAlgorithm all_reduce = AllReduceAlgorithm::direct;

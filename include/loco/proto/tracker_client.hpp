@@ -81,6 +81,7 @@ class TrackerClient {
   void ready(const Ready& ready);
   void round_done(const RoundDone& done);
   void round_failed(const RoundFailed& failed);
+  void proven_misconduct(const ProvenMisconduct& proof);
   void report(const MisbehaviourReport& report);
   void state_report();  // the state set_state() holds, after a resync
   // A state-transfer message to the tracker (serving its custody pull, or fetching its copy).

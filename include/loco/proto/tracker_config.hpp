@@ -90,6 +90,10 @@ struct TrackerCoreConfig {
   // instead of averaged in (bench-sim-attacks: two liars of eight within 1.2% of a clean run's
   // loss at 0.25, which costs a clean run nothing measurable). 0: the plain mean.
   float trim = 0.25f;
+  // Checked owners (owner_check.hpp): the direct exchange's every segment is reduced by its owner
+  // and by a checker, and both sign the result, so that an owner cannot return a wrong mean
+  // unnoticed; it costs each member about twice the reduce-scatter's upload.
+  bool check_owners = true;
   std::uint32_t donors_per_resync = 3;
   // Reachability (tracker_reachability.cpp, docs/TRACKER.md): at join the tracker dials the
   // address a peer registered, once, and lists it reachable only if the peer answers there with

@@ -182,6 +182,7 @@ class TrackerCore {
     std::vector<PeerKey> members;  // the aborted attempt's, ring order
     // suspect -> its accusers, each with whether that was its first report of the round
     std::map<PeerKey, std::map<PeerKey, bool>> accusations;
+    std::set<PeerKey> proven;  // shown at fault by signed statements (owner_check.hpp)
     TimePoint deadline{};
   };
 
@@ -227,6 +228,8 @@ class TrackerCore {
   void handle_ready(TimePoint now, const PeerKey& from, const Ready& ready);
   void handle_round_done(TimePoint now, const PeerKey& from, const RoundDone& done);
   void handle_round_failed(TimePoint now, const PeerKey& from, const RoundFailed& failed);
+  // Checked owners' proofs (tracker_proofs.cpp).
+  void handle_proven_misconduct(TimePoint now, const PeerKey& from, const ProvenMisconduct& m);
   void try_form(TimePoint now);
   // When the quorum rule lets the next group form (see formation_time), ignoring `now`.
   TimePoint formation_deadline() const;

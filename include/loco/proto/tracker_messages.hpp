@@ -18,6 +18,7 @@
 
 #include "loco/core/hash.hpp"
 #include "loco/proto/message_type.hpp"
+#include "loco/proto/owner_check.hpp"
 #include "loco/proto/parameter_sketch.hpp"
 #include "loco/secure/identity.hpp"
 #include "loco/secure/signature_memo.hpp"
@@ -173,6 +174,9 @@ struct Group {
   // member i sends its update scaled by N·tokens[i] / Σ tokens, so the group's mean is the
   // token-weighted mean (proto/token_weights.hpp). Empty: the plain mean.
   std::vector<std::uint64_t> tokens{};
+  // The direct exchange's segments are reduced by a checker too, and both sign their result
+  // (owner_check.hpp).
+  bool check_owners = false;
 };
 
 struct RoundDone {
@@ -188,6 +192,12 @@ struct RoundFailed {
   std::uint32_t attempt = 0;
   std::string reason;
   std::optional<secure::PublicKey> suspect;  // the member whose bytes were bad, if one was
+};
+
+// A member's proof that others broke the round (owner_check.hpp): it stands for a failure report.
+struct ProvenMisconduct {
+  static constexpr MessageType kType = MessageType::misconduct_proof;
+  MisconductProof proof;
 };
 
 struct Commit {
@@ -250,6 +260,7 @@ std::vector<std::byte> encode(const Ready& m);
 std::vector<std::byte> encode(const Group& m);
 std::vector<std::byte> encode(const RoundDone& m);
 std::vector<std::byte> encode(const RoundFailed& m);
+std::vector<std::byte> encode(const ProvenMisconduct& m);
 std::vector<std::byte> encode(const Commit& m);
 std::vector<std::byte> encode(const AbortRound& m);
 std::vector<std::byte> encode(const Resync& m);
@@ -279,6 +290,8 @@ template <>
 RoundDone decode<RoundDone>(std::span<const std::byte> body);
 template <>
 RoundFailed decode<RoundFailed>(std::span<const std::byte> body);
+template <>
+ProvenMisconduct decode<ProvenMisconduct>(std::span<const std::byte> body);
 template <>
 Commit decode<Commit>(std::span<const std::byte> body);
 template <>

@@ -1,0 +1,133 @@
+// The tracker core and checked owners' proofs (owner_check.hpp), in virtual time: a proof that
+// an owner and its checker disagree takes both out of the retry at once; a proof that a member
+// signed two contributions to one segment cuts it off; a proof that proves nothing is its
+// sender's misbehaviour and stops nothing.
+
+#include <gtest/gtest.h>
+
+#include "loco/proto/owner_check.hpp"
+#include "loco/proto/tracker_core.hpp"
+#include "tracker_harness.hpp"
+
+namespace loco::proto {
+namespace {
+
+using namespace testing;
+using Kind = ClientEvent::Kind;
+
+struct ProofRun {
+  Harness h;
+  Group group;
+
+  explicit ProofRun(std::uint8_t n) {
+    h.start();
+    for (std::uint8_t i = 1; i <= n; ++i) h.join(i);
+    for (std::uint8_t i = 1; i <= n; ++i) h.ready(i);
+    group = h.last(1, Kind::group)->group;
+  }
+
+  // The harness's number of the member at `position` in the group's order.
+  std::uint8_t at(std::size_t position) const { return *h.find(group.members[position]); }
+
+  Statement statement(std::size_t position, StatementKind kind, std::uint32_t segment,
+                      std::uint8_t digest) const {
+    Digest d{};
+    d[0] = digest;
+    return sign_statement(key(at(position)), h.config.run_id, group.round, group.attempt, kind,
+                          segment, d);
+  }
+
+  void prove(std::size_t sender_position, const Statement& a, const Statement& b) {
+    h.peers.at(at(sender_position))
+        .client->proven_misconduct(ProvenMisconduct{.proof = {.first = a, .second = b}});
+    h.pump();
+  }
+
+  // The latest group any member was sent.
+  Group latest() const {
+    Group newest = group;
+    for (const auto& [n, p] : h.peers) {
+      const auto e = h.last(n, Kind::group);
+      if (e && e->group.attempt > newest.attempt) newest = e->group;
+    }
+    return newest;
+  }
+
+  bool in_retry(std::size_t position) const {
+    const Group retry = latest();
+    return std::find(retry.members.begin(), retry.members.end(), group.members[position]) !=
+           retry.members.end();
+  }
+};
+
+TEST(TrackerProofs, AnOwnerAndCheckerThatDisagreeBothSitTheRetryOutAtOnce) {
+  ProofRun run(5);
+  run.prove(0, run.statement(1, StatementKind::result, 1, 1),
+            run.statement(2, StatementKind::result, 1, 2));
+  const Group retry = run.latest();
+  EXPECT_EQ(retry.attempt, run.group.attempt + 1) << "no accusation grace: a proof is a fact";
+  EXPECT_EQ(retry.members.size(), 3u);
+  EXPECT_FALSE(run.in_retry(1));
+  EXPECT_FALSE(run.in_retry(2));
+  EXPECT_TRUE(run.h.tracker_events_of(TrackerEvent::Kind::misbehaved).empty())
+      << "one of the two is honest: neither is cut off";
+  EXPECT_EQ(run.h.tracker->status(run.h.now).members.size(), 5u);
+  run.h.finish_round();
+  EXPECT_EQ(run.h.tracker->snapshot().committed_round, 1u);
+}
+
+TEST(TrackerProofs, AMemberThatSignedTwoContributionsToOneSegmentIsCutOff) {
+  ProofRun run(4);
+  run.prove(2, run.statement(3, StatementKind::contribution, 2, 1),
+            run.statement(3, StatementKind::contribution, 2, 2));
+  const auto cut_off = run.h.tracker_events_of(TrackerEvent::Kind::misbehaved);
+  ASSERT_EQ(cut_off.size(), 1u);
+  EXPECT_EQ(cut_off[0].peer, run.group.members[3]);
+  EXPECT_EQ(run.h.tracker->status(run.h.now).members.size(), 3u);
+  const Group retry = run.latest();
+  EXPECT_EQ(retry.members.size(), 3u);
+  EXPECT_FALSE(run.in_retry(3));
+}
+
+TEST(TrackerProofs, AProofThatProvesNothingIsItsSendersMisbehaviourAndStopsNothing) {
+  ProofRun run(4);
+  const std::uint32_t attempt = run.group.attempt;
+  // Equal digests; then an honest pair's statements with one signature broken.
+  run.prove(0, run.statement(1, StatementKind::result, 1, 1),
+            run.statement(2, StatementKind::result, 1, 1));
+  Statement forged = run.statement(2, StatementKind::result, 1, 2);
+  forged.signature[0] ^= 1;
+  run.prove(0, run.statement(1, StatementKind::result, 1, 1), forged);
+  // The owner of segment 1 and a member that is not its checker.
+  run.prove(0, run.statement(1, StatementKind::result, 1, 1),
+            run.statement(3, StatementKind::result, 1, 2));
+  const auto misbehaved = run.h.tracker_events_of(TrackerEvent::Kind::misbehaved);
+  ASSERT_EQ(misbehaved.size(), 3u);
+  for (const TrackerEvent& e : misbehaved) EXPECT_EQ(e.peer, run.group.members[0]);
+  EXPECT_EQ(run.h.last(run.at(1), Kind::group)->group.attempt, attempt) << "nothing stopped";
+  EXPECT_FALSE(run.h.last(run.at(1), Kind::abort_round).has_value());
+}
+
+TEST(TrackerProofs, AProofForAnAttemptStoppedByAnAccusationCountsInItsRetry) {
+  ProofRun run(5);
+  const Group g = run.group;
+  run.h.peers.at(run.at(4))
+      .client->round_failed(RoundFailed{.round = g.round,
+                                        .attempt = g.attempt,
+                                        .reason = "its chunk held NaN",
+                                        .suspect = g.members[0]});
+  run.h.pump();
+  EXPECT_EQ(run.h.last(run.at(4), Kind::group)->group.attempt, g.attempt) << "grace running";
+  run.prove(3, run.statement(1, StatementKind::result, 1, 1),
+            run.statement(2, StatementKind::result, 1, 2));
+  run.h.run_for(run.h.config.accusation_grace);
+  const Group retry = run.latest();
+  EXPECT_EQ(retry.attempt, g.attempt + 1);
+  EXPECT_FALSE(run.in_retry(1));
+  EXPECT_FALSE(run.in_retry(2));
+  EXPECT_TRUE(run.in_retry(0)) << "an accusation's first report is taken on trust";
+  EXPECT_EQ(retry.members.size(), 3u);
+}
+
+}  // namespace
+}  // namespace loco::proto
