@@ -7,9 +7,12 @@
 // The bound, for N peers, S encoded bytes of Δ, upload B and latency L: the bytes at full upload
 // plus one latency per sequential step, 2(N−1) for the ring and 2 for the direct exchange:
 //   bound_s = 2(N−1)/N · S/B + 2(N−1)·L   (ring)      2(N−1)/N · S/B + 2·L   (direct)
+// With --check-owners (proto/owner_check.hpp) every chunk also goes to its segment's checker, and
+// the checker's signed digest follows the owner's list of inputs:
+//   bound_s = 3(N−1)/N · S/B + 3·L   (direct, checked)
 // The connections are opened (handshakes, one message between every two peers) before the clock
 // starts; the best of --repeats all-reduces is reported. Last line:
-//   allreduce: seconds=… bound_s=… time_vs_bound=… algorithm=…
+//   allreduce: seconds=… bound_s=… time_vs_bound=… algorithm=… check_owners=…
 
 #include <fmt/format.h>
 
@@ -40,6 +43,7 @@ struct Options {
   std::string latency = "50ms";
   std::size_t chunk_values = std::size_t{1} << 16;
   std::string algorithm = "direct";
+  bool check_owners = false;
   int repeats = 3;
 };
 
@@ -114,7 +118,13 @@ class Group {
                                                                     .codec = &codec,
                                                                     .seed = round,
                                                                     .median_norm = 0,
-                                                                    .norm_limit = 0},
+                                                                    .norm_limit = 0,
+                                                                    .trim = 0,
+                                                                    .weights = {},
+                                                                    .buffers = nullptr,
+                                                                    .check_owners = o_.check_owners,
+                                                                    .signer = &members_[i]->key,
+                                                                    .run_id = "bench"},
                                              members_[i]->values, members_[i]->values));
     const auto start = Clock::now();
     const auto pump = [&](std::size_t i) {
@@ -173,6 +183,8 @@ int main(int argc, char** argv) {
   app.add_option("--chunk-values", o.chunk_values)->capture_default_str();
   app.add_option("--algorithm", o.algorithm, "direct or ring")->capture_default_str();
   app.add_option("--repeats", o.repeats)->capture_default_str();
+  app.add_option("--check-owners", o.check_owners, "direct: each segment reduced twice, signed")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     net::LinkSettings link;
@@ -202,9 +214,12 @@ int main(int argc, char** argv) {
     const double n = static_cast<double>(o.peers);
     const double upload_bytes_s = static_cast<double>(link.upload) / 8.0;
     const double latency_s = std::chrono::duration<double>(link.latency).count();
-    const double steps = algorithm == proto::AllReduceAlgorithm::ring ? 2.0 * (n - 1) : 2.0;
+    const bool ring = algorithm == proto::AllReduceAlgorithm::ring;
+    const bool checked = o.check_owners && !ring;
+    const double steps = ring ? 2.0 * (n - 1) : checked ? 3.0 : 2.0;
+    const double shares = checked ? 3.0 : 2.0;
     const double bound =
-        2.0 * (n - 1) / n * static_cast<double>(encoded) / upload_bytes_s + steps * latency_s;
+        shares * (n - 1) / n * static_cast<double>(encoded) / upload_bytes_s + steps * latency_s;
 
     double best = 1e300;
     for (int r = 1; r <= o.repeats; ++r) {
@@ -222,8 +237,10 @@ int main(int argc, char** argv) {
     fmt::print(
         "{} peers, {} values, codec {}, S = {} encoded bytes, upload {}, latency {} one way\n",
         o.peers, o.values, codec->spec(), encoded, o.upload, o.latency);
-    fmt::print("allreduce: seconds={:.3f} bound_s={:.3f} time_vs_bound={:.3f} algorithm={}\n", best,
-               bound, best / bound, proto::name(algorithm));
+    fmt::print(
+        "allreduce: seconds={:.3f} bound_s={:.3f} time_vs_bound={:.3f} algorithm={} "
+        "check_owners={}\n",
+        best, bound, best / bound, proto::name(algorithm), checked ? 1 : 0);
     return 0;
   } catch (const std::exception& e) {
     fmt::print(stderr, "bench-allreduce: {}\n", e.what());

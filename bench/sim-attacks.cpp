@@ -33,6 +33,7 @@ struct Options {
   std::uint64_t rounds = 20;
   std::uint64_t seed = 1;
   float trim = 0.25f;
+  bool check_owners = true;
   std::filesystem::path config = LOCO_SOURCE_DIR "/configs/sim-model.toml";
 };
 
@@ -56,6 +57,7 @@ Outcome run(const Options& o, const std::map<std::size_t, Behaviour>& liars) {
   c.links.latency_max = std::chrono::milliseconds(60);
   c.links.bandwidth_min = c.links.bandwidth_max = 100'000'000;
   c.tracker.trim = o.trim;
+  c.tracker.check_owners = o.check_owners;
   c.behaviours = liars;
   c.mean_tolerance = -1;  // the ledger's mean check costs a pass over every update
   loco::sim::Swarm swarm(c);
@@ -97,6 +99,8 @@ int main(int argc, char** argv) {
   app.add_option("--rounds", o.rounds, "Rounds each run trains")->check(CLI::Range(1, 100000));
   app.add_option("--seed", o.seed, "The simulation's seed");
   app.add_option("--trim", o.trim, "The tracker's trim")->check(CLI::Range(0.0, 0.49));
+  app.add_option("--check-owners", o.check_owners,
+                 "Whether each segment's mean is checked (owner_check.hpp)");
   app.add_option("--config", o.config, "The loco-train config of the model")
       ->check(CLI::ExistingFile);
   CLI11_PARSE(app, argc, argv);
@@ -106,8 +110,9 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "%-16s %6d %10.4f %8.4f %7.1f\n", "none", 0, clean.loss, 1.0, clean.round);
   double worst_ratio = 1;
   std::string worst = "none";
-  for (const Behaviour b : {Behaviour::scaled, Behaviour::sign_flipped, Behaviour::random,
-                            Behaviour::stale, Behaviour::zero_then_huge, Behaviour::accuser}) {
+  for (const Behaviour b :
+       {Behaviour::scaled, Behaviour::sign_flipped, Behaviour::random, Behaviour::stale,
+        Behaviour::zero_then_huge, Behaviour::accuser, Behaviour::wrong_mean}) {
     for (const std::size_t liars : {std::size_t{1}, std::size_t{2}}) {
       std::map<std::size_t, Behaviour> who = {{3, b}};
       if (liars == 2) who[6] = b;
@@ -126,9 +131,9 @@ int main(int argc, char** argv) {
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::printf(
-      "sim-attacks: peers=%zu rounds=%llu trim=%.3f clean_loss=%.4f worst_ratio=%.4f worst=%s "
-      "wall_s=%.1f\n",
-      kPeers, static_cast<unsigned long long>(o.rounds), static_cast<double>(o.trim), clean.loss,
-      worst_ratio, worst.c_str(), wall);
+      "sim-attacks: peers=%zu rounds=%llu trim=%.3f check_owners=%d clean_loss=%.4f "
+      "worst_ratio=%.4f worst=%s wall_s=%.1f\n",
+      kPeers, static_cast<unsigned long long>(o.rounds), static_cast<double>(o.trim),
+      o.check_owners ? 1 : 0, clean.loss, worst_ratio, worst.c_str(), wall);
   return 0;
 }

@@ -64,8 +64,13 @@ void DirectAllReduce::start() {
     owners_.resize(n);
     own_inputs_.resize(n);
     checks_.resize(n);
+    // A segment of no values (more members than values) has nothing to gather: its digest is
+    // that of nothing, and its owner signs that at once.
+    for (std::size_t g = 0; g < n; ++g)
+      if (g != self && chunks_in(g) == 0) checks_[g].received_digest = Blake2b().finish();
   }
   send_contributions();
+  if (checked && chunks_in(self) == 0) sign_owned();
 }
 
 // 1. Reduce-scatter: this member's part of every other member's segment, chunk by chunk, the
@@ -144,8 +149,7 @@ void DirectAllReduce::on_reduce(std::size_t from, std::size_t segment, std::size
   const Chunk c = chunk(segment, k);
   if (!decode_checked(encoded, c.size, 1, config_.members[from])) return;
   const std::size_t expected = config_.check_owners ? member_count() : member_count() - 1;
-  if (sum.add(from, encoded, std::span(scratch_).first(c.size), expected))
-    finish_chunk(segment, k);
+  if (sum.add(from, encoded, std::span(scratch_).first(c.size), expected)) finish_chunk(segment, k);
 }
 
 // 2. The mean of chunk k of a segment this member reduces, and its one quantization. The owner
@@ -173,14 +177,19 @@ void DirectAllReduce::finish_chunk(std::size_t segment, std::size_t k) {
   ++owned_chunks_done_;
   if (!config_.check_owners) return;
   owned_result_.update(bytes);
-  if (owned_chunks_done_ < chunks_in(segment)) return;
-  const Statement s = sign(StatementKind::result, segment, owned_result_.finish());
-  for (std::size_t m = 0; m < n; ++m)
-    if (m != config_.self) send_statement(config_.members[m], s);
-  SegmentCheck& check = checks_[segment];
+  if (owned_chunks_done_ == chunks_in(segment)) sign_owned();
+}
+
+// The owner signs the digest of the mean it sent, once all of it is out.
+void DirectAllReduce::sign_owned() {
+  const std::size_t self = config_.self;
+  const Statement s = sign(StatementKind::result, self, owned_result_.finish());
+  for (std::size_t m = 0; m < member_count(); ++m)
+    if (m != self) send_statement(config_.members[m], s);
+  SegmentCheck& check = checks_[self];
   check.owner = s;
   check.received_digest = s.digest;
-  settle(segment);
+  settle(self);
 }
 
 // 3. All-gather: member `from`'s mean of its segment, as it encoded it.
@@ -255,9 +264,9 @@ void DirectAllReduce::on_statement(std::size_t from, std::uint32_t what,
   }
   const bool owner = from == g;
   if (!owner && from != checker_of(g, n))
-    throw Error(ErrorCategory::protocol,
-                fmt::format("a result statement for segment {}, which it neither owns nor checks",
-                            g));
+    throw Error(
+        ErrorCategory::protocol,
+        fmt::format("a result statement for segment {}, which it neither owns nor checks", g));
   SegmentCheck& check = checks_[g];
   std::optional<Statement>& slot = owner ? check.owner : check.checker;
   if (slot) throw Error(ErrorCategory::protocol, "a second result statement for one segment");
@@ -273,13 +282,13 @@ void DirectAllReduce::contribution_signed(std::size_t segment, std::size_t from,
   if (kept[from])
     throw Error(ErrorCategory::protocol, "a second contribution statement for one segment");
   if (sum.next_from(from) != chunks_in(segment))
-    throw Error(ErrorCategory::protocol,
-                fmt::format("it signed its contribution to segment {} before sending all of it",
-                            segment));
+    throw Error(
+        ErrorCategory::protocol,
+        fmt::format("it signed its contribution to segment {} before sending all of it", segment));
   if (s.digest != sum.digest_of(from))
-    throw Error(ErrorCategory::protocol,
-                fmt::format("its signed digest of segment {} is not that of the bytes it sent",
-                            segment));
+    throw Error(
+        ErrorCategory::protocol,
+        fmt::format("its signed digest of segment {} is not that of the bytes it sent", segment));
   kept[from] = s;
   if (segment != config_.self) {
     compare_inputs();
@@ -312,10 +321,11 @@ void DirectAllReduce::compare_inputs() {
            config_.members[cs]);
       return;
     }
-    fail_proven(fmt::format("{} signed two digests of its contribution to segment {}: it sent the owner "
-                     "and the checker different bytes",
-                     secure::short_id(config_.members[m]), cs),
-         MisconductProof{.first = mine, .second = owners});
+    fail_proven(
+        fmt::format("{} signed two digests of its contribution to segment {}: it sent the owner "
+                    "and the checker different bytes",
+                    secure::short_id(config_.members[m]), cs),
+        MisconductProof{.first = mine, .second = owners});
     return;
   }
   inputs_agree_ = true;
@@ -339,9 +349,9 @@ void DirectAllReduce::settle(std::size_t segment) {
   if (check.settled || !check.owner || !check.checker || !check.received_digest) return;
   if (check.owner->digest != check.checker->digest) {
     fail_proven(fmt::format("the owner {} and the checker {} of segment {} signed different means",
-                     secure::short_id(check.owner->signer),
-                     secure::short_id(check.checker->signer), segment),
-         MisconductProof{.first = *check.owner, .second = *check.checker});
+                            secure::short_id(check.owner->signer),
+                            secure::short_id(check.checker->signer), segment),
+                MisconductProof{.first = *check.owner, .second = *check.checker});
     return;
   }
   if (*check.received_digest != check.owner->digest) {

@@ -43,9 +43,8 @@ Statement sign_statement(const secure::KeyPair& signer, std::string_view run_id,
 }
 
 bool verify_statement(std::string_view run_id, const Statement& s) {
-  return secure::verify(s.signer, signed_bytes(run_id, s.round, s.attempt, s.kind, s.segment,
-                                               s.digest),
-                        s.signature);
+  return secure::verify(
+      s.signer, signed_bytes(run_id, s.round, s.attempt, s.kind, s.segment, s.digest), s.signature);
 }
 
 void write_statement(ByteWriter& w, const Statement& s) {
@@ -91,8 +90,8 @@ std::set<PeerKey> proven_at_fault(std::string_view run_id, const MisconductProof
   }
   const PeerKey& owner = members[a.segment];
   const PeerKey& checker = members[checker_of(a.segment, members.size())];
-  const bool owner_and_checker = (a.signer == owner && b.signer == checker) ||
-                                 (a.signer == checker && b.signer == owner);
+  const bool owner_and_checker =
+      (a.signer == owner && b.signer == checker) || (a.signer == checker && b.signer == owner);
   if (!owner_and_checker || owner == checker) return {};
   return {owner, checker};
 }

@@ -188,25 +188,25 @@ void PeerCore::start_collective(const Group& group) {
     // Every attempt starts from this member's own update, which the collective only reads: the
     // mean goes into a buffer of its own.
     work_ = work_pool_.take(delta_->size());
-    all_reduce_ = make_all_reduce(config_.all_reduce,
-                                  AllReduceConfig{.round = group.round,
-                                                  .attempt = group.attempt,
-                                                  .members = group.members,
-                                                  .self = self,
-                                                  .chunk_values = config_.chunk_values,
-                                                  .codec = codec_.get(),
-                                                  .seed = group.round * 1000 + group.attempt,
-                                                  .median_norm = group.median_norm,
-                                                  .norm_limit = group.norm_limit,
-                                                  .trim = trim_,
-                                                  .weights = weights,
-                                                  .buffers = &parts_pool_,
-                                                  .check_owners = group.check_owners &&
-                                                                  config_.all_reduce ==
-                                                                      AllReduceAlgorithm::direct,
-                                                  .signer = config_.signer,
-                                                  .run_id = run_id_},
-                                  *delta_, *work_);
+    all_reduce_ = make_all_reduce(
+        config_.all_reduce,
+        AllReduceConfig{
+            .round = group.round,
+            .attempt = group.attempt,
+            .members = group.members,
+            .self = self,
+            .chunk_values = config_.chunk_values,
+            .codec = codec_.get(),
+            .seed = group.round * 1000 + group.attempt,
+            .median_norm = group.median_norm,
+            .norm_limit = group.norm_limit,
+            .trim = trim_,
+            .weights = weights,
+            .buffers = &parts_pool_,
+            .check_owners = group.check_owners && config_.all_reduce == AllReduceAlgorithm::direct,
+            .signer = config_.signer,
+            .run_id = run_id_},
+        *delta_, *work_);
     all_reduce_->start();
   }
   // Messages that came before this peer heard of its group (those of a later attempt stay).

@@ -1,13 +1,50 @@
 // What the tracker does with a member's proof that others broke a round's collective
 // (owner_check.hpp). Unlike an accusation, a proof is checked with the members' keys alone, so it
-// is taken as a fact: those it shows at fault sit the retry out, and a member that signed two
-// different contributions to one segment (it alone can have done that) is cut off. A proof that
-// proves nothing is its sender's misbehaviour.
+// is taken as a fact. A proof that proves nothing is its sender's misbehaviour.
+//
+// A member that signed two different contributions to one segment (it alone can have done that)
+// is cut off. An owner and a checker whose signed means differ are a pair of which one lied, and
+// the tracker cannot tell which; so, within a round:
+//   - the first dispute of both: the retry has everyone, in an order where the two are not
+//     neighbours (neither checks the other), so that a liar that lies again does it with a new
+//     partner;
+//   - a member disputed with a second, different partner sits the retry out alone (it is the one
+//     both disputes share: were it honest, both its partners lied);
+//   - the same pair disputed again, or a group of three or fewer (where every two members are
+//     neighbours): both sit the retry out.
+// An honest member so sits a retry out only when a liar is its partner twice or two liars are its
+// partners: k liars take at most k honest members out of a round's retries, as accusations do.
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "loco/proto/tracker_core.hpp"
 
 namespace loco::proto {
+namespace {
+
+bool neighbours(const std::vector<PeerKey>& order, const PeerKey& a, const PeerKey& b) {
+  const std::size_t n = order.size();
+  const auto at = [&](const PeerKey& k) {
+    return static_cast<std::size_t>(std::find(order.begin(), order.end(), k) - order.begin());
+  };
+  const std::size_t i = at(a), j = at(b);
+  return (i + 1) % n == j || (j + 1) % n == i;
+}
+
+// Moves b to the first place where it is no neighbour of a (a group of four or more has one).
+void separate(std::vector<PeerKey>& order, const PeerKey& a, const PeerKey& b) {
+  if (!neighbours(order, a, b)) return;
+  order.erase(std::find(order.begin(), order.end(), b));
+  for (std::size_t at = 0; at <= order.size(); ++at) {
+    order.insert(order.begin() + static_cast<std::ptrdiff_t>(at), b);
+    if (!neighbours(order, a, b)) return;
+    order.erase(order.begin() + static_cast<std::ptrdiff_t>(at));
+  }
+  order.push_back(b);  // three or fewer: no such place (the caller left both out)
+}
+
+}  // namespace
 
 void TrackerCore::handle_proven_misconduct(TimePoint now, const PeerKey& from,
                                            const ProvenMisconduct& m) {
@@ -16,7 +53,7 @@ void TrackerCore::handle_proven_misconduct(TimePoint now, const PeerKey& from,
   const bool running = attempt_ && claim.attempt == attempt_->number;
   const bool stopped = pending_retry_ && claim.attempt == pending_retry_->attempt;
   if (!running && !stopped) return;  // an attempt already over
-  const std::vector<PeerKey>& members = running ? attempt_->members : pending_retry_->members;
+  std::vector<PeerKey>& members = running ? attempt_->members : pending_retry_->members;
   if (std::find(members.begin(), members.end(), from) == members.end()) return;
   const std::set<PeerKey> at_fault = proven_at_fault(config_.run_id, m.proof, members);
   if (at_fault.empty()) {
@@ -26,25 +63,43 @@ void TrackerCore::handle_proven_misconduct(TimePoint now, const PeerKey& from,
                false);
     return;
   }
-  const bool equivocation = claim.kind == StatementKind::contribution;
-  const std::string what =
-      equivocation
-          ? fmt::format("{} signed two different contributions to segment {} (proof from {})",
-                        secure::short_id(claim.signer), claim.segment, secure::short_id(from))
-          : fmt::format("the owner {} and the checker {} of segment {} signed different means "
-                        "(proof from {}): both sit the retry out",
-                        secure::short_id(m.proof.first.signer),
-                        secure::short_id(m.proof.second.signer), claim.segment,
-                        secure::short_id(from));
-  if (equivocation)
+  std::set<PeerKey> excluded;
+  std::string what;
+  if (claim.kind == StatementKind::contribution) {
+    excluded = at_fault;
+    what = fmt::format("{} signed two different contributions to segment {} (proof from {})",
+                       secure::short_id(claim.signer), claim.segment, secure::short_id(from));
     misbehaved(now, claim.signer, fmt::format("round {}: {}", claim.round, what), true);
+  } else {
+    const PeerKey& a = m.proof.first.signer;
+    const PeerKey& b = m.proof.second.signer;
+    std::set<PeerKey>& of_a = disputes_[a];
+    std::set<PeerKey>& of_b = disputes_[b];
+    const bool same_again = of_a.contains(b);
+    if (!of_a.empty() && !same_again) excluded.insert(a);
+    if (!of_b.empty() && !of_b.contains(a)) excluded.insert(b);
+    of_a.insert(b);
+    of_b.insert(a);
+    if (excluded.empty() && (same_again || members.size() <= 3)) excluded = {a, b};
+    if (excluded.empty()) separate(members, a, b);
+    what = fmt::format(
+        "the owner and the checker of segment {}, {} and {}, signed different means (proof "
+        "from {}): {}",
+        claim.segment, secure::short_id(a), secure::short_id(b), secure::short_id(from),
+        excluded.empty() ? "the retry has both, no longer neighbours"
+        : excluded.size() == 2
+            ? "both sit the retry out"
+            : fmt::format("{}, disputed with another partner before, sits the retry out",
+                          secure::short_id(*excluded.begin())));
+  }
   if (stopped && pending_retry_) {
-    pending_retry_->proven.insert(at_fault.begin(), at_fault.end());
+    event(TrackerEvent::Kind::notice, std::nullopt, fmt::format("round {}: {}", claim.round, what));
+    pending_retry_->proven.insert(excluded.begin(), excluded.end());
     return;
   }
   // Cutting an equivocator off may have ended the attempt already.
   if (attempt_ && attempt_->number == claim.attempt)
-    abort_attempt(now, fmt::format("round {}: {}", claim.round, what), at_fault);
+    abort_attempt(now, fmt::format("round {}: {}", claim.round, what), excluded);
 }
 
 }  // namespace loco::proto

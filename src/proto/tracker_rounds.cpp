@@ -441,6 +441,7 @@ void TrackerCore::retry_or_give_up(TimePoint now, const std::string& reason,
 void TrackerCore::give_up_round() {
   release_held_back(fmt::format("round {} was given up", next_round()));
   reported_.clear();
+  disputes_.clear();
   ready_.clear();
   refused_.clear();
   first_ready_ = kNever;

@@ -43,7 +43,10 @@ bool PeerState::load(std::uint64_t at_round, std::span<const std::byte> bytes) {
 }
 
 PeerNode::PeerNode(const PeerWorld& world, NodeId node, PeerDisk& disk)
-    : world_(world), node_(node), disk_(disk), key_(disk.identity.public_key()) {}
+    : world_(world), node_(node), disk_(disk), key_(disk.identity.public_key()) {
+  if (disk.behaviour == Behaviour::wrong_mean)
+    lying_owner_.emplace(disk.identity, world.client.run_id, world.codec, -1.0f);
+}
 
 void PeerNode::start() {
   world_.network->attach(node_, this);
@@ -196,6 +199,8 @@ void PeerNode::drive() {
 
 void PeerNode::send_to_peer(proto::PeerCore::Send t) {
   const NodeId to = world_.directory->node(t.to);
+  if (lying_owner_ && t.type == proto::MessageType::ring_chunk)
+    t.body = lying_owner_->rewrite(std::move(t.body));
   if (t.their_link && !world_.network->is_open(node_, to)) {
     auto& waiting = awaiting_[to];
     if (waiting.size() >= proto::kMaxAwaitingMessages) {
@@ -239,6 +244,12 @@ void PeerNode::on_core_event(proto::PeerEvent& e) {
       return;
     case Kind::collective_started:
       world_.ledger->all_reduce_started(now, key_, e.round, e.attempt, *contribution_);
+      if (lying_owner_)
+        lying_owner_->begin(
+            e.members.size(),
+            static_cast<std::size_t>(std::find(e.members.begin(), e.members.end(), key_) -
+                                     e.members.begin()),
+            contribution_->size(), world_.chunk_values);
       if (disk_.behaviour == Behaviour::accuser && e.members.size() > 1) {
         // Names another member of the group, a different one each attempt.
         const auto self = static_cast<std::size_t>(

@@ -68,7 +68,7 @@ std::vector<std::byte> scaled(const std::vector<std::byte>& body, const compress
                               float factor) {
   std::span<const std::byte> payload;
   const proto::ChunkHeader h = proto::decode_chunk(body, payload);
-  if (h.phase == 3) return body;  // a statement: no values
+  if (h.phase == 3) return body;           // a statement: no values
   const std::size_t count = kChunkValues;  // every chunk of this layout has 8 values
   std::vector<float> values(count);
   codec.decode(payload, values);
@@ -189,8 +189,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       broken("member " + std::to_string(m) + " blamed an honest member: " + failure->reason);
     if (failure && failure->proof &&
         !proto::proven_at_fault("fuzz", *failure->proof, keys).contains(keys[kLiar]))
-      broken("member " + std::to_string(m) + "'s proof does not show the liar: " +
-             failure->reason);
+      broken("member " + std::to_string(m) + "'s proof does not show the liar: " + failure->reason);
     if (!cores[m]->done()) continue;
     for (const float v : values[m])
       if (!std::isfinite(v)) broken("member " + std::to_string(m) + " holds a value not finite");

@@ -58,12 +58,12 @@ std::vector<std::vector<std::uint8_t>> loco_fuzz_seeds() {
                      .round = 1, .attempt = 1, .reason = "x", .suspect = th::key(1).public_key()})),
           with_type(10, encode_relay(MessageType::state_to_tracker, MessageType::chunk_request,
                                      encode_chunk_request(1, 0))),
-          with_type(11, encode(ProvenMisconduct{
-                            .proof = {.first = sign_statement(th::key(1), "run-h", 1, 1,
-                                                              StatementKind::result, 0, Digest{1}),
-                                      .second = sign_statement(th::key(2), "run-h", 1, 1,
-                                                               StatementKind::result, 0,
-                                                               Digest{2})}}))};
+          with_type(
+              11, encode(ProvenMisconduct{
+                      .proof = {.first = sign_statement(th::key(1), "run-h", 1, 1,
+                                                        StatementKind::result, 0, Digest{1}),
+                                .second = sign_statement(th::key(2), "run-h", 1, 1,
+                                                         StatementKind::result, 0, Digest{2})}}))};
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -118,11 +118,11 @@ void act(th::Harness& h, std::uint8_t who, std::uint8_t what, std::uint8_t arg) 
         const StatementKind kind = (arg & 1) ? StatementKind::result : StatementKind::contribution;
         const auto segment = static_cast<std::uint32_t>((arg >> 1) % (g.members.size() + 1));
         c.proven_misconduct(ProvenMisconduct{
-            .proof = {.first = sign_statement(signer(arg >> 3), h.config.run_id, g.round,
-                                              g.attempt, kind, segment, th::digest_of(1)),
-                      .second = sign_statement(signer(arg >> 5), h.config.run_id, g.round,
-                                               g.attempt, kind, segment,
-                                               th::digest_of(1 + (arg >> 7) % 2))}});
+            .proof = {
+                .first = sign_statement(signer(arg >> 3), h.config.run_id, g.round, g.attempt, kind,
+                                        segment, th::digest_of(1)),
+                .second = sign_statement(signer(arg >> 5), h.config.run_id, g.round, g.attempt,
+                                         kind, segment, th::digest_of(1 + (arg >> 7) % 2))}});
       }
       break;
     default: break;

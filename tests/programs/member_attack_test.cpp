@@ -203,6 +203,39 @@ TEST(MemberAttack, APoisonerDeclaringANormOfZeroIsLeftOut) {
   stop_all(honest);
 }
 
+// A segment owner that sends everyone its segment's mean negated, with its result statement
+// signed over what it sent (checked owners, the tracker's default). Its checker's statement
+// disagrees, every member holds the proof; the retry keeps both, no longer neighbours, and the
+// owner, lying again with its new checker, sits the next retry out alone: every round commits
+// with the four honest members, and no honest member is left out.
+TEST(MemberAttack, AnOwnerReturningAWrongMeanIsProvenAndSitsTheRetryOut) {
+  LocalSwarm swarm("run-wrong-mean", 1000, {"--run.min-peers", "4"});
+  ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
+  std::vector<PeerProcess*> honest = start_honest(swarm);
+  honest.push_back(&swarm.add_peer("peer3", kHonest));
+  Attacker liar(swarm, "run-wrong-mean", "wrong-mean");
+  ASSERT_NE(liar.wait_for("joined "), "") << liar.log() << swarm.logs();
+  ASSERT_NE(liar.wait_for("group "), "") << liar.log() << swarm.logs();
+  const std::string alone = "disputed with another partner before, sits the retry out";
+  std::uint64_t round = newest_round(honest) + 1;
+  for (const std::uint64_t last = round + 20;
+       round < last && swarm.tracker().log().find(alone) == std::string::npos; ++round)
+    for (PeerProcess* p : honest) ASSERT_TRUE(p->wait_round(round)) << swarm.logs();
+  const std::string log = swarm.tracker().log();
+  EXPECT_NE(log.find("signed different means"), std::string::npos) << swarm.logs();
+  EXPECT_NE(log.find(alone), std::string::npos) << swarm.logs();
+  EXPECT_EQ(log.find("both sit the retry out"), std::string::npos) << swarm.logs();
+  expect_the_run_went_on(swarm, honest, 2);
+  for (PeerProcess* p : honest)
+    for (const test::RoundLine& r : p->rounds())
+      if (r.kind == "committed") {
+        EXPECT_EQ(r.members, 4u) << "round " << r.round << "\n" << swarm.logs();
+      }
+  EXPECT_TRUE(liar.process().running()) << liar.log();
+  EXPECT_EQ(liar.process().stop(SIGTERM), 0);
+  stop_all(honest);
+}
+
 // Finding 3: a member that joins an empty run first, with a genesis of its own choosing, to fix
 // the state the run starts from. The genesis is the run config's: it is refused, and the honest
 // peers that come after start from the config's.

@@ -21,7 +21,6 @@ namespace loco::proto::testing {
 
 inline constexpr std::string_view kHarnessRun = "all-reduce test run";
 
-
 inline std::vector<PeerKey> ring_of(std::size_t n) {
   std::vector<PeerKey> members;
   for (std::size_t i = 0; i < n; ++i)
@@ -30,7 +29,7 @@ inline std::vector<PeerKey> ring_of(std::size_t n) {
 }
 
 inline std::vector<std::vector<float>> random_vectors(std::size_t n, std::size_t size,
-                                               std::uint64_t seed) {
+                                                      std::uint64_t seed) {
   Rng rng(seed);
   std::vector<std::vector<float>> out(n, std::vector<float>(size));
   for (auto& v : out)

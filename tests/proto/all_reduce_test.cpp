@@ -12,10 +12,10 @@
 #include <deque>
 #include <map>
 
+#include "all_reduce_harness.hpp"
 #include "loco/core/hash.hpp"
 #include "loco/core/rng.hpp"
 #include "loco/proto/token_weights.hpp"
-#include "all_reduce_harness.hpp"
 #include "tracker_harness.hpp"
 
 namespace loco::proto {

@@ -35,9 +35,9 @@ TEST(CheckedOwners, EveryMemberEndsWithTheSameBitsCloseToTheMean) {
         AllReduceHarness h = checked(n, 203, chunk, seed, trim);
         h.run(seed++);
         for (std::size_t i = 0; i < n; ++i) {
-          ASSERT_TRUE(h.nodes[i]->done()) << "member " << i << ": "
-                                          << (h.nodes[i]->failure() ? h.nodes[i]->failure()->reason
-                                                                    : "not done");
+          ASSERT_TRUE(h.nodes[i]->done())
+              << "member " << i << ": "
+              << (h.nodes[i]->failure() ? h.nodes[i]->failure()->reason : "not done");
           EXPECT_EQ(h.values[i], h.values[0]) << "the same bits everywhere";
         }
         if (trim != 0) continue;
@@ -48,6 +48,18 @@ TEST(CheckedOwners, EveryMemberEndsWithTheSameBitsCloseToTheMean) {
           ASSERT_NEAR(h.values[0][j], mean, 0.15) << "value " << j << " (int8 of blocks of 64)";
         }
       }
+}
+
+TEST(CheckedOwners, SegmentsOfNoValuesAreCheckedToo) {
+  for (const std::size_t size : {0, 1, 3}) {
+    SCOPED_TRACE(::testing::Message() << size << " values");
+    AllReduceHarness h = checked(5, size, 4, 70 + size);
+    h.run(size);
+    for (std::size_t i = 0; i < 5; ++i) {
+      ASSERT_TRUE(h.nodes[i]->done()) << "member " << i;
+      EXPECT_EQ(h.values[i], h.values[0]);
+    }
+  }
 }
 
 TEST(CheckedOwners, AWeightedRoundIsCheckedToo) {
@@ -94,8 +106,7 @@ void lie(AllReduceHarness& h, std::size_t total, std::size_t chunk, Liar liar) {
     const ChunkHeader header = decode_chunk(body, view);
     std::vector<std::byte> payload(view.begin(), view.end());
     const std::size_t self = liar.member;
-    const std::size_t values =
-        header.phase == 3 ? 0 : values_in(header, self, to, n, total, chunk);
+    const std::size_t values = header.phase == 3 ? 0 : values_in(header, self, to, n, total, chunk);
     if (header.phase == 1) {
       // The owner's result: one rewrite per chunk, the same bytes to everyone.
       auto it = results->find(header.chunk);
@@ -147,8 +158,7 @@ void expect_proof_against(const AllReduceHarness& h, std::size_t member,
   const auto& failure = h.nodes[member]->failure();
   ASSERT_TRUE(failure.has_value()) << "member " << member << " noticed nothing";
   ASSERT_TRUE(failure->proof.has_value()) << "member " << member << ": " << failure->reason;
-  EXPECT_EQ(proven_at_fault(kHarnessRun, *failure->proof, h.members), at_fault)
-      << failure->reason;
+  EXPECT_EQ(proven_at_fault(kHarnessRun, *failure->proof, h.members), at_fault) << failure->reason;
 }
 
 TEST(CheckedOwners, AnOwnerReturningAWrongMeanIsProvenWithItsChecker) {
@@ -161,7 +171,7 @@ TEST(CheckedOwners, AnOwnerReturningAWrongMeanIsProvenWithItsChecker) {
              .rewrite = [&](std::size_t, const ChunkHeader& header, std::size_t values,
                             std::vector<std::byte>& payload) {
                if (header.phase == 1) shift_values(*h.codec, payload, values, 0.25f);
-                }});
+             }});
     h.run(11);
     const PeerKey checker = h.members[checker_of(owner, n)];
     for (std::size_t i = 0; i < n; ++i) {
@@ -180,15 +190,15 @@ TEST(CheckedOwners, ACheckerSigningAWrongDigestIsProvenWithItsOwner) {
       Liar{.member = checker,
            .rewrite = [&](std::size_t, const ChunkHeader& header, std::size_t,
                           std::vector<std::byte>& payload) {
-                if (header.phase != 3 || header.step != 2) return;
-                ByteReader r(payload, "a statement");
-                Statement s = read_statement(r);
-                if (s.segment != owner) return;
-                s.digest[0] ^= 1;
-                ByteWriter w;
-                write_statement(w, s);
-                payload = w.finish();
-              }});
+             if (header.phase != 3 || header.step != 2) return;
+             ByteReader r(payload, "a statement");
+             Statement s = read_statement(r);
+             if (s.segment != owner) return;
+             s.digest[0] ^= 1;
+             ByteWriter w;
+             write_statement(w, s);
+             payload = w.finish();
+           }});
   h.run(12);
   for (std::size_t i = 0; i < n; ++i) {
     if (i == checker) continue;
@@ -206,7 +216,7 @@ TEST(CheckedOwners, AContributorSendingItsOwnerAndCheckerDifferentBytesIsProvenA
                           std::vector<std::byte>& payload) {
              if (header.phase == 2 && to == checker_of(segment, n))
                shift_values(*h.codec, payload, values, 0.5f);
-              }});
+           }});
   h.run(13);
   expect_proof_against(h, checker_of(segment, n), {h.members[liar]});
   for (std::size_t i = 0; i < n; ++i) {
@@ -282,8 +292,8 @@ TEST(CheckedOwners, AProofProvesNothingUnlessTwoStatementsOfTheRightSignersDisag
 
 TEST(CheckedOwners, AMalformedStatementIsRefused) {
   ByteWriter w;
-  write_statement(w, sign_statement(testing::key(1), kHarnessRun, 1, 1, StatementKind::result, 0,
-                                    Digest{}));
+  write_statement(
+      w, sign_statement(testing::key(1), kHarnessRun, 1, 1, StatementKind::result, 0, Digest{}));
   std::vector<std::byte> bytes = w.finish();
   ASSERT_EQ(bytes.size(), kStatementBytes);
   bytes[32 + 8 + 4] = std::byte{7};  // the kind

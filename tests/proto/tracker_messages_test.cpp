@@ -166,16 +166,16 @@ TEST(TrackerMessages, AGroupSaysWhetherOwnersAreCheckedAndAProofRoundTrips) {
   bad_flag.back() = std::byte{2};
   EXPECT_THROW(decode<Group>(bad_flag), Error);
   const ProvenMisconduct proof{
-      .proof = {.first = sign_statement(key(1), "run", 3, 1, StatementKind::result, 0, Digest{1}),
-                .second = sign_statement(key(2), "run", 3, 1, StatementKind::result, 0,
-                                         Digest{2})}};
+      .proof = {
+          .first = sign_statement(key(1), "run", 3, 1, StatementKind::result, 0, Digest{1}),
+          .second = sign_statement(key(2), "run", 3, 1, StatementKind::result, 0, Digest{2})}};
   const auto body = encode(proof);
   const ProvenMisconduct back = decode<ProvenMisconduct>(body);
   EXPECT_EQ(back.proof.second.signer, key(2).public_key());
   EXPECT_EQ(back.proof.first.signature, proof.proof.first.signature);
-  EXPECT_FALSE(proven_at_fault("run", back.proof, std::vector{key(1).public_key(),
-                                                               key(2).public_key()})
-                   .empty())
+  EXPECT_FALSE(
+      proven_at_fault("run", back.proof, std::vector{key(1).public_key(), key(2).public_key()})
+          .empty())
       << "still a proof after the wire";
   expect_refused_when_damaged<ProvenMisconduct>(body);
 }

@@ -1,7 +1,7 @@
 // The tracker core and checked owners' proofs (owner_check.hpp), in virtual time: a proof that
-// an owner and its checker disagree takes both out of the retry at once; a proof that a member
-// signed two contributions to one segment cuts it off; a proof that proves nothing is its
-// sender's misbehaviour and stops nothing.
+// an owner and its checker disagree retries with the two apart, and the one disputed with a
+// second partner sits out alone; a proof that a member signed two contributions to one segment
+// cuts it off; a proof that proves nothing is its sender's misbehaviour and stops nothing.
 
 #include <gtest/gtest.h>
 
@@ -60,20 +60,47 @@ struct ProofRun {
   }
 };
 
-TEST(TrackerProofs, AnOwnerAndCheckerThatDisagreeBothSitTheRetryOutAtOnce) {
+// One of an owner and its checker lied. The first dispute: everyone retries, the two no longer
+// neighbours; the liar lying again, now with a new partner, sits the next retry out alone.
+TEST(TrackerProofs, ALiarDisputedWithTwoPartnersSitsTheRetryOutAlone) {
   ProofRun run(5);
+  const PeerKey liar = run.group.members[1];
+  const PeerKey first_partner = run.group.members[2];
   run.prove(0, run.statement(1, StatementKind::result, 1, 1),
             run.statement(2, StatementKind::result, 1, 2));
   const Group retry = run.latest();
   EXPECT_EQ(retry.attempt, run.group.attempt + 1) << "no accusation grace: a proof is a fact";
-  EXPECT_EQ(retry.members.size(), 3u);
-  EXPECT_FALSE(run.in_retry(1));
-  EXPECT_FALSE(run.in_retry(2));
+  ASSERT_EQ(retry.members.size(), 5u) << "the first dispute: nobody is left out";
+  const auto at = [&](const Group& g, const PeerKey& k) {
+    return static_cast<std::size_t>(std::find(g.members.begin(), g.members.end(), k) -
+                                    g.members.begin());
+  };
+  const std::size_t l = at(retry, liar), p = at(retry, first_partner);
+  EXPECT_NE((l + 1) % 5, p) << "the partner no longer checks the liar";
+  EXPECT_NE((p + 1) % 5, l) << "nor the liar the partner";
+  // The liar, owner of its segment in the retry, disputed with its new checker.
+  run.group = retry;
+  run.prove(0, run.statement(l, StatementKind::result, static_cast<std::uint32_t>(l), 1),
+            run.statement((l + 1) % 5, StatementKind::result, static_cast<std::uint32_t>(l), 2));
+  const Group third = run.latest();
+  EXPECT_EQ(third.attempt, retry.attempt + 1);
+  EXPECT_EQ(third.members.size(), 4u);
+  EXPECT_EQ(at(third, liar), third.members.size()) << "the liar alone sits out";
   EXPECT_TRUE(run.h.tracker_events_of(TrackerEvent::Kind::misbehaved).empty())
-      << "one of the two is honest: neither is cut off";
+      << "nobody is cut off on a dispute";
   EXPECT_EQ(run.h.tracker->status(run.h.now).members.size(), 5u);
   run.h.finish_round();
   EXPECT_EQ(run.h.tracker->snapshot().committed_round, 1u);
+}
+
+// In a group of three every two members are neighbours: no order keeps a disputed pair apart.
+TEST(TrackerProofs, InAGroupOfThreeADisputedPairBothSitTheRetryOut) {
+  ProofRun run(3);
+  run.prove(0, run.statement(1, StatementKind::result, 1, 1),
+            run.statement(2, StatementKind::result, 1, 2));
+  EXPECT_EQ(run.latest().attempt, run.group.attempt) << "one of three left: the round is given up";
+  EXPECT_FALSE(run.h.last(run.at(1), Kind::abort_round)->abort.retry);
+  EXPECT_FALSE(run.h.last(run.at(2), Kind::abort_round)->abort.retry);
 }
 
 TEST(TrackerProofs, AMemberThatSignedTwoContributionsToOneSegmentIsCutOff) {
@@ -111,11 +138,10 @@ TEST(TrackerProofs, AProofThatProvesNothingIsItsSendersMisbehaviourAndStopsNothi
 TEST(TrackerProofs, AProofForAnAttemptStoppedByAnAccusationCountsInItsRetry) {
   ProofRun run(5);
   const Group g = run.group;
-  run.h.peers.at(run.at(4))
-      .client->round_failed(RoundFailed{.round = g.round,
-                                        .attempt = g.attempt,
-                                        .reason = "its chunk held NaN",
-                                        .suspect = g.members[0]});
+  run.h.peers.at(run.at(4)).client->round_failed(RoundFailed{.round = g.round,
+                                                             .attempt = g.attempt,
+                                                             .reason = "its chunk held NaN",
+                                                             .suspect = g.members[0]});
   run.h.pump();
   EXPECT_EQ(run.h.last(run.at(4), Kind::group)->group.attempt, g.attempt) << "grace running";
   run.prove(3, run.statement(1, StatementKind::result, 1, 1),
@@ -123,10 +149,13 @@ TEST(TrackerProofs, AProofForAnAttemptStoppedByAnAccusationCountsInItsRetry) {
   run.h.run_for(run.h.config.accusation_grace);
   const Group retry = run.latest();
   EXPECT_EQ(retry.attempt, g.attempt + 1);
-  EXPECT_FALSE(run.in_retry(1));
-  EXPECT_FALSE(run.in_retry(2));
-  EXPECT_TRUE(run.in_retry(0)) << "an accusation's first report is taken on trust";
-  EXPECT_EQ(retry.members.size(), 3u);
+  ASSERT_EQ(retry.members.size(), 5u) << "a first dispute and a first accusation: everyone";
+  const auto at = [&](const PeerKey& k) {
+    return static_cast<std::size_t>(std::find(retry.members.begin(), retry.members.end(), k) -
+                                    retry.members.begin());
+  };
+  const std::size_t a = at(g.members[1]), b = at(g.members[2]);
+  EXPECT_TRUE((a + 1) % 5 != b && (b + 1) % 5 != a) << "the disputed pair apart in the retry";
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // Members that lie, in the simulator (behaviour.hpp): one of eight, then two of eight, send
-// scaled, sign-flipped, random, stale or zero-then-huge updates, or accuse an honest member every
-// attempt. Over the direct exchange with the tracker's default trim, the run keeps committing,
-// every peer that installs a round installs the same finite state, and the model still learns.
-// How close the loss stays to a clean run's is bench/sim-attacks.cpp's to measure.
+// scaled, sign-flipped, random, stale or zero-then-huge updates, accuse an honest member every
+// attempt, or return their segment's mean negated as its owner (checked owners catch it). Over the
+// direct exchange with the tracker's default trim, the run keeps committing, every peer that
+// installs a round installs the same finite state, and the model still learns. How close the loss
+// stays to a clean run's is bench/sim-attacks.cpp's to measure.
 
 #include <gtest/gtest.h>
 
@@ -55,8 +56,9 @@ void expect_the_run_survives(const std::map<std::size_t, Behaviour>& liars, std:
 
 TEST(SimAttack, OneLiarOfEightNeitherStallsNorPoisonsTheRun) {
   std::uint64_t seed = 300;
-  for (const Behaviour b : {Behaviour::scaled, Behaviour::sign_flipped, Behaviour::random,
-                            Behaviour::stale, Behaviour::zero_then_huge, Behaviour::accuser}) {
+  for (const Behaviour b :
+       {Behaviour::scaled, Behaviour::sign_flipped, Behaviour::random, Behaviour::stale,
+        Behaviour::zero_then_huge, Behaviour::accuser, Behaviour::wrong_mean}) {
     SCOPED_TRACE(std::string(name(b)));
     expect_the_run_survives({{3, b}}, seed++);
   }
@@ -64,15 +66,16 @@ TEST(SimAttack, OneLiarOfEightNeitherStallsNorPoisonsTheRun) {
 
 TEST(SimAttack, TwoLiarsOfEightNeitherStallNorPoisonTheRun) {
   std::uint64_t seed = 400;
-  for (const Behaviour b : {Behaviour::sign_flipped, Behaviour::random, Behaviour::accuser}) {
+  for (const Behaviour b :
+       {Behaviour::sign_flipped, Behaviour::random, Behaviour::accuser, Behaviour::wrong_mean}) {
     SCOPED_TRACE(std::string(name(b)));
     expect_the_run_survives({{2, b}, {6, b}}, seed++);
   }
 }
 
 TEST(SimAttack, BehavioursHaveNames) {
-  for (const char* n :
-       {"honest", "scaled", "sign-flipped", "random", "stale", "zero-then-huge", "accuser"})
+  for (const char* n : {"honest", "scaled", "sign-flipped", "random", "stale", "zero-then-huge",
+                        "accuser", "wrong-mean"})
     EXPECT_EQ(name(parse_behaviour(n)), n);
   EXPECT_THROW(parse_behaviour("nice"), Error);
 }

@@ -17,6 +17,9 @@
 //                  group, it reports round done with a state of its own (32 bytes of 0x42)
 //   poison         says ready with an update norm of 0 and contributes 1e30 in every value (int8
 //                  blocks of scale ~1e30) to the all-reduce; otherwise follows the protocol
+//   wrong-mean     contributes an update of zeros and, as the owner of its segment in the direct
+//                  exchange, sends everyone that segment's mean negated, its result statement
+//                  signed over what it sent (sim/lying_owner.hpp); otherwise follows the protocol
 //   genesis-squat  joins with a genesis of 32 zero bytes
 //   flood          once joined, sends malformed messages (a leave and a misbehaviour report whose
 //                  reasons hold a newline, a forged log line and ANSI escapes, a heartbeat with a
@@ -31,8 +34,8 @@
 //                  --count times
 //   idle-admitted  completes the handshake and the bundle hello, never sends a join request
 //   future-report  joins and reports that it holds the state of round 2^63
-// The lying members (accuse, poison) claim to hold every state the tracker commits or tells them
-// to fetch, without computing or fetching it.
+// The lying members (accuse, poison, wrong-mean) claim to hold every state the tracker commits or
+// tells them to fetch, without computing or fetching it.
 //
 // One line on stdout per event a test waits for:
 //   joined shard I of N as ID | refused REASON | group ROUND ATTEMPT SIZE
@@ -56,6 +59,7 @@
 #include "loco/net/peer_mesh.hpp"
 #include "loco/proto/all_reduce.hpp"
 #include "loco/proto/early_messages.hpp"
+#include "loco/sim/lying_owner.hpp"
 #include "loco/train/genesis.hpp"
 #include "loco/train/run_settings.hpp"
 #include "member_attacker/tracker_connection.hpp"
@@ -132,6 +136,8 @@ class Attacker {
     values_ = genesis.arena(0).data().size();  // DiLoCo all-reduces Δθ: one value a parameter
     codec_ = compress::make_codec(run.strategy.codec_spec());
     algorithm_ = proto::parse_all_reduce_algorithm(run.strategy.all_reduce);
+    if (o.attack == "wrong-mean")
+      lying_owner_.emplace(key, o.run_id, run.strategy.codec_spec(), -1.0f);
     std::string advertise = o.listen;
     if (o.attack != "idle-admitted") {
       start_mesh();
@@ -169,7 +175,11 @@ class Attacker {
   void start() { tracker_->connect(); }
 
  private:
-  bool lying() const { return o_.attack == "accuse" || o_.attack == "poison"; }
+  bool lying() const {
+    return o_.attack == "accuse" || o_.attack == "poison" || o_.attack == "wrong-mean";
+  }
+  // It takes part in the round's collective (with what it sends changed).
+  bool exchanging() const { return o_.attack == "poison" || o_.attack == "wrong-mean"; }
 
   void on_event(const proto::ClientEvent& e) {
     switch (e.kind) {
@@ -250,7 +260,7 @@ class Attacker {
   }
 
   void on_group(const proto::Group& g) {
-    if (o_.attack == "poison") return start_poison(g);
+    if (exchanging()) return start_exchange(g);
     if (o_.attack != "accuse") return;
     std::vector<proto::PeerKey> others;
     for (const proto::PeerKey& k : g.members)
@@ -268,7 +278,7 @@ class Attacker {
     tracker_->flush();
   }
 
-  // --- poison: the run's all-reduce, with 1e30 for this member's update.
+  // --- poison and wrong-mean: the run's all-reduce, with 1e30 or zeros for this member's update.
   void start_mesh() {
     mesh_ = net::PeerMesh::create(
         io_, net::resolve(io_, net::parse_host_port(o_.listen, /*allow_any_port=*/true)),
@@ -298,30 +308,33 @@ class Attacker {
     mesh_->start();
   }
 
-  void start_poison(const proto::Group& g) {
+  void start_exchange(const proto::Group& g) {
     const auto me = std::find(g.members.begin(), g.members.end(), key_.public_key());
     if (me == g.members.end()) return;
     id_ = {g.round, g.attempt};
     reported_ = false;
-    work_.assign(values_, 1e30f);
+    work_.assign(values_, o_.attack == "poison" ? 1e30f : 0.0f);
+    if (lying_owner_)
+      lying_owner_->begin(g.members.size(), static_cast<std::size_t>(me - g.members.begin()),
+                          values_, std::size_t{1} << 16);
     all_reduce_ = proto::make_all_reduce(
         algorithm_,
-        proto::AllReduceConfig{.round = g.round,
-                               .attempt = g.attempt,
-                               .members = g.members,
-                               .self = static_cast<std::size_t>(me - g.members.begin()),
-                               .chunk_values = std::size_t{1} << 16,
-                               .codec = codec_.get(),
-                               .seed = g.round * 1000 + g.attempt,
-                               .median_norm = g.median_norm,
-                               .norm_limit = g.norm_limit,
-                               .trim = g.trim,
-                               .weights = {},
-                               .buffers = nullptr,
-                               .check_owners = g.check_owners &&
-                                               algorithm_ == proto::AllReduceAlgorithm::direct,
-                               .signer = &key_,
-                               .run_id = o_.run_id},
+        proto::AllReduceConfig{
+            .round = g.round,
+            .attempt = g.attempt,
+            .members = g.members,
+            .self = static_cast<std::size_t>(me - g.members.begin()),
+            .chunk_values = std::size_t{1} << 16,
+            .codec = codec_.get(),
+            .seed = g.round * 1000 + g.attempt,
+            .median_norm = g.median_norm,
+            .norm_limit = g.norm_limit,
+            .trim = g.trim,
+            .weights = {},
+            .buffers = nullptr,
+            .check_owners = g.check_owners && algorithm_ == proto::AllReduceAlgorithm::direct,
+            .signer = &key_,
+            .run_id = o_.run_id},
         work_, work_);
     all_reduce_->start();
     for (const proto::EarlyMessages::Message& m : early_.take(id_))
@@ -333,7 +346,7 @@ class Attacker {
 
   void on_mesh(const proto::PeerKey& from, proto::MessageType type,
                std::span<const std::byte> body) {
-    if (type != proto::MessageType::ring_chunk || o_.attack != "poison") return;
+    if (type != proto::MessageType::ring_chunk || !exchanging()) return;
     try {
       std::span<const std::byte> payload;
       const proto::ChunkHeader h = proto::decode_chunk(body, payload);
@@ -351,7 +364,8 @@ class Attacker {
 
   void pump() {
     while (auto t = all_reduce_->poll_transmit())
-      mesh_->send(t->to, address_of(t->to), proto::MessageType::ring_chunk, std::move(t->body));
+      mesh_->send(t->to, address_of(t->to), proto::MessageType::ring_chunk,
+                  lying_owner_ ? lying_owner_->rewrite(std::move(t->body)) : std::move(t->body));
     if (reported_) return;
     if (const auto& failure = all_reduce_->failure()) {
       reported_ = true;
@@ -428,6 +442,7 @@ class Attacker {
   std::shared_ptr<net::PeerMesh> mesh_;
   std::size_t turn_ = 0;  // accuse: whom it names next
   std::unique_ptr<proto::AllReduce> all_reduce_;
+  std::optional<sim::LyingOwner> lying_owner_;  // wrong-mean
   std::vector<float> work_;
   proto::EarlyMessages::Id id_{};
   bool reported_ = false;
@@ -452,8 +467,8 @@ int main(int argc, char** argv) {
   app.add_option("--listen", o.listen);
   app.add_option("--attack", o.attack)
       ->required()
-      ->check(CLI::IsMember({"accuse", "poison", "genesis-squat", "flood", "flood-reports", "idle",
-                             "idle-admitted", "future-report", "churn"}));
+      ->check(CLI::IsMember({"accuse", "poison", "wrong-mean", "genesis-squat", "flood",
+                             "flood-reports", "idle", "idle-admitted", "future-report", "churn"}));
   app.add_option("--first", o.first, "flood: the first malformed message")
       ->check(CLI::IsMember({"leave", "report", "heartbeat"}));
   app.add_option("--count", o.count, "flood-reports: how many reports; churn: how many leaves");

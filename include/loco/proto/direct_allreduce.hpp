@@ -79,6 +79,7 @@ class DirectAllReduce final : public AllReduce {
   // Checked owners: the next step once a piece is in.
   void contribution_signed(std::size_t segment, std::size_t from, const Statement& s);
   void compare_inputs();
+  void sign_owned();
   void sign_result(std::size_t segment);
   void settle(std::size_t segment);
   SegmentSum& sum_of(std::size_t segment);
@@ -86,12 +87,12 @@ class DirectAllReduce final : public AllReduce {
   void send_statement(const PeerKey& to, const Statement& s);
 
   std::optional<SegmentSum> owned_, checked_;
-  std::vector<float> own_values_;  // this member's own chunk, as the others decode it (checked)
+  std::vector<float> own_values_;    // this member's own chunk, as the others decode it (checked)
   std::vector<float> result_chunk_;  // the checker's mean of a chunk, hashed and dropped
   Blake2b owned_result_, checked_result_;
-  std::vector<Blake2b> sent_;                      // per segment: the bytes this member sent to it
-  std::vector<std::optional<Statement>> inputs_;   // the checked segment's contribution statements
-  std::vector<std::optional<Statement>> owners_;   // ... as its owner took them (its list)
+  std::vector<Blake2b> sent_;                     // per segment: the bytes this member sent to it
+  std::vector<std::optional<Statement>> inputs_;  // the checked segment's contribution statements
+  std::vector<std::optional<Statement>> owners_;  // ... as its owner took them (its list)
   std::vector<std::optional<Statement>> own_inputs_;  // the owned segment's, for the checker
   bool owner_list_in_ = false, inputs_agree_ = false, checked_signed_ = false;
   std::vector<SegmentCheck> checks_;

@@ -8,7 +8,8 @@
 // A statement is a member's signature over (run, round, attempt, kind, segment, digest):
 //   contribution  the digest of the encoded chunks it sent to segment `segment`'s owner and checker
 //                 (the same bytes to both)
-//   result        the digest of the encoded mean of segment `segment` it computed (owner or checker)
+//   result        the digest of the encoded mean of segment `segment` it computed (owner or
+//   checker)
 // Two statements that disagree are a proof (MisconductProof) the tracker checks with the members'
 // keys alone:
 //   two contribution statements of one member for one segment: it sent its owner and its checker

@@ -384,6 +384,9 @@ class TrackerCore {
   std::optional<Attempt> attempt_;
   std::optional<PendingRetry> pending_retry_;
   std::set<PeerKey> reported_;  // members that reported a failure in next_round()
+  // Checked owners: each member's partners in the disputed (owner, checker) pairs of next_round()
+  // (tracker_proofs.cpp).
+  std::map<PeerKey, std::set<PeerKey>> disputes_;
   // Accusers no one confirmed (settle_accusation): they sit out every round up to `until`, a bench
   // twice as long each time. Kept after a member leaves, so that joining again does not end it; at
   // most kMaxBarred entries.
