@@ -91,6 +91,27 @@ std::uint64_t newest_round(const std::vector<PeerProcess*>& peers) {
   return newest;
 }
 
+// Waits round by round (20 at most) until the tracker's log says `text`: an attacker may join a
+// round or two late.
+void wait_for_tracker_line(LocalSwarm& swarm, const std::vector<PeerProcess*>& honest,
+                           const std::string& text) {
+  std::uint64_t round = newest_round(honest) + 1;
+  for (const std::uint64_t last = round + 20;
+       round < last && swarm.tracker().log().find(text) == std::string::npos; ++round)
+    for (PeerProcess* p : honest) ASSERT_TRUE(p->wait_round(round)) << swarm.logs();
+  EXPECT_NE(swarm.tracker().log().find(text), std::string::npos) << swarm.logs();
+}
+
+// Every round `honest` committed had `members` members (the attacker left out).
+void expect_committed_by(LocalSwarm& swarm, const std::vector<PeerProcess*>& honest,
+                         std::size_t members) {
+  for (PeerProcess* p : honest)
+    for (const test::RoundLine& r : p->rounds())
+      if (r.kind == "committed") {
+        EXPECT_EQ(r.members, members) << "round " << r.round << "\n" << swarm.logs();
+      }
+}
+
 // What every test asks of the honest peers once the attack is over: they went on `more` rounds
 // past where they were, hold one state over every round from 1, with finite losses, and the
 // tracker never committed a state that a minority or the attacker reported.
@@ -185,19 +206,9 @@ TEST(MemberAttack, APoisonerDeclaringANormOfZeroIsLeftOut) {
   Attacker poisoner(swarm, "run-poison", "poison");
   ASSERT_NE(poisoner.wait_for("joined "), "") << poisoner.log() << swarm.logs();
   ASSERT_NE(poisoner.wait_for("group "), "") << poisoner.log() << swarm.logs();
-  // Until the tracker has heard the group name it (it may join a round or two late).
-  const std::string named = "named by 3 of its group of 4";
-  std::uint64_t round = newest_round(honest) + 1;
-  for (const std::uint64_t last = round + 20;
-       round < last && swarm.tracker().log().find(named) == std::string::npos; ++round)
-    for (PeerProcess* p : honest) ASSERT_TRUE(p->wait_round(round)) << swarm.logs();
-  EXPECT_NE(swarm.tracker().log().find(named), std::string::npos) << swarm.logs();
+  wait_for_tracker_line(swarm, honest, "named by 3 of its group of 4");
   expect_the_run_went_on(swarm, honest, 2);
-  for (PeerProcess* p : honest)
-    for (const test::RoundLine& r : p->rounds())
-      if (r.kind == "committed") {
-        EXPECT_EQ(r.members, 3u) << "round " << r.round << "\n" << swarm.logs();
-      }
+  expect_committed_by(swarm, honest, 3);
   EXPECT_TRUE(poisoner.process().running()) << poisoner.log();
   EXPECT_EQ(poisoner.process().stop(SIGTERM), 0);
   stop_all(honest);
@@ -216,21 +227,12 @@ TEST(MemberAttack, AnOwnerReturningAWrongMeanIsProvenAndSitsTheRetryOut) {
   Attacker liar(swarm, "run-wrong-mean", "wrong-mean");
   ASSERT_NE(liar.wait_for("joined "), "") << liar.log() << swarm.logs();
   ASSERT_NE(liar.wait_for("group "), "") << liar.log() << swarm.logs();
-  const std::string alone = "disputed with another partner before, sits the retry out";
-  std::uint64_t round = newest_round(honest) + 1;
-  for (const std::uint64_t last = round + 20;
-       round < last && swarm.tracker().log().find(alone) == std::string::npos; ++round)
-    for (PeerProcess* p : honest) ASSERT_TRUE(p->wait_round(round)) << swarm.logs();
+  wait_for_tracker_line(swarm, honest, "disputed with another partner before, sits the retry out");
   const std::string log = swarm.tracker().log();
   EXPECT_NE(log.find("signed different means"), std::string::npos) << swarm.logs();
-  EXPECT_NE(log.find(alone), std::string::npos) << swarm.logs();
   EXPECT_EQ(log.find("both sit the retry out"), std::string::npos) << swarm.logs();
   expect_the_run_went_on(swarm, honest, 2);
-  for (PeerProcess* p : honest)
-    for (const test::RoundLine& r : p->rounds())
-      if (r.kind == "committed") {
-        EXPECT_EQ(r.members, 4u) << "round " << r.round << "\n" << swarm.logs();
-      }
+  expect_committed_by(swarm, honest, 4);
   EXPECT_TRUE(liar.process().running()) << liar.log();
   EXPECT_EQ(liar.process().stop(SIGTERM), 0);
   stop_all(honest);

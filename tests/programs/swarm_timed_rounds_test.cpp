@@ -9,7 +9,6 @@
 #include <signal.h>
 
 #include <algorithm>
-#include <regex>
 #include <string>
 
 #include "../support/local_swarm.hpp"
@@ -22,14 +21,6 @@ using test::PeerProcess;
 
 const std::string kTimedStrategy = test::kDiLoCoStrategy + "round-seconds = 2.0\n";
 
-// The steps a peer took, from its last lines ("peer ...: round R, step S, ...").
-std::uint64_t steps_taken(PeerProcess& peer) {
-  const std::string line = peer.wait_for("peer ");
-  std::smatch m;
-  if (!std::regex_search(line, m, std::regex(", step ([0-9]+),"))) return 0;
-  return std::stoull(m[1]);
-}
-
 // Starts peers `first` and `second`, then `third` with `third_options`.
 std::vector<PeerProcess*> three_peers(LocalSwarm& swarm, const std::string& first,
                                       const std::string& second, const std::string& third,
@@ -37,16 +28,12 @@ std::vector<PeerProcess*> three_peers(LocalSwarm& swarm, const std::string& firs
   return {&swarm.add_peer(first), &swarm.add_peer(second), &swarm.add_peer(third, third_options)};
 }
 
-// Reads each of `peers` to its end, checks that it exits 0, and returns the steps each took.
-std::vector<std::uint64_t> run_to_the_end(LocalSwarm& swarm,
-                                          const std::vector<PeerProcess*>& peers) {
-  std::vector<std::uint64_t> steps;
-  for (PeerProcess* p : peers) steps.push_back(steps_taken(*p));
+// Reads each of `peers` to its end and checks that it exits 0.
+void run_to_the_end(LocalSwarm& swarm, const std::vector<PeerProcess*>& peers) {
   for (PeerProcess* p : peers) {
     p->read_to_end();
     EXPECT_EQ(p->process().wait(), 0) << swarm.logs();
   }
-  return steps;
 }
 
 // Two peers and one four times slower (each of its steps takes 4 times its compute, whatever the
@@ -59,7 +46,7 @@ TEST(SwarmTimedRounds, PeersOfUnequalSpeedsWeighedByTokensHoldTheSameBits) {
       three_peers(swarm, "fast0", "fast1", "slow", {"--debug.step-slowdown", "4"});
   PeerProcess& fast0 = *peers[0];
   PeerProcess& slow = *peers[2];
-  const std::vector<std::uint64_t> steps = run_to_the_end(swarm, peers);
+  run_to_the_end(swarm, peers);
   // Every round two peers committed, they committed with the same state.
   for (const PeerProcess* a : peers)
     for (const PeerProcess* b : peers)
@@ -81,8 +68,10 @@ TEST(SwarmTimedRounds, PeersOfUnequalSpeedsWeighedByTokensHoldTheSameBits) {
     }
   }
   EXPECT_GE(weighed, 3u) << swarm.logs();
-  EXPECT_LT(steps[2] * 2, steps[0]) << "the slow peer took its own, fewer steps";
-  EXPECT_LT(steps[2] * 2, steps[1]);
+  // Not compared: the steps each peer printed last. A peer that sat a round out and fetched the
+  // state jumps to the run's place, so on a loaded machine the slow one's count can pass the
+  // others' (it was seen: 1004 against 831); its smaller share of every round above is what shows
+  // that it took fewer steps.
 }
 
 // A newcomer to a run of rounds bounded by time fetches the run's state, trains its first round's
