@@ -52,13 +52,13 @@ void DirectAllReduce::start() {
     return;
   }
   const bool checked = config_.check_owners;
-  owned_.emplace(n, chunks_in(self), config_.trim, config_.weights, config_.buffers);
+  owned_.emplace(n, chunks_in(self), config_.trim, config_.weights, config_.buffers, config_.codec);
   next_gather_.assign(n, 0);
   for (std::size_t g = 0; g < n; ++g)
     if (g != self) expected_gathers_ += chunks_in(g);
   if (checked) {
     checked_.emplace(n, chunks_in(checked_segment()), config_.trim, config_.weights,
-                     config_.buffers);
+                     config_.buffers, config_.codec);
     sent_.resize(n);
     inputs_.resize(n);
     owners_.resize(n);
@@ -95,9 +95,7 @@ void DirectAllReduce::send_contributions() {
       if (checker != self) send(config_.members[checker], 2, 0, k, bytes);
       if (g == self || checker == self) {
         // Its own contribution as the others decode it, so that owner and checker sum the same.
-        own_values_.resize(c.size);
-        config_.codec->decode(bytes, own_values_);
-        if (sum_of(g).add(self, bytes, own_values_, n)) finish_chunk(g, k);
+        if (sum_of(g).add_encoded(self, bytes, n)) finish_chunk(g, k);
       }
     }
   }

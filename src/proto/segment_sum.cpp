@@ -7,7 +7,8 @@
 namespace loco::proto {
 
 SegmentSum::SegmentSum(std::size_t members, std::size_t chunks, std::size_t trim,
-                       std::vector<float> weights, BufferPool<float>* buffers)
+                       std::vector<float> weights, BufferPool<float>* buffers,
+                       const compress::Codec* codec)
     : members_(members),
       trim_(trim),
       weights_(std::move(weights)),
@@ -15,7 +16,8 @@ SegmentSum::SegmentSum(std::size_t members, std::size_t chunks, std::size_t trim
       waiting_(chunks, std::vector<std::shared_ptr<std::vector<float>>>(members)),
       parts_in_(chunks, 0),
       next_(members, 0),
-      hashes_(members) {}
+      hashes_(members),
+      codec_(codec) {}
 
 bool SegmentSum::add(std::size_t m, std::span<const std::byte> encoded,
                      std::span<const float> values, std::size_t expected) {
@@ -29,11 +31,28 @@ bool SegmentSum::add(std::size_t m, std::span<const std::byte> encoded,
   return ++parts_in_[k] == expected;
 }
 
+bool SegmentSum::add_encoded(std::size_t m, std::vector<std::byte> encoded, std::size_t expected) {
+  const std::size_t k = next_[m]++;
+  LOCO_ASSERT(k < chunks(), "a segment's chunks come in order, each once");
+  hashes_[m].update(encoded);
+  encoded_member_ = m;
+  encoded_.resize(chunks());
+  encoded_[k] = std::move(encoded);
+  return ++parts_in_[k] == expected;
+}
+
 void SegmentSum::mean(std::size_t k, std::span<float> out, std::size_t raw_member,
                       std::span<const float> raw) {
   const std::size_t n = members_;
   const std::size_t size = out.size();
-  const auto contribution = [&](std::size_t m) {
+  const bool kept_encoded = k < encoded_.size() && !encoded_[k].empty();
+  if (kept_encoded) {
+    decoded_.resize(size);
+    codec_->decode(encoded_[k], decoded_);
+    encoded_[k] = {};
+  }
+  const auto contribution = [&](std::size_t m) -> const float* {
+    if (kept_encoded && m == encoded_member_) return decoded_.data();
     return !raw.empty() && m == raw_member ? raw.data() : waiting_[k][m]->data();
   };
   if (trim_ == 0 && weights_.empty()) {

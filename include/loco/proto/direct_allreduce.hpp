@@ -87,7 +87,6 @@ class DirectAllReduce final : public AllReduce {
   void send_statement(const PeerKey& to, const Statement& s);
 
   std::optional<SegmentSum> owned_, checked_;
-  std::vector<float> own_values_;    // this member's own chunk, as the others decode it (checked)
   std::vector<float> result_chunk_;  // the checker's mean of a chunk, hashed and dropped
   Blake2b owned_result_, checked_result_;
   std::vector<Blake2b> sent_;                     // per segment: the bytes this member sent to it

@@ -2,8 +2,10 @@
 // One segment of the direct exchange (direct_allreduce.hpp), as its owner or its checker reduces
 // it: the members' decoded contributions, chunk by chunk, and each chunk's mean once the last is
 // in. A contribution waits in a pooled chunk-sized buffer only until its chunk is summed, so a
-// group of N holds only the chunks some member is behind on. Each member's encoded bytes are
-// hashed as they arrive: the digest its signed statement must match (owner_check.hpp).
+// group of N holds only the chunks some member is behind on. This member's own contribution
+// (checked owners: encoded like the others') is all in at the start, so it waits encoded (a
+// quarter of its floats with int8) and is decoded when its chunk is summed. Each member's encoded
+// bytes are hashed as they arrive: the digest its signed statement must match (owner_check.hpp).
 //
 // The mean of a chunk, from its N contributions x_m (config.trim t, config.weights w):
 //   plain     Σ x_m / N, summed in member order
@@ -19,6 +21,7 @@
 #include <span>
 #include <vector>
 
+#include "loco/compress/codec.hpp"
 #include "loco/core/buffer_pool.hpp"
 #include "loco/core/hash.hpp"
 
@@ -26,9 +29,10 @@ namespace loco::proto {
 
 class SegmentSum {
  public:
-  // `chunks` chunks from `members` members; `buffers` (may be null) lends the chunk buffers.
+  // `chunks` chunks from `members` members; `buffers` (may be null) lends the chunk buffers;
+  // `codec` decodes what add_encoded() keeps.
   SegmentSum(std::size_t members, std::size_t chunks, std::size_t trim, std::vector<float> weights,
-             BufferPool<float>* buffers);
+             BufferPool<float>* buffers, const compress::Codec* codec);
 
   std::size_t chunks() const { return parts_in_.size(); }
   // The chunk member m sends next (they come in order).
@@ -37,6 +41,8 @@ class SegmentSum {
   // Returns whether chunk k now holds `expected` contributions.
   bool add(std::size_t m, std::span<const std::byte> encoded, std::span<const float> values,
            std::size_t expected);
+  // Member m's chunk k kept encoded until the chunk is summed (one member only: this one).
+  bool add_encoded(std::size_t m, std::vector<std::byte> encoded, std::size_t expected);
   // The mean of chunk k into `out` (its size); `raw` (member `raw_member`'s values unencoded, or
   // empty) stands in for a contribution never added. Lets the chunk's buffers go.
   void mean(std::size_t k, std::span<float> out, std::size_t raw_member,
@@ -53,6 +59,10 @@ class SegmentSum {
   std::vector<std::size_t> parts_in_;                                      // per chunk
   std::vector<std::size_t> next_;                                          // per member
   std::vector<Blake2b> hashes_;                                            // per member
+  const compress::Codec* codec_;
+  std::size_t encoded_member_ = 0;
+  std::vector<std::vector<std::byte>> encoded_;  // per chunk: encoded_member_'s, if kept encoded
+  std::vector<float> decoded_;                   // ... decoded for the sum
   std::vector<float> column_;       // one coordinate's contributions, for the trimmed mean
   std::vector<std::size_t> order_;  // ... their members, for the weighted mean
   std::vector<float> sum_;
