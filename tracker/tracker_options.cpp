@@ -103,6 +103,15 @@ void add_tracker_options(CLI::App& app, TrackerOptions& o) {
   app.add_option("--tracker.bar-time", o.bar_time,
                  "A peer cut off for breaking the protocol may not join again for this long")
       ->capture_default_str();
+  app.add_option("--tracker.message-rate", o.message_rate,
+                 "Messages a second one connection may send once its burst is spent; past that "
+                 "it is cut off (0: no limit)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e6));
+  app.add_option("--tracker.message-burst", o.message_burst,
+                 "Messages one connection may send at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 10'000'000u));
   app.add_option("--tracker.custody-every", o.custody_every,
                  "Every this many committed rounds the tracker pulls a copy of the run's state "
                  "from a peer, and the final round's at once (0: no custody)")
@@ -224,6 +233,8 @@ proto::TrackerCoreConfig to_core_config(const TrackerOptions& o) {
   c.wait_rounds = o.wait_rounds;
   c.max_members_per_network = o.max_members_per_address;
   c.bar_time = duration(o.bar_time, "--tracker.bar-time");
+  c.message_rate = o.message_rate;
+  c.message_burst = o.message_burst;
   if (c.eviction_timeout <= 2 * c.heartbeat_interval)
     throw Error(ErrorCategory::config,
                 "--run.eviction-timeout must be more than twice --run.heartbeat-interval, or one "

@@ -36,6 +36,8 @@ struct TrackerOptions {
   std::string join_deadline = "10s";  // admitted, and not joined: closed
   std::uint32_t max_members_per_address = 4;
   std::string bar_time = "600s";
+  double message_rate = 50;
+  std::uint32_t message_burst = 500;
   // Checkpoint custody: copies of the run's state in <state-file>.custody/ (docs/TRACKER.md).
   std::uint32_t custody_every = 10;  // rounds; 0: off
   std::uint32_t custody_keep = 3;

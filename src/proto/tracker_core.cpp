@@ -56,8 +56,32 @@ TrackerCore::TrackerCore(TrackerCoreConfig config, const secure::KeyPair& identi
   reconcile_after_ = now + config_.eviction_timeout;
 }
 
+// A token bucket per connection: `message_burst` messages, refilled at `message_rate` a second.
+bool TrackerCore::spend_message(TimePoint now, const PeerKey& peer) {
+  if (config_.message_rate <= 0) return true;
+  const auto [it, fresh] = budgets_.try_emplace(
+      peer, MessageBudget{.left = static_cast<double>(config_.message_burst), .refilled = now});
+  MessageBudget& b = it->second;
+  const double elapsed = std::chrono::duration<double>(now - b.refilled).count();
+  b.left = std::min(static_cast<double>(config_.message_burst),
+                    b.left + std::max(0.0, elapsed) * config_.message_rate);
+  b.refilled = now;
+  if (b.left < 1) return false;
+  b.left -= 1;
+  return true;
+}
+
 void TrackerCore::on_message(TimePoint now, const PeerKey& from, std::uint16_t type,
                              std::span<const std::byte> body) {
+  if (!spend_message(now, from)) {
+    misbehaved(now, from,
+               fmt::format("sent more than {} messages at once ({} a second)",
+                           config_.message_burst, config_.message_rate),
+               true);
+    budgets_.erase(from);
+    on_timer(now);
+    return;
+  }
   const auto known = message_info(type);
   if (!known) {
     misbehaved(now, from, fmt::format("sent a message of unknown type {:#06x}", type), true);
@@ -138,6 +162,7 @@ void TrackerCore::on_connected(const PeerKey& peer, std::string network) {
 
 void TrackerCore::on_disconnect(TimePoint now, const PeerKey& peer) {
   networks_.erase(peer);
+  budgets_.erase(peer);
   custody_server_.forget(peer);
   if (members_.contains(peer))
     remove_member(now, peer, TrackerEvent::Kind::left, "connection lost", false);

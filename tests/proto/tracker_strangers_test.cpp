@@ -323,6 +323,34 @@ TEST(TrackerStrangers, AtMostTheCapOfMembersJoinFromOneNetwork) {
   EXPECT_TRUE(h.last(4, Kind::joined));
 }
 
+// Every message costs the tracker a decode and often an answer: a connection sending more than
+// its burst at once, or faster than the rate after it, is cut off; one at the rate is not.
+TEST(TrackerStrangers, AMemberSendingFasterThanItsMessageBudgetIsCutOff) {
+  Harness h;
+  h.config.message_rate = 10;
+  h.config.message_burst = 20;
+  h.start();
+  h.join(1);
+  h.join(2);
+  const auto request = encode(ViewRequest{});
+  const auto send = [&](std::uint8_t n) {
+    h.tracker->on_message(h.now, key(n).public_key(),
+                          static_cast<std::uint16_t>(MessageType::view_request), request);
+  };
+  for (int i = 0; i < 50; ++i) {  // 5 s at the rate, beside its heartbeats
+    send(2);
+    h.run_for(100ms);
+  }
+  EXPECT_TRUE(h.tracker_events_of(TrackerEvent::Kind::misbehaved).empty());
+  for (int i = 0; i < 21; ++i) send(1);
+  h.pump();
+  const auto cut = h.tracker_events_of(TrackerEvent::Kind::misbehaved);
+  ASSERT_EQ(cut.size(), 1u);
+  EXPECT_EQ(cut[0].peer, key(1).public_key());
+  EXPECT_NE(cut[0].text.find("more than 20 messages at once"), std::string::npos) << cut[0].text;
+  EXPECT_EQ(h.tracker->status(h.now).members.size(), 1u) << "1 is no longer a member";
+}
+
 TEST(TrackerStrangers, AStateReportFromPastTheRunIsRefused) {
   Harness h;
   h.start();

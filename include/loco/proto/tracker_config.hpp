@@ -52,6 +52,13 @@ struct TrackerCoreConfig {
   std::uint32_t max_members_per_network = 4;
   // A peer cut off for misbehaving may not join again for this long.
   Duration bar_time = std::chrono::minutes(10);
+  // Messages one connection may send: `message_burst` at once, refilled at `message_rate` a
+  // second; past that it is cut off, so that no member makes the tracker decode and answer small
+  // messages as fast as it can send them. An honest peer sends a few a second (heartbeats, ready,
+  // done, reports), and custody chunks only as fast as the tracker asks for them (4 in flight).
+  // 0: no limit.
+  double message_rate = 50;
+  std::uint32_t message_burst = 500;
   Duration heartbeat_interval = std::chrono::seconds(2);
   Duration eviction_timeout = std::chrono::seconds(10);
   Duration view_interval = std::chrono::milliseconds(500);  // views go out at most this often

@@ -349,6 +349,13 @@ class TrackerCore {
 
   std::map<PeerKey, MemberRecord> members_;
   std::map<PeerKey, std::string> networks_;  // of the connected peers (on_connected)
+  // What each connected peer may still send (config_.message_burst, refilled at message_rate).
+  struct MessageBudget {
+    double left = 0;
+    TimePoint refilled{};
+  };
+  std::map<PeerKey, MessageBudget> budgets_;
+  bool spend_message(TimePoint now, const PeerKey& peer);
   // Keys cut off for misbehaving, refused until then. At most kMaxBarred: the oldest go first.
   std::map<PeerKey, TimePoint> barred_;
   static constexpr std::size_t kMaxBarred = 65536;
