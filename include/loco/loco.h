@@ -88,11 +88,24 @@ typedef struct loco_join_info {
   uint32_t shard_count;
 } loco_join_info;
 
+/* Where a round's time went, in seconds (loco's own work; the trainer's steps are not in it). */
+typedef struct loco_round_times {
+  double gather_s;     /* the bound buffers copied into loco's θ_local */
+  double delta_s;      /* Δ = θ − θ_local and its norm */
+  double exchange_s;   /* Δ encoded with the run's codec, the group's all-reduce, the commit */
+  double hash_s;       /* θ' and v' computed from the mean and hashed (each attempt's) */
+  double outer_s;      /* the outer Nesterov step applied to θ and v */
+  double write_back_s; /* the new θ copied into the bound buffers (0 when skipped) */
+} loco_round_times;
+
 typedef struct loco_round_result {
   loco_round_kind kind;
   uint64_t round;                      /* the round the shared state is at after this one */
   size_t members;                      /* the group's size (0 unless committed) */
   uint8_t state_hash[LOCO_HASH_BYTES]; /* of the shared state: the same on every member */
+  loco_round_times times;              /* of this round */
+  uint64_t bytes_sent;                 /* by this peer on all its links since it joined */
+  uint64_t bytes_received;
 } loco_round_result;
 
 typedef struct loco_peer loco_peer;

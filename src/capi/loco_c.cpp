@@ -237,6 +237,15 @@ loco_status loco_peer_round(loco_peer* peer, float loss, loco_round_result* resu
       result->round = peer->peer->state_round();
       result->members = r.members;
       copy_hash(r.state, result->state_hash);
+      const loco::host::RoundTimes& t = peer->peer->last_times();
+      result->times = loco_round_times{.gather_s = t.gather_s,
+                                       .delta_s = t.diloco.delta_s,
+                                       .exchange_s = t.diloco.exchange_s,
+                                       .hash_s = t.diloco.hash_s,
+                                       .outer_s = t.diloco.outer_s,
+                                       .write_back_s = t.write_back_s};
+      result->bytes_sent = peer->peer->traffic().sent.load();
+      result->bytes_received = peer->peer->traffic().received.load();
     }
     return LOCO_OK;
   });

@@ -175,14 +175,25 @@ train::RoundResult TrainerPeer::round(float loss) {
   // Interrupted: no new round goes to the network (loco.h: later calls return at once).
   if (stop_.load())
     return train::RoundResult{.kind = train::RoundResult::Kind::skipped, .state = hash_};
+  times_ = {};
+  const auto seconds_since = [](TimePoint start) {
+    return std::chrono::duration<double>(steady_now() - start).count();
+  };
+  const TimePoint gather_start = steady_now();
   for (std::size_t i = 0; i < buffers_.size(); ++i) {
     const std::span<float> tensor = local_.tensor(i);
     std::memcpy(tensor.data(), buffers_[i], tensor.size_bytes());
   }
+  times_.gather_s = seconds_since(gather_start);
   group_.note_phase_loss(loss);
   const train::RoundResult result = diloco_.round(local_);
+  times_.diloco = diloco_.last_times();
   hash_ = result.state;
-  if (result.kind != train::RoundResult::Kind::skipped) write_back();
+  if (result.kind != train::RoundResult::Kind::skipped) {
+    const TimePoint write_start = steady_now();
+    write_back();
+    times_.write_back_s = seconds_since(write_start);
+  }
   return result;
 }
 

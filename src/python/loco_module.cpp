@@ -128,6 +128,17 @@ class Peer {
     out["round"] = result.round;
     out["members"] = result.members;
     out["state_hash"] = hex(result.state_hash, LOCO_HASH_BYTES);
+    const loco_round_times& t = result.times;
+    py::dict times;
+    times["gather_s"] = t.gather_s;
+    times["delta_s"] = t.delta_s;
+    times["exchange_s"] = t.exchange_s;
+    times["hash_s"] = t.hash_s;
+    times["outer_s"] = t.outer_s;
+    times["write_back_s"] = t.write_back_s;
+    out["times"] = times;
+    out["bytes_sent"] = result.bytes_sent;
+    out["bytes_received"] = result.bytes_received;
     return out;
   }
 

@@ -253,6 +253,10 @@ static void test_rounds(void) {
                 calls[i].result.round == (uint64_t)r,
             "round %d: kind %d, %zu members, at round %llu", r, (int)calls[i].result.kind,
             calls[i].result.members, (unsigned long long)calls[i].result.round);
+      const loco_round_times* t = &calls[i].result.times;
+      CHECK(calls[i].result.bytes_sent > 0 && t->exchange_s > 0 && t->gather_s >= 0 &&
+                t->delta_s >= 0 && t->hash_s >= 0 && t->outer_s >= 0 && t->write_back_s >= 0,
+            "round %d: its times and bytes are reported", r);
     }
     CHECK(memcmp(calls[0].result.state_hash, calls[1].result.state_hash, LOCO_HASH_BYTES) == 0,
           "round %d: both peers report the same state hash", r);

@@ -1,7 +1,7 @@
 """A Python peer whose trainer is a few lines of NumPy: gradient descent on a quadratic whose
 minimum depends on its data shard, H steps between rounds. It binds NumPy arrays for the run's
 model, joins, runs `rounds` rounds and prints one JSON line per round:
-  {"round": R, "kind": K, "members": M, "state": HASH, "loss": L}
+  {"round": R, "kind": K, "members": M, "state": HASH, "loss": L, "times": {...}, "bytes_sent": B}
 Usage: quadratic_peer.py CONFIG ROUNDS SEED
 """
 
@@ -33,7 +33,8 @@ def main(config, rounds, seed):
             result = peer.round(loss)
             print(json.dumps({"round": result.round, "kind": result.kind,
                               "members": result.members, "state": result.state_hash,
-                              "loss": loss}), flush=True)
+                              "loss": loss, "times": result.times,
+                              "bytes_sent": result.bytes_sent}), flush=True)
         peer.leave("finished its rounds")
 
 

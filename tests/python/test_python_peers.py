@@ -31,6 +31,14 @@ def test_three_python_peers_hold_the_same_state_after_every_round(tracker_factor
     first = np.mean([run[0]["loss"] for run in runs])
     last = np.mean([run[-1]["loss"] for run in runs])
     assert last < first, f"the loss did not fall: {first} then {last}"
+    for run in runs:  # each round says where loco's part of it went, and what it sent
+        sent = [row["bytes_sent"] for row in run]
+        assert sent == sorted(sent) and sent[0] > 0, sent
+        for row in run:
+            assert set(row["times"]) == {"gather_s", "delta_s", "exchange_s", "hash_s", "outer_s",
+                                         "write_back_s"}, row
+            assert all(s >= 0 for s in row["times"].values()) and row["times"]["exchange_s"] > 0
+
 
 
 def test_loco_peers_and_python_peers_are_members_of_one_run(tracker_factory, tmp_path, spawn):

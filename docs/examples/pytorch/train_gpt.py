@@ -8,12 +8,15 @@ config, nanoGPT's names).
 
 The peer config is a loco-peer config ([peer], [run], [tracker]); the run config it names must
 read the same token files ([data] source = "files") for loco-peer peers of the same run. Prints
-one JSON line per round: {"round", "kind", "members", "state", "loss"}.
+one JSON line per round: {"round", "kind", "members", "state", "loss", "round_s", "times",
+"bytes_sent"} (round_s: the round call's seconds; times: loco's part of it, by phase), and with
+--val a last line {"val_loss", "bytes_sent"}: the final model's loss on fixed validation windows.
 """
 
 import argparse
 import json
 import math
+import time
 import tomllib
 from pathlib import Path
 
@@ -79,6 +82,20 @@ class GPT(nn.Module):
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
 
+def evaluate(model, tokens, context, batches=8, batch=16, seed=12345):
+    """The mean loss on `batches` batches of windows of `tokens` drawn with a fixed seed: the same
+    windows for any model, any peer, any run."""
+    rng = np.random.default_rng(seed)
+    total = 0.0
+    with torch.no_grad():
+        for _ in range(batches):
+            starts = rng.integers(0, len(tokens) - context - 1, batch)
+            window = torch.from_numpy(
+                np.stack([tokens[s:s + context + 1] for s in starts]).astype(np.int64))
+            total += model(window[:, :-1], window[:, 1:]).item()
+    return total / batches
+
+
 def run_model(peer, peer_config):
     """The GPT of the run's [model]: sizes from the run's tensors, n-head from its config."""
     shapes = dict(peer.tensors())
@@ -95,6 +112,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--config", required=True, help="the peer config (loco-peer's keys)")
     p.add_argument("--train", required=True, help="training tokens (uint16, loco-prepare)")
+    p.add_argument("--val", help="validation tokens: print the final model's loss on them")
     p.add_argument("--rounds", type=int, default=10)
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--lr", type=float, default=3e-3)
@@ -126,12 +144,19 @@ def main():
                 inner.step()
                 losses.append(loss.item())
             mean = float(np.mean(losses))
+            started = time.perf_counter()
             with torch.no_grad():  # loco writes the new θ into the parameters
                 result = peer.round(mean)
             print(json.dumps({"round": result.round, "kind": result.kind,
                               "members": result.members, "state": result.state_hash,
-                              "loss": mean}), flush=True)
+                              "loss": mean, "round_s": time.perf_counter() - started,
+                              "times": result.times, "bytes_sent": result.bytes_sent}),
+                  flush=True)
         peer.leave("finished its rounds")
+        if args.val:
+            val = np.memmap(args.val, dtype=np.uint16, mode="r")
+            print(json.dumps({"val_loss": evaluate(model, val, context),
+                              "bytes_sent": result.bytes_sent}), flush=True)
 
 
 if __name__ == "__main__":

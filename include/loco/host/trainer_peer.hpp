@@ -38,6 +38,13 @@ struct JoinInfo {
   std::uint32_t shard_count = 1;
 };
 
+// Where the last round's time went (train::RoundTimes, and the copies around it), in seconds.
+struct RoundTimes {
+  double gather_s = 0;  // the trainer's buffers copied into θ_local
+  train::RoundTimes diloco;
+  double write_back_s = 0;  // the new θ copied into the trainer's buffers
+};
+
 class TrainerPeer {
  public:
   // Reads the peer config file (loco-peer's keys, host/peer_options.hpp), the run config it
@@ -72,6 +79,9 @@ class TrainerPeer {
   // The shared state's hash as of the last round (or join): what every member holds.
   const Digest& state_hash() const { return hash_; }
   std::uint64_t state_round() const { return group_.shared().round(); }
+  const RoundTimes& last_times() const { return times_; }
+  // Bytes this peer sent and received on its links (tracker, peers) since it joined.
+  const swarm::TrafficCounters& traffic() const { return group_.traffic(); }
   // Tells the tracker and stops the network thread. Further rounds are refused.
   void leave(const std::string& reason);
   // The blocking call in progress (join, round) returns soon: join with nothing, a round with
@@ -93,6 +103,7 @@ class TrainerPeer {
   Arena local_;                  // θ_local: the trainer's buffers, gathered for the round
   std::vector<float*> buffers_;  // the trainer's, by tensor index (null: not bound)
   Digest hash_{};
+  RoundTimes times_;
   Phase phase_ = Phase::open;
 };
 

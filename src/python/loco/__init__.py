@@ -24,7 +24,10 @@ __all__ = ["Error", "JoinInfo", "Peer", "RoundResult", "keygen", "version"]
 version = _loco.version()
 
 JoinInfo = namedtuple("JoinInfo", "fetched round shard_index shard_count")
-RoundResult = namedtuple("RoundResult", "kind round members state_hash")
+# times: where loco's part of the round went, in seconds (gather_s, delta_s, exchange_s, hash_s,
+# outer_s, write_back_s: loco/loco.h's loco_round_times); bytes_*: this peer's since it joined.
+RoundResult = namedtuple("RoundResult",
+                         "kind round members state_hash times bytes_sent bytes_received")
 
 
 class Error(RuntimeError):
