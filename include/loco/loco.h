@@ -10,6 +10,7 @@
  *   if (loco_peer_open("peer.toml", &peer) != LOCO_OK) { puts(loco_last_error()); ... }
  *   for each tensor i of the run's model (loco_peer_tensor_count, loco_peer_tensor_info):
  *     loco_peer_bind(peer, name, shape, rank, my_buffer_for(name));
+ *   (resuming: loco_peer_load(peer, "loco.ckpt");)
  *   loco_peer_join(peer, 60.0, &joined);   // θ of the run written into the buffers
  *   loop: H inner steps on the buffers (shard joined.shard_index of joined.shard_count), then
  *     loco_peer_round(peer, loss, &result);  // the buffers now hold the new θ
@@ -19,7 +20,7 @@
  * [run] id and config (the run's loco-train config: model, data, [strategy] kind = "diloco",
  * codec...), [tracker] address, public-key, join-token, [link]. Keys are checked strictly, as
  * loco-peer checks them. Not supported in this version, and refused by name: a strategy other than
- * "diloco", gossip rounds, peer.checkpoint.
+ * "diloco", gossip rounds, peer.checkpoint (loco_peer_save and loco_peer_load instead).
  *
  * Tensors: the run's config fixes the model's tensors (names, shapes, order: nanoGPT's state-dict
  * names for the GPT), because the shared state, its hash and the tracker's admission depend on
@@ -162,6 +163,19 @@ LOCO_API loco_status loco_peer_round(loco_peer* peer, float loss, loco_round_res
 /* The shared state's hash (LOCO_HASH_BYTES) and round, as of the last join or round. */
 LOCO_API loco_status loco_peer_state_hash(const loco_peer* peer, uint8_t hash[LOCO_HASH_BYTES],
                                           uint64_t* round);
+
+/* Checkpoint of loco's part: the shared state (θ at the last round and the outer momentum, by
+ * tensor name, fp32) and its round, written to `path` atomically as a safetensors file with a
+ * digest (docs/PYTORCH.md, "Checkpoints"). After join (also after leave). The trainer saves its own
+ * model and optimizer beside it. LOCO_ERR_IO when the file cannot be written. */
+LOCO_API loco_status loco_peer_save(loco_peer* peer, const char* path);
+/* Reads a file loco_peer_save wrote, before join: the peer joins with that state, which the run
+ * takes when it is still at it (loco_join_info.fetched = 0, .round = the file's) and replaces by
+ * the run's current state otherwise (fetched = 1). LOCO_ERR_IO: the file cannot be read;
+ * LOCO_ERR_FORMAT: it is damaged, truncated or not loco's (its sizes are checked before anything
+ * is allocated); LOCO_ERR_CONFIG: another run config wrote it (the option named). A failed load
+ * leaves the peer as it was. */
+LOCO_API loco_status loco_peer_load(loco_peer* peer, const char* path);
 
 /* Tells the tracker this peer leaves; rounds are refused afterwards. */
 LOCO_API loco_status loco_peer_leave(loco_peer* peer, const char* reason);

@@ -261,6 +261,29 @@ loco_status loco_peer_state_hash(const loco_peer* peer, uint8_t hash[LOCO_HASH_B
   return LOCO_OK;
 }
 
+loco_status loco_peer_save(loco_peer* peer, const char* path) {
+  if (const loco_status s = check_peer(peer, "loco_peer_save"); s != LOCO_OK) return s;
+  if (path == nullptr) return null_argument(peer, "loco_peer_save", "path");
+  const Phase now = peer->peer->phase();
+  if (now != Phase::joined && now != Phase::left)
+    return check_phase(peer, Phase::joined, "loco_peer_save");
+  return guarded(peer, [&] {
+    peer->peer->save(path);
+    return LOCO_OK;
+  });
+}
+
+loco_status loco_peer_load(loco_peer* peer, const char* path) {
+  if (const loco_status s = check_peer(peer, "loco_peer_load"); s != LOCO_OK) return s;
+  if (path == nullptr) return null_argument(peer, "loco_peer_load", "path");
+  if (const loco_status s = check_phase(peer, Phase::open, "loco_peer_load"); s != LOCO_OK)
+    return s;
+  return guarded(peer, [&] {
+    peer->peer->load(path);
+    return LOCO_OK;
+  });
+}
+
 loco_status loco_peer_leave(loco_peer* peer, const char* reason) {
   if (const loco_status s = check_peer(peer, "loco_peer_leave"); s != LOCO_OK) return s;
   return guarded(peer, [&] {

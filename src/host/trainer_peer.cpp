@@ -14,6 +14,7 @@
 #include "loco/model/model.hpp"
 #include "loco/swarm/swarm_thread.hpp"
 #include "loco/train/genesis.hpp"
+#include "loco/train/train_state_file.hpp"
 
 namespace loco::host {
 namespace {
@@ -58,8 +59,16 @@ void check_supported(const PeerOptions& o, const train::TrainConfig& config) {
                     o.run_config, config.strategy.round_seconds));
   if (!o.checkpoint.empty())
     throw refused(
-        "peer.checkpoint: a trainer peer does not checkpoint yet; the trainer saves its own "
-        "model, and a restarted peer fetches the run's state when it joins");
+        "peer.checkpoint: a trainer peer saves and loads loco's part when its trainer calls for "
+        "it (loco_peer_save, loco_peer_load; in Python peer.save, peer.load), beside the "
+        "trainer's own checkpoint");
+}
+
+// The shared state's arenas under their checkpoint prefixes (outer.params, outer.momentum).
+std::vector<train::NamedArena> named(train::SharedState& state) {
+  std::vector<train::NamedArena> arenas;
+  for (train::SharedState::Part& part : state.parts()) arenas.push_back({part.name, &part.arena});
+  return arenas;
 }
 
 std::string shape_text(std::span<const std::size_t> shape) {
@@ -142,10 +151,11 @@ std::optional<JoinInfo> TrainerPeer::join(Duration patience) {
                             buffers_.size()));
   }
   if (stop_.load()) return std::nullopt;  // interrupted before: the session is not started twice
-  const proto::StateManifest genesis = diloco_.shared().manifest();
+  const bool resumed = genesis_.has_value();
+  const proto::StateManifest genesis = resumed ? *genesis_ : diloco_.shared().manifest();
   swarm::JoinOutcome outcome;
   try {
-    outcome = group_.join(genesis, /*at_genesis=*/true, patience);
+    outcome = group_.join(genesis, /*at_genesis=*/!resumed, patience);
   } catch (const Error& e) {
     phase_ = Phase::failed;  // its session started: a second join would start it again
     if (e.category() != ErrorCategory::network) throw;
@@ -156,7 +166,7 @@ std::optional<JoinInfo> TrainerPeer::join(Duration patience) {
                                   "public-key is not its key: its handshake fails for both");
   }
   if (outcome.stopped) return std::nullopt;
-  hash_ = outcome.fetched ? diloco_.shared().hash() : genesis.state_hash();
+  hash_ = outcome.fetched || resumed ? diloco_.shared().hash() : genesis.state_hash();
   phase_ = Phase::joined;
   local_.copy_from(diloco_.shared().arena(0));
   write_back();
@@ -195,6 +205,32 @@ train::RoundResult TrainerPeer::round(float loss) {
     times_.write_back_s = seconds_since(write_start);
   }
   return result;
+}
+
+void TrainerPeer::save(const std::filesystem::path& path) {
+  if (phase_ != Phase::joined && phase_ != Phase::left)
+    throw Error(ErrorCategory::invalid_argument,
+                "save: join the run first (the state before it is the genesis or a loaded file)");
+  // The identity: the run config's options that fix the layout (another model's file is refused
+  // by name on load).
+  train::SharedState& shared = diloco_.shared();
+  train::save_train_state(
+      path, named(shared),
+      train::StateFileValues{.counters = {{"round", shared.round()}}, .cursor = ""},
+      config_.identity());
+}
+
+void TrainerPeer::load(const std::filesystem::path& path) {
+  if (phase_ != Phase::open) throw Error(ErrorCategory::invalid_argument, "load: before join only");
+  // Into a state of its own first (8 bytes a parameter more, for the call): a file that fails
+  // half-way leaves the peer's state as it was.
+  train::SharedState loaded(layout_, train::DiLoCo::shared_names());
+  const train::StateFileValues values =
+      train::load_train_state(path, named(loaded), {"round"}, config_.identity());
+  loaded.set_round(values.counters.at("round"));
+  if (!genesis_) genesis_ = diloco_.shared().manifest();
+  diloco_.shared() = std::move(loaded);
+  spdlog::info("loaded loco's state of round {} from {}", diloco_.shared().round(), path.string());
 }
 
 void TrainerPeer::leave(const std::string& reason) {

@@ -149,6 +149,9 @@ class Peer {
     return py::make_tuple(hex(hash, LOCO_HASH_BYTES), round);
   }
 
+  void save(const std::string& path) { check(loco_peer_save(open(), path.c_str()), peer_); }
+  void load(const std::string& path) { check(loco_peer_load(open(), path.c_str()), peer_); }
+
   void leave(const std::string& reason) {
     loco_status status;
     {
@@ -190,6 +193,8 @@ PYBIND11_MODULE(_loco, m) {
       .def("join", &Peer::join)
       .def("round", &Peer::round)
       .def("state_hash", &Peer::state_hash)
+      .def("save", &Peer::save)
+      .def("load", &Peer::load)
       .def("leave", &Peer::leave)
       .def("interrupt", &Peer::interrupt);
 }

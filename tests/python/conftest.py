@@ -155,17 +155,22 @@ def spawn():
             process.wait()
 
 
-def python_peer(spawn, config, rounds, seed):
-    """tests/python/quadratic_peer.py as its own process."""
-    return spawn([sys.executable, HERE / "quadratic_peer.py", config, rounds, seed])
+def python_peer(spawn, config, rounds, seed, *options):
+    """tests/python/quadratic_peer.py as its own process (`options`: its --save, --load...)."""
+    return spawn([sys.executable, HERE / "quadratic_peer.py", config, rounds, seed, *options])
 
 
-def python_rounds(process, timeout=120):
-    """A Python peer's rounds, one dict per JSON line it printed: round, kind, members, state
-    (the full hash), loss."""
+def python_lines(process, timeout=120):
+    """Every JSON line a Python peer printed, once it has ended well."""
     out, err = process.communicate(timeout=timeout)
     assert process.returncode == 0, f"a Python peer failed ({process.returncode}):\n{err}"
     return [json.loads(line) for line in out.splitlines()]
+
+
+def python_rounds(process, timeout=120):
+    """A Python peer's rounds, one dict per round line it printed: round, kind, members, state
+    (the full hash), loss (its other lines, "event"s, left out)."""
+    return [row for row in python_lines(process, timeout) if "event" not in row]
 
 
 def loco_peer_rounds(process, timeout=120):

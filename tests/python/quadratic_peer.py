@@ -2,27 +2,45 @@
 minimum depends on its data shard, H steps between rounds. It binds NumPy arrays for the run's
 model, joins, runs `rounds` rounds and prints one JSON line per round:
   {"round": R, "kind": K, "members": M, "state": HASH, "loss": L, "times": {...}, "bytes_sent": B}
-Usage: quadratic_peer.py CONFIG ROUNDS SEED
+With --load it resumes from loco's checkpoint and first prints
+  {"event": "joined", "fetched": F, "round": R}
+with --save it writes loco's checkpoint after its rounds; with --commits its rounds are
+committed ones (skipped rounds do not count).
+Usage: quadratic_peer.py CONFIG ROUNDS SEED [--save PATH] [--load PATH] [--commits]
 """
 
+import argparse
 import json
-import sys
 
 import numpy as np
 
 import loco
 
 
-def main(config, rounds, seed):
-    with loco.Peer(config) as peer:
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("config")
+    p.add_argument("rounds", type=int)
+    p.add_argument("seed", type=int)
+    p.add_argument("--save")
+    p.add_argument("--load")
+    p.add_argument("--commits", action="store_true")
+    args = p.parse_args()
+    with loco.Peer(args.config) as peer:
         weights = {name: np.zeros(shape, dtype=np.float32) for name, shape in peer.tensors()}
         peer.bind_all(weights)
+        if args.load:
+            peer.load(args.load)
         joined = peer.join(timeout=30)
+        if args.load:
+            print(json.dumps({"event": "joined", "fetched": joined.fetched,
+                              "round": joined.round}), flush=True)
         # The shard's minimum: the run's shards pull the weights towards different points.
-        rng = np.random.default_rng(seed * 1000 + joined.shard_index)
+        rng = np.random.default_rng(args.seed * 1000 + joined.shard_index)
         targets = {name: rng.normal(0, 0.1, w.shape).astype(np.float32)
                    for name, w in weights.items()}
-        for _ in range(rounds):
+        done = 0
+        while done < args.rounds:
             loss = 0.0
             for _ in range(peer.inner_steps):
                 loss = 0.0
@@ -35,8 +53,11 @@ def main(config, rounds, seed):
                               "members": result.members, "state": result.state_hash,
                               "loss": loss, "times": result.times,
                               "bytes_sent": result.bytes_sent}), flush=True)
+            done += 1 if result.kind == "committed" or not args.commits else 0
+        if args.save:
+            peer.save(args.save)
         peer.leave("finished its rounds")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))
+    main()

@@ -11,8 +11,15 @@
 // own to every tensor of that layout before join(): same name, same shape, fp32, row-major,
 // contiguous. loco reads and writes these buffers only inside join() and round().
 //
-// Call order: open, bind every tensor, join, then round as often as wanted, leave (or destroy).
-// Everything on one thread, except interrupt(), which any thread may call.
+// Call order: open, bind every tensor (and load a checkpoint, if resuming), join, then round as
+// often as wanted (and save), leave (or destroy). Everything on one thread, except interrupt(),
+// which any thread may call.
+//
+// Checkpoint of loco's part (save, load): the shared state (θ and the outer momentum, under
+// train::DiLoCo's names "outer.params.*" and "outer.momentum.*") and its round, in loco's training
+// state file (train/train_state_file.hpp: safetensors with a digest, the run config's identity).
+// The trainer saves its own model and optimizer; a peer that loads a file joins with that state,
+// and the tracker either takes it as the run's (the run is still at it) or has it fetch the run's.
 //
 // Copies per round, for n parameters: the trainer's buffers into θ_local (4n bytes) and θ back
 // into them (4n, not on a skipped round), beside DiLoCo's own (diloco.hpp, swarm_group.hpp).
@@ -72,6 +79,13 @@ class TrainerPeer {
   // this peer (its reason), Error(network) when nothing is heard for `patience`. Interrupted:
   // returns nothing.
   std::optional<JoinInfo> join(Duration patience);
+  // Writes loco's part (above) to `path` atomically. After join. Throws Error(io).
+  void save(const std::filesystem::path& path);
+  // Reads what save() wrote, before join: join() then offers that state to the run. Throws
+  // Error(io) for a file that cannot be read, Error(format) for a damaged one or one that is not
+  // loco's (the file is checked before anything is allocated from its sizes), Error(config) for
+  // one of another run config (the differing option named). A failed load changes nothing.
+  void load(const std::filesystem::path& path);
   // A DiLoCo round from the trainer's buffers as they are now (`loss`: the mean loss of its
   // inner steps since the last round, for the tracker's status page; NaN if unknown). On
   // committed or replaced, the buffers hold the new θ; skipped leaves them as they were.
@@ -104,6 +118,9 @@ class TrainerPeer {
   std::vector<float*> buffers_;  // the trainer's, by tensor index (null: not bound)
   Digest hash_{};
   RoundTimes times_;
+  // Set by load(): the genesis' manifest (the tracker knows the run by it) before the state was
+  // replaced by the file's.
+  std::optional<proto::StateManifest> genesis_;
   Phase phase_ = Phase::open;
 };
 

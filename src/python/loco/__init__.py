@@ -98,6 +98,16 @@ class Peer:
         """(hex hash, round) of the shared state as of the last join or round."""
         return self._peer.state_hash()
 
+    def save(self, path):
+        """Writes loco's part (θ, the outer momentum, the round) to `path`; after join. The
+        trainer saves its own model and optimizer beside it."""
+        self._peer.save(str(path))
+
+    def load(self, path):
+        """Reads what save() wrote, before join: the peer joins with that state (the run takes it
+        if it is still at it, else the peer fetches the run's)."""
+        self._peer.load(str(path))
+
     def leave(self, reason="left"):
         self._peer.leave(reason)
 
