@@ -24,9 +24,10 @@
  *
  * Tensors: the run's config fixes the model's tensors (names, shapes, order: nanoGPT's state-dict
  * names for the GPT), because the shared state, its hash and the tracker's admission depend on
- * them. The trainer binds one buffer of its own to each: fp32, row-major, contiguous, the
- * model's shape. A buffer stays the trainer's; it must stay valid from loco_peer_bind until
- * loco_peer_close, and loco reads or writes it only inside loco_peer_join and loco_peer_round.
+ * them. The trainer binds one buffer of its own to each: fp32 (or bf16, loco_peer_bind_bf16),
+ * row-major, contiguous, the model's shape. A buffer stays the trainer's; it must stay valid from
+ * loco_peer_bind until loco_peer_close, and loco reads or writes it only inside loco_peer_join
+ * and loco_peer_round.
  * The starting weights come from the run (its genesis, or its current state fetched from the
  * members), never from the trainer's own initialisation.
  *
@@ -145,6 +146,14 @@ LOCO_API loco_status loco_peer_inner_steps(const loco_peer* peer, uint64_t* step
  * tensor, another shape (both shown), bound twice. */
 LOCO_API loco_status loco_peer_bind(loco_peer* peer, const char* name, const size_t* shape,
                                     size_t rank, float* data);
+
+/* The same for a bf16 buffer (`data`: bfloat16 values, the upper halves of fp32s, as PyTorch's
+ * torch.bfloat16 holds them). loco reads it into its fp32 state exactly and writes θ back rounded
+ * to nearest even; no copy beyond the fp32 buffer's. The shared state stays fp32: a bf16 peer's Δ
+ * also carries θ's rounding to bf16 (at most 2^-9 of each weight), which the next round's mean
+ * takes in like any member's Δ. */
+LOCO_API loco_status loco_peer_bind_bf16(loco_peer* peer, const char* name, const size_t* shape,
+                                         size_t rank, uint16_t* data);
 
 /* Connects to the tracker and joins the run; every tensor must be bound. Fetches the run's state
  * when the run is past its genesis, and writes θ into the bound buffers. Blocks until joined, at

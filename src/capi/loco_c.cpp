@@ -85,6 +85,20 @@ loco_status check_phase(loco_peer* peer, Phase phase, const char* function) {
   return fail(peer, LOCO_ERR_STATE, std::string(function) + ": " + why);
 }
 
+// The checks of a bind call, then `bind(shape as a span)`.
+template <typename Bind>
+loco_status bind_checked(loco_peer* peer, const char* name, const size_t* shape, size_t rank,
+                         const char* function, Bind&& bind) {
+  if (const loco_status s = check_peer(peer, function); s != LOCO_OK) return s;
+  if (name == nullptr) return null_argument(peer, function, "name");
+  if (shape == nullptr && rank > 0) return null_argument(peer, function, "shape");
+  if (const loco_status s = check_phase(peer, Phase::open, function); s != LOCO_OK) return s;
+  return guarded(peer, [&] {
+    bind(std::span<const std::size_t>(shape, rank));
+    return LOCO_OK;
+  });
+}
+
 void copy_hash(const loco::Digest& digest, std::uint8_t* out) {
   std::memcpy(out, digest.data(), LOCO_HASH_BYTES);
 }
@@ -195,15 +209,14 @@ loco_status loco_peer_inner_steps(const loco_peer* peer, uint64_t* steps) {
 
 loco_status loco_peer_bind(loco_peer* peer, const char* name, const size_t* shape, size_t rank,
                            float* data) {
-  if (const loco_status s = check_peer(peer, "loco_peer_bind"); s != LOCO_OK) return s;
-  if (name == nullptr) return null_argument(peer, "loco_peer_bind", "name");
-  if (shape == nullptr && rank > 0) return null_argument(peer, "loco_peer_bind", "shape");
-  if (const loco_status s = check_phase(peer, Phase::open, "loco_peer_bind"); s != LOCO_OK)
-    return s;
-  return guarded(peer, [&] {
-    peer->peer->bind(name, std::span<const std::size_t>(shape, rank), data);
-    return LOCO_OK;
-  });
+  return bind_checked(peer, name, shape, rank, "loco_peer_bind",
+                      [&](const auto& dims) { peer->peer->bind(name, dims, data); });
+}
+
+loco_status loco_peer_bind_bf16(loco_peer* peer, const char* name, const size_t* shape, size_t rank,
+                                uint16_t* data) {
+  return bind_checked(peer, name, shape, rank, "loco_peer_bind_bf16",
+                      [&](const auto& dims) { peer->peer->bind_bf16(name, dims, data); });
 }
 
 loco_status loco_peer_join(loco_peer* peer, double timeout_s, loco_join_info* info) {

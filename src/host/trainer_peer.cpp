@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "loco/cli/app.hpp"
+#include "loco/core/bf16.hpp"
 #include "loco/core/error.hpp"
 #include "loco/core/log.hpp"
 #include "loco/host/peer_options.hpp"
@@ -106,7 +107,7 @@ TrainerPeer::TrainerPeer(train::TrainConfig config, const secure::KeyPair& key,
                                   .outer = config_.strategy.outer},
               layout_, group_),
       local_(layout_),
-      buffers_(layout_->tensor_count(), nullptr) {
+      buffers_(layout_->tensor_count()) {
   diloco_.shared() = std::move(genesis);
   group_.bind(diloco_.shared());
 }
@@ -114,6 +115,16 @@ TrainerPeer::TrainerPeer(train::TrainConfig config, const secure::KeyPair& key,
 TrainerPeer::~TrainerPeer() = default;
 
 void TrainerPeer::bind(std::string_view name, std::span<const std::size_t> shape, float* data) {
+  bind_buffer(name, shape, Buffer{.data = data, .bf16 = false});
+}
+
+void TrainerPeer::bind_bf16(std::string_view name, std::span<const std::size_t> shape,
+                            std::uint16_t* data) {
+  bind_buffer(name, shape, Buffer{.data = data, .bf16 = true});
+}
+
+void TrainerPeer::bind_buffer(std::string_view name, std::span<const std::size_t> shape,
+                              Buffer buffer) {
   if (phase_ != Phase::open)
     throw Error(ErrorCategory::invalid_argument,
                 fmt::format("tensor {}: tensors are bound before join", name));
@@ -128,11 +139,11 @@ void TrainerPeer::bind(std::string_view name, std::span<const std::size_t> shape
     throw Error(ErrorCategory::invalid_argument,
                 fmt::format("tensor {}: shape {} given, the run's model has {}", name,
                             shape_text(shape), shape_text(info.shape)));
-  if (data == nullptr)
+  if (buffer.data == nullptr)
     throw Error(ErrorCategory::invalid_argument, fmt::format("tensor {}: no buffer", name));
-  if (buffers_[*index] != nullptr)
+  if (buffers_[*index].data != nullptr)
     throw Error(ErrorCategory::invalid_argument, fmt::format("tensor {}: bound twice", name));
-  buffers_[*index] = data;
+  buffers_[*index] = buffer;
 }
 
 std::optional<JoinInfo> TrainerPeer::join(Duration patience) {
@@ -140,14 +151,15 @@ std::optional<JoinInfo> TrainerPeer::join(Duration patience) {
     throw Error(ErrorCategory::invalid_argument,
                 phase_ == Phase::failed ? "join: a join of this peer failed; open a new one"
                                         : "join: this peer has joined already");
-  const auto missing = std::ranges::find(buffers_, nullptr);
+  const auto unbound = [](const Buffer& b) { return b.data == nullptr; };
+  const auto missing = std::ranges::find_if(buffers_, unbound);
   if (missing != buffers_.end()) {
     const TensorInfo& info = layout_->tensor(static_cast<std::size_t>(missing - buffers_.begin()));
     throw Error(ErrorCategory::invalid_argument,
                 fmt::format("join: tensor {} {} is not bound ({} of the model's {} are)", info.name,
                             shape_text(info.shape),
                             buffers_.size() -
-                                static_cast<std::size_t>(std::ranges::count(buffers_, nullptr)),
+                                static_cast<std::size_t>(std::ranges::count_if(buffers_, unbound)),
                             buffers_.size()));
   }
   if (stop_.load()) return std::nullopt;  // interrupted before: the session is not started twice
@@ -190,10 +202,7 @@ train::RoundResult TrainerPeer::round(float loss) {
     return std::chrono::duration<double>(steady_now() - start).count();
   };
   const TimePoint gather_start = steady_now();
-  for (std::size_t i = 0; i < buffers_.size(); ++i) {
-    const std::span<float> tensor = local_.tensor(i);
-    std::memcpy(tensor.data(), buffers_[i], tensor.size_bytes());
-  }
+  gather();
   times_.gather_s = seconds_since(gather_start);
   group_.note_phase_loss(loss);
   const train::RoundResult result = diloco_.round(local_);
@@ -239,10 +248,27 @@ void TrainerPeer::leave(const std::string& reason) {
   phase_ = Phase::left;
 }
 
+void TrainerPeer::gather() {
+  for (std::size_t i = 0; i < buffers_.size(); ++i) {
+    const std::span<float> tensor = local_.tensor(i);
+    if (!buffers_[i].bf16) {
+      std::memcpy(tensor.data(), buffers_[i].data, tensor.size_bytes());
+      continue;
+    }
+    const auto* in = static_cast<const std::uint16_t*>(buffers_[i].data);
+    for (std::size_t k = 0; k < tensor.size(); ++k) tensor[k] = bf16_to_float(in[k]);
+  }
+}
+
 void TrainerPeer::write_back() {
   for (std::size_t i = 0; i < buffers_.size(); ++i) {
     const std::span<const float> tensor = std::as_const(local_).tensor(i);
-    std::memcpy(buffers_[i], tensor.data(), tensor.size_bytes());
+    if (!buffers_[i].bf16) {
+      std::memcpy(buffers_[i].data, tensor.data(), tensor.size_bytes());
+      continue;
+    }
+    auto* out = static_cast<std::uint16_t*>(buffers_[i].data);
+    for (std::size_t k = 0; k < tensor.size(); ++k) out[k] = float_to_bf16(tensor[k]);
   }
 }
 

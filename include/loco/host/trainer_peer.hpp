@@ -8,8 +8,10 @@
 // The run's config ([model]) fixes the tensors: their names (nanoGPT's for the GPT), shapes and
 // order, which the shared state, its hash and the tracker's admission all depend on, so that
 // loco-peer and a trainer peer of one run hold the same bits. The trainer binds a buffer of its
-// own to every tensor of that layout before join(): same name, same shape, fp32, row-major,
-// contiguous. loco reads and writes these buffers only inside join() and round().
+// own to every tensor of that layout before join(): same name, same shape, fp32 or bf16,
+// row-major, contiguous. loco reads and writes these buffers only inside join() and round(). The
+// shared state stays fp32 whatever the buffers: a bf16 buffer is converted as it is read and
+// written, so its Δ carries θ's rounding to bf16 too (at most 2^-9 of each weight).
 //
 // Call order: open, bind every tensor (and load a checkpoint, if resuming), join, then round as
 // often as wanted (and save), leave (or destroy). Everything on one thread, except interrupt(),
@@ -21,8 +23,9 @@
 // The trainer saves its own model and optimizer; a peer that loads a file joins with that state,
 // and the tracker either takes it as the run's (the run is still at it) or has it fetch the run's.
 //
-// Copies per round, for n parameters: the trainer's buffers into θ_local (4n bytes) and θ back
-// into them (4n, not on a skipped round), beside DiLoCo's own (diloco.hpp, swarm_group.hpp).
+// Copies per round, for n parameters: the trainer's buffers into θ_local (4n bytes; bf16's
+// converted on the way, no copy more) and θ back into them (4n, not on a skipped round), beside
+// DiLoCo's own (diloco.hpp, swarm_group.hpp).
 
 #include <atomic>
 #include <filesystem>
@@ -73,6 +76,9 @@ class TrainerPeer {
   // model does not have, a shape other than the model's (both named), a tensor bound twice, or
   // after join().
   void bind(std::string_view name, std::span<const std::size_t> shape, float* data);
+  // The same for a bf16 buffer (the upper halves of fp32s, as PyTorch's torch.bfloat16): read into
+  // θ_local exactly, θ written back rounded to nearest even (core/bf16.hpp).
+  void bind_bf16(std::string_view name, std::span<const std::size_t> shape, std::uint16_t* data);
   // Joins the run with the state it holds (the genesis, computed from the run's config), fetches
   // the run's state when the run is past it, and writes θ into the trainer's buffers. Throws
   // Error(invalid_argument) when a tensor is not bound, Error(config) when the tracker refuses
@@ -106,6 +112,13 @@ class TrainerPeer {
  private:
   TrainerPeer(train::TrainConfig config, const secure::KeyPair& key, swarm::SwarmConfig swarm,
               train::SharedState genesis);
+  // A trainer's buffer: fp32 or bf16.
+  struct Buffer {
+    void* data = nullptr;  // null: not bound
+    bool bf16 = false;
+  };
+  void bind_buffer(std::string_view name, std::span<const std::size_t> shape, Buffer buffer);
+  void gather();  // the trainer's buffers into θ_local
   void write_back();
 
   train::TrainConfig config_;
@@ -115,7 +128,7 @@ class TrainerPeer {
   swarm::SwarmGroup group_;
   train::DiLoCo diloco_;
   Arena local_;                  // θ_local: the trainer's buffers, gathered for the round
-  std::vector<float*> buffers_;  // the trainer's, by tensor index (null: not bound)
+  std::vector<Buffer> buffers_;  // the trainer's, by tensor index
   Digest hash_{};
   RoundTimes times_;
   // Set by load(): the genesis' manifest (the tracker knows the run by it) before the state was
