@@ -208,7 +208,20 @@ static void test_errors_of_an_open_peer(void) {
   CHECK(loco_peer_tensor_count(peer, &index_past) == LOCO_OK, "%s", loco_last_error());
   expect_error(loco_peer_tensor_info(peer, index_past, &name, &shape, &rank),
                LOCO_ERR_INVALID_ARGUMENT, peer, "past", "a tensor index past the end");
+  expect_error(loco_peer_bind_bf16(peer, name, wrong, rank, (uint16_t*)buffer),
+               LOCO_ERR_INVALID_ARGUMENT, peer, "the run's model has", "a bf16 shape that differs");
   free(buffer);
+
+  /* loco's checkpoint: out of order, missing, damaged. */
+  char path[512];
+  path_in_dir(path, sizeof path, "loco.ckpt");
+  expect_error(loco_peer_save(peer, path), LOCO_ERR_STATE, peer, "join", "a save before join");
+  expect_error(loco_peer_save(peer, NULL), LOCO_ERR_INVALID_ARGUMENT, peer, "path is null",
+               "a save to no path");
+  expect_error(loco_peer_load(peer, path), LOCO_ERR_IO, peer, "loco.ckpt", "a load of no file");
+  write_file("loco.ckpt", "not a checkpoint");
+  expect_error(loco_peer_load(peer, path), LOCO_ERR_FORMAT, peer, "loco.ckpt",
+               "a load of a damaged file");
 
   model m = bind_model(peer);
   /* The run id is part of the secure handshake: the tracker of another run cannot answer, so

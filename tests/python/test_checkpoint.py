@@ -70,3 +70,15 @@ def test_damaged_checkpoints_are_refused_with_a_status(tracker_factory, tmp_path
             peer.load(tmp_path / "absent.ckpt")
         assert missing.value.status == "LOCO_ERR_IO", missing.value
         peer.load(good)  # a failed load left the peer as it was: a good one still loads
+
+    # A file of another model: the run config that wrote it is named.
+    other = tmp_path / "other-run.toml"
+    text = tracker.config.read_text()
+    assert "d-model = 64\n" in text
+    other.write_text(text.replace("d-model = 64\n", "d-model = 32\n"))
+    config = tracker.peer_config(tmp_path, "other")
+    config.write_text(config.read_text().replace(str(tracker.config), str(other)))
+    with loco.Peer(config) as peer:
+        with pytest.raises(loco.Error) as foreign:
+            peer.load(good)
+        assert foreign.value.status == "LOCO_ERR_CONFIG" and "d-model" in foreign.value.message
