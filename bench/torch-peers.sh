@@ -12,6 +12,8 @@
 #   torch-peers: loss_ratio=… sync_overhead_s=… bytes_ratio=…
 # loss_ratio, bytes_ratio: PyTorch run ÷ loco-peer run; sync_overhead_s: the PyTorch peers' mean
 # seconds in loco's part of a round.
+# The PyTorch peers overlap their rounds with their next inner steps (train_gpt.py --overlap:
+# round_start, round_land), as loco-peer does; BLOCKING=1 gives them blocking rounds (round()).
 # Usage: bench/run.sh torch-peers [STEPS]   (default 300 per peer)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,6 +44,7 @@ sed -e "s/^steps = .*/steps = $steps/" -e "s/^diloco-h = [0-9]*/diloco-h = $h/" 
   "$root/configs/swarm-tiny.toml" >"$out/run.toml"
 n_head=$(sed -n 's/^n-head = \([0-9]*\).*/\1/p' "$out/run.toml")
 echo "model: GPT 2L d64 vocab 64 context 64 (108k parameters), $peers peers, batch 16 each, $steps steps (H $h)"
+echo "  PyTorch peers' rounds: $([[ -n ${BLOCKING:-} ]] && echo blocking || echo overlapped)"
 echo "  links: $link upload, $latency one way; machine load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # 1. loco-peer: peer 4 leaves its checkpoint, whose θ the example's evaluator judges.
@@ -54,6 +57,8 @@ loco_wait=$(awk -v r="$((steps / h))" '{ for (i = 3; i <= NF; ++i) { split($i, k
 loco_own_val=$(swarm_figures loco | awk '{ print $1 }')
 
 # 2. PyTorch peers: the same run config, tracker and links.
+overlap=(--overlap)
+[[ -n ${BLOCKING:-} ]] && overlap=()
 swarm_tracker torch "$out/run.toml"
 torch_pids=()
 for i in $(seq 1 "$peers"); do
@@ -75,7 +80,7 @@ latency = "$latency"
 EOF
   PYTHONPATH="$root/build/release/python" OMP_NUM_THREADS=1 "$python" \
     "$root/docs/examples/pytorch/train_gpt.py" --config "$out/torch$i.toml" --train "$out/train.bin" \
-    --val "$out/val.bin" --rounds "$((steps / h))" --seed "$i" \
+    --val "$out/val.bin" --rounds "$((steps / h))" --seed "$i" "${overlap[@]}" \
     >"$out/torch.peer$i.out" 2>"$out/torch.peer$i.log" &
   torch_pids+=($!)
   swarm_pids+=($!)

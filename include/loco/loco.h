@@ -169,6 +169,25 @@ LOCO_API loco_status loco_peer_join(loco_peer* peer, double timeout_s, loco_join
  * the tracker's status page (NAN if none). `result` may be null. */
 LOCO_API loco_status loco_peer_round(loco_peer* peer, float loss, loco_round_result* result);
 
+/* Overlapped rounds: the trainer trains on while its round is hashed and committed.
+ * loco_peer_overlap, before join, makes this peer's rounds overlapped (loco_peer_round is then
+ * refused: LOCO_ERR_STATE). loco_peer_round_start begins a round from the bound buffers (Δ, the
+ * group's all-reduce) and returns once the group's mean is in: the buffers then hold θ', the state
+ * the round leads to (the same bits every member computes), and the trainer may train on from
+ * them while loco hashes θ' and v' on its network thread and the group commits. `*started` = 0:
+ * the round ended without a mean (loco_peer_round_land says how, at once). loco_peer_round_ready
+ * sets `*ready` = 1 when loco_peer_round_land would not wait: the merge may be applied.
+ * loco_peer_round_land waits for the outcome and lands it: committed, the state becomes θ' and the
+ * buffers are left alone (the trainer's steps since go into the next Δ); replaced, the buffers get
+ * the run's θ (those steps are lost); skipped, the state stays (the next Δ carries the outer step
+ * again). Land a round before starting the next. `result->times`: exchange_s covers the start's
+ * Δ, all-reduce and θ' and the land's wait, hash_s and outer_s are 0 (the network thread's).
+ * loco_peer_interrupt ends either call as it ends loco_peer_round. */
+LOCO_API loco_status loco_peer_overlap(loco_peer* peer);
+LOCO_API loco_status loco_peer_round_start(loco_peer* peer, float loss, int* started);
+LOCO_API loco_status loco_peer_round_ready(const loco_peer* peer, int* ready);
+LOCO_API loco_status loco_peer_round_land(loco_peer* peer, loco_round_result* result);
+
 /* The shared state's hash (LOCO_HASH_BYTES) and round, as of the last join or round. */
 LOCO_API loco_status loco_peer_state_hash(const loco_peer* peer, uint8_t hash[LOCO_HASH_BYTES],
                                           uint64_t* round);

@@ -103,6 +103,25 @@ void copy_hash(const loco::Digest& digest, std::uint8_t* out) {
   std::memcpy(out, digest.data(), LOCO_HASH_BYTES);
 }
 
+// A round's outcome, times and traffic into `result` (may be null).
+void fill_result(const loco_peer* peer, const loco::train::RoundResult& r,
+                 loco_round_result* result) {
+  if (result == nullptr) return;
+  result->kind = static_cast<loco_round_kind>(r.kind);
+  result->round = peer->peer->state_round();
+  result->members = r.members;
+  copy_hash(r.state, result->state_hash);
+  const loco::host::RoundTimes& t = peer->peer->last_times();
+  result->times = loco_round_times{.gather_s = t.gather_s,
+                                   .delta_s = t.diloco.delta_s,
+                                   .exchange_s = t.diloco.exchange_s,
+                                   .hash_s = t.diloco.hash_s,
+                                   .outer_s = t.diloco.outer_s,
+                                   .write_back_s = t.write_back_s};
+  result->bytes_sent = peer->peer->traffic().sent.load();
+  result->bytes_received = peer->peer->traffic().received.load();
+}
+
 }  // namespace
 
 static_assert(sizeof(loco::Digest) == LOCO_HASH_BYTES);
@@ -243,23 +262,59 @@ loco_status loco_peer_round(loco_peer* peer, float loss, loco_round_result* resu
   if (const loco_status s = check_peer(peer, "loco_peer_round"); s != LOCO_OK) return s;
   if (const loco_status s = check_phase(peer, Phase::joined, "loco_peer_round"); s != LOCO_OK)
     return s;
+  if (peer->peer->overlapped())
+    return fail(peer, LOCO_ERR_STATE,
+                "loco_peer_round: this peer overlaps its rounds (loco_peer_round_start, "
+                "loco_peer_round_land)");
   return guarded(peer, [&] {
-    const loco::train::RoundResult r = peer->peer->round(loss);
-    if (result != nullptr) {
-      result->kind = static_cast<loco_round_kind>(r.kind);
-      result->round = peer->peer->state_round();
-      result->members = r.members;
-      copy_hash(r.state, result->state_hash);
-      const loco::host::RoundTimes& t = peer->peer->last_times();
-      result->times = loco_round_times{.gather_s = t.gather_s,
-                                       .delta_s = t.diloco.delta_s,
-                                       .exchange_s = t.diloco.exchange_s,
-                                       .hash_s = t.diloco.hash_s,
-                                       .outer_s = t.diloco.outer_s,
-                                       .write_back_s = t.write_back_s};
-      result->bytes_sent = peer->peer->traffic().sent.load();
-      result->bytes_received = peer->peer->traffic().received.load();
-    }
+    fill_result(peer, peer->peer->round(loss), result);
+    return LOCO_OK;
+  });
+}
+
+loco_status loco_peer_overlap(loco_peer* peer) {
+  if (const loco_status s = check_peer(peer, "loco_peer_overlap"); s != LOCO_OK) return s;
+  if (const loco_status s = check_phase(peer, Phase::open, "loco_peer_overlap"); s != LOCO_OK)
+    return s;
+  return guarded(peer, [&] {
+    peer->peer->overlap();
+    return LOCO_OK;
+  });
+}
+
+loco_status loco_peer_round_start(loco_peer* peer, float loss, int* started) {
+  if (const loco_status s = check_peer(peer, "loco_peer_round_start"); s != LOCO_OK) return s;
+  if (const loco_status s = check_phase(peer, Phase::joined, "loco_peer_round_start"); s != LOCO_OK)
+    return s;
+  if (!peer->peer->overlapped())
+    return fail(peer, LOCO_ERR_STATE,
+                "loco_peer_round_start: call loco_peer_overlap before join for overlapped rounds");
+  if (peer->peer->round_pending())
+    return fail(peer, LOCO_ERR_STATE,
+                "loco_peer_round_start: land the round in flight first (loco_peer_round_land)");
+  return guarded(peer, [&] {
+    const bool mean = peer->peer->round_start(loss);
+    if (started != nullptr) *started = mean ? 1 : 0;
+    return LOCO_OK;
+  });
+}
+
+loco_status loco_peer_round_ready(const loco_peer* peer, int* ready) {
+  if (const loco_status s = check_peer(peer, "loco_peer_round_ready"); s != LOCO_OK) return s;
+  if (ready == nullptr)
+    return null_argument(const_cast<loco_peer*>(peer), "loco_peer_round_ready", "ready");
+  *ready = peer->peer->landable() ? 1 : 0;
+  return LOCO_OK;
+}
+
+loco_status loco_peer_round_land(loco_peer* peer, loco_round_result* result) {
+  if (const loco_status s = check_peer(peer, "loco_peer_round_land"); s != LOCO_OK) return s;
+  if (const loco_status s = check_phase(peer, Phase::joined, "loco_peer_round_land"); s != LOCO_OK)
+    return s;
+  if (!peer->peer->round_pending())
+    return fail(peer, LOCO_ERR_STATE, "loco_peer_round_land: no round started");
+  return guarded(peer, [&] {
+    fill_result(peer, peer->peer->round_land(), result);
     return LOCO_OK;
   });
 }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "loco/cli/app.hpp"
 #include "loco/core/bf16.hpp"
@@ -190,10 +191,56 @@ std::optional<JoinInfo> TrainerPeer::join(Duration patience) {
                   .shard_count = outcome.reply.shard_count};
 }
 
-train::RoundResult TrainerPeer::round(float loss) {
-  if (phase_ != Phase::joined)
+void TrainerPeer::overlap() {
+  if (phase_ != Phase::open)
+    throw Error(ErrorCategory::invalid_argument, "overlap: before join only");
+  if (!overlapped_) diloco_.overlap_with(group_);
+  overlapped_ = true;
+}
+
+bool TrainerPeer::round_start(float loss) {
+  if (phase_ != Phase::joined || !overlapped_ || diloco_.pending() || ended_early_)
     throw Error(ErrorCategory::invalid_argument,
-                phase_ == Phase::left ? "round: this peer has left" : "round: join the run first");
+                phase_ != Phase::joined ? "round_start: join the run first (and not left)"
+                : !overlapped_          ? "round_start: this peer's rounds do not overlap"
+                                        : "round_start: land the round in flight first");
+  if (stop_.load()) return false;  // interrupted: no new round goes to the network
+  times_ = {};
+  const TimePoint start = steady_now();
+  gather();
+  times_.gather_s = std::chrono::duration<double>(steady_now() - start).count();
+  group_.note_phase_loss(loss);
+  const TimePoint exchange = steady_now();
+  diloco_.round(local_);  // Δ, the all-reduce until the mean, θ' into local_
+  times_.diloco.exchange_s = std::chrono::duration<double>(steady_now() - exchange).count();
+  const TimePoint write = steady_now();
+  write_back();
+  times_.write_back_s = std::chrono::duration<double>(steady_now() - write).count();
+  if (!diloco_.pending()) ended_early_ = diloco_.last_round();  // round_land() returns it
+  return diloco_.pending();
+}
+
+train::RoundResult TrainerPeer::round_land() {
+  if (ended_early_) {
+    hash_ = ended_early_->state;
+    return *std::exchange(ended_early_, std::nullopt);
+  }
+  if (phase_ != Phase::joined || !diloco_.pending())
+    throw Error(ErrorCategory::invalid_argument, "round_land: no round started");
+  const TimePoint start = steady_now();
+  const train::RoundResult result = diloco_.land(local_);
+  if (result.kind == train::RoundResult::Kind::replaced) write_back();
+  times_.diloco.exchange_s += std::chrono::duration<double>(steady_now() - start).count();
+  hash_ = result.state;
+  return result;
+}
+
+train::RoundResult TrainerPeer::round(float loss) {
+  if (phase_ != Phase::joined || overlapped_)
+    throw Error(ErrorCategory::invalid_argument,
+                phase_ == Phase::left ? "round: this peer has left"
+                : overlapped_         ? "round: this peer overlaps its rounds (round_start)"
+                                      : "round: join the run first");
   // Interrupted: no new round goes to the network (loco.h: later calls return at once).
   if (stop_.load())
     return train::RoundResult{.kind = train::RoundResult::Kind::skipped, .state = hash_};

@@ -128,6 +128,41 @@ class Peer {
       status = loco_peer_round(open(), loss, &result);
     }
     check(status, peer_);
+    return result_dict(result);
+  }
+
+  void overlap() { check(loco_peer_overlap(open()), peer_); }
+
+  bool round_start(float loss) {
+    int started = 0;
+    loco_status status;
+    {
+      py::gil_scoped_release unlocked;
+      status = loco_peer_round_start(open(), loss, &started);
+    }
+    check(status, peer_);
+    return started != 0;
+  }
+
+  bool round_ready() const {
+    int ready = 0;
+    check(loco_peer_round_ready(open(), &ready), peer_);
+    return ready != 0;
+  }
+
+  py::dict round_land() {
+    loco_round_result result{};
+    loco_status status;
+    {
+      py::gil_scoped_release unlocked;
+      status = loco_peer_round_land(open(), &result);
+    }
+    check(status, peer_);
+    return result_dict(result);
+  }
+
+ private:
+  static py::dict result_dict(const loco_round_result& result) {
     static constexpr const char* kKinds[] = {"committed", "skipped", "replaced"};
     py::dict out;
     out["kind"] = kKinds[result.kind];
@@ -148,6 +183,7 @@ class Peer {
     return out;
   }
 
+ public:
   py::tuple state_hash() const {
     std::uint8_t hash[LOCO_HASH_BYTES];
     std::uint64_t round = 0;
@@ -215,6 +251,10 @@ PYBIND11_MODULE(_loco, m) {
       .def("bind_bf16", &Peer::bind_bf16)
       .def("join", &Peer::join)
       .def("round", &Peer::round)
+      .def("overlap", &Peer::overlap)
+      .def("round_start", &Peer::round_start)
+      .def("round_ready", &Peer::round_ready)
+      .def("round_land", &Peer::round_land)
       .def("state_hash", &Peer::state_hash)
       .def("save", &Peer::save)
       .def("load", &Peer::load)

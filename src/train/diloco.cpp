@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "loco/core/assert.hpp"
 #include "loco/core/error.hpp"
 
 namespace loco::train {
@@ -193,6 +194,12 @@ void DiLoCo::preview(Arena& params, std::span<const float> mean) const {
     optim::outer_nesterov_step(config_.outer, local.subspan(at, count),
                                std::span(momentum).first(count), mean.subspan(at, count));
   }
+}
+
+void DiLoCo::overlap_with(OverlappedGroup& group) {
+  LOCO_ASSERT(pending_ == 0 && overlapped_ == nullptr, "overlap_with after a round");
+  overlapped_ = &group;
+  delta_.reset();  // the overlapped round's Δ is the group's
 }
 
 RoundResult DiLoCo::land(Arena& params) {

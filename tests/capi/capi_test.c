@@ -252,6 +252,11 @@ static void test_rounds(void) {
         ja.shard_index, jb.shard_index);
   CHECK(same_weights(&ma, &mb) && !isnan(ma.tensors[0][0]),
         "both start from the run's genesis, written into their buffers");
+  expect_error(loco_peer_round_start(a, 0, NULL), LOCO_ERR_STATE, a, "loco_peer_overlap",
+               "round_start without overlap");
+  expect_error(loco_peer_round_land(a, NULL), LOCO_ERR_STATE, a, "no round started",
+               "round_land with none started");
+  expect_error(loco_peer_overlap(a), LOCO_ERR_STATE, a, "joined already", "overlap after join");
 
   for (int r = 1; r <= 2; ++r) {
     train(&ma, 1e-3f);

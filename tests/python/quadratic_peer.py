@@ -5,8 +5,10 @@ model, joins, runs `rounds` rounds and prints one JSON line per round:
 With --load it resumes from loco's checkpoint and first prints
   {"event": "joined", "fetched": F, "round": R}
 with --save it writes loco's checkpoint after its rounds; with --commits its rounds are
-committed ones (skipped rounds do not count).
-Usage: quadratic_peer.py CONFIG ROUNDS SEED [--save PATH] [--load PATH] [--commits]
+committed ones (skipped rounds do not count); with --overlap its rounds overlap its steps
+(round_start, then round_land once round_ready says so, or before the next round at the latest),
+a line per landed round.
+Usage: quadratic_peer.py CONFIG ROUNDS SEED [--save PATH] [--load PATH] [--commits] [--overlap]
 """
 
 import argparse
@@ -25,10 +27,13 @@ def main():
     p.add_argument("--save")
     p.add_argument("--load")
     p.add_argument("--commits", action="store_true")
+    p.add_argument("--overlap", action="store_true")
     args = p.parse_args()
     with loco.Peer(args.config) as peer:
         weights = {name: np.zeros(shape, dtype=np.float32) for name, shape in peer.tensors()}
         peer.bind_all(weights)
+        if args.overlap:
+            peer.overlap()
         if args.load:
             peer.load(args.load)
         joined = peer.join(timeout=30)
@@ -40,20 +45,42 @@ def main():
         targets = {name: rng.normal(0, 0.1, w.shape).astype(np.float32)
                    for name, w in weights.items()}
         done = 0
+        pending = False  # --overlap: a round started and not landed
+        loss = 0.0
+
+        phase_loss = 0.0  # at the end of the last inner phase, whichever step a round lands at
+
+        def report(result):
+            nonlocal done
+            print(json.dumps({"round": result.round, "kind": result.kind,
+                              "members": result.members, "state": result.state_hash,
+                              "loss": phase_loss, "times": result.times,
+                              "bytes_sent": result.bytes_sent}), flush=True)
+            done += 1 if result.kind == "committed" or not args.commits else 0
+
         while done < args.rounds:
-            loss = 0.0
             for _ in range(peer.inner_steps):
                 loss = 0.0
                 for name, w in weights.items():
                     gap = w - targets[name]
                     loss += float(np.mean(gap * gap))
                     w -= np.float32(0.05) * gap  # in place: the bound buffers
-            result = peer.round(loss)
-            print(json.dumps({"round": result.round, "kind": result.kind,
-                              "members": result.members, "state": result.state_hash,
-                              "loss": loss, "times": result.times,
-                              "bytes_sent": result.bytes_sent}), flush=True)
-            done += 1 if result.kind == "committed" or not args.commits else 0
+                if pending and peer.round_ready():  # the merge may be applied: land it now
+                    report(peer.round_land())
+                    pending = False
+            phase_loss = loss
+            if not args.overlap:
+                report(peer.round(loss))
+                continue
+            if pending:  # not landed during the steps: wait for it now
+                report(peer.round_land())
+                pending = False
+            if done >= args.rounds:
+                break
+            if not peer.round_start(loss):
+                report(peer.round_land())  # ended without a mean
+            else:
+                pending = True
         if args.save:
             peer.save(args.save)
         peer.leave("finished its rounds")

@@ -30,6 +30,7 @@
 #include <atomic>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -96,6 +97,20 @@ class TrainerPeer {
   // inner steps since the last round, for the tracker's status page; NaN if unknown). On
   // committed or replaced, the buffers hold the new θ; skipped leaves them as they were.
   train::RoundResult round(float loss);
+  // Overlapped rounds (before join; round() is then refused): round_start() begins a round from
+  // the buffers and returns once the group's mean is in, the buffers holding the θ' it leads to
+  // (false: the round ended without a mean; round_land() says how), and the trainer trains on
+  // while the network thread hashes θ' ‖ v' and the group commits. round_land() waits for the
+  // outcome and lands it: committed leaves the buffers alone (they went on from θ', which the
+  // commit installed, unless a retry averaged another mean: the next Δ carries the difference),
+  // replaced writes the run's θ into them, skipped leaves θ where it was (the next Δ carries the
+  // outer step again). landable(): round_land() would not wait. One round at a time.
+  void overlap();
+  bool round_start(float loss);
+  bool landable() const { return diloco_.outcome_in(); }
+  train::RoundResult round_land();
+  bool overlapped() const { return overlapped_; }
+  bool round_pending() const { return diloco_.pending() || ended_early_.has_value(); }
   // The shared state's hash as of the last round (or join): what every member holds.
   const Digest& state_hash() const { return hash_; }
   std::uint64_t state_round() const { return group_.shared().round(); }
@@ -131,6 +146,8 @@ class TrainerPeer {
   std::vector<Buffer> buffers_;  // the trainer's, by tensor index
   Digest hash_{};
   RoundTimes times_;
+  bool overlapped_ = false;
+  std::optional<train::RoundResult> ended_early_;  // a started round that had no mean
   // Set by load(): the genesis' manifest (the tracker knows the run by it) before the state was
   // replaced by the file's.
   std::optional<proto::StateManifest> genesis_;

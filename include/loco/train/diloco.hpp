@@ -86,13 +86,21 @@ class DiLoCo final : public Strategy {
   const RoundResult& last_round() const { return last_; }
   const RoundTimes& last_times() const { return times_; }  // of round(Arena&)
 
+  // For a trainer that is not an InnerLoop and overlaps its rounds (host/trainer_peer.hpp): from
+  // now on round(Arena&) starts the round and returns once its mean is in (params ← the θ' it
+  // leads to), and land(params) lands it (replaced: params ← θ). Before the first round; `group`
+  // outlives this.
+  void overlap_with(OverlappedGroup& group);
+  bool pending() const { return pending_ != 0; }  // a round started and not landed
+  bool outcome_in() const { return pending_ != 0 && overlapped_->outcome_in(); }
+  RoundResult land(Arena& params);
+
  private:
   Arena& theta() { return shared_.arena(0); }
   Arena& momentum() { return shared_.arena(1); }
 
-  // The overlapped round: the local copy set to the state `mean` leads to; its landing.
+  // The overlapped round: the local copy set to the state `mean` leads to.
   void preview(Arena& params, std::span<const float> mean) const;
-  RoundResult land(Arena& params);
   // A replaced round puts the loop at the run's place in the learning-rate schedule.
   RoundResult placed(InnerLoop& loop, const RoundResult& result) const;
   bool timed() const { return config_.round_time > Duration::zero(); }

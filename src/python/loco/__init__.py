@@ -136,6 +136,36 @@ class Peer:
                 staged.give()
         return result
 
+    def overlap(self):
+        """Before join: this peer's rounds overlap the trainer's steps (round_start, round_land;
+        round() is then refused)."""
+        self._peer.overlap()
+
+    def round_start(self, loss=float("nan")):
+        """Starts a round from the bound tensors and returns once the group's mean is in: the
+        tensors then hold θ', the state the round leads to; train on from them while loco hashes
+        and the group commits. False: the round ended without a mean (round_land says how)."""
+        for staged in self._staged:
+            staged.take()
+        started = self._peer.round_start(float(loss))
+        for staged in self._staged:
+            staged.give()
+        return started
+
+    def round_ready(self):
+        """True when round_land() would not wait: the merge may be applied."""
+        return self._peer.round_ready()
+
+    def round_land(self):
+        """Waits for the started round's outcome and lands it: committed leaves the tensors as
+        the trainer left them, replaced writes the run's θ into them, skipped leaves θ as it
+        was."""
+        result = RoundResult(**self._peer.round_land())
+        if result.kind == "replaced":
+            for staged in self._staged:
+                staged.give()
+        return result
+
     def state_hash(self):
         """(hex hash, round) of the shared state as of the last join or round."""
         return self._peer.state_hash()
