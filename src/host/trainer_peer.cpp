@@ -204,7 +204,10 @@ bool TrainerPeer::round_start(float loss) {
                 phase_ != Phase::joined ? "round_start: join the run first (and not left)"
                 : !overlapped_          ? "round_start: this peer's rounds do not overlap"
                                         : "round_start: land the round in flight first");
-  if (stop_.load()) return false;  // interrupted: no new round goes to the network
+  if (stop_.load()) {  // interrupted: no new round goes to the network
+    ended_early_ = train::RoundResult{.kind = train::RoundResult::Kind::skipped, .state = hash_};
+    return false;
+  }
   times_ = {};
   const TimePoint start = steady_now();
   gather();

@@ -334,6 +334,22 @@ static void test_interrupt(void) {
   loco_peer_interrupt(e);
   expect_error(loco_peer_join(e, 30.0, NULL), LOCO_ERR_INTERRUPTED, e, "interrupted",
                "a join after interrupt");
+  /* An overlapped round after interrupt: started without a mean, landed at once as skipped. */
+  write_peer_config("f.toml", "peer-f.key", "capi-run");
+  loco_peer* f = open_peer("f.toml");
+  if (f != NULL) {
+    model mf = bind_model(f);
+    CHECK(loco_peer_overlap(f) == LOCO_OK && loco_peer_join(f, 30.0, NULL) == LOCO_OK, "%s",
+          loco_peer_last_error(f));
+    loco_peer_interrupt(f);
+    int started = 1;
+    loco_round_result landed;
+    CHECK(loco_peer_round_start(f, NAN, &started) == LOCO_OK && started == 0 &&
+              loco_peer_round_land(f, &landed) == LOCO_OK && landed.kind == LOCO_ROUND_SKIPPED,
+          "an interrupted overlapped round is skipped: %s", loco_peer_last_error(f));
+    loco_peer_close(f);
+    free_model(&mf);
+  }
   loco_peer_close(d);
   loco_peer_close(e);
   free_model(&md);
@@ -351,7 +367,7 @@ int main(void) {
   }
   printf("libloco %s, folder %s\n", loco_version(), g_dir);
   static const char* keys[] = {"tracker.key", "peer-a.key", "peer-b.key", "peer-c.key",
-                               "peer-d.key",  "peer-e.key", "peer-x.key"};
+                               "peer-d.key",  "peer-e.key", "peer-f.key", "peer-x.key"};
   for (size_t i = 0; i < sizeof keys / sizeof *keys; ++i) {
     char path[512];
     path_in_dir(path, sizeof path, keys[i]);
