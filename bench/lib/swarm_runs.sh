@@ -27,27 +27,35 @@ swarm_config() {
   printf '[strategy]\n%b' "$2" >>"$out/$1.toml"
 }
 
-# swarm_run NAME CONFIG UPLOAD LATENCY [LAST_PEER_OPTIONS]: trains run CONFIG, the last peer with
-# LAST_PEER_OPTIONS too (split on spaces, e.g. "--debug.step-delay 40"); leaves $out/NAME.summary
-# (the peers' summary lines), $out/NAME.rounds (the rounds peer 1 holds at the end), $out/NAME.wall
-# and $out/NAME.curve (peer 1's progress: step, training loss, MB sent by it).
-swarm_run() {
-  local name=$1 config=$2 upload=$3 latency=$4 last_options=${5:-}
+# swarm_tracker NAME CONFIG: starts loco-tracker for run NAME (its output in $out/NAME.tracker.*)
+# and sets tracker_pid, tracker_address and tracker_key from its first line.
+swarm_tracker() {
+  local name=$1 config=$2
   "$bin/loco-tracker" --tracker.key "$out/tracker.key" --tracker.listen 127.0.0.1:0 \
     --tracker.http 127.0.0.1:0 --tracker.state-file "$out/$name.tracker-state" --run.id "$name" \
     --run.config "$config" --run.min-peers "$peers" --run.shard-count "$peers" --admission.policy open \
     >"$out/$name.tracker.out" 2>"$out/$name.tracker.log" &
-  local tracker=$!
-  swarm_pids+=("$tracker")
+  tracker_pid=$!
+  swarm_pids+=("$tracker_pid")
   local line=""
   for _ in $(seq 1 100); do
     line=$(head -n 1 "$out/$name.tracker.out" 2>/dev/null || true)  # not there yet: wait
     [[ -n $line ]] && break
     sleep 0.1
   done
-  local address=${line#listening on }
-  address=${address%% as *}
-  local key=${line##* as }
+  tracker_address=${line#listening on }
+  tracker_address=${tracker_address%% as *}
+  tracker_key=${line##* as }
+}
+
+# swarm_run NAME CONFIG UPLOAD LATENCY [LAST_PEER_OPTIONS]: trains run CONFIG, the last peer with
+# LAST_PEER_OPTIONS too (split on spaces, e.g. "--debug.step-delay 40"); leaves $out/NAME.summary
+# (the peers' summary lines), $out/NAME.rounds (the rounds peer 1 holds at the end), $out/NAME.wall
+# and $out/NAME.curve (peer 1's progress: step, training loss, MB sent by it).
+swarm_run() {
+  local name=$1 config=$2 upload=$3 latency=$4 last_options=${5:-}
+  swarm_tracker "$name" "$config"
+  local tracker=$tracker_pid address=$tracker_address key=$tracker_key
   local started=$(date +%s.%N) peer_pids=()
   for i in $(seq 1 "$peers"); do
     local extra=()

@@ -10,6 +10,7 @@
  *   if (loco_peer_open("peer.toml", &peer) != LOCO_OK) { puts(loco_last_error()); ... }
  *   for each tensor i of the run's model (loco_peer_tensor_count, loco_peer_tensor_info):
  *     loco_peer_bind(peer, name, shape, rank, my_buffer_for(name));
+ *   (resuming: loco_peer_load(peer, "loco.ckpt");)
  *   loco_peer_join(peer, 60.0, &joined);   // θ of the run written into the buffers
  *   loop: H inner steps on the buffers (shard joined.shard_index of joined.shard_count), then
  *     loco_peer_round(peer, loss, &result);  // the buffers now hold the new θ
@@ -19,13 +20,14 @@
  * [run] id and config (the run's loco-train config: model, data, [strategy] kind = "diloco",
  * codec...), [tracker] address, public-key, join-token, [link]. Keys are checked strictly, as
  * loco-peer checks them. Not supported in this version, and refused by name: a strategy other than
- * "diloco", gossip rounds, peer.checkpoint.
+ * "diloco", gossip rounds, peer.checkpoint (loco_peer_save and loco_peer_load instead).
  *
  * Tensors: the run's config fixes the model's tensors (names, shapes, order: nanoGPT's state-dict
  * names for the GPT), because the shared state, its hash and the tracker's admission depend on
- * them. The trainer binds one buffer of its own to each: fp32, row-major, contiguous, the
- * model's shape. A buffer stays the trainer's; it must stay valid from loco_peer_bind until
- * loco_peer_close, and loco reads or writes it only inside loco_peer_join and loco_peer_round.
+ * them. The trainer binds one buffer of its own to each: fp32 (or bf16, loco_peer_bind_bf16),
+ * row-major, contiguous, the model's shape. A buffer stays the trainer's; it must stay valid from
+ * loco_peer_bind until loco_peer_close, and loco reads or writes it only inside loco_peer_join
+ * and loco_peer_round.
  * The starting weights come from the run (its genesis, or its current state fetched from the
  * members), never from the trainer's own initialisation.
  *
@@ -88,11 +90,24 @@ typedef struct loco_join_info {
   uint32_t shard_count;
 } loco_join_info;
 
+/* Where a round's time went, in seconds (loco's own work; the trainer's steps are not in it). */
+typedef struct loco_round_times {
+  double gather_s;     /* the bound buffers copied into loco's θ_local */
+  double delta_s;      /* Δ = θ − θ_local and its norm */
+  double exchange_s;   /* Δ encoded with the run's codec, the group's all-reduce, the commit */
+  double hash_s;       /* θ' and v' computed from the mean and hashed (each attempt's) */
+  double outer_s;      /* the outer Nesterov step applied to θ and v */
+  double write_back_s; /* the new θ copied into the bound buffers (0 when skipped) */
+} loco_round_times;
+
 typedef struct loco_round_result {
   loco_round_kind kind;
   uint64_t round;                      /* the round the shared state is at after this one */
   size_t members;                      /* the group's size (0 unless committed) */
   uint8_t state_hash[LOCO_HASH_BYTES]; /* of the shared state: the same on every member */
+  loco_round_times times;              /* of this round */
+  uint64_t bytes_sent;                 /* by this peer on all its links since it joined */
+  uint64_t bytes_received;
 } loco_round_result;
 
 typedef struct loco_peer loco_peer;
@@ -132,6 +147,14 @@ LOCO_API loco_status loco_peer_inner_steps(const loco_peer* peer, uint64_t* step
 LOCO_API loco_status loco_peer_bind(loco_peer* peer, const char* name, const size_t* shape,
                                     size_t rank, float* data);
 
+/* The same for a bf16 buffer (`data`: bfloat16 values, the upper halves of fp32s, as PyTorch's
+ * torch.bfloat16 holds them). loco reads it into its fp32 state exactly and writes θ back rounded
+ * to nearest even; no copy beyond the fp32 buffer's. The shared state stays fp32: a bf16 peer's Δ
+ * also carries θ's rounding to bf16 (at most 2^-9 of each weight), which the next round's mean
+ * takes in like any member's Δ. */
+LOCO_API loco_status loco_peer_bind_bf16(loco_peer* peer, const char* name, const size_t* shape,
+                                         size_t rank, uint16_t* data);
+
 /* Connects to the tracker and joins the run; every tensor must be bound. Fetches the run's state
  * when the run is past its genesis, and writes θ into the bound buffers. Blocks until joined, at
  * most `timeout_s` seconds without an answer (LOCO_ERR_NETWORK). A refusal by the tracker (wrong
@@ -146,9 +169,41 @@ LOCO_API loco_status loco_peer_join(loco_peer* peer, double timeout_s, loco_join
  * the tracker's status page (NAN if none). `result` may be null. */
 LOCO_API loco_status loco_peer_round(loco_peer* peer, float loss, loco_round_result* result);
 
+/* Overlapped rounds: the trainer trains on while its round is hashed and committed.
+ * loco_peer_overlap, before join, makes this peer's rounds overlapped (loco_peer_round is then
+ * refused: LOCO_ERR_STATE). loco_peer_round_start begins a round from the bound buffers (Δ, the
+ * group's all-reduce) and returns once the group's mean is in: the buffers then hold θ', the state
+ * the round leads to (the same bits every member computes), and the trainer may train on from
+ * them while loco hashes θ' and v' on its network thread and the group commits. `*started` = 0:
+ * the round ended without a mean (loco_peer_round_land says how, at once). loco_peer_round_ready
+ * sets `*ready` = 1 when loco_peer_round_land would not wait: the merge may be applied.
+ * loco_peer_round_land waits for the outcome and lands it: committed, the state becomes θ' and the
+ * buffers are left alone (the trainer's steps since go into the next Δ); replaced, the buffers get
+ * the run's θ (those steps are lost); skipped, the state stays (the next Δ carries the outer step
+ * again). Land a round before starting the next. `result->times`: exchange_s covers the start's
+ * Δ, all-reduce and θ' and the land's wait, hash_s and outer_s are 0 (the network thread's).
+ * loco_peer_interrupt ends either call as it ends loco_peer_round. */
+LOCO_API loco_status loco_peer_overlap(loco_peer* peer);
+LOCO_API loco_status loco_peer_round_start(loco_peer* peer, float loss, int* started);
+LOCO_API loco_status loco_peer_round_ready(const loco_peer* peer, int* ready);
+LOCO_API loco_status loco_peer_round_land(loco_peer* peer, loco_round_result* result);
+
 /* The shared state's hash (LOCO_HASH_BYTES) and round, as of the last join or round. */
 LOCO_API loco_status loco_peer_state_hash(const loco_peer* peer, uint8_t hash[LOCO_HASH_BYTES],
                                           uint64_t* round);
+
+/* Checkpoint of loco's part: the shared state (θ at the last round and the outer momentum, by
+ * tensor name, fp32) and its round, written to `path` atomically as a safetensors file with a
+ * digest (docs/PYTORCH.md, "Checkpoints"). After join (also after leave). The trainer saves its own
+ * model and optimizer beside it. LOCO_ERR_IO when the file cannot be written. */
+LOCO_API loco_status loco_peer_save(loco_peer* peer, const char* path);
+/* Reads a file loco_peer_save wrote, before join: the peer joins with that state, which the run
+ * takes when it is still at it (loco_join_info.fetched = 0, .round = the file's) and replaces by
+ * the run's current state otherwise (fetched = 1). LOCO_ERR_IO: the file cannot be read;
+ * LOCO_ERR_FORMAT: it is damaged, truncated or not loco's (its sizes are checked before anything
+ * is allocated); LOCO_ERR_CONFIG: another run config wrote it (the option named). A failed load
+ * leaves the peer as it was. */
+LOCO_API loco_status loco_peer_load(loco_peer* peer, const char* path);
 
 /* Tells the tracker this peer leaves; rounds are refused afterwards. */
 LOCO_API loco_status loco_peer_leave(loco_peer* peer, const char* reason);

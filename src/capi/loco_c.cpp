@@ -85,8 +85,41 @@ loco_status check_phase(loco_peer* peer, Phase phase, const char* function) {
   return fail(peer, LOCO_ERR_STATE, std::string(function) + ": " + why);
 }
 
+// The checks of a bind call, then `bind(shape as a span)`.
+template <typename Bind>
+loco_status bind_checked(loco_peer* peer, const char* name, const size_t* shape, size_t rank,
+                         const char* function, Bind&& bind) {
+  if (const loco_status s = check_peer(peer, function); s != LOCO_OK) return s;
+  if (name == nullptr) return null_argument(peer, function, "name");
+  if (shape == nullptr && rank > 0) return null_argument(peer, function, "shape");
+  if (const loco_status s = check_phase(peer, Phase::open, function); s != LOCO_OK) return s;
+  return guarded(peer, [&] {
+    bind(std::span<const std::size_t>(shape, rank));
+    return LOCO_OK;
+  });
+}
+
 void copy_hash(const loco::Digest& digest, std::uint8_t* out) {
   std::memcpy(out, digest.data(), LOCO_HASH_BYTES);
+}
+
+// A round's outcome, times and traffic into `result` (may be null).
+void fill_result(const loco_peer* peer, const loco::train::RoundResult& r,
+                 loco_round_result* result) {
+  if (result == nullptr) return;
+  result->kind = static_cast<loco_round_kind>(r.kind);
+  result->round = peer->peer->state_round();
+  result->members = r.members;
+  copy_hash(r.state, result->state_hash);
+  const loco::host::RoundTimes& t = peer->peer->last_times();
+  result->times = loco_round_times{.gather_s = t.gather_s,
+                                   .delta_s = t.diloco.delta_s,
+                                   .exchange_s = t.diloco.exchange_s,
+                                   .hash_s = t.diloco.hash_s,
+                                   .outer_s = t.diloco.outer_s,
+                                   .write_back_s = t.write_back_s};
+  result->bytes_sent = peer->peer->traffic().sent.load();
+  result->bytes_received = peer->peer->traffic().received.load();
 }
 
 }  // namespace
@@ -195,15 +228,14 @@ loco_status loco_peer_inner_steps(const loco_peer* peer, uint64_t* steps) {
 
 loco_status loco_peer_bind(loco_peer* peer, const char* name, const size_t* shape, size_t rank,
                            float* data) {
-  if (const loco_status s = check_peer(peer, "loco_peer_bind"); s != LOCO_OK) return s;
-  if (name == nullptr) return null_argument(peer, "loco_peer_bind", "name");
-  if (shape == nullptr && rank > 0) return null_argument(peer, "loco_peer_bind", "shape");
-  if (const loco_status s = check_phase(peer, Phase::open, "loco_peer_bind"); s != LOCO_OK)
-    return s;
-  return guarded(peer, [&] {
-    peer->peer->bind(name, std::span<const std::size_t>(shape, rank), data);
-    return LOCO_OK;
-  });
+  return bind_checked(peer, name, shape, rank, "loco_peer_bind",
+                      [&](const auto& dims) { peer->peer->bind(name, dims, data); });
+}
+
+loco_status loco_peer_bind_bf16(loco_peer* peer, const char* name, const size_t* shape, size_t rank,
+                                uint16_t* data) {
+  return bind_checked(peer, name, shape, rank, "loco_peer_bind_bf16",
+                      [&](const auto& dims) { peer->peer->bind_bf16(name, dims, data); });
 }
 
 loco_status loco_peer_join(loco_peer* peer, double timeout_s, loco_join_info* info) {
@@ -230,14 +262,59 @@ loco_status loco_peer_round(loco_peer* peer, float loss, loco_round_result* resu
   if (const loco_status s = check_peer(peer, "loco_peer_round"); s != LOCO_OK) return s;
   if (const loco_status s = check_phase(peer, Phase::joined, "loco_peer_round"); s != LOCO_OK)
     return s;
+  if (peer->peer->overlapped())
+    return fail(peer, LOCO_ERR_STATE,
+                "loco_peer_round: this peer overlaps its rounds (loco_peer_round_start, "
+                "loco_peer_round_land)");
   return guarded(peer, [&] {
-    const loco::train::RoundResult r = peer->peer->round(loss);
-    if (result != nullptr) {
-      result->kind = static_cast<loco_round_kind>(r.kind);
-      result->round = peer->peer->state_round();
-      result->members = r.members;
-      copy_hash(r.state, result->state_hash);
-    }
+    fill_result(peer, peer->peer->round(loss), result);
+    return LOCO_OK;
+  });
+}
+
+loco_status loco_peer_overlap(loco_peer* peer) {
+  if (const loco_status s = check_peer(peer, "loco_peer_overlap"); s != LOCO_OK) return s;
+  if (const loco_status s = check_phase(peer, Phase::open, "loco_peer_overlap"); s != LOCO_OK)
+    return s;
+  return guarded(peer, [&] {
+    peer->peer->overlap();
+    return LOCO_OK;
+  });
+}
+
+loco_status loco_peer_round_start(loco_peer* peer, float loss, int* started) {
+  if (const loco_status s = check_peer(peer, "loco_peer_round_start"); s != LOCO_OK) return s;
+  if (const loco_status s = check_phase(peer, Phase::joined, "loco_peer_round_start"); s != LOCO_OK)
+    return s;
+  if (!peer->peer->overlapped())
+    return fail(peer, LOCO_ERR_STATE,
+                "loco_peer_round_start: call loco_peer_overlap before join for overlapped rounds");
+  if (peer->peer->round_pending())
+    return fail(peer, LOCO_ERR_STATE,
+                "loco_peer_round_start: land the round in flight first (loco_peer_round_land)");
+  return guarded(peer, [&] {
+    const bool mean = peer->peer->round_start(loss);
+    if (started != nullptr) *started = mean ? 1 : 0;
+    return LOCO_OK;
+  });
+}
+
+loco_status loco_peer_round_ready(const loco_peer* peer, int* ready) {
+  if (const loco_status s = check_peer(peer, "loco_peer_round_ready"); s != LOCO_OK) return s;
+  if (ready == nullptr)
+    return null_argument(const_cast<loco_peer*>(peer), "loco_peer_round_ready", "ready");
+  *ready = peer->peer->landable() ? 1 : 0;
+  return LOCO_OK;
+}
+
+loco_status loco_peer_round_land(loco_peer* peer, loco_round_result* result) {
+  if (const loco_status s = check_peer(peer, "loco_peer_round_land"); s != LOCO_OK) return s;
+  if (const loco_status s = check_phase(peer, Phase::joined, "loco_peer_round_land"); s != LOCO_OK)
+    return s;
+  if (!peer->peer->round_pending())
+    return fail(peer, LOCO_ERR_STATE, "loco_peer_round_land: no round started");
+  return guarded(peer, [&] {
+    fill_result(peer, peer->peer->round_land(), result);
     return LOCO_OK;
   });
 }
@@ -250,6 +327,29 @@ loco_status loco_peer_state_hash(const loco_peer* peer, uint8_t hash[LOCO_HASH_B
   copy_hash(peer->peer->state_hash(), hash);
   if (round != nullptr) *round = peer->peer->state_round();
   return LOCO_OK;
+}
+
+loco_status loco_peer_save(loco_peer* peer, const char* path) {
+  if (const loco_status s = check_peer(peer, "loco_peer_save"); s != LOCO_OK) return s;
+  if (path == nullptr) return null_argument(peer, "loco_peer_save", "path");
+  const Phase now = peer->peer->phase();
+  if (now != Phase::joined && now != Phase::left)
+    return check_phase(peer, Phase::joined, "loco_peer_save");
+  return guarded(peer, [&] {
+    peer->peer->save(path);
+    return LOCO_OK;
+  });
+}
+
+loco_status loco_peer_load(loco_peer* peer, const char* path) {
+  if (const loco_status s = check_peer(peer, "loco_peer_load"); s != LOCO_OK) return s;
+  if (path == nullptr) return null_argument(peer, "loco_peer_load", "path");
+  if (const loco_status s = check_phase(peer, Phase::open, "loco_peer_load"); s != LOCO_OK)
+    return s;
+  return guarded(peer, [&] {
+    peer->peer->load(path);
+    return LOCO_OK;
+  });
 }
 
 loco_status loco_peer_leave(loco_peer* peer, const char* reason) {

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "loco/core/assert.hpp"
+#include "loco/core/bf16.hpp"
 
 namespace loco::checkpoint::detail {
 namespace {
@@ -23,11 +24,6 @@ float half_to_float(std::uint16_t h) {
     return sign != 0 ? -magnitude : magnitude;
   }
   return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
-}
-
-// bfloat16 is the top half of a binary32.
-float bf16_to_float(std::uint16_t b) {
-  return std::bit_cast<float>(std::uint32_t{b} << 16);
 }
 
 template <typename Stored, typename Convert>

@@ -5,6 +5,7 @@
 
 #include "codecs.hpp"
 #include "kernels.hpp"
+#include "loco/core/bf16.hpp"
 #include "wire.hpp"
 
 #if defined(__F16C__)
@@ -120,12 +121,7 @@ class FloatCodec final : public RangeDecodable<FloatCodec> {
         break;
       case FloatKind::fp16: encode_fp16(values.data(), n, out); break;
       case FloatKind::bf16:
-        for (std::size_t i = 0; i < n; ++i) {
-          std::uint32_t bits;
-          std::memcpy(&bits, &values[i], 4);
-          store_u16(out, i,
-                    static_cast<std::uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1)) >> 16));
-        }
+        for (std::size_t i = 0; i < n; ++i) store_u16(out, i, float_to_bf16(values[i]));
         break;
     }
     return w.finish();
@@ -149,10 +145,7 @@ class FloatCodec final : public RangeDecodable<FloatCodec> {
         break;
       case FloatKind::fp16: decode_fp16(in, n, out); break;
       case FloatKind::bf16:
-        for (std::size_t i = 0; i < n; ++i) {
-          const std::uint32_t bits = static_cast<std::uint32_t>(load_u16(in, i)) << 16;
-          std::memcpy(out + i, &bits, 4);
-        }
+        for (std::size_t i = 0; i < n; ++i) out[i] = bf16_to_float(load_u16(in, i));
         break;
     }
   }

@@ -6,14 +6,17 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "loco/cli/app.hpp"
+#include "loco/core/bf16.hpp"
 #include "loco/core/error.hpp"
 #include "loco/core/log.hpp"
 #include "loco/host/peer_options.hpp"
 #include "loco/model/model.hpp"
 #include "loco/swarm/swarm_thread.hpp"
 #include "loco/train/genesis.hpp"
+#include "loco/train/train_state_file.hpp"
 
 namespace loco::host {
 namespace {
@@ -58,8 +61,16 @@ void check_supported(const PeerOptions& o, const train::TrainConfig& config) {
                     o.run_config, config.strategy.round_seconds));
   if (!o.checkpoint.empty())
     throw refused(
-        "peer.checkpoint: a trainer peer does not checkpoint yet; the trainer saves its own "
-        "model, and a restarted peer fetches the run's state when it joins");
+        "peer.checkpoint: a trainer peer saves and loads loco's part when its trainer calls for "
+        "it (loco_peer_save, loco_peer_load; in Python peer.save, peer.load), beside the "
+        "trainer's own checkpoint");
+}
+
+// The shared state's arenas under their checkpoint prefixes (outer.params, outer.momentum).
+std::vector<train::NamedArena> named(train::SharedState& state) {
+  std::vector<train::NamedArena> arenas;
+  for (train::SharedState::Part& part : state.parts()) arenas.push_back({part.name, &part.arena});
+  return arenas;
 }
 
 std::string shape_text(std::span<const std::size_t> shape) {
@@ -97,7 +108,7 @@ TrainerPeer::TrainerPeer(train::TrainConfig config, const secure::KeyPair& key,
                                   .outer = config_.strategy.outer},
               layout_, group_),
       local_(layout_),
-      buffers_(layout_->tensor_count(), nullptr) {
+      buffers_(layout_->tensor_count()) {
   diloco_.shared() = std::move(genesis);
   group_.bind(diloco_.shared());
 }
@@ -105,6 +116,16 @@ TrainerPeer::TrainerPeer(train::TrainConfig config, const secure::KeyPair& key,
 TrainerPeer::~TrainerPeer() = default;
 
 void TrainerPeer::bind(std::string_view name, std::span<const std::size_t> shape, float* data) {
+  bind_buffer(name, shape, Buffer{.data = data, .bf16 = false});
+}
+
+void TrainerPeer::bind_bf16(std::string_view name, std::span<const std::size_t> shape,
+                            std::uint16_t* data) {
+  bind_buffer(name, shape, Buffer{.data = data, .bf16 = true});
+}
+
+void TrainerPeer::bind_buffer(std::string_view name, std::span<const std::size_t> shape,
+                              Buffer buffer) {
   if (phase_ != Phase::open)
     throw Error(ErrorCategory::invalid_argument,
                 fmt::format("tensor {}: tensors are bound before join", name));
@@ -119,11 +140,11 @@ void TrainerPeer::bind(std::string_view name, std::span<const std::size_t> shape
     throw Error(ErrorCategory::invalid_argument,
                 fmt::format("tensor {}: shape {} given, the run's model has {}", name,
                             shape_text(shape), shape_text(info.shape)));
-  if (data == nullptr)
+  if (buffer.data == nullptr)
     throw Error(ErrorCategory::invalid_argument, fmt::format("tensor {}: no buffer", name));
-  if (buffers_[*index] != nullptr)
+  if (buffers_[*index].data != nullptr)
     throw Error(ErrorCategory::invalid_argument, fmt::format("tensor {}: bound twice", name));
-  buffers_[*index] = data;
+  buffers_[*index] = buffer;
 }
 
 std::optional<JoinInfo> TrainerPeer::join(Duration patience) {
@@ -131,21 +152,23 @@ std::optional<JoinInfo> TrainerPeer::join(Duration patience) {
     throw Error(ErrorCategory::invalid_argument,
                 phase_ == Phase::failed ? "join: a join of this peer failed; open a new one"
                                         : "join: this peer has joined already");
-  const auto missing = std::ranges::find(buffers_, nullptr);
+  const auto unbound = [](const Buffer& b) { return b.data == nullptr; };
+  const auto missing = std::ranges::find_if(buffers_, unbound);
   if (missing != buffers_.end()) {
     const TensorInfo& info = layout_->tensor(static_cast<std::size_t>(missing - buffers_.begin()));
     throw Error(ErrorCategory::invalid_argument,
                 fmt::format("join: tensor {} {} is not bound ({} of the model's {} are)", info.name,
                             shape_text(info.shape),
                             buffers_.size() -
-                                static_cast<std::size_t>(std::ranges::count(buffers_, nullptr)),
+                                static_cast<std::size_t>(std::ranges::count_if(buffers_, unbound)),
                             buffers_.size()));
   }
   if (stop_.load()) return std::nullopt;  // interrupted before: the session is not started twice
-  const proto::StateManifest genesis = diloco_.shared().manifest();
+  const bool resumed = genesis_.has_value();
+  const proto::StateManifest genesis = resumed ? *genesis_ : diloco_.shared().manifest();
   swarm::JoinOutcome outcome;
   try {
-    outcome = group_.join(genesis, /*at_genesis=*/true, patience);
+    outcome = group_.join(genesis, /*at_genesis=*/!resumed, patience);
   } catch (const Error& e) {
     phase_ = Phase::failed;  // its session started: a second join would start it again
     if (e.category() != ErrorCategory::network) throw;
@@ -156,7 +179,7 @@ std::optional<JoinInfo> TrainerPeer::join(Duration patience) {
                                   "public-key is not its key: its handshake fails for both");
   }
   if (outcome.stopped) return std::nullopt;
-  hash_ = outcome.fetched ? diloco_.shared().hash() : genesis.state_hash();
+  hash_ = outcome.fetched || resumed ? diloco_.shared().hash() : genesis.state_hash();
   phase_ = Phase::joined;
   local_.copy_from(diloco_.shared().arena(0));
   write_back();
@@ -168,22 +191,105 @@ std::optional<JoinInfo> TrainerPeer::join(Duration patience) {
                   .shard_count = outcome.reply.shard_count};
 }
 
-train::RoundResult TrainerPeer::round(float loss) {
-  if (phase_ != Phase::joined)
+void TrainerPeer::overlap() {
+  if (phase_ != Phase::open)
+    throw Error(ErrorCategory::invalid_argument, "overlap: before join only");
+  if (!overlapped_) diloco_.overlap_with(group_);
+  overlapped_ = true;
+}
+
+bool TrainerPeer::round_start(float loss) {
+  if (phase_ != Phase::joined || !overlapped_ || diloco_.pending() || ended_early_)
     throw Error(ErrorCategory::invalid_argument,
-                phase_ == Phase::left ? "round: this peer has left" : "round: join the run first");
+                phase_ != Phase::joined ? "round_start: join the run first (and not left)"
+                : !overlapped_          ? "round_start: this peer's rounds do not overlap"
+                                        : "round_start: land the round in flight first");
+  if (stop_.load()) {  // interrupted: no new round goes to the network
+    ended_early_ = train::RoundResult{.kind = train::RoundResult::Kind::skipped, .state = hash_};
+    return false;
+  }
+  times_ = {};
+  const TimePoint start = steady_now();
+  gather();
+  times_.gather_s = std::chrono::duration<double>(steady_now() - start).count();
+  group_.note_phase_loss(loss);
+  const TimePoint exchange = steady_now();
+  diloco_.round(local_);  // Δ, the all-reduce until the mean, θ' into local_
+  times_.diloco.exchange_s = std::chrono::duration<double>(steady_now() - exchange).count();
+  const TimePoint write = steady_now();
+  write_back();
+  times_.write_back_s = std::chrono::duration<double>(steady_now() - write).count();
+  if (!diloco_.pending()) ended_early_ = diloco_.last_round();  // round_land() returns it
+  return diloco_.pending();
+}
+
+train::RoundResult TrainerPeer::round_land() {
+  if (ended_early_) {
+    hash_ = ended_early_->state;
+    return *std::exchange(ended_early_, std::nullopt);
+  }
+  if (phase_ != Phase::joined || !diloco_.pending())
+    throw Error(ErrorCategory::invalid_argument, "round_land: no round started");
+  const TimePoint start = steady_now();
+  const train::RoundResult result = diloco_.land(local_);
+  if (result.kind == train::RoundResult::Kind::replaced) write_back();
+  times_.diloco.exchange_s += std::chrono::duration<double>(steady_now() - start).count();
+  hash_ = result.state;
+  return result;
+}
+
+train::RoundResult TrainerPeer::round(float loss) {
+  if (phase_ != Phase::joined || overlapped_)
+    throw Error(ErrorCategory::invalid_argument,
+                phase_ == Phase::left ? "round: this peer has left"
+                : overlapped_         ? "round: this peer overlaps its rounds (round_start)"
+                                      : "round: join the run first");
   // Interrupted: no new round goes to the network (loco.h: later calls return at once).
   if (stop_.load())
     return train::RoundResult{.kind = train::RoundResult::Kind::skipped, .state = hash_};
-  for (std::size_t i = 0; i < buffers_.size(); ++i) {
-    const std::span<float> tensor = local_.tensor(i);
-    std::memcpy(tensor.data(), buffers_[i], tensor.size_bytes());
-  }
+  times_ = {};
+  const auto seconds_since = [](TimePoint start) {
+    return std::chrono::duration<double>(steady_now() - start).count();
+  };
+  const TimePoint gather_start = steady_now();
+  gather();
+  times_.gather_s = seconds_since(gather_start);
   group_.note_phase_loss(loss);
   const train::RoundResult result = diloco_.round(local_);
+  times_.diloco = diloco_.last_times();
   hash_ = result.state;
-  if (result.kind != train::RoundResult::Kind::skipped) write_back();
+  if (result.kind != train::RoundResult::Kind::skipped) {
+    const TimePoint write_start = steady_now();
+    write_back();
+    times_.write_back_s = seconds_since(write_start);
+  }
   return result;
+}
+
+void TrainerPeer::save(const std::filesystem::path& path) {
+  if (phase_ != Phase::joined && phase_ != Phase::left)
+    throw Error(ErrorCategory::invalid_argument,
+                "save: join the run first (the state before it is the genesis or a loaded file)");
+  // The identity: the run config's options that fix the layout (another model's file is refused
+  // by name on load).
+  train::SharedState& shared = diloco_.shared();
+  train::save_train_state(
+      path, named(shared),
+      train::StateFileValues{.counters = {{"round", shared.round()}}, .cursor = ""},
+      config_.identity());
+}
+
+void TrainerPeer::load(const std::filesystem::path& path) {
+  if (phase_ != Phase::open) throw Error(ErrorCategory::invalid_argument, "load: before join only");
+  // Into a state of its own first (8 bytes a parameter more, for the call): a file that fails
+  // half-way leaves the peer's state as it was.
+  train::SharedState loaded(layout_, train::DiLoCo::shared_names());
+  const train::StateFileValues values =
+      train::load_train_state(path, named(loaded), {"round"}, config_.identity());
+  loaded.set_round(values.counters.at("round"));
+  if (!genesis_) genesis_ = diloco_.shared().manifest();
+  diloco_.shared() = std::move(loaded);
+  spdlog::info("loaded loco's state of round {} from {}", diloco_.shared().round(), path.string());
 }
 
 void TrainerPeer::leave(const std::string& reason) {
@@ -192,10 +298,27 @@ void TrainerPeer::leave(const std::string& reason) {
   phase_ = Phase::left;
 }
 
+void TrainerPeer::gather() {
+  for (std::size_t i = 0; i < buffers_.size(); ++i) {
+    const std::span<float> tensor = local_.tensor(i);
+    if (!buffers_[i].bf16) {
+      std::memcpy(tensor.data(), buffers_[i].data, tensor.size_bytes());
+      continue;
+    }
+    const auto* in = static_cast<const std::uint16_t*>(buffers_[i].data);
+    for (std::size_t k = 0; k < tensor.size(); ++k) tensor[k] = bf16_to_float(in[k]);
+  }
+}
+
 void TrainerPeer::write_back() {
   for (std::size_t i = 0; i < buffers_.size(); ++i) {
     const std::span<const float> tensor = std::as_const(local_).tensor(i);
-    std::memcpy(buffers_[i], tensor.data(), tensor.size_bytes());
+    if (!buffers_[i].bf16) {
+      std::memcpy(buffers_[i].data, tensor.data(), tensor.size_bytes());
+      continue;
+    }
+    auto* out = static_cast<std::uint16_t*>(buffers_[i].data);
+    for (std::size_t k = 0; k < tensor.size(); ++k) out[k] = float_to_bf16(tensor[k]);
   }
 }
 

@@ -1,8 +1,8 @@
 // loco._loco: the C API (loco/loco.h) for Python, one call for each, nothing more; the package's
 // __init__.py gives it its Python face. Arrays come in through the buffer protocol, unconverted:
-// a buffer that is not fp32, C-contiguous and writable is refused, never copied (loco writes the
-// new θ into it). The GIL is released while a call blocks (join, round), so other Python
-// threads run meanwhile.
+// a buffer that is not fp32 (or bf16 seen as 16-bit integers), C-contiguous and writable is
+// refused, never copied (loco writes the new θ into it). The GIL is released while a call blocks
+// (join, round), so other Python threads run meanwhile.
 
 #include <pybind11/pybind11.h>
 
@@ -83,18 +83,24 @@ class Peer {
       raise(LOCO_ERR_INVALID_ARGUMENT,
             ("tensor " + name + ": loco takes fp32 arrays, not format '" + info.format + "'")
                 .c_str());
-    std::vector<std::size_t> shape;
-    py::ssize_t expected = 4;
-    for (py::ssize_t d = info.ndim; d-- > 0;) {
-      const auto at = static_cast<std::size_t>(d);
-      if (info.shape[at] != 1 && info.strides[at] != expected)
-        raise(LOCO_ERR_INVALID_ARGUMENT,
-              ("tensor " + name + ": loco takes C-contiguous arrays (use .contiguous())").c_str());
-      expected *= info.shape[at];
-    }
-    for (const py::ssize_t size : info.shape) shape.push_back(static_cast<std::size_t>(size));
+    const std::vector<std::size_t> shape = contiguous_shape(name, info);
     check(loco_peer_bind(open(), name.c_str(), shape.data(), shape.size(),
                          static_cast<float*>(info.ptr)),
+          peer_);
+  }
+
+  // Binds a writable, C-contiguous buffer of bf16 values seen as 16-bit integers (a
+  // torch.bfloat16 tensor's .view(torch.int16), which NumPy can hold).
+  void bind_bf16(const std::string& name, const py::buffer& array) {
+    const py::buffer_info info = array.request(/*writable=*/true);
+    if (info.itemsize != 2 || (info.format != "h" && info.format != "H"))
+      raise(LOCO_ERR_INVALID_ARGUMENT,
+            ("tensor " + name + ": bf16 values come as 16-bit integers, not format '" +
+             info.format + "'")
+                .c_str());
+    const std::vector<std::size_t> shape = contiguous_shape(name, info);
+    check(loco_peer_bind_bf16(open(), name.c_str(), shape.data(), shape.size(),
+                              static_cast<std::uint16_t*>(info.ptr)),
           peer_);
   }
 
@@ -122,21 +128,71 @@ class Peer {
       status = loco_peer_round(open(), loss, &result);
     }
     check(status, peer_);
+    return result_dict(result);
+  }
+
+  void overlap() { check(loco_peer_overlap(open()), peer_); }
+
+  bool round_start(float loss) {
+    int started = 0;
+    loco_status status;
+    {
+      py::gil_scoped_release unlocked;
+      status = loco_peer_round_start(open(), loss, &started);
+    }
+    check(status, peer_);
+    return started != 0;
+  }
+
+  bool round_ready() const {
+    int ready = 0;
+    check(loco_peer_round_ready(open(), &ready), peer_);
+    return ready != 0;
+  }
+
+  py::dict round_land() {
+    loco_round_result result{};
+    loco_status status;
+    {
+      py::gil_scoped_release unlocked;
+      status = loco_peer_round_land(open(), &result);
+    }
+    check(status, peer_);
+    return result_dict(result);
+  }
+
+ private:
+  static py::dict result_dict(const loco_round_result& result) {
     static constexpr const char* kKinds[] = {"committed", "skipped", "replaced"};
     py::dict out;
     out["kind"] = kKinds[result.kind];
     out["round"] = result.round;
     out["members"] = result.members;
     out["state_hash"] = hex(result.state_hash, LOCO_HASH_BYTES);
+    const loco_round_times& t = result.times;
+    py::dict times;
+    times["gather_s"] = t.gather_s;
+    times["delta_s"] = t.delta_s;
+    times["exchange_s"] = t.exchange_s;
+    times["hash_s"] = t.hash_s;
+    times["outer_s"] = t.outer_s;
+    times["write_back_s"] = t.write_back_s;
+    out["times"] = times;
+    out["bytes_sent"] = result.bytes_sent;
+    out["bytes_received"] = result.bytes_received;
     return out;
   }
 
+ public:
   py::tuple state_hash() const {
     std::uint8_t hash[LOCO_HASH_BYTES];
     std::uint64_t round = 0;
     check(loco_peer_state_hash(open(), hash, &round), peer_);
     return py::make_tuple(hex(hash, LOCO_HASH_BYTES), round);
   }
+
+  void save(const std::string& path) { check(loco_peer_save(open(), path.c_str()), peer_); }
+  void load(const std::string& path) { check(loco_peer_load(open(), path.c_str()), peer_); }
 
   void leave(const std::string& reason) {
     loco_status status;
@@ -152,6 +208,22 @@ class Peer {
   }
 
  private:
+  // The buffer's shape, when its elements lie back to back in C order.
+  static std::vector<std::size_t> contiguous_shape(const std::string& name,
+                                                   const py::buffer_info& info) {
+    py::ssize_t expected = info.itemsize;
+    for (py::ssize_t d = info.ndim; d-- > 0;) {
+      const auto at = static_cast<std::size_t>(d);
+      if (info.shape[at] != 1 && info.strides[at] != expected)
+        raise(LOCO_ERR_INVALID_ARGUMENT,
+              ("tensor " + name + ": loco takes C-contiguous arrays (use .contiguous())").c_str());
+      expected *= info.shape[at];
+    }
+    std::vector<std::size_t> shape;
+    for (const py::ssize_t size : info.shape) shape.push_back(static_cast<std::size_t>(size));
+    return shape;
+  }
+
   loco_peer* open() const {
     if (peer_ == nullptr) raise(LOCO_ERR_STATE, "this peer is closed");
     return peer_;
@@ -176,9 +248,16 @@ PYBIND11_MODULE(_loco, m) {
       .def("tensors", &Peer::tensors)
       .def("inner_steps", &Peer::inner_steps)
       .def("bind", &Peer::bind)
+      .def("bind_bf16", &Peer::bind_bf16)
       .def("join", &Peer::join)
       .def("round", &Peer::round)
+      .def("overlap", &Peer::overlap)
+      .def("round_start", &Peer::round_start)
+      .def("round_ready", &Peer::round_ready)
+      .def("round_land", &Peer::round_land)
       .def("state_hash", &Peer::state_hash)
+      .def("save", &Peer::save)
+      .def("load", &Peer::load)
       .def("leave", &Peer::leave)
       .def("interrupt", &Peer::interrupt);
 }

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "loco/core/assert.hpp"
 #include "loco/core/error.hpp"
 
 namespace loco::train {
@@ -112,6 +113,12 @@ RoundResult DiLoCo::round(InnerLoop& loop) {
 RoundResult DiLoCo::round(Arena& params) {
   // Δ is measured from the state the last round committed; a replaced state starts a phase.
   if (pending_ != 0 && land(params).kind == RoundResult::Kind::replaced) return last_;
+  times_ = {};
+  const auto now = [this] { return config_.clock ? config_.clock() : TimePoint{}; };
+  const auto seconds_since = [&now](TimePoint start) {
+    return std::chrono::duration<double>(now() - start).count();
+  };
+  const TimePoint delta_start = now();
   // Δ = θ_old − θ_new, and its norm for the tracker's screening.
   const auto old_params = theta().data();
   const auto new_params = params.data();
@@ -123,6 +130,7 @@ RoundResult DiLoCo::round(Arena& params) {
     delta[i] = old_params[i] - new_params[i];
     squares += static_cast<double>(delta[i]) * delta[i];
   }
+  times_.delta_s = seconds_since(delta_start);
   const std::uint64_t next = shared_.round() + 1;
   const float norm = static_cast<float>(std::sqrt(squares));
   const std::uint64_t tokens = timed() ? base_steps_ * step_tokens_ : 0;
@@ -140,21 +148,28 @@ RoundResult DiLoCo::round(Arena& params) {
     rebased();
     return last_;
   }
+  const TimePoint exchange_start = now();
   last_ = group_.run_round(RoundInput{
       .round = next,
       .delta = delta,
       .delta_norm = norm,
       .tokens = tokens,
       .tentative =
-          [this, next](std::span<const float> mean) {
+          [this, next, &now, &seconds_since](std::span<const float> mean) {
+            const TimePoint start = now();
             mean_ = mean;
-            return tentative(mean, next);
+            proto::StateManifest manifest = tentative(mean, next);
+            times_.hash_s += seconds_since(start);
+            return manifest;
           },
       .install =
-          [this, next] {
+          [this, next, &now, &seconds_since] {
+            const TimePoint start = now();
             optim::outer_nesterov_step(config_.outer, theta().data(), momentum().data(), mean_);
             shared_.set_round(next);
+            times_.outer_s = seconds_since(start);
           }});
+  times_.exchange_s = seconds_since(exchange_start) - times_.hash_s - times_.outer_s;
   if (last_.kind != RoundResult::Kind::skipped) {
     params.copy_from(theta());
     rebased();
@@ -179,6 +194,12 @@ void DiLoCo::preview(Arena& params, std::span<const float> mean) const {
     optim::outer_nesterov_step(config_.outer, local.subspan(at, count),
                                std::span(momentum).first(count), mean.subspan(at, count));
   }
+}
+
+void DiLoCo::overlap_with(OverlappedGroup& group) {
+  LOCO_ASSERT(pending_ == 0 && overlapped_ == nullptr, "overlap_with after a round");
+  overlapped_ = &group;
+  delta_.reset();  // the overlapped round's Δ is the group's
 }
 
 RoundResult DiLoCo::land(Arena& params) {

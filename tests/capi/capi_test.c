@@ -208,7 +208,20 @@ static void test_errors_of_an_open_peer(void) {
   CHECK(loco_peer_tensor_count(peer, &index_past) == LOCO_OK, "%s", loco_last_error());
   expect_error(loco_peer_tensor_info(peer, index_past, &name, &shape, &rank),
                LOCO_ERR_INVALID_ARGUMENT, peer, "past", "a tensor index past the end");
+  expect_error(loco_peer_bind_bf16(peer, name, wrong, rank, (uint16_t*)buffer),
+               LOCO_ERR_INVALID_ARGUMENT, peer, "the run's model has", "a bf16 shape that differs");
   free(buffer);
+
+  /* loco's checkpoint: out of order, missing, damaged. */
+  char path[512];
+  path_in_dir(path, sizeof path, "loco.ckpt");
+  expect_error(loco_peer_save(peer, path), LOCO_ERR_STATE, peer, "join", "a save before join");
+  expect_error(loco_peer_save(peer, NULL), LOCO_ERR_INVALID_ARGUMENT, peer, "path is null",
+               "a save to no path");
+  expect_error(loco_peer_load(peer, path), LOCO_ERR_IO, peer, "loco.ckpt", "a load of no file");
+  write_file("loco.ckpt", "not a checkpoint");
+  expect_error(loco_peer_load(peer, path), LOCO_ERR_FORMAT, peer, "loco.ckpt",
+               "a load of a damaged file");
 
   model m = bind_model(peer);
   /* The run id is part of the secure handshake: the tracker of another run cannot answer, so
@@ -239,6 +252,11 @@ static void test_rounds(void) {
         ja.shard_index, jb.shard_index);
   CHECK(same_weights(&ma, &mb) && !isnan(ma.tensors[0][0]),
         "both start from the run's genesis, written into their buffers");
+  expect_error(loco_peer_round_start(a, 0, NULL), LOCO_ERR_STATE, a, "loco_peer_overlap",
+               "round_start without overlap");
+  expect_error(loco_peer_round_land(a, NULL), LOCO_ERR_STATE, a, "no round started",
+               "round_land with none started");
+  expect_error(loco_peer_overlap(a), LOCO_ERR_STATE, a, "joined already", "overlap after join");
 
   for (int r = 1; r <= 2; ++r) {
     train(&ma, 1e-3f);
@@ -253,6 +271,10 @@ static void test_rounds(void) {
                 calls[i].result.round == (uint64_t)r,
             "round %d: kind %d, %zu members, at round %llu", r, (int)calls[i].result.kind,
             calls[i].result.members, (unsigned long long)calls[i].result.round);
+      const loco_round_times* t = &calls[i].result.times;
+      CHECK(calls[i].result.bytes_sent > 0 && t->exchange_s > 0 && t->gather_s >= 0 &&
+                t->delta_s >= 0 && t->hash_s >= 0 && t->outer_s >= 0 && t->write_back_s >= 0,
+            "round %d: its times and bytes are reported", r);
     }
     CHECK(memcmp(calls[0].result.state_hash, calls[1].result.state_hash, LOCO_HASH_BYTES) == 0,
           "round %d: both peers report the same state hash", r);
@@ -312,6 +334,22 @@ static void test_interrupt(void) {
   loco_peer_interrupt(e);
   expect_error(loco_peer_join(e, 30.0, NULL), LOCO_ERR_INTERRUPTED, e, "interrupted",
                "a join after interrupt");
+  /* An overlapped round after interrupt: started without a mean, landed at once as skipped. */
+  write_peer_config("f.toml", "peer-f.key", "capi-run");
+  loco_peer* f = open_peer("f.toml");
+  if (f != NULL) {
+    model mf = bind_model(f);
+    CHECK(loco_peer_overlap(f) == LOCO_OK && loco_peer_join(f, 30.0, NULL) == LOCO_OK, "%s",
+          loco_peer_last_error(f));
+    loco_peer_interrupt(f);
+    int started = 1;
+    loco_round_result landed;
+    CHECK(loco_peer_round_start(f, NAN, &started) == LOCO_OK && started == 0 &&
+              loco_peer_round_land(f, &landed) == LOCO_OK && landed.kind == LOCO_ROUND_SKIPPED,
+          "an interrupted overlapped round is skipped: %s", loco_peer_last_error(f));
+    loco_peer_close(f);
+    free_model(&mf);
+  }
   loco_peer_close(d);
   loco_peer_close(e);
   free_model(&md);
@@ -329,7 +367,7 @@ int main(void) {
   }
   printf("libloco %s, folder %s\n", loco_version(), g_dir);
   static const char* keys[] = {"tracker.key", "peer-a.key", "peer-b.key", "peer-c.key",
-                               "peer-d.key",  "peer-e.key", "peer-x.key"};
+                               "peer-d.key",  "peer-e.key", "peer-f.key", "peer-x.key"};
   for (size_t i = 0; i < sizeof keys / sizeof *keys; ++i) {
     char path[512];
     path_in_dir(path, sizeof path, keys[i]);

@@ -6,9 +6,12 @@ ctest runs these with LOCO_BIN_DIR (loco-tracker, loco-peer), LOCO_SOURCE_DIR an
 
 import json
 import os
+import re
 import selectors
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -39,7 +42,7 @@ def run_config(folder, h=None, rounds=None, data=None):
 class Tracker:
     """loco-tracker for run `run_id`, its address and key taken from its first line."""
 
-    def __init__(self, folder, config, run_id, min_peers):
+    def __init__(self, folder, config, run_id, min_peers, http=False):
         import loco
 
         loco.keygen(folder / "tracker.key")
@@ -47,7 +50,8 @@ class Tracker:
         self.process = subprocess.Popen(
             [str(BIN / "loco-tracker"), "--tracker.key", str(folder / "tracker.key"),
              "--tracker.listen", "127.0.0.1:0", "--tracker.state-file", str(folder / "tracker.state"),
-             "--tracker.http", "", "--tracker.max-members-per-address", "0", "--run.id", run_id,
+             "--tracker.http", "127.0.0.1:0" if http else "",
+             "--tracker.max-members-per-address", "0", "--run.id", run_id,
              "--run.config", str(config), "--run.min-peers", str(min_peers),
              "--admission.policy", "open"],
             stdout=subprocess.PIPE, stderr=open(self.log, "w"), text=True)
@@ -60,19 +64,33 @@ class Tracker:
         self.address, self.public_key = line[len(prefix):].strip().split(" as ")
         self.run_id = run_id
         self.config = config
+        self.public_keys = {}  # peer name -> its public key (hex), as the status page shows it
+        self.status_url = None
+        if http:  # the status page's address: its line comes soon after "listening on"
+            found = wait_for(lambda: re.search(r"status page at (http://\S+/)",
+                                               self.log.read_text()), timeout=30)
+            assert found, f"loco-tracker named no status page; its log: {self.log}"
+            self.status_url = found.group(1) + "status"
 
-    def peer_config(self, folder, name):
-        """A loco-peer config for a new key `name`.key, written as `name`.toml."""
+    def peer_config(self, folder, name, link=None):
+        """A loco-peer config for a new key `name`.key, written as `name`.toml; `link`: the
+        [link] section's lines (the peer's emulated link), if any."""
         import loco
 
-        loco.keygen(folder / f"{name}.key")
+        self.public_keys[name] = loco.keygen(folder / f"{name}.key")
         path = folder / f"{name}.toml"
         path.write_text(
             'log-level = "warn"\n'
             f'[peer]\nkey = "{name}.key"\nlisten = "127.0.0.1:0"\n'
             f'[run]\nid = "{self.run_id}"\nconfig = "{self.config}"\n'
-            f'[tracker]\naddress = "{self.address}"\npublic-key = "{self.public_key}"\n')
+            f'[tracker]\naddress = "{self.address}"\npublic-key = "{self.public_key}"\n'
+            + (f'[link]\n{link}' if link else ''))
         return path
+
+    def status(self):
+        """The tracker's /status JSON (a tracker made with http=True)."""
+        with urllib.request.urlopen(self.status_url, timeout=10) as reply:
+            return json.loads(reply.read())
 
     def stop(self):
         self.process.terminate()
@@ -81,6 +99,17 @@ class Tracker:
         except subprocess.TimeoutExpired:
             self.process.kill()
             return self.process.wait()
+
+
+def wait_for(predicate, timeout, every=0.05):
+    """The first true value of predicate(), polled every `every` seconds, or None once `timeout`
+    seconds have passed without one: a wait on an event, its timeout only a bound for a hang."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(every)
 
 
 def read_line(stream, timeout):
@@ -96,8 +125,8 @@ def read_line(stream, timeout):
 def tracker_factory(tmp_path):
     trackers = []
 
-    def make(min_peers, h=None, rounds=None, data=None, run_id="py-run"):
-        tracker = Tracker(tmp_path, run_config(tmp_path, h, rounds, data), run_id, min_peers)
+    def make(min_peers, h=None, rounds=None, data=None, run_id="py-run", http=False):
+        tracker = Tracker(tmp_path, run_config(tmp_path, h, rounds, data), run_id, min_peers, http)
         trackers.append(tracker)
         return tracker
 
@@ -126,17 +155,22 @@ def spawn():
             process.wait()
 
 
-def python_peer(spawn, config, rounds, seed):
-    """tests/python/quadratic_peer.py as its own process."""
-    return spawn([sys.executable, HERE / "quadratic_peer.py", config, rounds, seed])
+def python_peer(spawn, config, rounds, seed, *options):
+    """tests/python/quadratic_peer.py as its own process (`options`: its --save, --load...)."""
+    return spawn([sys.executable, HERE / "quadratic_peer.py", config, rounds, seed, *options])
 
 
-def python_rounds(process, timeout=120):
-    """A Python peer's rounds, one dict per JSON line it printed: round, kind, members, state
-    (the full hash), loss."""
+def python_lines(process, timeout=120):
+    """Every JSON line a Python peer printed, once it has ended well."""
     out, err = process.communicate(timeout=timeout)
     assert process.returncode == 0, f"a Python peer failed ({process.returncode}):\n{err}"
     return [json.loads(line) for line in out.splitlines()]
+
+
+def python_rounds(process, timeout=120):
+    """A Python peer's rounds, one dict per round line it printed: round, kind, members, state
+    (the full hash), loss (its other lines, "event"s, left out)."""
+    return [row for row in python_lines(process, timeout) if "event" not in row]
 
 
 def loco_peer_rounds(process, timeout=120):

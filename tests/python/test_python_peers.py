@@ -31,6 +31,14 @@ def test_three_python_peers_hold_the_same_state_after_every_round(tracker_factor
     first = np.mean([run[0]["loss"] for run in runs])
     last = np.mean([run[-1]["loss"] for run in runs])
     assert last < first, f"the loss did not fall: {first} then {last}"
+    for run in runs:  # each round says where loco's part of it went, and what it sent
+        sent = [row["bytes_sent"] for row in run]
+        assert sent == sorted(sent) and sent[0] > 0, sent
+        for row in run:
+            assert set(row["times"]) == {"gather_s", "delta_s", "exchange_s", "hash_s", "outer_s",
+                                         "write_back_s"}, row
+            assert all(s >= 0 for s in row["times"].values()) and row["times"]["exchange_s"] > 0
+
 
 
 def test_loco_peers_and_python_peers_are_members_of_one_run(tracker_factory, tmp_path, spawn):
@@ -70,3 +78,17 @@ def test_errors_are_loco_errors_with_a_status_and_a_message(tracker_factory, tmp
         with pytest.raises(loco.Error) as early:
             peer.round()
         assert early.value.status == "LOCO_ERR_STATE"
+
+
+def test_three_python_peers_overlapping_their_rounds_hold_the_same_state(tracker_factory,
+                                                                        tmp_path, spawn):
+    """Rounds that overlap the trainer's steps (round_start, round_ready, round_land): every
+    landed round committed by all three with one state, and the loss falls."""
+    tracker = tracker_factory(min_peers=3)
+    peers = [python_peer(spawn, tracker.peer_config(tmp_path, f"py-{i}"), ROUNDS, i, "--overlap")
+             for i in range(3)]
+    runs = [python_rounds(p) for p in peers]
+    same_state_after_every_round(runs, ROUNDS)
+    first = np.mean([run[0]["loss"] for run in runs])
+    last = np.mean([run[-1]["loss"] for run in runs])
+    assert last < first, f"the loss did not fall: {first} then {last}"

@@ -28,9 +28,11 @@ def test_two_loco_peers_and_two_pytorch_peers_hold_the_same_state(tracker_factor
              f'val-file = "{tmp_path / "val.bin"}"\n')
     loco_peers = [spawn([BIN / "loco-peer", "--config", tracker.peer_config(tmp_path, f"loco-{i}")])
                   for i in range(2)]
+    # One PyTorch peer overlaps its rounds with its steps (--overlap), the other blocks in them.
     torch_peers = [spawn([sys.executable, EXAMPLE, "--config",
                           tracker.peer_config(tmp_path, f"torch-{i}"), "--train",
-                          tmp_path / "train.bin", "--rounds", rounds, "--seed", i])
+                          tmp_path / "train.bin", "--rounds", rounds, "--seed", i]
+                         + (["--overlap"] if i == 1 else []))
                    for i in range(2)]
     runs = [python_rounds(p, timeout=180) for p in torch_peers]
     for run in runs:

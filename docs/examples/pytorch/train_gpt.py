@@ -8,12 +8,15 @@ config, nanoGPT's names).
 
 The peer config is a loco-peer config ([peer], [run], [tracker]); the run config it names must
 read the same token files ([data] source = "files") for loco-peer peers of the same run. Prints
-one JSON line per round: {"round", "kind", "members", "state", "loss"}.
+one JSON line per round: {"round", "kind", "members", "state", "loss", "round_s", "times",
+"bytes_sent"} (round_s: the seconds loco's calls took; times: loco's part, by phase), and with
+--val a last line {"val_loss", "bytes_sent"}: the final model's loss on fixed validation windows.
 """
 
 import argparse
 import json
 import math
+import time
 import tomllib
 from pathlib import Path
 
@@ -79,6 +82,27 @@ class GPT(nn.Module):
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
 
+def evaluate(model, tokens, context, batches=8, batch=16, seed=12345):
+    """The mean loss on `batches` batches of windows of `tokens` drawn with a fixed seed: the same
+    windows for any model, any peer, any run."""
+    rng = np.random.default_rng(seed)
+    total = 0.0
+    with torch.no_grad():
+        for _ in range(batches):
+            starts = rng.integers(0, len(tokens) - context - 1, batch)
+            window = torch.from_numpy(
+                np.stack([tokens[s:s + context + 1] for s in starts]).astype(np.int64))
+            total += model(window[:, :-1], window[:, 1:]).item()
+    return total / batches
+
+
+def print_round(result, loss, seconds):
+    """The round's JSON line; `seconds`: what loco's calls took of the trainer's time."""
+    print(json.dumps({"round": result.round, "kind": result.kind, "members": result.members,
+                      "state": result.state_hash, "loss": loss, "round_s": seconds,
+                      "times": result.times, "bytes_sent": result.bytes_sent}), flush=True)
+
+
 def run_model(peer, peer_config):
     """The GPT of the run's [model]: sizes from the run's tensors, n-head from its config."""
     shapes = dict(peer.tensors())
@@ -95,6 +119,9 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--config", required=True, help="the peer config (loco-peer's keys)")
     p.add_argument("--train", required=True, help="training tokens (uint16, loco-prepare)")
+    p.add_argument("--val", help="validation tokens: print the final model's loss on them")
+    p.add_argument("--overlap", action="store_true",
+                   help="overlap each round with the next inner steps (round_start, round_land)")
     p.add_argument("--rounds", type=int, default=10)
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--lr", type=float, default=3e-3)
@@ -107,12 +134,25 @@ def main():
     with loco.Peer(args.config) as peer:
         model, context = run_model(peer, args.config)
         peer.bind_all(model.state_dict())  # no copy: loco writes θ into the parameters
+        if args.overlap:
+            peer.overlap()
         joined = peer.join(timeout=60)     # the run's weights, never this script's init
         inner = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.1)
         tokens = np.memmap(args.train, dtype=np.uint16, mode="r")
         size = len(tokens) // joined.shard_count  # this peer's shard: one slice of the file
         shard = tokens[joined.shard_index * size:(joined.shard_index + 1) * size]
         rng = np.random.default_rng(args.seed * 1000 + joined.shard_index)
+        # --overlap: the round started at a phase's end lands while the next phase trains (as
+        # soon as round_ready() says its merge may be applied, at the next round at the latest).
+        in_flight = None  # (the phase's mean loss, the seconds round_start took)
+        result = None
+
+        def land():
+            nonlocal result
+            started = time.perf_counter()
+            result = peer.round_land()
+            print_round(result, in_flight[0], in_flight[1] + time.perf_counter() - started)
+
         for _ in range(args.rounds):
             losses = []
             for _ in range(peer.inner_steps):
@@ -125,13 +165,31 @@ def main():
                 torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
                 inner.step()
                 losses.append(loss.item())
+                if in_flight and peer.round_ready():
+                    land()
+                    in_flight = None
             mean = float(np.mean(losses))
-            with torch.no_grad():  # loco writes the new θ into the parameters
-                result = peer.round(mean)
-            print(json.dumps({"round": result.round, "kind": result.kind,
-                              "members": result.members, "state": result.state_hash,
-                              "loss": mean}), flush=True)
+            if in_flight:  # not landed during the phase: wait for it now
+                land()
+                in_flight = None
+            started = time.perf_counter()
+            with torch.no_grad():  # loco writes the new θ (θ' when overlapped) into them
+                if args.overlap:
+                    has_mean = peer.round_start(mean)
+                    in_flight = (mean, time.perf_counter() - started)
+                    if not has_mean:  # the round ended at once: it lands now
+                        land()
+                        in_flight = None
+                else:
+                    result = peer.round(mean)
+                    print_round(result, mean, time.perf_counter() - started)
+        if in_flight:
+            land()
         peer.leave("finished its rounds")
+        if args.val:
+            val = np.memmap(args.val, dtype=np.uint16, mode="r")
+            print(json.dumps({"val_loss": evaluate(model, val, context),
+                              "bytes_sent": result.bytes_sent}), flush=True)
 
 
 if __name__ == "__main__":

@@ -8,18 +8,29 @@
 // The run's config ([model]) fixes the tensors: their names (nanoGPT's for the GPT), shapes and
 // order, which the shared state, its hash and the tracker's admission all depend on, so that
 // loco-peer and a trainer peer of one run hold the same bits. The trainer binds a buffer of its
-// own to every tensor of that layout before join(): same name, same shape, fp32, row-major,
-// contiguous. loco reads and writes these buffers only inside join() and round().
+// own to every tensor of that layout before join(): same name, same shape, fp32 or bf16,
+// row-major, contiguous. loco reads and writes these buffers only inside join() and round(). The
+// shared state stays fp32 whatever the buffers: a bf16 buffer is converted as it is read and
+// written, so its Δ carries θ's rounding to bf16 too (at most 2^-9 of each weight).
 //
-// Call order: open, bind every tensor, join, then round as often as wanted, leave (or destroy).
-// Everything on one thread, except interrupt(), which any thread may call.
+// Call order: open, bind every tensor (and load a checkpoint, if resuming), join, then round as
+// often as wanted (and save), leave (or destroy). Everything on one thread, except interrupt(),
+// which any thread may call.
 //
-// Copies per round, for n parameters: the trainer's buffers into θ_local (4n bytes) and θ back
-// into them (4n, not on a skipped round), beside DiLoCo's own (diloco.hpp, swarm_group.hpp).
+// Checkpoint of loco's part (save, load): the shared state (θ and the outer momentum, under
+// train::DiLoCo's names "outer.params.*" and "outer.momentum.*") and its round, in loco's training
+// state file (train/train_state_file.hpp: safetensors with a digest, the run config's identity).
+// The trainer saves its own model and optimizer; a peer that loads a file joins with that state,
+// and the tracker either takes it as the run's (the run is still at it) or has it fetch the run's.
+//
+// Copies per round, for n parameters: the trainer's buffers into θ_local (4n bytes; bf16's
+// converted on the way, no copy more) and θ back into them (4n, not on a skipped round), beside
+// DiLoCo's own (diloco.hpp, swarm_group.hpp).
 
 #include <atomic>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -36,6 +47,13 @@ struct JoinInfo {
   std::uint64_t round = 0;
   std::uint32_t shard_index = 0;  // the data shard the tracker gave this peer
   std::uint32_t shard_count = 1;
+};
+
+// Where the last round's time went (train::RoundTimes, and the copies around it), in seconds.
+struct RoundTimes {
+  double gather_s = 0;  // the trainer's buffers copied into θ_local
+  train::RoundTimes diloco;
+  double write_back_s = 0;  // the new θ copied into the trainer's buffers
 };
 
 class TrainerPeer {
@@ -59,19 +77,46 @@ class TrainerPeer {
   // model does not have, a shape other than the model's (both named), a tensor bound twice, or
   // after join().
   void bind(std::string_view name, std::span<const std::size_t> shape, float* data);
+  // The same for a bf16 buffer (the upper halves of fp32s, as PyTorch's torch.bfloat16): read into
+  // θ_local exactly, θ written back rounded to nearest even (core/bf16.hpp).
+  void bind_bf16(std::string_view name, std::span<const std::size_t> shape, std::uint16_t* data);
   // Joins the run with the state it holds (the genesis, computed from the run's config), fetches
   // the run's state when the run is past it, and writes θ into the trainer's buffers. Throws
   // Error(invalid_argument) when a tensor is not bound, Error(config) when the tracker refuses
   // this peer (its reason), Error(network) when nothing is heard for `patience`. Interrupted:
   // returns nothing.
   std::optional<JoinInfo> join(Duration patience);
+  // Writes loco's part (above) to `path` atomically. After join. Throws Error(io).
+  void save(const std::filesystem::path& path);
+  // Reads what save() wrote, before join: join() then offers that state to the run. Throws
+  // Error(io) for a file that cannot be read, Error(format) for a damaged one or one that is not
+  // loco's (the file is checked before anything is allocated from its sizes), Error(config) for
+  // one of another run config (the differing option named). A failed load changes nothing.
+  void load(const std::filesystem::path& path);
   // A DiLoCo round from the trainer's buffers as they are now (`loss`: the mean loss of its
   // inner steps since the last round, for the tracker's status page; NaN if unknown). On
   // committed or replaced, the buffers hold the new θ; skipped leaves them as they were.
   train::RoundResult round(float loss);
+  // Overlapped rounds (before join; round() is then refused): round_start() begins a round from
+  // the buffers and returns once the group's mean is in, the buffers holding the θ' it leads to
+  // (false: the round ended without a mean; round_land() says how), and the trainer trains on
+  // while the network thread hashes θ' ‖ v' and the group commits. round_land() waits for the
+  // outcome and lands it: committed leaves the buffers alone (they went on from θ', which the
+  // commit installed, unless a retry averaged another mean: the next Δ carries the difference),
+  // replaced writes the run's θ into them, skipped leaves θ where it was (the next Δ carries the
+  // outer step again). landable(): round_land() would not wait. One round at a time.
+  void overlap();
+  bool round_start(float loss);
+  bool landable() const { return diloco_.outcome_in(); }
+  train::RoundResult round_land();
+  bool overlapped() const { return overlapped_; }
+  bool round_pending() const { return diloco_.pending() || ended_early_.has_value(); }
   // The shared state's hash as of the last round (or join): what every member holds.
   const Digest& state_hash() const { return hash_; }
   std::uint64_t state_round() const { return group_.shared().round(); }
+  const RoundTimes& last_times() const { return times_; }
+  // Bytes this peer sent and received on its links (tracker, peers) since it joined.
+  const swarm::TrafficCounters& traffic() const { return group_.traffic(); }
   // Tells the tracker and stops the network thread. Further rounds are refused.
   void leave(const std::string& reason);
   // The blocking call in progress (join, round) returns soon: join with nothing, a round with
@@ -82,6 +127,13 @@ class TrainerPeer {
  private:
   TrainerPeer(train::TrainConfig config, const secure::KeyPair& key, swarm::SwarmConfig swarm,
               train::SharedState genesis);
+  // A trainer's buffer: fp32 or bf16.
+  struct Buffer {
+    void* data = nullptr;  // null: not bound
+    bool bf16 = false;
+  };
+  void bind_buffer(std::string_view name, std::span<const std::size_t> shape, Buffer buffer);
+  void gather();  // the trainer's buffers into θ_local
   void write_back();
 
   train::TrainConfig config_;
@@ -91,8 +143,14 @@ class TrainerPeer {
   swarm::SwarmGroup group_;
   train::DiLoCo diloco_;
   Arena local_;                  // θ_local: the trainer's buffers, gathered for the round
-  std::vector<float*> buffers_;  // the trainer's, by tensor index (null: not bound)
+  std::vector<Buffer> buffers_;  // the trainer's, by tensor index
   Digest hash_{};
+  RoundTimes times_;
+  bool overlapped_ = false;
+  std::optional<train::RoundResult> ended_early_;  // a started round that had no mean
+  // Set by load(): the genesis' manifest (the tracker knows the run by it) before the state was
+  // replaced by the file's.
+  std::optional<proto::StateManifest> genesis_;
   Phase phase_ = Phase::open;
 };
 

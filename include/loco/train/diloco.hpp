@@ -50,6 +50,15 @@ struct DiLoCoConfig {
   void validate() const;  // throws Error(config)
 };
 
+// Where a blocking round's time went (DiLoCo::round(Arena&)), by the config's clock: the trainer
+// peer reports it (host/trainer_peer.hpp). An overlapped round, or no clock, leaves it zero.
+struct RoundTimes {
+  double delta_s = 0;     // Δ = θ − θ_local and its norm
+  double exchange_s = 0;  // the group: Δ encoded, the all-reduce, the commit (minus the two below)
+  double hash_s = 0;      // θ' ‖ v' computed chunk by chunk and hashed (tentative)
+  double outer_s = 0;     // the outer step applied to θ and v in place (install)
+};
+
 class DiLoCo final : public Strategy {
  public:
   // Names of the shared arenas (checkpoint prefixes).
@@ -75,14 +84,23 @@ class DiLoCo final : public Strategy {
   // learning-rate schedule.
   RoundResult round(Arena& params);
   const RoundResult& last_round() const { return last_; }
+  const RoundTimes& last_times() const { return times_; }  // of round(Arena&)
+
+  // For a trainer that is not an InnerLoop and overlaps its rounds (host/trainer_peer.hpp): from
+  // now on round(Arena&) starts the round and returns once its mean is in (params ← the θ' it
+  // leads to), and land(params) lands it (replaced: params ← θ). Before the first round; `group`
+  // outlives this.
+  void overlap_with(OverlappedGroup& group);
+  bool pending() const { return pending_ != 0; }  // a round started and not landed
+  bool outcome_in() const { return pending_ != 0 && overlapped_->outcome_in(); }
+  RoundResult land(Arena& params);
 
  private:
   Arena& theta() { return shared_.arena(0); }
   Arena& momentum() { return shared_.arena(1); }
 
-  // The overlapped round: the local copy set to the state `mean` leads to; its landing.
+  // The overlapped round: the local copy set to the state `mean` leads to.
   void preview(Arena& params, std::span<const float> mean) const;
-  RoundResult land(Arena& params);
   // A replaced round puts the loop at the run's place in the learning-rate schedule.
   RoundResult placed(InnerLoop& loop, const RoundResult& result) const;
   bool timed() const { return config_.round_time > Duration::zero(); }
@@ -101,6 +119,7 @@ class DiLoCo final : public Strategy {
   std::optional<Arena> delta_;   // the blocking round's Δ (an overlapped one's is the group's)
   std::span<const float> mean_;  // the last tentative's, applied by install
   RoundResult last_;
+  RoundTimes times_;
   // Rounds bounded by time: the tokens of a step, the steps since the local copy last started
   // from θ, and when the inner phase began.
   std::uint64_t step_tokens_ = 0;

@@ -5,7 +5,7 @@ run, the shared state (θ at the last round and the outer momentum), the round (
 the group's all-reduce, the outer Nesterov step), the state hash, serving the state to newcomers.
 
     peer = loco.Peer("peer.toml")              # a loco-peer config: the same keys
-    peer.bind_all(model.state_dict())          # fp32 CPU tensors or NumPy arrays, no copy
+    peer.bind_all(model.state_dict())          # fp32/bf16 CPU tensors, NumPy arrays: no copy
     peer.join()                                # the run's θ written into them
     for each round:
         H inner steps (AdamW...) on the bound tensors
@@ -24,7 +24,10 @@ __all__ = ["Error", "JoinInfo", "Peer", "RoundResult", "keygen", "version"]
 version = _loco.version()
 
 JoinInfo = namedtuple("JoinInfo", "fetched round shard_index shard_count")
-RoundResult = namedtuple("RoundResult", "kind round members state_hash")
+# times: where loco's part of the round went, in seconds (gather_s, delta_s, exchange_s, hash_s,
+# outer_s, write_back_s: loco/loco.h's loco_round_times); bytes_*: this peer's since it joined.
+RoundResult = namedtuple("RoundResult",
+                         "kind round members state_hash times bytes_sent bytes_received")
 
 
 class Error(RuntimeError):
@@ -41,14 +44,27 @@ def keygen(path):
     return _loco.keygen(str(path))
 
 
-def _host_array(tensor):
-    """`tensor` as an object with the buffer protocol over the same memory (no copy)."""
-    if hasattr(tensor, "detach") and hasattr(tensor, "device"):  # a PyTorch tensor
-        if tensor.device.type != "cpu":
-            raise Error("LOCO_ERR_INVALID_ARGUMENT",
-                        f"a {tensor.device} tensor: bind a CPU tensor (docs/PYTORCH.md, GPU)")
-        return tensor.detach().numpy()  # shares the tensor's memory
-    return tensor
+def _is_torch(tensor):
+    return hasattr(tensor, "detach") and hasattr(tensor, "device")
+
+
+class _Staged:
+    """A torch tensor loco cannot read in place (on a GPU, or neither fp32 nor bf16) seen through
+    an fp32 CPU copy, pinned when the tensor is on a CUDA device: one copy in before each round,
+    one out after it (and after join), converting the dtype on the way."""
+
+    def __init__(self, tensor):
+        import torch
+
+        self.tensor = tensor.detach()  # the same memory, outside autograd
+        self.host = torch.empty(tuple(tensor.shape), dtype=torch.float32,
+                                pin_memory=tensor.device.type == "cuda")
+
+    def take(self):
+        self.host.copy_(self.tensor)
+
+    def give(self):
+        self.tensor.copy_(self.host)
 
 
 class Peer:
@@ -57,6 +73,7 @@ class Peer:
     def __init__(self, config):
         self._peer = _loco.Peer(str(config))
         self._bound = {}  # name -> (the caller's object, its array): kept alive while bound
+        self._staged = []  # _Staged tensors, copied around join and each round
 
     def tensors(self):
         """[(name, shape), ...]: the run's model, whose every tensor must be bound before join."""
@@ -68,8 +85,27 @@ class Peer:
         return self._peer.inner_steps()
 
     def bind(self, name, tensor):
-        """Binds an fp32, C-contiguous, writable NumPy array or CPU torch tensor to `name`."""
-        array = _host_array(tensor)
+        """Binds a C-contiguous, writable tensor to `name`: an fp32 NumPy array or CPU torch
+        tensor, or a bf16 CPU torch tensor (loco converts as it reads and writes), without a copy.
+        Any other torch tensor (on a GPU, or of another dtype) is bound through an fp32 CPU copy
+        (pinned for CUDA) that loco fills and empties around join and each round."""
+        if _is_torch(tensor):
+            import torch
+
+            if tensor.device.type != "cpu" or tensor.dtype not in (torch.float32, torch.bfloat16):
+                staged = _Staged(tensor)
+                self._peer.bind(name, staged.host.numpy())
+                self._staged.append(staged)
+                self._bound[name] = (tensor, staged)
+                return
+            if tensor.dtype == torch.bfloat16:  # NumPy has no bf16: its bits, as int16
+                array = tensor.detach().view(torch.int16).numpy()
+                self._peer.bind_bf16(name, array)
+                self._bound[name] = (tensor, array)
+                return
+            array = tensor.detach().numpy()  # shares the tensor's memory
+        else:
+            array = tensor
         self._peer.bind(name, array)
         self._bound[name] = (tensor, array)
 
@@ -85,15 +121,64 @@ class Peer:
 
     def join(self, timeout=60.0):
         """Joins the run and writes its θ (genesis or fetched) into the bound tensors."""
-        return JoinInfo(**self._peer.join(float(timeout)))
+        joined = JoinInfo(**self._peer.join(float(timeout)))
+        for staged in self._staged:
+            staged.give()
+        return joined
 
     def round(self, loss=float("nan")):
         """One DiLoCo round from the bound tensors; they hold the new θ after it (unless skipped)."""
-        return RoundResult(**self._peer.round(float(loss)))
+        for staged in self._staged:
+            staged.take()
+        result = RoundResult(**self._peer.round(float(loss)))
+        if result.kind != "skipped":
+            for staged in self._staged:
+                staged.give()
+        return result
+
+    def overlap(self):
+        """Before join: this peer's rounds overlap the trainer's steps (round_start, round_land;
+        round() is then refused)."""
+        self._peer.overlap()
+
+    def round_start(self, loss=float("nan")):
+        """Starts a round from the bound tensors and returns once the group's mean is in: the
+        tensors then hold θ', the state the round leads to; train on from them while loco hashes
+        and the group commits. False: the round ended without a mean (round_land says how)."""
+        for staged in self._staged:
+            staged.take()
+        started = self._peer.round_start(float(loss))
+        for staged in self._staged:
+            staged.give()
+        return started
+
+    def round_ready(self):
+        """True when round_land() would not wait: the merge may be applied."""
+        return self._peer.round_ready()
+
+    def round_land(self):
+        """Waits for the started round's outcome and lands it: committed leaves the tensors as
+        the trainer left them, replaced writes the run's θ into them, skipped leaves θ as it
+        was."""
+        result = RoundResult(**self._peer.round_land())
+        if result.kind == "replaced":
+            for staged in self._staged:
+                staged.give()
+        return result
 
     def state_hash(self):
         """(hex hash, round) of the shared state as of the last join or round."""
         return self._peer.state_hash()
+
+    def save(self, path):
+        """Writes loco's part (θ, the outer momentum, the round) to `path`; after join. The
+        trainer saves its own model and optimizer beside it."""
+        self._peer.save(str(path))
+
+    def load(self, path):
+        """Reads what save() wrote, before join: the peer joins with that state (the run takes it
+        if it is still at it, else the peer fetches the run's)."""
+        self._peer.load(str(path))
 
     def leave(self, reason="left"):
         self._peer.leave(reason)
@@ -106,6 +191,7 @@ class Peer:
         """Leaves the run if still in it and frees the peer; the tensors are the caller's again."""
         self._peer.close()
         self._bound.clear()
+        self._staged.clear()
 
     def __enter__(self):
         return self

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# bench/run.sh torch-peers: 4 PyTorch peers (docs/examples/pytorch/train_gpt.py, through the
+# Python package) against 4 loco-peer, two runs of the same run config (the tiny GPT of
+# configs/swarm-tiny.toml on token files from loco-prepare, DiLoCo H = 20, int8 Δ) and the same
+# links (each peer's upload shaped to 100 Mbit/s, 50 ms one way), a loco-tracker on loopback each.
+# Both runs' final θ are judged by the same evaluator (the example's, bench/torch_eval.py for the
+# loco-peer run's checkpoint) on the same validation windows. Per kind: the final validation loss,
+# the bytes the peers sent, and loco's time per round: in the PyTorch peers by phase (gather,
+# Δ, encode + all-reduce + commit, hash, outer step, write back: loco_round_times), in loco-peer
+# its network wait (its round overlaps the next inner phase: the wait is its whole cost to the
+# trainer). Last line:
+#   torch-peers: loss_ratio=… sync_overhead_s=… bytes_ratio=…
+# loss_ratio, bytes_ratio: PyTorch run ÷ loco-peer run; sync_overhead_s: the PyTorch peers' mean
+# seconds in loco's part of a round.
+# The PyTorch peers overlap their rounds with their next inner steps (train_gpt.py --overlap:
+# round_start, round_land), as loco-peer does; BLOCKING=1 gives them blocking rounds (round()).
+# Usage: bench/run.sh torch-peers [STEPS]   (default 300 per peer)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+steps=${1:-300}
+peers=4
+link=100Mbit
+latency=50ms
+h=20
+python=/usr/bin/python3  # Debian's interpreter, the one that sees python3-torch
+out=${OUT:-$root/build/release/bench-torch-peers}
+
+if ! "$python" -c "import torch, numpy" >/dev/null 2>&1; then
+  echo "torch-peers: PyTorch is not installed for $python (scripts/install-deps.sh --with-torch)" >&2
+  echo "torch-peers: loss_ratio=nan sync_overhead_s=nan bytes_ratio=nan (torch missing)"
+  exit 1
+fi
+
+source "$root/bench/lib/swarm_runs.sh"
+"$root/scripts/build.sh" "$root/build/release" Release -DLOCO_PYTHON=ON -- loco-prepare loco_python >&2
+swarm_setup
+"$bin/loco-prepare" --log-level warn --source markov --markov.vocab 64 \
+  --markov.train-tokens 4000000 --markov.val-tokens 50000 \
+  --train-out "$out/train.bin" --val-out "$out/val.bin"
+
+# The run config: configs/swarm-tiny.toml reading the token files, $steps steps.
+sed -e "s/^steps = .*/steps = $steps/" -e "s/^diloco-h = [0-9]*/diloco-h = $h/" \
+  -e '/^\[data\]/,/^$/c\[data]\nsource = "files"\ntrain-file = "'"$out"'/train.bin"\nval-file = "'"$out"'/val.bin"\n' \
+  "$root/configs/swarm-tiny.toml" >"$out/run.toml"
+n_head=$(sed -n 's/^n-head = \([0-9]*\).*/\1/p' "$out/run.toml")
+echo "model: GPT 2L d64 vocab 64 context 64 (108k parameters), $peers peers, batch 16 each, $steps steps (H $h)"
+echo "  PyTorch peers' rounds: $([[ -n ${BLOCKING:-} ]] && echo blocking || echo overlapped)"
+echo "  links: $link upload, $latency one way; machine load: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# 1. loco-peer: peer 4 leaves its checkpoint, whose θ the example's evaluator judges.
+swarm_run loco "$out/run.toml" "$link" "$latency" "--peer.checkpoint $out/loco.ckpt"
+loco_val=$(PYTHONPATH="$root/build/release/python" OMP_NUM_THREADS=1 "$python" "$root/bench/torch_eval.py" "$out/loco.ckpt" "$out/val.bin" "$n_head")
+loco_bytes=$(awk '{ for (i = 3; i <= NF; ++i) { split($i, kv, "="); v[kv[1]] = kv[2] }
+  s += v["sent_bytes"] } END { print s }' "$out/loco.summary")
+loco_wait=$(awk -v r="$((steps / h))" '{ for (i = 3; i <= NF; ++i) { split($i, kv, "="); v[kv[1]] = kv[2] }
+  s += v["network_wait_s"] } END { printf "%.4f", s / NR / r }' "$out/loco.summary")
+loco_own_val=$(swarm_figures loco | awk '{ print $1 }')
+
+# 2. PyTorch peers: the same run config, tracker and links.
+overlap=(--overlap)
+[[ -n ${BLOCKING:-} ]] && overlap=()
+swarm_tracker torch "$out/run.toml"
+torch_pids=()
+for i in $(seq 1 "$peers"); do
+  cat >"$out/torch$i.toml" <<EOF
+log-level = "warn"
+[peer]
+key = "$out/peer$i.key"
+listen = "127.0.0.1:0"
+upload = "$link"
+[run]
+id = "torch"
+config = "$out/run.toml"
+[tracker]
+address = "$tracker_address"
+public-key = "$tracker_key"
+[link]
+upload = "$link"
+latency = "$latency"
+EOF
+  PYTHONPATH="$root/build/release/python" OMP_NUM_THREADS=1 "$python" \
+    "$root/docs/examples/pytorch/train_gpt.py" --config "$out/torch$i.toml" --train "$out/train.bin" \
+    --val "$out/val.bin" --rounds "$((steps / h))" --seed "$i" "${overlap[@]}" \
+    >"$out/torch.peer$i.out" 2>"$out/torch.peer$i.log" &
+  torch_pids+=($!)
+  swarm_pids+=($!)
+done
+for p in "${torch_pids[@]}"; do wait "$p"; done
+kill "$tracker_pid" && wait "$tracker_pid" || true
+
+# The PyTorch peers' figures: mean validation loss, bytes sent, states, and loco's time per round.
+"$python" - "$out" "$peers" >"$out/torch.figures" <<'EOF'
+import json, sys
+out, peers = sys.argv[1], int(sys.argv[2])
+phases = ["gather_s", "delta_s", "exchange_s", "hash_s", "outer_s", "write_back_s"]
+val, sent, states, times, calls = [], 0, set(), {p: [] for p in phases}, []
+for i in range(1, peers + 1):
+    lines = [json.loads(l) for l in open(f"{out}/torch.peer{i}.out")]
+    rounds, last = lines[:-1], lines[-1]
+    val.append(last["val_loss"])
+    sent += last["bytes_sent"]
+    states.add(rounds[-1]["state"])
+    for r in rounds:
+        calls.append(r["round_s"])
+        for p in phases:
+            times[p].append(r["times"][p])
+mean = lambda xs: sum(xs) / len(xs)
+print(f"{mean(val):.6f} {sent} {len(states)} {mean(calls):.4f} " +
+      " ".join(f"{mean(times[p]):.4f}" for p in phases))
+EOF
+read -r torch_val torch_bytes torch_states torch_call gather delta exchange hash outer write <"$out/torch.figures"
+torch_loco=$(awk -v a="$gather" -v b="$delta" -v c="$exchange" -v d="$hash" -v e="$outer" -v f="$write" \
+  'BEGIN { printf "%.4f", a + b + c + d + e + f }')
+
+printf "%-9s %9s %12s %7s %10s\n" kind val_loss sent_bytes states round_s
+printf "%-9s %9s %12s %7s %10s   (loco-peer's own evaluator: %s)\n" loco-peer "$loco_val" \
+  "$loco_bytes" "$(swarm_figures loco | awk '{ print $5 }')" "$loco_wait" "$loco_own_val"
+printf "%-9s %9s %12s %7s %10s   (the round call: %s s)\n" pytorch "$torch_val" "$torch_bytes" \
+  "$torch_states" "$torch_loco" "$torch_call"
+echo "pytorch peers' round by phase (s): gather $gather, delta $delta, encode+all-reduce+commit $exchange, hash $hash, outer step $outer, write back $write"
+echo "(round_s: loco-peer's network wait per round; the PyTorch peers' loco time per round, the sum of its phases)"
+echo "torch-peers: loss_ratio=$(awk -v a="$torch_val" -v b="$loco_val" 'BEGIN { printf "%.4f", a / b }') sync_overhead_s=$torch_loco bytes_ratio=$(awk -v a="$torch_bytes" -v b="$loco_bytes" 'BEGIN { printf "%.4f", a / b }')"
