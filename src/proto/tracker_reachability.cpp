@@ -122,31 +122,55 @@ void TrackerCore::set_reachability(TimePoint now, const PeerKey& peer, Reachabil
   } else {
     event(TrackerEvent::Kind::notice, peer,
           fmt::format("not reachable from the internet at {}: {}; it dials the reachable members "
-                      "itself, and is grouped with no other unreachable member",
+                      "itself, and its links with other unreachable members go through a relay",
                       m.member.address, why));
   }
   if (changed) membership_changed(now);
 }
 
-std::vector<PeerKey> TrackerCore::linkable_group(std::vector<PeerKey> group) {
+std::vector<RelaySeat> TrackerCore::relay_seats(const std::vector<PeerKey>& group) const {
+  std::vector<RelaySeat> seats;
+  seats.reserve(group.size());
+  for (const PeerKey& k : group) {
+    const MemberRecord& m = members_.at(k);
+    seats.push_back(RelaySeat{
+        .key = k,
+        .unreachable = m.member.reachability == Reachability::unreachable,
+        // Only a member the tracker reached relays: both ends dial it.
+        .relay_pairs = m.member.reachability == Reachability::reachable ? m.relay_pairs : 0,
+        .barred = relays_barred_.contains(k)});
+  }
+  return seats;
+}
+
+std::vector<PeerKey> TrackerCore::unlinked_members(const std::vector<PeerKey>& group) const {
   std::vector<PeerKey> closed;
   for (const PeerKey& k : group)
     if (members_.at(k).member.reachability == Reachability::unreachable) closed.push_back(k);
-  if (closed.size() <= 1) return group;
-  // Each round another one takes part, so that none of them is left out for good.
-  const PeerKey kept = closed[next_round() % closed.size()];
+  const std::size_t cap = max_unreachable(relay_seats(group));
+  if (closed.size() <= cap) return {};
+  // Each round others take part, so that none of them is left out for good.
+  const auto first = static_cast<std::size_t>(next_round() * cap % closed.size());
+  std::vector<PeerKey> out;
+  for (std::size_t i = cap; i < closed.size(); ++i)
+    out.push_back(closed[(first + i) % closed.size()]);
+  return out;
+}
+
+std::vector<PeerKey> TrackerCore::linkable_group(std::vector<PeerKey> group) {
+  const std::vector<PeerKey> out = unlinked_members(group);
+  if (out.empty()) return group;
   const std::string reason = fmt::format(
-      "round {} has {} members that are not reachable from the internet, and two of them cannot "
-      "link until relays exist: it goes with {} only",
-      next_round(), closed.size(), secure::short_id(kept));
-  for (const PeerKey& k : closed) {
-    if (k == kept) continue;
+      "round {}: {} members not reachable from the internet are more than its relays' budgets "
+      "link; they sit this round out",
+      next_round(), out.size());
+  for (const PeerKey& k : out) {
     std::erase(group, k);
     ready_.erase(k);
     refused_.insert(k);  // told once a round: the others do not wait for it
     send(k, AbortRound{.round = next_round(), .attempt = 0, .reason = reason, .retry = false});
   }
-  counters_.members_left_out += closed.size() - 1;
+  counters_.members_left_out += out.size();
   event(TrackerEvent::Kind::notice, std::nullopt, reason);
   return group;
 }

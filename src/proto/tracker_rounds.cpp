@@ -147,10 +147,16 @@ void TrackerCore::start_attempt(TimePoint now, std::vector<PeerKey> group, bool 
   ++attempts_this_round_;
   // Unique within the round even after a give-up: a member's chunks of an earlier attempt must
   // not pass for the new one's.
+  // Unreachable members apart in the ring, and a relay for each pair of them (relay_plan.hpp).
+  const std::vector<RelaySeat> order = relay_seats(group);
+  std::vector<PeerKey> ring = interleave_unreachable(order);
+  std::vector<RelayRoute> relays = plan_relays(relay_seats(ring));
+  counters_.relayed_links += relays.size();
   attempt_ = Attempt{.number = ++last_attempt_number_,
-                     .members = std::move(group),
+                     .members = std::move(ring),
                      .deadline = now + config_.round_timeout,
-                     .done = {}};
+                     .done = {},
+                     .relays = std::move(relays)};
   // Rounds bounded by time: each member's update weighs by its tokens, as clamped here.
   std::vector<std::uint64_t> claims;
   for (const PeerKey& k : attempt_->members) {
@@ -164,11 +170,15 @@ void TrackerCore::start_attempt(TimePoint now, std::vector<PeerKey> group, bool 
                       .median_norm = median_norm_,
                       .norm_limit = config_.update_norm_limit,
                       .trim = trim_count(config_.trim, attempt_->members.size()),
-                      .tokens = weigh_tokens(claims, config_.token_weighting)};
+                      .tokens = weigh_tokens(claims, config_.token_weighting),
+                      .relays = attempt_->relays};
   for (const PeerKey& k : attempt_->members) send(k, message);
   event(TrackerEvent::Kind::round_formed, std::nullopt,
-        fmt::format("round {} attempt {}: a group of {}", next_round(), attempt_->number,
-                    attempt_->members.size()));
+        fmt::format("round {} attempt {}: a group of {}{}", next_round(), attempt_->number,
+                    attempt_->members.size(),
+                    attempt_->relays.empty()
+                        ? ""
+                        : fmt::format(", {} link(s) relayed", attempt_->relays.size())));
 }
 
 bool TrackerCore::benched(const PeerKey& peer) const {
@@ -227,6 +237,7 @@ void TrackerCore::decide(TimePoint now) {
     std::set<PeerKey> stragglers;
     for (const PeerKey& k : a.members)
       if (!a.done.contains(k)) stragglers.insert(k);
+    if (relays_timed_out(now, stragglers)) return;
     abort_attempt(now,
                   fmt::format("{} member(s) did not finish within {} s", stragglers.size(),
                               std::chrono::duration<double>(config_.round_timeout).count()),
@@ -309,6 +320,14 @@ void TrackerCore::handle_round_failed(TimePoint now, const PeerKey& from,
   }
   if (!attempt_ || failed.attempt != attempt_->number || !in_attempt(from)) return;
   const std::string report = fmt::format("{} reported: {}", secure::short_id(from), failed.reason);
+  if (failed.suspect &&
+      std::any_of(attempt_->relays.begin(), attempt_->relays.end(), [&](const RelayRoute& r) {
+        const auto& m = attempt_->members;
+        return m[r.via] == *failed.suspect && (m[r.a] == from || m[r.b] == from);
+      })) {
+    relay_failed(now, from, *failed.suspect, report);
+    return;
+  }
   const bool named = failed.suspect && *failed.suspect != from && in_attempt(*failed.suspect);
   if (!named) {
     // A failure it names no one for: its own, taken on trust the first time in a round.
@@ -336,6 +355,50 @@ void TrackerCore::handle_round_failed(TimePoint now, const PeerKey& from,
                                 .accusations = {},
                                 .deadline = now + config_.accusation_grace};
   add_accusation(now, from, failed);
+}
+
+// A relay that drops silently stalls its ends, and with them every member that needs their parts:
+// at the deadline they are all stragglers. Once a round, when a straggler's link was relayed,
+// the relays of the stragglers' links are blamed instead and the attempt retried with everyone;
+// a second deadline in the round excludes the stragglers as usual.
+bool TrackerCore::relays_timed_out(TimePoint now, const std::set<PeerKey>& stragglers) {
+  if (relay_deadline_used_) return false;
+  std::set<PeerKey> relays;
+  for (const RelayRoute& r : attempt_->relays) {
+    const auto& m = attempt_->members;
+    if (stragglers.contains(m[r.a]) || stragglers.contains(m[r.b])) relays.insert(m[r.via]);
+  }
+  if (relays.empty()) return false;
+  relay_deadline_used_ = true;
+  for (const PeerKey& r : relays) {
+    relays_barred_.insert(r);
+    ++counters_.relays_blamed;
+    event(TrackerEvent::Kind::notice, r,
+          fmt::format("round {}: a link it relayed did not finish within {} s; it relays nothing "
+                      "more this round",
+                      next_round(), std::chrono::duration<double>(config_.round_timeout).count()));
+  }
+  abort_attempt(
+      now,
+      fmt::format("{} member(s) did not finish within {} s, with relayed links: retried "
+                  "with other relays",
+                  stragglers.size(), std::chrono::duration<double>(config_.round_timeout).count()),
+      {});
+  return true;
+}
+
+void TrackerCore::relay_failed(TimePoint now, const PeerKey& from, const PeerKey& relay,
+                               const std::string& report) {
+  if (!reported_.insert(from).second) {
+    abort_attempt(now, report + " (its second report this round: it sits the retry out)", {from});
+    return;
+  }
+  relays_barred_.insert(relay);
+  ++counters_.relays_blamed;
+  event(TrackerEvent::Kind::notice, relay,
+        fmt::format("round {}: {} blamed its relay {}; the relay carries nothing more this round",
+                    next_round(), secure::short_id(from), secure::short_id(relay)));
+  abort_attempt(now, report, {});
 }
 
 void TrackerCore::add_accusation(TimePoint now, const PeerKey& from, const RoundFailed& failed) {
@@ -410,6 +473,13 @@ void TrackerCore::retry_or_give_up(TimePoint now, const std::string& reason,
   std::vector<PeerKey> survivors;
   for (const PeerKey& k : members)
     if (!excluded.contains(k) && members_.contains(k)) survivors.push_back(k);
+  // A relay that left, or was blamed, may leave fewer unreachable members linkable.
+  std::set<PeerKey> out = excluded;
+  for (const PeerKey& k : unlinked_members(survivors)) {
+    out.insert(k);
+    std::erase(survivors, k);
+    ++counters_.members_left_out;
+  }
   const bool retry = survivors.size() >= std::max<std::size_t>(config_.min_peers, majority()) &&
                      attempts_this_round_ < config_.max_attempts;
   event(TrackerEvent::Kind::notice, std::nullopt,
@@ -421,14 +491,14 @@ void TrackerCore::retry_or_give_up(TimePoint now, const std::string& reason,
                             std::max<std::size_t>(config_.min_peers, majority())));
   for (const PeerKey& k : members) {
     if (!members_.contains(k)) continue;
-    const bool in_retry = retry && !excluded.contains(k);
+    const bool in_retry = retry && !out.contains(k);
     if (in_retry && told) continue;
     send(k, AbortRound{.round = next_round(),
                        .attempt = last_attempt_number_,
                        .reason = in_retry ? reason : reason + "; this peer is not in the retry",
                        .retry = in_retry});
   }
-  for (const PeerKey& k : excluded) ready_.erase(k);
+  for (const PeerKey& k : out) ready_.erase(k);
   if (retry) {
     start_attempt(now, std::move(survivors), /*formed=*/false);
     return;
@@ -439,6 +509,8 @@ void TrackerCore::retry_or_give_up(TimePoint now, const std::string& reason,
 void TrackerCore::give_up_round() {
   release_held_back(fmt::format("round {} was given up", next_round()));
   reported_.clear();
+  relays_barred_.clear();
+  relay_deadline_used_ = false;
   ready_.clear();
   refused_.clear();
   first_ready_ = kNever;

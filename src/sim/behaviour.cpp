@@ -19,6 +19,7 @@ constexpr std::array kNames = {
     std::pair{Behaviour::stale, std::string_view("stale")},
     std::pair{Behaviour::zero_then_huge, std::string_view("zero-then-huge")},
     std::pair{Behaviour::accuser, std::string_view("accuser")},
+    std::pair{Behaviour::relay_dropper, std::string_view("relay-dropper")},
 };
 
 float norm(std::span<const float> v) {
@@ -46,7 +47,7 @@ Behaviour parse_behaviour(std::string_view text) {
     if (name == text) return value;
   throw Error(ErrorCategory::invalid_argument,
               fmt::format("unknown behaviour '{}': choose honest, scaled, sign-flipped, random, "
-                          "stale, zero-then-huge or accuser",
+                          "stale, zero-then-huge, accuser or relay-dropper",
                           text));
 }
 
@@ -55,7 +56,8 @@ Sent lie(Behaviour b, std::span<const float> update, std::span<const float> firs
   const float honest_norm = norm(update);
   switch (b) {
     case Behaviour::honest:
-    case Behaviour::accuser: return {{update.begin(), update.end()}, honest_norm};
+    case Behaviour::accuser:
+    case Behaviour::relay_dropper: return {{update.begin(), update.end()}, honest_norm};
     case Behaviour::scaled: return {scaled(update, 1000.0f), honest_norm};
     case Behaviour::sign_flipped: return {scaled(update, -10.0f), honest_norm};
     case Behaviour::random: {

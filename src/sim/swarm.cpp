@@ -104,7 +104,8 @@ Swarm::Swarm(SwarmConfig config)
                      .gossip_group = config_.gossip_group,
                      .gossip_wait = config_.gossip_wait,
                      .groupings = &groupings_,
-                     .strategy = config_.strategy.get()};
+                     .strategy = config_.strategy.get(),
+                     .relay = config_.relay};
   for (std::size_t i = 0; i < config_.peers; ++i) add_peer();
   initial_peers_ = config_.peers;
 }
@@ -169,6 +170,8 @@ void Swarm::start_peer(std::size_t i) {
   LOCO_ASSERT(!processes_[i], "a peer started twice");
   PeerWorld world = world_;
   world.client.join.upload_bps = network_->settings(nodes_[i]).upload;
+  if (const auto own = config_.relay_of_peer.find(i); own != config_.relay_of_peer.end())
+    world.relay = own->second;
   processes_[i] = std::make_shared<PeerNode>(world, nodes_[i], *disks_[i]);
   processes_[i]->start();
 }

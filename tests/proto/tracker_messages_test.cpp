@@ -78,15 +78,16 @@ TEST(TrackerMessages, AWeightedGroupCarriesATokenCountPerMemberAndNothingElse) {
       decode<Group>(encode(Group{.round = 1, .attempt = 1, .epoch = 1, .members = g.members}))
           .tokens.empty())
       << "no tokens: the plain mean";
-  // The tokens are the body's last fields: a count, then u64 each. Refused: a count other than 0
-  // or the members', a count of 0 tokens, one above the bound.
+  // The tokens come before the relay routes, the body's last field: a count, then u64 each.
+  // Refused: a count other than 0 or the members', a count of 0 tokens, one above the bound.
   const auto with_tokens = [&](std::uint32_t count, std::vector<std::uint64_t> values) {
     std::vector<std::byte> b =
         encode(Group{.round = 3, .attempt = 1, .epoch = 2, .members = g.members});
-    b.resize(b.size() - 4);
+    b.resize(b.size() - 8);  // no tokens, no relays
     ByteWriter w;
     w.u32(count);
     for (const std::uint64_t v : values) w.u64(v);
+    w.u32(0);
     const auto tail = w.finish();
     b.insert(b.end(), tail.begin(), tail.end());
     return b;

@@ -9,9 +9,9 @@
 // fails once and the round's retry follows the measurement. A reachable and an unreachable one:
 // the unreachable member dials (its router lets it out, not in) and both send on that one link;
 // it opens the link when a round's group lists them both (link_open), since the reachable member
-// cannot ask for it. Two unreachable members cannot link until relays exist: the tracker puts at
-// most one unreachable member in a group (tracker_reachability.cpp), and a fetch from an
-// unreachable donor is tried like any other and fails over to the next donor.
+// cannot ask for it. Two unreachable members cannot link directly: their link goes through a
+// relay the group message names (relay_plan.hpp, relay_core.hpp), and a fetch from an
+// unreachable donor is never asked for (the tracker names reachable donors only).
 
 #include <cstddef>
 

@@ -18,6 +18,7 @@ enum class Behaviour : std::uint8_t {
   stale,           // its first update, every round
   zero_then_huge,  // declares a norm of 0, sends its update × 10⁶
   accuser,         // an honest update, but names a member of its group as failed every attempt
+  relay_dropper,   // an honest update, but as a relay it forwards nothing (peer_node.cpp)
 };
 
 // "honest", "scaled", ...: the names the benchmark and the tests use.
