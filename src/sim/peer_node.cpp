@@ -123,7 +123,7 @@ void PeerNode::tracker_lost() {
 void PeerNode::on_open(NodeId peer) {
   if (peer != world_.tracker) {
     if (auto waiting = awaiting_.extract(peer)) {
-      for (proto::PeerCore::Send& t : waiting.mapped())
+      for (proto::PeerCore::Send& t : waiting.mapped().messages)
         world_.network->send(node_, peer, static_cast<std::uint16_t>(t.type), std::move(t.body));
     }
     return;
@@ -236,13 +236,15 @@ void PeerNode::send_to_peer(proto::PeerCore::Send t) {
       !t.relayed)
     return;  // a relay that lies: it forwards nothing
   if (t.their_link && !world_.network->is_open(node_, to)) {
-    auto& waiting = awaiting_[to];
-    if (waiting.size() >= proto::kMaxAwaitingMessages) {
+    Awaiting& waiting = awaiting_[to];
+    if (waiting.messages.size() >= proto::kMaxAwaitingMessages ||
+        waiting.bytes + t.body.size() > proto::kMaxAwaitingBytes) {
       awaiting_.erase(to);
       core_->on_peer_lost(world_.loop->now(), t.to, "it did not connect to this peer");
       return;
     }
-    waiting.push_back(std::move(t));
+    waiting.bytes += t.body.size();
+    waiting.messages.push_back(std::move(t));
     return;
   }
   world_.network->send(node_, to, static_cast<std::uint16_t>(t.type), std::move(t.body));

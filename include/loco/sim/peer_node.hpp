@@ -154,7 +154,11 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   proto::PeerKey key_;
   std::unique_ptr<proto::PeerCore> core_;
   bool tracker_open_ = false;
-  std::map<NodeId, std::deque<proto::PeerCore::Send>> awaiting_;  // for the member to connect
+  struct Awaiting {
+    std::deque<proto::PeerCore::Send> messages;
+    std::size_t bytes = 0;
+  };
+  std::map<NodeId, Awaiting> awaiting_;  // for the member to connect (link_direction.hpp bounds)
   proto::Backoff backoff_ = proto::Backoff::tracker_reconnect();
   TimePoint timer_ = kNever;
 
