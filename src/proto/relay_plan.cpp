@@ -11,31 +11,44 @@ bool can_relay(const RelaySeat& s) {
 
 }  // namespace
 
-std::size_t max_unreachable(std::span<const RelaySeat> seats) {
+std::size_t max_unreachable(std::span<const RelaySeat> seats, RelayLinks links) {
   std::uint64_t budget = 0;
-  for (const RelaySeat& s : seats)
+  std::size_t open = 0;
+  for (const RelaySeat& s : seats) {
     if (can_relay(s)) budget += s.relay_pairs;
+    if (!s.unreachable) ++open;
+  }
+  if (links == RelayLinks::ring_neighbours)
+    return open == 0 ? 1 : static_cast<std::size_t>(open + budget);
   std::size_t k = 1;
   while ((k + 1) * k / 2 <= budget) ++k;  // k + 1 members need (k + 1)k/2 links
   return k;
 }
 
-std::vector<RelayRoute> plan_relays(std::span<const RelaySeat> seats) {
-  std::vector<std::uint32_t> closed;
+std::vector<RelayRoute> plan_relays(std::span<const RelaySeat> seats, RelayLinks links) {
   std::vector<std::uint32_t> left(seats.size(), 0);  // budget left per seat
-  for (std::uint32_t i = 0; i < seats.size(); ++i) {
-    if (seats[i].unreachable) closed.push_back(i);
+  for (std::uint32_t i = 0; i < seats.size(); ++i)
     if (can_relay(seats[i])) left[i] = seats[i].relay_pairs;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
+  const auto n = static_cast<std::uint32_t>(seats.size());
+  if (links == RelayLinks::ring_neighbours) {
+    for (std::uint32_t i = 0; i < n && n > 1; ++i) {
+      const std::uint32_t j = (i + 1) % n;
+      if (seats[i].unreachable && seats[j].unreachable && (n > 2 || i < j))
+        pairs.emplace_back(std::min(i, j), std::max(i, j));
+    }
+  } else {
+    for (std::uint32_t i = 0; i < n; ++i)
+      for (std::uint32_t j = i + 1; j < n; ++j)
+        if (seats[i].unreachable && seats[j].unreachable) pairs.emplace_back(i, j);
   }
   std::vector<RelayRoute> routes;
-  for (std::size_t x = 0; x < closed.size(); ++x) {
-    for (std::size_t y = x + 1; y < closed.size(); ++y) {
-      const auto best = std::max_element(left.begin(), left.end());  // first of the largest
-      if (best == left.end() || *best == 0) return routes;
-      --*best;
-      routes.push_back(RelayRoute{
-          .a = closed[x], .b = closed[y], .via = static_cast<std::uint32_t>(best - left.begin())});
-    }
+  for (const auto& [a, b] : pairs) {
+    const auto best = std::max_element(left.begin(), left.end());  // first of the largest
+    if (best == left.end() || *best == 0) return routes;
+    --*best;
+    routes.push_back(
+        RelayRoute{.a = a, .b = b, .via = static_cast<std::uint32_t>(best - left.begin())});
   }
   return routes;
 }

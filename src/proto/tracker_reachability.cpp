@@ -128,6 +128,20 @@ void TrackerCore::set_reachability(TimePoint now, const PeerKey& peer, Reachabil
   if (changed) membership_changed(now);
 }
 
+bool TrackerCore::relay_barred(const PeerKey& relay) const {
+  const auto it = relays_barred_.find(relay);
+  return it != relays_barred_.end() && next_round() <= it->second;
+}
+
+void TrackerCore::bar_relay(const PeerKey& relay) {
+  if (relays_barred_.size() >= kMaxBarred && !relays_barred_.contains(relay)) {
+    std::erase_if(relays_barred_, [&](const auto& entry) { return entry.second < next_round(); });
+    if (relays_barred_.size() >= kMaxBarred) relays_barred_.erase(relays_barred_.begin());
+  }
+  relays_barred_[relay] = next_round() + config_.accusation_bench_rounds;
+  ++counters_.relays_blamed;
+}
+
 std::vector<RelaySeat> TrackerCore::relay_seats(const std::vector<PeerKey>& group) const {
   std::vector<RelaySeat> seats;
   seats.reserve(group.size());
@@ -138,7 +152,7 @@ std::vector<RelaySeat> TrackerCore::relay_seats(const std::vector<PeerKey>& grou
         .unreachable = m.member.reachability == Reachability::unreachable,
         // Only a member the tracker reached relays: both ends dial it.
         .relay_pairs = m.member.reachability == Reachability::reachable ? m.relay_pairs : 0,
-        .barred = relays_barred_.contains(k)});
+        .barred = relay_barred(k)});
   }
   return seats;
 }
@@ -147,7 +161,7 @@ std::vector<PeerKey> TrackerCore::unlinked_members(const std::vector<PeerKey>& g
   std::vector<PeerKey> closed;
   for (const PeerKey& k : group)
     if (members_.at(k).member.reachability == Reachability::unreachable) closed.push_back(k);
-  const std::size_t cap = max_unreachable(relay_seats(group));
+  const std::size_t cap = max_unreachable(relay_seats(group), relay_links_);
   if (closed.size() <= cap) return {};
   // Each round others take part, so that none of them is left out for good.
   const auto first = static_cast<std::size_t>(next_round() * cap % closed.size());

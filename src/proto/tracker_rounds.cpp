@@ -150,7 +150,7 @@ void TrackerCore::start_attempt(TimePoint now, std::vector<PeerKey> group, bool 
   // Unreachable members apart in the ring, and a relay for each pair of them (relay_plan.hpp).
   const std::vector<RelaySeat> order = relay_seats(group);
   std::vector<PeerKey> ring = interleave_unreachable(order);
-  std::vector<RelayRoute> relays = plan_relays(relay_seats(ring));
+  std::vector<RelayRoute> relays = plan_relays(relay_seats(ring), relay_links_);
   counters_.relayed_links += relays.size();
   attempt_ = Attempt{.number = ++last_attempt_number_,
                      .members = std::move(ring),
@@ -371,12 +371,12 @@ bool TrackerCore::relays_timed_out(TimePoint now, const std::set<PeerKey>& strag
   if (relays.empty()) return false;
   relay_deadline_used_ = true;
   for (const PeerKey& r : relays) {
-    relays_barred_.insert(r);
-    ++counters_.relays_blamed;
+    bar_relay(r);
     event(TrackerEvent::Kind::notice, r,
           fmt::format("round {}: a link it relayed did not finish within {} s; it relays nothing "
-                      "more this round",
-                      next_round(), std::chrono::duration<double>(config_.round_timeout).count()));
+                      "up to round {}",
+                      next_round(), std::chrono::duration<double>(config_.round_timeout).count(),
+                      next_round() + config_.accusation_bench_rounds));
   }
   abort_attempt(
       now,
@@ -393,11 +393,11 @@ void TrackerCore::relay_failed(TimePoint now, const PeerKey& from, const PeerKey
     abort_attempt(now, report + " (its second report this round: it sits the retry out)", {from});
     return;
   }
-  relays_barred_.insert(relay);
-  ++counters_.relays_blamed;
+  bar_relay(relay);
   event(TrackerEvent::Kind::notice, relay,
-        fmt::format("round {}: {} blamed its relay {}; the relay carries nothing more this round",
-                    next_round(), secure::short_id(from), secure::short_id(relay)));
+        fmt::format("round {}: {} blamed its relay {}; the relay carries nothing up to round {}",
+                    next_round(), secure::short_id(from), secure::short_id(relay),
+                    next_round() + config_.accusation_bench_rounds));
   abort_attempt(now, report, {});
 }
 
@@ -509,7 +509,6 @@ void TrackerCore::retry_or_give_up(TimePoint now, const std::string& reason,
 void TrackerCore::give_up_round() {
   release_held_back(fmt::format("round {} was given up", next_round()));
   reported_.clear();
-  relays_barred_.clear();
   relay_deadline_used_ = false;
   ready_.clear();
   refused_.clear();

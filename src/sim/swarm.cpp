@@ -36,7 +36,12 @@ SwarmConfig with_defaults(SwarmConfig c) {
   if (c.tracker.run_id.empty()) c.tracker.run_id = "sim";
   c.tracker.gossip = c.gossip_group != 0;
   c.tracker.admission.kind = proto::AdmissionPolicy::Kind::open;
-  if (c.tracker.settings.empty()) c.tracker.settings = {{"model", "noisy-quadratic"}};
+  if (c.tracker.settings.empty()) {
+    c.tracker.settings = {{"model", "noisy-quadratic"}};
+    // What loco-peer's run settings say (train/run_settings.cpp): the tracker plans relays by it.
+    if (c.all_reduce == proto::AllReduceAlgorithm::ring)
+      c.tracker.settings.push_back({"strategy.all-reduce", "ring"});
+  }
   c.tracker.shard_count =
       std::max<std::uint32_t>(c.tracker.shard_count, static_cast<std::uint32_t>(4 * c.peers + 16));
   c.network.seed = counter_u64(c.seed, kNetwork, 0);

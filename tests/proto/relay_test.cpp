@@ -32,16 +32,22 @@ RelaySeat closed_seat(std::uint8_t n) {
 // --- the plan ---
 
 TEST(RelayPlan, AGroupTakesAsManyUnreachableMembersAsItsRelaysLink) {
-  EXPECT_EQ(max_unreachable(std::vector<RelaySeat>{}), 1u) << "one needs no relay";
-  EXPECT_EQ(max_unreachable(std::vector{open_seat(1, 0), closed_seat(2)}), 1u);
-  EXPECT_EQ(max_unreachable(std::vector{open_seat(1, 1)}), 2u);  // 1 pair
-  EXPECT_EQ(max_unreachable(std::vector{open_seat(1, 2)}), 2u);  // 3 are 3 pairs
-  EXPECT_EQ(max_unreachable(std::vector{open_seat(1, 3)}), 3u);
-  EXPECT_EQ(max_unreachable(std::vector{open_seat(1, 4), open_seat(2, 2)}), 4u);  // 6 pairs
+  EXPECT_EQ(max_unreachable(std::vector<RelaySeat>{}, RelayLinks::every_pair), 1u)
+      << "one needs no relay";
+  EXPECT_EQ(max_unreachable(std::vector{open_seat(1, 0), closed_seat(2)}, RelayLinks::every_pair),
+            1u);
+  EXPECT_EQ(max_unreachable(std::vector{open_seat(1, 1)}, RelayLinks::every_pair), 2u);  // 1 pair
+  EXPECT_EQ(max_unreachable(std::vector{open_seat(1, 2)}, RelayLinks::every_pair),
+            2u);  // 3 are 3 pairs
+  EXPECT_EQ(max_unreachable(std::vector{open_seat(1, 3)}, RelayLinks::every_pair), 3u);
+  EXPECT_EQ(max_unreachable(std::vector{open_seat(1, 4), open_seat(2, 2)}, RelayLinks::every_pair),
+            4u);  // 6 pairs
   RelaySeat barred = open_seat(3, 100);
   barred.barred = true;
-  EXPECT_EQ(max_unreachable(std::vector{open_seat(1, 1), barred}), 2u) << "a barred relay counts 0";
-  EXPECT_EQ(max_unreachable(std::vector{closed_seat(1), closed_seat(2)}), 1u)
+  EXPECT_EQ(max_unreachable(std::vector{open_seat(1, 1), barred}, RelayLinks::every_pair), 2u)
+      << "a barred relay counts 0";
+  EXPECT_EQ(max_unreachable(std::vector{closed_seat(1), closed_seat(2)}, RelayLinks::every_pair),
+            1u)
       << "an unreachable member relays nothing, whatever it declares";
 }
 
@@ -49,17 +55,39 @@ TEST(RelayPlan, EveryPairOfUnreachableMembersGetsARelaySpreadOverTheBudgets) {
   // Order: 0 open(2), 1 closed, 2 open(2), 3 closed, 4 closed.
   const std::vector seats{open_seat(1, 2), closed_seat(2), open_seat(3, 2), closed_seat(4),
                           closed_seat(5)};
-  const std::vector<RelayRoute> routes = plan_relays(seats);
+  const std::vector<RelayRoute> routes = plan_relays(seats, RelayLinks::every_pair);
   ASSERT_EQ(routes.size(), 3u);
   EXPECT_EQ(routes[0], (RelayRoute{.a = 1, .b = 3, .via = 0}));
   EXPECT_EQ(routes[1], (RelayRoute{.a = 1, .b = 4, .via = 2})) << "the one with most left";
   EXPECT_EQ(routes[2], (RelayRoute{.a = 3, .b = 4, .via = 0}));
 }
 
+// A ring links neighbours only: interleaved, r reachable members take r unreachable ones with no
+// relay, and each relayed link past that one more.
+TEST(RelayPlan, ARingRelaysOnlyNeighboursThatAreBothUnreachable) {
+  const auto ring = RelayLinks::ring_neighbours;
+  EXPECT_EQ(max_unreachable(std::vector{open_seat(1, 0), open_seat(2, 0)}, ring), 2u);
+  EXPECT_EQ(max_unreachable(std::vector{open_seat(1, 3), open_seat(2, 0)}, ring), 5u);
+  EXPECT_EQ(max_unreachable(std::vector{closed_seat(1), closed_seat(2)}, ring), 1u);
+  // Ring order o c o c c c: links 3-4 and 4-5 relayed; 5-0 is a reachable neighbour.
+  const std::vector seats{open_seat(1, 1), closed_seat(2), open_seat(3, 1),
+                          closed_seat(4),  closed_seat(5), closed_seat(6)};
+  const std::vector<RelayRoute> routes = plan_relays(seats, ring);
+  ASSERT_EQ(routes.size(), 2u);
+  EXPECT_EQ(routes[0], (RelayRoute{.a = 3, .b = 4, .via = 0}));
+  EXPECT_EQ(routes[1], (RelayRoute{.a = 4, .b = 5, .via = 2}));
+  // The last member's neighbour is the first.
+  const std::vector wrap{closed_seat(1), open_seat(2, 1), closed_seat(3)};
+  const std::vector<RelayRoute> around = plan_relays(wrap, ring);
+  ASSERT_EQ(around.size(), 1u);
+  EXPECT_EQ(around[0], (RelayRoute{.a = 0, .b = 2, .via = 1}));
+  EXPECT_TRUE(plan_relays(std::vector{closed_seat(1), closed_seat(2)}, ring).size() <= 1u);
+}
+
 TEST(RelayPlan, ABarredMemberRelaysNothing) {
   std::vector seats{open_seat(1, 4), open_seat(2, 4), closed_seat(3), closed_seat(4)};
   seats[0].barred = true;
-  const std::vector<RelayRoute> routes = plan_relays(seats);
+  const std::vector<RelayRoute> routes = plan_relays(seats, RelayLinks::every_pair);
   ASSERT_EQ(routes.size(), 1u);
   EXPECT_EQ(routes[0].via, 1u);
 }

@@ -63,15 +63,18 @@ void two_of_five_behind_nat_train_with_the_rest(proto::AllReduceAlgorithm algori
     EXPECT_EQ(m.reachability, natted(swarm, behind, m.public_key) ? proto::Reachability::unreachable
                                                                   : proto::Reachability::reachable);
   EXPECT_GE(swarm.rounds_committed(), 20u);
-  // Both unreachable members share the groups once measured: their link is relayed.
+  // Both unreachable members share the groups once measured: their link is relayed, or in a ring
+  // not needed (each sits between reachable ones).
   ASSERT_FALSE(status.history.empty());
   EXPECT_EQ(status.history.back().group_size, 5u);
   EXPECT_EQ(status.members_left_out, 0u);
-  EXPECT_GT(status.relayed_links, 0u);
-  if (algorithm == proto::AllReduceAlgorithm::direct)
+  if (algorithm == proto::AllReduceAlgorithm::direct) {
+    EXPECT_GT(status.relayed_links, 0u);
     EXPECT_GT(relayed_bytes(swarm), 0u) << "the direct exchange links every pair";
-  else
-    EXPECT_EQ(relayed_bytes(swarm), 0u) << "the ring keeps them apart: no neighbour is relayed";
+  } else {
+    EXPECT_EQ(status.relayed_links, 0u) << "the ring keeps them apart: no neighbour is relayed";
+    EXPECT_EQ(relayed_bytes(swarm), 0u);
+  }
   EXPECT_TRUE(swarm.ledger().violations().empty()) << test::violations(swarm);
   for (std::size_t i : behind) EXPECT_GT(swarm.peer(i).state().round, 10u) << "peer " << i;
   expect_one_state(swarm);
@@ -144,8 +147,8 @@ TEST(SimHomeRouter, WithoutRelaysAGroupHoldsOneUnreachableMember) {
 
 // A reachable member that relays nothing (it drops every relay_data it should forward, silently):
 // the attempt stalls to its deadline, the tracker blames the relays of the stragglers' links
-// instead of the stragglers, the retry goes with the other relay, and the honest ends are never
-// left out for it.
+// instead of the stragglers, the retry goes with the other relay, the dropper relays nothing for
+// the next ten rounds, and the honest ends are never left out for it.
 TEST(SimHomeRouter, ARelayThatDropsCostsOneAttemptAndNoHonestMember) {
   const std::uint64_t seed = 2829;
   test::print_seed(seed);
@@ -163,8 +166,10 @@ TEST(SimHomeRouter, ARelayThatDropsCostsOneAttemptAndNoHonestMember) {
   ASSERT_TRUE(swarm.run_for(minutes(15))) << test::replay_hint(seed, "SimHomeRouter.*");
   const auto status = swarm.tracker().core()->status(swarm.loop().now());
   EXPECT_GE(swarm.rounds_committed(), 20u);
+  // Blamed, it relays nothing for accusation_bench_rounds (10) more rounds: at most one lost
+  // attempt in eleven rounds.
   EXPECT_GT(status.relays_blamed, 0u);
-  EXPECT_LE(status.relays_blamed, swarm.rounds_committed() + 1) << "at most once a round";
+  EXPECT_LE(status.relays_blamed, swarm.rounds_committed() / 11 + 1);
   EXPECT_EQ(status.members.size(), 6u) << "nobody evicted";
   EXPECT_TRUE(swarm.ledger().violations().empty()) << test::violations(swarm);
   for (std::size_t i : behind) EXPECT_GE(swarm.peer(i).rounds_installed(), 15u) << "peer " << i;

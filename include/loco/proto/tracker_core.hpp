@@ -337,13 +337,16 @@ class TrackerCore {
   std::vector<PeerKey> unlinked_members(const std::vector<PeerKey>& group) const;  // those left out
   std::vector<RelaySeat> relay_seats(const std::vector<PeerKey>& group) const;
   // `from` blames `relay` for its relayed link (its first such report this round): the relay
-  // relays nothing more this round and the attempt is retried with the same members at once. A
+  // relays nothing for accusation_bench_rounds more rounds (bar_relay) and the attempt is retried
+  // with the same members at once. A
   // second report in a round is taken as `from`'s own failure: it sits the retry out. So a relay
   // that drops costs one attempt, and an end that lies bars at most one relay, per round.
   void relay_failed(TimePoint now, const PeerKey& from, const PeerKey& relay,
                     const std::string& report);
   // At the attempt's deadline: true when it blamed relays and retried (tracker_rounds.cpp).
   bool relays_timed_out(TimePoint now, const std::set<PeerKey>& stragglers);
+  void bar_relay(const PeerKey& relay);
+  bool relay_barred(const PeerKey& relay) const;
 
   // Checkpoint custody (tracker_custody.cpp).
   bool custody_serves() const;  // the custody copy is the run's committed state
@@ -395,8 +398,13 @@ class TrackerCore {
   std::vector<PeerKey> previous_group_;
   std::optional<Attempt> attempt_;
   std::optional<PendingRetry> pending_retry_;
-  std::set<PeerKey> reported_;        // members that reported a failure in next_round()
-  std::set<PeerKey> relays_barred_;   // blamed for a relayed link in next_round(): relay nothing
+  std::set<PeerKey> reported_;  // members that reported a failure in next_round()
+  // Relays blamed for a relayed link: they relay nothing up to this round (the round of the blame
+  // and accusation_bench_rounds after it). At most kMaxBarred entries.
+  std::map<PeerKey, std::uint64_t> relays_barred_;
+  // Whom a group's members link with, from the run's settings (strategy.all-reduce = ring: ring
+  // neighbours; anything else: every pair).
+  RelayLinks relay_links_ = RelayLinks::every_pair;
   bool relay_deadline_used_ = false;  // next_round() already retried a deadline on its relays
   // Accusers no one confirmed (settle_accusation): they sit out every round up to `until`, a bench
   // twice as long each time. Kept after a member leaves, so that joining again does not end it; at
