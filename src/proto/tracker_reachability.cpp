@@ -1,6 +1,6 @@
 // TrackerCore reachability: the probe at join (the driver dials the peer's registered address
 // back; the core decides when, how many at once, and what no answer means), the measurement in
-// the view, and groups that hold at most one member the others cannot connect to.
+// the view. What the measurement means for a group: tracker_relays.cpp.
 
 #include <fmt/format.h>
 
@@ -126,67 +126,6 @@ void TrackerCore::set_reachability(TimePoint now, const PeerKey& peer, Reachabil
                       m.member.address, why));
   }
   if (changed) membership_changed(now);
-}
-
-bool TrackerCore::relay_barred(const PeerKey& relay) const {
-  const auto it = relays_barred_.find(relay);
-  return it != relays_barred_.end() && next_round() <= it->second;
-}
-
-void TrackerCore::bar_relay(const PeerKey& relay) {
-  if (relays_barred_.size() >= kMaxBarred && !relays_barred_.contains(relay)) {
-    std::erase_if(relays_barred_, [&](const auto& entry) { return entry.second < next_round(); });
-    if (relays_barred_.size() >= kMaxBarred) relays_barred_.erase(relays_barred_.begin());
-  }
-  relays_barred_[relay] = next_round() + config_.accusation_bench_rounds;
-  ++counters_.relays_blamed;
-}
-
-std::vector<RelaySeat> TrackerCore::relay_seats(const std::vector<PeerKey>& group) const {
-  std::vector<RelaySeat> seats;
-  seats.reserve(group.size());
-  for (const PeerKey& k : group) {
-    const MemberRecord& m = members_.at(k);
-    seats.push_back(RelaySeat{
-        .key = k,
-        .unreachable = m.member.reachability == Reachability::unreachable,
-        // Only a member the tracker reached relays: both ends dial it.
-        .relay_pairs = m.member.reachability == Reachability::reachable ? m.relay_pairs : 0,
-        .barred = relay_barred(k)});
-  }
-  return seats;
-}
-
-std::vector<PeerKey> TrackerCore::unlinked_members(const std::vector<PeerKey>& group) const {
-  std::vector<PeerKey> closed;
-  for (const PeerKey& k : group)
-    if (members_.at(k).member.reachability == Reachability::unreachable) closed.push_back(k);
-  const std::size_t cap = max_unreachable(relay_seats(group), relay_links_);
-  if (closed.size() <= cap) return {};
-  // Each round others take part, so that none of them is left out for good.
-  const auto first = static_cast<std::size_t>(next_round() * cap % closed.size());
-  std::vector<PeerKey> out;
-  for (std::size_t i = cap; i < closed.size(); ++i)
-    out.push_back(closed[(first + i) % closed.size()]);
-  return out;
-}
-
-std::vector<PeerKey> TrackerCore::linkable_group(std::vector<PeerKey> group) {
-  const std::vector<PeerKey> out = unlinked_members(group);
-  if (out.empty()) return group;
-  const std::string reason = fmt::format(
-      "round {}: {} members not reachable from the internet are more than its relays' budgets "
-      "link; they sit this round out",
-      next_round(), out.size());
-  for (const PeerKey& k : out) {
-    std::erase(group, k);
-    ready_.erase(k);
-    refused_.insert(k);  // told once a round: the others do not wait for it
-    send(k, AbortRound{.round = next_round(), .attempt = 0, .reason = reason, .retry = false});
-  }
-  counters_.members_left_out += out.size();
-  event(TrackerEvent::Kind::notice, std::nullopt, reason);
-  return group;
 }
 
 }  // namespace loco::proto

@@ -357,50 +357,6 @@ void TrackerCore::handle_round_failed(TimePoint now, const PeerKey& from,
   add_accusation(now, from, failed);
 }
 
-// A relay that drops silently stalls its ends, and with them every member that needs their parts:
-// at the deadline they are all stragglers. Once a round, when a straggler's link was relayed,
-// the relays of the stragglers' links are blamed instead and the attempt retried with everyone;
-// a second deadline in the round excludes the stragglers as usual.
-bool TrackerCore::relays_timed_out(TimePoint now, const std::set<PeerKey>& stragglers) {
-  if (relay_deadline_used_) return false;
-  std::set<PeerKey> relays;
-  for (const RelayRoute& r : attempt_->relays) {
-    const auto& m = attempt_->members;
-    if (stragglers.contains(m[r.a]) || stragglers.contains(m[r.b])) relays.insert(m[r.via]);
-  }
-  if (relays.empty()) return false;
-  relay_deadline_used_ = true;
-  for (const PeerKey& r : relays) {
-    bar_relay(r);
-    event(TrackerEvent::Kind::notice, r,
-          fmt::format("round {}: a link it relayed did not finish within {} s; it relays nothing "
-                      "up to round {}",
-                      next_round(), std::chrono::duration<double>(config_.round_timeout).count(),
-                      next_round() + config_.accusation_bench_rounds));
-  }
-  abort_attempt(
-      now,
-      fmt::format("{} member(s) did not finish within {} s, with relayed links: retried "
-                  "with other relays",
-                  stragglers.size(), std::chrono::duration<double>(config_.round_timeout).count()),
-      {});
-  return true;
-}
-
-void TrackerCore::relay_failed(TimePoint now, const PeerKey& from, const PeerKey& relay,
-                               const std::string& report) {
-  if (!reported_.insert(from).second) {
-    abort_attempt(now, report + " (its second report this round: it sits the retry out)", {from});
-    return;
-  }
-  bar_relay(relay);
-  event(TrackerEvent::Kind::notice, relay,
-        fmt::format("round {}: {} blamed its relay {}; the relay carries nothing up to round {}",
-                    next_round(), secure::short_id(from), secure::short_id(relay),
-                    next_round() + config_.accusation_bench_rounds));
-  abort_attempt(now, report, {});
-}
-
 void TrackerCore::add_accusation(TimePoint now, const PeerKey& from, const RoundFailed& failed) {
   PendingRetry& p = *pending_retry_;
   const auto member = [&](const PeerKey& k) {

@@ -330,6 +330,7 @@ class TrackerCore {
   void probe_found(TimePoint now, const PeerKey& peer, Reachability reach, const std::string& why);
   void set_reachability(TimePoint now, const PeerKey& peer, Reachability reach,
                         const std::string& why);
+  // Relays (tracker_relays.cpp).
   // The group less the members measured unreachable that its relays cannot link
   // (relay_plan.hpp, max_unreachable; rotating by round): those are left out of the round (told,
   // not waited for).
