@@ -12,7 +12,12 @@
 //
 // Options: --peers N --seconds S --churn F (per hour) --dim D --step-ms MS --step-spread S (σ of
 // the log of a peer's step time) --seed N --gossip G --gossip-wait SECONDS --all-reduce ring|direct
-// (how each group averages; ring by default)
+// (how each group averages; ring by default) --unreachable F (the share of the starting peers
+// behind a NAT, every peer whose index mod 100 is below 100 F; peers churn adds are reachable)
+// --relay-pairs P (each reachable peer's relay budget, proto/relay_core.hpp). With --unreachable,
+// a second line reports the relays:
+//   sim-relays: unreachable=... relayed_links=... relays_blamed=... left_out=... mean_group=...
+//               relayed_mib_per_reachable_peer=... max_relayed_mib=...
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -38,6 +43,8 @@ struct Options {
   std::size_t gossip = 0;
   std::uint64_t gossip_wait_s = 600;
   std::string all_reduce = "ring";
+  double unreachable = 0;
+  std::uint32_t relay_pairs = 4;
 };
 
 Options parse(int argc, char** argv) {
@@ -63,6 +70,10 @@ Options parse(int argc, char** argv) {
       o.gossip_wait_s = std::strtoull(value, nullptr, 10);
     else if (flag == "--gossip")
       o.gossip = std::strtoull(value, nullptr, 10);
+    else if (flag == "--unreachable")
+      o.unreachable = std::strtod(value, nullptr);
+    else if (flag == "--relay-pairs")
+      o.relay_pairs = static_cast<std::uint32_t>(std::strtoul(value, nullptr, 10));
     else if (flag == "--all-reduce")
       o.all_reduce = value;
     else {
@@ -118,7 +129,13 @@ int main(int argc, char** argv) {
   c.all_reduce = proto::parse_all_reduce_algorithm(o.all_reduce);
   c.gossip_wait = std::chrono::seconds(o.gossip_wait_s);
   c.mean_tolerance = -1;  // the per-ring check of every mean costs O(members x dim) per peer
+  c.relay = proto::RelayBudget{.max_pairs = o.relay_pairs, .max_bytes_per_attempt = 0};
   sim::Swarm swarm(c);
+  std::vector<bool> natted(o.peers, false);
+  for (std::size_t i = 0; i < o.peers; ++i) {
+    natted[i] = static_cast<double>(i % 100) < o.unreachable * 100;
+    if (natted[i]) swarm.network().reachability().put_behind_nat(swarm.peer_node(i));
+  }
 
   const auto wall_start = std::chrono::steady_clock::now();
   swarm.start();
@@ -158,6 +175,31 @@ int main(int argc, char** argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   for (const std::string& v : swarm.ledger().violations())
     std::fprintf(stderr, "VIOLATION %s\n", v.c_str());
+  if (o.unreachable > 0) {
+    const proto::TrackerStatus status = swarm.tracker().core()->status(swarm.loop().now());
+    double group_sum = 0;
+    for (const auto& r : status.history) group_sum += r.group_size;
+    std::uint64_t relayed = 0;
+    std::uint64_t most = 0;
+    std::size_t reachable = 0;
+    for (std::size_t i = 0; i < swarm.peer_count(); ++i) {
+      if (!swarm.peer_up(i) || (i < natted.size() && natted[i])) continue;
+      ++reachable;
+      relayed += swarm.peer(i).bytes_relayed();
+      most = std::max(most, swarm.peer(i).bytes_relayed());
+    }
+    std::printf(
+        "sim-relays: unreachable=%llu relayed_links=%llu relays_blamed=%llu left_out=%llu "
+        "mean_group=%.1f relayed_mib_per_reachable_peer=%.1f max_relayed_mib=%.1f\n",
+        static_cast<unsigned long long>(status.members_unreachable),
+        static_cast<unsigned long long>(status.relayed_links),
+        static_cast<unsigned long long>(status.relays_blamed),
+        static_cast<unsigned long long>(status.members_left_out),
+        status.history.empty() ? 0.0 : group_sum / static_cast<double>(status.history.size()),
+        reachable == 0 ? 0.0
+                       : static_cast<double>(relayed) / static_cast<double>(reachable) / (1 << 20),
+        static_cast<double>(most) / (1 << 20));
+  }
   const std::string rounds = o.gossip != 0 ? std::to_string(peer_rounds(swarm).mean)
                                            : std::to_string(swarm.rounds_committed());
   const std::string spread = o.gossip != 0 ? std::to_string(swarm.spread()) : "n/a";

@@ -145,6 +145,8 @@ std::string render_status_json(const proto::TrackerStatus& s) {
   o.number("probes_reached", s.probes_reached);
   o.number("probes_unreached", s.probes_unreached);
   o.number("members_left_out", s.members_left_out);
+  o.number("relayed_links", s.relayed_links);
+  o.number("relays_blamed", s.relays_blamed);
   o.number("bytes_sent", s.bytes_sent);
   o.number("bytes_received", s.bytes_received);
   o.real("tokens_per_s", s.tokens_per_s);

@@ -18,6 +18,11 @@ void add_peer_options(CLI::App& app, PeerOptions& o) {
   add("--peer.port-mapping", o.port_mapping,
       "Ask the home router to forward the listening port (UPnP-IGD), unless --peer.advertise is "
       "given; renewed while the peer runs, removed when it stops");
+  add("--peer.relay-pairs", o.relay_pairs,
+      "When reachable: how many links between two unreachable members this peer relays at once "
+      "(0: none); it forwards their encrypted bytes and cannot read them");
+  add("--peer.relay-mib-per-attempt", o.relay_mib_per_attempt,
+      "When relaying: at most this many MiB forwarded per round attempt (0: no limit)");
   add("--peer.upload", o.upload, "This peer's upload bandwidth, declared to the tracker");
   add_path("--peer.checkpoint", o.checkpoint, "This peer's checkpoint: resumed from, written to");
   add("--peer.checkpoint-rounds", o.checkpoint_rounds, "Rounds between checkpoints");

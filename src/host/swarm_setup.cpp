@@ -43,6 +43,8 @@ swarm::SwarmConfig swarm_config(const PeerOptions& o, const train::TrainConfig& 
   s.listen = o.listen;
   s.advertise = o.advertise;
   s.port_mapping = o.port_mapping;
+  s.relay = proto::RelayBudget{.max_pairs = o.relay_pairs,
+                               .max_bytes_per_attempt = o.relay_mib_per_attempt << 20};
   s.upload_bps = net::parse_bandwidth(o.upload, "--peer.upload");
   s.credential = o.join_token;
   s.settings = train::run_settings(config);

@@ -118,7 +118,7 @@ void PeerMesh::on_inbound_ready(const std::shared_ptr<StreamBundle>& b) {
                         MessageAssembler(peer_message_limit, config_.limits.max_buffered_bytes)});
   // What waited for this member to dial goes out now, in order.
   if (auto waiting = awaiting_.extract(peer))
-    for (Queued& message : waiting.mapped()) send_on_their_link(peer, std::move(message));
+    for (Queued& message : waiting.mapped().messages) send_on_their_link(peer, std::move(message));
 }
 
 void PeerMesh::on_piece(const secure::PublicKey& peer, MessageAssembler& assembler,
@@ -133,14 +133,19 @@ void PeerMesh::on_piece(const secure::PublicKey& peer, MessageAssembler& assembl
 void PeerMesh::send_on_their_link(const secure::PublicKey& peer, Queued message) {
   const auto in = inbound_.find(peer);
   if (in == inbound_.end() || !in->second.bundle->ready()) {
-    auto& waiting = awaiting_[peer];
-    if (waiting.size() >= proto::kMaxAwaitingMessages) {
+    Awaiting& waiting = awaiting_[peer];
+    if (waiting.messages.size() >= proto::kMaxAwaitingMessages ||
+        waiting.bytes + message.second->size() > proto::kMaxAwaitingBytes) {
+      const std::size_t count = waiting.messages.size();
+      const std::size_t bytes = waiting.bytes;
       awaiting_.erase(peer);
-      lost(peer, fmt::format("it did not connect to this peer ({} messages waited for it)",
-                             proto::kMaxAwaitingMessages));
+      lost(peer,
+           fmt::format("it did not connect to this peer ({} messages, {} bytes waited for it)",
+                       count, bytes));
       return;
     }
-    waiting.push_back(std::move(message));
+    waiting.bytes += message.second->size();
+    waiting.messages.push_back(std::move(message));
     return;
   }
   auto [type, body] = std::move(message);

@@ -17,7 +17,7 @@ constexpr std::uint32_t kMiB = 1024 * kKiB;
 // views and resyncs list members (10,000 members fit in 2 MiB), ring chunks carry up to 4 Mi
 // values (16 MiB as fp32), everything else is small.
 constexpr std::array kMessages = {
-    MessageInfo{MessageType::join_request, 1, "join request", 64 * kKiB, Route::peer_to_tracker},
+    MessageInfo{MessageType::join_request, 2, "join request", 64 * kKiB, Route::peer_to_tracker},
     MessageInfo{MessageType::heartbeat, 2, "heartbeat", 1 * kKiB, Route::peer_to_tracker},
     MessageInfo{MessageType::leave, 1, "leave", 4 * kKiB, Route::peer_to_tracker},
     MessageInfo{MessageType::ready, 3, "ready", 1 * kKiB, Route::peer_to_tracker},
@@ -60,6 +60,10 @@ constexpr std::array kMessages = {
     // Nothing but the version byte.
     MessageInfo{MessageType::keepalive, 1, "keepalive", 16, Route::peer_to_peer},
     MessageInfo{MessageType::link_open, 1, "link open", 16, Route::peer_to_peer},
+    // A relayed link's bytes: a ring chunk whole, or a secure channel's frames (relay_messages).
+    MessageInfo{MessageType::relay_data, 1, "relay data", 17 * kMiB + 1 * kKiB,
+                Route::peer_to_peer},
+    MessageInfo{MessageType::relay_refused, 1, "relay refused", 2 * kKiB, Route::peer_to_peer},
 };
 
 }  // namespace

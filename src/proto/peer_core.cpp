@@ -36,10 +36,14 @@ PeerCore::PeerCore(PeerCoreConfig config, TrackerClientConfig client)
     : config_(std::move(config)),
       tracker_key_(client.tracker_key),
       run_id_(client.run_id),
-      client_(std::move(client)),
+      client_([&] {
+        client.join.relay_pairs = config_.relay.max_pairs;  // what it relays, if reachable
+        return std::move(client);
+      }()),
       codec_(compress::make_codec(config_.codec)),
       early_(kMaxEarlyMessages),
-      fetch_backoff_(kFetchBackoff) {
+      fetch_backoff_(kFetchBackoff),
+      relay_(config_.relay) {
   if (!config_.gossip_group_of)
     config_.gossip_group_of = [](const GossipRound& r, std::span<const PeerKey> roster,
                                  const PeerKey& self) { return gossip_group_of(r, roster, self); };
@@ -70,10 +74,12 @@ void PeerCore::on_client_event(TimePoint now, const ClientEvent& e) {
       return;
     }
     case Kind::abort_round: {
-      if (e.abort.retry)
+      if (e.abort.retry) {
         end_collective();
-      else
+      } else {
         end_round();
+        relay_.clear();  // the round is over for every member
+      }
       PeerEvent& out = emit(PeerEvent::Kind::aborted);
       out.text = e.abort.reason;
       out.round = e.abort.round;
@@ -169,6 +175,7 @@ void PeerCore::start_collective(const Group& group) {
   tokens_ = group.tokens;
   const std::vector<float> weights = contribution_weights(group.tokens);
   share_ = weights.empty() ? 0.0 : weights[self] / static_cast<double>(weights.size());
+  set_relays(group);
   open_links(group.members);
   PeerEvent& started = emit(PeerEvent::Kind::collective_started);
   started.round = group.round;
@@ -357,6 +364,7 @@ void PeerCore::on_peer_message(TimePoint now, const PeerKey& from, MessageType t
     case MessageType::link_open:
       (void)open_message(body, type);  // the link is what it was for
       return;
+    case MessageType::relay_refused: on_relay_refused(now, from, body); return;
     default:
       throw Error(ErrorCategory::protocol, fmt::format("a {} between peers", info(type).name));
   }
@@ -365,7 +373,13 @@ void PeerCore::on_peer_message(TimePoint now, const PeerKey& from, MessageType t
 void PeerCore::on_peer_lost(TimePoint now, const PeerKey& peer, const std::string& why) {
   const bool needed = all_reduce_ ? all_reduce_->needs_link_to(peer)
                                   : all_gather_ && all_gather_->needs_link_to(peer);
-  if (collective_running() && needed)
+  const std::optional<PeerKey> relay = relay_of(peer);
+  if (collective_running() && needed && relay)
+    // The relay, not the other end, is named: it is what a lying relay would break.
+    fail_collective(fmt::format("lost the link to {} through the relay {}: {}",
+                                secure::short_id(peer), secure::short_id(*relay), why),
+                    relay);
+  else if (collective_running() && needed)
     // Named: the tracker retries without it alone if it sees it leave too (a crash).
     fail_collective(fmt::format("lost the connection to {}: {}", secure::short_id(peer), why),
                     peer);
@@ -472,6 +486,16 @@ void PeerCore::send(const PeerKey& to, MessageType type, std::vector<std::byte> 
     client_.relay(type, body);
     return;
   }
+  if (const std::optional<PeerKey> relay = relay_of(to)) {
+    transmits_.push_back(
+        Send{.to = *relay,
+             .address = address_of(*relay),
+             .their_link = on_their_link(reachability_of(config_.self), reachability_of(*relay)),
+             .type = type,
+             .body = std::move(body),
+             .relayed = RelayHeader{.round = ready_round_, .attempt = attempt_, .peer = to}});
+    return;
+  }
   transmits_.push_back(
       Send{.to = to,
            .address = address_of(to),
@@ -506,9 +530,9 @@ void PeerCore::note_own_reachability() {
   } else {
     note(fmt::format("not reachable from the internet at {} (the tracker could not connect to "
                      "it): this peer connects to the reachable members itself and they answer on "
-                     "that link; until relays exist it shares no round with another unreachable "
-                     "peer. To be reachable, turn on UPnP on the router, or forward this port "
-                     "and set --peer.advertise",
+                     "that link; its links with other unreachable peers go through a reachable "
+                     "one that relays them. To be reachable, turn on UPnP on the router, or "
+                     "forward this port and set --peer.advertise",
                      self->address),
          true);
   }

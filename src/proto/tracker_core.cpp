@@ -22,6 +22,9 @@ TrackerCore::TrackerCore(TrackerCoreConfig config, const secure::KeyPair& identi
   if (config_.genesis == Digest{})
     throw Error(ErrorCategory::config, "the tracker needs the run's genesis hash");
   committed_hash_ = config_.genesis;
+  for (const Setting& s : config_.settings)
+    if (s.name == "strategy.all-reduce" && s.value == "ring")
+      relay_links_ = RelayLinks::ring_neighbours;
   if (config_.gossip_round_lead == 0)
     throw Error(ErrorCategory::config,
                 "gossip_round_lead must be at least 1: a change cannot take effect in a round "

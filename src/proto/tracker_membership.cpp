@@ -40,6 +40,7 @@ void TrackerCore::handle_join(TimePoint now, const PeerKey& from, const JoinRequ
     m.network = network->second;
   const std::string previous_address = std::exchange(m.member.address, request.listen_address);
   m.member.upload_bps = request.upload_bps;
+  m.relay_pairs = request.relay_pairs;
   m.state_round = request.state_round;
   m.state_hash = request.state_hash;
   if (config_.gossip) gossip_state_reported(request.state_round);

@@ -125,6 +125,7 @@ std::vector<std::byte> encode(const JoinRequest& m) {
   w.bytes(m.genesis);
   w.u64(m.state_round);
   w.bytes(m.state_hash);
+  w.u32(m.relay_pairs);
   return w.finish();
 }
 
@@ -147,6 +148,7 @@ JoinRequest decode<JoinRequest>(std::span<const std::byte> body) {
   m.genesis = digest(r);
   m.state_round = r.u64();
   m.state_hash = digest(r);
+  m.relay_pairs = r.u32();
   r.expect_end();
   return m;
 }
@@ -290,6 +292,13 @@ std::vector<std::byte> encode(const Group& m) {
               "a group's tokens are one count per member, or none");
   w.u32(static_cast<std::uint32_t>(m.tokens.size()));
   for (const std::uint64_t t : m.tokens) w.u64(t);
+  LOCO_ASSERT(m.relays.size() <= kMaxRelayRoutes, "a group has at most kMaxRelayRoutes relays");
+  w.u32(static_cast<std::uint32_t>(m.relays.size()));
+  for (const RelayRoute& route : m.relays) {
+    w.u32(route.a);
+    w.u32(route.b);
+    w.u32(route.via);
+  }
   w.boolean(m.check_owners);
   return w.finish();
 }
@@ -318,6 +327,16 @@ Group decode<Group>(std::span<const std::byte> body) {
     if (m.tokens.back() == 0 || m.tokens.back() > kMaxRoundTokens)
       r.fail(
           fmt::format("a member's tokens are {}, outside 1..{}", m.tokens.back(), kMaxRoundTokens));
+  }
+  const std::size_t routes = r.count(kMaxRelayRoutes, 3 * sizeof(std::uint32_t));
+  m.relays.reserve(routes);
+  for (std::size_t i = 0; i < routes; ++i) {
+    const RelayRoute route{.a = r.u32(), .b = r.u32(), .via = r.u32()};
+    if (route.a >= route.b || route.b >= n || route.via >= n || route.via == route.a ||
+        route.via == route.b)
+      r.fail(fmt::format("relay route {} ({} and {} through {}) does not fit a group of {}", i,
+                         route.a, route.b, route.via, n));
+    m.relays.push_back(route);
   }
   m.check_owners = r.boolean();
   r.expect_end();

@@ -6,8 +6,8 @@
 // is cut off. An owner and a checker whose signed means differ are a pair of which one lied, and
 // the tracker cannot tell which; so, within a round:
 //   - the first dispute of both: the retry has everyone, in an order where the two are not
-//     neighbours (neither checks the other), so that a liar that lies again does it with a new
-//     partner;
+//     neighbours (neither checks the other; keep_disputed_apart, when the retry's group is
+//     ordered), so that a liar that lies again does it with a new partner;
 //   - a member disputed with a second, different partner sits the retry out alone (it is the one
 //     both disputes share: were it honest, both its partners lied);
 //   - the same pair disputed again, or a group of three or fewer (where every two members are
@@ -46,6 +46,16 @@ void separate(std::vector<PeerKey>& order, const PeerKey& a, const PeerKey& b) {
 
 }  // namespace
 
+void TrackerCore::keep_disputed_apart(std::vector<PeerKey>& ring) const {
+  if (ring.size() <= 3) return;
+  const auto in_ring = [&](const PeerKey& k) {
+    return std::find(ring.begin(), ring.end(), k) != ring.end();
+  };
+  for (const auto& [a, partners] : disputes_)
+    for (const PeerKey& b : partners)
+      if (a < b && in_ring(a) && in_ring(b)) separate(ring, a, b);
+}
+
 void TrackerCore::handle_proven_misconduct(TimePoint now, const PeerKey& from,
                                            const ProvenMisconduct& m) {
   const Statement& claim = m.proof.first;
@@ -53,7 +63,7 @@ void TrackerCore::handle_proven_misconduct(TimePoint now, const PeerKey& from,
   const bool running = attempt_ && claim.attempt == attempt_->number;
   const bool stopped = pending_retry_ && claim.attempt == pending_retry_->attempt;
   if (!running && !stopped) return;  // an attempt already over
-  std::vector<PeerKey>& members = running ? attempt_->members : pending_retry_->members;
+  const std::vector<PeerKey>& members = running ? attempt_->members : pending_retry_->members;
   if (std::find(members.begin(), members.end(), from) == members.end()) return;
   const std::set<PeerKey> at_fault = proven_at_fault(config_.run_id, m.proof, members);
   if (at_fault.empty()) {
@@ -81,7 +91,6 @@ void TrackerCore::handle_proven_misconduct(TimePoint now, const PeerKey& from,
     of_a.insert(b);
     of_b.insert(a);
     if (excluded.empty() && (same_again || members.size() <= 3)) excluded = {a, b};
-    if (excluded.empty()) separate(members, a, b);
     what = fmt::format(
         "the owner and the checker of segment {}, {} and {}, signed different means (proof "
         "from {}): {}",

@@ -1,6 +1,6 @@
 // TrackerCore reachability: the probe at join (the driver dials the peer's registered address
 // back; the core decides when, how many at once, and what no answer means), the measurement in
-// the view, and groups that hold at most one member the others cannot connect to.
+// the view. What the measurement means for a group: tracker_relays.cpp.
 
 #include <fmt/format.h>
 
@@ -122,33 +122,10 @@ void TrackerCore::set_reachability(TimePoint now, const PeerKey& peer, Reachabil
   } else {
     event(TrackerEvent::Kind::notice, peer,
           fmt::format("not reachable from the internet at {}: {}; it dials the reachable members "
-                      "itself, and is grouped with no other unreachable member",
+                      "itself, and its links with other unreachable members go through a relay",
                       m.member.address, why));
   }
   if (changed) membership_changed(now);
-}
-
-std::vector<PeerKey> TrackerCore::linkable_group(std::vector<PeerKey> group) {
-  std::vector<PeerKey> closed;
-  for (const PeerKey& k : group)
-    if (members_.at(k).member.reachability == Reachability::unreachable) closed.push_back(k);
-  if (closed.size() <= 1) return group;
-  // Each round another one takes part, so that none of them is left out for good.
-  const PeerKey kept = closed[next_round() % closed.size()];
-  const std::string reason = fmt::format(
-      "round {} has {} members that are not reachable from the internet, and two of them cannot "
-      "link until relays exist: it goes with {} only",
-      next_round(), closed.size(), secure::short_id(kept));
-  for (const PeerKey& k : closed) {
-    if (k == kept) continue;
-    std::erase(group, k);
-    ready_.erase(k);
-    refused_.insert(k);  // told once a round: the others do not wait for it
-    send(k, AbortRound{.round = next_round(), .attempt = 0, .reason = reason, .retry = false});
-  }
-  counters_.members_left_out += closed.size() - 1;
-  event(TrackerEvent::Kind::notice, std::nullopt, reason);
-  return group;
 }
 
 }  // namespace loco::proto

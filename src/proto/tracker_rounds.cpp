@@ -147,10 +147,17 @@ void TrackerCore::start_attempt(TimePoint now, std::vector<PeerKey> group, bool 
   ++attempts_this_round_;
   // Unique within the round even after a give-up: a member's chunks of an earlier attempt must
   // not pass for the new one's.
+  // Unreachable members apart in the ring, and a relay for each pair of them (relay_plan.hpp).
+  const std::vector<RelaySeat> order = relay_seats(group);
+  std::vector<PeerKey> ring = interleave_unreachable(order);
+  keep_disputed_apart(ring);
+  std::vector<RelayRoute> relays = plan_relays(relay_seats(ring), relay_links_);
+  counters_.relayed_links += relays.size();
   attempt_ = Attempt{.number = ++last_attempt_number_,
-                     .members = std::move(group),
+                     .members = std::move(ring),
                      .deadline = now + config_.round_timeout,
-                     .done = {}};
+                     .done = {},
+                     .relays = std::move(relays)};
   // Rounds bounded by time: each member's update weighs by its tokens, as clamped here.
   std::vector<std::uint64_t> claims;
   for (const PeerKey& k : attempt_->members) {
@@ -165,11 +172,15 @@ void TrackerCore::start_attempt(TimePoint now, std::vector<PeerKey> group, bool 
                       .norm_limit = config_.update_norm_limit,
                       .trim = trim_count(config_.trim, attempt_->members.size()),
                       .tokens = weigh_tokens(claims, config_.token_weighting),
+                      .relays = attempt_->relays,
                       .check_owners = config_.check_owners};
   for (const PeerKey& k : attempt_->members) send(k, message);
   event(TrackerEvent::Kind::round_formed, std::nullopt,
-        fmt::format("round {} attempt {}: a group of {}", next_round(), attempt_->number,
-                    attempt_->members.size()));
+        fmt::format("round {} attempt {}: a group of {}{}", next_round(), attempt_->number,
+                    attempt_->members.size(),
+                    attempt_->relays.empty()
+                        ? ""
+                        : fmt::format(", {} link(s) relayed", attempt_->relays.size())));
 }
 
 bool TrackerCore::benched(const PeerKey& peer) const {
@@ -228,6 +239,7 @@ void TrackerCore::decide(TimePoint now) {
     std::set<PeerKey> stragglers;
     for (const PeerKey& k : a.members)
       if (!a.done.contains(k)) stragglers.insert(k);
+    if (relays_timed_out(now, stragglers)) return;
     abort_attempt(now,
                   fmt::format("{} member(s) did not finish within {} s", stragglers.size(),
                               std::chrono::duration<double>(config_.round_timeout).count()),
@@ -310,6 +322,14 @@ void TrackerCore::handle_round_failed(TimePoint now, const PeerKey& from,
   }
   if (!attempt_ || failed.attempt != attempt_->number || !in_attempt(from)) return;
   const std::string report = fmt::format("{} reported: {}", secure::short_id(from), failed.reason);
+  if (failed.suspect &&
+      std::any_of(attempt_->relays.begin(), attempt_->relays.end(), [&](const RelayRoute& r) {
+        const auto& m = attempt_->members;
+        return m[r.via] == *failed.suspect && (m[r.a] == from || m[r.b] == from);
+      })) {
+    relay_failed(now, from, *failed.suspect, report);
+    return;
+  }
   const bool named = failed.suspect && *failed.suspect != from && in_attempt(*failed.suspect);
   if (!named) {
     // A failure it names no one for: its own, taken on trust the first time in a round.
@@ -412,6 +432,13 @@ void TrackerCore::retry_or_give_up(TimePoint now, const std::string& reason,
   std::vector<PeerKey> survivors;
   for (const PeerKey& k : members)
     if (!excluded.contains(k) && members_.contains(k)) survivors.push_back(k);
+  // A relay that left, or was blamed, may leave fewer unreachable members linkable.
+  std::set<PeerKey> out = excluded;
+  for (const PeerKey& k : unlinked_members(survivors)) {
+    out.insert(k);
+    std::erase(survivors, k);
+    ++counters_.members_left_out;
+  }
   const bool retry = survivors.size() >= std::max<std::size_t>(config_.min_peers, majority()) &&
                      attempts_this_round_ < config_.max_attempts;
   event(TrackerEvent::Kind::notice, std::nullopt,
@@ -423,14 +450,14 @@ void TrackerCore::retry_or_give_up(TimePoint now, const std::string& reason,
                             std::max<std::size_t>(config_.min_peers, majority())));
   for (const PeerKey& k : members) {
     if (!members_.contains(k)) continue;
-    const bool in_retry = retry && !excluded.contains(k);
+    const bool in_retry = retry && !out.contains(k);
     if (in_retry && told) continue;
     send(k, AbortRound{.round = next_round(),
                        .attempt = last_attempt_number_,
                        .reason = in_retry ? reason : reason + "; this peer is not in the retry",
                        .retry = in_retry});
   }
-  for (const PeerKey& k : excluded) ready_.erase(k);
+  for (const PeerKey& k : out) ready_.erase(k);
   if (retry) {
     start_attempt(now, std::move(survivors), /*formed=*/false);
     return;
@@ -442,6 +469,7 @@ void TrackerCore::give_up_round() {
   release_held_back(fmt::format("round {} was given up", next_round()));
   reported_.clear();
   disputes_.clear();
+  relay_deadline_used_ = false;
   ready_.clear();
   refused_.clear();
   first_ready_ = kNever;

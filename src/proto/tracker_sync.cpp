@@ -87,7 +87,7 @@ void TrackerCore::send_resync(TimePoint now, const PeerKey& peer, std::uint64_t 
 }
 
 // The reachable members holding the state (a fetch is opened by the fetcher, so a donor nobody
-// can dial serves no one until relays exist: link_direction.hpp) that have served fewest
+// can dial serves no one: link_direction.hpp) that have served fewest
 // resyncs, so that no single donor serves every newcomer; ties go by key, so the choice is
 // reproducible.
 std::vector<Donor> TrackerCore::pick_donors(const PeerKey& newcomer, std::uint64_t round,

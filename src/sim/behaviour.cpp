@@ -20,6 +20,7 @@ constexpr std::array kNames = {
     std::pair{Behaviour::zero_then_huge, std::string_view("zero-then-huge")},
     std::pair{Behaviour::accuser, std::string_view("accuser")},
     std::pair{Behaviour::wrong_mean, std::string_view("wrong-mean")},
+    std::pair{Behaviour::relay_dropper, std::string_view("relay-dropper")},
 };
 
 float norm(std::span<const float> v) {
@@ -47,7 +48,7 @@ Behaviour parse_behaviour(std::string_view text) {
     if (name == text) return value;
   throw Error(ErrorCategory::invalid_argument,
               fmt::format("unknown behaviour '{}': choose honest, scaled, sign-flipped, random, "
-                          "stale, zero-then-huge, accuser or wrong-mean",
+                          "stale, zero-then-huge, accuser, wrong-mean or relay-dropper",
                           text));
 }
 
@@ -57,7 +58,8 @@ Sent lie(Behaviour b, std::span<const float> update, std::span<const float> firs
   switch (b) {
     case Behaviour::honest:
     case Behaviour::accuser:
-    case Behaviour::wrong_mean: return {{update.begin(), update.end()}, honest_norm};
+    case Behaviour::wrong_mean:
+    case Behaviour::relay_dropper: return {{update.begin(), update.end()}, honest_norm};
     case Behaviour::scaled: return {scaled(update, 1000.0f), honest_norm};
     case Behaviour::sign_flipped: return {scaled(update, -10.0f), honest_norm};
     case Behaviour::random: {

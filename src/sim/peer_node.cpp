@@ -7,6 +7,7 @@
 #include "loco/core/rng.hpp"
 #include "loco/proto/link_direction.hpp"
 #include "loco/proto/message_type.hpp"
+#include "loco/proto/relay_messages.hpp"
 #include "loco/proto/state_relay.hpp"
 
 namespace loco::sim {
@@ -90,7 +91,8 @@ void PeerNode::start_core(const Digest& genesis, std::uint64_t round, const Dige
                           const proto::PeerKey& self) {
                 return groupings != nullptr ? groupings->group_of(r, roster, self)
                                             : proto::gossip_group_of(r, roster, self);
-              }},
+              },
+          .relay = world_.relay},
       std::move(client));
   if (process_)
     link_ = std::make_unique<swarm::ComputeLink>(*core_, process_->mailbox(), process_->guard());
@@ -125,7 +127,7 @@ void PeerNode::tracker_lost() {
 void PeerNode::on_open(NodeId peer) {
   if (peer != world_.tracker) {
     if (auto waiting = awaiting_.extract(peer)) {
-      for (proto::PeerCore::Send& t : waiting.mapped())
+      for (proto::PeerCore::Send& t : waiting.mapped().messages)
         world_.network->send(node_, peer, static_cast<std::uint16_t>(t.type), std::move(t.body));
     }
     return;
@@ -162,6 +164,11 @@ void PeerNode::on_message(NodeId from, std::uint16_t type, std::span<const std::
     world_.network->close(node_, from);
     return;
   }
+  if (type == static_cast<std::uint16_t>(proto::MessageType::relay_data)) {
+    on_relay_data(key, body);
+    drive();
+    return;
+  }
   try {
     std::shared_lock<std::shared_mutex> served;  // a strategy peer's state is read in place
     if (link_ && proto::is_state_request(static_cast<proto::MessageType>(type)))
@@ -171,6 +178,32 @@ void PeerNode::on_message(NodeId from, std::uint16_t type, std::span<const std::
     world_.network->close(node_, from);
   }
   drive();
+}
+
+void PeerNode::on_relay_data(const proto::PeerKey& from, std::span<const std::byte> body) {
+  const TimePoint now = world_.loop->now();
+  std::optional<proto::RelayData> data;
+  try {
+    data = core_->on_relay_data(from, body);
+  } catch (const Error&) {
+    world_.network->close(node_, world_.directory->node(from));
+    return;
+  }
+  if (!data || !core_->client().is_member(data->header.peer)) return;
+  // What the end-to-end channel would refuse (net/relayed_links.hpp): the link with the sender
+  // fails, and the core names the relay.
+  try {
+    const auto [type, inner] = proto::decode_plain_payload(data->payload);
+    if (!accepted(type, inner.size(), proto::Route::peer_to_peer) ||
+        type == static_cast<std::uint16_t>(proto::MessageType::relay_data))
+      throw Error(ErrorCategory::protocol, "a relayed message of a type not relayed");
+    std::shared_lock<std::shared_mutex> served;
+    if (link_ && proto::is_state_request(static_cast<proto::MessageType>(type)))
+      served = link_->guard_served();
+    core_->on_peer_message(now, data->header.peer, static_cast<proto::MessageType>(type), inner);
+  } catch (const Error& e) {
+    core_->on_peer_lost(now, data->header.peer, e.what());
+  }
 }
 
 void PeerNode::drive() {
@@ -201,14 +234,23 @@ void PeerNode::send_to_peer(proto::PeerCore::Send t) {
   const NodeId to = world_.directory->node(t.to);
   if (lying_owner_ && t.type == proto::MessageType::ring_chunk)
     t.body = lying_owner_->rewrite(std::move(t.body));
+  if (t.relayed) {  // the simulator's payload is the message in the clear (network.hpp)
+    t.body = proto::encode_relay_data(*t.relayed, proto::encode_plain_payload(t.type, t.body));
+    t.type = proto::MessageType::relay_data;
+  }
+  if (t.type == proto::MessageType::relay_data && disk_.behaviour == Behaviour::relay_dropper &&
+      !t.relayed)
+    return;  // a relay that lies: it forwards nothing
   if (t.their_link && !world_.network->is_open(node_, to)) {
-    auto& waiting = awaiting_[to];
-    if (waiting.size() >= proto::kMaxAwaitingMessages) {
+    Awaiting& waiting = awaiting_[to];
+    if (waiting.messages.size() >= proto::kMaxAwaitingMessages ||
+        waiting.bytes + t.body.size() > proto::kMaxAwaitingBytes) {
       awaiting_.erase(to);
       core_->on_peer_lost(world_.loop->now(), t.to, "it did not connect to this peer");
       return;
     }
-    waiting.push_back(std::move(t));
+    waiting.bytes += t.body.size();
+    waiting.messages.push_back(std::move(t));
     return;
   }
   world_.network->send(node_, to, static_cast<std::uint16_t>(t.type), std::move(t.body));

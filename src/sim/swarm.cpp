@@ -36,7 +36,12 @@ SwarmConfig with_defaults(SwarmConfig c) {
   if (c.tracker.run_id.empty()) c.tracker.run_id = "sim";
   c.tracker.gossip = c.gossip_group != 0;
   c.tracker.admission.kind = proto::AdmissionPolicy::Kind::open;
-  if (c.tracker.settings.empty()) c.tracker.settings = {{"model", "noisy-quadratic"}};
+  if (c.tracker.settings.empty()) {
+    c.tracker.settings = {{"model", "noisy-quadratic"}};
+    // What loco-peer's run settings say (train/run_settings.cpp): the tracker plans relays by it.
+    if (c.all_reduce == proto::AllReduceAlgorithm::ring)
+      c.tracker.settings.push_back({"strategy.all-reduce", "ring"});
+  }
   c.tracker.shard_count =
       std::max<std::uint32_t>(c.tracker.shard_count, static_cast<std::uint32_t>(4 * c.peers + 16));
   c.network.seed = counter_u64(c.seed, kNetwork, 0);
@@ -104,7 +109,8 @@ Swarm::Swarm(SwarmConfig config)
                      .gossip_group = config_.gossip_group,
                      .gossip_wait = config_.gossip_wait,
                      .groupings = &groupings_,
-                     .strategy = config_.strategy.get()};
+                     .strategy = config_.strategy.get(),
+                     .relay = config_.relay};
   for (std::size_t i = 0; i < config_.peers; ++i) add_peer();
   initial_peers_ = config_.peers;
 }
@@ -169,6 +175,8 @@ void Swarm::start_peer(std::size_t i) {
   LOCO_ASSERT(!processes_[i], "a peer started twice");
   PeerWorld world = world_;
   world.client.join.upload_bps = network_->settings(nodes_[i]).upload;
+  if (const auto own = config_.relay_of_peer.find(i); own != config_.relay_of_peer.end())
+    world.relay = own->second;
   processes_[i] = std::make_shared<PeerNode>(world, nodes_[i], *disks_[i]);
   processes_[i]->start();
 }

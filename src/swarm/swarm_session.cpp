@@ -77,7 +77,8 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
                             .all_reduce = config_.all_reduce,
                             .gossip_group = config_.gossip_group,
                             .gossip_wait = config_.gossip_wait,
-                            .gossip_group_of = {}},
+                            .gossip_group_of = {},
+                            .relay = config_.relay},
       proto::TrackerClientConfig{
           .run_id = config_.run_id,
           .tracker_key = config_.tracker_key,
@@ -90,6 +91,7 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
                                      .state_round = state_round,
                                      .state_hash = state_hash}});
   compute_ = std::make_unique<ComputeLink>(*core_, mailbox_, guard_, config_.poison);
+  relayed_ = std::make_unique<net::RelayedLinks>(identity_, config_.run_id);
   const proto::PeerKey pin = config_.tracker_key;
   link_ = net::TrackerLink::create(
       io_, net::resolve(io_, net::parse_host_port(config_.tracker_address)),
@@ -111,17 +113,45 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
 }
 
 void SwarmSession::drive() {
-  while (auto e = core_->poll_event()) on_core_event(*e);
-  while (auto t = core_->poll_transmit())
-    mesh_->send(t->to, t->address, t->type, std::move(t->body), t->their_link);
+  // Until nothing moves: what the relayed links deliver is input to the core again.
+  for (bool moved = true; moved;) {
+    while (auto e = core_->poll_event()) on_core_event(*e);
+    while (auto t = core_->poll_transmit()) {
+      if (t->relayed)  // through the end-to-end channel with the other end
+        relayed_->send(steady_now(), t->to, *t->relayed, t->type, t->body);
+      else
+        mesh_->send(t->to, t->address, t->type, std::move(t->body), t->their_link);
+    }
+    moved = drain_relayed();
+  }
   link_->flush();
   traffic_.sent = mesh_->bytes_sent();
   traffic_.received = mesh_->bytes_received();
   arm_timer();
 }
 
+bool SwarmSession::drain_relayed() {
+  while (auto t = relayed_->poll_transmit()) {
+    const proto::Member* relay = core_->client().member(t->relay);
+    if (relay == nullptr) continue;  // left the run: the link fails with it
+    // An end is unreachable and its relay reachable: the end dials (link_direction.hpp).
+    mesh_->send(t->relay, relay->address, proto::MessageType::relay_data, std::move(t->body));
+  }
+  bool delivered = false;
+  while (auto m = relayed_->poll_message()) {
+    to_core(m->from, m->type, m->body);
+    delivered = true;
+  }
+  while (auto l = relayed_->poll_lost()) {
+    spdlog::info("the relayed link with peer {} ended: {}", secure::short_id(l->peer), l->why);
+    core_->on_peer_lost(steady_now(), l->peer, l->why);
+    delivered = true;
+  }
+  return delivered;
+}
+
 void SwarmSession::arm_timer() {
-  const TimePoint deadline = core_->poll_timeout();
+  const TimePoint deadline = std::min(core_->poll_timeout(), relayed_->poll_timeout());
   if (deadline == timer_at_) return;
   timer_at_ = deadline;
   timer_.cancel();
@@ -130,6 +160,7 @@ void SwarmSession::arm_timer() {
   timer_.async_wait([this](const boost::system::error_code& error) {
     if (error) return;
     timer_at_ = kNever;
+    relayed_->on_timer(steady_now());
     core_->on_timer(steady_now());
     drive();
   });
@@ -155,6 +186,26 @@ void SwarmSession::run(const NetworkSide::Command& command) {
 
 void SwarmSession::on_mesh_message(const proto::PeerKey& from, proto::MessageType type,
                                    std::span<const std::byte> body) {
+  if (type == proto::MessageType::relay_data)
+    on_relay_data(from, body);
+  else
+    to_core(from, type, body);
+  drive();
+}
+
+void SwarmSession::on_relay_data(const proto::PeerKey& from, std::span<const std::byte> body) {
+  try {
+    const std::optional<proto::RelayData> data = core_->on_relay_data(from, body);
+    if (data && core_->client().is_member(data->header.peer))
+      relayed_->on_relay_data(steady_now(), from, *data);
+  } catch (const Error& e) {
+    spdlog::warn("peer {}: {}; dropping it", secure::short_id(from), e.what());
+    mesh_->drop(from);
+  }
+}
+
+void SwarmSession::to_core(const proto::PeerKey& from, proto::MessageType type,
+                           std::span<const std::byte> body) {
   try {
     std::shared_lock<std::shared_mutex> lock;
     if (type == proto::MessageType::ring_chunk || type == proto::MessageType::all_gather_part) {
@@ -169,10 +220,12 @@ void SwarmSession::on_mesh_message(const proto::PeerKey& from, proto::MessageTyp
     spdlog::warn("peer {}: {}; dropping it", secure::short_id(from), e.what());
     mesh_->drop(from);
   }
-  drive();
 }
 
 void SwarmSession::leave(const std::string& reason) {
+  if (core_ && (core_->relay().bytes_relayed() > 0 || core_->relay().refused() > 0))
+    spdlog::info("relayed {} bytes between unreachable members ({} relay_data refused)",
+                 core_->relay().bytes_relayed(), core_->relay().refused());
   if (compute_) compute_->leave(reason);
   if (link_) link_->stop();
   if (mesh_) mesh_->stop();

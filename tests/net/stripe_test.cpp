@@ -17,7 +17,7 @@ namespace {
 
 using secure::ChannelEvent;
 
-std::vector<std::byte> pattern(std::size_t size, std::uint64_t salt) {
+std::vector<std::byte> stripe_pattern(std::size_t size, std::uint64_t salt) {
   std::vector<std::byte> out(size);
   for (std::size_t i = 0; i < size; ++i) out[i] = static_cast<std::byte>(counter_u64(salt, 0, i));
   return out;
@@ -97,8 +97,8 @@ TEST(StripeLayout, HeaderRoundTrips) {
 // chunk sizes (1 byte up to 3 units), and checks what comes out.
 void round_trip(const Shape& shape, std::uint64_t seed) {
   const std::vector<std::vector<std::byte>> messages = {
-      pattern(shape.message_bytes, seed), pattern(0, seed + 1),
-      pattern(shape.message_bytes / 3 + 1, seed + 2)};
+      stripe_pattern(shape.message_bytes, seed), stripe_pattern(0, seed + 1),
+      stripe_pattern(shape.message_bytes / 3 + 1, seed + 2)};
   std::vector<std::vector<std::vector<std::byte>>> stripes(shape.streams);  // [stream][message]
   for (std::uint32_t s = 0; s < shape.streams; ++s)
     for (const auto& m : messages)
@@ -151,8 +151,8 @@ void round_trip(const Shape& shape, std::uint64_t seed) {
 TEST(StripeAssembler, ReassemblesAnyInterleavingOfStreamsAndChunks) {
   std::uint64_t seed = 1;
   for (const Shape& shape : kShapes) {
-    SCOPED_TRACE(testing::Message() << shape.message_bytes << " bytes, " << shape.streams
-                                    << " streams, unit " << shape.unit_bytes);
+    SCOPED_TRACE(::testing::Message() << shape.message_bytes << " bytes, " << shape.streams
+                                      << " streams, unit " << shape.unit_bytes);
     round_trip(shape, seed++);
   }
 }
@@ -175,7 +175,7 @@ void expect_error(ErrorCategory category, F&& f, const std::string& says) {
 }
 
 TEST(StripeAssembler, RefusesStripesThatDisagree) {
-  const auto message = pattern(20000, 3);
+  const auto message = stripe_pattern(20000, 3);
   const StripeLayout layout(message.size(), 4096, 2);
   const auto stripe0 = stripe_message(layout, 0, message);
   const auto stripe1 = stripe_message(layout, 1, message);
@@ -215,7 +215,7 @@ TEST(StripeAssembler, RefusesStripesThatDisagree) {
 TEST(StripeAssembler, RefusesChunkSequencesNoChannelWouldDeliverWithAnErrorNotAnAbort) {
   // A stripe's later chunk that grows the message: before the channel checked sizes, this
   // reached StripeLayout::locate's invariant and aborted the process (a remote kill switch).
-  const auto message = pattern(4088, 1);
+  const auto message = stripe_pattern(4088, 1);
   const auto stripe = stripe_message(StripeLayout(message.size(), 4096, 1), 0, message);
   ASSERT_EQ(stripe.size(), 4096u);
   const auto grown = [&](std::uint64_t size) {

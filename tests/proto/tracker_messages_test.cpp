@@ -78,15 +78,17 @@ TEST(TrackerMessages, AWeightedGroupCarriesATokenCountPerMemberAndNothingElse) {
       decode<Group>(encode(Group{.round = 1, .attempt = 1, .epoch = 1, .members = g.members}))
           .tokens.empty())
       << "no tokens: the plain mean";
-  // The tokens are the body's last fields but one (checked owners, a byte): a count, then u64
-  // each. Refused: a count other than 0 or the members', a count of 0 tokens, one above the bound.
+  // The tokens come before the relay routes and the checked-owners flag, the body's last fields:
+  // a count, then u64 each. Refused: a count other than 0 or the members', a count of 0 tokens,
+  // one above the bound.
   const auto with_tokens = [&](std::uint32_t count, std::vector<std::uint64_t> values) {
     std::vector<std::byte> b =
         encode(Group{.round = 3, .attempt = 1, .epoch = 2, .members = g.members});
-    b.resize(b.size() - 5);
+    b.resize(b.size() - 9);  // no tokens, no relays, not checked
     ByteWriter w;
     w.u32(count);
     for (const std::uint64_t v : values) w.u64(v);
+    w.u32(0);
     w.boolean(false);
     const auto tail = w.finish();
     b.insert(b.end(), tail.begin(), tail.end());

@@ -28,8 +28,11 @@ struct PeerOptions {
   std::string listen = "127.0.0.1:0";  // where other peers connect (port 0: any)
   std::string advertise;               // how others reach it, if not the listen address
   bool port_mapping = true;            // ask the home router to forward the port (UPnP)
-  std::string upload = "100Mbit";      // declared to the tracker (ring order)
-  std::string checkpoint;              // this peer's checkpoint: resume from it, write it
+  // What it relays for pairs of unreachable members when reachable (proto/relay_core.hpp).
+  std::uint32_t relay_pairs = 4;
+  std::uint64_t relay_mib_per_attempt = 0;  // 0: no limit
+  std::string upload = "100Mbit";           // declared to the tracker (ring order)
+  std::string checkpoint;                   // this peer's checkpoint: resume from it, write it
   std::uint64_t checkpoint_rounds = 10;
   std::uint32_t streams = 1;  // parallel TCP streams per peer pair
   int threads = 0;            // compute threads (0: the run config's)

@@ -117,8 +117,12 @@ class PeerMesh : public std::enable_shared_from_this<PeerMesh> {
   std::shared_ptr<BundleListener> listener_;
   std::map<secure::PublicKey, Outbound> outbound_;
   std::map<secure::PublicKey, Inbound> inbound_;
-  std::map<secure::PublicKey, std::deque<Queued>> awaiting_;  // for their bundle
-  std::set<std::shared_ptr<StreamBundle>> probes_;            // the tracker's, until closed
+  struct Awaiting {
+    std::deque<Queued> messages;
+    std::size_t bytes = 0;
+  };
+  std::map<secure::PublicKey, Awaiting> awaiting_;  // for their bundle
+  std::set<std::shared_ptr<StreamBundle>> probes_;  // the tracker's, until closed
   boost::asio::steady_timer keepalive_;
   std::uint64_t bytes_sent_ = 0;
   std::uint64_t bytes_received_ = 0;

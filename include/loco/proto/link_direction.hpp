@@ -9,9 +9,9 @@
 // fails once and the round's retry follows the measurement. A reachable and an unreachable one:
 // the unreachable member dials (its router lets it out, not in) and both send on that one link;
 // it opens the link when a round's group lists them both (link_open), since the reachable member
-// cannot ask for it. Two unreachable members cannot link until relays exist: the tracker puts at
-// most one unreachable member in a group (tracker_reachability.cpp), and a fetch from an
-// unreachable donor is tried like any other and fails over to the next donor.
+// cannot ask for it. Two unreachable members cannot link directly: their link goes through a
+// relay the group message names (relay_plan.hpp, relay_core.hpp), and a fetch from an
+// unreachable donor is never asked for (the tracker names reachable donors only).
 
 #include <cstddef>
 
@@ -28,9 +28,12 @@ enum class LinkDirection {
 
 LinkDirection link_direction(Reachability self, Reachability other);
 
-// Messages a driver holds for a link the other member has not opened yet; past this the link is
-// lost (the member never dialled).
+// Messages a driver holds for a link the other member has not opened yet, in number and in bytes;
+// past either the link is lost (the member never dialled). The bytes are this peer's own
+// messages (already in memory): the bound stops a member that never dials from making it keep a
+// whole round's worth of them.
 inline constexpr std::size_t kMaxAwaitingMessages = 4096;
+inline constexpr std::size_t kMaxAwaitingBytes = std::size_t{512} << 20;
 
 // Whether a message to `other` must go on the link `other` opened.
 inline bool on_their_link(Reachability self, Reachability other) {

@@ -53,6 +53,10 @@ enum class MessageType : std::uint16_t {
   // peer -> peer: a member that is not reachable opens its link to a reachable member of its
   // round's group before either has anything to send (link_direction.hpp)
   link_open = 0x0402,
+  // peer <-> relay: the bytes of a link between two unreachable members, through a reachable
+  // member of their group (relay_messages.hpp)
+  relay_data = 0x0403,
+  relay_refused = 0x0404,
 };
 
 // Which link a message travels on, and in which direction: each receiver accepts only its own.

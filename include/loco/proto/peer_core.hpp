@@ -36,6 +36,7 @@
 
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -50,6 +51,8 @@
 #include "loco/proto/backoff.hpp"
 #include "loco/proto/early_messages.hpp"
 #include "loco/proto/gossip_groups.hpp"
+#include "loco/proto/relay_core.hpp"
+#include "loco/proto/relay_messages.hpp"
 #include "loco/proto/state_transfer.hpp"
 #include "loco/proto/tracker_client.hpp"
 
@@ -72,6 +75,9 @@ struct PeerCoreConfig {
   std::function<std::vector<PeerKey>(const GossipRound& r, std::span<const PeerKey> roster,
                                      const PeerKey& self)>
       gossip_group_of;
+  // What this peer relays for pairs of unreachable members when the tracker names it
+  // (relay_core.hpp); max_pairs is what it declares at join (JoinRequest::relay_pairs).
+  RelayBudget relay{};
 };
 
 struct PeerEvent {
@@ -127,6 +133,13 @@ class PeerCore {
   void on_peer_message(TimePoint now, const PeerKey& from, MessageType type,
                        std::span<const std::byte> body);
   void on_peer_lost(TimePoint now, const PeerKey& peer, const std::string& why);
+  // A relay_data message from member `from` (peer_core_relay.cpp). A reachable peer is asked to
+  // relay: it forwards the bytes (or refuses: relay_refused back; or holds them until it hears of
+  // their group), through poll_transmit(). An unreachable one is an end: the bytes come back for
+  // the driver to open (the end-to-end channel's, or the simulator's plain payload) and hand on
+  // with on_peer_message() as header.peer's, if that is a member. Throws Error(format) for a
+  // malformed body.
+  std::optional<RelayData> on_relay_data(const PeerKey& from, std::span<const std::byte> body);
   void on_timer(TimePoint now);
 
   // --- inputs from the application ---
@@ -164,6 +177,9 @@ class PeerCore {
     bool their_link = false;
     MessageType type{};
     std::vector<std::byte> body;
+    // Set: `to` is the relay of this peer's link with `relayed->peer`, both unreachable: the
+    // driver sends `type` and `body` inside relay_data with this header (relay_messages.hpp).
+    std::optional<RelayHeader> relayed{};
   };
   std::optional<PeerEvent> poll_event();
   std::optional<Send> poll_transmit();
@@ -174,6 +190,9 @@ class PeerCore {
   bool collective_running() const;
   std::uint64_t collective_bytes_sent() const;
   const std::vector<PeerKey>& group() const { return group_; }
+  // The member whose relay carries this peer's link with `peer` this attempt, if one does.
+  std::optional<PeerKey> relay_of(const PeerKey& peer) const;
+  const RelayCore& relay() const { return relay_; }
   std::uint64_t served_round() const { return served_round_; }
   // This peer's update for the round under way (null: none, or an all-gather's part).
   const Values& contribution() const { return delta_; }
@@ -210,6 +229,12 @@ class PeerCore {
   void note_own_reachability();
   PeerEvent& emit(PeerEvent::Kind kind);
   void note(std::string text, bool warning);
+
+  // Relays (peer_core_relay.cpp): the group's routes that concern this peer, as an end or as
+  // the relay.
+  void set_relays(const Group& group);
+  void relay(const PeerKey& from, const RelayHeader& header, std::span<const std::byte> payload);
+  void on_relay_refused(TimePoint now, const PeerKey& from, std::span<const std::byte> body);
 
   // Gossip mode (peer_core_gossip.cpp).
   bool gossip_group_whole() const;
@@ -260,6 +285,8 @@ class PeerCore {
   Digest served_hash_{};
 
   Reachability reach_noted_ = Reachability::unmeasured;
+  std::map<PeerKey, PeerKey> relay_of_;  // the attempt's relayed links: other end -> relay
+  RelayCore relay_;
 
   std::deque<PeerEvent> events_;
   std::deque<Send> transmits_;

@@ -46,8 +46,9 @@
 // Reachability (tracker_reachability.cpp): a join asks the driver to dial the peer's registered
 // address back (poll_probe(), drained with the events); the driver reports what it found
 // (on_probe_result) and the core's probe_timeout decides when no answer means unreachable. The
-// view lists the measurement, never the peer's claim. A group holds at most one member that is
-// not reachable: two of them cannot link until relays exist.
+// view lists the measurement, never the peer's claim. Two members that are not reachable link
+// through a relay the group message names (relay_plan.hpp): a group holds as many of them as its
+// relays' budgets link.
 
 #include <deque>
 #include <map>
@@ -61,6 +62,7 @@
 #include "loco/core/time.hpp"
 #include "loco/proto/custody_policy.hpp"
 #include "loco/proto/custody_pull.hpp"
+#include "loco/proto/relay_plan.hpp"
 #include "loco/proto/round_formation.hpp"
 #include "loco/proto/state_relay.hpp"
 #include "loco/proto/tracker_config.hpp"
@@ -166,6 +168,7 @@ class TrackerCore {
     std::uint32_t rounds_missed = 0;
     Heartbeat stats;
     std::uint64_t donor_load = 0;       // resyncs it was named a donor for
+    std::uint32_t relay_pairs = 0;      // the relay budget it declared (JoinRequest)
     std::uint64_t full_view_epoch = 0;  // the broadcast whose full view it was last sent on request
   };
   struct Attempt {
@@ -173,6 +176,7 @@ class TrackerCore {
     std::vector<PeerKey> members;  // ring order
     TimePoint deadline{};
     std::map<PeerKey, Digest> done;
+    std::vector<RelayRoute> relays;  // as in the group message
     TimePoint majority_at = kNever;  // when a state first held a majority of the formed group
   };
   // An attempt aborted on a report naming a suspect: the retry waits accusation_grace for the
@@ -230,6 +234,8 @@ class TrackerCore {
   void handle_round_failed(TimePoint now, const PeerKey& from, const RoundFailed& failed);
   // Checked owners' proofs (tracker_proofs.cpp).
   void handle_proven_misconduct(TimePoint now, const PeerKey& from, const ProvenMisconduct& m);
+  // Reorders a group so that no two members disputed this round are neighbours, where it can.
+  void keep_disputed_apart(std::vector<PeerKey>& ring) const;
   void try_form(TimePoint now);
   // When the quorum rule lets the next group form (see formation_time), ignoring `now`.
   TimePoint formation_deadline() const;
@@ -329,9 +335,24 @@ class TrackerCore {
   void probe_found(TimePoint now, const PeerKey& peer, Reachability reach, const std::string& why);
   void set_reachability(TimePoint now, const PeerKey& peer, Reachability reach,
                         const std::string& why);
-  // The group less all but one of its members measured unreachable (rotating by round); the
-  // others are left out of the round (told, not waited for) until relays exist.
+  // Relays (tracker_relays.cpp).
+  // The group less the members measured unreachable that its relays cannot link
+  // (relay_plan.hpp, max_unreachable; rotating by round): those are left out of the round (told,
+  // not waited for).
   std::vector<PeerKey> linkable_group(std::vector<PeerKey> group);
+  std::vector<PeerKey> unlinked_members(const std::vector<PeerKey>& group) const;  // those left out
+  std::vector<RelaySeat> relay_seats(const std::vector<PeerKey>& group) const;
+  // `from` blames `relay` for its relayed link (its first such report this round): the relay
+  // relays nothing for accusation_bench_rounds more rounds (bar_relay) and the attempt is retried
+  // with the same members at once. A
+  // second report in a round is taken as `from`'s own failure: it sits the retry out. So a relay
+  // that drops costs one attempt, and an end that lies bars at most one relay, per round.
+  void relay_failed(TimePoint now, const PeerKey& from, const PeerKey& relay,
+                    const std::string& report);
+  // At the attempt's deadline: true when it blamed relays and retried (tracker_rounds.cpp).
+  bool relays_timed_out(TimePoint now, const std::set<PeerKey>& stragglers);
+  void bar_relay(const PeerKey& relay);
+  bool relay_barred(const PeerKey& relay) const;
 
   // Checkpoint custody (tracker_custody.cpp).
   bool custody_serves() const;  // the custody copy is the run's committed state
@@ -394,6 +415,13 @@ class TrackerCore {
   // Checked owners: each member's partners in the disputed (owner, checker) pairs of next_round()
   // (tracker_proofs.cpp).
   std::map<PeerKey, std::set<PeerKey>> disputes_;
+  // Relays blamed for a relayed link: they relay nothing up to this round (the round of the blame
+  // and accusation_bench_rounds after it). At most kMaxBarred entries.
+  std::map<PeerKey, std::uint64_t> relays_barred_;
+  // Whom a group's members link with, from the run's settings (strategy.all-reduce = ring: ring
+  // neighbours; anything else: every pair).
+  RelayLinks relay_links_ = RelayLinks::every_pair;
+  bool relay_deadline_used_ = false;  // next_round() already retried a deadline on its relays
   // Accusers no one confirmed (settle_accusation): they sit out every round up to `until`, a bench
   // twice as long each time. Kept after a member leaves, so that joining again does not end it; at
   // most kMaxBarred entries.

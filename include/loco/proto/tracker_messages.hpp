@@ -52,6 +52,9 @@ struct JoinRequest {
   Digest genesis{};               // hash of the round-0 state these settings give
   std::uint64_t state_round = 0;  // the round of the state the peer holds
   Digest state_hash{};            // and its hash
+  // How many pairs of unreachable members this peer relays at once if it is reachable
+  // (relay_core.hpp; 0: none). A claim the tracker plans with: the peer refuses more anyway.
+  std::uint32_t relay_pairs = 0;
 };
 
 struct JoinReply {
@@ -156,6 +159,15 @@ struct Ready {
   std::uint64_t tokens = 0;
 };
 
+struct RelayRoute {
+  std::uint32_t a = 0;
+  std::uint32_t b = 0;
+  std::uint32_t via = 0;
+  bool operator==(const RelayRoute&) const = default;
+};
+// At most this many relayed links in one group (12 bytes each in the group message).
+inline constexpr std::size_t kMaxRelayRoutes = 65'536;
+
 struct Group {
   static constexpr MessageType kType = MessageType::group;
   std::uint64_t round = 0;
@@ -174,6 +186,9 @@ struct Group {
   // member i sends its update scaled by N·tokens[i] / Σ tokens, so the group's mean is the
   // token-weighted mean (proto/token_weights.hpp). Empty: the plain mean.
   std::vector<std::uint64_t> tokens{};
+  // The links between two members both measured unreachable: through which member each goes
+  // (relay_plan.hpp). Indices into `members`; a < b, and `via` is neither.
+  std::vector<RelayRoute> relays{};
   // The direct exchange's segments are reduced by a checker too, and both sign their result
   // (owner_check.hpp).
   bool check_owners = false;

@@ -42,12 +42,16 @@ struct TrackerStatus {
   std::uint64_t peers_evicted = 0;
   std::uint64_t misbehaviours = 0;
   // Reachability: the members as last measured, the probes' outcomes since start, and the rounds
-  // that left unreachable members out (two of them in a group cannot link until relays exist).
+  // that left unreachable members out (more than the group's relays' budgets link).
   std::uint64_t members_reachable = 0;
   std::uint64_t members_unreachable = 0;
   std::uint64_t probes_reached = 0;
   std::uint64_t probes_unreached = 0;
   std::uint64_t members_left_out = 0;
+  // Relays: links between two unreachable members planned through a relay, and reports that
+  // blamed a relay for a link (the relay sat out relaying for the rest of that round).
+  std::uint64_t relayed_links = 0;
+  std::uint64_t relays_blamed = 0;
   std::vector<MemberStatus> members;
   std::vector<RoundRecord> history;     // the committed rounds the run still has
   std::vector<LostRounds> lost_rounds;  // the newest TrackerSnapshot::kMaxLostRounds, oldest first

@@ -19,6 +19,7 @@ enum class Behaviour : std::uint8_t {
   zero_then_huge,  // declares a norm of 0, sends its update × 10⁶
   accuser,         // an honest update, but names a member of its group as failed every attempt
   wrong_mean,      // an honest update, but the mean of its own segment negated (lying_owner.hpp)
+  relay_dropper,   // an honest update, but as a relay it forwards nothing (peer_node.cpp)
 };
 
 // "honest", "scaled", ...: the names the benchmark and the tests use.

@@ -81,6 +81,7 @@ struct PeerWorld {
   GossipGroupings* groupings = nullptr;  // gossip mode: shared by the peers
   // Set: every peer trains with this run's strategy (strategy_process.hpp); null: modelled.
   const StrategyRun* strategy = nullptr;
+  proto::RelayBudget relay{};  // what a reachable peer relays (proto/relay_core.hpp)
 };
 
 class PeerNode final : public NodeHandler, public std::enable_shared_from_this<PeerNode> {
@@ -106,6 +107,7 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   std::uint64_t all_reduce_bytes_sent() const { return core_->collective_bytes_sent(); }
   const std::vector<proto::PeerKey>& group_members() const { return core_->group(); }
   std::uint64_t rounds_installed() const { return installed_; }
+  std::uint64_t bytes_relayed() const { return core_ ? core_->relay().bytes_relayed() : 0; }
 
   void on_open(NodeId peer) override;
   void on_message(NodeId from, std::uint16_t type, std::span<const std::byte> body) override;
@@ -129,6 +131,9 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   // A message of the core to a member: on the connection that member opened when the core says
   // so (proto/link_direction.hpp), held until it is open.
   void send_to_peer(proto::PeerCore::Send t);
+  // relay_data from `from`: relayed on, or (this peer an end) the sender's message within, in the
+  // clear as the simulator's links carry every message (network.hpp).
+  void on_relay_data(const proto::PeerKey& from, std::span<const std::byte> body);
   void on_core_event(proto::PeerEvent& e);
   // A strategy peer: the Ledger told, the event passed to the compute link.
   void on_strategy_event(proto::PeerEvent& e);
@@ -150,7 +155,11 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   proto::PeerKey key_;
   std::unique_ptr<proto::PeerCore> core_;
   bool tracker_open_ = false;
-  std::map<NodeId, std::deque<proto::PeerCore::Send>> awaiting_;  // for the member to connect
+  struct Awaiting {
+    std::deque<proto::PeerCore::Send> messages;
+    std::size_t bytes = 0;
+  };
+  std::map<NodeId, Awaiting> awaiting_;  // for the member to connect (link_direction.hpp bounds)
   proto::Backoff backoff_ = proto::Backoff::tracker_reconnect();
   TimePoint timer_ = kNever;
 

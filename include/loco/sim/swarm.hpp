@@ -61,6 +61,9 @@ struct SwarmConfig {
   Duration spread_every = std::chrono::seconds(60);
   // Members that lie (behaviour.hpp), by peer index; every other member is honest.
   std::map<std::size_t, Behaviour> behaviours;
+  // What each reachable peer relays for pairs of unreachable ones (proto/relay_core.hpp).
+  proto::RelayBudget relay{};
+  std::map<std::size_t, proto::RelayBudget> relay_of_peer;  // by peer index, instead of `relay`
 };
 
 class Swarm {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "loco/net/peer_mesh.hpp"
+#include "loco/net/relayed_links.hpp"
 #include "loco/net/router_port.hpp"
 #include "loco/net/tracker_link.hpp"
 #include "loco/proto/peer_core.hpp"
@@ -37,6 +38,7 @@ struct SwarmConfig {
   // address and port, 127.0.0.1 for any).
   std::string advertise;
   bool port_mapping = true;      // ask the home router to forward the port (net/router_port.hpp)
+  proto::RelayBudget relay{};    // what it relays when reachable (proto/relay_core.hpp)
   std::uint64_t upload_bps = 0;  // declared to the tracker
   std::string credential;
   std::vector<proto::Setting> settings;
@@ -77,11 +79,19 @@ class SwarmSession {
 
  private:
   // After any input to the core: its events to the compute link (or the log), its messages to
-  // the mesh, the tracker client's to the link, and its timer armed.
+  // the mesh (or through a relayed link, whose deliveries go back to the core until nothing
+  // moves), the tracker client's to the link, and its timer armed.
   void drive();
   void on_core_event(proto::PeerEvent& event);
   void on_mesh_message(const proto::PeerKey& from, proto::MessageType type,
                        std::span<const std::byte> body);
+  // A message from a member, directly or through a relay (relayed_links.hpp).
+  void to_core(const proto::PeerKey& from, proto::MessageType type,
+               std::span<const std::byte> body);
+  void on_relay_data(const proto::PeerKey& from, std::span<const std::byte> body);
+  // The relayed links' output: their relay_data to the mesh, messages and losses to the core
+  // (true when it gave the core any: its outputs are to be drained again).
+  bool drain_relayed();
   void arm_timer();
   void reach(FaultPoint point, std::uint64_t round) const;
 
@@ -96,6 +106,7 @@ class SwarmSession {
   std::shared_ptr<net::TrackerLink> link_;
   std::shared_ptr<net::PeerMesh> mesh_;
   std::shared_ptr<net::RouterPort> router_port_;  // null: nothing mapped
+  std::unique_ptr<net::RelayedLinks> relayed_;    // with the core
   boost::asio::steady_timer timer_;               // the core's deadline
   TimePoint timer_at_ = kNever;
 };
