@@ -41,6 +41,7 @@
 // member; the owner's own contribution is quantized like the others'.
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
