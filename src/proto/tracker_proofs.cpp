@@ -18,6 +18,8 @@
 
 #include <algorithm>
 
+#include "loco/core/byte_io.hpp"
+#include "loco/core/hash.hpp"
 #include "loco/proto/tracker_core.hpp"
 
 namespace loco::proto {
@@ -45,6 +47,26 @@ void separate(std::vector<PeerKey>& order, const PeerKey& a, const PeerKey& b) {
 }
 
 }  // namespace
+
+void TrackerCore::order_unsteerably(std::vector<PeerKey>& group) const {
+  ByteWriter w;
+  w.string("loco checked group order v1");
+  w.string(config_.run_id);
+  w.u64(next_round());
+  w.u32(last_attempt_number_ + 1);
+  const std::vector<std::byte> bytes = w.finish();
+  const secure::Signature seed =
+      identity_.sign({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()});
+  std::vector<std::pair<Digest, PeerKey>> keyed;
+  for (const PeerKey& k : group)
+    keyed.emplace_back(Blake2b()
+                           .update(std::as_bytes(std::span(seed)))
+                           .update(std::as_bytes(std::span(k.bytes)))
+                           .finish(),
+                       k);
+  std::sort(keyed.begin(), keyed.end());
+  for (std::size_t i = 0; i < group.size(); ++i) group[i] = keyed[i].second;
+}
 
 void TrackerCore::keep_disputed_apart(std::vector<PeerKey>& ring) const {
   if (ring.size() <= 3) return;

@@ -147,6 +147,8 @@ void TrackerCore::start_attempt(TimePoint now, std::vector<PeerKey> group, bool 
   ++attempts_this_round_;
   // Unique within the round even after a give-up: a member's chunks of an earlier attempt must
   // not pass for the new one's.
+  // A checked direct exchange: an order no member chooses (its neighbours check it).
+  if (config_.check_owners && relay_links_ == RelayLinks::every_pair) order_unsteerably(group);
   // Unreachable members apart in the ring, and a relay for each pair of them (relay_plan.hpp).
   const std::vector<RelaySeat> order = relay_seats(group);
   std::vector<PeerKey> ring = interleave_unreachable(order);

@@ -158,5 +158,26 @@ TEST(TrackerProofs, AProofForAnAttemptStoppedByAnAccusationCountsInItsRetry) {
   EXPECT_TRUE((a + 1) % 5 != b && (b + 1) % 5 != a) << "the disputed pair apart in the retry";
 }
 
+// Who checks whom follows the group's order: a checked direct exchange is ordered by the tracker's
+// signature, so what members claim (their upload, which orders a ring) does not move them next to
+// each other.
+TEST(TrackerProofs, ACheckedGroupsOrderDoesNotFollowWhatItsMembersClaim) {
+  std::vector<std::vector<PeerKey>> orders;
+  for (const bool claim_most : {false, true}) {
+    Harness h;
+    h.start();
+    for (std::uint8_t n = 1; n <= 6; ++n) {
+      JoinRequest r = h.join_request(n);
+      if (claim_most && n >= 5) r.upload_bps = 10'000'000'000;  // 5 and 6 claim the most
+      h.add(n, r);
+      h.connect(n);
+    }
+    for (std::uint8_t n = 1; n <= 6; ++n) h.ready(n);
+    orders.push_back(h.last(1, Kind::group)->group.members);
+  }
+  ASSERT_EQ(orders[0].size(), 6u);
+  EXPECT_EQ(orders[0], orders[1]);
+}
+
 }  // namespace
 }  // namespace loco::proto

@@ -236,6 +236,10 @@ class TrackerCore {
   void handle_proven_misconduct(TimePoint now, const PeerKey& from, const ProvenMisconduct& m);
   // Reorders a group so that no two members disputed this round are neighbours, where it can.
   void keep_disputed_apart(std::vector<PeerKey>& ring) const;
+  // Orders a checked direct exchange's group so that no member can choose its neighbours (its
+  // checker and whom it checks): by the hash of each key with the tracker's signature over the
+  // run, round and attempt, deterministic and unpredictable to the members.
+  void order_unsteerably(std::vector<PeerKey>& group) const;
   void try_form(TimePoint now);
   // When the quorum rule lets the next group form (see formation_time), ignoring `now`.
   TimePoint formation_deadline() const;
