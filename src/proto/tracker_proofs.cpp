@@ -103,6 +103,7 @@ void TrackerCore::handle_proven_misconduct(TimePoint now, const PeerKey& from,
                        secure::short_id(claim.signer), claim.segment, secure::short_id(from));
     misbehaved(now, claim.signer, fmt::format("round {}: {}", claim.round, what), true);
   } else {
+    if (!disputed_segments_.insert({claim.attempt, claim.segment}).second) return;  // a copy
     const PeerKey& a = m.proof.first.signer;
     const PeerKey& b = m.proof.second.signer;
     std::set<PeerKey>& of_a = disputes_[a];

@@ -471,6 +471,7 @@ void TrackerCore::give_up_round() {
   release_held_back(fmt::format("round {} was given up", next_round()));
   reported_.clear();
   disputes_.clear();
+  disputed_segments_.clear();
   relay_deadline_used_ = false;
   ready_.clear();
   refused_.clear();

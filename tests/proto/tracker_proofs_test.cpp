@@ -158,6 +158,27 @@ TEST(TrackerProofs, AProofForAnAttemptStoppedByAnAccusationCountsInItsRetry) {
   EXPECT_TRUE((a + 1) % 5 != b && (b + 1) % 5 != a) << "the disputed pair apart in the retry";
 }
 
+// Every member of the group holds the same proof, so during a grace one dispute may arrive from
+// several members: it counts once, and the pair retries apart rather than both sitting out.
+TEST(TrackerProofs, OneDisputeReceivedFromSeveralMembersCountsOnce) {
+  ProofRun run(5);
+  const Group g = run.group;
+  run.h.peers.at(run.at(4)).client->round_failed(RoundFailed{.round = g.round,
+                                                             .attempt = g.attempt,
+                                                             .reason = "its chunk held NaN",
+                                                             .suspect = g.members[0]});
+  run.h.pump();
+  const Statement owner = run.statement(1, StatementKind::result, 1, 1);
+  const Statement checker = run.statement(2, StatementKind::result, 1, 2);
+  run.prove(3, owner, checker);
+  run.prove(4, owner, checker);
+  run.prove(0, checker, owner);
+  run.h.run_for(run.h.config.accusation_grace);
+  const Group retry = run.latest();
+  EXPECT_EQ(retry.attempt, g.attempt + 1);
+  EXPECT_TRUE(run.in_retry(1) && run.in_retry(2)) << "one dispute, not the same pair twice";
+}
+
 // Who checks whom follows the group's order: a checked direct exchange is ordered by the tracker's
 // signature, so what members claim (their upload, which orders a ring) does not move them next to
 // each other.

@@ -57,6 +57,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loco/core/time.hpp"
@@ -419,6 +420,9 @@ class TrackerCore {
   // Checked owners: each member's partners in the disputed (owner, checker) pairs of next_round()
   // (tracker_proofs.cpp).
   std::map<PeerKey, std::set<PeerKey>> disputes_;
+  // The (attempt, segment) of each dispute counted in next_round(): every member of a group holds
+  // the same proof, so one dispute may arrive many times and must count once.
+  std::set<std::pair<std::uint32_t, std::uint32_t>> disputed_segments_;
   // Relays blamed for a relayed link: they relay nothing up to this round (the round of the blame
   // and accusation_bench_rounds after it). At most kMaxBarred entries.
   std::map<PeerKey, std::uint64_t> relays_barred_;
