@@ -4,16 +4,21 @@
 //
 // A member that signed two different contributions to one segment (it alone can have done that)
 // is cut off. An owner and a checker whose signed means differ are a pair of which one lied, and
-// the tracker cannot tell which; so, within a round:
-//   - the first dispute of both: the retry has everyone, in an order where the two are not
-//     neighbours (neither checks the other; keep_disputed_apart, when the retry's group is
-//     ordered), so that a liar that lies again does it with a new partner;
-//   - a member disputed with a second, different partner sits the retry out alone (it is the one
-//     both disputes share: were it honest, both its partners lied);
+// the tracker cannot tell which. It remembers each member's partners in such disputes for the
+// whole run (every valid dispute has a liar in it), and:
+//   - a dispute between two members with no earlier partner: the retry has everyone, in an order
+//     where the two are not neighbours (neither checks the other; keep_disputed_apart, which also
+//     keeps them apart in later rounds), so that a liar that lies again does it with a new partner;
+//   - a member disputed with a second, different partner sits the retry out alone, and is benched
+//     as an unconfirmed accuser is (it is the one both disputes share: were it honest, both its
+//     partners lied);
 //   - the same pair disputed again, or a group of three or fewer (where every two members are
-//     neighbours): both sit the retry out.
-// An honest member so sits a retry out only when a liar is its partner twice or two liars are its
-// partners: k liars take at most k honest members out of a round's retries, as accusations do.
+//     neighbours): both sit the retry out, and neither is benched.
+// Each lie leaves one record on an honest member, and it takes two to bench one; every lie of a
+// liar after its first benches the liar, for twice as long each time. So k liars bench at most
+// (k + their own benches) / 2 honest members, and a liar that lies every round stops costing
+// retries once its bench outgrows the run, where forgetting each round would cost two retries a
+// round for ever.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -78,6 +83,11 @@ void TrackerCore::keep_disputed_apart(std::vector<PeerKey>& ring) const {
       if (a < b && in_ring(a) && in_ring(b)) separate(ring, a, b);
 }
 
+void TrackerCore::forget_disputes_of_gone_members() {
+  std::erase_if(disputes_, [&](const auto& entry) { return !members_.contains(entry.first); });
+  while (disputes_.size() + 2 > kMaxBarred) disputes_.erase(disputes_.begin());
+}
+
 void TrackerCore::handle_proven_misconduct(TimePoint now, const PeerKey& from,
                                            const ProvenMisconduct& m) {
   const Statement& claim = m.proof.first;
@@ -106,23 +116,31 @@ void TrackerCore::handle_proven_misconduct(TimePoint now, const PeerKey& from,
     if (!disputed_segments_.insert({claim.attempt, claim.segment}).second) return;  // a copy
     const PeerKey& a = m.proof.first.signer;
     const PeerKey& b = m.proof.second.signer;
+    if (disputes_.size() + 2 > kMaxBarred) forget_disputes_of_gone_members();
     std::set<PeerKey>& of_a = disputes_[a];
     std::set<PeerKey>& of_b = disputes_[b];
     const bool same_again = of_a.contains(b);
-    if (!of_a.empty() && !same_again) excluded.insert(a);
-    if (!of_b.empty() && !of_b.contains(a)) excluded.insert(b);
+    std::set<PeerKey> convicted;
+    if (!of_a.empty() && !same_again) convicted.insert(a);
+    if (!of_b.empty() && !same_again) convicted.insert(b);
     of_a.insert(b);
     of_b.insert(a);
+    excluded = convicted;
     if (excluded.empty() && (same_again || members.size() <= 3)) excluded = {a, b};
+    for (const PeerKey& k : convicted) bench(k);
     what = fmt::format(
         "the owner and the checker of segment {}, {} and {}, signed different means (proof "
         "from {}): {}",
         claim.segment, secure::short_id(a), secure::short_id(b), secure::short_id(from),
-        excluded.empty() ? "the retry has both, no longer neighbours"
-        : excluded.size() == 2
-            ? "both sit the retry out"
-            : fmt::format("{}, disputed with another partner before, sits the retry out",
-                          secure::short_id(*excluded.begin())));
+        excluded.empty() ? std::string("the retry has both, no longer neighbours")
+        : convicted.empty()
+            ? std::string("both sit the retry out")
+            : fmt::format(
+                  "{} disputed with another partner before: it sits the retry out{}",
+                  secure::short_id(*convicted.begin()),
+                  benched(*convicted.begin())
+                      ? fmt::format(" and rounds up to {}", benched_.at(*convicted.begin()).until)
+                      : ""));
   }
   if (stopped && pending_retry_) {
     event(TrackerEvent::Kind::notice, std::nullopt, fmt::format("round {}: {}", claim.round, what));

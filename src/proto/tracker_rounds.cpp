@@ -470,7 +470,6 @@ void TrackerCore::retry_or_give_up(TimePoint now, const std::string& reason,
 void TrackerCore::give_up_round() {
   release_held_back(fmt::format("round {} was given up", next_round()));
   reported_.clear();
-  disputes_.clear();
   disputed_segments_.clear();
   relay_deadline_used_ = false;
   ready_.clear();

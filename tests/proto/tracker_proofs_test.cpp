@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "loco/proto/owner_check.hpp"
 #include "loco/proto/tracker_core.hpp"
 #include "tracker_harness.hpp"
@@ -48,7 +50,9 @@ struct ProofRun {
     Group newest = group;
     for (const auto& [n, p] : h.peers) {
       const auto e = h.last(n, Kind::group);
-      if (e && e->group.attempt > newest.attempt) newest = e->group;
+      if (e &&
+          std::pair(e->group.round, e->group.attempt) > std::pair(newest.round, newest.attempt))
+        newest = e->group;
     }
     return newest;
   }
@@ -91,6 +95,42 @@ TEST(TrackerProofs, ALiarDisputedWithTwoPartnersSitsTheRetryOutAlone) {
   EXPECT_EQ(run.h.tracker->status(run.h.now).members.size(), 5u);
   run.h.finish_round();
   EXPECT_EQ(run.h.tracker->snapshot().committed_round, 1u);
+  // Benched like an unconfirmed accuser: the next round is formed without it.
+  for (std::uint8_t n = 1; n <= 5; ++n) run.h.ready(n);
+  const Group next = run.latest();
+  EXPECT_EQ(next.round, 2u);
+  EXPECT_EQ(next.members.size(), 4u);
+  EXPECT_EQ(at(next, liar), next.members.size()) << "the liar is benched";
+}
+
+// Disputes are remembered for the run, not the round: a liar that lied once in an earlier round
+// sits out at its next lie rather than costing every round two retries; and the pair it disputed
+// is kept apart in later rounds too.
+TEST(TrackerProofs, ADisputeFromAnEarlierRoundCountsInALaterOne) {
+  ProofRun run(6);
+  const PeerKey liar = run.group.members[1];
+  const PeerKey first_partner = run.group.members[2];
+  run.prove(0, run.statement(1, StatementKind::result, 1, 1),
+            run.statement(2, StatementKind::result, 1, 2));
+  ASSERT_EQ(run.latest().members.size(), 6u);
+  run.h.finish_round();
+  ASSERT_EQ(run.h.tracker->snapshot().committed_round, 1u);
+
+  for (std::uint8_t n = 1; n <= 6; ++n) run.h.ready(n);
+  run.group = run.latest();
+  ASSERT_EQ(run.group.round, 2u);
+  const auto at = [&](const Group& g, const PeerKey& k) {
+    return static_cast<std::size_t>(std::find(g.members.begin(), g.members.end(), k) -
+                                    g.members.begin());
+  };
+  const std::size_t l = at(run.group, liar), p = at(run.group, first_partner);
+  EXPECT_TRUE((l + 1) % 6 != p && (p + 1) % 6 != l) << "the earlier pair is still kept apart";
+  run.prove(0, run.statement(l, StatementKind::result, static_cast<std::uint32_t>(l), 1),
+            run.statement((l + 1) % 6, StatementKind::result, static_cast<std::uint32_t>(l), 2));
+  const Group retry = run.latest();
+  EXPECT_EQ(retry.attempt, run.group.attempt + 1);
+  EXPECT_EQ(retry.members.size(), 5u) << "one retry, not two: the liar sits it out alone";
+  EXPECT_EQ(at(retry, liar), retry.members.size());
 }
 
 // In a group of three every two members are neighbours: no order keeps a disputed pair apart.

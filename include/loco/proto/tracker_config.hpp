@@ -86,9 +86,10 @@ struct TrackerCoreConfig {
   // both after the accuser's first report of the round, and neither after a later one, so that
   // accusing costs the accuser as much as the accused.
   Duration accusation_grace = std::chrono::seconds(2);
-  // An accuser that took itself out that way (no one confirmed it) then sits out this many rounds,
-  // twice as many each time it happens again: one member that accuses at every round stalls at
-  // most one round in this many, not every round. 0: no bench.
+  // An accuser that took itself out that way (no one confirmed it), or a member whose signed mean
+  // was disputed by a second partner (checked owners), then sits out this many rounds, twice as
+  // many each time it happens again: one member that accuses or lies at every round stalls at most
+  // one round in this many, not every round. 0: no bench.
   std::uint32_t accusation_bench_rounds = 10;
   std::uint32_t max_attempts = 8;   // per round; then the peers keep training and retry
   float update_norm_limit = 10.0f;  // an update above this multiple of the median is refused

@@ -235,8 +235,10 @@ class TrackerCore {
   void handle_round_failed(TimePoint now, const PeerKey& from, const RoundFailed& failed);
   // Checked owners' proofs (tracker_proofs.cpp).
   void handle_proven_misconduct(TimePoint now, const PeerKey& from, const ProvenMisconduct& m);
-  // Reorders a group so that no two members disputed this round are neighbours, where it can.
+  // Reorders a group so that no two members ever disputed with each other are neighbours, where it
+  // can.
   void keep_disputed_apart(std::vector<PeerKey>& ring) const;
+  void forget_disputes_of_gone_members();
   // Orders a checked direct exchange's group so that no member can choose its neighbours (its
   // checker and whom it checks): by the hash of each key with the tracker's signature over the
   // run, round and attempt, deterministic and unpredictable to the members.
@@ -417,8 +419,8 @@ class TrackerCore {
   std::optional<Attempt> attempt_;
   std::optional<PendingRetry> pending_retry_;
   std::set<PeerKey> reported_;  // members that reported a failure in next_round()
-  // Checked owners: each member's partners in the disputed (owner, checker) pairs of next_round()
-  // (tracker_proofs.cpp).
+  // Checked owners: each member's partners in disputed (owner, checker) pairs, for the whole run
+  // (tracker_proofs.cpp). At most kMaxBarred entries: members that left go first.
   std::map<PeerKey, std::set<PeerKey>> disputes_;
   // The (attempt, segment) of each dispute counted in next_round(): every member of a group holds
   // the same proof, so one dispute may arrive many times and must count once.
@@ -430,9 +432,9 @@ class TrackerCore {
   // neighbours; anything else: every pair).
   RelayLinks relay_links_ = RelayLinks::every_pair;
   bool relay_deadline_used_ = false;  // next_round() already retried a deadline on its relays
-  // Accusers no one confirmed (settle_accusation): they sit out every round up to `until`, a bench
-  // twice as long each time. Kept after a member leaves, so that joining again does not end it; at
-  // most kMaxBarred entries.
+  // Accusers no one confirmed (settle_accusation), and members disputed with a second partner
+  // (tracker_proofs.cpp): they sit out every round up to `until`, a bench twice as long each time.
+  // Kept after a member leaves, so that joining again does not end it; at most kMaxBarred entries.
   struct Bench {
     std::uint64_t until = 0;
     std::uint32_t times = 0;
