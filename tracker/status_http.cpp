@@ -4,6 +4,7 @@
 #include <fmt/ostream.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -13,6 +14,7 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 #include <optional>
+#include <vector>
 
 #include "loco/core/assert.hpp"
 #include "loco/core/error.hpp"
@@ -55,28 +57,36 @@ class StatusHttpServer::Session : public std::enable_shared_from_this<Session> {
       : stream_(std::move(socket)),
         source_(std::move(source)),
         server_(std::move(server)),
-        buffer_(2 * server_->limits_.max_header_bytes) {  // a header and the next one's start
+        buffer_(2 * server_->limits_.max_header_bytes),  // a header and the next one's start
+        serial_(server_->next_serial_++) {
     beast::error_code ignored;
     client_ = fmt::format("{}", fmt::streamed(stream_.socket().remote_endpoint(ignored)));
     server_->sessions_.insert(this);
     ++server_->per_source_[source_];
   }
-  ~Session() {
-    server_->sessions_.erase(this);
-    if (--server_->per_source_[source_] == 0) server_->per_source_.erase(source_);
-  }
+  ~Session() { leave_counts(); }
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
   void start() { read_request(); }
 
-  // Ends the session: its pending operation completes with an error and drops the last owner.
+  // Ends the session: its pending operation completes with an error and drops the last owner. Its
+  // place is free at once.
   void close() {
+    leave_counts();
     beast::error_code ignored;
     stream_.socket().close(ignored);
   }
 
+  const std::string& source() const { return source_; }
+  std::uint64_t serial() const { return serial_; }  // the order of arrival
+
  private:
+  void leave_counts() {
+    if (!server_->sessions_.erase(this)) return;  // already left
+    if (--server_->per_source_[source_] == 0) server_->per_source_.erase(source_);
+  }
+
   void read_request() {
     parser_.emplace();
     parser_->header_limit(server_->limits_.max_header_bytes);
@@ -157,6 +167,7 @@ class StatusHttpServer::Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<StatusHttpServer> server_;  // outlives its sessions
   std::string client_;                        // the client's address, for the log
   beast::flat_buffer buffer_;
+  std::uint64_t serial_;
   std::optional<http::request_parser<http::empty_body>> parser_;  // a fresh one per request
   HttpResponse response_;
   std::array<char, 1024> drain_buffer_{};
@@ -202,7 +213,24 @@ void StatusHttpServer::stop() {
   boost::system::error_code ignored;
   acceptor_.close(ignored);
   retry_timer_.cancel();
-  for (Session* session : sessions_) session->close();  // ends them later, not in this loop
+  // Each leaves sessions_ as it is closed, and ends later.
+  for (Session* session : std::vector<Session*>(sessions_.begin(), sessions_.end()))
+    session->close();
+}
+
+void StatusHttpServer::evict_a_session() {
+  const auto most =
+      std::max_element(per_source_.begin(), per_source_.end(),
+                       [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (most == per_source_.end()) return;
+  Session* oldest = nullptr;
+  for (Session* session : sessions_)
+    if (session->source() == most->first && (!oldest || session->serial() < oldest->serial()))
+      oldest = session;
+  if (oldest == nullptr) return;
+  spdlog::debug("status server: {} connections open: closing the oldest of the {} from {}",
+                sessions_.size(), most->second, most->first);
+  oldest->close();
 }
 
 void StatusHttpServer::accept() {
@@ -229,6 +257,7 @@ void StatusHttpServer::on_accept(const boost::system::error_code& error, tcp::so
   const auto from_source = per_source_.find(source);
   const bool source_full = from_source != per_source_.end() &&
                            from_source->second >= limits_.max_connections_per_address;
+  if (sessions_.size() >= limits_.max_connections && !source_full) evict_a_session();
   if (sessions_.size() >= limits_.max_connections || source_full) {
     if (!at_cap_logged_)
       spdlog::warn(

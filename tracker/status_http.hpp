@@ -6,8 +6,9 @@
 // It faces the public internet, so everything a client can make it hold is bounded: request
 // headers (431 past the limit), no request body (413), the time to send a request or take a
 // response, the requests per keep-alive connection, and the number of open connections, in all
-// and from one address (an IPv6 /64; a connection past a cap is closed at once, so one client
-// holding connections open cannot take the page from everyone else), and so is the work it asks of
+// and from one address (an IPv6 /64; a connection past its address's cap is closed at once, and one
+// past the total cap closes the oldest of the address holding the most, so clients holding
+// connections open cannot take the page from everyone else), and so is the work it asks of
 // the tracker (the status is rendered at most once per status_max_age). It runs on the tracker's
 // io_context, which must be run by one thread: handlers never block, and log a failure once rather
 // than throw.
@@ -71,6 +72,10 @@ class StatusHttpServer : public std::enable_shared_from_this<StatusHttpServer> {
                    StatusSource status, StatusHttpLimits limits, ModelSource model);
   void accept();
   void on_accept(const boost::system::error_code& error, boost::asio::ip::tcp::socket socket);
+  // Every connection is taken: closes the oldest of the address holding the most, so that a new
+  // client is served. Holding the page then costs an attacker a new connection per visitor, and an
+  // address with few connections loses one only when every address holds as few.
+  void evict_a_session();
 
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer retry_timer_;  // after a failed accept (e.g. out of descriptors)
@@ -80,6 +85,7 @@ class StatusHttpServer : public std::enable_shared_from_this<StatusHttpServer> {
   ModelGate models_;
   std::unordered_set<Session*> sessions_;          // each removes itself when it ends
   std::map<std::string, std::size_t> per_source_;  // open connections by net::source_of
+  std::uint64_t next_serial_ = 0;                  // of the next session
   bool at_cap_logged_ = false;  // a full server (or source) is logged once, not per connection
   bool stopped_ = false;
 };

@@ -4,6 +4,9 @@
 #include <fmt/ostream.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <map>
+
 #include "loco/core/assert.hpp"
 
 namespace loco::net {
@@ -90,7 +93,12 @@ void BundleListener::on_accepted(tcp::socket socket) {
   if (gone) return;  // already closed by its peer
   const std::string label = fmt::format("{}", fmt::streamed(remote));
   const std::string source = source_of(remote.address());
-  if (auto cap = budget_->over_cap(StreamPhase::handshake, {source})) {
+  std::optional<std::string> cap = budget_->over_cap(StreamPhase::handshake, {source});
+  if (cap && budget_->pending_from(source) < config_.limits.max_pending_per_source) {
+    evict_a_handshake();  // the table is full, not this source's share of it
+    cap = budget_->over_cap(StreamPhase::handshake, {source});
+  }
+  if (cap) {
     note_refusal(source, "over a cap at accept",
                  fmt::format("refusing a stream from {}: already {}", label, *cap));
     return;  // the socket closes here, before any byte is read
@@ -151,6 +159,26 @@ void BundleListener::on_accepted(tcp::socket socket) {
     self->close_group_of(id);
   });
   stream.connection->start();
+}
+
+void BundleListener::evict_a_handshake() {
+  std::map<std::string, std::size_t> held;
+  for (const auto& [id, stream] : pending_)
+    if (stream.slot->phase() == StreamPhase::handshake) ++held[stream.slot->source()];
+  const auto most = std::max_element(
+      held.begin(), held.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (most == held.end()) return;
+  const std::string source = most->first;      // copied: closing the stream may end its entry
+  for (const auto& [id, stream] : pending_) {  // in order of arrival: the oldest first
+    if (stream.slot->phase() != StreamPhase::handshake || stream.slot->source() != source) continue;
+    note_refusal(source, "evicted from a full handshake table",
+                 fmt::format("closing {}, the oldest handshake of the {} from {}: every handshake "
+                             "slot is taken",
+                             stream.connection->peer_name(), most->second, source));
+    stream.slot->release();  // at once, not when the connection has ended
+    close_group_of(id);
+    return;
+  }
 }
 
 void BundleListener::on_established(StreamId id) {

@@ -76,6 +76,17 @@ class Listening {
     return sockets;
   }
 
+  // As flood, each one accepted before the next is opened: their order of arrival is known.
+  std::vector<std::unique_ptr<IdleSocket>> flood_one_by_one(const std::string& source, int count) {
+    std::vector<std::unique_ptr<IdleSocket>> sockets;
+    for (int i = 0; i < count; ++i) {
+      const std::size_t before = listener->budget().pending_from(source);
+      sockets.push_back(std::make_unique<IdleSocket>(io, source, listener->local_endpoint()));
+      if (!run_until([&] { return listener->budget().pending_from(source) > before; })) break;
+    }
+    return sockets;
+  }
+
   template <typename Pred>
   bool run_until(Pred done) {
     return testing::run_io_until(io, done, seconds(120));
@@ -136,26 +147,35 @@ TEST(ListenerFlood, AnIdleFloodFromOneAddressLeavesRoomForAnotherAndItsCountsRet
   ASSERT_TRUE(l.run_until([&] { return l.budget_is_empty(); }));
 }
 
-TEST(ListenerFlood, WhileEveryHandshakeSlotIsTakenANewcomerIsRefusedUntilOneFrees) {
+// Finding 7 of the strangers' review: idle handshakes from a few addresses used to take every slot
+// of a peer's table until their deadline, so that a restarted member could not reconnect. A full
+// table now makes room: the newcomer evicts the oldest handshake of the source holding the most.
+TEST(ListenerFlood, WhileEveryHandshakeSlotIsTakenANewcomerEvictsTheLargestSourcesOldest) {
   ListenerLimits limits = peer_caps_without_deadlines();
-  limits.max_handshakes = 4;
+  limits.max_handshakes = 5;
   auto l = std::make_unique<Listening>(limits);
-  auto a = l->flood("127.0.0.2", 2);
-  auto b = l->flood("127.0.0.3", 2);
+  auto a = l->flood_one_by_one("127.0.0.2", 3);
+  auto b = l->flood_one_by_one("127.0.0.3", 2);
   ASSERT_TRUE(
-      l->run_until([&] { return l->listener->budget().in_phase(StreamPhase::handshake) == 4; }));
-  ServerEnd refused;
-  auto first = l->connect(refused, 1);
-  ASSERT_TRUE(l->run_until([&] { return refused.closed; }));
-  EXPECT_FALSE(refused.ready);
-  EXPECT_EQ(count_dropped(a) + count_dropped(b), 0u);  // the holders were not disturbed
+      l->run_until([&] { return l->listener->budget().in_phase(StreamPhase::handshake) == 5; }));
+  ServerEnd newcomer;
+  auto first = l->connect(newcomer, 1);
+  ASSERT_TRUE(l->run_until([&] { return newcomer.ready && l->server.ready; }));
+  EXPECT_EQ(l->listener->budget().admitted_from("127.0.0.1"), 1u);
+  EXPECT_EQ(l->listener->budget().pending_from("127.0.0.2"), 2u) << "the largest gave one up";
+  EXPECT_EQ(l->listener->budget().pending_from("127.0.0.3"), 2u);
+  ASSERT_TRUE(l->run_until([&] { return count_dropped(a) == 1; }));
+  EXPECT_TRUE(a[0]->dropped) << "its oldest";
+  EXPECT_EQ(count_dropped(b), 0u);
 
-  a[0]->close();  // one slot frees once its connection has ended
-  ASSERT_TRUE(
-      l->run_until([&] { return l->listener->budget().in_phase(StreamPhase::handshake) == 3; }));
-  ServerEnd admitted;
-  auto second = l->connect(admitted, 1);
-  ASSERT_TRUE(l->run_until([&] { return admitted.ready; }));
+  // A source at its own share is still refused, not let in by eviction.
+  limits.max_pending_per_source = 2;
+  auto m = std::make_unique<Listening>(limits);
+  auto held = m->flood_one_by_one("127.0.0.2", 2);
+  held.push_back(std::make_unique<IdleSocket>(m->io, "127.0.0.2", m->listener->local_endpoint()));
+  ASSERT_TRUE(m->run_until([&] { return count_dropped(held) == 1; }));
+  EXPECT_TRUE(held[2]->dropped) << "the newest, past its source's share";
+  EXPECT_EQ(m->listener->budget().pending_from("127.0.0.2"), 2u);
 }
 
 TEST(ListenerFlood, ASlowLorisIsDroppedAtTheHandshakeDeadlineAndItsSlotFreed) {

@@ -31,7 +31,12 @@ class TestClient {
     http::response<http::string_body> response;
   };
 
-  explicit TestClient(const tcp::endpoint& server) {
+  // From `source`, a loopback address (Linux routes all of 127/8 to lo), or the default one.
+  explicit TestClient(const tcp::endpoint& server, const std::string& source = "") {
+    if (!source.empty()) {
+      stream_.socket().open(tcp::v4());
+      stream_.socket().bind({asio::ip::make_address(source), 0});
+    }
     const auto error = run([&](auto done) { stream_.async_connect(server, done); });
     if (error) throw beast::system_error(error);
   }

@@ -93,6 +93,11 @@ class BundleListener : public std::enable_shared_from_this<BundleListener> {
 
   void accept_next();
   void on_accepted(boost::asio::ip::tcp::socket socket);
+  // The handshake table is full: closes the oldest handshake of the source holding the most, so
+  // that a newcomer gets in. Holding every slot then costs an attacker a new connection per honest
+  // handshake rather than one per deadline, and a source with few streams in their handshake (a
+  // member reconnecting) loses one only when every source holds as few.
+  void evict_a_handshake();
   void on_established(StreamId id);
   void on_hello(StreamId id, const secure::ChannelEvent& chunk);
   void refuse(StreamId id, const Error& error);

@@ -2,9 +2,11 @@
 // How much a listener (bundle_listener.hpp) takes on at once, in all and from one source. Every
 // accepted stream is in one phase: its handshake; then waiting for its bundle (its hello and its
 // sibling streams); then admitted (its bundle is up, until the bundle ends). A stream that would
-// go over a cap is closed at once, and so is one still in its handshake, or still waiting for its
-// bundle, at that phase's deadline (counted from accept). A source is an IPv4 address, or an IPv6
-// /64: one subscriber's usual allocation, so a single host cannot pass as many sources.
+// go over a cap is closed at once (but for the table of handshakes: when it alone is full, the
+// oldest handshake of the source holding the most is closed instead; BundleListener), and so is one
+// still in its handshake, or still waiting for its bundle, at that phase's deadline (counted from
+// accept). A source is an IPv4 address, or an IPv6 /64: one subscriber's usual allocation, so a
+// single host cannot pass as many sources.
 
 #include <cstddef>
 
