@@ -14,8 +14,10 @@
 // the log of a peer's step time) --seed N --gossip G --gossip-wait SECONDS --all-reduce ring|direct
 // (how each group averages; ring by default) --unreachable F (the share of the starting peers
 // behind a NAT, every peer whose index mod 100 is below 100 F; peers churn adds are reachable)
-// --relay-pairs P (each reachable peer's relay budget, proto/relay_core.hpp). With --unreachable,
-// a second line reports the relays:
+// --relay-pairs P (each reachable peer's relay budget, proto/relay_core.hpp) --slow-tail F (the
+// share of peers 10x slower on top of the spread) --phase-seconds S (phases clocked by time: each
+// peer takes the steps that fit in S, as strategy.round-seconds; 0: H = 100 steps). With
+// --unreachable, a second line reports the relays:
 //   sim-relays: unreachable=... relayed_links=... relays_blamed=... left_out=... mean_group=...
 //               relayed_mib_per_reachable_peer=... max_relayed_mib=...
 #include <fmt/format.h>
@@ -45,6 +47,8 @@ struct Options {
   std::string all_reduce = "ring";
   double unreachable = 0;
   std::uint32_t relay_pairs = 4;
+  double slow_tail = 0;
+  std::uint64_t phase_seconds = 0;
 };
 
 Options parse(int argc, char** argv) {
@@ -74,6 +78,10 @@ Options parse(int argc, char** argv) {
       o.unreachable = std::strtod(value, nullptr);
     else if (flag == "--relay-pairs")
       o.relay_pairs = static_cast<std::uint32_t>(std::strtoul(value, nullptr, 10));
+    else if (flag == "--slow-tail")
+      o.slow_tail = std::strtod(value, nullptr);
+    else if (flag == "--phase-seconds")
+      o.phase_seconds = std::strtoull(value, nullptr, 10);
     else if (flag == "--all-reduce")
       o.all_reduce = value;
     else {
@@ -124,6 +132,8 @@ int main(int argc, char** argv) {
   c.compute.inner_steps = 100;
   c.step_time = milliseconds(o.step_ms);
   c.step_time_spread = o.step_spread;
+  c.slow_tail = o.slow_tail;
+  c.phase_time = std::chrono::seconds(o.phase_seconds);
   c.codec = "int8:block=256";
   c.gossip_group = o.gossip;
   c.all_reduce = proto::parse_all_reduce_algorithm(o.all_reduce);
@@ -205,9 +215,10 @@ int main(int argc, char** argv) {
   const std::string spread = o.gossip != 0 ? std::to_string(swarm.spread()) : "n/a";
   std::printf(
       "sim-scale: peers=%zu virtual_s=%llu wall_s=%.1f speedup=%.1f rounds=%s gossip_spread=%s "
-      "tracker_events_per_s=%.1f\n",
+      "tracker_events_per_s=%.1f loss=%.5f\n",
       o.peers, static_cast<unsigned long long>(o.seconds), wall,
       static_cast<double>(o.seconds) / wall, rounds.c_str(), spread.c_str(),
-      static_cast<double>(swarm.tracker().inputs()) / static_cast<double>(o.seconds));
+      static_cast<double>(swarm.tracker().inputs()) / static_cast<double>(o.seconds),
+      swarm.mean_loss());
   return swarm.ledger().violations().empty() ? 0 : 1;
 }

@@ -33,12 +33,13 @@ train::InnerLoop& ModelCompute::loop_of(std::uint64_t peer) {
 }
 
 std::vector<float> ModelCompute::pseudo_gradient(std::span<const float> theta, std::uint64_t peer,
-                                                 std::uint64_t /*phase: the loop's own order*/) {
+                                                 std::uint64_t /*phase: the loop's own order*/,
+                                                 std::uint32_t steps) {
   train::InnerLoop& loop = loop_of(peer);
   const std::span<float> params = loop.params().data();
   LOCO_ASSERT(theta.size() == params.size(), "θ of another model");
   std::copy(theta.begin(), theta.end(), params.begin());
-  for (std::uint32_t s = 0; s < inner_steps(); ++s) {
+  for (std::uint32_t s = 0; s < steps; ++s) {
     loop.forward_backward();
     loop.optimizer_step();
   }

@@ -9,11 +9,16 @@ namespace loco::sim {
 NoisyQuadratic::NoisyQuadratic(NoisyQuadraticConfig config) : config_(config), target_(config.dim) {
   Rng rng(counter_u64(config_.seed, 0x7461726765740000ULL, 0));  // "target"
   for (float& t : target_) t = rng.normal();
+  h_steps_ = phase_of(config_.inner_steps);
+}
+
+NoisyQuadratic::Phase NoisyQuadratic::phase_of(std::uint32_t steps) const {
   const double keep = 1.0 - config_.inner_lr;
-  pull_ = static_cast<float>(1.0 - std::pow(keep, config_.inner_steps));
   double variance = 0;
-  for (std::uint32_t k = 0; k < config_.inner_steps; ++k) variance += std::pow(keep, 2.0 * k);
-  spread_ = static_cast<float>(config_.noise * config_.inner_lr * std::sqrt(variance));
+  for (std::uint32_t k = 0; k < steps; ++k) variance += std::pow(keep, 2.0 * k);
+  return Phase{
+      .pull = static_cast<float>(1.0 - std::pow(keep, steps)),
+      .spread = static_cast<float>(config_.noise * config_.inner_lr * std::sqrt(variance))};
 }
 
 namespace {
@@ -33,11 +38,12 @@ float near_normal(Rng& rng) {
 }  // namespace
 
 std::vector<float> NoisyQuadratic::pseudo_gradient(std::span<const float> theta, std::uint64_t peer,
-                                                   std::uint64_t phase) {
+                                                   std::uint64_t phase, std::uint32_t steps) {
+  const Phase p = steps == config_.inner_steps ? h_steps_ : phase_of(steps);
   Rng rng(counter_u64(config_.seed, peer, phase));
   std::vector<float> delta(theta.size());
   for (std::size_t j = 0; j < theta.size(); ++j)
-    delta[j] = pull_ * (theta[j] - target_[j]) + spread_ * near_normal(rng);
+    delta[j] = p.pull * (theta[j] - target_[j]) + p.spread * near_normal(rng);
   return delta;
 }
 

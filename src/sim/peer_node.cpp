@@ -1,5 +1,6 @@
 #include "loco/sim/peer_node.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -366,15 +367,23 @@ void PeerNode::on_strategy_event(proto::PeerEvent& e) {
 void PeerNode::start_training() {
   phase_ = Phase::training;
   const std::uint64_t phase = ++training_;
-  const Duration length = world_.compute->inner_steps() * disk_.step_time;
+  const Duration length = world_.phase_time > Duration{0}
+                              ? world_.phase_time
+                              : world_.compute->inner_steps() * disk_.step_time;
   at(world_.loop->now() + length, [phase](PeerNode& self) {
     if (self.training_ == phase && self.phase_ == Phase::training) self.finish_training();
   });
 }
 
+std::uint32_t PeerNode::steps_a_phase() const {
+  if (world_.phase_time <= Duration{0}) return world_.compute->inner_steps();
+  const auto fit = world_.phase_time / std::max(disk_.step_time, Duration{1});
+  return static_cast<std::uint32_t>(std::clamp<decltype(fit)>(fit, 1, UINT32_MAX));
+}
+
 void PeerNode::finish_training() {
   std::vector<float> delta =
-      world_.compute->pseudo_gradient(state_.theta, disk_.index, disk_.phases++);
+      world_.compute->pseudo_gradient(state_.theta, disk_.index, disk_.phases++, steps_a_phase());
   if (disk_.first_update.empty()) disk_.first_update = delta;
   Sent sent = lie(disk_.behaviour, delta, disk_.first_update,
                   counter_u64(disk_.index, disk_.phases, 0x11e));

@@ -110,7 +110,8 @@ Swarm::Swarm(SwarmConfig config)
                      .gossip_wait = config_.gossip_wait,
                      .groupings = &groupings_,
                      .strategy = config_.strategy.get(),
-                     .relay = config_.relay};
+                     .relay = config_.relay,
+                     .phase_time = config_.phase_time};
   for (std::size_t i = 0; i < config_.peers; ++i) add_peer();
   initial_peers_ = config_.peers;
 }
@@ -134,7 +135,8 @@ std::size_t Swarm::add_peer() {
   }
   link.download = link.upload;
   const NodeId node = network_->add_node(link);
-  const double factor = std::exp(config_.step_time_spread * draws_.normal());
+  const double tail = static_cast<double>(i % 100) < config_.slow_tail * 100 ? 10.0 : 1.0;
+  const double factor = tail * std::exp(config_.step_time_spread * draws_.normal());
   auto disk = std::make_unique<PeerDisk>(PeerDisk{
       .index = i,
       .identity = key_from(config_.seed, i),

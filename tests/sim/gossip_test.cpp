@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <set>
 
 #include "sim_support.hpp"
@@ -31,7 +32,7 @@ double independent_spread(const SwarmConfig& c, std::uint64_t rounds) {
     std::vector<float> momentum(theta.size(), 0.0f);
     for (std::uint64_t p = 0; p < rounds; ++p)
       optim::outer_nesterov_step(compute.outer(), theta, momentum,
-                                 compute.pseudo_gradient(theta, i, p));
+                                 compute.pseudo_gradient(theta, i, p, compute.inner_steps()));
     thetas.push_back(std::move(theta));
   }
   const std::size_t dim = thetas.front().size();
@@ -71,6 +72,40 @@ TEST(SimGossip, GroupsKeepTheSpreadFarBelowPeersThatNeverAverage) {
   EXPECT_LT(spread[2], alone / 2) << "alone " << alone;
   EXPECT_LT(spread[4], spread[2]);
   EXPECT_LT(spread[8], spread[4]);
+}
+
+// A tail of peers 10x slower (issue 26): with phases of H steps every group, and through the grid
+// everyone, waits for them; with phases clocked by time each peer takes the steps that fit and the
+// rounds go at the time's pace. The loss still falls: a slow peer's Δ is from fewer steps.
+TEST(SimGossip, PhasesClockedByTimeKeepTheSwarmsPaceWithATailOfSlowPeers) {
+  const std::uint64_t seed = 29;
+  test::print_seed(seed);
+  std::map<bool, double> rounds;  // by clocked, the mean round after 60 s
+  std::map<bool, double> loss;
+  double start_loss = 0;
+  for (const bool clocked : {false, true}) {
+    SwarmConfig c = gossip_swarm(seed, 16, 4);
+    c.compute.inner_steps = 10;
+    c.step_time = milliseconds(100);  // a phase of 1 s
+    c.slow_tail = 0.25;               // 4 of 16 take 1 s a step
+    if (clocked) c.phase_time = seconds(1);
+    Swarm swarm(c);
+    start_loss = swarm.compute().loss(swarm.compute().genesis());
+    swarm.start();
+    ASSERT_TRUE(swarm.run_for(seconds(60)));
+    double sum = 0;
+    for (std::size_t i = 0; i < 16; ++i) sum += static_cast<double>(swarm.peer(i).state().round);
+    rounds[clocked] = sum / 16;
+    loss[clocked] = swarm.mean_loss();
+    EXPECT_TRUE(swarm.ledger().violations().empty())
+        << test::violations(swarm) << test::replay_hint(seed, "SimGossip.*");
+  }
+  std::printf("rounds %.1f / %.1f, loss %.5f / %.5f from %.5f\n", rounds[false], rounds[true],
+              loss[false], loss[true], start_loss);
+  EXPECT_LT(rounds[false], 20.0) << "H steps: the slow tail sets the pace";
+  EXPECT_GT(rounds[true], 50.0) << "clocked: about a round a second";
+  EXPECT_LT(loss[true], start_loss / 2);
+  EXPECT_LT(loss[true], loss[false]) << "more rounds in the same time";
 }
 
 // Links of 50 ms and inner phases of half a second: the tracker's views reach some peers after

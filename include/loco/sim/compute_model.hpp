@@ -1,7 +1,7 @@
 #pragma once
-// A simulated peer's inner loop: what H inner steps turn θ into. The simulator times a phase as
-// H x the peer's step time and asks the compute model only for its outcome, the pseudo-gradient
-// Δ = θ − θ_H. Two kinds:
+// A simulated peer's inner loop: what its inner steps turn θ into. The simulator times a phase as
+// H x the peer's step time (or, with phases clocked by time, as the steps that fit in the phase)
+// and asks the compute model only for its outcome, the pseudo-gradient Δ = θ − θ_steps. Two kinds:
 //   - NoisyQuadratic (noisy_quadratic.hpp): a closed-form stand-in, one pass over θ, for
 //     thousands of peers;
 //   - ModelCompute (model_compute.hpp): the real inner loop (train::InnerLoop) of a small model
@@ -24,9 +24,10 @@ class ComputeModel {
   virtual std::uint32_t inner_steps() const = 0;  // H
   virtual const optim::OuterNesterovConfig& outer() const = 0;
   virtual std::vector<float> genesis() const = 0;  // θ of round 0
-  // Δ of `peer`'s inner phase number `phase` (over all its processes) from `theta`.
+  // Δ of `steps` inner steps (at least 1), `peer`'s inner phase number `phase` (over all its
+  // processes), from `theta`.
   virtual std::vector<float> pseudo_gradient(std::span<const float> theta, std::uint64_t peer,
-                                             std::uint64_t phase) = 0;
+                                             std::uint64_t phase, std::uint32_t steps) = 0;
   virtual float loss(std::span<const float> theta) = 0;
 };
 

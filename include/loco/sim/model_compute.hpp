@@ -32,7 +32,7 @@ class ModelCompute final : public ComputeModel {
   const optim::OuterNesterovConfig& outer() const override { return config_.strategy.outer; }
   std::vector<float> genesis() const override;  // the parameters config.train.seed gives
   std::vector<float> pseudo_gradient(std::span<const float> theta, std::uint64_t peer,
-                                     std::uint64_t phase) override;
+                                     std::uint64_t phase, std::uint32_t steps) override;
   float loss(std::span<const float> theta) override;
 
  private:

@@ -82,6 +82,9 @@ struct PeerWorld {
   // Set: every peer trains with this run's strategy (strategy_process.hpp); null: modelled.
   const StrategyRun* strategy = nullptr;
   proto::RelayBudget relay{};  // what a reachable peer relays (proto/relay_core.hpp)
+  // 0: a modelled peer's phase is H of its steps. Else the phase is clocked by time: it lasts
+  // this long and holds the steps that fit (at least one), as strategy.round-seconds does.
+  Duration phase_time{0};
 };
 
 class PeerNode final : public NodeHandler, public std::enable_shared_from_this<PeerNode> {
@@ -140,6 +143,7 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
 
   void start_training();
   void finish_training();
+  std::uint32_t steps_a_phase() const;  // H, or the steps that fit in a phase clocked by time
   void on_mean(const proto::PeerEvent& e);
   void apply_gossip(const proto::PeerEvent& e);
   void on_fetched(const proto::PeerEvent& e);

@@ -44,6 +44,10 @@ struct SwarmConfig {
   std::shared_ptr<const StrategyRun> strategy;
   Duration step_time = std::chrono::milliseconds(100);
   double step_time_spread = 0;  // σ of the log of a peer's step time (heterogeneous compute)
+  // The share of peers 10x slower on top of the spread (the tail of volunteer machines): each peer
+  // whose index mod 100 is below 100 x this.
+  double slow_tail = 0;
+  Duration phase_time{0};  // PeerWorld::phase_time: 0, H steps a phase; else by time
   LinkRanges links;
   link::LinkSettings tracker_link;  // the tracker's own access link
   NetworkConfig network;
