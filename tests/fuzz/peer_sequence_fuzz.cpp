@@ -1,0 +1,211 @@
+// Fuzz target: a member that lies, in well-formed messages, to honest PeerCores. Four honest peers
+// and a liar (peer 5) run rounds with a real TrackerCore (testing::Net, virtual time). The liar's
+// own core runs the protocol, and every message it sends is held; the input then picks, three
+// bytes an action, what happens: an honest peer (or the liar) says ready, a held message of the
+// liar is delivered as it was, with a value changed (the fp32 codec's payloads: NaN, infinity,
+// huge, negated), with a byte flipped, cut short, twice, to another member, as another message
+// type, or not at all; time passes; an honest peer is killed and comes back with the genesis (a
+// newcomer that fetches, possibly from the liar); the liar's link to a peer drops. After every
+// action, every honest peer's state must be finite, and two honest peers at the same round must
+// hold the same state (the run's one state: a liar may cost rounds, never split or poison them).
+// The timers must move on (Net::run_until), and nothing but Error may leave a core.
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <limits>
+#include <string>
+
+#include "../proto/peer_core_net.hpp"
+#include "fuzz_seeds.hpp"
+
+namespace {
+
+using namespace loco;
+using namespace loco::proto;
+namespace pt = loco::proto::testing;
+
+constexpr std::uint8_t kHonest = 4;
+constexpr std::uint8_t kLiar = 5;
+constexpr MessageType kPeerTypes[] = {MessageType::ring_chunk,    MessageType::all_gather_part,
+                                      MessageType::state_request, MessageType::state_manifest,
+                                      MessageType::state_refusal, MessageType::chunk_request,
+                                      MessageType::state_chunk,   MessageType::keepalive,
+                                      MessageType::link_open,     MessageType::relay_refused};
+constexpr float kValues[] = {std::numeric_limits<float>::quiet_NaN(),
+                             std::numeric_limits<float>::infinity(),
+                             1e30f,
+                             -1.0f,
+                             0.0f,
+                             3.0f};
+
+[[noreturn]] void broken(const std::string& what) {
+  std::fprintf(stderr, "invariant broken: %s\n", what.c_str());
+  std::abort();
+}
+
+struct Run {
+  pt::Net net{"fp32"};
+  std::deque<pt::Net::Wire> held;  // the liar's messages, not delivered yet
+
+  std::size_t passing = 0;  // the next liar's messages on the wire: let through
+
+  Run() {
+    for (std::uint8_t n = 1; n <= kLiar; ++n) net.add(n);
+    const PeerKey liar = net.peers.at(kLiar).key.public_key();
+    net.on_wire = [this, liar](const pt::Net::Wire& w) {
+      if (w.from != liar) return true;
+      if (passing > 0) {
+        --passing;
+        return true;
+      }
+      held.push_back(w);
+      return false;
+    };
+  }
+
+  // Up, in no round, and not fetching: where loco-peer would train and say ready.
+  bool idle(std::uint8_t n) const {
+    const pt::Net::Peer& p = net.peers.at(n);
+    if (!p.up || p.core->contribution() || p.core->collective_running()) return false;
+    for (auto e = p.events.rbegin(); e != p.events.rend(); ++e) {
+      if (e->kind == PeerEvent::Kind::must_fetch) return false;
+      if (e->kind == PeerEvent::Kind::fetched || e->kind == PeerEvent::Kind::kept) break;
+    }
+    return true;
+  }
+
+  void deliver(pt::Net::Wire w, std::uint8_t how, std::uint8_t arg) {
+    std::vector<std::byte>& body = w.body;
+    switch (how % 9) {
+      case 0: break;  // as it was
+      case 1:         // one value of the payload (fp32: the body's last bytes are floats)
+        if (body.size() >= 4) {
+          const std::size_t floats = body.size() / 4;
+          const std::size_t at = body.size() - 4 * (1 + arg % floats);
+          const float v = kValues[arg % std::size(kValues)];
+          std::memcpy(body.data() + at, &v, 4);
+        }
+        break;
+      case 2:
+        if (!body.empty()) body[arg % body.size()] ^= std::byte{0x80};
+        break;
+      case 3: body.resize(arg % (body.size() + 1)); break;
+      case 4:  // twice
+        net.wire.push_back(w);
+        ++passing;
+        break;
+      case 5: {  // to another member
+        const auto n = static_cast<std::uint8_t>(1 + arg % kHonest);
+        w.to = net.peers.at(n).key.public_key();
+        break;
+      }
+      case 6: w.type = kPeerTypes[arg % std::size(kPeerTypes)]; break;
+      case 7: return;  // dropped
+      case 8:          // every value of the payload scaled up, past any norm bound
+        for (std::size_t at = 0; at + 4 <= body.size(); at += 4) {
+          float v;
+          std::memcpy(&v, body.data() + at, 4);
+          v *= 1e6f;
+          std::memcpy(body.data() + at, &v, 4);
+        }
+        break;
+    }
+    // The wire is empty between actions: these are the first of the liar's on it.
+    net.wire.push_back(std::move(w));
+    ++passing;
+    net.pump();
+    passing = 0;
+  }
+
+  void act(std::uint8_t what, std::uint8_t who, std::uint8_t arg) {
+    const auto n = static_cast<std::uint8_t>(1 + who % kHonest);
+    switch (what % 8) {
+      case 0:
+        if (idle(n)) net.ready(n, 0.01f * static_cast<float>(1 + arg % 7));
+        break;
+      case 1:
+        if (idle(kLiar)) net.ready(kLiar, 0.01f * static_cast<float>(1 + arg % 7));
+        break;
+      case 2:
+      case 3:
+        if (!held.empty()) {
+          pt::Net::Wire w = std::move(held.front());
+          held.pop_front();
+          deliver(std::move(w), arg >> 4, who);
+        }
+        break;
+      case 4: net.run_for(std::chrono::milliseconds(250) * (1 + arg % 16)); break;
+      case 5: {  // an honest peer killed, back as a newcomer with the genesis
+        std::size_t up = 0;
+        for (std::uint8_t m = 1; m <= kHonest; ++m) up += net.peers.at(m).up ? 1 : 0;
+        if (net.peers.at(n).up && up > 2) {
+          net.kill(n);
+        } else if (!net.peers.at(n).up) {
+          net.add(n);
+        }
+        break;
+      }
+      case 6: {  // the liar's link to a peer drops (as a bad frame would end it)
+        pt::Net::Peer& p = net.peers.at(n);
+        if (p.up) {
+          p.core->on_peer_lost(net.now, net.peers.at(kLiar).key.public_key(), "fuzz");
+          net.pump();
+        }
+        break;
+      }
+      case 7: held.clear(); break;  // the liar goes silent for what it held
+    }
+  }
+
+  void check() const {
+    for (std::uint8_t a = 1; a <= kHonest; ++a) {
+      const pt::Net::Peer& p = net.peers.at(a);
+      for (const float v : p.state.theta)
+        if (!std::isfinite(v))
+          broken("peer " + std::to_string(a) + " holds a non-finite state at round " +
+                 std::to_string(p.state.round));
+      for (std::uint8_t b = a + 1; b <= kHonest; ++b) {
+        const pt::Net::Peer& q = net.peers.at(b);
+        if (p.state.round == q.state.round && p.state.theta != q.state.theta)
+          broken("peers " + std::to_string(a) + " and " + std::to_string(b) +
+                 " hold different states of round " + std::to_string(p.state.round));
+      }
+    }
+  }
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size > 3 * 400) return 0;  // a run of at most 400 actions
+  Run run;
+  for (std::size_t i = 0; i + 3 <= size; i += 3) {
+    run.act(data[i], data[i + 1], data[i + 2]);
+    run.check();
+  }
+  run.net.run_for(std::chrono::seconds(30));  // whatever is pending settles
+  run.check();
+  return 0;
+}
+
+// Seeds: rounds where everyone is ready and the liar's messages go through as they are, then
+// with each kind of change.
+std::vector<std::vector<std::uint8_t>> loco_fuzz_seeds() {
+  std::vector<std::vector<std::uint8_t>> seeds;
+  for (std::uint8_t how = 0; how < 9; ++how) {
+    std::vector<std::uint8_t> s;
+    for (int round = 0; round < 4; ++round) {
+      for (std::uint8_t n = 0; n < kHonest; ++n) s.insert(s.end(), {0, n, 1});
+      s.insert(s.end(), {1, 0, 2});
+      for (int m = 0; m < 40; ++m)
+        s.insert(s.end(), {2, static_cast<std::uint8_t>(m), static_cast<std::uint8_t>(how << 4)});
+      s.insert(s.end(), {4, 0, 3});
+    }
+    seeds.push_back(std::move(s));
+  }
+  return seeds;
+}
