@@ -17,6 +17,12 @@ namespace {
 using namespace testing;
 using Kind = ClientEvent::Kind;
 
+// Where `k` stands in `g`'s order (the group's size when it is not in it).
+std::size_t place_of(const Group& g, const PeerKey& k) {
+  return static_cast<std::size_t>(std::find(g.members.begin(), g.members.end(), k) -
+                                  g.members.begin());
+}
+
 struct ProofRun {
   Harness h;
   Group group;
@@ -57,6 +63,16 @@ struct ProofRun {
     return newest;
   }
 
+  // The member at position 4 names the one at 0 as its attempt's fault: the accusation's grace
+  // begins.
+  void accuse_first_member() {
+    h.peers.at(at(4)).client->round_failed(RoundFailed{.round = group.round,
+                                                       .attempt = group.attempt,
+                                                       .reason = "its chunk held NaN",
+                                                       .suspect = group.members[0]});
+    h.pump();
+  }
+
   bool in_retry(std::size_t position) const {
     const Group retry = latest();
     return std::find(retry.members.begin(), retry.members.end(), group.members[position]) !=
@@ -75,11 +91,7 @@ TEST(TrackerProofs, ALiarDisputedWithTwoPartnersSitsTheRetryOutAlone) {
   const Group retry = run.latest();
   EXPECT_EQ(retry.attempt, run.group.attempt + 1) << "no accusation grace: a proof is a fact";
   ASSERT_EQ(retry.members.size(), 5u) << "the first dispute: nobody is left out";
-  const auto at = [&](const Group& g, const PeerKey& k) {
-    return static_cast<std::size_t>(std::find(g.members.begin(), g.members.end(), k) -
-                                    g.members.begin());
-  };
-  const std::size_t l = at(retry, liar), p = at(retry, first_partner);
+  const std::size_t l = place_of(retry, liar), p = place_of(retry, first_partner);
   EXPECT_NE((l + 1) % 5, p) << "the partner no longer checks the liar";
   EXPECT_NE((p + 1) % 5, l) << "nor the liar the partner";
   // The liar, owner of its segment in the retry, disputed with its new checker.
@@ -89,7 +101,7 @@ TEST(TrackerProofs, ALiarDisputedWithTwoPartnersSitsTheRetryOutAlone) {
   const Group third = run.latest();
   EXPECT_EQ(third.attempt, retry.attempt + 1);
   EXPECT_EQ(third.members.size(), 4u);
-  EXPECT_EQ(at(third, liar), third.members.size()) << "the liar alone sits out";
+  EXPECT_EQ(place_of(third, liar), third.members.size()) << "the liar alone sits out";
   EXPECT_TRUE(run.h.tracker_events_of(TrackerEvent::Kind::misbehaved).empty())
       << "nobody is cut off on a dispute";
   EXPECT_EQ(run.h.tracker->status(run.h.now).members.size(), 5u);
@@ -100,7 +112,7 @@ TEST(TrackerProofs, ALiarDisputedWithTwoPartnersSitsTheRetryOutAlone) {
   const Group next = run.latest();
   EXPECT_EQ(next.round, 2u);
   EXPECT_EQ(next.members.size(), 4u);
-  EXPECT_EQ(at(next, liar), next.members.size()) << "the liar is benched";
+  EXPECT_EQ(place_of(next, liar), next.members.size()) << "the liar is benched";
 }
 
 // Disputes are remembered for the run, not the round: a liar that lied once in an earlier round
@@ -119,18 +131,14 @@ TEST(TrackerProofs, ADisputeFromAnEarlierRoundCountsInALaterOne) {
   for (std::uint8_t n = 1; n <= 6; ++n) run.h.ready(n);
   run.group = run.latest();
   ASSERT_EQ(run.group.round, 2u);
-  const auto at = [&](const Group& g, const PeerKey& k) {
-    return static_cast<std::size_t>(std::find(g.members.begin(), g.members.end(), k) -
-                                    g.members.begin());
-  };
-  const std::size_t l = at(run.group, liar), p = at(run.group, first_partner);
+  const std::size_t l = place_of(run.group, liar), p = place_of(run.group, first_partner);
   EXPECT_TRUE((l + 1) % 6 != p && (p + 1) % 6 != l) << "the earlier pair is still kept apart";
   run.prove(0, run.statement(l, StatementKind::result, static_cast<std::uint32_t>(l), 1),
             run.statement((l + 1) % 6, StatementKind::result, static_cast<std::uint32_t>(l), 2));
   const Group retry = run.latest();
   EXPECT_EQ(retry.attempt, run.group.attempt + 1);
   EXPECT_EQ(retry.members.size(), 5u) << "one retry, not two: the liar sits it out alone";
-  EXPECT_EQ(at(retry, liar), retry.members.size());
+  EXPECT_EQ(place_of(retry, liar), retry.members.size());
 }
 
 // In a group of three every two members are neighbours: no order keeps a disputed pair apart.
@@ -178,11 +186,7 @@ TEST(TrackerProofs, AProofThatProvesNothingIsItsSendersMisbehaviourAndStopsNothi
 TEST(TrackerProofs, AProofForAnAttemptStoppedByAnAccusationCountsInItsRetry) {
   ProofRun run(5);
   const Group g = run.group;
-  run.h.peers.at(run.at(4)).client->round_failed(RoundFailed{.round = g.round,
-                                                             .attempt = g.attempt,
-                                                             .reason = "its chunk held NaN",
-                                                             .suspect = g.members[0]});
-  run.h.pump();
+  run.accuse_first_member();
   EXPECT_EQ(run.h.last(run.at(4), Kind::group)->group.attempt, g.attempt) << "grace running";
   run.prove(3, run.statement(1, StatementKind::result, 1, 1),
             run.statement(2, StatementKind::result, 1, 2));
@@ -190,11 +194,7 @@ TEST(TrackerProofs, AProofForAnAttemptStoppedByAnAccusationCountsInItsRetry) {
   const Group retry = run.latest();
   EXPECT_EQ(retry.attempt, g.attempt + 1);
   ASSERT_EQ(retry.members.size(), 5u) << "a first dispute and a first accusation: everyone";
-  const auto at = [&](const PeerKey& k) {
-    return static_cast<std::size_t>(std::find(retry.members.begin(), retry.members.end(), k) -
-                                    retry.members.begin());
-  };
-  const std::size_t a = at(g.members[1]), b = at(g.members[2]);
+  const std::size_t a = place_of(retry, g.members[1]), b = place_of(retry, g.members[2]);
   EXPECT_TRUE((a + 1) % 5 != b && (b + 1) % 5 != a) << "the disputed pair apart in the retry";
 }
 
@@ -203,11 +203,7 @@ TEST(TrackerProofs, AProofForAnAttemptStoppedByAnAccusationCountsInItsRetry) {
 TEST(TrackerProofs, OneDisputeReceivedFromSeveralMembersCountsOnce) {
   ProofRun run(5);
   const Group g = run.group;
-  run.h.peers.at(run.at(4)).client->round_failed(RoundFailed{.round = g.round,
-                                                             .attempt = g.attempt,
-                                                             .reason = "its chunk held NaN",
-                                                             .suspect = g.members[0]});
-  run.h.pump();
+  run.accuse_first_member();
   const Statement owner = run.statement(1, StatementKind::result, 1, 1);
   const Statement checker = run.statement(2, StatementKind::result, 1, 2);
   run.prove(3, owner, checker);

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# bench/run.sh member-attacks: the loss of a run with one member that lies, with real processes
+# (the simulator's table is bench/run.sh sim-attacks; docs/SECURITY.md "Members lie"). 4 honest
+# loco-peer processes and a loco-tracker on loopback train configs/swarm-tiny.toml's GPT (DiLoCo,
+# int8 Δ, the direct exchange with checked owners: the defaults), each peer's upload shaped to
+# 100 Mbit/s with 10 ms one way, STEPS steps:
+#   clean       the 4 honest peers alone
+#   ATTACK      the same 4 and loco-member-attacker --attack ATTACK, a fifth member with its own key,
+#               for each ATTACK of: poison (says ready with a norm of 0, sends int8 blocks scaled
+#               1e30), wrong-mean (an owner that returns its segment's mean negated, signed),
+#               accuse (names an honest member at every round)
+# Per run: the honest peers' mean validation loss, their distinct final states (1: one state), the
+# rounds committed and the wall time. Last line:
+#   member-attacks: clean_loss=… worst_ratio=… worst=… states=…
+# worst_ratio: the highest attacked run's loss ÷ the clean one's (goal ≤ 1.02); states: the most
+# distinct final states among the honest peers of any run (goal 1).
+# Usage: bench/run.sh member-attacks [STEPS]   (default 300; about a minute a run on 2 cores)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+steps=${1:-300}
+peers=4
+link=100Mbit
+latency=10ms
+out=${OUT:-$root/build/release/bench-member-attacks}
+attacks=(poison wrong-mean accuse)
+
+source "$root/bench/lib/swarm_runs.sh"
+swarm_setup
+"$root/scripts/build.sh" "$root/build/release" Release -- loco-member-attacker >&2
+"$bin/loco-peer" keygen --out "$out/attacker.key" >/dev/null
+diloco='kind = "diloco"\ndiloco-h = 20\nouter-lr = 0.7\nouter-momentum = 0.9\ncodec = "int8:block=256"\n'
+
+# attacked NAME ATTACK: the run of NAME with the 4 honest peers and an attacker (none: ATTACK "").
+attacked() {
+  local name=$1 attack=$2
+  swarm_config "$name" "$diloco"
+  local members=$peers
+  [[ -n $attack ]] && members=$((peers + 1))
+  # The tracker waits for every member, the attacker too, before its first round.
+  peers=$members swarm_tracker "$name" "$out/$name.toml"
+  local started=$(date +%s.%N) peer_pids=()
+  if [[ -n $attack ]]; then
+    "$bin/loco-member-attacker" --key "$out/attacker.key" --tracker "$tracker_address" \
+      --tracker-key "$tracker_key" --run-id "$name" --run-config "$out/$name.toml" \
+      --attack "$attack" >"$out/$name.attacker.out" 2>"$out/$name.attacker.log" &
+    swarm_pids+=($!)
+  fi
+  for i in $(seq 1 "$peers"); do
+    "$bin/loco-peer" --peer.key "$out/peer$i.key" --run.id "$name" --run.config "$out/$name.toml" \
+      --tracker.address "$tracker_address" --tracker.public-key "$tracker_key" \
+      --peer.upload "$link" --link.upload "$link" --link.latency "$latency" \
+      >"$out/$name.peer$i.out" 2>"$out/$name.peer$i.log" &
+    peer_pids+=($!)
+    swarm_pids+=($!)
+  done
+  for p in "${peer_pids[@]}"; do wait "$p"; done
+  echo "$started $(date +%s.%N)" >"$out/$name.wall"
+  swarm_cleanup  # the attacker and the tracker
+  swarm_pids=()
+  grep -h '^peer .*: seconds=' "$out/$name".peer*.out >"$out/$name.summary"
+  read -r loss _ wall _ states < <(swarm_figures "$name")
+  local rounds
+  rounds=$(grep -c 'committed' "$out/$name.tracker.log" || true)
+  printf "%-11s %9s %7s %7s %6s\n" "$name" "$loss" "$rounds" "$wall" "$states"
+  echo "$name $loss $states" >>"$out/results"
+}
+
+echo "model: GPT 2L d64 (108k parameters), $peers honest peers, DiLoCo H = 20, $steps steps,"
+echo "  links: $link upload, $latency one way; the direct exchange, checked owners"
+printf "%-11s %9s %7s %7s %6s\n" run val_loss commits wall_s states
+attacked clean ""
+for a in "${attacks[@]}"; do attacked "$a" "$a"; done
+awk '$1 == "clean" { clean = $2 }
+     { loss[$1] = $2; if ($3 > states) states = $3 }
+     END { worst = "none"; ratio = 1
+           for (k in loss) if (k != "clean" && loss[k] / clean > ratio) { ratio = loss[k] / clean; worst = k }
+           printf "member-attacks: clean_loss=%.4f worst_ratio=%.4f worst=%s states=%d\n",
+                  clean, ratio, worst, states }' "$out/results"
