@@ -306,8 +306,7 @@ TEST(SimStrategyReplay, TheSameSeedGivesTheSameTraceAndStates) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryStrategy, SimStrategies,
-                         testing::Values("diloco", "streaming", "eager", "demo", "demo-late",
-                                         "ddp"));
+                         testing::Values("diloco", "streaming", "eager", "demo", "ddp"));
 
 }  // namespace
 }  // namespace loco::sim
