@@ -24,7 +24,8 @@
 // joins starts with δ = 0.
 // Memory, P parameters, besides the loop's θ and gradient: δ, the shared θ and the tentative θ
 // (with late, the pending and tentative pending directions), this member's sent components and
-// the direction, 4P bytes each: 20P (28P with late).
+// the direction, 4P bytes each: 20P (28P with late; overlapped, 8P more in the group: the copy of
+// θ' ‖ pending' it serves from the commit on, made once a step).
 //
 // Cost per step, P parameters, M members, c = chunk elements, k kept: each member's message is
 // about P·k/c·(2 + value bytes) bytes (sign: 2 bytes of index + 1 bit per kept value, plus 4
@@ -72,7 +73,8 @@ class DeMo final : public Strategy {
 
   const RoundResult& last_round() const { return last_; }
   std::size_t last_message_bytes() const { return last_bytes_; }
-  // Members whose parts went into the last mean.
+  // Members whose parts went into the last mean (overlapped: of the last round landed; the
+  // group's thread writes it before the round ends).
   std::size_t last_parts_used() const { return last_used_; }
 
  private:
