@@ -17,7 +17,7 @@
 #   strategies: streaming_util_10mbit=… streaming_util_100mbit=… streaming_peak_vs_diloco=…
 #   streaming_loss_vs_diloco=… eager_loss_vs_streaming=… demo_bytes_vs_ddp=… demo_loss_vs_ddp=…
 #   demo_util_50ms=… (demo-late's utilisation) demo_late_loss_vs_demo=… (its loss ÷ blocking DeMo's)
-# Usage: bench/run.sh strategies [STEPS]   (default 300: ~9 minutes on an idle machine here,
+# Usage: bench/run.sh strategies [STEPS]   (default 300: ~10 minutes on an idle machine here,
 #   most of it DDP at 10 Mbit/s and DeMo's round per step). A subset:
 #   STRATEGIES="diloco streaming" LINKS="100Mbit" bench/run.sh strategies 60
 #   STRATEGIES="demo demo-late" LINKS="100Mbit" bench/run.sh strategies      # DeMo's two only
