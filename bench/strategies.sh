@@ -7,7 +7,8 @@
 #   diloco     H = 30, int8 pseudo-gradients, outer Nesterov 0.7 / 0.9
 #   streaming  the same H, P = 3 fragments, τ = 8 steps of overlap (< H/P), fp4 (E3M0) fragments
 #   eager      streaming with P = 1 and overlapped eager updates (the swarm's eager takes P = 1)
-#   demo       DeMo, chunk 32, k 4, signs: a round every step
+#   demo       DeMo, chunk 32, k 4, signs: a round every step, blocking
+#   demo-late  the same with the delayed apply: each step's round runs while the next step computes
 # Per run: final validation loss, bytes sent by all peers, bytes per sync (a peer's bytes over the
 # rounds it committed: what its link carries in one burst, the peak the goals compare), wall time,
 # compute utilisation (mean share of a peer's wall time in inner steps) and the distinct final
@@ -15,13 +16,15 @@
 # Last line, from the runs at 100 Mbit/s (each x_vs_y is x ÷ y; "n/a" for a run not made):
 #   strategies: streaming_util_10mbit=… streaming_util_100mbit=… streaming_peak_vs_diloco=…
 #   streaming_loss_vs_diloco=… eager_loss_vs_streaming=… demo_bytes_vs_ddp=… demo_loss_vs_ddp=…
-# Usage: bench/run.sh strategies [STEPS]   (default 300: ~9 minutes on an idle machine here,
+#   demo_util_50ms=… (demo-late's utilisation) demo_late_loss_vs_demo=… (its loss ÷ blocking DeMo's)
+# Usage: bench/run.sh strategies [STEPS]   (default 300: ~10 minutes on an idle machine here,
 #   most of it DDP at 10 Mbit/s and DeMo's round per step). A subset:
 #   STRATEGIES="diloco streaming" LINKS="100Mbit" bench/run.sh strategies 60
+#   STRATEGIES="demo demo-late" LINKS="100Mbit" bench/run.sh strategies      # DeMo's two only
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 steps=${1:-300}
-strategies=${STRATEGIES:-ddp diloco streaming eager demo}
+strategies=${STRATEGIES:-ddp diloco streaming eager demo demo-late}
 links=${LINKS:-10Mbit 100Mbit 1000Mbit}
 h=30
 peers=4
@@ -37,7 +40,8 @@ strategy() {
     streaming) echo "kind = \"streaming\"\ndiloco-h = $h\nfragments = 3\ntau = 8\nalpha = 0.5\n${outer}fragment-codec = \"fp4:block=64\"\n" ;;
     eager) echo "kind = \"streaming\"\ndiloco-h = $h\nfragments = 1\ntau = 0\neager = \"overlapped\"\nalpha = 0.5\n${outer}fragment-codec = \"fp4:block=64\"\n" ;;
     demo) echo 'kind = "demo"\ndemo-chunk = 32\ndemo-topk = 4\ndemo-values = "sign"\n' ;;
-    *) echo "bench/run.sh strategies: unknown strategy '$1' (ddp diloco streaming eager demo)" >&2; exit 2 ;;
+    demo-late) echo "$(strategy demo)demo-late = true\n" ;;
+    *) echo "bench/run.sh strategies: unknown strategy '$1' (ddp diloco streaming eager demo demo-late)" >&2; exit 2 ;;
   esac
 }
 for s in $strategies; do strategy "$s" >/dev/null; done
@@ -72,5 +76,7 @@ awk '
     printf " streaming_loss_vs_diloco=%s", ratio(loss, "streaming@100Mbit", "diloco@100Mbit")
     printf " eager_loss_vs_streaming=%s", ratio(loss, "eager@100Mbit", "streaming@100Mbit")
     printf " demo_bytes_vs_ddp=%s", ratio(sent, "demo@100Mbit", "ddp@100Mbit")
-    printf " demo_loss_vs_ddp=%s\n", ratio(loss, "demo@100Mbit", "ddp@100Mbit")
+    printf " demo_loss_vs_ddp=%s", ratio(loss, "demo@100Mbit", "ddp@100Mbit")
+    printf " demo_util_50ms=%s", get(util, "demo-late@100Mbit")
+    printf " demo_late_loss_vs_demo=%s\n", ratio(loss, "demo-late@100Mbit", "demo@100Mbit")
   }' "$out/figures"

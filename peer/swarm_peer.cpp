@@ -95,7 +95,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     swarm::SwarmGroup group(std::make_unique<swarm::SwarmThread>(std::move(swarm), key), &stop);
     swarm::SwarmAsyncGroup async_group(group);  // Streaming's rounds, over the same swarm
     const std::unique_ptr<train::Strategy> made =
-        train::make_strategy(config, loop, group, &async_group, &group, &group);
+        train::make_strategy(config, loop, group, &async_group, &group, &group, steady_now, &group);
     train::Strategy& strategy = *made;  // DiLoCo, DDP, Streaming DiLoCo or DeMo
     group.bind(strategy.shared());
     strategy.begin(loop, train::Start::fresh);

@@ -99,7 +99,8 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
   add("--strategy.demo-values", c.strategy.demo_values,
       "DeMo: how kept values travel: sign (1 bit + a scale per chunk), fp32, fp16, int8, ...");
   add("--strategy.demo-late", c.strategy.demo_late,
-      "DeMo: apply each step's direction one step later");
+      "DeMo: apply each step's direction one step later (over the swarm, each step's round then "
+      "runs while the next step computes)");
 }
 
 TrainConfig load_train_config(const std::filesystem::path& path) {

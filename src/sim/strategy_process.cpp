@@ -135,7 +135,7 @@ void StrategyProcess::train() {
   swarm::SwarmGroup group(std::make_unique<Side>(*this), &stopping_);
   swarm::SwarmAsyncGroup async_group(group);
   const std::unique_ptr<train::Strategy> strategy = train::make_strategy(
-      config, loop, group, &async_group, &group, &group, [this] { return clock_; });
+      config, loop, group, &async_group, &group, &group, [this] { return clock_; }, &group);
   group.bind(strategy->shared());
   strategy->begin(loop, train::Start::fresh);
   const swarm::JoinOutcome joined =

@@ -22,8 +22,9 @@ void ComputeLink::ready(const proto::Ready& ready, proto::PeerCore::Values delta
   core_.ready(told, std::move(delta));
 }
 
-void ComputeLink::ready_gather(proto::Ready ready, std::vector<std::byte> part) {
-  tentative_ = {};
+void ComputeLink::ready_gather(proto::Ready ready, std::vector<std::byte> part,
+                               Tentative tentative) {
+  tentative_ = std::move(tentative);
   core_.ready_gather(ready, std::move(part));
 }
 
@@ -89,9 +90,10 @@ void ComputeLink::on_core_event(proto::PeerEvent& e) {
     case Kind::joined: out.kind = SwarmEvent::Kind::joined; break;
     case Kind::mean:
       out.kind = SwarmEvent::Kind::mean;
-      if (tentative_ && out.mean) {
+      if ((tentative_.manifest && out.mean) || (tentative_.gathered && out.parts)) {
         // The compute thread goes on from the mean while the state it leads to is hashed here.
         const std::shared_ptr<const std::vector<float>> mean = out.mean;
+        const std::shared_ptr<const std::vector<std::vector<std::byte>>> parts = out.parts;
         SwarmEvent reported{
             .kind = SwarmEvent::Kind::reported, .round = out.round, .attempt = out.attempt};
         mailbox_.post(std::move(out));
@@ -100,7 +102,7 @@ void ComputeLink::on_core_event(proto::PeerEvent& e) {
           // only by loading a fetched state (a resync queued before this mean): not while it
           // is read. (A hash of that state then matches no one's, and the round resyncs.)
           const std::shared_lock reading(guard_.mutex);
-          tentative_manifest_ = tentative_.manifest(*mean);
+          tentative_manifest_ = mean ? tentative_.manifest(*mean) : tentative_.gathered(*parts);
         }
         computed_ = true;
         reported.hash = tentative_manifest_.state_hash();

@@ -22,6 +22,7 @@ train::AsyncOuterGroup::Handle SwarmAsyncGroup::start_round(std::size_t,
                                                   *state = &tentative(mean);
                                                   return (*state)->manifest();
                                                 },
+                                            .gathered = {},
                                             .bytes = [state] { return (*state)->bytes(); }});
   return round;
 }

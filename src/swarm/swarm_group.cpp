@@ -142,7 +142,7 @@ void SwarmGroup::start(std::uint64_t round, std::shared_ptr<std::vector<float>> 
                        std::uint64_t tokens,
                        std::function<proto::StateManifest(std::span<const float>)> manifest) {
   hand_over(round, std::move(delta), norm, tokens,
-            ComputeLink::Tentative{.manifest = std::move(manifest), .bytes = {}});
+            ComputeLink::Tentative{.manifest = std::move(manifest), .gathered = {}, .bytes = {}});
 }
 
 std::shared_ptr<const std::vector<float>> SwarmGroup::mean() {
@@ -181,6 +181,30 @@ train::RoundResult SwarmGroup::run_gather(const train::GatherInput& input) {
           ComputeLink& link, TimePoint) mutable { link.ready_gather(ready, std::move(part)); });
   return landed(attempt_round(
       input.round, [&](const SwarmEvent& e) { return input.tentative(*e.parts); }, input.install));
+}
+
+void SwarmGroup::start_gather(train::GatherStart input) {
+  LOCO_ASSERT(begun_ == 0, "a gather round begun while another round is open");
+  begun_ = input.round;
+  progress_ = {};
+  reported_here_ = true;
+  served_at_commit_ = static_cast<bool>(input.bytes);
+  const proto::Ready ready{.round = input.round, .base_hash = current_, .loss = phase_loss_};
+  side_->post([ready, part = std::move(input.contribution),
+               tentative = ComputeLink::Tentative{.manifest = {},
+                                                  .gathered = std::move(input.tentative),
+                                                  .bytes = std::move(input.bytes)}](
+                  ComputeLink& link, TimePoint) mutable {
+    link.ready_gather(ready, std::move(part), std::move(tentative));
+  });
+}
+
+train::RoundResult SwarmGroup::land_gather(const std::function<void()>& install) {
+  LOCO_ASSERT(begun_ != 0 && reported_here_,
+              "land_gather of a round not started with start_gather");
+  const std::uint64_t round = begun_;
+  begun_ = 0;
+  return landed(attempt_round(round, {}, install));
 }
 
 train::RoundResult SwarmGroup::landed(train::RoundResult result) {

@@ -31,9 +31,9 @@ void add_demo_settings(const TrainConfig& config, std::vector<proto::Setting>& s
   settings.push_back({"optim.weight-decay", fmt::format("{}", config.adamw.weight_decay)});
 }
 
-std::unique_ptr<Strategy> make_demo(const TrainConfig& config, InnerLoop& loop,
-                                    GatherGroup& group) {
-  return std::make_unique<DeMo>(demo_config(config), loop.layout(), group);
+std::unique_ptr<Strategy> make_demo(const TrainConfig& config, InnerLoop& loop, GatherGroup& group,
+                                    OverlappedGather* overlapped) {
+  return std::make_unique<DeMo>(demo_config(config), loop.layout(), group, overlapped);
 }
 
 }  // namespace loco::train

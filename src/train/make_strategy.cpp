@@ -15,7 +15,8 @@ std::unique_ptr<Strategy> make_strategy(const TrainConfig& config, InnerLoop& lo
                                         OuterGroup& group, AsyncOuterGroup* async_group,
                                         GatherGroup* gather_group,
                                         OverlappedGroup* overlapped_group,
-                                        std::function<TimePoint()> clock) {
+                                        std::function<TimePoint()> clock,
+                                        OverlappedGather* overlapped_gather) {
   const StrategySection& s = config.strategy;
   if (s.kind == "diloco")
     return std::make_unique<DiLoCo>(
@@ -40,7 +41,7 @@ std::unique_ptr<Strategy> make_strategy(const TrainConfig& config, InnerLoop& lo
       throw Error(ErrorCategory::config,
                   "strategy.kind = \"demo\" needs an all-gather group (loco-train's local "
                   "group or loco-peer's swarm)");
-    return make_demo(config, loop, *gather_group);
+    return make_demo(config, loop, *gather_group, overlapped_gather);
   }
   return std::make_unique<NoStrategy>();
 }

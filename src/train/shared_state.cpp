@@ -23,7 +23,10 @@ proto::StateManifest hash_chunks(
                          .chunk_hashes = {}};
   const auto chunks = static_cast<std::int64_t>((total_bytes + m.chunk_bytes - 1) / m.chunk_bytes);
   m.chunk_hashes.resize(static_cast<std::size_t>(chunks));
-#pragma omp parallel
+  // One chunk (a state under 1 MiB, DeMo's on the tiny model): the calling thread alone. A team
+  // would cost more than the hash, and on a busy machine its threads spin at the region's end,
+  // taking the cores from the compute thread (measured over the swarm: docs/STRATEGIES.md).
+#pragma omp parallel if (chunks > 1)
   {
     std::vector<std::byte> buffer(m.chunk_bytes);
 #pragma omp for schedule(static)

@@ -10,10 +10,11 @@
 // The one thing it computes is an asynchronous round's tentative state: the manifest of the state
 // the mean leads to, computed on the network side as soon as the collective is done and its hash
 // reported at once, while the compute thread trains on (Streaming DiLoCo's fragments, DiLoCo's
-// overlapped rounds). Streaming's tentative state is held whole: it is served from the moment
-// the round commits (the compute thread installs it only when the round lands, up to H steps
-// later: until then its own copy is the round before). DiLoCo's is not: the compute thread serves
-// it once installed, with the manifest computed here.
+// overlapped rounds, DeMo's delayed apply, whose state is that of the gathered parts). Streaming's
+// tentative state is held whole: it is served from the moment the round commits (the compute thread
+// installs it only when the round lands, up to H steps later: until then its own copy is the round
+// before), and so is DeMo's (landed a step later). DiLoCo's is not: the compute thread serves it
+// once installed, with the manifest computed here.
 
 #include <functional>
 #include <limits>
@@ -43,9 +44,11 @@ class ComputeLink {
   struct Tentative {
     // The manifest of the state `mean` leads to (only reads the shared state).
     std::function<proto::StateManifest(std::span<const float> mean)> manifest;
+    // An all-gather's (DeMo's delayed apply): the manifest of the state the parts lead to.
+    std::function<proto::StateManifest(std::span<const std::vector<std::byte>> parts)> gathered;
     // That state's bytes, to serve from the commit on; empty: the compute thread serves it.
     std::function<proto::StateBytes()> bytes;
-    explicit operator bool() const { return static_cast<bool>(manifest); }
+    explicit operator bool() const { return manifest || gathered; }
   };
 
   // `core`, `mailbox` and `guard` outlive the link. `poison`: for the test suite only, this peer
@@ -60,8 +63,9 @@ class ComputeLink {
   // reports its hash (round_done).
   void ready(const proto::Ready& ready, proto::PeerCore::Values delta, Tentative tentative = {});
   // Ready for a round whose group all-gathers one message per member (DeMo's components): the
-  // mean event carries every member's part. Not screened by norm (the tracker is told 0).
-  void ready_gather(proto::Ready ready, std::vector<std::byte> part);
+  // mean event carries every member's part. Not screened by norm (the tracker is told 0). With
+  // `tentative` (its `gathered`) the round is asynchronous, as ready()'s.
+  void ready_gather(proto::Ready ready, std::vector<std::byte> part, Tentative tentative = {});
   // Gossip mode: averages `packed` (θ ‖ v ‖ Δ) in this peer's gossip group for `round`, with no
   // tracker round; the mean event carries the group's mean and its size, or this peer's own
   // `packed` and 1 when it ends up alone.

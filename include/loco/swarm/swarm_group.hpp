@@ -41,7 +41,8 @@
 // (and the tentative, which the network thread then computes and reports as soon as the mean is
 // in) to the network thread and returns; end_round waits for the round's end and lands it.
 // run_round is both at once (DDP's rounds, and DiLoCo's without a swarm). One round at a time:
-// end_round before the next begin_round.
+// end_round before the next begin_round. DeMo's delayed apply is the same for an all-gather:
+// start_gather hands the message over and returns, land_gather waits for the round's end.
 
 #include <atomic>
 #include <limits>
@@ -50,6 +51,7 @@
 #include "loco/core/buffer_pool.hpp"
 #include "loco/swarm/network_side.hpp"
 #include "loco/train/gather_group.hpp"
+#include "loco/train/overlapped_gather.hpp"
 #include "loco/train/overlapped_group.hpp"
 #include "loco/train/strategy.hpp"
 
@@ -63,7 +65,8 @@ struct JoinOutcome {
 
 class SwarmGroup final : public train::OuterGroup,
                          public train::OverlappedGroup,
-                         public train::GatherGroup {
+                         public train::GatherGroup,
+                         public train::OverlappedGather {
  public:
   // The shared state is the strategy's (bind() before join()).
   // A round returns skipped soon after `*stop` turns true (a signal).
@@ -103,6 +106,10 @@ class SwarmGroup final : public train::OuterGroup,
   std::shared_ptr<const std::vector<float>> mean() override;
   bool outcome_in() const override;
   train::RoundResult land(const std::function<void(std::span<const float>)>& install) override;
+  // DeMo's delayed apply (train/overlapped_gather.hpp): the network thread computes the
+  // tentative state from the parts, reports its hash and serves it from the commit on.
+  void start_gather(train::GatherStart input) override;
+  train::RoundResult land_gather(const std::function<void()>& install) override;
   // The hash of the shared state as this group last joined with it, installed it or fetched it
   // (kept, not computed: a peer's last line costs no hash of the state).
   const Digest& state_hash() const { return current_; }

@@ -20,6 +20,8 @@ std::string demo_identity(const StrategySection& s);
 // The settings every peer of a DeMo run must agree on.
 void add_demo_settings(const TrainConfig& config, std::vector<proto::Setting>& settings);
 
-std::unique_ptr<Strategy> make_demo(const TrainConfig& config, InnerLoop& loop, GatherGroup& group);
+// With `overlapped` and strategy.demo-late, the rounds overlap the next step (demo.hpp).
+std::unique_ptr<Strategy> make_demo(const TrainConfig& config, InnerLoop& loop, GatherGroup& group,
+                                    OverlappedGather* overlapped = nullptr);
 
 }  // namespace loco::train

@@ -10,6 +10,7 @@
 #include "loco/train/async_outer_group.hpp"
 #include "loco/train/gather_group.hpp"
 #include "loco/train/inner_loop.hpp"
+#include "loco/train/overlapped_gather.hpp"
 #include "loco/train/overlapped_group.hpp"
 #include "loco/train/strategy.hpp"
 #include "loco/train/train_config.hpp"
@@ -21,11 +22,14 @@ namespace loco::train {
 // `overlapped_group` is given (the swarm's). Throws Error(config) for streaming without an
 // asynchronous group, or demo without a gather group. DiLoCo's rounds bounded by time
 // (strategy.round-seconds) read `clock` (the simulator's is its compute thread's virtual time).
+// DeMo's delayed apply (strategy.demo-late) overlaps the next step when `overlapped_gather` is
+// given (the swarm's).
 std::unique_ptr<Strategy> make_strategy(const TrainConfig& config, InnerLoop& loop,
                                         OuterGroup& group, AsyncOuterGroup* async_group = nullptr,
                                         GatherGroup* gather_group = nullptr,
                                         OverlappedGroup* overlapped_group = nullptr,
-                                        std::function<TimePoint()> clock = steady_now);
+                                        std::function<TimePoint()> clock = steady_now,
+                                        OverlappedGather* overlapped_gather = nullptr);
 
 // One line for logs and benchmark output, e.g. "diloco H=20 codec=int8:block=256".
 std::string describe_strategy(const TrainConfig& config);
