@@ -221,6 +221,27 @@ void StreamingDiLoCo::merge(std::size_t p, Arena& local, const Arena& target) co
   });
 }
 
+std::size_t StreamingDiLoCo::start_fragment(const Arena& params) {
+  LOCO_ASSERT(config_.eager == Eager::none && !flight_, "a fragment round started twice");
+  const std::size_t p = next_fragment();
+  flight_ = Flight{.fragment = p, .handle = send(p, params, theta()), .lands_after = 0};
+  return p;
+}
+
+std::size_t StreamingDiLoCo::started_fragment() const {
+  LOCO_ASSERT(flight_.has_value(), "no fragment round started");
+  return flight_->fragment;
+}
+
+RoundResult StreamingDiLoCo::land_fragment(Arena& params) {
+  LOCO_ASSERT(flight_.has_value(), "a fragment round landed that was not started");
+  const Flight f = *std::exchange(flight_, std::nullopt);
+  const RoundResult result = group_.finish_round(f.handle);
+  if (result.kind == RoundResult::Kind::committed) merge(f.fragment, params, theta());
+  if (result.kind == RoundResult::Kind::replaced) params.copy_from(theta());
+  return result;
+}
+
 bool StreamingDiLoCo::eager_sync(std::size_t p, InnerLoop& loop) {
   const Fragment& f = fragments_[p];
   Arena& local = loop.params();

@@ -6,8 +6,7 @@ import sys
 
 import pytest
 
-from conftest import BIN, SOURCE, loco_peer_rounds, python_rounds
-from test_python_peers import same_state_after_every_round
+from conftest import BIN, SOURCE, loco_peer_rounds, python_rounds, same_state_after_every_round
 
 pytest.importorskip("torch")
 

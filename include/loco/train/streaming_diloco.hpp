@@ -86,6 +86,22 @@ class StreamingDiLoCo final : public Strategy {
   SharedState& shared() override { return shared_; }
 
   const std::vector<Fragment>& fragments() const { return fragments_; }
+  const StreamingConfig& config() const { return config_; }
+
+  // Fragment rounds for a trainer that is not an InnerLoop (host/trainer_peer.hpp), eager = none:
+  // the trainer keeps the schedule (after which of its steps a fragment leaves, and τ steps later
+  // lands: FragmentSchedule) and calls these, one fragment round at a time.
+  //   The fragment the next round covers: the shared round mod P (a skipped round goes again).
+  std::size_t next_fragment() const { return shared_.round() % fragments_.size(); }
+  //   Δ_p = θ_p − params_p for p = next_fragment(), and its round started; returns p. The group
+  //   copies Δ_p: params is the trainer's again at once.
+  std::size_t start_fragment(const Arena& params);
+  bool fragment_started() const { return flight_.has_value(); }
+  std::size_t started_fragment() const;  // the fragment of the round started (one is)
+  //   Waits for the started round and lands it: committed, params_p ← α·params_p + (1−α)·θ_p;
+  //   replaced, params ← θ, every fragment (the trainer's place: landed_step(round)); skipped,
+  //   params unchanged (the next round sends the same fragment).
+  RoundResult land_fragment(Arena& params);
 
  private:
   struct Flight {  // the round in flight (eager = none: at most one)
