@@ -124,7 +124,8 @@ def main():
     p.add_argument("--train", required=True, help="training tokens (uint16, loco-prepare)")
     p.add_argument("--val", help="validation tokens: print the final model's loss on them")
     p.add_argument("--overlap", action="store_true",
-                   help="overlap each round with the next inner steps (round_start, round_land)")
+                   help="overlap each DiLoCo round with the next inner steps (round_start, "
+                        "round_land); a Streaming run's fragment rounds always overlap them")
     p.add_argument("--rounds", type=int, default=10)
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--lr", type=float, default=3e-3)
@@ -137,7 +138,7 @@ def main():
     with loco.Peer(args.config) as peer:
         model, context = run_model(peer, args.config)
         peer.bind_all(model.state_dict())  # no copy: loco writes θ into the parameters
-        if args.overlap:
+        if args.overlap and not peer.streaming():
             peer.overlap()
         joined = peer.join(timeout=60)     # the run's weights, never this script's init
         inner = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.1)
