@@ -126,7 +126,11 @@ TrainerPeer::TrainerPeer(train::TrainConfig config, const secure::KeyPair& key,
   group_.bind(shared());
 }
 
-TrainerPeer::~TrainerPeer() = default;
+TrainerPeer::~TrainerPeer() {
+  // The network thread reads the strategy's state (it serves it, and computes a started round's
+  // tentative state from it): it stops here, before the strategy, declared after group_, goes.
+  group_.leave("closed");
+}
 
 void TrainerPeer::bind(std::string_view name, std::span<const std::size_t> shape, float* data) {
   bind_buffer(name, shape, Buffer{.data = data, .bf16 = false});
