@@ -60,7 +60,8 @@ def test_fragment_calls_report_errors_and_a_merge_not_ready(tracker_factory, tmp
     """Two peers of one process (the run needs both): the first one's round cannot have ended
     before the second starts its own, so landing it without waiting is LOCO_ERR_NOT_READY, and
     nothing changed; then both land, with one state. Wrong names and indices, a start twice, a
-    land of nothing, DiLoCo's calls on a Streaming peer: each a status and a message."""
+    land of nothing, DiLoCo's calls on a Streaming peer: each a status and a message. A newcomer
+    then fetches the state and its place in the schedule, and the next round has all three."""
     tracker = tracker_factory(min_peers=2, h=10, streaming=STREAMING)
     a = loco.Peer(tracker.peer_config(tmp_path, "py-a"))
     b = loco.Peer(tracker.peer_config(tmp_path, "py-b"))
@@ -102,6 +103,21 @@ def test_fragment_calls_report_errors_and_a_merge_not_ready(tracker_factory, tmp
         changed = [name for name in split[0] if not np.array_equal(models[0][name], before[name])]
         assert changed, "the merge wrote nothing into the fragment's tensors"
         expect_error("LOCO_ERR_STATE", "loco_peer_overlap", a.round_start)
+
+        # A newcomer fetches the state of round 1 and its step (fragment 0 left after step 5 and
+        # landed 2 later): the next round, fragment 1's after step 10, has all three.
+        with loco.Peer(tracker.peer_config(tmp_path, "py-c")) as c:
+            mc = {n: np.zeros(s, dtype=np.float32) for n, s in c.tensors()}
+            c.bind_all(mc)
+            jc = c.join(timeout=30)
+            assert jc.fetched and jc.round == 1 and jc.step == 7, jc
+            assert c.state_hash() == a.state_hash()
+            assert [c.fragment_due(s) for s in range(8, 11)] == [None, None, "start"]
+            assert [p.fragment_start(10, 1.0) for p in (a, b, c)] == [1, 1, 1]
+            landed = [p.fragment_land() for p in (a, b, c)]
+            assert all(r.kind == "committed" and r.members == 3 and r.round == 2 and
+                       r.state_hash == landed[0].state_hash for r in landed), landed
+            c.leave("done")
         a.leave("done")
         b.leave("done")
 
