@@ -64,12 +64,11 @@ std::size_t TrainerPeer::next_fragment() const {
 
 TrainerPeer::Due TrainerPeer::fragment_due(std::uint64_t step) const {
   check_streaming("fragment_due");
-  const train::StreamingConfig& c = streaming_->config();
+  const train::FragmentSchedule& schedule = streaming_->schedule();
   if (streaming_->fragment_started())
-    return step >= fragment_started_at_ + c.tau ? Due::land : Due::nothing;
+    return step >= fragment_started_at_ + schedule.tau() ? Due::land : Due::nothing;
   if (step == fragment_started_at_) return Due::nothing;  // this step's fragment has landed
-  const train::FragmentSchedule schedule(c.inner_steps, c.fragments, c.tau);
-  for (std::size_t slot = 0; slot < c.fragments; ++slot)
+  for (std::size_t slot = 0; slot < schedule.fragments(); ++slot)
     if (schedule.sends(slot, step)) return Due::start;
   return Due::nothing;
 }

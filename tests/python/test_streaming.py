@@ -122,10 +122,17 @@ def test_fragment_calls_report_errors_and_a_merge_not_ready(tracker_factory, tmp
         b.leave("done")
 
 
-def test_fragment_calls_on_a_diloco_peer_are_state_errors(tracker_factory, tmp_path):
+def test_fragment_calls_on_a_diloco_peer_are_state_errors_and_eager_is_refused(tracker_factory,
+                                                                              tmp_path):
     tracker = tracker_factory(min_peers=1)
     with loco.Peer(tracker.peer_config(tmp_path, "py-diloco")) as peer:
         assert peer.streaming() is None
         for call, args in ((peer.fragment_next, ()), (peer.fragment_due, (1,)),
                            (peer.fragment_tensors, (0,)), (peer.fragment_land, ())):
             expect_error("LOCO_ERR_STATE", "not a Streaming DiLoCo run", call, *args)
+    eager = tmp_path / "eager.toml"  # a Streaming run with eager updates (over a swarm: P = 1)
+    eager.write_text(tracker.config.read_text().replace('kind = "diloco"', 'kind = "streaming"')
+                     + 'fragments = 1\neager = "delayed"\n')
+    config = tracker.peer_config(tmp_path, "py-eager")
+    config.write_text(config.read_text().replace(str(tracker.config), str(eager)))
+    expect_error("LOCO_ERR_CONFIG", "without eager updates", loco.Peer, config)

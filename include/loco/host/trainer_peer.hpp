@@ -127,8 +127,8 @@ class TrainerPeer {
   bool overlapped() const { return overlapped_; }
   bool round_pending() const { return diloco_ && (diloco_->pending() || ended_early_); }
 
-  // Streaming DiLoCo (above). Every call but streaming() throws Error(invalid_argument) on a
-  // peer of another strategy.
+  // Streaming DiLoCo (above). On a peer of another strategy fragment_pending() and
+  // fragment_ready() are false, and the others but streaming() throw Error(invalid_argument).
   const train::StreamingDiLoCo* streaming() const { return streaming_ ? &*streaming_ : nullptr; }
   // Fragment p's tensors (indices into layout()), in layout order; p < the run's fragments.
   const std::vector<std::size_t>& fragment_tensors(std::size_t p) const;

@@ -87,6 +87,7 @@ class StreamingDiLoCo final : public Strategy {
 
   const std::vector<Fragment>& fragments() const { return fragments_; }
   const StreamingConfig& config() const { return config_; }
+  const FragmentSchedule& schedule() const { return schedule_; }
 
   // Fragment rounds for a trainer that is not an InnerLoop (host/trainer_peer.hpp), eager = none:
   // the trainer keeps the schedule (after which of its steps a fragment leaves, and τ steps later
