@@ -20,8 +20,8 @@
  * [run] id and config (the run's loco-train config: model, data, [strategy] kind = "diloco",
  * codec...), [tracker] address, public-key, join-token, [link]. Keys are checked strictly, as
  * loco-peer checks them. Not supported in this version, and refused by name: a strategy other than
- * "diloco" or "streaming" (Streaming DiLoCo, without eager updates: loco_peer_fragment_*), gossip
- * rounds, peer.checkpoint (loco_peer_save and loco_peer_load instead).
+ * "diloco" or "streaming" (Streaming DiLoCo: loco_peer_fragment_*), gossip rounds, peer.checkpoint
+ * (loco_peer_save and loco_peer_load instead).
  *
  * Tensors: the run's config fixes the model's tensors (names, shapes, order: nanoGPT's state-dict
  * names for the GPT), because the shared state, its hash and the tracker's admission depend on
@@ -195,7 +195,7 @@ LOCO_API loco_status loco_peer_round_ready(const loco_peer* peer, int* ready);
 LOCO_API loco_status loco_peer_round_land(loco_peer* peer, loco_round_result* result);
 
 /* Streaming DiLoCo: the run config's [strategy] kind = "streaming" (fragments, tau, alpha, layout,
- * fragment-codec; eager = "none") cuts the model's tensors into P fragments of whole layers, as
+ * fragment-codec, eager) cuts the model's tensors into P fragments of whole layers, as
  * loco-peer does, and each round averages one fragment's Δ while the trainer trains on. The run's
  * schedule, the same on every peer: fragment rounds start after inner steps t_p = ⌊H·(p+1)/P⌋ of
  * every H, and land τ steps later; the fragment of round r is (r − 1) mod P (a skipped round's
@@ -211,6 +211,10 @@ LOCO_API loco_status loco_peer_round_land(loco_peer* peer, loco_round_result* re
  * loco_peer_fragment_land with wait = 0 returns LOCO_ERR_NOT_READY instead of waiting. loco reads
  * and writes the fragment's buffers only inside start and land. loco_peer_round on a Streaming
  * peer is one fragment round, started and landed at once. loco_peer_overlap is DiLoCo's only.
+ * Eager updates (eager = "overlapped" or "delayed", one fragment): a round stays in flight until
+ * the next start, where LOCO_DUE_LAND comes first (its mean steps θ and v; nothing is written into
+ * the buffers) and LOCO_DUE_START then sends the next round and writes the merge (of θ, or of the
+ * eager proxy) into the buffers, as loco-peer does; loco_peer_round is refused.
  * Every fragment call on a peer of another strategy is LOCO_ERR_STATE. */
 typedef struct loco_streaming_info {
   size_t fragments;     /* P */

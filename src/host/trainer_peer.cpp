@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <utility>
 
 #include "loco/cli/app.hpp"
@@ -51,11 +52,6 @@ void check_supported(const PeerOptions& o, const train::TrainConfig& config) {
         fmt::format("run config {}: a trainer peer runs [strategy] kind = \"diloco\" or "
                     "\"streaming\" rounds, not \"{}\"",
                     o.run_config, config.strategy.kind));
-  if (config.strategy.kind == "streaming" && config.strategy.eager != "none")
-    throw refused(
-        fmt::format("run config {}: a trainer peer runs Streaming DiLoCo without eager updates "
-                    "(strategy.eager = \"{}\")",
-                    o.run_config, config.strategy.eager));
   if (config.strategy.gossip_group != 0)
     throw refused(
         fmt::format("run config {}: a trainer peer does not run gossip rounds "
@@ -198,7 +194,11 @@ std::optional<JoinInfo> TrainerPeer::join(Duration patience) {
   if (outcome.stopped) return std::nullopt;
   hash_ = outcome.fetched || resumed ? shared().hash() : genesis.state_hash();
   phase_ = Phase::joined;
-  local_.copy_from(shared().arena(0));
+  if (streaming_) {
+    streaming_->start_from_shared(local_);  // θ, and eager's anchor
+  } else {
+    local_.copy_from(shared().arena(0));
+  }
   write_back();
   spdlog::info("joined the run: shard {} of {}, round {}, {} parameters", outcome.reply.shard_index,
                outcome.reply.shard_count, state_round(), layout_->parameter_count());
@@ -305,7 +305,9 @@ void TrainerPeer::load(const std::filesystem::path& path) {
   if (phase_ != Phase::open) throw Error(ErrorCategory::invalid_argument, "load: before join only");
   // Into a state of its own first (8 bytes a parameter more, for the call): a file that fails
   // half-way leaves the peer's state as it was.
-  train::SharedState loaded(layout_, train::DiLoCo::shared_names());
+  std::vector<std::string> names;  // the strategy's arenas (Streaming's eager.mean too)
+  for (const train::SharedState::Part& part : shared().parts()) names.push_back(part.name);
+  train::SharedState loaded(layout_, names);
   const train::StateFileValues values =
       train::load_train_state(path, named(loaded), {"round"}, config_.identity());
   loaded.set_round(values.counters.at("round"));

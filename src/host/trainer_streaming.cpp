@@ -65,12 +65,14 @@ std::size_t TrainerPeer::next_fragment() const {
 TrainerPeer::Due TrainerPeer::fragment_due(std::uint64_t step) const {
   check_streaming("fragment_due");
   const train::FragmentSchedule& schedule = streaming_->schedule();
-  if (streaming_->fragment_started())
-    return step >= fragment_started_at_ + schedule.tau() ? Due::land : Due::nothing;
-  if (step == fragment_started_at_) return Due::nothing;  // this step's fragment has landed
+  bool sends = false;
   for (std::size_t slot = 0; slot < schedule.fragments(); ++slot)
-    if (schedule.sends(slot, step)) return Due::start;
-  return Due::nothing;
+    sends = sends || schedule.sends(slot, step);
+  // This step's round has started (and, without eager updates and τ = 0, landed): nothing more.
+  const bool this_step = step == fragment_started_at_;
+  if (!streaming_->fragment_started()) return sends && !this_step ? Due::start : Due::nothing;
+  if (eager()) return sends && !this_step ? Due::land : Due::nothing;  // before the next start
+  return step >= fragment_started_at_ + schedule.tau() ? Due::land : Due::nothing;
 }
 
 std::size_t TrainerPeer::fragment_start(std::uint64_t step, float loss) {
@@ -91,6 +93,12 @@ std::size_t TrainerPeer::fragment_start(std::uint64_t step, float loss) {
   const TimePoint delta = steady_now();
   streaming_->start_fragment(local_);  // Δ_p into the group's buffer: the network thread's now
   times_.diloco.delta_s = std::chrono::duration<double>(steady_now() - delta).count();
+  if (eager()) {  // the merge of the round landed before (delayed) or of the proxy (overlapped)
+    const TimePoint write = steady_now();
+    for (const ArenaRange& r : streaming_->fragments()[p].ranges)
+      write_back(r.first_tensor, r.end_tensor);
+    times_.write_back_s = std::chrono::duration<double>(steady_now() - write).count();
+  }
   fragment_started_at_ = step;
   return p;
 }
@@ -114,7 +122,7 @@ train::RoundResult TrainerPeer::fragment_land() {
   times_.diloco.exchange_s = seconds_since(exchange);
   hash_ = result.state;
   const TimePoint write = steady_now();
-  if (result.kind == train::RoundResult::Kind::committed) {
+  if (result.kind == train::RoundResult::Kind::committed && !eager()) {  // eager: at the start
     for (const ArenaRange& r : ranges) write_back(r.first_tensor, r.end_tensor);
   } else if (result.kind == train::RoundResult::Kind::replaced) {
     write_back();
@@ -124,7 +132,15 @@ train::RoundResult TrainerPeer::fragment_land() {
   return result;
 }
 
+bool TrainerPeer::eager() const {
+  return streaming_->config().eager != train::Eager::none;
+}
+
 train::RoundResult TrainerPeer::sync_fragment_round(float loss) {
+  if (eager())
+    throw Error(ErrorCategory::invalid_argument,
+                "round: a Streaming peer with eager updates keeps each round in flight until the "
+                "next one starts (fragment_due, fragment_start, fragment_land)");
   fragment_start(fragment_started_at_, loss);
   return fragment_land();
 }

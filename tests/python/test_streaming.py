@@ -34,17 +34,24 @@ def test_three_python_peers_streaming_hold_the_same_state_after_every_fragment_r
     assert last < first, f"the loss did not fall: {first} then {last}"
 
 
-def test_loco_peers_and_python_peers_stream_one_run(tracker_factory, tmp_path, spawn):
-    """2 loco-peer and 2 Python peers on one Streaming run config: 2 × H steps land 3 fragment
-    rounds (the 4th is in flight at loco-peer's end), every one with all four and one state."""
-    tracker = tracker_factory(min_peers=4, h=10, rounds=2, streaming=STREAMING)
+EAGER = 'fragments = 1\neager = "overlapped"\nalpha = 0.5\n'
+
+
+@pytest.mark.parametrize("strategy, cycles", [(STREAMING, 2), (EAGER, 4)], ids=["P2", "eager"])
+def test_loco_peers_and_python_peers_stream_one_run(tracker_factory, tmp_path, spawn, strategy,
+                                                    cycles):
+    """2 loco-peer and 2 Python peers on one Streaming run config, every landed fragment round
+    with all four and one state: P = 2, τ = 2, 2 × H steps land 3 (the 4th is in flight at
+    loco-peer's end); eager (P = 1, a round lands H steps after it left), 4 × H steps land 3."""
+    tracker = tracker_factory(min_peers=4, h=10, rounds=cycles, streaming=strategy)
     loco_peers = [spawn([BIN / "loco-peer", "--config", tracker.peer_config(tmp_path, f"loco-{i}")])
                   for i in range(2)]
     python_peers = [python_peer(spawn, tracker.peer_config(tmp_path, f"py-{i}"), 3, seed=i)
                     for i in range(2)]
     runs = [python_rounds(p) for p in python_peers]  # first: one that fails ends the test
     for run in runs:
-        fragments_alternate(run)
+        if strategy == STREAMING:
+            fragments_alternate(run)
     runs += [loco_peer_rounds(p) for p in loco_peers]
     same_state_after_every_round(runs, 3)
 
@@ -122,17 +129,27 @@ def test_fragment_calls_report_errors_and_a_merge_not_ready(tracker_factory, tmp
         b.leave("done")
 
 
-def test_fragment_calls_on_a_diloco_peer_are_state_errors_and_eager_is_refused(tracker_factory,
-                                                                              tmp_path):
+def test_fragment_calls_on_a_diloco_peer_are_state_errors(tracker_factory, tmp_path):
     tracker = tracker_factory(min_peers=1)
     with loco.Peer(tracker.peer_config(tmp_path, "py-diloco")) as peer:
         assert peer.streaming() is None
         for call, args in ((peer.fragment_next, ()), (peer.fragment_due, (1,)),
                            (peer.fragment_tensors, (0,)), (peer.fragment_land, ())):
             expect_error("LOCO_ERR_STATE", "not a Streaming DiLoCo run", call, *args)
-    eager = tmp_path / "eager.toml"  # a Streaming run with eager updates (over a swarm: P = 1)
-    eager.write_text(tracker.config.read_text().replace('kind = "diloco"', 'kind = "streaming"')
-                     + 'fragments = 1\neager = "delayed"\n')
-    config = tracker.peer_config(tmp_path, "py-eager")
-    config.write_text(config.read_text().replace(str(tracker.config), str(eager)))
-    expect_error("LOCO_ERR_CONFIG", "without eager updates", loco.Peer, config)
+
+
+@pytest.mark.parametrize("eager", ["overlapped", "delayed"])
+def test_three_python_peers_with_eager_updates_hold_the_same_state(tracker_factory, tmp_path,
+                                                                   spawn, eager):
+    """Eager updates (one fragment over a swarm): each round stays in flight for H steps and
+    lands at the next send, before the next round starts."""
+    rounds = 3
+    tracker = tracker_factory(min_peers=3, h=10,
+                              streaming=f'fragments = 1\neager = "{eager}"\nalpha = 0.5\n')
+    peers = [python_peer(spawn, tracker.peer_config(tmp_path, f"py-{i}"), rounds, seed=i)
+             for i in range(3)]
+    runs = [python_rounds(p) for p in peers]
+    same_state_after_every_round(runs, rounds)
+    last = np.mean([run[-1]["loss"] for run in runs])
+    first = np.mean([run[0]["loss"] for run in runs])
+    assert last < first, f"the loss did not fall: {first} then {last}"

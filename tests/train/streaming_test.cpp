@@ -286,6 +286,39 @@ TEST(Streaming, FragmentRoundsOfATrainerAreAfterStepsBitForBit) {
   EXPECT_EQ(by_call.shared().round(), 4u);  // 6 rounds started, 1 skipped, 1 in flight
 }
 
+// The same for eager updates (one fragment, τ = 0, as over a swarm): at each send the round in
+// flight lands, then the next starts, its merge going into the trainer's parameters.
+TEST(Streaming, EagerRoundsOfATrainerAreAfterStepsBitForBit) {
+  model::set_compute_threads(1);
+  const TrainConfig config = streaming_run(0, 1);
+  const Corpus corpus(config.data, 16);
+  for (const Eager eager : {Eager::delayed, Eager::overlapped}) {
+    InnerLoop a(config, corpus), b(config, corpus);
+    RecordingGroup group_a(a), group_b(b);
+    group_a.skip = group_b.skip = {1};
+    StreamingConfig c = streaming_config(1, 0, 0.5f);
+    c.eager = eager;
+    StreamingDiLoCo by_step(c, a.layout(), group_a), by_call(c, b.layout(), group_b);
+    by_step.begin(a, Start::fresh);
+    by_call.begin(b, Start::fresh);
+    for (int step = 0; step < 40; ++step) {
+      for (InnerLoop* loop : {&a, &b}) {
+        loop->forward_backward();
+        loop->optimizer_step();
+      }
+      by_step.after_step(a);
+      if (by_call.schedule().sends(0, b.steps())) {
+        if (by_call.fragment_started()) by_call.land_fragment(b.params());
+        by_call.start_fragment(b.params());
+      }
+      ASSERT_EQ(blake2b(a.params()), blake2b(b.params())) << "step " << b.steps();
+      ASSERT_EQ(by_step.shared().hash(), by_call.shared().hash()) << "step " << b.steps();
+    }
+    EXPECT_EQ(group_a.events, group_b.events);
+    EXPECT_EQ(by_call.shared().round(), 2u);  // 4 rounds started, 1 skipped, 1 in flight
+  }
+}
+
 struct GroupRun {
   std::vector<float> val_loss;  // by worker, after training
   float initial_loss = 0;       // worker 0, before training

@@ -13,13 +13,16 @@
 // shared state stays fp32 whatever the buffers: a bf16 buffer is converted as it is read and
 // written, so its Δ carries θ's rounding to bf16 too (at most 2^-9 of each weight).
 //
-// Streaming DiLoCo (the run's [strategy] kind = "streaming", eager = "none";
-// trainer_streaming.cpp): a round covers one fragment of the tensors (train/fragments.hpp, as
-// loco-peer cuts them). The trainer follows the run's schedule with fragment_due(step) after each
-// of its inner steps: fragment_start() hands Δ of the next fragment's tensors over and returns at
-// once, the trainer trains on for τ steps while the group averages it, and fragment_land() lands
-// the round: the α-merge of θ_p into the fragment's buffers (loco-peer's train::StreamingDiLoCo,
-// the same code). round() on such a peer is a fragment round started and landed at once.
+// Streaming DiLoCo (the run's [strategy] kind = "streaming"; trainer_streaming.cpp): a round
+// covers one fragment of the tensors (train/fragments.hpp, as loco-peer cuts them). The trainer
+// follows the run's schedule with fragment_due(step) after each of its inner steps:
+// fragment_start() hands Δ of the next fragment's tensors over and returns at once, the trainer
+// trains on for τ steps while the group averages it, and fragment_land() lands the round: the
+// α-merge of θ_p into the fragment's buffers (loco-peer's train::StreamingDiLoCo, the same code).
+// round() on such a peer is a fragment round started and landed at once. With eager updates
+// (one fragment over a swarm) a round stays in flight until the next send, where it lands first;
+// the merge (of θ, delayed, or of the eager proxy, overlapped) goes into the buffers at the start
+// of the next round, as loco-peer's eager_sync does, and round() is refused.
 //
 // Call order: open, bind every tensor (and load a checkpoint, if resuming), join, then round as
 // often as wanted (and save), leave (or destroy). Everything on one thread, except interrupt(),
@@ -72,8 +75,7 @@ class TrainerPeer {
   // Reads the peer config file (loco-peer's keys, host/peer_options.hpp), the run config it
   // names and the key file. Throws Error: config for a bad or missing option, a key the file
   // does not know or a run this peer cannot train (only [strategy] kind = "diloco" without
-  // gossip, or "streaming" without eager updates, and no peer.checkpoint yet); io or format for
-  // an unreadable file.
+  // gossip, or "streaming", and no peer.checkpoint yet); io or format for an unreadable file.
   static std::unique_ptr<TrainerPeer> open(const std::filesystem::path& config_file);
   ~TrainerPeer();
   TrainerPeer(const TrainerPeer&) = delete;
@@ -173,6 +175,7 @@ class TrainerPeer {
   void check_streaming(const char* function) const;
   train::SharedState& shared() { return diloco_ ? diloco_->shared() : streaming_->shared(); }
   train::RoundResult sync_fragment_round(float loss);  // round() of a streaming peer
+  bool eager() const;                                  // a Streaming run with eager updates
   static std::vector<std::vector<std::size_t>> tensors_by_fragment(
       const std::vector<train::Fragment>& fragments);
 

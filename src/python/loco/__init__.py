@@ -205,18 +205,23 @@ class Peer:
 
     def fragment_start(self, step, loss=float("nan")):
         """Starts the next fragment's round from its bound tensors (read now) and returns its
-        index at once; train on, and land it when fragment_due says so."""
+        index at once; train on, and land it when fragment_due says so. Eager updates: the merge
+        of the round landed before (or of the eager proxy) is written into the tensors here."""
         for staged in self._staged:
             staged.take()
-        return self._peer.fragment_start(int(step), float(loss))
+        fragment = self._peer.fragment_start(int(step), float(loss))
+        for staged in self._staged:  # eager updates merge into the tensors as a round starts
+            staged.give()
+        return fragment
 
     def fragment_ready(self):
         """True when fragment_land() would not wait: the merge may be applied."""
         return self._peer.fragment_ready()
 
     def fragment_land(self, wait=True):
-        """Lands the started fragment round: committed, its tensors get α·tensor + (1−α)·θ_p;
-        replaced, every tensor gets the run's θ; skipped, nothing. wait=False: loco.Error with
+        """Lands the started fragment round: committed, its tensors get α·tensor + (1−α)·θ_p
+        (eager updates: at the next start); replaced, every tensor gets the run's θ; skipped,
+        nothing. wait=False: loco.Error with
         status LOCO_ERR_NOT_READY while it is not ready."""
         for staged in self._staged:
             staged.take()
