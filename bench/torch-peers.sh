@@ -14,6 +14,9 @@
 # seconds in loco's part of a round.
 # The PyTorch peers overlap their rounds with their next inner steps (train_gpt.py --overlap:
 # round_start, round_land), as loco-peer does; BLOCKING=1 gives them blocking rounds (round()).
+# STREAMING=1 makes the run config Streaming DiLoCo (P = 2, τ = 5, α = 0.5, fp4 fragments) for both
+# kinds: the PyTorch peers then run the example's fragment rounds, and the figures are per fragment
+# round.
 # Usage: bench/run.sh torch-peers [STEPS]   (default 300 per peer)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,9 +45,15 @@ swarm_setup
 sed -e "s/^steps = .*/steps = $steps/" -e "s/^diloco-h = [0-9]*/diloco-h = $h/" \
   -e '/^\[data\]/,/^$/c\[data]\nsource = "files"\ntrain-file = "'"$out"'/train.bin"\nval-file = "'"$out"'/val.bin"\n' \
   "$root/configs/swarm-tiny.toml" >"$out/run.toml"
+rounds=$((steps / h))  # landed by the end of the run: DiLoCo's, or Streaming's fragment rounds
+if [[ -n ${STREAMING:-} ]]; then
+  sed -i 's/^kind = "diloco"/kind = "streaming"/' "$out/run.toml"
+  printf 'fragments = 2\ntau = 5\nalpha = 0.5\nfragment-codec = "fp4:block=64"\n' >>"$out/run.toml"
+  rounds=$((steps / h * 2 - 1))  # the last fragment is in flight at the end
+fi
 n_head=$(sed -n 's/^n-head = \([0-9]*\).*/\1/p' "$out/run.toml")
 echo "model: GPT 2L d64 vocab 64 context 64 (108k parameters), $peers peers, batch 16 each, $steps steps (H $h)"
-echo "  PyTorch peers' rounds: $([[ -n ${BLOCKING:-} ]] && echo blocking || echo overlapped)"
+echo "  PyTorch peers' rounds: $([[ -n ${STREAMING:-} ]] && echo "Streaming (P 2, tau 5)" || { [[ -n ${BLOCKING:-} ]] && echo blocking || echo overlapped; })"
 echo "  links: $link upload, $latency one way; machine load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # 1. loco-peer: peer 4 leaves its checkpoint, whose θ the example's evaluator judges.
@@ -52,7 +61,7 @@ swarm_run loco "$out/run.toml" "$link" "$latency" "--peer.checkpoint $out/loco.c
 loco_val=$(PYTHONPATH="$root/build/release/python" OMP_NUM_THREADS=1 "$python" "$root/bench/torch_eval.py" "$out/loco.ckpt" "$out/val.bin" "$n_head")
 loco_bytes=$(awk '{ for (i = 3; i <= NF; ++i) { split($i, kv, "="); v[kv[1]] = kv[2] }
   s += v["sent_bytes"] } END { print s }' "$out/loco.summary")
-loco_wait=$(awk -v r="$((steps / h))" '{ for (i = 3; i <= NF; ++i) { split($i, kv, "="); v[kv[1]] = kv[2] }
+loco_wait=$(awk -v r="$rounds" '{ for (i = 3; i <= NF; ++i) { split($i, kv, "="); v[kv[1]] = kv[2] }
   s += v["network_wait_s"] } END { printf "%.4f", s / NR / r }' "$out/loco.summary")
 loco_own_val=$(swarm_figures loco | awk '{ print $1 }')
 

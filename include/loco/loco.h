@@ -20,7 +20,8 @@
  * [run] id and config (the run's loco-train config: model, data, [strategy] kind = "diloco",
  * codec...), [tracker] address, public-key, join-token, [link]. Keys are checked strictly, as
  * loco-peer checks them. Not supported in this version, and refused by name: a strategy other than
- * "diloco", gossip rounds, peer.checkpoint (loco_peer_save and loco_peer_load instead).
+ * "diloco" or "streaming" (Streaming DiLoCo: loco_peer_fragment_*), gossip rounds, peer.checkpoint
+ * (loco_peer_save and loco_peer_load instead).
  *
  * Tensors: the run's config fixes the model's tensors (names, shapes, order: nanoGPT's state-dict
  * names for the GPT), because the shared state, its hash and the tracker's admission depend on
@@ -72,7 +73,8 @@ typedef enum loco_status {
   LOCO_ERR_RESOURCE = 8,         /* a limit was reached (memory, a size cap) */
   LOCO_ERR_STATE = 9,            /* a call out of order: round before join, after leave... */
   LOCO_ERR_INTERRUPTED = 10,     /* loco_peer_interrupt stopped the call */
-  LOCO_ERR_INTERNAL = 11         /* a bug in loco: the message says what, please report it */
+  LOCO_ERR_INTERNAL = 11,        /* a bug in loco: the message says what, please report it */
+  LOCO_ERR_NOT_READY = 12        /* loco_peer_fragment_land without waiting: not landed yet */
 } loco_status;
 
 typedef enum loco_round_kind {
@@ -88,6 +90,8 @@ typedef struct loco_join_info {
   uint64_t round;       /* the round the shared state is at */
   uint32_t shard_index; /* the data shard the tracker gave this peer, of shard_count */
   uint32_t shard_count;
+  uint64_t step; /* the inner step the run's state stands for (round × H; Streaming: the
+                    step after which that round landed): the trainer's count goes on from it */
 } loco_join_info;
 
 /* Where a round's time went, in seconds (loco's own work; the trainer's steps are not in it). */
@@ -108,6 +112,8 @@ typedef struct loco_round_result {
   loco_round_times times;              /* of this round */
   uint64_t bytes_sent;                 /* by this peer on all its links since it joined */
   uint64_t bytes_received;
+  uint64_t step; /* the inner step the shared state stands for (as loco_join_info.step): after a
+                    replaced round the trainer's count goes on from it */
 } loco_round_result;
 
 typedef struct loco_peer loco_peer;
@@ -187,6 +193,65 @@ LOCO_API loco_status loco_peer_overlap(loco_peer* peer);
 LOCO_API loco_status loco_peer_round_start(loco_peer* peer, float loss, int* started);
 LOCO_API loco_status loco_peer_round_ready(const loco_peer* peer, int* ready);
 LOCO_API loco_status loco_peer_round_land(loco_peer* peer, loco_round_result* result);
+
+/* Streaming DiLoCo: the run config's [strategy] kind = "streaming" (fragments, tau, alpha, layout,
+ * fragment-codec, eager) cuts the model's tensors into P fragments of whole layers, as
+ * loco-peer does, and each round averages one fragment's Δ while the trainer trains on. The run's
+ * schedule, the same on every peer: fragment rounds start after inner steps t_p = ⌊H·(p+1)/P⌋ of
+ * every H, and land τ steps later; the fragment of round r is (r − 1) mod P (a skipped round's
+ * fragment goes again at the next start). After each inner step `step` (counted from
+ * loco_join_info.step, or a replaced round's result.step), the trainer asks
+ * loco_peer_fragment_due and does what it says until it says LOCO_DUE_NOTHING:
+ *   LOCO_DUE_START: loco_peer_fragment_start hands Δ of the next fragment's tensors over (read
+ *     from their buffers now) and returns at once; the group averages it while the trainer steps;
+ *   LOCO_DUE_LAND: loco_peer_fragment_land lands it: committed, the fragment's buffers become
+ *     α·buffer + (1−α)·θ_p (θ_p the new shared values; buffers as the trainer left them);
+ *     replaced, every buffer gets the run's θ; skipped, nothing changes.
+ * loco_peer_fragment_ready says when the land would not wait (the merge may be applied);
+ * loco_peer_fragment_land with wait = 0 returns LOCO_ERR_NOT_READY instead of waiting. loco reads
+ * and writes the fragment's buffers only inside start and land. loco_peer_round on a Streaming
+ * peer is one fragment round, started and landed at once. loco_peer_overlap is DiLoCo's only.
+ * Eager updates (eager = "overlapped" or "delayed", one fragment): a round stays in flight until
+ * the next start, where LOCO_DUE_LAND comes first (its mean steps θ and v; nothing is written into
+ * the buffers) and LOCO_DUE_START then sends the next round and writes the merge (of θ, or of the
+ * eager proxy) into the buffers, as loco-peer does; loco_peer_round is refused.
+ * Every fragment call on a peer of another strategy is LOCO_ERR_STATE. */
+typedef struct loco_streaming_info {
+  size_t fragments;     /* P */
+  uint64_t inner_steps; /* H */
+  uint64_t tau;         /* τ: the inner steps a fragment round overlaps */
+  float alpha;          /* α of the merge */
+} loco_streaming_info;
+
+typedef enum loco_due { LOCO_DUE_NOTHING = 0, LOCO_DUE_START = 1, LOCO_DUE_LAND = 2 } loco_due;
+
+/* The run's Streaming settings; LOCO_ERR_STATE when the run is not a Streaming run. */
+LOCO_API loco_status loco_peer_streaming(const loco_peer* peer, loco_streaming_info* info);
+/* Fragment `fragment`'s tensors: how many, and the name of its `index`-th (in the model's order;
+ * valid until loco_peer_close). LOCO_ERR_INVALID_ARGUMENT past the fragments or its tensors. */
+LOCO_API loco_status loco_peer_fragment_tensor_count(const loco_peer* peer, size_t fragment,
+                                                     size_t* count);
+LOCO_API loco_status loco_peer_fragment_tensor(const loco_peer* peer, size_t fragment, size_t index,
+                                               const char** name);
+/* The fragment tensor `name` belongs to; LOCO_ERR_INVALID_ARGUMENT for a name the model lacks. */
+LOCO_API loco_status loco_peer_fragment_of(const loco_peer* peer, const char* name,
+                                           size_t* fragment);
+/* The fragment the next round covers (the started round's, while one is started). */
+LOCO_API loco_status loco_peer_fragment_next(const loco_peer* peer, size_t* fragment);
+/* What the trainer does after inner step `step` (above). */
+LOCO_API loco_status loco_peer_fragment_due(const loco_peer* peer, uint64_t step, loco_due* due);
+/* Starts the next fragment's round from its tensors' buffers; `step`: the trainer's inner step
+ * (the round is due to land τ steps later). `fragment` (may be null) receives its index.
+ * LOCO_ERR_STATE while a round is started (land it first), before join, after leave. */
+LOCO_API loco_status loco_peer_fragment_start(loco_peer* peer, uint64_t step, float loss,
+                                              size_t* fragment);
+/* `*ready` = 1 when a started round's outcome is in: loco_peer_fragment_land would not wait. */
+LOCO_API loco_status loco_peer_fragment_ready(const loco_peer* peer, int* ready);
+/* Lands the started round (above), waiting for it unless `wait` is 0 (then LOCO_ERR_NOT_READY,
+ * nothing changed, while it is not ready). LOCO_ERR_STATE when no round is started.
+ * `result->times`: gather_s the fragment's buffers read at start and land, delta_s its Δ,
+ * exchange_s the land's wait for the group and the outer step and merge, write_back_s. */
+LOCO_API loco_status loco_peer_fragment_land(loco_peer* peer, int wait, loco_round_result* result);
 
 /* The shared state's hash (LOCO_HASH_BYTES) and round, as of the last join or round. */
 LOCO_API loco_status loco_peer_state_hash(const loco_peer* peer, uint8_t hash[LOCO_HASH_BYTES],

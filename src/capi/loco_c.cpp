@@ -7,6 +7,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "loco/core/error.hpp"
 #include "loco/host/trainer_peer.hpp"
@@ -120,6 +121,16 @@ void fill_result(const loco_peer* peer, const loco::train::RoundResult& r,
                                    .write_back_s = t.write_back_s};
   result->bytes_sent = peer->peer->traffic().sent.load();
   result->bytes_received = peer->peer->traffic().received.load();
+  result->step = peer->peer->state_step();
+}
+
+// LOCO_ERR_STATE unless the run is a Streaming DiLoCo run.
+loco_status check_streaming(const loco_peer* peer, const char* function) {
+  if (const loco_status s = check_peer(peer, function); s != LOCO_OK) return s;
+  if (peer->peer->streaming() != nullptr) return LOCO_OK;
+  return fail(const_cast<loco_peer*>(peer), LOCO_ERR_STATE,  // for its error message only
+              std::string(function) +
+                  ": the run is not a Streaming DiLoCo run ([strategy] kind = \"streaming\")");
 }
 
 }  // namespace
@@ -150,6 +161,7 @@ const char* loco_status_name(loco_status status) {
     case LOCO_ERR_STATE: return "LOCO_ERR_STATE";
     case LOCO_ERR_INTERRUPTED: return "LOCO_ERR_INTERRUPTED";
     case LOCO_ERR_INTERNAL: return "LOCO_ERR_INTERNAL";
+    case LOCO_ERR_NOT_READY: return "LOCO_ERR_NOT_READY";
   }
   return "LOCO_ERR_UNKNOWN";
 }
@@ -253,7 +265,8 @@ loco_status loco_peer_join(loco_peer* peer, double timeout_s, loco_join_info* in
       *info = loco_join_info{.fetched = joined->fetched ? 1 : 0,
                              .round = joined->round,
                              .shard_index = joined->shard_index,
-                             .shard_count = joined->shard_count};
+                             .shard_count = joined->shard_count,
+                             .step = peer->peer->state_step()};
     return LOCO_OK;
   });
 }
@@ -315,6 +328,123 @@ loco_status loco_peer_round_land(loco_peer* peer, loco_round_result* result) {
     return fail(peer, LOCO_ERR_STATE, "loco_peer_round_land: no round started");
   return guarded(peer, [&] {
     fill_result(peer, peer->peer->round_land(), result);
+    return LOCO_OK;
+  });
+}
+
+loco_status loco_peer_streaming(const loco_peer* peer, loco_streaming_info* info) {
+  if (const loco_status s = check_streaming(peer, "loco_peer_streaming"); s != LOCO_OK) return s;
+  if (info == nullptr)
+    return null_argument(const_cast<loco_peer*>(peer), "loco_peer_streaming", "info");
+  const loco::train::StreamingConfig& c = peer->peer->streaming()->config();
+  *info = loco_streaming_info{
+      .fragments = c.fragments, .inner_steps = c.inner_steps, .tau = c.tau, .alpha = c.alpha};
+  return LOCO_OK;
+}
+
+loco_status loco_peer_fragment_tensor_count(const loco_peer* peer, size_t fragment, size_t* count) {
+  const char* function = "loco_peer_fragment_tensor_count";
+  if (const loco_status s = check_streaming(peer, function); s != LOCO_OK) return s;
+  auto* mutable_peer = const_cast<loco_peer*>(peer);  // for its error message only
+  if (count == nullptr) return null_argument(mutable_peer, function, "count");
+  return guarded(mutable_peer, [&] {
+    *count = peer->peer->fragment_tensors(fragment).size();
+    return LOCO_OK;
+  });
+}
+
+loco_status loco_peer_fragment_tensor(const loco_peer* peer, size_t fragment, size_t index,
+                                      const char** name) {
+  const char* function = "loco_peer_fragment_tensor";
+  if (const loco_status s = check_streaming(peer, function); s != LOCO_OK) return s;
+  auto* mutable_peer = const_cast<loco_peer*>(peer);
+  if (name == nullptr) return null_argument(mutable_peer, function, "name");
+  return guarded(mutable_peer, [&] {
+    const std::vector<std::size_t>& tensors = peer->peer->fragment_tensors(fragment);
+    if (index >= tensors.size())
+      return fail(mutable_peer, LOCO_ERR_INVALID_ARGUMENT,
+                  std::string(function) + ": index " + std::to_string(index) + " past fragment " +
+                      std::to_string(fragment) + "'s " + std::to_string(tensors.size()) +
+                      " tensors");
+    *name = peer->peer->layout().tensor(tensors[index]).name.c_str();
+    return LOCO_OK;
+  });
+}
+
+loco_status loco_peer_fragment_of(const loco_peer* peer, const char* name, size_t* fragment) {
+  const char* function = "loco_peer_fragment_of";
+  if (const loco_status s = check_streaming(peer, function); s != LOCO_OK) return s;
+  auto* mutable_peer = const_cast<loco_peer*>(peer);
+  if (name == nullptr || fragment == nullptr)
+    return null_argument(mutable_peer, function, "name or fragment");
+  const auto index = peer->peer->layout().find(name);
+  if (!index)
+    return fail(mutable_peer, LOCO_ERR_INVALID_ARGUMENT,
+                std::string(function) + ": the run's model has no tensor " + name);
+  return guarded(mutable_peer, [&] {
+    *fragment = peer->peer->fragment_of(*index);
+    return LOCO_OK;
+  });
+}
+
+loco_status loco_peer_fragment_next(const loco_peer* peer, size_t* fragment) {
+  if (const loco_status s = check_streaming(peer, "loco_peer_fragment_next"); s != LOCO_OK)
+    return s;
+  if (fragment == nullptr)
+    return null_argument(const_cast<loco_peer*>(peer), "loco_peer_fragment_next", "fragment");
+  *fragment = peer->peer->next_fragment();
+  return LOCO_OK;
+}
+
+loco_status loco_peer_fragment_due(const loco_peer* peer, uint64_t step, loco_due* due) {
+  if (const loco_status s = check_streaming(peer, "loco_peer_fragment_due"); s != LOCO_OK) return s;
+  if (due == nullptr)
+    return null_argument(const_cast<loco_peer*>(peer), "loco_peer_fragment_due", "due");
+  using Due = loco::host::TrainerPeer::Due;
+  const Due d = peer->peer->fragment_due(step);
+  *due = d == Due::start ? LOCO_DUE_START : d == Due::land ? LOCO_DUE_LAND : LOCO_DUE_NOTHING;
+  return LOCO_OK;
+}
+
+loco_status loco_peer_fragment_start(loco_peer* peer, uint64_t step, float loss, size_t* fragment) {
+  const char* function = "loco_peer_fragment_start";
+  if (const loco_status s = check_streaming(peer, function); s != LOCO_OK) return s;
+  if (const loco_status s = check_phase(peer, Phase::joined, function); s != LOCO_OK) return s;
+  if (peer->peer->fragment_pending())
+    return fail(peer, LOCO_ERR_STATE,
+                std::string(function) + ": fragment " +
+                    std::to_string(peer->peer->next_fragment()) +
+                    "'s round is started; land it first (loco_peer_fragment_land)");
+  return guarded(peer, [&] {
+    const std::size_t p = peer->peer->fragment_start(step, loss);
+    if (fragment != nullptr) *fragment = p;
+    return LOCO_OK;
+  });
+}
+
+loco_status loco_peer_fragment_ready(const loco_peer* peer, int* ready) {
+  if (const loco_status s = check_streaming(peer, "loco_peer_fragment_ready"); s != LOCO_OK)
+    return s;
+  if (ready == nullptr)
+    return null_argument(const_cast<loco_peer*>(peer), "loco_peer_fragment_ready", "ready");
+  *ready = peer->peer->fragment_ready() ? 1 : 0;
+  return LOCO_OK;
+}
+
+loco_status loco_peer_fragment_land(loco_peer* peer, int wait, loco_round_result* result) {
+  const char* function = "loco_peer_fragment_land";
+  if (const loco_status s = check_streaming(peer, function); s != LOCO_OK) return s;
+  if (const loco_status s = check_phase(peer, Phase::joined, function); s != LOCO_OK) return s;
+  if (!peer->peer->fragment_pending())
+    return fail(peer, LOCO_ERR_STATE,
+                std::string(function) + ": no fragment round started (loco_peer_fragment_start)");
+  if (wait == 0 && !peer->peer->fragment_ready())
+    return fail(peer, LOCO_ERR_NOT_READY,
+                std::string(function) + ": fragment " +
+                    std::to_string(peer->peer->next_fragment()) +
+                    "'s round has not ended yet; land it later (loco_peer_fragment_ready) or wait");
+  return guarded(peer, [&] {
+    fill_result(peer, peer->peer->fragment_land(), result);
     return LOCO_OK;
   });
 }

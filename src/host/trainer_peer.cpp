@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <utility>
 
 #include "loco/cli/app.hpp"
@@ -16,6 +17,7 @@
 #include "loco/model/model.hpp"
 #include "loco/swarm/swarm_thread.hpp"
 #include "loco/train/genesis.hpp"
+#include "loco/train/make_streaming.hpp"
 #include "loco/train/train_state_file.hpp"
 
 namespace loco::host {
@@ -45,10 +47,11 @@ PeerOptions read_options(const std::filesystem::path& file, cli::CommonOptions& 
 
 // What a trainer peer does not do (yet), refused rather than ignored.
 void check_supported(const PeerOptions& o, const train::TrainConfig& config) {
-  if (config.strategy.kind != "diloco")
-    throw refused(fmt::format(
-        "run config {}: a trainer peer runs [strategy] kind = \"diloco\" rounds, not \"{}\"",
-        o.run_config, config.strategy.kind));
+  if (config.strategy.kind != "diloco" && config.strategy.kind != "streaming")
+    throw refused(
+        fmt::format("run config {}: a trainer peer runs [strategy] kind = \"diloco\" or "
+                    "\"streaming\" rounds, not \"{}\"",
+                    o.run_config, config.strategy.kind));
   if (config.strategy.gossip_group != 0)
     throw refused(
         fmt::format("run config {}: a trainer peer does not run gossip rounds "
@@ -104,16 +107,26 @@ TrainerPeer::TrainerPeer(train::TrainConfig config, const secure::KeyPair& key,
       key_(key),
       layout_(genesis.arena(0).shared_layout()),
       group_(std::make_unique<swarm::SwarmThread>(std::move(swarm), key_), &stop_),
-      diloco_(train::DiLoCoConfig{.inner_steps = config_.strategy.diloco_h,
-                                  .outer = config_.strategy.outer},
-              layout_, group_),
       local_(layout_),
       buffers_(layout_->tensor_count()) {
-  diloco_.shared() = std::move(genesis);
-  group_.bind(diloco_.shared());
+  if (config_.strategy.kind == "streaming") {
+    async_.emplace(group_);
+    streaming_.emplace(train::streaming_config(config_.strategy), layout_, *async_);
+    fragment_tensors_ = tensors_by_fragment(streaming_->fragments());
+  } else {
+    diloco_.emplace(train::DiLoCoConfig{.inner_steps = config_.strategy.diloco_h,
+                                        .outer = config_.strategy.outer},
+                    layout_, group_);
+  }
+  shared() = std::move(genesis);
+  group_.bind(shared());
 }
 
-TrainerPeer::~TrainerPeer() = default;
+TrainerPeer::~TrainerPeer() {
+  // The network thread reads the strategy's state (it serves it, and computes a started round's
+  // tentative state from it): it stops here, before the strategy, declared after group_, goes.
+  group_.leave("closed");
+}
 
 void TrainerPeer::bind(std::string_view name, std::span<const std::size_t> shape, float* data) {
   bind_buffer(name, shape, Buffer{.data = data, .bf16 = false});
@@ -165,7 +178,7 @@ std::optional<JoinInfo> TrainerPeer::join(Duration patience) {
   }
   if (stop_.load()) return std::nullopt;  // interrupted before: the session is not started twice
   const bool resumed = genesis_.has_value();
-  const proto::StateManifest genesis = resumed ? *genesis_ : diloco_.shared().manifest();
+  const proto::StateManifest genesis = resumed ? *genesis_ : shared().manifest();
   swarm::JoinOutcome outcome;
   try {
     outcome = group_.join(genesis, /*at_genesis=*/!resumed, patience);
@@ -179,9 +192,13 @@ std::optional<JoinInfo> TrainerPeer::join(Duration patience) {
                                   "public-key is not its key: its handshake fails for both");
   }
   if (outcome.stopped) return std::nullopt;
-  hash_ = outcome.fetched || resumed ? diloco_.shared().hash() : genesis.state_hash();
+  hash_ = outcome.fetched || resumed ? shared().hash() : genesis.state_hash();
   phase_ = Phase::joined;
-  local_.copy_from(diloco_.shared().arena(0));
+  if (streaming_) {
+    streaming_->start_from_shared(local_);  // θ, and eager's anchor
+  } else {
+    local_.copy_from(shared().arena(0));
+  }
   write_back();
   spdlog::info("joined the run: shard {} of {}, round {}, {} parameters", outcome.reply.shard_index,
                outcome.reply.shard_count, state_round(), layout_->parameter_count());
@@ -194,12 +211,16 @@ std::optional<JoinInfo> TrainerPeer::join(Duration patience) {
 void TrainerPeer::overlap() {
   if (phase_ != Phase::open)
     throw Error(ErrorCategory::invalid_argument, "overlap: before join only");
-  if (!overlapped_) diloco_.overlap_with(group_);
+  if (!diloco_)
+    throw Error(ErrorCategory::invalid_argument,
+                "overlap: a Streaming DiLoCo peer overlaps its fragment rounds "
+                "(fragment_start, fragment_land), not whole rounds");
+  if (!overlapped_) diloco_->overlap_with(group_);
   overlapped_ = true;
 }
 
 bool TrainerPeer::round_start(float loss) {
-  if (phase_ != Phase::joined || !overlapped_ || diloco_.pending() || ended_early_)
+  if (phase_ != Phase::joined || !overlapped_ || diloco_->pending() || ended_early_)
     throw Error(ErrorCategory::invalid_argument,
                 phase_ != Phase::joined ? "round_start: join the run first (and not left)"
                 : !overlapped_          ? "round_start: this peer's rounds do not overlap"
@@ -214,13 +235,13 @@ bool TrainerPeer::round_start(float loss) {
   times_.gather_s = std::chrono::duration<double>(steady_now() - start).count();
   group_.note_phase_loss(loss);
   const TimePoint exchange = steady_now();
-  diloco_.round(local_);  // Δ, the all-reduce until the mean, θ' into local_
+  diloco_->round(local_);  // Δ, the all-reduce until the mean, θ' into local_
   times_.diloco.exchange_s = std::chrono::duration<double>(steady_now() - exchange).count();
   const TimePoint write = steady_now();
   write_back();
   times_.write_back_s = std::chrono::duration<double>(steady_now() - write).count();
-  if (!diloco_.pending()) ended_early_ = diloco_.last_round();  // round_land() returns it
-  return diloco_.pending();
+  if (!diloco_->pending()) ended_early_ = diloco_->last_round();  // round_land() returns it
+  return diloco_->pending();
 }
 
 train::RoundResult TrainerPeer::round_land() {
@@ -228,10 +249,10 @@ train::RoundResult TrainerPeer::round_land() {
     hash_ = ended_early_->state;
     return *std::exchange(ended_early_, std::nullopt);
   }
-  if (phase_ != Phase::joined || !diloco_.pending())
+  if (phase_ != Phase::joined || !diloco_ || !diloco_->pending())
     throw Error(ErrorCategory::invalid_argument, "round_land: no round started");
   const TimePoint start = steady_now();
-  const train::RoundResult result = diloco_.land(local_);
+  const train::RoundResult result = diloco_->land(local_);
   if (result.kind == train::RoundResult::Kind::replaced) write_back();
   times_.diloco.exchange_s += std::chrono::duration<double>(steady_now() - start).count();
   hash_ = result.state;
@@ -247,6 +268,7 @@ train::RoundResult TrainerPeer::round(float loss) {
   // Interrupted: no new round goes to the network (loco.h: later calls return at once).
   if (stop_.load())
     return train::RoundResult{.kind = train::RoundResult::Kind::skipped, .state = hash_};
+  if (streaming_) return sync_fragment_round(loss);
   times_ = {};
   const auto seconds_since = [](TimePoint start) {
     return std::chrono::duration<double>(steady_now() - start).count();
@@ -255,8 +277,8 @@ train::RoundResult TrainerPeer::round(float loss) {
   gather();
   times_.gather_s = seconds_since(gather_start);
   group_.note_phase_loss(loss);
-  const train::RoundResult result = diloco_.round(local_);
-  times_.diloco = diloco_.last_times();
+  const train::RoundResult result = diloco_->round(local_);
+  times_.diloco = diloco_->last_times();
   hash_ = result.state;
   if (result.kind != train::RoundResult::Kind::skipped) {
     const TimePoint write_start = steady_now();
@@ -272,10 +294,10 @@ void TrainerPeer::save(const std::filesystem::path& path) {
                 "save: join the run first (the state before it is the genesis or a loaded file)");
   // The identity: the run config's options that fix the layout (another model's file is refused
   // by name on load).
-  train::SharedState& shared = diloco_.shared();
+  train::SharedState& state = shared();
   train::save_train_state(
-      path, named(shared),
-      train::StateFileValues{.counters = {{"round", shared.round()}}, .cursor = ""},
+      path, named(state),
+      train::StateFileValues{.counters = {{"round", state.round()}}, .cursor = ""},
       config_.identity());
 }
 
@@ -283,13 +305,15 @@ void TrainerPeer::load(const std::filesystem::path& path) {
   if (phase_ != Phase::open) throw Error(ErrorCategory::invalid_argument, "load: before join only");
   // Into a state of its own first (8 bytes a parameter more, for the call): a file that fails
   // half-way leaves the peer's state as it was.
-  train::SharedState loaded(layout_, train::DiLoCo::shared_names());
+  std::vector<std::string> names;  // the strategy's arenas (Streaming's eager.mean too)
+  for (const train::SharedState::Part& part : shared().parts()) names.push_back(part.name);
+  train::SharedState loaded(layout_, names);
   const train::StateFileValues values =
       train::load_train_state(path, named(loaded), {"round"}, config_.identity());
   loaded.set_round(values.counters.at("round"));
-  if (!genesis_) genesis_ = diloco_.shared().manifest();
-  diloco_.shared() = std::move(loaded);
-  spdlog::info("loaded loco's state of round {} from {}", diloco_.shared().round(), path.string());
+  if (!genesis_) genesis_ = shared().manifest();
+  shared() = std::move(loaded);
+  spdlog::info("loaded loco's state of round {} from {}", shared().round(), path.string());
 }
 
 void TrainerPeer::leave(const std::string& reason) {
@@ -298,8 +322,8 @@ void TrainerPeer::leave(const std::string& reason) {
   phase_ = Phase::left;
 }
 
-void TrainerPeer::gather() {
-  for (std::size_t i = 0; i < buffers_.size(); ++i) {
+void TrainerPeer::gather(std::size_t first, std::size_t end) {
+  for (std::size_t i = first; i < std::min(end, buffers_.size()); ++i) {
     const std::span<float> tensor = local_.tensor(i);
     if (!buffers_[i].bf16) {
       std::memcpy(tensor.data(), buffers_[i].data, tensor.size_bytes());
@@ -310,8 +334,8 @@ void TrainerPeer::gather() {
   }
 }
 
-void TrainerPeer::write_back() {
-  for (std::size_t i = 0; i < buffers_.size(); ++i) {
+void TrainerPeer::write_back(std::size_t first, std::size_t end) {
+  for (std::size_t i = first; i < std::min(end, buffers_.size()); ++i) {
     const std::span<const float> tensor = std::as_const(local_).tensor(i);
     if (!buffers_[i].bf16) {
       std::memcpy(buffers_[i].data, tensor.data(), tensor.size_bytes());

@@ -117,6 +117,7 @@ class Peer {
     out["round"] = info.round;
     out["shard_index"] = info.shard_index;
     out["shard_count"] = info.shard_count;
+    out["step"] = info.step;
     return out;
   }
 
@@ -150,6 +151,71 @@ class Peer {
     return ready != 0;
   }
 
+  // Streaming DiLoCo's fragment rounds (loco.h, loco_peer_fragment_*).
+  py::tuple streaming() const {
+    loco_streaming_info info{};
+    check(loco_peer_streaming(open(), &info), peer_);
+    return py::make_tuple(info.fragments, info.inner_steps, info.tau, info.alpha);
+  }
+
+  py::list fragment_tensors(std::size_t fragment) const {
+    std::size_t count = 0;
+    check(loco_peer_fragment_tensor_count(open(), fragment, &count), peer_);
+    py::list names;
+    for (std::size_t i = 0; i < count; ++i) {
+      const char* name = nullptr;
+      check(loco_peer_fragment_tensor(peer_, fragment, i, &name), peer_);
+      names.append(name);
+    }
+    return names;
+  }
+
+  std::size_t fragment_of(const std::string& name) const {
+    std::size_t fragment = 0;
+    check(loco_peer_fragment_of(open(), name.c_str(), &fragment), peer_);
+    return fragment;
+  }
+
+  std::size_t fragment_next() const {
+    std::size_t fragment = 0;
+    check(loco_peer_fragment_next(open(), &fragment), peer_);
+    return fragment;
+  }
+
+  int fragment_due(std::uint64_t step) const {
+    loco_due due = LOCO_DUE_NOTHING;
+    check(loco_peer_fragment_due(open(), step, &due), peer_);
+    return static_cast<int>(due);
+  }
+
+  std::size_t fragment_start(std::uint64_t step, float loss) {
+    std::size_t fragment = 0;
+    loco_status status;
+    {
+      py::gil_scoped_release unlocked;
+      status = loco_peer_fragment_start(open(), step, loss, &fragment);
+    }
+    check(status, peer_);
+    return fragment;
+  }
+
+  bool fragment_ready() const {
+    int ready = 0;
+    check(loco_peer_fragment_ready(open(), &ready), peer_);
+    return ready != 0;
+  }
+
+  py::dict fragment_land(bool wait) {
+    loco_round_result result{};
+    loco_status status;
+    {
+      py::gil_scoped_release unlocked;
+      status = loco_peer_fragment_land(open(), wait ? 1 : 0, &result);
+    }
+    check(status, peer_);
+    return result_dict(result);
+  }
+
   py::dict round_land() {
     loco_round_result result{};
     loco_status status;
@@ -180,6 +246,7 @@ class Peer {
     out["times"] = times;
     out["bytes_sent"] = result.bytes_sent;
     out["bytes_received"] = result.bytes_received;
+    out["step"] = result.step;
     return out;
   }
 
@@ -255,6 +322,14 @@ PYBIND11_MODULE(_loco, m) {
       .def("round_start", &Peer::round_start)
       .def("round_ready", &Peer::round_ready)
       .def("round_land", &Peer::round_land)
+      .def("streaming", &Peer::streaming)
+      .def("fragment_tensors", &Peer::fragment_tensors)
+      .def("fragment_of", &Peer::fragment_of)
+      .def("fragment_next", &Peer::fragment_next)
+      .def("fragment_due", &Peer::fragment_due)
+      .def("fragment_start", &Peer::fragment_start)
+      .def("fragment_ready", &Peer::fragment_ready)
+      .def("fragment_land", &Peer::fragment_land)
       .def("state_hash", &Peer::state_hash)
       .def("save", &Peer::save)
       .def("load", &Peer::load)

@@ -127,12 +127,16 @@ void StreamingDiLoCo::begin(InnerLoop& loop, Start how) {
 }
 
 void StreamingDiLoCo::restart(InnerLoop& loop) {
-  loop.params().copy_from(theta());
-  if (anchor_) anchor_->copy_from(loop.params());
+  start_from_shared(loop.params());
+  loop.set_steps(landed_step(config_, shared_.round()));
+}
+
+void StreamingDiLoCo::start_from_shared(Arena& params) {
+  params.copy_from(theta());
+  if (anchor_) anchor_->copy_from(params);
   if (last_delta_) last_delta_->fill(0.0f);
   flight_.reset();
   std::ranges::fill(in_flight_, std::nullopt);
-  loop.set_steps(landed_step(config_, shared_.round()));
 }
 
 std::uint64_t landed_step(const StreamingConfig& config, std::uint64_t round) {
@@ -221,19 +225,69 @@ void StreamingDiLoCo::merge(std::size_t p, Arena& local, const Arena& target) co
   });
 }
 
-bool StreamingDiLoCo::eager_sync(std::size_t p, InnerLoop& loop) {
-  const Fragment& f = fragments_[p];
-  Arena& local = loop.params();
-  // Round k−1 lands (Δ̄(k−1) into θ_p, v_p) before round k starts (module header).
-  bool landed = false;
-  if (const auto previous = std::exchange(in_flight_[p], std::nullopt)) {
-    const RoundResult r = land(*previous, loop);
-    if (r.kind == RoundResult::Kind::replaced) return false;
-    landed = r.kind == RoundResult::Kind::committed;
+std::size_t StreamingDiLoCo::start_fragment(Arena& params) {
+  LOCO_ASSERT(!fragment_started(), "a fragment round started twice");
+  const std::size_t p = next_fragment();
+  if (config_.eager != Eager::none) {
+    LOCO_ASSERT(fragments_.size() == 1, "a trainer's eager rounds take one fragment");
+    eager_send(p, params);
+    eager_landed_ = false;
+    return p;
   }
+  flight_ = Flight{.fragment = p, .handle = send(p, params, theta()), .lands_after = 0};
+  return p;
+}
+
+bool StreamingDiLoCo::fragment_started() const {
+  return flight_.has_value() ||
+         std::ranges::any_of(in_flight_, [](const auto& h) { return h.has_value(); });
+}
+
+std::size_t StreamingDiLoCo::started_fragment() const {
+  LOCO_ASSERT(fragment_started(), "no fragment round started");
+  if (flight_) return flight_->fragment;
+  return static_cast<std::size_t>(
+      std::ranges::find_if(in_flight_, [](const auto& h) { return h.has_value(); }) -
+      in_flight_.begin());
+}
+
+RoundResult StreamingDiLoCo::land_fragment(Arena& params) {
+  LOCO_ASSERT(fragment_started(), "a fragment round landed that was not started");
+  if (config_.eager != Eager::none) return eager_land(started_fragment(), params);
+  const Flight f = *std::exchange(flight_, std::nullopt);
+  const RoundResult result = group_.finish_round(f.handle);
+  if (result.kind == RoundResult::Kind::committed) merge(f.fragment, params, theta());
+  if (result.kind == RoundResult::Kind::replaced) start_from_shared(params);
+  return result;
+}
+
+bool StreamingDiLoCo::eager_sync(std::size_t p, InnerLoop& loop) {
+  // Round k−1 lands (Δ̄(k−1) into θ_p, v_p) before round k starts (module header).
+  eager_landed_ = false;
+  if (in_flight_[p]) {
+    const RoundResult r = eager_land(p, loop.params());
+    if (r.kind == RoundResult::Kind::replaced) {
+      loop.set_steps(landed_step(config_, shared_.round()));
+      return false;
+    }
+  }
+  eager_send(p, loop.params());
+  return true;
+}
+
+RoundResult StreamingDiLoCo::eager_land(std::size_t p, Arena& local) {
+  const AsyncOuterGroup::Handle previous = *std::exchange(in_flight_[p], std::nullopt);
+  const RoundResult r = group_.finish_round(previous);
+  if (r.kind == RoundResult::Kind::replaced) start_from_shared(local);
+  eager_landed_ = r.kind == RoundResult::Kind::committed;
+  return r;
+}
+
+void StreamingDiLoCo::eager_send(std::size_t p, Arena& local) {
+  const Fragment& f = fragments_[p];
   in_flight_[p] = send(p, local, *anchor_);  // Δ_i(k) in delta_, round k
   if (config_.eager == Eager::delayed) {
-    if (landed) merge(p, local, theta());
+    if (eager_landed_) merge(p, local, theta());
   } else {
     const Arena& mean_prev = shared_.arena(2);
     copy_ranges(f, *proxy_, theta());
@@ -248,7 +302,6 @@ bool StreamingDiLoCo::eager_sync(std::size_t p, InnerLoop& loop) {
     merge(p, local, *proxy_);
   }
   copy_ranges(f, *anchor_, local);
-  return true;
 }
 
 }  // namespace loco::train

@@ -1,6 +1,7 @@
 /* The C API from a C program: a real loco-tracker on loopback and peers of libloco.so in this
  * process. Each error path gives its status and a message and never aborts; two peers run DiLoCo
- * rounds together and hold the same bits after each; a third joins late and fetches the state.
+ * rounds together and hold the same bits after each; a third joins late and fetches the state;
+ * two peers of a Streaming DiLoCo run (a tracker of its own) run fragment rounds.
  * A watchdog (alarm) ends a hung test; every wait is on a real event with a bound. */
 #define _XOPEN_SOURCE 700 /* nftw, mkdtemp */
 #include <ftw.h>
@@ -70,16 +71,23 @@ static void write_file(const char* name, const char* text) {
   }
 }
 
-/* A loco-peer config for key file `key` and run `run_id`, written as `name`. */
-static void write_peer_config(const char* name, const char* key, const char* run_id) {
+/* A loco-peer config for key file `key`, run `run_id` of run config `run_config` and `tracker`,
+ * written as `name`. */
+static void write_config_of(const char* name, const char* key, const char* run_id,
+                            const char* run_config, const tracker_process* tracker) {
   char text[2048];
   snprintf(text, sizeof text,
            "log-level = \"warn\"\n"
            "[peer]\nkey = \"%s\"\nlisten = \"127.0.0.1:0\"\n"
-           "[run]\nid = \"%s\"\nconfig = \"%s/configs/swarm-tiny.toml\"\n"
+           "[run]\nid = \"%s\"\nconfig = \"%s\"\n"
            "[tracker]\naddress = \"%s\"\npublic-key = \"%s\"\n",
-           key, run_id, LOCO_SOURCE_DIR, g_tracker.address, g_tracker.public_key);
+           key, run_id, run_config, tracker->address, tracker->public_key);
   write_file(name, text);
+}
+
+/* The same for the DiLoCo run of configs/swarm-tiny.toml and g_tracker. */
+static void write_peer_config(const char* name, const char* key, const char* run_id) {
+  write_config_of(name, key, run_id, LOCO_SOURCE_DIR "/configs/swarm-tiny.toml", &g_tracker);
 }
 
 static loco_peer* open_peer(const char* config_name) {
@@ -149,6 +157,62 @@ static void* run_round(void* arg) {
   return NULL;
 }
 
+/* loco-tracker for run `run_id` of run config `config`, its key, state and log files named
+ * `name`.key, .state, .log in the test's folder. 0 when it listens. */
+static int start_tracker(tracker_process* tracker, const char* run_id, const char* config,
+                         const char* name) {
+  char key[512], state[512], log[512], file[64];
+  snprintf(file, sizeof file, "%s.key", name);
+  path_in_dir(key, sizeof key, file);
+  snprintf(file, sizeof file, "%s.state", name);
+  path_in_dir(state, sizeof state, file);
+  snprintf(file, sizeof file, "%s.log", name);
+  path_in_dir(log, sizeof log, file);
+  const char* program = LOCO_BIN_DIR "/loco-tracker";
+  char* const argv[] = {(char*)program,
+                        "--tracker.key",
+                        key,
+                        "--tracker.listen",
+                        "127.0.0.1:0",
+                        "--tracker.state-file",
+                        state,
+                        "--tracker.http",
+                        "",
+                        "--tracker.max-members-per-address",
+                        "0",
+                        "--run.id",
+                        (char*)run_id,
+                        "--run.config",
+                        (char*)config,
+                        "--run.min-peers",
+                        "2",
+                        "--admission.policy",
+                        "open",
+                        NULL};
+  return tracker_start(tracker, program, argv, log, 30);
+}
+
+/* configs/swarm-tiny.toml as a Streaming DiLoCo run (P = 2, τ = 2), written as `name`; its path
+ * into `path`. */
+static void write_streaming_config(const char* name, char* path, size_t size) {
+  char source[512];
+  snprintf(source, sizeof source, "%s/configs/swarm-tiny.toml", LOCO_SOURCE_DIR);
+  FILE* in = fopen(source, "r");
+  static char text[8192];
+  const size_t n = in != NULL ? fread(text, 1, sizeof text - 1, in) : 0;
+  if (in != NULL) fclose(in);
+  text[n] = 0;
+  static const char diloco[] = "kind = \"diloco\"";
+  const char* kind = strstr(text, diloco);
+  CHECK(kind != NULL, "%s: no [strategy] kind = \"diloco\"", source);
+  if (kind == NULL) return;
+  static char out[8448]; /* [strategy] is its last section: the lines go at its end */
+  snprintf(out, sizeof out, "%.*skind = \"streaming\"%s\nfragments = 2\ntau = 2\nalpha = 0.5\n",
+           (int)(kind - text), text, kind + strlen(diloco));
+  write_file(name, out);
+  path_in_dir(path, size, name);
+}
+
 static void test_errors_before_the_tracker(void) {
   loco_peer* peer = (loco_peer*)1;
   char path[512];
@@ -204,6 +268,9 @@ static void test_errors_of_an_open_peer(void) {
   expect_error(loco_peer_join(peer, 10.0, NULL), LOCO_ERR_INVALID_ARGUMENT, peer, "is not bound",
                "join with tensors unbound");
   expect_error(loco_peer_round(peer, 0, NULL), LOCO_ERR_STATE, peer, "join", "a round before join");
+  loco_due due;
+  expect_error(loco_peer_fragment_due(peer, 1, &due), LOCO_ERR_STATE, peer, "not a Streaming",
+               "a fragment call in DiLoCo");
   size_t index_past = 0;
   CHECK(loco_peer_tensor_count(peer, &index_past) == LOCO_OK, "%s", loco_last_error());
   expect_error(loco_peer_tensor_info(peer, index_past, &name, &shape, &rank),
@@ -356,6 +423,93 @@ static void test_interrupt(void) {
   free_model(&me);
 }
 
+/* Streaming DiLoCo (P = 2, τ = 2) on a tracker of its own: two peers of this process. The first
+ * peer's fragment round cannot end before the second starts its own (the run needs both), so its
+ * land without waiting is LOCO_ERR_NOT_READY; then both land with one state, the merge written
+ * into the fragment's buffers only. A sync round (loco_peer_round) covers the next fragment.
+ * Every misuse of the fragment calls is a status and a message. */
+static void test_streaming(void) {
+  char run_config[512];
+  write_streaming_config("stream-run.toml", run_config, sizeof run_config);
+  tracker_process tracker;
+  if (start_tracker(&tracker, "capi-stream", run_config, "stream-tracker") != 0) {
+    CHECK(0, "the Streaming run's tracker did not start");
+    return;
+  }
+  write_config_of("s.toml", "peer-s.key", "capi-stream", run_config, &tracker);
+  write_config_of("t.toml", "peer-t.key", "capi-stream", run_config, &tracker);
+  loco_peer* s = open_peer("s.toml");
+  loco_peer* t = open_peer("t.toml");
+  if (s == NULL || t == NULL) return;
+  loco_streaming_info info;
+  CHECK(loco_peer_streaming(s, &info) == LOCO_OK && info.fragments == 2 && info.tau == 2 &&
+            info.inner_steps == 20 && info.alpha == 0.5f,
+        "the run's Streaming settings: %s", loco_peer_last_error(s));
+  size_t count = 0, fragment = 9;
+  const char* name = NULL;
+  CHECK(loco_peer_fragment_tensor_count(s, 1, &count) == LOCO_OK && count > 0, "%s",
+        loco_peer_last_error(s));
+  CHECK(loco_peer_fragment_tensor(s, 1, 0, &name) == LOCO_OK &&
+            loco_peer_fragment_of(s, name, &fragment) == LOCO_OK && fragment == 1,
+        "fragment 1's first tensor %s is of fragment %zu", name, fragment);
+  expect_error(loco_peer_fragment_tensor(s, 1, count, &name), LOCO_ERR_INVALID_ARGUMENT, s,
+               "past fragment 1", "a tensor past a fragment's");
+  expect_error(loco_peer_fragment_tensor_count(s, 2, &count), LOCO_ERR_INVALID_ARGUMENT, s,
+               "2 fragments", "a fragment past the run's");
+  expect_error(loco_peer_fragment_of(s, "lm_head.bias", &fragment), LOCO_ERR_INVALID_ARGUMENT, s,
+               "no tensor lm_head.bias", "a tensor the model lacks");
+  expect_error(loco_peer_fragment_start(s, 10, 0, NULL), LOCO_ERR_STATE, s, "join",
+               "a fragment round before join");
+  model ms = bind_model(s), mt = bind_model(t);
+  loco_join_info js, jt;
+  CHECK(loco_peer_join(s, 30.0, &js) == LOCO_OK && loco_peer_join(t, 30.0, &jt) == LOCO_OK,
+        "join: %s %s", loco_peer_last_error(s), loco_peer_last_error(t));
+  expect_error(loco_peer_fragment_land(s, 1, NULL), LOCO_ERR_STATE, s, "no fragment round",
+               "a land with none started");
+  loco_due due = LOCO_DUE_LAND;
+  CHECK(loco_peer_fragment_due(s, 10, &due) == LOCO_OK && due == LOCO_DUE_START,
+        "fragment 0 leaves after step H/P = 10 (due %d)", (int)due);
+  train(&ms, 1e-3f);
+  train(&mt, -2e-3f);
+  CHECK(loco_peer_fragment_start(s, 10, 4.0f, &fragment) == LOCO_OK && fragment == 0, "start: %s",
+        loco_peer_last_error(s));
+  int ready = 1;
+  CHECK(loco_peer_fragment_ready(s, &ready) == LOCO_OK && ready == 0, "not ready before t starts");
+  expect_error(loco_peer_fragment_land(s, 0, NULL), LOCO_ERR_NOT_READY, s, "not ended yet",
+               "a land that is not ready");
+  expect_error(loco_peer_fragment_start(s, 10, 4.0f, NULL), LOCO_ERR_STATE, s, "land it first",
+               "a start while one is started");
+  CHECK(loco_peer_fragment_due(s, 11, &due) == LOCO_OK && due == LOCO_DUE_NOTHING &&
+            loco_peer_fragment_due(s, 12, &due) == LOCO_OK && due == LOCO_DUE_LAND,
+        "the round lands τ = 2 steps after it left");
+  CHECK(loco_peer_fragment_start(t, 10, 4.1f, NULL) == LOCO_OK, "%s", loco_peer_last_error(t));
+  loco_round_result rs, rt;
+  CHECK(loco_peer_fragment_land(s, 1, &rs) == LOCO_OK &&
+            loco_peer_fragment_land(t, 1, &rt) == LOCO_OK,
+        "land: %s %s", loco_peer_last_error(s), loco_peer_last_error(t));
+  CHECK(rs.kind == LOCO_ROUND_COMMITTED && rt.kind == LOCO_ROUND_COMMITTED && rs.round == 1 &&
+            rs.members == 2 && rs.step == 12 &&
+            memcmp(rs.state_hash, rt.state_hash, LOCO_HASH_BYTES) == 0,
+        "fragment round 1 committed by both, one state (kinds %d %d, step %llu)", (int)rs.kind,
+        (int)rt.kind, (unsigned long long)rs.step);
+  CHECK(loco_peer_fragment_next(s, &fragment) == LOCO_OK && fragment == 1, "then fragment 1");
+  round_call calls[2] = {{.peer = s, .loss = 3.9f}, {.peer = t, .loss = 4.0f}};
+  pthread_t threads[2];
+  for (int i = 0; i < 2; ++i) pthread_create(&threads[i], NULL, run_round, &calls[i]);
+  for (int i = 0; i < 2; ++i) pthread_join(threads[i], NULL);
+  CHECK(calls[0].status == LOCO_OK && calls[1].status == LOCO_OK &&
+            calls[0].result.kind == LOCO_ROUND_COMMITTED && calls[0].result.round == 2 &&
+            memcmp(calls[0].result.state_hash, calls[1].result.state_hash, LOCO_HASH_BYTES) == 0,
+        "a sync fragment round: %s %s", loco_peer_last_error(s), loco_peer_last_error(t));
+  expect_error(loco_peer_round_start(s, 0, NULL), LOCO_ERR_STATE, s, "loco_peer_overlap",
+               "DiLoCo's overlapped round");
+  loco_peer_close(s);
+  loco_peer_close(t);
+  free_model(&ms);
+  free_model(&mt);
+  CHECK(tracker_stop(&tracker, 10) == 0, "the Streaming run's tracker failed");
+}
+
 int main(void) {
   alarm(120);                       /* a hung test ends here, not at ctest's limit */
   setvbuf(stdout, NULL, _IOLBF, 0); /* each line as it happens, in ctest's log too */
@@ -366,8 +520,9 @@ int main(void) {
     return 1;
   }
   printf("libloco %s, folder %s\n", loco_version(), g_dir);
-  static const char* keys[] = {"tracker.key", "peer-a.key", "peer-b.key", "peer-c.key",
-                               "peer-d.key",  "peer-e.key", "peer-f.key", "peer-x.key"};
+  static const char* keys[] = {"tracker.key", "stream-tracker.key", "peer-a.key", "peer-b.key",
+                               "peer-c.key",  "peer-d.key",         "peer-e.key", "peer-f.key",
+                               "peer-s.key",  "peer-t.key",         "peer-x.key"};
   for (size_t i = 0; i < sizeof keys / sizeof *keys; ++i) {
     char path[512];
     path_in_dir(path, sizeof path, keys[i]);
@@ -375,36 +530,12 @@ int main(void) {
     CHECK(loco_keygen(path, hex) == LOCO_OK && strlen(hex) == 64, "keygen %s: %s", keys[i],
           loco_last_error());
   }
-  char tracker_key[512], state[512], log[512];
-  path_in_dir(tracker_key, sizeof tracker_key, "tracker.key");
-  path_in_dir(state, sizeof state, "tracker.state");
-  path_in_dir(log, sizeof log, "tracker.log");
-  char config[512];
+  char config[512], log[512];
   snprintf(config, sizeof config, "%s/configs/swarm-tiny.toml", LOCO_SOURCE_DIR);
-  const char* program = LOCO_BIN_DIR "/loco-tracker";
-  char* const argv[] = {(char*)program,
-                        "--tracker.key",
-                        tracker_key,
-                        "--tracker.listen",
-                        "127.0.0.1:0",
-                        "--tracker.state-file",
-                        state,
-                        "--tracker.http",
-                        "",
-                        "--tracker.max-members-per-address",
-                        "0",
-                        "--run.id",
-                        "capi-run",
-                        "--run.config",
-                        config,
-                        "--run.min-peers",
-                        "2",
-                        "--admission.policy",
-                        "open",
-                        NULL};
+  path_in_dir(log, sizeof log, "tracker.log");
 
   test_errors_before_the_tracker();
-  if (tracker_start(&g_tracker, program, argv, log, 30) != 0) return 1;
+  if (start_tracker(&g_tracker, "capi-run", config, "tracker") != 0) return 1;
   printf("%.1f s: the tracker listens at %s\n", elapsed(), g_tracker.address);
   test_errors_of_an_open_peer();
   printf("%.1f s: the errors of an open peer checked\n", elapsed());
@@ -412,6 +543,8 @@ int main(void) {
   printf("%.1f s: interrupt checked\n", elapsed());
   test_rounds();
   printf("%.1f s: rounds checked\n", elapsed());
+  test_streaming();
+  printf("%.1f s: Streaming rounds checked\n", elapsed());
   const int tracker_status = tracker_stop(&g_tracker, 10);
   printf("%.1f s: the tracker stopped\n", elapsed());
   CHECK(tracker_status == 0, "the tracker ended with status %d (its log: %s)", tracker_status, log);

@@ -21,9 +21,10 @@ SOURCE = Path(os.environ["LOCO_SOURCE_DIR"])
 HERE = Path(__file__).resolve().parent
 
 
-def run_config(folder, h=None, rounds=None, data=None):
+def run_config(folder, h=None, rounds=None, data=None, streaming=None):
     """configs/swarm-tiny.toml as the run's config file, with H (strategy.diloco-h), the steps
-    (H × rounds: loco-peer's) and the [data] section's lines replaced when given."""
+    (H × rounds: loco-peer's) and the [data] section's lines replaced when given; `streaming`:
+    the [strategy] lines of a Streaming DiLoCo run (kind = "streaming" and these), if given."""
     text = (SOURCE / "configs" / "swarm-tiny.toml").read_text()
     h_line = "diloco-h = 20 "
     assert h_line in text and "steps = 300\n" in text
@@ -34,6 +35,9 @@ def run_config(folder, h=None, rounds=None, data=None):
     if data is not None:
         start = text.index("[data]\n") + len("[data]\n")
         text = text[:start] + data + text[text.index("\n[", start):]
+    if streaming is not None:
+        assert text.rstrip().endswith('codec = "int8:block=256"') and 'kind = "diloco"' in text
+        text = text.replace('kind = "diloco"', 'kind = "streaming"') + streaming
     path = folder / "run.toml"
     path.write_text(text)
     return path
@@ -125,8 +129,10 @@ def read_line(stream, timeout):
 def tracker_factory(tmp_path):
     trackers = []
 
-    def make(min_peers, h=None, rounds=None, data=None, run_id="py-run", http=False):
-        tracker = Tracker(tmp_path, run_config(tmp_path, h, rounds, data), run_id, min_peers, http)
+    def make(min_peers, h=None, rounds=None, data=None, run_id="py-run", http=False,
+             streaming=None):
+        tracker = Tracker(tmp_path, run_config(tmp_path, h, rounds, data, streaming), run_id,
+                          min_peers, http)
         trackers.append(tracker)
         return tracker
 
@@ -185,3 +191,14 @@ def loco_peer_rounds(process, timeout=120):
             rows.append({"round": int(w[1]), "kind": w[2], "members": int(w[4]),
                          "loss": float(w[6]), "state": w[8]})
     return rows
+
+
+def same_state_after_every_round(runs, rounds):
+    """Every peer's every round committed with all of them, and one state after each (a
+    loco-peer prints 16 hex digits of it)."""
+    assert all(len(run) == rounds for run in runs), runs
+    for r in range(rounds):
+        rows = [run[r] for run in runs]
+        assert all(row["round"] == r + 1 and row["kind"] == "committed" and
+                   row["members"] == len(runs) for row in rows), rows
+        assert len({row["state"][:16] for row in rows}) == 1, f"round {r + 1}: {rows}"

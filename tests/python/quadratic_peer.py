@@ -7,7 +7,9 @@ With --load it resumes from loco's checkpoint and first prints
 with --save it writes loco's checkpoint after its rounds; with --commits its rounds are
 committed ones (skipped rounds do not count); with --overlap its rounds overlap its steps
 (round_start, then round_land once round_ready says so, or before the next round at the latest),
-a line per landed round.
+a line per landed round. A Streaming DiLoCo run (the run config's [strategy] kind = "streaming")
+runs fragment rounds on the run's schedule (peer.fragment_step after every step), a line per
+landed fragment round with its "fragment" added.
 Usage: quadratic_peer.py CONFIG ROUNDS SEED [--save PATH] [--load PATH] [--commits] [--overlap]
 """
 
@@ -50,21 +52,37 @@ def main():
 
         phase_loss = 0.0  # at the end of the last inner phase, whichever step a round lands at
 
-        def report(result):
+        def report(result, **more):
             nonlocal done
             print(json.dumps({"round": result.round, "kind": result.kind,
                               "members": result.members, "state": result.state_hash,
                               "loss": phase_loss, "times": result.times,
-                              "bytes_sent": result.bytes_sent}), flush=True)
+                              "bytes_sent": result.bytes_sent, **more}), flush=True)
             done += 1 if result.kind == "committed" or not args.commits else 0
+
+        def inner_step():
+            loss = 0.0
+            for name, w in weights.items():
+                gap = w - targets[name]
+                loss += float(np.mean(gap * gap))
+                w -= np.float32(0.05) * gap  # in place: the bound buffers
+            return loss
+
+        if peer.streaming():  # fragment rounds on the run's schedule, from the run's step on
+            step = joined.step
+            fragments = peer.streaming().fragments
+            while done < args.rounds:
+                phase_loss = inner_step()
+                step += 1
+                for result in peer.fragment_step(step, phase_loss):
+                    report(result, fragment=(result.round - 1) % fragments)
+                    step = result.step if result.kind == "replaced" else step
+            peer.leave("finished its rounds")
+            return
 
         while done < args.rounds:
             for _ in range(peer.inner_steps):
-                loss = 0.0
-                for name, w in weights.items():
-                    gap = w - targets[name]
-                    loss += float(np.mean(gap * gap))
-                    w -= np.float32(0.05) * gap  # in place: the bound buffers
+                loss = inner_step()
                 if pending and peer.round_ready():  # the merge may be applied: land it now
                     report(peer.round_land())
                     pending = False

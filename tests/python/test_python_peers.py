@@ -5,20 +5,10 @@ import numpy as np
 import pytest
 
 import loco
-from conftest import BIN, loco_peer_rounds, python_peer, python_rounds
+from conftest import (BIN, loco_peer_rounds, python_peer, python_rounds,
+                      same_state_after_every_round)
 
 ROUNDS = 4
-
-
-def same_state_after_every_round(runs, rounds):
-    """Every peer's every round committed with all of them, and one state after each (a
-    loco-peer prints 16 hex digits of it)."""
-    assert all(len(run) == rounds for run in runs), runs
-    for r in range(rounds):
-        rows = [run[r] for run in runs]
-        assert all(row["round"] == r + 1 and row["kind"] == "committed" and
-                   row["members"] == len(runs) for row in rows), rows
-        assert len({row["state"][:16] for row in rows}) == 1, f"round {r + 1}: {rows}"
 
 
 def test_three_python_peers_hold_the_same_state_after_every_round(tracker_factory, tmp_path,

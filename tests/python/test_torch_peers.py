@@ -1,38 +1,45 @@
 """PyTorch peers (docs/examples/pytorch/train_gpt.py: a nanoGPT-style GPT, AdamW, loco's DiLoCo)
-and loco-peer peers training the same GPT on the same token files in one run. Skipped where
-PyTorch is not installed."""
+and loco-peer peers training the same GPT on the same token files in one run, DiLoCo or
+Streaming DiLoCo. Skipped where PyTorch is not installed."""
 
 import sys
 
 import pytest
 
-from conftest import BIN, SOURCE, loco_peer_rounds, python_rounds
-from test_python_peers import same_state_after_every_round
+from conftest import BIN, SOURCE, loco_peer_rounds, python_rounds, same_state_after_every_round
 
 pytest.importorskip("torch")
 
 EXAMPLE = SOURCE / "docs" / "examples" / "pytorch" / "train_gpt.py"
 
 
+# A Streaming DiLoCo run (test_streaming.py's): --rounds 2 × H steps land 3 fragment rounds.
+STREAMING = 'fragments = 2\ntau = 2\nalpha = 0.5\nfragment-codec = "fp4:block=64"\n'
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["diloco", "streaming"])
 def test_two_loco_peers_and_two_pytorch_peers_hold_the_same_state(tracker_factory, tmp_path,
-                                                                   spawn):
-    rounds = 3
+                                                                   spawn, streaming):
+    rounds = 3  # landed by every peer: DiLoCo rounds, or fragment rounds of 2 × H steps
     prepare = spawn([BIN / "loco-prepare", "--log-level", "warn", "--source", "markov",
                      "--markov.vocab", "64", "--markov.train-tokens", "200000",
                      "--markov.val-tokens", "20000", "--train-out", tmp_path / "train.bin",
                      "--val-out", tmp_path / "val.bin"])
     assert prepare.wait(timeout=60) == 0, prepare.stderr.read()
+    steps = 2 if streaming else rounds  # × H
     tracker = tracker_factory(
-        min_peers=4, h=10, rounds=rounds,
+        min_peers=4, h=10, rounds=steps,
         data=f'source = "files"\ntrain-file = "{tmp_path / "train.bin"}"\n'
-             f'val-file = "{tmp_path / "val.bin"}"\n')
+             f'val-file = "{tmp_path / "val.bin"}"\n',
+        streaming=STREAMING if streaming else None)
     loco_peers = [spawn([BIN / "loco-peer", "--config", tracker.peer_config(tmp_path, f"loco-{i}")])
                   for i in range(2)]
-    # One PyTorch peer overlaps its rounds with its steps (--overlap), the other blocks in them.
+    # DiLoCo: one PyTorch peer overlaps its rounds with its steps (--overlap), the other blocks
+    # in them. Streaming: the run's fragment rounds overlap the steps in both.
     torch_peers = [spawn([sys.executable, EXAMPLE, "--config",
                           tracker.peer_config(tmp_path, f"torch-{i}"), "--train",
-                          tmp_path / "train.bin", "--rounds", rounds, "--seed", i]
-                         + (["--overlap"] if i == 1 else []))
+                          tmp_path / "train.bin", "--rounds", steps, "--seed", i]
+                         + (["--overlap"] if i == 1 and not streaming else []))
                    for i in range(2)]
     runs = [python_rounds(p, timeout=180) for p in torch_peers]
     for run in runs:

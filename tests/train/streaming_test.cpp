@@ -245,6 +245,80 @@ TEST(Streaming, ASkippedRoundChangesNothingAndItsFragmentGoesAgainAtTheNextSlot)
   EXPECT_EQ(streaming.shared().round(), 2u);
 }
 
+// A trainer that is not an InnerLoop (the C API's, host/trainer_peer.hpp) runs the same rounds
+// through start_fragment and land_fragment at the schedule's steps as after_step does: the same
+// events, Δ, parameters and shared state after every step, a skipped round included.
+TEST(Streaming, FragmentRoundsOfATrainerAreAfterStepsBitForBit) {
+  model::set_compute_threads(1);
+  const TrainConfig config = streaming_run(0, 1);
+  const Corpus corpus(config.data, 16);
+  InnerLoop a(config, corpus), b(config, corpus);
+  RecordingGroup group_a(a), group_b(b);
+  group_a.skip = group_b.skip = {1};
+  const StreamingConfig c = streaming_config(2, 3, 0.5f);
+  StreamingDiLoCo by_step(c, a.layout(), group_a), by_call(c, b.layout(), group_b);
+  by_step.begin(a, Start::fresh);
+  by_call.begin(b, Start::fresh);
+  const FragmentSchedule schedule(c.inner_steps, c.fragments, c.tau);
+  std::uint64_t started_at = 0;
+  for (int step = 0; step < 30; ++step) {
+    for (InnerLoop* loop : {&a, &b}) {
+      loop->forward_backward();
+      loop->optimizer_step();
+    }
+    by_step.after_step(a);
+    const std::uint64_t s = b.steps();
+    if (by_call.fragment_started() && s == started_at + c.tau) {
+      EXPECT_EQ(by_call.land_fragment(b.params()).kind == RoundResult::Kind::skipped,
+                group_b.skip.contains(group_b.deltas.size() - 1));
+    }
+    for (std::size_t slot = 0; slot < c.fragments; ++slot) {
+      if (!schedule.sends(slot, s)) continue;
+      const std::size_t p = by_call.start_fragment(b.params());
+      EXPECT_EQ(p, by_call.started_fragment());
+      started_at = s;
+    }
+    ASSERT_EQ(blake2b(a.params()), blake2b(b.params())) << "step " << s;
+    ASSERT_EQ(by_step.shared().hash(), by_call.shared().hash()) << "step " << s;
+  }
+  EXPECT_EQ(group_a.events, group_b.events);
+  EXPECT_EQ(group_a.deltas, group_b.deltas);
+  EXPECT_EQ(by_call.shared().round(), 4u);  // 6 rounds started, 1 skipped, 1 in flight
+}
+
+// The same for eager updates (one fragment, τ = 0, as over a swarm): at each send the round in
+// flight lands, then the next starts, its merge going into the trainer's parameters.
+TEST(Streaming, EagerRoundsOfATrainerAreAfterStepsBitForBit) {
+  model::set_compute_threads(1);
+  const TrainConfig config = streaming_run(0, 1);
+  const Corpus corpus(config.data, 16);
+  for (const Eager eager : {Eager::delayed, Eager::overlapped}) {
+    InnerLoop a(config, corpus), b(config, corpus);
+    RecordingGroup group_a(a), group_b(b);
+    group_a.skip = group_b.skip = {1};
+    StreamingConfig c = streaming_config(1, 0, 0.5f);
+    c.eager = eager;
+    StreamingDiLoCo by_step(c, a.layout(), group_a), by_call(c, b.layout(), group_b);
+    by_step.begin(a, Start::fresh);
+    by_call.begin(b, Start::fresh);
+    for (int step = 0; step < 40; ++step) {
+      for (InnerLoop* loop : {&a, &b}) {
+        loop->forward_backward();
+        loop->optimizer_step();
+      }
+      by_step.after_step(a);
+      if (by_call.schedule().sends(0, b.steps())) {
+        if (by_call.fragment_started()) by_call.land_fragment(b.params());
+        by_call.start_fragment(b.params());
+      }
+      ASSERT_EQ(blake2b(a.params()), blake2b(b.params())) << "step " << b.steps();
+      ASSERT_EQ(by_step.shared().hash(), by_call.shared().hash()) << "step " << b.steps();
+    }
+    EXPECT_EQ(group_a.events, group_b.events);
+    EXPECT_EQ(by_call.shared().round(), 2u);  // 4 rounds started, 1 skipped, 1 in flight
+  }
+}
+
 struct GroupRun {
   std::vector<float> val_loss;  // by worker, after training
   float initial_loss = 0;       // worker 0, before training

@@ -11,6 +11,9 @@ read the same token files ([data] source = "files") for loco-peer peers of the s
 one JSON line per round: {"round", "kind", "members", "state", "loss", "round_s", "times",
 "bytes_sent"} (round_s: the seconds loco's calls took; times: loco's part, by phase), and with
 --val a last line {"val_loss", "bytes_sent"}: the final model's loss on fixed validation windows.
+A Streaming DiLoCo run config ([strategy] kind = "streaming") makes it run fragment rounds on the
+run's schedule instead (peer.fragment_step after every inner step): --rounds × H inner steps, a
+line per landed fragment round.
 """
 
 import argparse
@@ -121,7 +124,8 @@ def main():
     p.add_argument("--train", required=True, help="training tokens (uint16, loco-prepare)")
     p.add_argument("--val", help="validation tokens: print the final model's loss on them")
     p.add_argument("--overlap", action="store_true",
-                   help="overlap each round with the next inner steps (round_start, round_land)")
+                   help="overlap each DiLoCo round with the next inner steps (round_start, "
+                        "round_land); a Streaming run's fragment rounds always overlap them")
     p.add_argument("--rounds", type=int, default=10)
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--lr", type=float, default=3e-3)
@@ -134,7 +138,7 @@ def main():
     with loco.Peer(args.config) as peer:
         model, context = run_model(peer, args.config)
         peer.bind_all(model.state_dict())  # no copy: loco writes θ into the parameters
-        if args.overlap:
+        if args.overlap and not peer.streaming():
             peer.overlap()
         joined = peer.join(timeout=60)     # the run's weights, never this script's init
         inner = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.1)
@@ -147,6 +151,33 @@ def main():
         in_flight = None  # (the phase's mean loss, the seconds round_start took)
         result = None
 
+        def inner_step():
+            starts = rng.integers(0, len(shard) - context - 1, args.batch)
+            window = np.stack([shard[s:s + context + 1] for s in starts]).astype(np.int64)
+            batch = torch.from_numpy(window)
+            loss = model(batch[:, :-1], batch[:, 1:])
+            inner.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            inner.step()
+            return loss.item()
+
+        if peer.streaming():  # fragment rounds, started and landed as the run's schedule says
+            step, losses = joined.step, []
+            for _ in range(args.rounds * peer.inner_steps):
+                losses.append(inner_step())
+                step += 1
+                started = time.perf_counter()
+                with torch.no_grad():  # loco merges θ_p into the fragment's parameters
+                    landed = peer.fragment_step(step, losses[-1])
+                phase_loss = float(np.mean(losses)) if losses else float("nan")
+                for result in landed:  # the loss: of the steps since the last landing
+                    print_round(result, phase_loss, time.perf_counter() - started)
+                    losses = []
+                    step = result.step if result.kind == "replaced" else step
+            finish(peer, args, model, context, result)
+            return
+
         def land():
             nonlocal result
             started = time.perf_counter()
@@ -156,15 +187,7 @@ def main():
         for _ in range(args.rounds):
             losses = []
             for _ in range(peer.inner_steps):
-                starts = rng.integers(0, len(shard) - context - 1, args.batch)
-                window = np.stack([shard[s:s + context + 1] for s in starts]).astype(np.int64)
-                batch = torch.from_numpy(window)
-                loss = model(batch[:, :-1], batch[:, 1:])
-                inner.zero_grad(set_to_none=True)
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                inner.step()
-                losses.append(loss.item())
+                losses.append(inner_step())
                 if in_flight and peer.round_ready():
                     land()
                     in_flight = None
@@ -185,11 +208,16 @@ def main():
                     print_round(result, mean, time.perf_counter() - started)
         if in_flight:
             land()
-        peer.leave("finished its rounds")
-        if args.val:
-            val = np.memmap(args.val, dtype=np.uint16, mode="r")
-            print(json.dumps({"val_loss": evaluate(model, val, context),
-                              "bytes_sent": result.bytes_sent}), flush=True)
+        finish(peer, args, model, context, result)
+
+
+def finish(peer, args, model, context, result):
+    """Leaves the run and, with --val, prints the final model's validation loss."""
+    peer.leave("finished its rounds")
+    if args.val:
+        val = np.memmap(args.val, dtype=np.uint16, mode="r")
+        print(json.dumps({"val_loss": evaluate(model, val, context),
+                          "bytes_sent": result.bytes_sent if result else 0}), flush=True)
 
 
 if __name__ == "__main__":

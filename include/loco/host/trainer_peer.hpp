@@ -13,6 +13,17 @@
 // shared state stays fp32 whatever the buffers: a bf16 buffer is converted as it is read and
 // written, so its Δ carries θ's rounding to bf16 too (at most 2^-9 of each weight).
 //
+// Streaming DiLoCo (the run's [strategy] kind = "streaming"; trainer_streaming.cpp): a round
+// covers one fragment of the tensors (train/fragments.hpp, as loco-peer cuts them). The trainer
+// follows the run's schedule with fragment_due(step) after each of its inner steps:
+// fragment_start() hands Δ of the next fragment's tensors over and returns at once, the trainer
+// trains on for τ steps while the group averages it, and fragment_land() lands the round: the
+// α-merge of θ_p into the fragment's buffers (loco-peer's train::StreamingDiLoCo, the same code).
+// round() on such a peer is a fragment round started and landed at once. With eager updates
+// (one fragment over a swarm) a round stays in flight until the next send, where it lands first;
+// the merge (of θ, delayed, or of the eager proxy, overlapped) goes into the buffers at the start
+// of the next round, as loco-peer's eager_sync does, and round() is refused.
+//
 // Call order: open, bind every tensor (and load a checkpoint, if resuming), join, then round as
 // often as wanted (and save), leave (or destroy). Everything on one thread, except interrupt(),
 // which any thread may call.
@@ -28,6 +39,7 @@
 // DiLoCo's own (diloco.hpp, swarm_group.hpp).
 
 #include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -36,9 +48,11 @@
 #include <vector>
 
 #include "loco/secure/identity.hpp"
+#include "loco/swarm/swarm_async_group.hpp"
 #include "loco/swarm/swarm_group.hpp"
 #include "loco/swarm/swarm_session.hpp"
 #include "loco/train/diloco.hpp"
+#include "loco/train/streaming_diloco.hpp"
 
 namespace loco::host {
 
@@ -61,7 +75,7 @@ class TrainerPeer {
   // Reads the peer config file (loco-peer's keys, host/peer_options.hpp), the run config it
   // names and the key file. Throws Error: config for a bad or missing option, a key the file
   // does not know or a run this peer cannot train (only [strategy] kind = "diloco" without
-  // gossip, and no peer.checkpoint yet); io or format for an unreadable file.
+  // gossip, or "streaming", and no peer.checkpoint yet); io or format for an unreadable file.
   static std::unique_ptr<TrainerPeer> open(const std::filesystem::path& config_file);
   ~TrainerPeer();
   TrainerPeer(const TrainerPeer&) = delete;
@@ -72,6 +86,9 @@ class TrainerPeer {
   Phase phase() const { return phase_; }
   const ArenaLayout& layout() const { return *layout_; }
   std::uint64_t inner_steps() const { return config_.strategy.diloco_h; }  // the run's H
+  // The inner step the shared state's round stands for (round × H; Streaming: the step after
+  // which that round landed): a trainer that joined or was replaced goes on from it.
+  std::uint64_t state_step() const;
 
   // The trainer's buffer for tensor `name`. Throws Error(invalid_argument) for a name the run's
   // model does not have, a shape other than the model's (both named), a tensor bound twice, or
@@ -107,10 +124,30 @@ class TrainerPeer {
   // outer step again). landable(): round_land() would not wait. One round at a time.
   void overlap();
   bool round_start(float loss);
-  bool landable() const { return diloco_.outcome_in(); }
+  bool landable() const { return diloco_ && diloco_->outcome_in(); }
   train::RoundResult round_land();
   bool overlapped() const { return overlapped_; }
-  bool round_pending() const { return diloco_.pending() || ended_early_.has_value(); }
+  bool round_pending() const { return diloco_ && (diloco_->pending() || ended_early_); }
+
+  // Streaming DiLoCo (above). On a peer of another strategy fragment_pending() and
+  // fragment_ready() are false, and the others but streaming() throw Error(invalid_argument).
+  const train::StreamingDiLoCo* streaming() const { return streaming_ ? &*streaming_ : nullptr; }
+  // Fragment p's tensors (indices into layout()), in layout order; p < the run's fragments.
+  const std::vector<std::size_t>& fragment_tensors(std::size_t p) const;
+  std::size_t fragment_of(std::size_t tensor) const;
+  // The fragment the next round covers (the started one's while one is started).
+  std::size_t next_fragment() const;
+  // What the trainer does after its inner step `step` (the run's count: from state_step() on).
+  enum class Due { nothing, start, land };
+  Due fragment_due(std::uint64_t step) const;
+  // Δ of the next fragment from its tensors' buffers, its round started; returns the fragment.
+  // `step`: the trainer's step, from which the round lands τ steps later (fragment_due).
+  std::size_t fragment_start(std::uint64_t step, float loss);
+  bool fragment_pending() const { return streaming_ && streaming_->fragment_started(); }
+  bool fragment_ready() const { return fragment_pending() && async_->outcome_in(); }
+  // Waits for the started round and lands it: committed, the fragment's buffers get the α-merge
+  // of θ_p into them as they are now; replaced, every buffer gets the run's θ; skipped, nothing.
+  train::RoundResult fragment_land();
   // The shared state's hash as of the last round (or join): what every member holds.
   const Digest& state_hash() const { return hash_; }
   std::uint64_t state_round() const { return group_.shared().round(); }
@@ -133,15 +170,26 @@ class TrainerPeer {
     bool bf16 = false;
   };
   void bind_buffer(std::string_view name, std::span<const std::size_t> shape, Buffer buffer);
-  void gather();  // the trainer's buffers into θ_local
-  void write_back();
+  void gather(std::size_t first = 0, std::size_t end = SIZE_MAX);  // buffers into θ_local
+  void write_back(std::size_t first = 0, std::size_t end = SIZE_MAX);
+  void check_streaming(const char* function) const;
+  train::SharedState& shared() { return diloco_ ? diloco_->shared() : streaming_->shared(); }
+  train::RoundResult sync_fragment_round(float loss);  // round() of a streaming peer
+  bool eager() const;                                  // a Streaming run with eager updates
+  static std::vector<std::vector<std::size_t>> tensors_by_fragment(
+      const std::vector<train::Fragment>& fragments);
 
   train::TrainConfig config_;
   secure::KeyPair key_;
   std::atomic<bool> stop_{false};
   std::shared_ptr<const ArenaLayout> layout_;
   swarm::SwarmGroup group_;
-  train::DiLoCo diloco_;
+  // One of the two strategies, by the run's [strategy] kind.
+  std::optional<train::DiLoCo> diloco_;
+  std::optional<swarm::SwarmAsyncGroup> async_;  // Streaming's rounds over group_
+  std::optional<train::StreamingDiLoCo> streaming_;
+  std::vector<std::vector<std::size_t>> fragment_tensors_;  // Streaming: by fragment
+  std::uint64_t fragment_started_at_ = 0;  // the step of the last fragment_start (0: none yet)
   Arena local_;                  // θ_local: the trainer's buffers, gathered for the round
   std::vector<Buffer> buffers_;  // the trainer's, by tensor index
   Digest hash_{};

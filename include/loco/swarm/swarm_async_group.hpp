@@ -45,6 +45,8 @@ class SwarmAsyncGroup final : public train::AsyncOuterGroup {
 
   // A fragment round has started and its mean is not here yet.
   bool in_flight() const { return group_.round_in_flight(); }
+  // finish_round would not wait for the network (the round's outcome is in).
+  bool outcome_in() const { return group_.outcome_in(); }
 
  private:
   SwarmGroup& group_;

@@ -86,6 +86,26 @@ class StreamingDiLoCo final : public Strategy {
   SharedState& shared() override { return shared_; }
 
   const std::vector<Fragment>& fragments() const { return fragments_; }
+  const StreamingConfig& config() const { return config_; }
+  const FragmentSchedule& schedule() const { return schedule_; }
+
+  // Fragment rounds for a trainer that is not an InnerLoop (host/trainer_peer.hpp): the trainer
+  // keeps the schedule (FragmentSchedule: after which of its steps a fragment leaves, and lands τ
+  // steps later, or eager at the fragment's next send) and calls these, one round at a time.
+  //   The trainer's parameters start from the shared θ (joined, or replaced): nothing in flight.
+  void start_from_shared(Arena& params);
+  //   The fragment the next round covers: the shared round mod P (a skipped round goes again).
+  std::size_t next_fragment() const { return shared_.round() % fragments_.size(); }
+  //   Δ_p of p = next_fragment() from params (eager: from the anchor), and its round started;
+  //   returns p. Eager (P = 1): the merge of the round landed just before (delayed), or of the
+  //   proxy (overlapped), goes into params here, as eager_sync does after a send.
+  std::size_t start_fragment(Arena& params);
+  bool fragment_started() const;
+  std::size_t started_fragment() const;  // the fragment of the round started (one is)
+  //   Waits for the started round and lands it: committed, params_p ← α·params_p + (1−α)·θ_p
+  //   (eager: at the next start_fragment); replaced, start_from_shared(params); skipped, params
+  //   unchanged (the next round sends the same fragment).
+  RoundResult land_fragment(Arena& params);
 
  private:
   struct Flight {  // the round in flight (eager = none: at most one)
@@ -108,6 +128,10 @@ class StreamingDiLoCo final : public Strategy {
   void merge(std::size_t p, Arena& local, const Arena& target) const;  // the α-merge
   // False when the landing replaced the state (the loop restarted: nothing more this step).
   bool eager_sync(std::size_t p, InnerLoop& loop);
+  // eager_sync's halves: round k−1 of fragment p landed (replaced: start_from_shared(local)), and
+  // round k sent with the merge into local and the anchor moved.
+  RoundResult eager_land(std::size_t p, Arena& local);
+  void eager_send(std::size_t p, Arena& local);
   // After a replaced state: the local copy from θ, nothing in flight, the loop's step where the
   // run's round landed (its place in the lr schedule).
   void restart(InnerLoop& loop);
@@ -122,6 +146,7 @@ class StreamingDiLoCo final : public Strategy {
   std::vector<float> delta_, mean_;                                // one fragment, gathered
   std::optional<Arena> anchor_;                                    // eager only
   std::optional<Arena> proxy_, proxy_v_, last_delta_;              // overlapped only
+  bool eager_landed_ = false;  // eager: round k−1 committed just before round k's send
 };
 
 // The α-merge on a span: local ← α·local + (1−α)·global.

@@ -12,6 +12,13 @@ the group's all-reduce, the outer Nesterov step), the state hash, serving the st
         result = peer.round(loss)              # the tensors now hold the new θ
     peer.close()
 
+Streaming DiLoCo (the run config's [strategy] kind = "streaming"): each round averages one
+fragment of the tensors while the trainer trains on; after every inner step the trainer calls
+
+        for result in peer.fragment_step(step, loss): ...   # starts and lands fragment rounds
+
+(or fragment_due, fragment_start, fragment_ready, fragment_land itself: docs/PYTORCH.md).
+
 A peer is used by one thread at a time; peer.interrupt() may come from any thread.
 """
 
@@ -19,15 +26,20 @@ from collections import namedtuple
 
 from . import _loco
 
-__all__ = ["Error", "JoinInfo", "Peer", "RoundResult", "keygen", "version"]
+__all__ = ["Error", "JoinInfo", "Peer", "RoundResult", "StreamingInfo", "keygen", "version"]
 
 version = _loco.version()
 
-JoinInfo = namedtuple("JoinInfo", "fetched round shard_index shard_count")
+# step: the inner step the run's state stands for; the trainer's count goes on from it.
+JoinInfo = namedtuple("JoinInfo", "fetched round shard_index shard_count step")
 # times: where loco's part of the round went, in seconds (gather_s, delta_s, exchange_s, hash_s,
 # outer_s, write_back_s: loco/loco.h's loco_round_times); bytes_*: this peer's since it joined.
+# step: as JoinInfo's (after a replaced round the trainer's count goes on from it).
 RoundResult = namedtuple("RoundResult",
-                         "kind round members state_hash times bytes_sent bytes_received")
+                         "kind round members state_hash times bytes_sent bytes_received step")
+# A Streaming run's P, H, τ and α ([strategy] fragments, diloco-h, tau, alpha).
+StreamingInfo = namedtuple("StreamingInfo", "fragments inner_steps tau alpha")
+_DUE = {0: None, 1: "start", 2: "land"}
 
 
 class Error(RuntimeError):
@@ -165,6 +177,76 @@ class Peer:
             for staged in self._staged:
                 staged.give()
         return result
+
+    def streaming(self):
+        """The run's StreamingInfo, or None when the run is not a Streaming DiLoCo run."""
+        try:
+            return StreamingInfo(*self._peer.streaming())
+        except Error as e:
+            if e.status != "LOCO_ERR_STATE":
+                raise
+            return None
+
+    def fragment_tensors(self, fragment):
+        """The names of fragment `fragment`'s tensors, in the model's order."""
+        return list(self._peer.fragment_tensors(int(fragment)))
+
+    def fragment_of(self, name):
+        """The fragment tensor `name` belongs to."""
+        return self._peer.fragment_of(name)
+
+    def fragment_next(self):
+        """The fragment the next round covers (the started round's while one is started)."""
+        return self._peer.fragment_next()
+
+    def fragment_due(self, step):
+        """What is due after inner step `step`: "start", "land" or None."""
+        return _DUE[self._peer.fragment_due(int(step))]
+
+    def fragment_start(self, step, loss=float("nan")):
+        """Starts the next fragment's round from its bound tensors (read now) and returns its
+        index at once; train on, and land it when fragment_due says so. Eager updates: the merge
+        of the round landed before (or of the eager proxy) is written into the tensors here."""
+        for staged in self._staged:
+            staged.take()
+        fragment = self._peer.fragment_start(int(step), float(loss))
+        for staged in self._staged:  # eager updates merge into the tensors as a round starts
+            staged.give()
+        return fragment
+
+    def fragment_ready(self):
+        """True when fragment_land() would not wait: the merge may be applied."""
+        return self._peer.fragment_ready()
+
+    def fragment_land(self, wait=True):
+        """Lands the started fragment round: committed, its tensors get α·tensor + (1−α)·θ_p
+        (eager updates: at the next start); replaced, every tensor gets the run's θ; skipped,
+        nothing. wait=False: loco.Error with
+        status LOCO_ERR_NOT_READY while it is not ready."""
+        for staged in self._staged:
+            staged.take()
+        result = RoundResult(**self._peer.fragment_land(bool(wait)))
+        if result.kind != "skipped":
+            for staged in self._staged:
+                staged.give()
+        return result
+
+    def fragment_step(self, step, loss=float("nan")):
+        """After inner step `step`: starts and lands the fragment rounds the run's schedule
+        says are due (loco-peer's order: a landing before a start; with τ = 0 a round lands at
+        the step it starts). Returns the landed rounds' RoundResults (a replaced one's step is
+        where the trainer's count goes on)."""
+        landed = []
+        while True:
+            due = self.fragment_due(step)
+            if due == "start":
+                self.fragment_start(step, loss)
+            elif due == "land":
+                landed.append(self.fragment_land())
+                if landed[-1].kind == "replaced":
+                    return landed
+            else:
+                return landed
 
     def state_hash(self):
         """(hex hash, round) of the shared state as of the last join or round."""
