@@ -27,14 +27,17 @@ swarm_config() {
   printf '[strategy]\n%b' "$2" >>"$out/$1.toml"
 }
 
-# swarm_tracker NAME CONFIG: starts loco-tracker for run NAME (its output in $out/NAME.tracker.*)
-# and sets tracker_pid, tracker_address and tracker_key from its first line.
+# swarm_tracker NAME CONFIG: starts loco-tracker for run NAME (its output in $out/NAME.tracker.*),
+# with the options in $tracker_options too (split on spaces) and $shard_count shards (default: one a
+# peer), and sets tracker_pid,
+# tracker_address and tracker_key from its first line.
 swarm_tracker() {
-  local name=$1 config=$2
+  local name=$1 config=$2 extra=()
+  read -r -a extra <<<"${tracker_options:-}"
   "$bin/loco-tracker" --tracker.key "$out/tracker.key" --tracker.listen 127.0.0.1:0 \
     --tracker.http 127.0.0.1:0 --tracker.state-file "$out/$name.tracker-state" --run.id "$name" \
-    --run.config "$config" --run.min-peers "$peers" --run.shard-count "$peers" --admission.policy open \
-    >"$out/$name.tracker.out" 2>"$out/$name.tracker.log" &
+    --run.config "$config" --run.min-peers "$peers" --run.shard-count "${shard_count:-$peers}" --admission.policy open \
+    "${extra[@]}" >"$out/$name.tracker.out" 2>"$out/$name.tracker.log" &
   tracker_pid=$!
   swarm_pids+=("$tracker_pid")
   local line=""
