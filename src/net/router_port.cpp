@@ -10,22 +10,21 @@ std::shared_ptr<RouterPort> RouterPort::open(boost::asio::io_context& io,
                                              const boost::asio::ip::tcp::endpoint& listening,
                                              const PortMappingConfig& config) {
   if (listening.address().is_loopback()) return nullptr;
-  UpnpPortMapping::Result mapped = UpnpPortMapping::open(listening.port(), config);
+  PortMappingResult mapped = open_port_mapping(listening.port(), config);
   if (!mapped.mapping) {
     spdlog::info("no port mapping on the router: {}", mapped.why);
     return nullptr;
   }
   spdlog::info(
-      "the router forwards {} to this peer's port {} (UPnP, renewed every {} s)",
-      mapped.mapping->external_address(), listening.port(),
+      "the router forwards {} to this peer's port {} ({}, renewed every {} s)",
+      mapped.mapping->external_address(), listening.port(), mapped.mapping->protocol(),
       std::chrono::duration_cast<std::chrono::seconds>(mapped.mapping->lease()).count() / 2);
   auto port = std::make_shared<RouterPort>(Private{}, io, std::move(mapped.mapping));
   port->arm_renewal();
   return port;
 }
 
-RouterPort::RouterPort(Private, boost::asio::io_context& io,
-                       std::unique_ptr<UpnpPortMapping> mapping)
+RouterPort::RouterPort(Private, boost::asio::io_context& io, std::unique_ptr<PortMapping> mapping)
     : renewal_(io), mapping_(std::move(mapping)) {}
 
 void RouterPort::arm_renewal() {

@@ -27,13 +27,13 @@ class RouterPort : public std::enable_shared_from_this<RouterPort> {
   void stop();
 
   struct Private;
-  RouterPort(Private, boost::asio::io_context& io, std::unique_ptr<UpnpPortMapping> mapping);
+  RouterPort(Private, boost::asio::io_context& io, std::unique_ptr<PortMapping> mapping);
 
  private:
   void arm_renewal();
 
   boost::asio::steady_timer renewal_;
-  std::unique_ptr<UpnpPortMapping> mapping_;
+  std::unique_ptr<PortMapping> mapping_;
 };
 
 }  // namespace loco::net
