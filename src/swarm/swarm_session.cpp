@@ -127,6 +127,7 @@ void SwarmSession::drive() {
   link_->flush();
   traffic_.sent = mesh_->bytes_sent();
   traffic_.received = mesh_->bytes_received();
+  traffic_.relayed = core_->relay().bytes_relayed();
   arm_timer();
 }
 
