@@ -55,30 +55,47 @@ std::uint64_t relayed_bytes(const std::string& log) {
   return 0;
 }
 
-// What every peer of run `run_id` is given, with the tracker in the public namespace.
-test::SwarmRun swarm_run(const test::TempDir& dir, const std::string& run_id,
-                         const std::string& config, const test::TrackerProcess& tracker) {
-  return test::SwarmRun{.dir = dir.path(),
-                        .run_id = run_id,
-                        .config = config,
-                        .tracker_address = tracker.address(),
-                        .tracker_key = tracker.public_key()};
+// Why the test's namespaces could not be made.
+std::string cannot_make(const HomeNetwork& net) {
+  return "cannot make the test's network namespaces (root, iproute2, nftables and, for a UPnP "
+         "home, miniupnpd are needed):\n" +
+         net.why();
 }
+
+// A test's run: its directory, the run config of `rounds` rounds, and the tracker in the public
+// namespace of `net`, which starts the rounds once `min_peers` are in.
+struct TrackedRun {
+  TrackedRun(const HomeNetwork& net, const std::string& run_id, std::uint64_t rounds, int min_peers)
+      : config(test::write_swarm_config(dir.path(), rounds)),
+        tracker(dir.path(), run_id, options(min_peers), HomeNetwork::public_host() + ":0", config,
+                net.in("pub")),
+        run{.dir = dir.path(),
+            .run_id = run_id,
+            .config = config,
+            .tracker_address = tracker.address(),
+            .tracker_key = tracker.public_key()} {}
+
+  static std::vector<std::string> options(int min_peers) {
+    std::vector<std::string> o = test::kSwarmTimers;
+    o.insert(o.end(), {"--run.min-peers", std::to_string(min_peers)});
+    return o;
+  }
+
+  test::TempDir dir;
+  std::string config;
+  test::TrackerProcess tracker;
+  test::SwarmRun run;  // what every peer is given
+};
 
 TEST(HomeRouter, APeerNobodyCanDialTrainsWithAReachableOneOverTheLinkItOpens) {
   HomeNetwork net(1);
-  ASSERT_TRUE(net.up()) << "cannot make the test's network namespaces (root, iproute2 and "
-                           "nftables are needed):\n"
-                        << net.why();
+  ASSERT_TRUE(net.up()) << cannot_make(net);
   constexpr std::uint64_t kRounds = 10;
-  test::TempDir dir;
-  const std::string config = test::write_swarm_config(dir.path(), kRounds);
-  std::vector<std::string> options = test::kSwarmTimers;
-  options.insert(options.end(), {"--run.min-peers", "2"});
-  test::TrackerProcess tracker(dir.path(), "home-router", options,
-                               HomeNetwork::public_host() + ":0", config, net.in("pub"));
-  ASSERT_TRUE(tracker.started()) << tracker.log();
-  const test::SwarmRun run = swarm_run(dir, "home-router", config, tracker);
+  TrackedRun tracked(net, "home-router", kRounds, 2);
+  ASSERT_TRUE(tracked.tracker.started()) << tracked.tracker.log();
+  const test::TempDir& dir = tracked.dir;
+  const test::TrackerProcess& tracker = tracked.tracker;
+  const test::SwarmRun& run = tracked.run;
   PeerProcess open(run, "public", {"--peer.listen", HomeNetwork::public_host() + ":0"},
                    net.in("pub"));
   PeerProcess home(run, "home", {"--peer.listen", HomeNetwork::home_host(1) + ":0"}, net.in("h1"));
@@ -124,19 +141,13 @@ TEST(HomeRouter, APeerNobodyCanDialTrainsWithAReachableOneOverTheLinkItOpens) {
 // peer has left.
 TEST(HomeRouter, FivePeersInTwoHomesOneMappedByUpnpTrainToOneState) {
   HomeNetwork net(2, /*upnp_home=*/2, "upnp");
-  ASSERT_TRUE(net.up()) << "cannot make the test's network namespaces (root, iproute2, nftables "
-                           "and miniupnpd are needed):\n"
-                        << net.why();
+  ASSERT_TRUE(net.up()) << cannot_make(net);
   constexpr std::uint64_t kRounds = 10;
-  test::TempDir dir;
-  const std::string config = test::write_swarm_config(dir.path(), kRounds);
-  std::vector<std::string> options = test::kSwarmTimers;
-  // The run starts once all five are in: every round has them all.
-  options.insert(options.end(), {"--run.min-peers", "5"});
-  test::TrackerProcess tracker(dir.path(), "five-homes", options, HomeNetwork::public_host() + ":0",
-                               config, net.in("pub"));
-  ASSERT_TRUE(tracker.started()) << tracker.log();
-  const test::SwarmRun run = swarm_run(dir, "five-homes", config, tracker);
+  TrackedRun tracked(net, "five-homes", kRounds, 5);  // every round has all five
+  ASSERT_TRUE(tracked.tracker.started()) << tracked.tracker.log();
+  const test::TempDir& dir = tracked.dir;
+  const test::TrackerProcess& tracker = tracked.tracker;
+  const test::SwarmRun& run = tracked.run;
   // Rounds of 200 ms at least, so that heartbeats report the relayed bytes while the run goes on.
   const auto listen = [](const std::string& host) {
     return std::vector<std::string>{"--peer.listen", host + ":0", "--debug.step-delay", "50"};
@@ -213,18 +224,13 @@ TEST(HomeRouter, FivePeersInTwoHomesOneMappedByUpnpTrainToOneState) {
 // and the mapping is removed when it leaves.
 TEST(HomeRouter, APeerBehindANatPmpRouterMapsItsPortAndIsReachable) {
   HomeNetwork net(1, /*upnp_home=*/1, "natpmp");
-  ASSERT_TRUE(net.up()) << "cannot make the test's network namespaces (root, iproute2, nftables "
-                           "and miniupnpd are needed):\n"
-                        << net.why();
+  ASSERT_TRUE(net.up()) << cannot_make(net);
   constexpr std::uint64_t kRounds = 4;
-  test::TempDir dir;
-  const std::string config = test::write_swarm_config(dir.path(), kRounds);
-  std::vector<std::string> options = test::kSwarmTimers;
-  options.insert(options.end(), {"--run.min-peers", "2"});
-  test::TrackerProcess tracker(dir.path(), "natpmp", options, HomeNetwork::public_host() + ":0",
-                               config, net.in("pub"));
-  ASSERT_TRUE(tracker.started()) << tracker.log();
-  const test::SwarmRun run = swarm_run(dir, "natpmp", config, tracker);
+  TrackedRun tracked(net, "natpmp", kRounds, 2);
+  ASSERT_TRUE(tracked.tracker.started()) << tracked.tracker.log();
+  const test::TempDir& dir = tracked.dir;
+  const test::TrackerProcess& tracker = tracked.tracker;
+  const test::SwarmRun& run = tracked.run;
   PeerProcess open(run, "public", {"--peer.listen", HomeNetwork::public_host() + ":0"},
                    net.in("pub"));
   PeerProcess home(run, "home", {"--peer.listen", HomeNetwork::home_host(1) + ":0"}, net.in("h1"));
@@ -262,18 +268,12 @@ TEST(HomeRouter, APeerBehindANatPmpRouterMapsItsPortAndIsReachable) {
 // that round and every later one together, with one state, and nothing hangs.
 TEST(HomeRouter, ARelayKilledMidRoundIsReplacedAndTheOthersGoOn) {
   HomeNetwork net(1);
-  ASSERT_TRUE(net.up()) << "cannot make the test's network namespaces (root, iproute2 and "
-                           "nftables are needed):\n"
-                        << net.why();
+  ASSERT_TRUE(net.up()) << cannot_make(net);
   constexpr std::uint64_t kRounds = 8;
-  test::TempDir dir;
-  const std::string config = test::write_swarm_config(dir.path(), kRounds);
-  std::vector<std::string> options = test::kSwarmTimers;
-  options.insert(options.end(), {"--run.min-peers", "3"});
-  test::TrackerProcess tracker(dir.path(), "relay-killed", options,
-                               HomeNetwork::public_host() + ":0", config, net.in("pub"));
-  ASSERT_TRUE(tracker.started()) << tracker.log();
-  const test::SwarmRun run = swarm_run(dir, "relay-killed", config, tracker);
+  TrackedRun tracked(net, "relay-killed", kRounds, 3);
+  ASSERT_TRUE(tracked.tracker.started()) << tracked.tracker.log();
+  const test::TrackerProcess& tracker = tracked.tracker;
+  const test::SwarmRun& run = tracked.run;
   const auto peer_options = [](const std::string& host, const std::string& relay_pairs) {
     return std::vector<std::string>{"--peer.listen", host + ":0", "--peer.relay-pairs",
                                     relay_pairs};
