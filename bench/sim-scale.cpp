@@ -14,10 +14,11 @@
 // the log of a peer's step time) --seed N --gossip G --gossip-wait SECONDS --all-reduce ring|direct
 // (how each group averages; ring by default) --unreachable F (the share of the starting peers
 // behind a NAT, every peer whose index mod 100 is below 100 F; peers churn adds are reachable)
-// --relay-pairs P (each reachable peer's relay budget, proto/relay_core.hpp) --slow-tail F (the
-// share of peers 10x slower on top of the spread) --phase-seconds S (phases clocked by time: each
-// peer takes the steps that fit in S, as strategy.round-seconds; 0: H = 100 steps). With
-// --unreachable, a second line reports the relays:
+// --relay-pairs P (each reachable peer's relay budget, proto/relay_core.hpp) --max-relayed-links L
+// (the tracker's cap per group, 0: none) --slow-tail F (the share of peers 10x slower on top of
+// the spread) --phase-seconds S (phases clocked by time: each peer takes the steps that fit in S,
+// as strategy.round-seconds; 0: H = 100 steps). With --unreachable, a second line reports the
+// relays:
 //   sim-relays: unreachable=... relayed_links=... relays_blamed=... left_out=... mean_group=...
 //               relayed_mib_per_reachable_peer=... max_relayed_mib=...
 #include <fmt/format.h>
@@ -47,6 +48,7 @@ struct Options {
   std::string all_reduce = "ring";
   double unreachable = 0;
   std::uint32_t relay_pairs = 4;
+  std::uint32_t max_relayed_links = 0;
   double slow_tail = 0;
   std::uint64_t phase_seconds = 0;
 };
@@ -78,6 +80,8 @@ Options parse(int argc, char** argv) {
       o.unreachable = std::strtod(value, nullptr);
     else if (flag == "--relay-pairs")
       o.relay_pairs = static_cast<std::uint32_t>(std::strtoul(value, nullptr, 10));
+    else if (flag == "--max-relayed-links")
+      o.max_relayed_links = static_cast<std::uint32_t>(std::strtoul(value, nullptr, 10));
     else if (flag == "--slow-tail")
       o.slow_tail = std::strtod(value, nullptr);
     else if (flag == "--phase-seconds")
@@ -140,6 +144,7 @@ int main(int argc, char** argv) {
   c.gossip_wait = std::chrono::seconds(o.gossip_wait_s);
   c.mean_tolerance = -1;  // the per-ring check of every mean costs O(members x dim) per peer
   c.relay = proto::RelayBudget{.max_pairs = o.relay_pairs, .max_bytes_per_attempt = 0};
+  c.tracker.max_relayed_links = o.max_relayed_links;
   sim::Swarm swarm(c);
   std::vector<bool> natted(o.peers, false);
   for (std::size_t i = 0; i < o.peers; ++i) {

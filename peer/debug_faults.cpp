@@ -17,7 +17,7 @@ namespace loco::peer {
 void add_debug_fault_options(CLI::App& app, DebugFaultOptions& o) {
   app.add_option("--debug.die-at", o.die_at,
                  "For the test suite only: SIGKILL itself at PHASE:ROUND (inner, reduce-scatter, "
-                 "all-gather, serve)")
+                 "all-gather, serve, relay)")
       ->group("");  // hidden from --help
   app.add_option("--debug.step-delay", o.step_delay_ms,
                  "For the test suite only: milliseconds added to each inner step")
@@ -31,11 +31,12 @@ void add_debug_fault_options(CLI::App& app, DebugFaultOptions& o) {
 DebugFaults::DebugFaults(const DebugFaultOptions& o)
     : step_delay_ms_(o.step_delay_ms), step_slowdown_(o.step_slowdown) {
   if (o.die_at.empty()) return;
-  static constexpr std::array<std::pair<std::string_view, Phase>, 4> kPhases{{
+  static constexpr std::array<std::pair<std::string_view, Phase>, 5> kPhases{{
       {"inner", Phase::inner},
       {"reduce-scatter", Phase::reduce_scatter},
       {"all-gather", Phase::all_gather},
       {"serve", Phase::serve},
+      {"relay", Phase::relay},
   }};
   const auto colon = o.die_at.find(':');
   const std::string_view name = std::string_view(o.die_at).substr(0, colon);
@@ -52,7 +53,7 @@ DebugFaults::DebugFaults(const DebugFaultOptions& o)
   if (!phase_)
     throw Error(ErrorCategory::config,
                 fmt::format("--debug.die-at {}: PHASE:ROUND, PHASE one of inner, reduce-scatter, "
-                            "all-gather, serve",
+                            "all-gather, serve, relay",
                             o.die_at));
 }
 
@@ -69,6 +70,7 @@ std::function<void(swarm::FaultPoint, std::uint64_t)> DebugFaults::swarm_hook() 
       case swarm::FaultPoint::reduce_scatter: reach(Phase::reduce_scatter, round); return;
       case swarm::FaultPoint::all_gather: reach(Phase::all_gather, round); return;
       case swarm::FaultPoint::serve: reach(Phase::serve, round); return;
+      case swarm::FaultPoint::relay: reach(Phase::relay, round); return;
     }
   };
 }

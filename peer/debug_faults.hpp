@@ -4,7 +4,8 @@
 //                               sockets closed by the kernel) the first time it reaches PHASE at
 //                               round ROUND or later. PHASE: inner (an inner step of the round),
 //                               reduce-scatter or all-gather (the first ring chunk of that phase it
-//                               receives), serve (the first state request it gets as a donor).
+//                               receives), serve (the first state request it gets as a donor),
+//                               relay (the first relayed message it gets, as a relay or an end).
 //   --debug.step-delay MS       each inner step takes MS milliseconds longer (slow rounds).
 //   --debug.step-slowdown F     each inner step takes F times its compute (a machine F times
 //                               slower, whatever the load on this one).
@@ -43,7 +44,7 @@ class DebugFaults {
   std::function<void(swarm::FaultPoint, std::uint64_t)> swarm_hook() const;
 
  private:
-  enum class Phase { inner, reduce_scatter, all_gather, serve };
+  enum class Phase { inner, reduce_scatter, all_gather, serve, relay };
   void reach(Phase phase, std::uint64_t round) const;
 
   std::optional<Phase> phase_;

@@ -154,8 +154,9 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
       if (o.checkpoint.empty()) return;
       state.save(o.checkpoint);
     };
-    // What the heartbeats tell the tracker: the figures of the last progress line and, in gossip
-    // mode, a sketch of θ (for the spread on its /status and /metrics) renewed every round.
+    // What the heartbeats tell the tracker, renewed every round and progress line: the traffic,
+    // the bytes relayed, the figures of the last progress line and, in gossip mode, a sketch of θ
+    // (for the spread on its /status and /metrics).
     const bool gossip = config.strategy.gossip_group != 0;
     proto::Heartbeat stats{};
     const auto publish_stats = [&] {
@@ -164,6 +165,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
       stats.bytes_sent = group.traffic().sent;
       stats.bytes_received = group.traffic().received;
       stats.network_wait_s = static_cast<float>(group.network_wait_s());
+      stats.bytes_relayed = group.traffic().relayed;
       if (gossip) stats.sketch = proto::sketch_parameters(strategy.shared().arena(0).data());
       group.publish(stats);
     };
@@ -205,7 +207,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     const auto done = [&](const train::StepOutcome& s) {
       if (group.rounds_run() != rounds_seen) {
         print_landed();
-        if (gossip) publish_stats();
+        publish_stats();  // the traffic and relayed bytes of the round that landed
       }
       if (s.step % config.train.log_every == 0 || s.step == config.train.steps) {
         const train::ProgressInterval::Figures f = interval.take();

@@ -10,7 +10,8 @@ packages=(
   libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev libgtest-dev libgmock-dev libbenchmark-dev
   clang clang-format libclang-rt-14-dev ccache
   python3 python3-numpy iproute2
-  libminiupnpc-dev                # UPnP-IGD port mapping (net/port_mapping.hpp)
+  libminiupnpc-dev                # UPnP-IGD port mapping (net/upnp_mapping.hpp)
+  libnatpmp-dev                   # NAT-PMP/PCP port mapping (net/natpmp_mapping.hpp)
   nftables miniupnpd-nftables     # home routers in network namespaces (tests/programs/home_router_test.cpp)
   chromium chromium-driver fonts-dejavu-core  # the status page's browser test (headless)
 )

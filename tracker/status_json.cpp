@@ -72,6 +72,7 @@ void write_heartbeat(std::string& out, const proto::Heartbeat& h) {
   o.number("bytes_sent", h.bytes_sent);
   o.number("bytes_received", h.bytes_received);
   o.real("network_wait_s", h.network_wait_s);
+  o.number("bytes_relayed", h.bytes_relayed);
   o.close();
 }
 
@@ -149,6 +150,7 @@ std::string render_status_json(const proto::TrackerStatus& s) {
   o.number("relays_blamed", s.relays_blamed);
   o.number("bytes_sent", s.bytes_sent);
   o.number("bytes_received", s.bytes_received);
+  o.number("bytes_relayed", s.bytes_relayed);
   o.real("tokens_per_s", s.tokens_per_s);
   o.real("spread", s.spread);
   o.number("custody_round", s.custody_round);

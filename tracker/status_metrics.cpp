@@ -91,6 +91,9 @@ const Metric<TrackerStatus> kRunMetrics[] = {
      [](const auto& s) { return s.bytes_sent; }},
     {"loco_tracker_received_bytes", "gauge", "Sum of the bytes the members report having received.",
      [](const auto& s) { return s.bytes_received; }},
+    {"loco_tracker_relayed_bytes", "gauge",
+     "Sum of the bytes the members report having relayed for unreachable ones.",
+     [](const auto& s) { return s.bytes_relayed; }},
     {"loco_tracker_tokens_per_second", "gauge", "Sum of the members' training throughput.",
      [](const auto& s) { return s.tokens_per_s; }},
     {"loco_tracker_spread", "gauge",
@@ -136,6 +139,9 @@ const Metric<MemberStatus> kMemberMetrics[] = {
     {"loco_tracker_member_received_bytes_total", "counter",
      "Bytes the member reports having received.",
      [](const auto& m) { return m.last.bytes_received; }},
+    {"loco_tracker_member_relayed_bytes_total", "counter",
+     "Bytes the member reports having relayed for unreachable members.",
+     [](const auto& m) { return m.last.bytes_relayed; }},
 };
 
 // A label value: backslash, double quote and newline escaped, as the format asks.

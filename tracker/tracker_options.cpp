@@ -171,6 +171,10 @@ void add_tracker_options(CLI::App& app, TrackerOptions& o) {
                  "many each time again (0: never)")
       ->capture_default_str()
       ->check(CLI::Range(0, 100000));
+  app.add_option("--run.max-relayed-links", o.max_relayed_links,
+                 "At most this many links between two unreachable members relayed in a round's "
+                 "group (0: as many as the relays' budgets allow)")
+      ->capture_default_str();
   app.add_option("--run.wait-rounds", o.wait_rounds,
                  "A member not ready (or still fetching) for this many rounds formed without it is "
                  "no longer waited for, until it takes part in a round again")
@@ -231,6 +235,7 @@ proto::TrackerCoreConfig to_core_config(const TrackerOptions& o) {
   c.accusation_grace = duration(o.accusation_grace, "--run.accusation-grace");
   c.accusation_bench_rounds = o.accusation_bench;
   c.wait_rounds = o.wait_rounds;
+  c.max_relayed_links = o.max_relayed_links;
   c.max_members_per_network = o.max_members_per_address;
   c.bar_time = duration(o.bar_time, "--tracker.bar-time");
   c.message_rate = o.message_rate;

@@ -61,6 +61,7 @@ struct TrackerOptions {
   std::string accusation_grace = "2s";
   std::uint32_t accusation_bench = 10;
   std::uint32_t wait_rounds = 3;
+  std::uint32_t max_relayed_links = 0;
   std::uint32_t max_attempts = 8;
   float update_norm_limit = 10.0f;
   float trim = 0.25f;

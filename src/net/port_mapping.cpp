@@ -1,109 +1,36 @@
 #include "loco/net/port_mapping.hpp"
 
 #include <fmt/format.h>
-#include <miniupnpc/miniupnpc.h>
-#include <miniupnpc/upnpcommands.h>
-#include <miniupnpc/upnperrors.h>
 
 #include <boost/asio/ip/address.hpp>
-#include <string>
+
+#include "loco/net/natpmp_mapping.hpp"
+#include "loco/net/upnp_mapping.hpp"
 
 namespace loco::net {
-namespace {
 
-constexpr int kOnlyPermanentLeasesSupported = 725;
-
-bool is_private_v4(const boost::asio::ip::address& ip) {
-  if (!ip.is_v4()) return false;
-  const auto b = ip.to_v4().to_bytes();
-  return b[0] == 10 || (b[0] == 172 && (b[1] & 0xF0) == 16) || (b[0] == 192 && b[1] == 168) ||
-         (b[0] == 100 && (b[1] & 0xC0) == 64);  // carrier-grade NAT
+PortMappingResult open_port_mapping(std::uint16_t port, const PortMappingConfig& config) {
+  PortMappingResult natpmp = open_natpmp_mapping(port, config);
+  if (natpmp.mapping) return natpmp;
+  PortMappingResult upnp = open_upnp_mapping(port, config);
+  if (upnp.mapping) return upnp;
+  return {nullptr, fmt::format("NAT-PMP: {}; UPnP: {}", natpmp.why, upnp.why)};
 }
 
-std::string upnp_error(int code) {
-  const char* text = strupnperror(code);
-  return text != nullptr ? fmt::format("{} ({})", text, code) : fmt::format("error {}", code);
-}
-
-}  // namespace
-
-struct UpnpPortMapping::Router {
-  UPNPUrls urls{};
-  IGDdatas data{};
-  std::string lan_address;  // this host's address on the router's LAN
-  ~Router() { FreeUPNPUrls(&urls); }
-};
-
-UpnpPortMapping::Result UpnpPortMapping::open(std::uint16_t port, const PortMappingConfig& config) {
-  int error = 0;
-  // upnpDiscover asks for kSearchedTypes device and service types one after another, each for up
-  // to its delay: the whole discovery stays within discover_timeout.
-  constexpr int kSearchedTypes = 4;
-  const int total_ms = static_cast<int>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(config.discover_timeout).count());
-  UPNPDev* devices =
-      upnpDiscover(total_ms / kSearchedTypes, nullptr, nullptr, UPNP_LOCAL_PORT_ANY, 0, 2, &error);
-  if (devices == nullptr)
-    return {nullptr, fmt::format("no UPnP router answered within {} ms", total_ms)};
-  auto router = std::make_unique<Router>();
-  char lan[64] = {};
-  const int found = UPNP_GetValidIGD(devices, &router->urls, &router->data, lan, sizeof lan);
-  freeUPNPDevlist(devices);
-  if (found != 1)
-    return {nullptr, found == 0 ? "no UPnP Internet gateway found"
-                                : "the UPnP gateway found is not connected to the internet"};
-  router->lan_address = lan;
-  char external[64] = {};
-  if (const int r = UPNP_GetExternalIPAddress(router->urls.controlURL,
-                                              router->data.first.servicetype, external);
-      r != UPNPCOMMAND_SUCCESS || external[0] == '\0')
-    return {nullptr, "the router did not say its external address: " + upnp_error(r)};
+std::optional<std::string> external_address_problem(const std::string& external) {
   boost::system::error_code bad;
   const auto ip = boost::asio::ip::make_address(external, bad);
-  if (bad) return {nullptr, fmt::format("the router's external address '{}' is not one", external)};
-  if (is_private_v4(ip))
-    return {nullptr, fmt::format("the router's external address {} is private: another NAT is "
-                                 "above it (a carrier's), which a mapping here does not open",
-                                 external)};
-  std::unique_ptr<UpnpPortMapping> mapping(new UpnpPortMapping(std::move(router), port, config));
-  std::string why;
-  if (!mapping->add(why)) return {nullptr, why};
-  mapping->external_address_ = fmt::format("{}:{}", external, port);
-  return {std::move(mapping), {}};
-}
-
-UpnpPortMapping::UpnpPortMapping(std::unique_ptr<Router> router, std::uint16_t port,
-                                 PortMappingConfig config)
-    : router_(std::move(router)), port_(port), config_(std::move(config)) {}
-
-bool UpnpPortMapping::add(std::string& why) {
-  const std::string port = std::to_string(port_);
-  const auto request = [&](Duration lease) {
-    const std::string seconds =
-        std::to_string(std::chrono::duration_cast<std::chrono::seconds>(lease).count());
-    return UPNP_AddPortMapping(router_->urls.controlURL, router_->data.first.servicetype,
-                               port.c_str(), port.c_str(), router_->lan_address.c_str(),
-                               config_.description.c_str(), "TCP", nullptr, seconds.c_str());
-  };
-  int r = request(config_.lease);
-  if (r == kOnlyPermanentLeasesSupported) {
-    config_.lease = Duration{0};
-    r = request(config_.lease);
-  }
-  if (r == UPNPCOMMAND_SUCCESS) return true;
-  why = fmt::format("the router refused to map TCP port {} to {}: {}", port_, router_->lan_address,
-                    upnp_error(r));
-  return false;
-}
-
-bool UpnpPortMapping::renew(std::string& why) {
-  return add(why);
-}
-
-UpnpPortMapping::~UpnpPortMapping() {
-  const std::string port = std::to_string(port_);
-  UPNP_DeletePortMapping(router_->urls.controlURL, router_->data.first.servicetype, port.c_str(),
-                         "TCP", nullptr);
+  if (bad) return fmt::format("the router's external address '{}' is not one", external);
+  if (!ip.is_v4()) return std::nullopt;
+  const auto b = ip.to_v4().to_bytes();
+  const bool is_private = b[0] == 10 || (b[0] == 172 && (b[1] & 0xF0) == 16) ||
+                          (b[0] == 192 && b[1] == 168) ||
+                          (b[0] == 100 && (b[1] & 0xC0) == 64);  // carrier-grade NAT
+  if (!is_private && !ip.is_unspecified()) return std::nullopt;
+  return fmt::format(
+      "the router's external address {} is private: another NAT is above it (a "
+      "carrier's), which a mapping here does not open",
+      external);
 }
 
 }  // namespace loco::net

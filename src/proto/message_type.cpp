@@ -18,7 +18,7 @@ constexpr std::uint32_t kMiB = 1024 * kKiB;
 // values (16 MiB as fp32), everything else is small.
 constexpr std::array kMessages = {
     MessageInfo{MessageType::join_request, 2, "join request", 64 * kKiB, Route::peer_to_tracker},
-    MessageInfo{MessageType::heartbeat, 2, "heartbeat", 1 * kKiB, Route::peer_to_tracker},
+    MessageInfo{MessageType::heartbeat, 3, "heartbeat", 1 * kKiB, Route::peer_to_tracker},
     MessageInfo{MessageType::leave, 1, "leave", 4 * kKiB, Route::peer_to_tracker},
     MessageInfo{MessageType::ready, 3, "ready", 1 * kKiB, Route::peer_to_tracker},
     MessageInfo{MessageType::round_done, 1, "round done", 1 * kKiB, Route::peer_to_tracker},

@@ -531,8 +531,8 @@ void PeerCore::note_own_reachability() {
     note(fmt::format("not reachable from the internet at {} (the tracker could not connect to "
                      "it): this peer connects to the reachable members itself and they answer on "
                      "that link; its links with other unreachable peers go through a reachable "
-                     "one that relays them. To be reachable, turn on UPnP on the router, or "
-                     "forward this port and set --peer.advertise",
+                     "one that relays them. To be reachable, turn on UPnP or NAT-PMP on the "
+                     "router, or forward this port and set --peer.advertise",
                      self->address),
          true);
   }

@@ -11,13 +11,15 @@ bool can_relay(const RelaySeat& s) {
 
 }  // namespace
 
-std::size_t max_unreachable(std::span<const RelaySeat> seats, RelayLinks links) {
+std::size_t max_unreachable(std::span<const RelaySeat> seats, RelayLinks links,
+                            std::uint64_t max_relayed_links) {
   std::uint64_t budget = 0;
   std::size_t open = 0;
   for (const RelaySeat& s : seats) {
     if (can_relay(s)) budget += s.relay_pairs;
     if (!s.unreachable) ++open;
   }
+  if (max_relayed_links > 0) budget = std::min(budget, max_relayed_links);
   if (links == RelayLinks::ring_neighbours)
     return open == 0 ? 1 : static_cast<std::size_t>(open + budget);
   std::size_t k = 1;

@@ -294,6 +294,7 @@ TrackerStatus TrackerCore::status(TimePoint now) const {
     if (m.member.reachability == Reachability::unreachable) ++s.members_unreachable;
     s.bytes_sent += m.stats.bytes_sent;
     s.bytes_received += m.stats.bytes_received;
+    s.bytes_relayed += m.stats.bytes_relayed;
     s.tokens_per_s += m.stats.tokens_per_s;
   }
   if (sketches.size() >= 2) s.spread = sketch_spread(sketches);

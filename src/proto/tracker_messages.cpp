@@ -195,6 +195,7 @@ std::vector<std::byte> encode(const Heartbeat& m) {
   w.u64(m.bytes_sent);
   w.u64(m.bytes_received);
   w.f32(m.network_wait_s);
+  w.u64(m.bytes_relayed);
   w.u8(m.sketch ? 1 : 0);
   if (m.sketch)
     for (const float v : *m.sketch) w.f32(v);
@@ -212,6 +213,7 @@ Heartbeat decode<Heartbeat>(std::span<const std::byte> body) {
   m.bytes_sent = r.u64();
   m.bytes_received = r.u64();
   m.network_wait_s = r.f32();
+  m.bytes_relayed = r.u64();
   const std::uint8_t has_sketch = r.u8();
   if (has_sketch > 1) r.fail(fmt::format("sketch flag {}", has_sketch));
   if (has_sketch == 1) {

@@ -42,7 +42,8 @@ std::vector<PeerKey> TrackerCore::unlinked_members(const std::vector<PeerKey>& g
   std::vector<PeerKey> closed;
   for (const PeerKey& k : group)
     if (members_.at(k).member.reachability == Reachability::unreachable) closed.push_back(k);
-  const std::size_t cap = max_unreachable(relay_seats(group), relay_links_);
+  const std::size_t cap =
+      max_unreachable(relay_seats(group), relay_links_, config_.max_relayed_links);
   if (closed.size() <= cap) return {};
   // Each round others take part, so that none of them is left out for good.
   const auto first = static_cast<std::size_t>(next_round() * cap % closed.size());

@@ -7,6 +7,7 @@
 
 #include "loco/core/error.hpp"
 #include "loco/net/host_port.hpp"
+#include "loco/proto/relay_messages.hpp"
 #include "loco/proto/state_relay.hpp"
 #include "loco/version.hpp"
 
@@ -127,6 +128,7 @@ void SwarmSession::drive() {
   link_->flush();
   traffic_.sent = mesh_->bytes_sent();
   traffic_.received = mesh_->bytes_received();
+  traffic_.relayed = core_->relay().bytes_relayed();
   arm_timer();
 }
 
@@ -195,6 +197,7 @@ void SwarmSession::on_mesh_message(const proto::PeerKey& from, proto::MessageTyp
 
 void SwarmSession::on_relay_data(const proto::PeerKey& from, std::span<const std::byte> body) {
   try {
+    if (config_.fault_point) reach(FaultPoint::relay, proto::decode_relay_data(body).header.round);
     const std::optional<proto::RelayData> data = core_->on_relay_data(from, body);
     if (data && core_->client().is_member(data->header.peer))
       relayed_->on_relay_data(steady_now(), from, *data);

@@ -69,6 +69,10 @@ TEST(RelayPlan, ARingRelaysOnlyNeighboursThatAreBothUnreachable) {
   EXPECT_EQ(max_unreachable(std::vector{open_seat(1, 0), open_seat(2, 0)}, ring), 2u);
   EXPECT_EQ(max_unreachable(std::vector{open_seat(1, 3), open_seat(2, 0)}, ring), 5u);
   EXPECT_EQ(max_unreachable(std::vector{closed_seat(1), closed_seat(2)}, ring), 1u);
+  // A cap on relayed links: 2 reachable members and 2 of their 3 budgeted links.
+  EXPECT_EQ(max_unreachable(std::vector{open_seat(1, 3), open_seat(2, 0)}, ring, 2), 4u);
+  EXPECT_EQ(max_unreachable(std::vector{open_seat(1, 3), open_seat(2, 0)}, ring, 9), 5u);
+  EXPECT_EQ(max_unreachable(std::vector{open_seat(1, 6)}, RelayLinks::every_pair, 1), 2u);
   // Ring order o c o c c c: links 3-4 and 4-5 relayed; 5-0 is a reachable neighbour.
   const std::vector seats{open_seat(1, 1), closed_seat(2), open_seat(3, 1),
                           closed_seat(4),  closed_seat(5), closed_seat(6)};

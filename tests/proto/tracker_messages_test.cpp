@@ -128,9 +128,11 @@ TEST(TrackerMessages, EveryMessageRoundTrips) {
                                                     .bytes_sent = 5,
                                                     .bytes_received = 6,
                                                     .network_wait_s = 7,
+                                                    .bytes_relayed = 8,
                                                     .sketch = {}}));
   EXPECT_EQ(h.loss, 3.5f);
   EXPECT_EQ(h.bytes_received, 6u);
+  EXPECT_EQ(h.bytes_relayed, 8u);
   EXPECT_FALSE(h.sketch);
   ParameterSketch sketch{};
   sketch[31] = -2.5f;

@@ -23,10 +23,12 @@ namespace loco::test {
 
 class HomeNetwork {
  public:
-  // `upnp_home` (0: none) is the home whose router also runs miniupnpd.
-  explicit HomeNetwork(int homes, int upnp_home = 0)
+  // `upnp_home` (0: none) is the home whose router also runs miniupnpd, with UPnP-IGD and
+  // NAT-PMP/PCP ("both"), UPnP-IGD alone ("upnp") or NAT-PMP/PCP alone ("natpmp").
+  explicit HomeNetwork(int homes, int upnp_home = 0, const std::string& mapper = "both")
       : prefix_("ln" + std::to_string(::getpid() % 1'000'000)) {
-    ok_ = run("up " + prefix_ + " " + std::to_string(homes) + " " + std::to_string(upnp_home),
+    ok_ = run("up " + prefix_ + " " + std::to_string(homes) + " " + std::to_string(upnp_home) +
+                  " " + mapper,
               output_);
   }
   ~HomeNetwork() {
@@ -43,10 +45,22 @@ class HomeNetwork {
     return {"/usr/sbin/ip", "netns", "exec", prefix_ + "-" + name};
   }
   // Public addresses: the public namespace's, and home i's router's.
-  static std::string public_host() { return "198.51.100.1"; }
-  static std::string router_host(int home) { return "198.51.100." + std::to_string(1 + home); }
+  // A range miniupnpd does not count as reserved (scripts/netns-nat.sh): no packet leaves the
+  // test's namespaces.
+  static std::string public_host() { return "11.70.0.1"; }
+  static std::string router_host(int home) { return "11.70.0." + std::to_string(1 + home); }
   // Home i's own address, which nobody outside it can reach.
   static std::string home_host(int home) { return "192.168." + std::to_string(70 + home) + ".2"; }
+
+  // The port mappings miniupnpd holds on its router (the nftables chain it fills), one rule a
+  // line; "" when there are none.
+  std::string router_mappings(int home) const {
+    std::string out;
+    run_command("ip netns exec " + prefix_ + "-r" + std::to_string(home) +
+                    " nft list chain inet filter prerouting_miniupnpd | grep dnat",
+                out);
+    return out;
+  }
 
   // The samples of /metrics at `http_address` (HOST:PORT) as seen from namespace `name`; empty
   // when it could not be read.
@@ -75,10 +89,13 @@ class HomeNetwork {
   }
 
  private:
-  // Runs the script with `args`; its output (both streams) into `output`. True on exit code 0.
+  // Runs the script with `args`.
   static bool run(const std::string& args, std::string& output) {
-    const std::string command =
-        std::string(LOCO_SOURCE_DIR) + "/scripts/netns-nat.sh " + args + " 2>&1";
+    return run_command(std::string(LOCO_SOURCE_DIR) + "/scripts/netns-nat.sh " + args, output);
+  }
+  // Runs `command` in a shell; its output (both streams) into `output`. True on exit code 0.
+  static bool run_command(const std::string& shell_command, std::string& output) {
+    const std::string command = shell_command + " 2>&1";
     FILE* pipe = ::popen(command.c_str(), "r");
     if (pipe == nullptr) {
       output = "cannot run " + command;

@@ -45,10 +45,12 @@ inline proto::TrackerStatus sample_status() {
                               .bytes_sent = 1'250'000'000ull + 90'000'000ull * i,
                               .bytes_received = 1'190'000'000ull + 75'000'000ull * i,
                               .network_wait_s = 0.8f + 0.2f * static_cast<float>(i),
+                              .bytes_relayed = i == 0 ? 5'000'000ull : 0,
                               .sketch = {}};
     s.members.push_back(m);
     s.bytes_sent += m.last.bytes_sent;
     s.bytes_received += m.last.bytes_received;
+    s.bytes_relayed += m.last.bytes_relayed;
     s.tokens_per_s += m.last.tokens_per_s;
   }
   for (std::uint64_t round = 1; round <= 40; ++round) {

@@ -16,7 +16,7 @@ TEST(StatusJson, EmptyRun) {
       R"("peers_refused":0,"peers_evicted":0,"misbehaviours":0,"members_reachable":0,)"
       R"("members_unreachable":0,"probes_reached":0,"probes_unreached":0,"members_left_out":0,)"
       R"("relayed_links":0,"relays_blamed":0,)"
-      R"("bytes_sent":0,"bytes_received":0,"tokens_per_s":0,"spread":0,"custody_round":0,)"
+      R"("bytes_sent":0,"bytes_received":0,"bytes_relayed":0,"tokens_per_s":0,"spread":0,"custody_round":0,)"
       R"("custody_state_bytes":0,"custody_pulled_bytes":0,"members":[],"history":[],)"
       R"("lost_rounds":[]})");
 }
@@ -59,6 +59,7 @@ TEST(StatusJson, EveryFieldOfAMemberAndARound) {
                                                                    .bytes_sent = 100,
                                                                    .bytes_received = 200,
                                                                    .network_wait_s = 0.1f,
+                                                                   .bytes_relayed = 300,
                                                                    .sketch = {}}});
   Digest hash{};
   hash[0] = 0xab;
@@ -75,14 +76,14 @@ TEST(StatusJson, EveryFieldOfAMemberAndARound) {
       R"("peers_evicted":7,"misbehaviours":8,"members_reachable":0,"members_unreachable":1,)"
       R"("probes_reached":0,"probes_unreached":2,"members_left_out":3,)"
       R"("relayed_links":0,"relays_blamed":0,)"
-      R"("bytes_sent":100,"bytes_received":200,)"
+      R"("bytes_sent":100,"bytes_received":200,"bytes_relayed":0,)"
       R"("tokens_per_s":9000.5,"spread":0,"custody_round":0,"custody_state_bytes":0,)"
       R"("custody_pulled_bytes":0,"members":[{"peer_id":"3f9a1c0b77e2","public_key":"k1",)"
       R"("address":"10.0.0.5:7701","shard":2,"joined_s_ago":10.5,"last_seen_s_ago":0.25,)"
       R"("state_round":40,"in_sync":true,"in_round":false,"reachability":"unreachable",)"
       R"("last_heartbeat":{)"
       R"("state_round":39,"inner_step":1000,"loss":2.5,"tokens_per_s":9000.5,)"
-      R"("bytes_sent":100,"bytes_received":200,"network_wait_s":0.1}}],)"
+      R"("bytes_sent":100,"bytes_received":200,"network_wait_s":0.1,"bytes_relayed":300}}],)"
       R"("history":[{"round":40,"unix_ms":1700000000000,"group_size":3,"mean_loss":2.75,)"
       R"("state_hash":"ab00000000000000000000000000000000000000000000000000000000000000"}],)"
       R"("lost_rounds":[]})");

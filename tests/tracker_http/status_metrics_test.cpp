@@ -101,7 +101,7 @@ std::map<std::string, int> check_exposition(const std::string& text) {
 TEST(StatusMetrics, RunAndMemberFigures) {
   const std::string text = render_status_metrics(test::sample_status());
   const auto samples = check_exposition(text);
-  EXPECT_EQ(samples.size(), 43u);
+  EXPECT_EQ(samples.size(), 45u);
   EXPECT_EQ(samples.at("loco_tracker_members"), 1);
   EXPECT_EQ(samples.at("loco_tracker_spread"), 1);
   EXPECT_EQ(samples.at("loco_tracker_custody_round"), 1);
@@ -116,6 +116,10 @@ TEST(StatusMetrics, RunAndMemberFigures) {
   EXPECT_TRUE(has_line(text, "loco_tracker_rounds_committed_total 40")) << text;
   EXPECT_TRUE(has_line(text, "loco_tracker_rounds_aborted_total 2")) << text;
   EXPECT_TRUE(has_line(text, "loco_tracker_sent_bytes 4020000000")) << text;
+  EXPECT_TRUE(has_line(text, "loco_tracker_relayed_bytes 5000000")) << text;
+  EXPECT_TRUE(
+      has_line(text, R"(loco_tracker_member_relayed_bytes_total{peer="3f9a1c0b77e2"} 5000000)"))
+      << text;
   EXPECT_TRUE(has_line(text, R"(loco_tracker_member_state_round{peer="3f9a1c0b77e2"} 40)")) << text;
   EXPECT_TRUE(has_line(text, R"(loco_tracker_member_in_sync{peer="c07b52f1d96a"} 0)")) << text;
   EXPECT_TRUE(
@@ -143,7 +147,7 @@ TEST(StatusMetrics, WholeNumbersKeepEveryDigit) {
 
 TEST(StatusMetrics, EmptyRunHasEveryFamilyAndNoMemberSamples) {
   const auto samples = check_exposition(render_status_metrics(proto::TrackerStatus{}));
-  EXPECT_EQ(samples.size(), 43u);
+  EXPECT_EQ(samples.size(), 45u);
   EXPECT_EQ(samples.at("loco_tracker_members"), 1);
   EXPECT_EQ(samples.at("loco_tracker_member_loss"), 0);
 }

@@ -4,13 +4,15 @@
 // Nothing is mapped for a peer that listens on a loopback address (a local swarm: there is no
 // router), and when the router offers no mapping the peer goes on without one (the tracker's probe
 // then finds it unreachable, and it dials out: docs/VOLUNTEER.md). What happened is logged.
-// Threads: every call on the io_context's thread; the router's answers block it briefly.
+// Threads: every call on the io_context's thread. Opening the mapping blocks it (up to
+// discover_timeout per protocol, at start); each renewal asks the router from a thread of its own.
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "loco/net/port_mapping.hpp"
 
@@ -27,13 +29,17 @@ class RouterPort : public std::enable_shared_from_this<RouterPort> {
   void stop();
 
   struct Private;
-  RouterPort(Private, boost::asio::io_context& io, std::unique_ptr<UpnpPortMapping> mapping);
+  RouterPort(Private, boost::asio::io_context& io, std::unique_ptr<PortMapping> mapping);
+  ~RouterPort();
+  RouterPort(const RouterPort&) = delete;
+  RouterPort& operator=(const RouterPort&) = delete;
 
  private:
   void arm_renewal();
 
   boost::asio::steady_timer renewal_;
-  std::unique_ptr<UpnpPortMapping> mapping_;
+  std::unique_ptr<PortMapping> mapping_;
+  std::thread renewer_;  // the renewal under way, if any
 };
 
 }  // namespace loco::net

@@ -34,7 +34,10 @@ struct RelaySeat {
 // How many unreachable members a group can link with B, the sum of the reachable, unbarred
 // members' budgets: every pair, the largest k with k(k-1)/2 <= B; a ring with r >= 1 members not
 // measured unreachable, r + B (interleaved, see above). At least 1: one needs no relay.
-std::size_t max_unreachable(std::span<const RelaySeat> seats, RelayLinks links);
+// `max_relayed_links` (0: none) caps B: a group plans at most that many relayed links, whatever
+// its relays' budgets (a ring of hundreds, each relayed neighbour an extra hop, docs/SCALE.md).
+std::size_t max_unreachable(std::span<const RelaySeat> seats, RelayLinks links,
+                            std::uint64_t max_relayed_links = 0);
 
 // A relay for every pair of unreachable members of `seats` (in group order) that `links` needs:
 // every pair, or ring neighbours (the last member's neighbour is the first); each through the

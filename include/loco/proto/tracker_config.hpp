@@ -91,6 +91,9 @@ struct TrackerCoreConfig {
   // many each time it happens again: one member that accuses or lies at every round stalls at most
   // one round in this many, not every round. 0: no bench.
   std::uint32_t accusation_bench_rounds = 10;
+  // At most this many relayed links in a group (relay_plan.hpp's max_unreachable); 0: as many as
+  // its relays' budgets allow.
+  std::uint32_t max_relayed_links = 0;
   std::uint32_t max_attempts = 8;   // per round; then the peers keep training and retry
   float update_norm_limit = 10.0f;  // an update above this multiple of the median is refused
   // The share of a group's contributions the direct exchange's owners leave out of each

@@ -83,6 +83,9 @@ struct Heartbeat {
   std::uint64_t bytes_sent = 0;
   std::uint64_t bytes_received = 0;
   float network_wait_s = 0;
+  // Bytes this peer forwarded as a relay for unreachable members (relay_core.hpp), a claim shown
+  // on the status page and used for nothing else.
+  std::uint64_t bytes_relayed = 0;
   // Gossip mode: a sketch of the peer's θ, from which the tracker shows the members' spread.
   std::optional<ParameterSketch> sketch;
 };

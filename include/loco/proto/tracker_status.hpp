@@ -58,6 +58,7 @@ struct TrackerStatus {
   // Sums over the members' last heartbeats.
   std::uint64_t bytes_sent = 0;
   std::uint64_t bytes_received = 0;
+  std::uint64_t bytes_relayed = 0;  // as the members report it: what relays forwarded
   double tokens_per_s = 0;
   // How far the members' parameters are from one another (RMS distance from their mean, per
   // value), from the sketches in their heartbeats (parameter_sketch.hpp) when two or more sent

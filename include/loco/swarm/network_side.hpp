@@ -19,6 +19,7 @@ namespace loco::swarm {
 struct TrafficCounters {
   std::atomic<std::uint64_t> sent{0};
   std::atomic<std::uint64_t> received{0};
+  std::atomic<std::uint64_t> relayed{0};  // forwarded as a relay (proto/relay_core.hpp)
 };
 
 class NetworkSide {

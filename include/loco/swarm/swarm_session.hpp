@@ -27,7 +27,7 @@ namespace loco::swarm {
 // Where a test may make a peer die (peer/debug_faults.hpp): on the first all-reduce chunk of either
 // phase it receives (all_gather also on the first all-gather part), and on the first request for
 // the state it serves.
-enum class FaultPoint { reduce_scatter, all_gather, serve };
+enum class FaultPoint { reduce_scatter, all_gather, serve, relay };
 
 struct SwarmConfig {
   std::string run_id;
