@@ -51,10 +51,10 @@ void TrainConfig::validate() const {
   }
   if (!(strategy.round_seconds >= 0 && strategy.round_seconds <= 86'400))
     fail("strategy.round-seconds must be in [0, 86400] (0: a round every diloco-h steps)");
-  if (strategy.round_seconds > 0 && (strategy.kind != "diloco" || strategy.gossip_group != 0))
+  if (strategy.round_seconds > 0 && strategy.kind != "diloco")
     fail(
-        "strategy.round-seconds: rounds bounded by time are DiLoCo's over the tracker's rounds "
-        "(strategy.kind = \"diloco\", no gossip-group)");
+        "strategy.round-seconds: rounds bounded by time are DiLoCo's (strategy.kind = "
+        "\"diloco\")");
   if (strategy.gossip_group != 0) {
     if (strategy.kind != "diloco")
       fail("strategy.gossip-group: gossip mode averages DiLoCo rounds; strategy.kind is '" +

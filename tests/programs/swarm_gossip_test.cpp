@@ -82,6 +82,49 @@ TEST(SwarmGossip, EightPeersInGroupsOfFourHoldOnlyTheirGroupsStates) {
   }
 }
 
+// The step count a peer's last progress line says ("peer …: round R, step S, …"), read from its
+// output up to that line.
+std::uint64_t final_steps(PeerProcess& peer) {
+  const std::string line = peer.wait_for("peer ");
+  const auto at = line.find(", step ");
+  return at == std::string::npos ? 0 : std::stoull(line.substr(at + 7));
+}
+
+// Phases clocked by time in gossip mode (strategy.round-seconds, docs/SCALE.md): a peer four times
+// slower than the others takes fewer steps a phase, not longer phases, so it applies as many rounds
+// as they do, in groups with them, and ends with fewer steps (in H-step phases it would hold its
+// partners, and through the grid everyone, to its pace).
+TEST(SwarmGossip, PhasesClockedByTimeLetASlowPeerTakeFewerStepsNotLongerRounds) {
+  constexpr std::uint64_t kTimedRounds = 6;
+  LocalSwarm swarm("gossip-timed", kTimedRounds, {},
+                   test::kDiLoCoStrategy + "gossip-group = 2\nround-seconds = 0.5\n");
+  ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
+  std::vector<PeerProcess*> peers;
+  for (int i = 0; i < 3; ++i)
+    peers.push_back(&swarm.add_peer("fast" + std::to_string(i), {"--peer.gossip-wait", "3s"}));
+  peers.push_back(&swarm.add_peer("slow", {"--peer.gossip-wait", "3s", "--debug.step-slowdown", "4",
+                                           "--debug.step-delay", "5"}));
+  std::vector<std::uint64_t> steps;
+  for (PeerProcess* p : peers) {
+    steps.push_back(final_steps(*p));
+    p->read_to_end();
+    EXPECT_EQ(p->process().wait(), 0) << swarm.logs();
+  }
+  std::size_t slow_grouped = 0;  // rounds the slow peer applied with a partner
+  for (const PeerProcess* p : peers) {
+    ASSERT_EQ(p->rounds().size(), kTimedRounds) << swarm.logs();
+    EXPECT_EQ(p->rounds().back().round, kTimedRounds) << swarm.logs();
+  }
+  for (const test::RoundLine& r : peers.back()->rounds()) slow_grouped += r.members >= 2 ? 1 : 0;
+  EXPECT_GT(slow_grouped, 0u) << "the slow peer averaged with partners\n" << swarm.logs();
+  for (std::size_t i = 0; i < 3; ++i)
+    EXPECT_LT(2 * steps.back(), steps[i]) << "fast peer " << i << "\n" << swarm.logs();
+  std::printf("steps: %llu / %llu / %llu fast, %llu slow, in %llu rounds each\n",
+              static_cast<unsigned long long>(steps[0]), static_cast<unsigned long long>(steps[1]),
+              static_cast<unsigned long long>(steps[2]), static_cast<unsigned long long>(steps[3]),
+              static_cast<unsigned long long>(kTimedRounds));
+}
+
 TEST(SwarmGossip, AGroupSizeOutsideTwoToEightIsRefusedWithTheReason) {
   LocalSwarm swarm("gossip-nine", 2, {}, test::kDiLoCoStrategy + "gossip-group = 9\n");
   EXPECT_FALSE(swarm.tracker().started());

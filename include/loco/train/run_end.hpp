@@ -18,8 +18,8 @@ std::uint64_t final_round(const TrainConfig& config);
 
 // Whether a peer trains another step: below train.steps steps; with rounds bounded by time
 // (strategy.round-seconds), whose members take different numbers of steps, below the run's final
-// round instead (`final_round`, the tracker's; 0: this config's), so that every member stops with
-// the run.
+// round instead (`final_round`, the tracker's; 0: this config's; in gossip mode, which has none,
+// train.steps / diloco-h rounds of the peer's own), so that every member stops with the run.
 bool more_to_train(const TrainConfig& config, std::uint64_t steps, std::uint64_t round,
                    std::uint64_t final_round);
 
