@@ -46,7 +46,7 @@ def run_config(folder, h=None, rounds=None, data=None, streaming=None):
 class Tracker:
     """loco-tracker for run `run_id`, its address and key taken from its first line."""
 
-    def __init__(self, folder, config, run_id, min_peers, http=False):
+    def __init__(self, folder, config, run_id, min_peers, http=False, options=()):
         import loco
 
         loco.keygen(folder / "tracker.key")
@@ -57,7 +57,7 @@ class Tracker:
              "--tracker.http", "127.0.0.1:0" if http else "",
              "--tracker.max-members-per-address", "0", "--run.id", run_id,
              "--run.config", str(config), "--run.min-peers", str(min_peers),
-             "--admission.policy", "open"],
+             "--admission.policy", "open", *options],
             stdout=subprocess.PIPE, stderr=open(self.log, "w"), text=True)
         line = read_line(self.process.stdout, timeout=30)
         prefix = "listening on "
@@ -130,9 +130,9 @@ def tracker_factory(tmp_path):
     trackers = []
 
     def make(min_peers, h=None, rounds=None, data=None, run_id="py-run", http=False,
-             streaming=None):
+             streaming=None, options=()):
         tracker = Tracker(tmp_path, run_config(tmp_path, h, rounds, data, streaming), run_id,
-                          min_peers, http)
+                          min_peers, http, options)
         trackers.append(tracker)
         return tracker
 
