@@ -1,5 +1,7 @@
 #include "loco/core/arena.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -22,6 +24,11 @@ std::size_t checked_mul(std::size_t a, std::size_t b, const std::string& what) {
 std::size_t round_up(std::size_t n, std::size_t multiple) {
   return (n + multiple - 1) / multiple * multiple;
 }
+
+// From this size up, an arena is an anonymous mapping: the kernel hands out zero pages on first
+// touch, so neither the allocation nor a zeroing writes memory. Smaller arenas (a tiny model's,
+// the tests') stay on the heap, where a syscall per arena would cost more than the memset.
+constexpr std::size_t kMappedBytes = std::size_t{1} << 20;
 
 }  // namespace
 
@@ -101,18 +108,29 @@ bool ArenaLayout::operator==(const ArenaLayout& other) const {
   return true;
 }
 
-void Arena::AlignedFree::operator()(float* p) const {
-  ::operator delete[](p, std::align_val_t{ArenaLayout::kAlignBytes});
+void Arena::ZeroedFree::operator()(float* p) const {
+  if (mapped)
+    ::munmap(p, bytes);
+  else
+    ::operator delete[](p, std::align_val_t{ArenaLayout::kAlignBytes});
 }
 
 Arena::Arena(std::shared_ptr<const ArenaLayout> layout) : layout_(std::move(layout)) {
   LOCO_ASSERT(layout_ != nullptr, "an arena needs a layout");
   // Allocate at least one block so data() is never null, even for an empty layout.
-  const std::size_t floats = std::max(layout_->size(), ArenaLayout::kAlignFloats);
-  auto* raw = static_cast<float*>(
-      ::operator new[](floats * sizeof(float), std::align_val_t{ArenaLayout::kAlignBytes}));
-  std::memset(raw, 0, floats * sizeof(float));
-  data_.reset(raw);
+  const std::size_t bytes = std::max(layout_->size(), ArenaLayout::kAlignFloats) * sizeof(float);
+  if (bytes >= kMappedBytes) {
+    // Page-aligned, so 64-byte aligned.
+    void* pages =
+        ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (pages == MAP_FAILED) throw std::bad_alloc();
+    data_ = Memory(static_cast<float*>(pages), ZeroedFree{bytes, true});
+    return;
+  }
+  auto* raw =
+      static_cast<float*>(::operator new[](bytes, std::align_val_t{ArenaLayout::kAlignBytes}));
+  std::memset(raw, 0, bytes);
+  data_ = Memory(raw, ZeroedFree{bytes, false});
 }
 
 Arena::Arena(const Arena& other) : Arena(other.layout_) {
@@ -151,6 +169,13 @@ void Arena::fill(float value) {
   for (std::size_t i = 0; i < layout_->tensor_count(); ++i) {
     std::ranges::fill(tensor(i), value);
   }
+}
+
+void Arena::zero() {
+  const ZeroedFree& memory = data_.get_deleter();
+  // Dropping a private anonymous mapping's pages makes them read as zero again.
+  if (memory.mapped && ::madvise(data_.get(), memory.bytes, MADV_DONTNEED) == 0) return;
+  std::memset(data_.get(), 0, memory.bytes);
 }
 
 void Arena::copy_from(const Arena& other) {

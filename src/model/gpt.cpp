@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstddef>
 #include <string>
 
 #include "loco/core/assert.hpp"
@@ -133,7 +134,12 @@ Gpt::Gpt(const GptConfig& config, std::size_t max_batch)
 void Gpt::init(Arena& params, std::uint64_t seed) const {
   LOCO_ASSERT(params.layout() == *layout_, "GPT init: parameters of another layout");
   const float residual_std = 0.02f / std::sqrt(2.0f * static_cast<float>(config_.n_layer));
-  for (std::size_t i = 0; i < layout_->tensor_count(); ++i) {
+  // Each tensor draws from a stream of its own, so the compute threads can take them in any order
+  // and the bits stay the same: at 151M parameters the draws are most of a peer's time to join.
+  const auto tensors = static_cast<std::ptrdiff_t>(layout_->tensor_count());
+#pragma omp parallel for schedule(dynamic)
+  for (std::ptrdiff_t t = 0; t < tensors; ++t) {
+    const auto i = static_cast<std::size_t>(t);
     const std::string& name = layout_->tensor(i).name;
     auto values = params.tensor(i);
     const bool is_bias = name.ends_with(".bias");

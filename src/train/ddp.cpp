@@ -14,8 +14,8 @@ void DataParallel::begin(InnerLoop& loop, Start how) {
   switch (how) {
     case Start::fresh:  // genesis: the initial parameters, zero moments, no step taken
       shared_.arena(0).copy_from(loop.params());
-      shared_.arena(1).fill(0.0f);
-      shared_.arena(2).fill(0.0f);
+      shared_.arena(1).zero();
+      shared_.arena(2).zero();
       shared_.set_round(0);
       adopt(loop);
       break;

@@ -25,14 +25,14 @@ void DeMo::begin(InnerLoop& loop, Start how) {
   switch (how) {
     case Start::fresh:  // genesis: the initial parameters, nothing pending, δ = 0
       shared_.arena(0).copy_from(loop.params());
-      if (config_.late) shared_.arena(1).fill(0.0f);
+      if (config_.late) shared_.arena(1).zero();
       shared_.set_round(0);
-      momentum_.fill(0.0f);
+      momentum_.zero();
       adopt(loop);
       break;
     case Start::resumed: break;
     case Start::joined:
-      momentum_.fill(0.0f);
+      momentum_.zero();
       adopt(loop);
       break;
   }

@@ -36,7 +36,7 @@ void DiLoCo::begin(InnerLoop& loop, Start how) {
   switch (how) {
     case Start::fresh:  // genesis: the initial parameters, zero momentum
       theta().copy_from(loop.params());
-      momentum().fill(0.0f);
+      momentum().zero();
       shared_.set_round(0);
       break;
     case Start::resumed: break;

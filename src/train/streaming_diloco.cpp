@@ -103,7 +103,7 @@ void StreamingDiLoCo::begin(InnerLoop& loop, Start how) {
   switch (how) {
     case Start::fresh:  // genesis: the initial parameters, zero momentum (and zero Δ̄(0))
       theta().copy_from(loop.params());
-      for (std::size_t i = 1; i < shared_.parts().size(); ++i) shared_.arena(i).fill(0.0f);
+      for (std::size_t i = 1; i < shared_.parts().size(); ++i) shared_.arena(i).zero();
       shared_.set_round(0);
       break;
     case Start::resumed:

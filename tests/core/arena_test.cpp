@@ -125,6 +125,38 @@ TEST(Arena, CopiesAreDeepAndLayoutsMustMatch) {
   EXPECT_EQ(blake2b(c), blake2b(a));
 }
 
+// 600,000 floats (2.4 MB): above the size from which an arena is mapped pages, not heap.
+std::shared_ptr<const ArenaLayout> large_layout() {
+  return std::make_shared<const ArenaLayout>(
+      std::vector<TensorSpec>{{"w", {1000, 500}}, {"b", {100000}}});
+}
+
+TEST(Arena, ALargeArenaIsZeroAlignedAndZeroesAgainAfterWrites) {
+  Arena arena(large_layout());
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(arena.data().data()) % 64, 0u);
+  for (float v : arena.data()) ASSERT_EQ(v, 0.0f);
+  arena.fill(3.0f);
+  EXPECT_EQ(arena.tensor(1).back(), 3.0f);
+  arena.zero();
+  for (float v : arena.data()) ASSERT_EQ(v, 0.0f);
+  // Usable after zero(): the pages come back on the next write.
+  arena.tensor(0)[123] = 4.0f;
+  EXPECT_EQ(arena.data()[123], 4.0f);
+}
+
+TEST(Arena, ALargeArenaCopiesAndMovesLikeASmallOne) {
+  Arena a(large_layout());
+  a.fill(-2.0f);
+  Arena b = a;
+  EXPECT_EQ(blake2b(b), blake2b(a));
+  Arena moved = std::move(b);
+  EXPECT_EQ(blake2b(moved), blake2b(a));
+  Arena small(small_layout());
+  small.fill(1.0f);
+  small.zero();  // a heap arena zeroes by writing
+  for (float v : small.data()) EXPECT_EQ(v, 0.0f);
+}
+
 TEST(ArenaHash, EqualContentsHashEqualAndAnyBitChangesIt) {
   Arena a(small_layout());
   Arena b(small_layout());

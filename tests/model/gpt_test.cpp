@@ -8,6 +8,7 @@
 #include "loco/core/error.hpp"
 #include "loco/core/hash.hpp"
 #include "loco/model/mlp.hpp"
+#include "loco/model/model.hpp"
 #include "loco/optim/adamw.hpp"
 #include "test_support.hpp"
 
@@ -74,6 +75,22 @@ TEST(Gpt, SameSeedAndThreadsGiveIdenticalBits) {
   Arena init(other.layout());
   other.init(init, 5);
   EXPECT_NE(first, blake2b(init));  // training moved the parameters
+}
+
+// The genesis every peer of a run must agree on, whatever its compute threads.
+TEST(Gpt, InitialisationDoesNotDependOnTheThreadCount) {
+  GptConfig cfg{.vocab = 32, .context = 16, .n_layer = 3, .n_head = 2, .d_model = 32};
+  Gpt gpt(cfg, 1);
+  const int threads_before = compute_threads();
+  auto initialised = [&](int threads) {
+    set_compute_threads(threads);
+    Arena params(gpt.layout());
+    gpt.init(params, 11);
+    return blake2b(params);
+  };
+  const Digest one = initialised(1);
+  EXPECT_EQ(initialised(3), one);
+  set_compute_threads(threads_before);
 }
 
 TEST(Gpt, RejectsBadBatchesAndConfigs) {

@@ -67,7 +67,9 @@ class ArenaLayout {
 class Arena {
  public:
   // Allocates layout->size() floats, all zero (padding stays zero as long as callers write
-  // through tensor views only).
+  // through tensor views only). A large arena takes its pages from the system untouched: they are
+  // zero and cost no memory and no time until first written, so a peer holding a 1B-parameter
+  // model's gradient, moments and outer momentum does not clear gigabytes before it joins.
   explicit Arena(std::shared_ptr<const ArenaLayout> layout);
   Arena(const Arena& other);
   Arena& operator=(const Arena& other);
@@ -89,15 +91,22 @@ class Arena {
   // Eigen views of a tensor: arena_maps.hpp.
 
   void fill(float value);  // every tensor element; padding stays zero
+  // Every float zero. A large arena gives its pages back to the system instead of writing them,
+  // so zeroing state that is written again later (a fresh momentum) costs neither time nor memory.
+  void zero();
   // Copies the contents of `other`, which must have an equal layout.
   void copy_from(const Arena& other);
 
  private:
-  struct AlignedFree {
+  // Frees what allocate_zeroed() gave: `bytes` mapped pages, or an aligned heap block.
+  struct ZeroedFree {
+    std::size_t bytes;
+    bool mapped;
     void operator()(float* p) const;
   };
   std::shared_ptr<const ArenaLayout> layout_;
-  std::unique_ptr<float[], AlignedFree> data_;
+  using Memory = std::unique_ptr<float[], ZeroedFree>;
+  Memory data_;
 };
 
 }  // namespace loco
