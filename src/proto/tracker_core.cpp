@@ -17,6 +17,7 @@ TrackerCore::TrackerCore(TrackerCoreConfig config, const secure::KeyPair& identi
       identity_(identity),
       settings_digest_(proto::settings_digest(config_.settings)),
       shard_taken_(config_.shard_count, false) {
+  latest_now_ = now;
   if (config_.shard_count == 0)
     throw Error(ErrorCategory::config, "the run needs at least one data shard");
   if (config_.genesis == Digest{})
@@ -54,6 +55,7 @@ TrackerCore::TrackerCore(TrackerCoreConfig config, const secure::KeyPair& identi
   committed_hash_ = restored->committed_hash;
   lost_rounds_ = restored->lost_rounds;
   history_ = std::move(restored->history);
+  restore_held_against(now, *restored);
   // Peers of the run reconnect over the next seconds; until then, nobody holding the committed
   // state is not yet a reason to fall back on another state (see reconcile()).
   reconcile_after_ = now + config_.eviction_timeout;
@@ -76,6 +78,7 @@ bool TrackerCore::spend_message(TimePoint now, const PeerKey& peer) {
 
 void TrackerCore::on_message(TimePoint now, const PeerKey& from, std::uint16_t type,
                              std::span<const std::byte> body) {
+  latest_now_ = std::max(latest_now_, now);
   if (!spend_message(now, from)) {
     misbehaved(now, from,
                fmt::format("sent more than {} messages at once ({} a second)",
@@ -164,6 +167,7 @@ void TrackerCore::on_connected(const PeerKey& peer, std::string network) {
 }
 
 void TrackerCore::on_disconnect(TimePoint now, const PeerKey& peer) {
+  latest_now_ = std::max(latest_now_, now);
   networks_.erase(peer);
   budgets_.erase(peer);
   custody_server_.forget(peer);
@@ -173,6 +177,7 @@ void TrackerCore::on_disconnect(TimePoint now, const PeerKey& peer) {
 }
 
 void TrackerCore::on_timer(TimePoint now) {
+  latest_now_ = std::max(latest_now_, now);
   evict_silent(now);
   if (attempt_) decide(now);  // a report grace or the round timeout may have passed
   if (pending_retry_ && now >= pending_retry_->deadline) settle_accusation(now);
@@ -240,14 +245,48 @@ void TrackerCore::misbehaved(TimePoint now, const PeerKey& peer, const std::stri
 }
 
 TrackerSnapshot TrackerCore::snapshot() const {
-  return TrackerSnapshot{.run_id = config_.run_id,
-                         .settings_digest = settings_digest_,
-                         .genesis = config_.genesis,
-                         .epoch = epoch_,
-                         .committed_round = committed_round_,
-                         .committed_hash = committed_hash_,
-                         .history = history_,
-                         .lost_rounds = lost_rounds_};
+  TrackerSnapshot s{.run_id = config_.run_id,
+                    .settings_digest = settings_digest_,
+                    .genesis = config_.genesis,
+                    .epoch = epoch_,
+                    .committed_round = committed_round_,
+                    .committed_hash = committed_hash_,
+                    .history = history_,
+                    .lost_rounds = lost_rounds_,
+                    .barred = {},
+                    .benched = {},
+                    .disputes = {}};
+  for (const auto& [key, until] : barred_)
+    if (until > latest_now_)
+      s.barred.push_back(BarredKey{
+          key, static_cast<std::uint64_t>(
+                   std::chrono::ceil<std::chrono::milliseconds>(until - latest_now_).count())});
+  for (const auto& [key, b] : benched_)
+    if (b.until >= next_round()) s.benched.push_back(BenchedKey{key, b.until, b.times});
+  for (const auto& [a, partners] : disputes_)
+    for (const PeerKey& b : partners)
+      if (a < b) s.disputes.push_back(DisputedPair{a, b});
+  return s;
+}
+
+void TrackerCore::restore_held_against(TimePoint now, const TrackerSnapshot& restored) {
+  // A file is trusted no further than the settings allow: no bar longer than bar_time, no bench
+  // doubled more than bench() doubles.
+  const auto bar_ms = static_cast<std::uint64_t>(
+      std::chrono::ceil<std::chrono::milliseconds>(config_.bar_time).count());
+  for (const BarredKey& b : restored.barred)
+    barred_[b.key] = now + std::chrono::milliseconds(std::min(b.remaining_ms, bar_ms));
+  for (const BenchedKey& b : restored.benched)
+    benched_[b.key] = Bench{.until = b.until, .times = std::min<std::uint32_t>(b.times, 11)};
+  for (const DisputedPair& d : restored.disputes) {
+    if (disputes_.size() + 2 > kMaxBarred) break;
+    disputes_[d.first].insert(d.second);
+    disputes_[d.second].insert(d.first);
+  }
+}
+
+void TrackerCore::held_against_changed(const std::string& what) {
+  event(TrackerEvent::Kind::state_changed, std::nullopt, what);
 }
 
 TrackerStatus TrackerCore::status(TimePoint now) const {

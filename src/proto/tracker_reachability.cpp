@@ -72,6 +72,7 @@ std::optional<Probe> TrackerCore::poll_probe() {
 
 void TrackerCore::on_probe_result(TimePoint now, const PeerKey& peer, const std::string& address,
                                   bool reached) {
+  latest_now_ = std::max(latest_now_, now);
   const auto it = probing_.find(peer);
   const auto m = members_.find(peer);
   if (it == probing_.end() || m == members_.end() || m->second.member.address != address) return;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "loco/core/byte_io.hpp"
@@ -11,11 +12,29 @@ namespace loco::proto {
 namespace {
 
 constexpr std::string_view kMagic = "loco-tracker-state";
-// Format 2 added the lost rounds; format 1 files (no lost rounds) are still read.
-constexpr std::uint8_t kVersion = 2;
+// Format 2 added the lost rounds, format 3 the keys held against; older files are still read.
+constexpr std::uint8_t kVersion = 3;
 constexpr std::uint8_t kOldestVersion = 1;
 constexpr std::size_t kRecordBytes = 8 + 8 + 4 + 4 + 32;
 constexpr std::size_t kLostBytes = 4 * 8;
+constexpr std::size_t kSavedKeyBytes = 32;
+
+// The newest `max` of `items` (the core keeps no more; a caller's longer list is cut here).
+template <typename T, typename Write>
+void write_list(ByteWriter& w, const std::vector<T>& items, std::size_t max, Write write_one) {
+  const std::size_t keep = std::min(items.size(), max);
+  w.u32(static_cast<std::uint32_t>(keep));
+  for (std::size_t i = items.size() - keep; i < items.size(); ++i) write_one(items[i]);
+}
+
+template <typename T, typename Read>
+std::vector<T> read_list(ByteReader& r, std::size_t max, std::size_t bytes_each, Read read_one) {
+  const std::size_t n = r.count(max, bytes_each);
+  std::vector<T> out;
+  out.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) out.push_back(read_one());
+  return out;
+}
 
 void record(ByteWriter& w, const RoundRecord& r) {
   w.u64(r.round);
@@ -58,18 +77,28 @@ std::vector<std::byte> encode(const TrackerSnapshot& s) {
   w.u64(s.epoch);
   w.u64(s.committed_round);
   w.bytes(s.committed_hash);
-  const std::size_t keep = std::min(s.history.size(), TrackerSnapshot::kMaxHistory);
-  w.u32(static_cast<std::uint32_t>(keep));
-  for (std::size_t i = s.history.size() - keep; i < s.history.size(); ++i) record(w, s.history[i]);
-  const std::size_t lost = std::min(s.lost_rounds.size(), TrackerSnapshot::kMaxLostRounds);
-  w.u32(static_cast<std::uint32_t>(lost));
-  for (std::size_t i = s.lost_rounds.size() - lost; i < s.lost_rounds.size(); ++i) {
-    const LostRounds& l = s.lost_rounds[i];
+  write_list(w, s.history, TrackerSnapshot::kMaxHistory,
+             [&](const RoundRecord& r) { record(w, r); });
+  write_list(w, s.lost_rounds, TrackerSnapshot::kMaxLostRounds, [&](const LostRounds& l) {
     w.u64(l.first);
     w.u64(l.last);
     w.u64(l.went_back_to);
     w.u64(l.unix_ms);
-  }
+  });
+  constexpr std::size_t kHeld = TrackerSnapshot::kMaxHeldAgainst;
+  write_list(w, s.barred, kHeld, [&](const BarredKey& b) {
+    w.bytes(b.key.bytes);
+    w.u64(b.remaining_ms);
+  });
+  write_list(w, s.benched, kHeld, [&](const BenchedKey& b) {
+    w.bytes(b.key.bytes);
+    w.u64(b.until);
+    w.u32(b.times);
+  });
+  write_list(w, s.disputes, kHeld, [&](const DisputedPair& d) {
+    w.bytes(d.first.bytes);
+    w.bytes(d.second.bytes);
+  });
   std::vector<std::byte> out = w.finish();
   const Digest check = blake2b(std::span<const std::byte>(out));
   const auto* p = reinterpret_cast<const std::byte*>(check.data());
@@ -104,19 +133,39 @@ TrackerSnapshot decode_snapshot(std::span<const std::byte> bytes, std::string_vi
   s.epoch = fields.u64();
   s.committed_round = fields.u64();
   fields.bytes(s.committed_hash);
-  const std::size_t n = fields.count(TrackerSnapshot::kMaxHistory, kRecordBytes);
-  s.history.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) s.history.push_back(record(fields));
+  s.history = read_list<RoundRecord>(fields, TrackerSnapshot::kMaxHistory, kRecordBytes,
+                                     [&] { return record(fields); });
   if (version >= 2) {
-    const std::size_t lost = fields.count(TrackerSnapshot::kMaxLostRounds, kLostBytes);
-    s.lost_rounds.reserve(lost);
-    for (std::size_t i = 0; i < lost; ++i) {
-      LostRounds& l = s.lost_rounds.emplace_back();
+    s.lost_rounds = read_list<LostRounds>(fields, TrackerSnapshot::kMaxLostRounds, kLostBytes, [&] {
+      LostRounds l;
       l.first = fields.u64();
       l.last = fields.u64();
       l.went_back_to = fields.u64();
       l.unix_ms = fields.u64();
-    }
+      return l;
+    });
+  }
+  if (version >= 3) {
+    constexpr std::size_t kHeld = TrackerSnapshot::kMaxHeldAgainst;
+    s.barred = read_list<BarredKey>(fields, kHeld, kSavedKeyBytes + 8, [&] {
+      BarredKey b;
+      fields.bytes(b.key.bytes);
+      b.remaining_ms = fields.u64();
+      return b;
+    });
+    s.benched = read_list<BenchedKey>(fields, kHeld, kSavedKeyBytes + 8 + 4, [&] {
+      BenchedKey b;
+      fields.bytes(b.key.bytes);
+      b.until = fields.u64();
+      b.times = fields.u32();
+      return b;
+    });
+    s.disputes = read_list<DisputedPair>(fields, kHeld, 2 * kSavedKeyBytes, [&] {
+      DisputedPair d;
+      fields.bytes(d.first.bytes);
+      fields.bytes(d.second.bytes);
+      return d;
+    });
   }
   fields.expect_end();
   return s;

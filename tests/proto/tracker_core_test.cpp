@@ -598,7 +598,10 @@ TrackerSnapshot sample_snapshot() {
                          .committed_round = 12,
                          .committed_hash = digest_of(5),
                          .history = {},
-                         .lost_rounds = {}};
+                         .lost_rounds = {},
+                         .barred = {},
+                         .benched = {},
+                         .disputes = {}};
 }
 
 TEST(TrackerSnapshot, ADamagedFileIsRefused) {
@@ -606,6 +609,9 @@ TEST(TrackerSnapshot, ADamagedFileIsRefused) {
   s.history = {RoundRecord{
       .round = 12, .unix_ms = 1, .group_size = 4, .mean_loss = 2.5f, .state_hash = digest_of(5)}};
   s.lost_rounds = {LostRounds{.first = 8, .last = 10, .went_back_to = 7, .unix_ms = 1700000000000}};
+  s.barred = {BarredKey{.key = key(7).public_key(), .remaining_ms = 60000}};
+  s.benched = {BenchedKey{.key = key(8).public_key(), .until = 20, .times = 2}};
+  s.disputes = {DisputedPair{.first = key(7).public_key(), .second = key(8).public_key()}};
   auto bytes = encode(s);
   EXPECT_EQ(decode_snapshot(bytes, "f"), s);
   for (std::size_t i = 0; i < bytes.size(); i += 7) {
@@ -617,18 +623,35 @@ TEST(TrackerSnapshot, ADamagedFileIsRefused) {
     EXPECT_THROW(decode_snapshot(std::span(bytes).first(n), "f"), Error) << n << " bytes";
 }
 
-// A state file of the previous format (1: no lost rounds) is still read: a tracker upgraded in
-// place keeps its run.
-TEST(TrackerSnapshot, AFileOfTheFirstFormatIsStillRead) {
+// State files of the earlier formats (1: no lost rounds; 2: no keys held against) are still
+// read: a tracker upgraded in place keeps its run.
+TEST(TrackerSnapshot, FilesOfTheEarlierFormatsAreStillRead) {
   const TrackerSnapshot s = sample_snapshot();
-  std::vector<std::byte> bytes = encode(s);
-  bytes.resize(bytes.size() - 32 - 4);  // no checksum, no count of lost rounds
-  bytes[std::string_view("loco-tracker-state").size()] = std::byte{1};
+  const std::size_t version_at = std::string_view("loco-tracker-state").size();
+  // Without the checksum and the last `counts` empty lists' counts, as `version` wrote it.
+  const auto older = [&](std::uint8_t version, std::size_t counts) {
+    std::vector<std::byte> bytes = encode(s);
+    bytes.resize(bytes.size() - 32 - 4 * counts);
+    bytes[version_at] = std::byte{version};
+    const Digest check = blake2b(std::span<const std::byte>(bytes));
+    for (const std::uint8_t b : check) bytes.push_back(static_cast<std::byte>(b));
+    return bytes;
+  };
+  EXPECT_EQ(decode_snapshot(older(1, 4), "f"), s);
+  EXPECT_EQ(decode_snapshot(older(2, 3), "f"), s);
+  EXPECT_THROW(decode_snapshot(older(4, 0), "f"), Error) << "a format this build does not know";
+}
+
+// A file that claims more keys than the tracker ever holds is refused before anything is
+// allocated for them.
+TEST(TrackerSnapshot, AFileClaimingTooManyHeldKeysIsRefused) {
+  std::vector<std::byte> bytes = encode(sample_snapshot());
+  bytes.resize(bytes.size() - 32 - 4);  // the disputes' count, then the checksum
+  const std::uint32_t too_many = TrackerSnapshot::kMaxHeldAgainst + 1;
+  for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<std::byte>(too_many >> (8 * i)));
   const Digest check = blake2b(std::span<const std::byte>(bytes));
   for (const std::uint8_t b : check) bytes.push_back(static_cast<std::byte>(b));
-  EXPECT_EQ(decode_snapshot(bytes, "f"), s);
-  bytes[std::string_view("loco-tracker-state").size()] = std::byte{3};
-  EXPECT_THROW(decode_snapshot(bytes, "f"), Error) << "a format this build does not know";
+  EXPECT_THROW(decode_snapshot(bytes, "f"), Error);
 }
 
 // The rounds the run lost stay said after the tracker restarts.

@@ -115,6 +115,69 @@ TEST(TrackerProofs, ALiarDisputedWithTwoPartnersSitsTheRetryOutAlone) {
   EXPECT_EQ(place_of(next, liar), next.members.size()) << "the liar is benched";
 }
 
+// What the tracker holds against keys outlives its restart: the liar benched above is still
+// benched by the restarted tracker, and the pair it disputed is still kept apart.
+TEST(TrackerProofs, ABenchAndADisputeSurviveATrackerRestart) {
+  ProofRun run(5);
+  const PeerKey liar = run.group.members[1];
+  const PeerKey first_partner = run.group.members[2];
+  run.prove(0, run.statement(1, StatementKind::result, 1, 1),
+            run.statement(2, StatementKind::result, 1, 2));
+  run.group = run.latest();
+  const std::size_t l = place_of(run.group, liar);
+  run.prove(0, run.statement(l, StatementKind::result, static_cast<std::uint32_t>(l), 1),
+            run.statement((l + 1) % 5, StatementKind::result, static_cast<std::uint32_t>(l), 2));
+  run.h.finish_round();
+  ASSERT_TRUE(run.h.saved);
+  ASSERT_EQ(run.h.saved->committed_round, 1u);
+  ASSERT_EQ(run.h.saved->benched.size(), 1u);
+  EXPECT_EQ(run.h.saved->benched[0].key, liar);
+  EXPECT_EQ(run.h.saved->disputes.size(), 2u) << "the liar with each of its two partners";
+
+  run.h.start(decode_snapshot(encode(*run.h.saved), "state"));
+  for (std::uint8_t n = 1; n <= 5; ++n) {
+    run.h.peers.at(n).client->on_disconnect(run.h.now);
+    run.h.connect(n);
+  }
+  for (std::uint8_t n = 1; n <= 5; ++n) run.h.ready(n);
+  const Group next = run.latest();
+  ASSERT_EQ(next.round, 2u);
+  EXPECT_EQ(next.members.size(), 4u);
+  EXPECT_EQ(place_of(next, liar), next.members.size()) << "still benched after the restart";
+  const std::size_t p = place_of(next, first_partner);
+  ASSERT_LT(p, next.members.size());
+}
+
+// A key cut off for a proven equivocation stays refused by a restarted tracker, for the rest of
+// its bar and no longer.
+TEST(TrackerProofs, ABarSurvivesATrackerRestartForTheRestOfItsTime) {
+  ProofRun run(5);
+  const std::uint8_t cheat = run.at(3);
+  run.prove(0, run.statement(3, StatementKind::contribution, 0, 1),
+            run.statement(3, StatementKind::contribution, 0, 2));
+  ASSERT_FALSE(run.h.tracker->has_member(key(cheat).public_key()));
+  ASSERT_TRUE(run.h.saved) << "a bar is saved at once";
+  ASSERT_EQ(run.h.saved->barred.size(), 1u);
+  EXPECT_EQ(run.h.saved->barred[0].key, key(cheat).public_key());
+  run.h.now += run.h.config.bar_time / 2;
+  run.h.tracker->on_timer(run.h.now);
+  const TrackerSnapshot saved = run.h.tracker->snapshot();
+  ASSERT_EQ(saved.barred.size(), 1u);
+  EXPECT_LE(
+      saved.barred[0].remaining_ms,
+      std::chrono::duration_cast<std::chrono::milliseconds>(run.h.config.bar_time / 2).count());
+
+  run.h.start(decode_snapshot(encode(saved), "state"));
+  run.h.peers.at(cheat).client->on_disconnect(run.h.now);
+  run.h.connect(cheat);
+  EXPECT_FALSE(run.h.tracker->has_member(key(cheat).public_key())) << "refused after the restart";
+  run.h.now += run.h.config.bar_time / 2 + std::chrono::seconds(1);
+  run.h.peers.at(cheat).client->on_disconnect(run.h.now);
+  run.h.connect(cheat);
+  EXPECT_TRUE(run.h.tracker->has_member(key(cheat).public_key()))
+      << "and back once the bar is over";
+}
+
 // Disputes are remembered for the run, not the round: a liar that lied once in an earlier round
 // sits out at its next lie rather than costing every round two retries; and the pair it disputed
 // is kept apart in later rounds too.

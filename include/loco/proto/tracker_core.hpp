@@ -386,7 +386,11 @@ class TrackerCore {
   bool spend_message(TimePoint now, const PeerKey& peer);
   // Keys cut off for misbehaving, refused until then. At most kMaxBarred: the oldest go first.
   std::map<PeerKey, TimePoint> barred_;
-  static constexpr std::size_t kMaxBarred = 65536;
+  static constexpr std::size_t kMaxBarred = TrackerSnapshot::kMaxHeldAgainst;
+  // A restarted tracker takes back the keys its snapshot held against.
+  void restore_held_against(TimePoint now, const TrackerSnapshot& restored);
+  // Saves them: a bar, a bench or a dispute must outlive a crash (state_changed).
+  void held_against_changed(const std::string& what);
   std::set<std::pair<TimePoint, PeerKey>> silence_deadlines_;  // last_seen + eviction_timeout
   std::vector<bool> shard_taken_;
   std::uint64_t epoch_ = 0;
@@ -405,6 +409,8 @@ class TrackerCore {
   Digest committed_hash_{};
   std::vector<RoundRecord> history_;
   std::vector<LostRounds> lost_rounds_;  // the newest TrackerSnapshot::kMaxLostRounds, saved
+  // The latest `now` of any input: snapshot() saves how long each bar has left from it.
+  TimePoint latest_now_{};
   TimePoint reconcile_after_{};  // a restarted tracker waits this long for its peers to return
   bool no_known_state_noted_ = false;       // said once that no live peer holds a committed state
   bool final_state_missing_noted_ = false;  // said once that no one holds the final state

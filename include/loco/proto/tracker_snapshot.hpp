@@ -1,10 +1,13 @@
 #pragma once
 // What the tracker saves to survive a crash or a restart: enough to continue the same run (its
-// id and settings, the last committed round and its hash, the genesis hash, the epoch), and the
-// recent rounds for the status page. Members are not saved: live peers reconnect and join again.
+// id and settings, the last committed round and its hash, the genesis hash, the epoch), the
+// recent rounds for the status page, and what it holds against keys (bars, benches, disputes:
+// docs/SECURITY.md), so that a restart does not let a proven liar back in. Members are not saved:
+// live peers reconnect and join again.
 //
 // File format (little-endian, written atomically by the server):
-//   "loco-tracker-state" ‖ u8 version 1 ‖ fields below ‖ BLAKE2b-256 of everything before it.
+//   "loco-tracker-state" ‖ u8 version ‖ fields below ‖ BLAKE2b-256 of everything before it.
+// Version 3 added the keys held against; files of versions 1 and 2 are still read.
 
 #include <bit>
 #include <cstdint>
@@ -47,9 +50,33 @@ struct LostRounds {
   bool operator==(const LostRounds&) const = default;
 };
 
+// A key the tracker refuses, for remaining_ms more (a restart keeps counting from there).
+struct BarredKey {
+  PeerKey key{};
+  std::uint64_t remaining_ms = 0;
+  bool operator==(const BarredKey&) const = default;
+};
+
+// A member that sits rounds out until `until` (inclusive); `times` doubles its next bench.
+struct BenchedKey {
+  PeerKey key{};
+  std::uint64_t until = 0;
+  std::uint32_t times = 0;
+  bool operator==(const BenchedKey&) const = default;
+};
+
+// An owner and a checker that signed different means for one segment (first < second).
+struct DisputedPair {
+  PeerKey first{};
+  PeerKey second{};
+  bool operator==(const DisputedPair&) const = default;
+};
+
 struct TrackerSnapshot {
   static constexpr std::size_t kMaxHistory = 512;
   static constexpr std::size_t kMaxLostRounds = 16;
+  // Of each kind of key held against (the tracker core keeps no more).
+  static constexpr std::size_t kMaxHeldAgainst = 65536;
 
   std::string run_id;
   Digest settings_digest{};       // of the run's settings: a restart under others is refused
@@ -60,6 +87,9 @@ struct TrackerSnapshot {
   std::vector<RoundRecord> history;     // the last kMaxHistory committed rounds, oldest first
   std::vector<LostRounds> lost_rounds;  // the newest kMaxLostRounds, oldest first (files of
                                         // format 1 have none)
+  std::vector<BarredKey> barred;        // files of formats 1 and 2 have none, nor these two:
+  std::vector<BenchedKey> benched;
+  std::vector<DisputedPair> disputes;
 
   bool operator==(const TrackerSnapshot&) const = default;
 };
