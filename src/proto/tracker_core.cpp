@@ -285,10 +285,6 @@ void TrackerCore::restore_held_against(TimePoint now, const TrackerSnapshot& res
   }
 }
 
-void TrackerCore::held_against_changed(const std::string& what) {
-  event(TrackerEvent::Kind::state_changed, std::nullopt, what);
-}
-
 TrackerStatus TrackerCore::status(TimePoint now) const {
   TrackerStatus s = counters_;
   s.run_id = config_.run_id;

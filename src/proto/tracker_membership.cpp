@@ -157,7 +157,6 @@ void TrackerCore::bar(TimePoint now, const PeerKey& peer) {
         std::min_element(barred_.begin(), barred_.end(),
                          [](const auto& a, const auto& b) { return a.second < b.second; }));
   barred_[peer] = now + config_.bar_time;
-  held_against_changed(fmt::format("{} barred", secure::short_id(peer)));
 }
 
 void TrackerCore::evict_silent(TimePoint now) {

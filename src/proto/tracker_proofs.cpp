@@ -125,8 +125,6 @@ void TrackerCore::handle_proven_misconduct(TimePoint now, const PeerKey& from,
     if (!of_b.empty() && !same_again) convicted.insert(b);
     of_a.insert(b);
     of_b.insert(a);
-    held_against_changed(
-        fmt::format("{} and {} disputed", secure::short_id(a), secure::short_id(b)));
     excluded = convicted;
     if (excluded.empty() && (same_again || members.size() <= 3)) excluded = {a, b};
     for (const PeerKey& k : convicted) bench(k);

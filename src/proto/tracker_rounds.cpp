@@ -199,7 +199,6 @@ void TrackerCore::bench(const PeerKey& accuser) {
   Bench& b = benched_[accuser];
   b.times = std::min<std::uint32_t>(b.times + 1, 11);  // doubling up to 1,024 times as long
   b.until = next_round() + (std::uint64_t{config_.accusation_bench_rounds} << (b.times - 1));
-  held_against_changed(fmt::format("{} benched", secure::short_id(accuser)));
 }
 
 bool TrackerCore::in_attempt(const PeerKey& peer) const {

@@ -387,10 +387,10 @@ class TrackerCore {
   // Keys cut off for misbehaving, refused until then. At most kMaxBarred: the oldest go first.
   std::map<PeerKey, TimePoint> barred_;
   static constexpr std::size_t kMaxBarred = TrackerSnapshot::kMaxHeldAgainst;
-  // A restarted tracker takes back the keys its snapshot held against.
+  // A restarted tracker takes back the keys its snapshot held against. They are saved with the
+  // next commit, not at each change: a file write per bar would let anyone with keys to burn make
+  // the tracker rewrite its state file as fast as it can bar them.
   void restore_held_against(TimePoint now, const TrackerSnapshot& restored);
-  // Saves them: a bar, a bench or a dispute must outlive a crash (state_changed).
-  void held_against_changed(const std::string& what);
   std::set<std::pair<TimePoint, PeerKey>> silence_deadlines_;  // last_seen + eviction_timeout
   std::vector<bool> shard_taken_;
   std::uint64_t epoch_ = 0;
