@@ -51,6 +51,13 @@ struct ProofRun {
     h.pump();
   }
 
+  // The owner of segment `owner` (a position in the group) and the checker at `checker` signed
+  // different means for it, and the member at 0 proves it.
+  void dispute(std::size_t owner, std::size_t checker) {
+    const auto segment = static_cast<std::uint32_t>(owner);
+    prove(0, statement(owner, StatementKind::result, segment, 1),
+          statement(checker, StatementKind::result, segment, 2));
+  }
   // The latest group any member was sent.
   Group latest() const {
     Group newest = group;
@@ -86,8 +93,7 @@ TEST(TrackerProofs, ALiarDisputedWithTwoPartnersSitsTheRetryOutAlone) {
   ProofRun run(5);
   const PeerKey liar = run.group.members[1];
   const PeerKey first_partner = run.group.members[2];
-  run.prove(0, run.statement(1, StatementKind::result, 1, 1),
-            run.statement(2, StatementKind::result, 1, 2));
+  run.dispute(1, 2);
   const Group retry = run.latest();
   EXPECT_EQ(retry.attempt, run.group.attempt + 1) << "no accusation grace: a proof is a fact";
   ASSERT_EQ(retry.members.size(), 5u) << "the first dispute: nobody is left out";
@@ -96,8 +102,7 @@ TEST(TrackerProofs, ALiarDisputedWithTwoPartnersSitsTheRetryOutAlone) {
   EXPECT_NE((p + 1) % 5, l) << "nor the liar the partner";
   // The liar, owner of its segment in the retry, disputed with its new checker.
   run.group = retry;
-  run.prove(0, run.statement(l, StatementKind::result, static_cast<std::uint32_t>(l), 1),
-            run.statement((l + 1) % 5, StatementKind::result, static_cast<std::uint32_t>(l), 2));
+  run.dispute(l, (l + 1) % 5);
   const Group third = run.latest();
   EXPECT_EQ(third.attempt, retry.attempt + 1);
   EXPECT_EQ(third.members.size(), 4u);
@@ -121,12 +126,10 @@ TEST(TrackerProofs, ABenchAndADisputeSurviveATrackerRestart) {
   ProofRun run(5);
   const PeerKey liar = run.group.members[1];
   const PeerKey first_partner = run.group.members[2];
-  run.prove(0, run.statement(1, StatementKind::result, 1, 1),
-            run.statement(2, StatementKind::result, 1, 2));
+  run.dispute(1, 2);
   run.group = run.latest();
   const std::size_t l = place_of(run.group, liar);
-  run.prove(0, run.statement(l, StatementKind::result, static_cast<std::uint32_t>(l), 1),
-            run.statement((l + 1) % 5, StatementKind::result, static_cast<std::uint32_t>(l), 2));
+  run.dispute(l, (l + 1) % 5);
   run.h.finish_round();
   ASSERT_TRUE(run.h.saved);
   ASSERT_EQ(run.h.saved->committed_round, 1u);
@@ -183,8 +186,7 @@ TEST(TrackerProofs, ADisputeFromAnEarlierRoundCountsInALaterOne) {
   ProofRun run(6);
   const PeerKey liar = run.group.members[1];
   const PeerKey first_partner = run.group.members[2];
-  run.prove(0, run.statement(1, StatementKind::result, 1, 1),
-            run.statement(2, StatementKind::result, 1, 2));
+  run.dispute(1, 2);
   ASSERT_EQ(run.latest().members.size(), 6u);
   run.h.finish_round();
   ASSERT_EQ(run.h.tracker->snapshot().committed_round, 1u);
@@ -194,8 +196,7 @@ TEST(TrackerProofs, ADisputeFromAnEarlierRoundCountsInALaterOne) {
   ASSERT_EQ(run.group.round, 2u);
   const std::size_t l = place_of(run.group, liar), p = place_of(run.group, first_partner);
   EXPECT_TRUE((l + 1) % 6 != p && (p + 1) % 6 != l) << "the earlier pair is still kept apart";
-  run.prove(0, run.statement(l, StatementKind::result, static_cast<std::uint32_t>(l), 1),
-            run.statement((l + 1) % 6, StatementKind::result, static_cast<std::uint32_t>(l), 2));
+  run.dispute(l, (l + 1) % 6);
   const Group retry = run.latest();
   EXPECT_EQ(retry.attempt, run.group.attempt + 1);
   EXPECT_EQ(retry.members.size(), 5u) << "one retry, not two: the liar sits it out alone";
@@ -205,8 +206,7 @@ TEST(TrackerProofs, ADisputeFromAnEarlierRoundCountsInALaterOne) {
 // In a group of three every two members are neighbours: no order keeps a disputed pair apart.
 TEST(TrackerProofs, InAGroupOfThreeADisputedPairBothSitTheRetryOut) {
   ProofRun run(3);
-  run.prove(0, run.statement(1, StatementKind::result, 1, 1),
-            run.statement(2, StatementKind::result, 1, 2));
+  run.dispute(1, 2);
   EXPECT_EQ(run.latest().attempt, run.group.attempt) << "one of three left: the round is given up";
   EXPECT_FALSE(run.h.last(run.at(1), Kind::abort_round)->abort.retry);
   EXPECT_FALSE(run.h.last(run.at(2), Kind::abort_round)->abort.retry);
@@ -235,8 +235,7 @@ TEST(TrackerProofs, AProofThatProvesNothingIsItsSendersMisbehaviourAndStopsNothi
   forged.signature[0] ^= 1;
   run.prove(0, run.statement(1, StatementKind::result, 1, 1), forged);
   // The owner of segment 1 and a member that is not its checker.
-  run.prove(0, run.statement(1, StatementKind::result, 1, 1),
-            run.statement(3, StatementKind::result, 1, 2));
+  run.dispute(1, 3);
   const auto misbehaved = run.h.tracker_events_of(TrackerEvent::Kind::misbehaved);
   ASSERT_EQ(misbehaved.size(), 3u);
   for (const TrackerEvent& e : misbehaved) EXPECT_EQ(e.peer, run.group.members[0]);
