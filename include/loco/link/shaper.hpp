@@ -90,7 +90,7 @@
 // one 1514-byte packet, but a chunk here is a whole message piece) through a lane of its own at
 // the upload rate, ahead of the queue: new flows among themselves never exceed the rate, and a
 // new flow's message takes its own transmit time as on an idle link. Its bytes are still
-// charged to the bucket at its first free capacity, so the bulk queued after them ends later by
+// charged to the bucket at the first free capacity, so the bulk queued after them ends later by
 // exactly their transmit time, as bulk behind fq waits for the sparse packet: the rate over a
 // transfer is kept. What it costs: while new flows' bytes go, the link briefly carries more
 // than its rate (at most the quantum per new flow, and at most the rate again over the lane);
