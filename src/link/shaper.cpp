@@ -34,7 +34,11 @@ class ShapedPacer final : public LinkPacer {
     if (now >= stall_at_) return stall();
 
     const TimePoint enters = settings_.stream_window ? window_opens(now, bytes) : now;
-    const TimePoint leaves = link_->grant_upload(now, enters, bytes);
+    const bool ahead = goes_ahead(enters, bytes);
+    const TimePoint leaves = ahead ? link_->grant_upload_ahead(now, enters, bytes)
+                                   : link_->grant_upload(now, enters, bytes);
+    last_leaves_ = std::max(last_leaves_, leaves);
+    if (!ahead) last_queued_leaves_ = std::max(last_queued_leaves_, leaves);
     const TimePoint release =
         std::max(last_release_, leaves + settings_.latency + draw_jitter() + draw_loss_delay());
     if (release >= drop_at_) return drop(drop_at_);
@@ -79,6 +83,17 @@ class ShapedPacer final : public LinkPacer {
     return window_open_;
   }
 
+  // fq_codel's new flow (shaper.hpp): a connection none of whose bytes are in the bucket when a
+  // chunk enters starts a new quantum, and its chunks go ahead of the queued bytes while they
+  // fit in it and none of its own bytes wait in the queue.
+  bool goes_ahead(TimePoint enters, std::uint64_t bytes) {
+    if (last_leaves_ <= enters) ahead_bytes_ = 0;
+    if (last_queued_leaves_ > enters || ahead_bytes_ + bytes > LinkShaper::kNewFlowQuantumBytes)
+      return false;
+    ahead_bytes_ += bytes;
+    return true;
+  }
+
   SendDecision drop(TimePoint when) {
     dropped_ = true;
     return {when, true};
@@ -116,6 +131,11 @@ class ShapedPacer final : public LinkPacer {
   TimePoint stall_at_ = kNever;
   TimePoint last_now_ = TimePoint::min();
   TimePoint last_release_ = TimePoint::min();
+  // When this connection's bytes have left the upload bucket: all of them, and those that
+  // waited in its queue; and the bytes that went ahead since it was last empty.
+  TimePoint last_leaves_ = TimePoint::min();
+  TimePoint last_queued_leaves_ = TimePoint::min();
+  std::uint64_t ahead_bytes_ = 0;
   std::uint64_t sent_bytes_ = 0;
   bool dropped_ = false;
 
@@ -139,6 +159,7 @@ LinkShaper::LinkShaper(const LinkSettings& settings, TimePoint start)
     : settings_(settings),
       start_(start),
       upload_(settings.upload, burst_bytes(settings.upload), start),
+      new_flow_lane_(settings.upload, 0, start),
       download_(settings.download, burst_bytes(settings.download), start) {}
 
 std::uint64_t LinkShaper::burst_bytes(BitRate rate) {
@@ -153,6 +174,12 @@ std::unique_ptr<LinkPacer> LinkShaper::make_pacer(std::uint64_t seed) {
 TimePoint LinkShaper::grant_upload(TimePoint now, TimePoint at, std::uint64_t bytes) {
   const std::lock_guard lock(mutex_);
   return upload_.grant(now, at, bytes);
+}
+
+TimePoint LinkShaper::grant_upload_ahead(TimePoint now, TimePoint at, std::uint64_t bytes) {
+  const std::lock_guard lock(mutex_);
+  const TimePoint queued = upload_.grant(now, at, bytes);
+  return std::min(queued, new_flow_lane_.grant(now, at, bytes));
 }
 
 TimePoint LinkShaper::grant_download(TimePoint now, std::uint64_t bytes) {

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <vector>
 
 #include "connection_harness.hpp"
 #include "loco/net/link_shaper.hpp"
@@ -110,6 +112,39 @@ TEST(ShapedConnection, StalledLinkIsDroppedByTheHandshakeTimeout) {
   ASSERT_TRUE(pair.client.error.has_value());
   EXPECT_EQ(pair.client.error->category(), ErrorCategory::network);
   EXPECT_FALSE(pair.server.established);
+}
+
+// The CI failure of tests/python/test_peer_killed.py: a peer on a 120 kbit/s uplink opens a link
+// while another of its connections has a minute of data queued; the new link's handshake must not
+// wait behind it. A real second (the listener's handshake deadline is 5 s) only when it fails.
+TEST(ShapedConnection, HandshakeCompletesWhileAnotherConnectionHasBulkQueued) {
+  LinkSettings settings;
+  settings.upload = 120'000;
+  auto link = LinkShaper::create(settings, steady_now());
+  const std::vector<std::byte> round_data(std::size_t{1} << 20, std::byte{0x42});  // 70 s
+
+  LoopbackPair busy;
+  busy.client.pacer = link->make_pacer(1);
+  busy.server.hash_only = true;
+  busy.connect();
+  ASSERT_TRUE(busy.run_until([&] { return busy.client.established; }));
+  busy.client.connection->send(1, round_data);  // asks the link about every piece at once
+
+  LoopbackPair fresh;
+  fresh.client.pacer = link->make_pacer(2);
+  fresh.client.config.handshake_timeout = 5s;
+  fresh.server.config.handshake_timeout = 5s;
+  fresh.connect();
+  ASSERT_TRUE(fresh.run_until([&] { return fresh.client.established || fresh.client.ended; }));
+  ASSERT_TRUE(fresh.client.established)
+      << (fresh.client.error ? fresh.client.error->what() : "ended without an error");
+  const std::vector<std::byte> hello(24, std::byte{7});
+  fresh.client.connection->send(2, hello);
+  ASSERT_TRUE(
+      fresh.run_until([&] { return !fresh.server.messages.empty() || fresh.server.ended; }));
+  ASSERT_EQ(fresh.server.messages.size(), 1u) << "the server ended first";
+  EXPECT_EQ(fresh.server.messages.front().second, hello);
+  EXPECT_GT(busy.client.connection->queued_bytes(), 0u);  // the bulk was still queued
 }
 
 }  // namespace

@@ -16,11 +16,7 @@ SURVIVOR_ROUNDS = 8
 
 def test_a_python_peer_killed_mid_all_reduce_leaves_the_others_identical(tracker_factory, tmp_path,
                                                                         spawn):
-    # The victim's link is so slow that a link it opens can miss the 5 s handshake deadline behind
-    # its chunks (seen in CI: twice in round 1, before the kill); a survivor that reports that
-    # twice is then benched as an unconfirmed accuser, and the other survivor is left alone below
-    # min_peers. Accusations are not what this test is about: no bench.
-    tracker = tracker_factory(min_peers=2, http=True, options=("--run.accusation-bench", "0"))
+    tracker = tracker_factory(min_peers=2, http=True)
     slow = 'upload = "120kbit"\n'  # the victim's link: its all-reduce lasts seconds
     victim = python_peer(spawn, tracker.peer_config(tmp_path, "victim", link=slow), 1000, seed=9)
     survivors = [python_peer(spawn, tracker.peer_config(tmp_path, f"py-{i}"), SURVIVOR_ROUNDS,

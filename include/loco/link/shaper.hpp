@@ -10,7 +10,10 @@
 //                 time >= now and >= the previous chunk's E at which the connection's
 //                 unacknowledged bytes plus its own are at most the window
 //              -> upload TokenBucket (shared by the peer's connections): bytes ready at E may
-//                 leave at L >= E
+//                 leave at L >= E. A new flow's chunk (the connection had none of its bytes
+//                 in the bucket at E, and has sent at most kNewFlowQuantumBytes since) goes
+//                 ahead of the queued bytes instead: L = min(that, the chunk's own transmit
+//                 time through the new-flow lane), and the bucket is charged for it all the same
 //              -> + one-way latency + jitter, jitter uniform in [-jitter, +jitter] from the
 //                 connection's seed (loco::Rng), so a replay with the same seed is identical
 //              -> + loss: with probability `loss` the chunk is lost and retransmitted one
@@ -75,6 +78,29 @@
 // 1.4% (1 MiB asked ahead) to 2.6% (4 MiB) after the ideal, because the connection that asked
 // first finishes first and the last one finishes alone (stream_window_test.cpp).
 //
+// New flows go ahead (fq_codel's sparse-flow priority). The peer's connections meet in its
+// router's uplink queue, and modern routers and Linux default to fq_codel (cake on some): a
+// queue per flow served round robin, and a flow that arrives with nothing queued is served
+// ahead of the bulk flows for one quantum. So a new link's handshake and hello, a heartbeat or
+// a vote leave within a packet time or two however much the other connections have queued;
+// behind a FIFO they would wait for all of it. The bucket here is that queue, but the bulk
+// flows' queued bytes are reservations whose release times were already handed out and cannot
+// move. So a connection that had nothing in the bucket when a chunk enters (a new flow) sends
+// up to kNewFlowQuantumBytes (4 KiB: every handshake and control message; fq_codel's quantum is
+// one 1514-byte packet, but a chunk here is a whole message piece) through a lane of its own at
+// the upload rate, ahead of the queue: new flows among themselves never exceed the rate, and a
+// new flow's message takes its own transmit time as on an idle link. Its bytes are still
+// charged to the bucket at the first free capacity, so the bulk queued after them ends later by
+// exactly their transmit time, as bulk behind fq waits for the sparse packet: the rate over a
+// transfer is kept. What it costs: while new flows' bytes go, the link briefly carries more
+// than its rate (at most the quantum per new flow, and at most the rate again over the lane);
+// beyond its quantum, or behind its own queued bytes, a connection waits its turn in call order
+// (fq would give it an equal share instead: not emulated). Found in CI (test_peer_killed.py): a
+// 120 kbit/s peer whose round data was queued opened a link that missed the listener's 5 s
+// handshake deadline behind it. Bounding how far ahead bulk may reserve would be a FIFO with a
+// bounded buffer and would not do: at 120 kbit/s one 64 KiB piece alone takes 4.4 s; nor would a
+// handshake deadline scaled by the rate, which a real link without such a queue does not need.
+//
 // Faults: drop-after-bytes counts the bytes this connection has sent; the chunk that would pass
 // the limit is not sent (SendDecision{now, true}). drop-at and stall-at count from the shaper's
 // `start`. A chunk asked about after the drop time gets {now, true}; one that would be released
@@ -111,9 +137,16 @@ class LinkShaper : public std::enable_shared_from_this<LinkShaper> {
   // The bucket size used for `rate` (see the header comment).
   static std::uint64_t burst_bytes(BitRate rate);
 
+  // A connection with nothing in the upload bucket (a new flow) may send this many bytes ahead
+  // of the others' queued bytes before it queues like them (see the header comment).
+  static constexpr std::uint64_t kNewFlowQuantumBytes = 4 * 1024;
+
   // Shared by this link's pacers. Upload bytes asked about at `now` are ready at `at` >= now
   // (later when a stream window holds them back; TokenBucket::grant).
   TimePoint grant_upload(TimePoint now, TimePoint at, std::uint64_t bytes);
+  // The same for a new flow's chunk: it goes ahead of the queued bytes, through a lane of its own
+  // at the upload rate, and its capacity is charged to the upload bucket all the same.
+  TimePoint grant_upload_ahead(TimePoint now, TimePoint at, std::uint64_t bytes);
   TimePoint grant_download(TimePoint now, std::uint64_t bytes);
 
  private:
@@ -123,6 +156,7 @@ class LinkShaper : public std::enable_shared_from_this<LinkShaper> {
   TimePoint start_;
   std::mutex mutex_;
   TokenBucket upload_;
+  TokenBucket new_flow_lane_;  // upload rate, no burst: new flows' chunks among themselves
   TokenBucket download_;
 };
 
