@@ -39,7 +39,7 @@ constexpr std::array kMessages = {
     MessageInfo{MessageType::group, 5, "round group", 1 * kMiB, Route::tracker_to_peer},
     MessageInfo{MessageType::commit, 1, "commit", 1 * kKiB, Route::tracker_to_peer},
     MessageInfo{MessageType::abort_round, 1, "round abort", 4 * kKiB, Route::tracker_to_peer},
-    MessageInfo{MessageType::resync, 1, "resync", 64 * kKiB, Route::tracker_to_peer},
+    MessageInfo{MessageType::resync, 2, "resync", 64 * kKiB, Route::tracker_to_peer},
     MessageInfo{MessageType::state_to_peer, 1, "state relay from the tracker", kMiB + 2 * kKiB,
                 Route::tracker_to_peer},
     // At most every member removed and every member added: twice a full view.

@@ -435,6 +435,7 @@ void PeerCore::pump_fetch(TimePoint now) {
     PeerEvent& out = emit(PeerEvent::Kind::fetched);
     out.round = fetching_.round;
     out.hash = fetching_.state_hash;
+    out.phase = std::chrono::milliseconds(fetching_.phase_ms);
     out.state = std::make_shared<const std::vector<std::byte>>(fetcher_->state().begin(),
                                                                fetcher_->state().end());
     fetcher_.reset();

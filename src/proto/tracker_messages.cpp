@@ -283,6 +283,17 @@ Ready decode<Ready>(std::span<const std::byte> body) {
   return m;
 }
 
+namespace {
+
+// Group::phase_ms and Resync::phase_ms: at most kMaxPhaseMs.
+std::uint32_t read_phase_ms(ByteReader& r) {
+  const std::uint32_t ms = r.u32();
+  if (ms > kMaxPhaseMs) r.fail(fmt::format("a phase of {} ms, above {}", ms, kMaxPhaseMs));
+  return ms;
+}
+
+}  // namespace
+
 std::vector<std::byte> encode(const Group& m) {
   LOCO_ASSERT(m.members.size() <= kMaxMembers, "a group has at most kMaxMembers");
   ByteWriter w = start_message(m.kType);
@@ -336,9 +347,7 @@ Group decode<Group>(std::span<const std::byte> body) {
       r.fail(
           fmt::format("a member's tokens are {}, outside 1..{}", m.tokens.back(), kMaxRoundTokens));
   }
-  m.phase_ms = r.u32();
-  if (m.phase_ms > kMaxPhaseMs)
-    r.fail(fmt::format("a phase of {} ms, above {}", m.phase_ms, kMaxPhaseMs));
+  m.phase_ms = read_phase_ms(r);
   const std::size_t routes = r.count(kMaxRelayRoutes, 3 * sizeof(std::uint32_t));
   m.relays.reserve(routes);
   for (std::size_t i = 0; i < routes; ++i) {
@@ -445,6 +454,8 @@ std::vector<std::byte> encode(const Resync& m) {
     key(w, d.key);
     write_text(w, d.address, kMaxAddressBytes);
   }
+  LOCO_ASSERT(m.phase_ms <= kMaxPhaseMs, "a phase of at most kMaxPhaseMs");
+  w.u32(m.phase_ms);
   return w.finish();
 }
 
@@ -462,6 +473,7 @@ Resync decode<Resync>(std::span<const std::byte> body) {
     d.address = read_text(r, kMaxAddressBytes);
     m.donors.push_back(std::move(d));
   }
+  m.phase_ms = read_phase_ms(r);
   r.expect_end();
   return m;
 }

@@ -107,6 +107,14 @@ std::optional<Duration> TrackerCore::round_phase() const {
   return paced_phase(step_seconds, config_.pacing);
 }
 
+std::uint32_t TrackerCore::phase_ms() const {
+  const std::optional<Duration> phase = round_phase();
+  // Rounded down: H steps of the median member's time reach it.
+  return phase ? static_cast<std::uint32_t>(
+                     std::chrono::duration_cast<std::chrono::milliseconds>(*phase).count())
+               : 0;
+}
+
 Duration TrackerCore::straggler_wait() const {
   const std::optional<Duration> phase = round_phase();
   if (!phase) return config_.straggler_wait;
@@ -186,21 +194,17 @@ void TrackerCore::start_attempt(TimePoint now, std::vector<PeerKey> group, bool 
     const auto entry = ready_.find(k);
     claims.push_back(entry == ready_.end() ? 0 : entry->second.tokens);
   }
-  const std::optional<Duration> phase = round_phase();
-  const Group message{
-      .round = next_round(),
-      .attempt = attempt_->number,
-      .epoch = epoch_,
-      .members = attempt_->members,
-      .median_norm = median_norm_,
-      .norm_limit = config_.update_norm_limit,
-      .trim = trim_count(config_.trim, attempt_->members.size()),
-      .tokens = weigh_tokens(claims, config_.token_weighting),
-      .phase_ms = phase ? static_cast<std::uint32_t>(
-                              std::chrono::ceil<std::chrono::milliseconds>(*phase).count())
-                        : 0,
-      .relays = attempt_->relays,
-      .check_owners = config_.check_owners};
+  const Group message{.round = next_round(),
+                      .attempt = attempt_->number,
+                      .epoch = epoch_,
+                      .members = attempt_->members,
+                      .median_norm = median_norm_,
+                      .norm_limit = config_.update_norm_limit,
+                      .trim = trim_count(config_.trim, attempt_->members.size()),
+                      .tokens = weigh_tokens(claims, config_.token_weighting),
+                      .phase_ms = phase_ms(),
+                      .relays = attempt_->relays,
+                      .check_owners = config_.check_owners};
   for (const PeerKey& k : attempt_->members) send(k, message);
   event(TrackerEvent::Kind::round_formed, std::nullopt,
         fmt::format("round {} attempt {}: a group of {}{}", next_round(), attempt_->number,

@@ -268,9 +268,10 @@ std::optional<train::RoundResult> SwarmGroup::on_round_event(std::uint64_t round
                    e.retry ? "; retrying" : "; training on");
       if (!e.retry) return skipped();
       break;
-    case SwarmEvent::Kind::fetched:
+    case SwarmEvent::Kind::fetched:  // paced: with the phase this member trains next
       load_fetched(e);
-      return train::RoundResult{.kind = train::RoundResult::Kind::replaced, .state = current_};
+      return train::RoundResult{
+          .kind = train::RoundResult::Kind::replaced, .phase = e.phase, .state = current_};
     default: break;  // must_fetch, joined again: keep waiting
   }
   return std::nullopt;

@@ -150,6 +150,20 @@ TEST(TrackerMessages, AReadysStepTimeAndAGroupsPhaseAreRefusedOutsideTheirBounds
   EXPECT_EQ(decode<Group>(with_phase(kMaxPhaseMs)).phase_ms, kMaxPhaseMs);
   EXPECT_THROW(decode<Group>(with_phase(kMaxPhaseMs + 1)), Error);
   EXPECT_THROW(decode<Group>(with_phase(0xffffffff)), Error);
+
+  // A resync carries the phase too, as its last field.
+  const auto resync =
+      encode(Resync{.round = 4, .state_hash = digest_of(2), .donors = {}, .phase_ms = 1500});
+  EXPECT_EQ(decode<Resync>(resync).phase_ms, 1500u);
+  expect_refused_when_damaged<Resync>(resync);
+  for (const std::uint32_t bad : {kMaxPhaseMs + 1, 0xffffffffu}) {
+    std::vector<std::byte> b = resync;
+    ByteWriter w;
+    w.u32(bad);
+    const auto bytes = w.finish();
+    std::copy(bytes.begin(), bytes.end(), b.end() - 4);
+    EXPECT_THROW(decode<Resync>(b), Error) << bad;
+  }
 }
 
 TEST(TrackerMessages, EveryMessageRoundTrips) {

@@ -169,6 +169,11 @@ TEST(TrackerPacedRounds, TheStragglerWaitFollowsTheTrackersPhase) {
   h.run_until(first + 625ms);
   EXPECT_EQ(h.last(1, Kind::group)->group.round, 2u);
   EXPECT_EQ(h.last(1, Kind::group)->group.members.size(), 2u);
+  // Peer 3, left out, is told to fetch the round's state with the phase to train next: it gets no
+  // group message that would say it.
+  h.finish_round();
+  EXPECT_EQ(h.last(3, Kind::resync)->resync.round, 2u);
+  EXPECT_EQ(h.last(3, Kind::resync)->resync.phase_ms, 2500u);
 }
 
 }  // namespace

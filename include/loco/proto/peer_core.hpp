@@ -115,8 +115,8 @@ struct PeerEvent {
   // (Group::tokens; empty: the plain mean) and this member's share of them, tokens / Σ tokens.
   std::vector<std::uint64_t> tokens{};
   double share = 0;
-  // With `mean` of a round paced by the tracker: how long the next inner phase lasts
-  // (Group::phase_ms); 0: the member keeps its own.
+  // With `mean` of a round paced by the tracker, or `fetched`: how long the next inner phase lasts
+  // (Group::phase_ms, Resync::phase_ms); 0: the member keeps its own.
   Duration phase{};
   std::shared_ptr<const std::vector<float>> mean{};
   std::shared_ptr<const std::vector<std::vector<std::byte>>> parts{};

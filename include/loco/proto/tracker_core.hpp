@@ -250,6 +250,7 @@ class TrackerCore {
   // Rounds paced by the tracker: the next phase from the live members' step times (nothing when
   // pacing is off or nothing is known yet), and the straggler wait that follows from it.
   std::optional<Duration> round_phase() const;
+  std::uint32_t phase_ms() const;  // round_phase() as Group::phase_ms (0: none)
   Duration straggler_wait() const;
   // The quorum rule's input as of now (`now` left at its minimum).
   QuorumInput quorum_input() const;

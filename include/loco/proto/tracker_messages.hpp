@@ -255,6 +255,9 @@ struct Resync {
   std::uint64_t round = 0;  // fetch the state of this round
   Digest state_hash{};      // whose hash is this
   std::vector<Donor> donors;
+  // Rounds paced by the tracker: the phase the member trains once it holds the state, as
+  // Group::phase_ms (a member left out of the groups learns it here); 0: it keeps its own.
+  std::uint32_t phase_ms = 0;
 };
 
 struct StateReport {
