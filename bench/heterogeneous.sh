@@ -17,7 +17,9 @@
 # loss ÷ the equal run's; slow_share: the slow peer's mean share of the mean over the rounds it
 # was in (its tokens ÷ the group's).
 # Usage: bench/run.sh heterogeneous [SECONDS]   (default 300; the equal run takes about as long
-#   again, calib ~20 s). ROUND_SECONDS (default 3) sets the rounds' length.
+#   again, calib ~20 s). ROUND_SECONDS (default 3) sets the rounds' length; PACED=1 has the tracker
+#   set each hetero round's phase instead (strategy.tracker-paced: H x the median peer's step time,
+#   ROUND_SECONDS the first phase).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-300}
@@ -32,7 +34,9 @@ out=${OUT:-$root/build/release/bench-heterogeneous}
 fixed() {
   echo "kind = \"diloco\"\ndiloco-h = $1\nouter-lr = 0.7\nouter-momentum = 0.9\ncodec = \"int8:block=256\"\n"
 }
-timed() { echo "$(fixed "$1")round-seconds = $round_seconds\n"; }
+timed() {
+  echo "$(fixed "$1")round-seconds = $round_seconds\n$([ "${PACED:-0}" = 1 ] && echo 'tracker-paced = true\n')"
+}
 # peer_steps NAME: each peer's steps, one a line, peer 1 first.
 peer_steps() {
   for i in $(seq 1 "$peers"); do

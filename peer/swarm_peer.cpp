@@ -32,12 +32,17 @@ std::string megabytes(std::uint64_t bytes) {
 // The line a round ends with (swarm_peer.hpp), with the hash the group computed for the round.
 void print_round(const train::RoundResult& r, const train::SharedState& shared, double loss) {
   static constexpr std::array kKinds = {"committed", "skipped", "replaced"};
-  // A weighted round (rounds bounded by time) adds this peer's share of the mean.
+  // A round paced by the tracker adds the next phase's seconds as the tracker set it; a weighted
+  // round (rounds bounded by time) this peer's share of the mean, last.
+  const std::string phase =
+      r.phase > Duration::zero()
+          ? fmt::format(" phase {:.3f}", std::chrono::duration<double>(r.phase).count())
+          : "";
   const std::string share = r.share > 0 ? fmt::format(" share {:.4f}", r.share) : "";
-  std::printf("round %llu %s members %zu loss %.4f state %s%s\n",
+  std::printf("round %llu %s members %zu loss %.4f state %s%s%s\n",
               static_cast<unsigned long long>(shared.round()),
               kKinds.at(static_cast<std::size_t>(r.kind)), r.members, loss,
-              to_hex(r.state).substr(0, 16).c_str(), share.c_str());
+              to_hex(r.state).substr(0, 16).c_str(), phase.c_str(), share.c_str());
   std::fflush(stdout);
 }
 

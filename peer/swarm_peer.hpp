@@ -8,9 +8,11 @@
 // --peer.end-wait, for the tracker to hold the final state before it leaves; a peer that starts
 // after the run ended fetches the final state and trains no more.
 // After each round it prints one line on stdout, for scripts and tests:
-//   round R committed|skipped|replaced members M loss L state H
+//   round R committed|skipped|replaced members M loss L state H [phase P] [share S]
 // R the round its shared state is at, M the group's size (0 unless committed), L the mean loss of
-// the round's inner steps, H the first 16 hex digits of the state hash. At the run's end:
+// the round's inner steps, H the first 16 hex digits of the state hash; P the seconds of the next
+// inner phase as the tracker set them (rounds paced by the tracker), S this peer's share of a
+// weighted mean (rounds bounded by time). At the run's end:
 //   run over: final round R, state H, kept by the tracker|not kept by the tracker|unconfirmed
 
 #include <atomic>

@@ -148,6 +148,7 @@ std::string render_status_json(const proto::TrackerStatus& s) {
   o.number("members_left_out", s.members_left_out);
   o.number("relayed_links", s.relayed_links);
   o.number("relays_blamed", s.relays_blamed);
+  o.number("round_seconds", s.round_seconds);
   o.number("bytes_sent", s.bytes_sent);
   o.number("bytes_received", s.bytes_received);
   o.number("bytes_relayed", s.bytes_relayed);

@@ -57,11 +57,11 @@ void check_supported(const PeerOptions& o, const train::TrainConfig& config) {
         fmt::format("run config {}: a trainer peer does not run gossip rounds "
                     "(strategy.gossip-group = {}): all-reduce rounds only",
                     o.run_config, config.strategy.gossip_group));
-  if (config.strategy.round_seconds > 0)
+  if (config.strategy.timed_rounds())
     throw refused(
         fmt::format("run config {}: a trainer peer's rounds come when its trainer calls them, not "
-                    "bounded by time (strategy.round-seconds = {})",
-                    o.run_config, config.strategy.round_seconds));
+                    "bounded by time (strategy.round-seconds = {}, tracker-paced = {})",
+                    o.run_config, config.strategy.round_seconds, config.strategy.tracker_paced));
   if (!o.checkpoint.empty())
     throw refused(
         "peer.checkpoint: a trainer peer saves and loads loco's part when its trainer calls for "

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 #include "loco/core/error.hpp"
@@ -173,6 +174,7 @@ void PeerCore::start_collective(const Group& group) {
   // The ring cannot trim (it sums partial sums): its mean is the plain one.
   trim_ = config_.all_reduce == AllReduceAlgorithm::direct ? group.trim : 0;
   tokens_ = group.tokens;
+  phase_ = std::chrono::milliseconds(group.phase_ms);
   const std::vector<float> weights = contribution_weights(group.tokens);
   share_ = weights.empty() ? 0.0 : weights[self] / static_cast<double>(weights.size());
   set_relays(group);
@@ -305,6 +307,7 @@ void PeerCore::emit_mean() {
   out.trim = trim_;
   out.tokens = tokens_;
   out.share = share_;
+  out.phase = phase_;
   if (all_gather_)
     out.parts = std::make_shared<const std::vector<std::vector<std::byte>>>(all_gather_->parts());
   else
@@ -432,6 +435,7 @@ void PeerCore::pump_fetch(TimePoint now) {
     PeerEvent& out = emit(PeerEvent::Kind::fetched);
     out.round = fetching_.round;
     out.hash = fetching_.state_hash;
+    out.phase = std::chrono::milliseconds(fetching_.phase_ms);
     out.state = std::make_shared<const std::vector<std::byte>>(fetcher_->state().begin(),
                                                                fetcher_->state().end());
     fetcher_.reset();

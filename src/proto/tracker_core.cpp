@@ -311,6 +311,7 @@ TrackerStatus TrackerCore::status(TimePoint now) const {
     s.phase = members_.empty() ? "waiting for peers" : "peers training";
   }
   const auto seconds = [](Duration d) { return std::chrono::duration<double>(d).count(); };
+  if (const std::optional<Duration> phase = round_phase()) s.round_seconds = seconds(*phase);
   std::vector<ParameterSketch> sketches;  // gossip mode: the members' last, for the spread
   for (const auto& [key, m] : members_) {
     if (m.stats.sketch) sketches.push_back(*m.stats.sketch);

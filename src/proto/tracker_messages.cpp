@@ -263,6 +263,7 @@ std::vector<std::byte> encode(const Ready& m) {
   w.bytes(m.base_hash);
   w.f32(m.loss);
   w.u64(m.tokens);
+  w.f32(m.step_seconds);
   return w.finish();
 }
 
@@ -275,9 +276,23 @@ Ready decode<Ready>(std::span<const std::byte> body) {
   m.base_hash = digest(r);
   m.loss = r.f32();
   m.tokens = r.u64();
+  m.step_seconds = r.f32();
+  if (!(m.step_seconds >= 0 && m.step_seconds <= kMaxStepSeconds))
+    r.fail(fmt::format("a step of {} s, outside 0..{}", m.step_seconds, kMaxStepSeconds));
   r.expect_end();
   return m;
 }
+
+namespace {
+
+// Group::phase_ms and Resync::phase_ms: at most kMaxPhaseMs.
+std::uint32_t read_phase_ms(ByteReader& r) {
+  const std::uint32_t ms = r.u32();
+  if (ms > kMaxPhaseMs) r.fail(fmt::format("a phase of {} ms, above {}", ms, kMaxPhaseMs));
+  return ms;
+}
+
+}  // namespace
 
 std::vector<std::byte> encode(const Group& m) {
   LOCO_ASSERT(m.members.size() <= kMaxMembers, "a group has at most kMaxMembers");
@@ -294,6 +309,8 @@ std::vector<std::byte> encode(const Group& m) {
               "a group's tokens are one count per member, or none");
   w.u32(static_cast<std::uint32_t>(m.tokens.size()));
   for (const std::uint64_t t : m.tokens) w.u64(t);
+  LOCO_ASSERT(m.phase_ms <= kMaxPhaseMs, "a phase of at most kMaxPhaseMs");
+  w.u32(m.phase_ms);
   LOCO_ASSERT(m.relays.size() <= kMaxRelayRoutes, "a group has at most kMaxRelayRoutes relays");
   w.u32(static_cast<std::uint32_t>(m.relays.size()));
   for (const RelayRoute& route : m.relays) {
@@ -330,6 +347,7 @@ Group decode<Group>(std::span<const std::byte> body) {
       r.fail(
           fmt::format("a member's tokens are {}, outside 1..{}", m.tokens.back(), kMaxRoundTokens));
   }
+  m.phase_ms = read_phase_ms(r);
   const std::size_t routes = r.count(kMaxRelayRoutes, 3 * sizeof(std::uint32_t));
   m.relays.reserve(routes);
   for (std::size_t i = 0; i < routes; ++i) {
@@ -436,6 +454,8 @@ std::vector<std::byte> encode(const Resync& m) {
     key(w, d.key);
     write_text(w, d.address, kMaxAddressBytes);
   }
+  LOCO_ASSERT(m.phase_ms <= kMaxPhaseMs, "a phase of at most kMaxPhaseMs");
+  w.u32(m.phase_ms);
   return w.finish();
 }
 
@@ -453,6 +473,7 @@ Resync decode<Resync>(std::span<const std::byte> body) {
     d.address = read_text(r, kMaxAddressBytes);
     m.donors.push_back(std::move(d));
   }
+  m.phase_ms = read_phase_ms(r);
   r.expect_end();
   return m;
 }

@@ -4,15 +4,20 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <vector>
 
 #include "loco/proto/tracker_core.hpp"
 
 namespace loco::proto {
 
 void TrackerCore::handle_ready(TimePoint now, const PeerKey& from, const Ready& ready) {
-  const MemberRecord& m = members_.at(from);
+  MemberRecord& m = members_.at(from);
+  // A late member's step time counts too: the phase is the median member's, ready or not.
+  if (ready.step_seconds > 0) m.step_seconds = ready.step_seconds;
   if (!in_sync(m) || ready.base_hash != committed_hash_) {
     send_resync(now, from);  // its update is built on a state the run has left behind
     return;
@@ -65,14 +70,17 @@ QuorumInput TrackerCore::quorum_input() const {
                  .first_ready = first_ready_,
                  .min_peers = config_.min_peers,
                  .join_timeout = config_.join_timeout,
-                 .straggler_wait = config_.straggler_wait};
+                 .straggler_wait = straggler_wait()};
   for (const auto& [key, m] : members_) {
     if (ready_.contains(key)) {
       ++in.eligible;
     } else if (!waited_for(key, m) || benched(key)) {
       continue;
     } else if (m.resyncing) {
-      ++in.catching_up;
+      // In a run bounded by time a member fetching the state is not waited for: once in sync it
+      // trains a whole phase, so the group could not wait for it anyway, and one stopped mid-round
+      // (told to fetch when the round it missed committed) would hold every round till evicted.
+      if (in.straggler_wait == Duration::zero()) ++in.catching_up;
     } else if (in_sync(m) && !refused_.contains(key)) {
       ++in.eligible;
     }
@@ -91,6 +99,26 @@ bool TrackerCore::waited_for(const PeerKey& key, const MemberRecord& m) const {
 
 TimePoint TrackerCore::formation_deadline() const {
   return formation_time(quorum_input());
+}
+
+std::optional<Duration> TrackerCore::round_phase() const {
+  std::vector<float> step_seconds;
+  for (const auto& [key, m] : members_) step_seconds.push_back(m.step_seconds);
+  return paced_phase(step_seconds, config_.pacing);
+}
+
+std::uint32_t TrackerCore::phase_ms() const {
+  const std::optional<Duration> phase = round_phase();
+  // Rounded down: H steps of the median member's time reach it.
+  return phase ? static_cast<std::uint32_t>(
+                     std::chrono::duration_cast<std::chrono::milliseconds>(*phase).count())
+               : 0;
+}
+
+Duration TrackerCore::straggler_wait() const {
+  const std::optional<Duration> phase = round_phase();
+  if (!phase) return config_.straggler_wait;
+  return std::chrono::duration_cast<Duration>(kStragglerShare * *phase);
 }
 
 void TrackerCore::release_if_too_few(TimePoint now) {
@@ -174,6 +202,7 @@ void TrackerCore::start_attempt(TimePoint now, std::vector<PeerKey> group, bool 
                       .norm_limit = config_.update_norm_limit,
                       .trim = trim_count(config_.trim, attempt_->members.size()),
                       .tokens = weigh_tokens(claims, config_.token_weighting),
+                      .phase_ms = phase_ms(),
                       .relays = attempt_->relays,
                       .check_owners = config_.check_owners};
   for (const PeerKey& k : attempt_->members) send(k, message);

@@ -83,7 +83,7 @@ void TrackerCore::send_resync(TimePoint now, const PeerKey& peer, std::uint64_t 
   // No live member holds the state: the tracker serves its custody copy over the peer's link.
   if (donors.empty() && custody_ && custody_->round == round && custody_->state_hash == hash)
     donors.push_back(Donor{.key = identity_.public_key(), .address = {}});
-  send(peer, Resync{.round = round, .state_hash = hash, .donors = donors});
+  send(peer, Resync{.round = round, .state_hash = hash, .donors = donors, .phase_ms = phase_ms()});
 }
 
 // The reachable members holding the state (a fetch is opened by the fetcher, so a donor nobody

@@ -79,6 +79,7 @@ void ComputeLink::on_core_event(proto::PeerEvent& e) {
                  .retry = e.retry,
                  .members = e.members.size(),
                  .share = e.share,
+                 .phase = e.phase,
                  .mean = std::move(e.mean),
                  .parts = std::move(e.parts),
                  .state = std::move(e.state)};

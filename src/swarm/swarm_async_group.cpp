@@ -15,7 +15,7 @@ train::AsyncOuterGroup::Handle SwarmAsyncGroup::start_round(std::size_t,
   install_ = std::move(landing.install);
   // The tentative state is held whole: the network thread serves it from the commit on.
   auto state = std::make_shared<const train::SharedState*>();
-  group_.begin_round(round, delta, static_cast<float>(std::sqrt(squares)), /*tokens=*/0,
+  group_.begin_round(round, delta, static_cast<float>(std::sqrt(squares)), /*claim=*/{},
                      ComputeLink::Tentative{.manifest =
                                                 [state, tentative = std::move(landing.tentative)](
                                                     std::span<const float> mean) {

@@ -96,19 +96,19 @@ JoinOutcome SwarmGroup::join(const proto::StateManifest& genesis, bool at_genesi
 
 train::RoundResult SwarmGroup::run_round(const train::RoundInput& input) {
   if (side_->gossip()) return landed(gossip_round(input));
-  begin_round(input.round, input.delta, input.delta_norm, input.tokens);
+  begin_round(input.round, input.delta, input.delta_norm, input.claim);
   return end_round(input);
 }
 
 void SwarmGroup::begin_round(std::uint64_t round, std::span<const float> delta, float norm,
-                             std::uint64_t tokens, ComputeLink::Tentative tentative) {
+                             const train::PhaseClaim& claim, ComputeLink::Tentative tentative) {
   auto update = update_pool_.take(delta.size());
   std::copy(delta.begin(), delta.end(), update->begin());
-  hand_over(round, std::move(update), norm, tokens, std::move(tentative));
+  hand_over(round, std::move(update), norm, claim, std::move(tentative));
 }
 
 void SwarmGroup::hand_over(std::uint64_t round, proto::PeerCore::Values update, float norm,
-                           std::uint64_t tokens, ComputeLink::Tentative tentative) {
+                           const train::PhaseClaim& claim, ComputeLink::Tentative tentative) {
   LOCO_ASSERT(begun_ == 0, "a swarm round begun before the last one ended");
   begun_ = round;
   progress_ = {};
@@ -118,7 +118,8 @@ void SwarmGroup::hand_over(std::uint64_t round, proto::PeerCore::Values update, 
                            .update_norm = norm,
                            .base_hash = current_,
                            .loss = phase_loss_,
-                           .tokens = tokens};
+                           .tokens = claim.tokens,
+                           .step_seconds = claim.step_seconds};
   side_->post([ready, update = std::move(update), tentative = std::move(tentative)](
                   ComputeLink& link, TimePoint) mutable {
     link.ready(ready, std::move(update), std::move(tentative));
@@ -139,9 +140,9 @@ train::RoundResult SwarmGroup::end_round(const train::RoundInput& input) {
 }
 
 void SwarmGroup::start(std::uint64_t round, std::shared_ptr<std::vector<float>> delta, float norm,
-                       std::uint64_t tokens,
+                       const train::PhaseClaim& claim,
                        std::function<proto::StateManifest(std::span<const float>)> manifest) {
-  hand_over(round, std::move(delta), norm, tokens,
+  hand_over(round, std::move(delta), norm, claim,
             ComputeLink::Tentative{.manifest = std::move(manifest), .gathered = {}, .bytes = {}});
 }
 
@@ -236,6 +237,7 @@ std::optional<train::RoundResult> SwarmGroup::on_round_event(std::uint64_t round
     case SwarmEvent::Kind::mean:
       progress_.members = e.members;
       progress_.share = e.share;
+      progress_.phase = e.phase;
       progress_.mean = e.mean;
       if (reported_here_) break;  // the network thread computes and reports it: `reported`
       progress_.manifest = tentative(e);
@@ -259,15 +261,17 @@ std::optional<train::RoundResult> SwarmGroup::on_round_event(std::uint64_t round
       return train::RoundResult{.kind = train::RoundResult::Kind::committed,
                                 .members = progress_.members,
                                 .share = progress_.share,
+                                .phase = progress_.phase,
                                 .state = current_};
     case SwarmEvent::Kind::aborted:
       spdlog::info("round {} attempt {} aborted: {}{}", e.round, e.attempt, e.text,
                    e.retry ? "; retrying" : "; training on");
       if (!e.retry) return skipped();
       break;
-    case SwarmEvent::Kind::fetched:
+    case SwarmEvent::Kind::fetched:  // paced: with the phase this member trains next
       load_fetched(e);
-      return train::RoundResult{.kind = train::RoundResult::Kind::replaced, .state = current_};
+      return train::RoundResult{
+          .kind = train::RoundResult::Kind::replaced, .phase = e.phase, .state = current_};
     default: break;  // must_fetch, joined again: keep waiting
   }
   return std::nullopt;

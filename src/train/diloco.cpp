@@ -15,7 +15,7 @@ namespace loco::train {
 
 void DiLoCoConfig::validate() const {
   if (inner_steps == 0) throw Error(ErrorCategory::config, "[diloco] h: at least one inner step");
-  if (round_time < Duration::zero() || (round_time > Duration::zero() && !clock))
+  if (round_time < Duration::zero() || ((round_time > Duration::zero() || paced) && !clock))
     throw Error(ErrorCategory::config, "[diloco] a round bounded by time needs a clock");
   outer.validate();
 }
@@ -26,7 +26,8 @@ DiLoCo::DiLoCo(DiLoCoConfig config, const std::shared_ptr<const ArenaLayout>& la
       group_(group),
       overlapped_(overlapped),
       shared_(layout, shared_names()),
-      delta_(overlapped == nullptr ? std::optional<Arena>(layout) : std::nullopt) {
+      delta_(overlapped == nullptr ? std::optional<Arena>(layout) : std::nullopt),
+      phase_(config.round_time) {
   config_.validate();
 }
 
@@ -45,28 +46,64 @@ void DiLoCo::begin(InnerLoop& loop, Start how) {
       loop.set_steps(shared_.round() * config_.inner_steps);
       break;
   }
+  place_in_schedule(loop);
 }
 
 bool DiLoCo::phase_over(const InnerLoop& loop) const {
   if (!timed()) return loop.steps() % config_.inner_steps == 0;
-  return base_steps_ > 0 && config_.clock() - phase_start_ >= config_.round_time;
+  if (base_steps_ == 0) return false;
+  // Paced, before the tracker set a phase: H steps of its own.
+  if (phase_ == Duration::zero()) return phase_steps_ >= config_.inner_steps;
+  return config_.clock() - phase_start_ >= phase_;
 }
 
 void DiLoCo::rebased() {
   base_steps_ = 0;
+  new_phase();
+}
+
+void DiLoCo::new_phase() {
+  phase_steps_ = 0;
   if (timed()) phase_start_ = config_.clock();
+}
+
+float DiLoCo::step_seconds() const {
+  if (!config_.paced || phase_steps_ == 0) return 0;
+  const double elapsed = std::chrono::duration<double>(config_.clock() - phase_start_).count();
+  return static_cast<float>(elapsed / static_cast<double>(phase_steps_));
+}
+
+void DiLoCo::take_phase(const RoundResult& result) {
+  if (config_.paced && result.phase > Duration::zero()) phase_ = result.phase;
+}
+
+void DiLoCo::place_in_schedule(InnerLoop& loop) const {
+  if (!timed()) return;
+  const std::uint64_t h = config_.inner_steps;
+  // The rounds whose means the local copy starts from: an overlapped round's counts from its mean.
+  const std::uint64_t rounds = pending_ != 0 ? pending_ : shared_.round();
+  double share = static_cast<double>(phase_steps_) / static_cast<double>(h);
+  if (phase_ > Duration::zero())
+    share = std::chrono::duration<double>(config_.clock() - phase_start_).count() /
+            std::chrono::duration<double>(phase_).count();
+  const auto within =
+      static_cast<std::uint64_t>(std::clamp(share, 0.0, 1.0) * static_cast<double>(h));
+  loop.set_schedule_step(rounds * h + std::min(within, h));
 }
 
 void DiLoCo::after_step(InnerLoop& loop) {
   ++base_steps_;
+  ++phase_steps_;
   if (phase_over(loop))
     round(loop);
   else if (pending_ != 0 && overlapped_->outcome_in())
     placed(loop, land(loop.params()));
+  place_in_schedule(loop);
 }
 
 void DiLoCo::finish(InnerLoop& loop) {
   if (pending_ != 0) placed(loop, land(loop.params()));
+  place_in_schedule(loop);
 }
 
 RoundResult DiLoCo::placed(InnerLoop& loop, const RoundResult& result) const {
@@ -133,15 +170,16 @@ RoundResult DiLoCo::round(Arena& params) {
   times_.delta_s = seconds_since(delta_start);
   const std::uint64_t next = shared_.round() + 1;
   const float norm = static_cast<float>(std::sqrt(squares));
-  const std::uint64_t tokens = timed() ? base_steps_ * step_tokens_ : 0;
+  const PhaseClaim claim{.tokens = timed() ? base_steps_ * step_tokens_ : 0,
+                         .step_seconds = step_seconds()};
   if (overlapped_ != nullptr) {
-    overlapped_->start(next, std::move(handed), norm, tokens,
+    overlapped_->start(next, std::move(handed), norm, claim,
                        [this, next](std::span<const float> mean) { return tentative(mean, next); });
     pending_ = next;
     const std::shared_ptr<const std::vector<float>> mean = overlapped_->mean();
     if (!mean) {  // the round ended without a mean: skipped or replaced
       land(params);
-      if (timed()) phase_start_ = config_.clock();  // skipped: Δ spans both phases
+      new_phase();  // skipped: Δ spans both phases
       return last_;
     }
     preview(params, *mean);
@@ -153,7 +191,7 @@ RoundResult DiLoCo::round(Arena& params) {
       .round = next,
       .delta = delta,
       .delta_norm = norm,
-      .tokens = tokens,
+      .claim = claim,
       .tentative =
           [this, next, &now, &seconds_since](std::span<const float> mean) {
             const TimePoint start = now();
@@ -170,11 +208,12 @@ RoundResult DiLoCo::round(Arena& params) {
             times_.outer_s = seconds_since(start);
           }});
   times_.exchange_s = seconds_since(exchange_start) - times_.hash_s - times_.outer_s;
+  take_phase(last_);
   if (last_.kind != RoundResult::Kind::skipped) {
     params.copy_from(theta());
     rebased();
-  } else if (timed()) {
-    phase_start_ = config_.clock();  // Δ spans both phases; the tokens count on
+  } else {
+    new_phase();  // Δ spans both phases; the tokens count on
   }
   return last_;
 }
@@ -208,6 +247,7 @@ RoundResult DiLoCo::land(Arena& params) {
     optim::outer_nesterov_step(config_.outer, theta().data(), momentum().data(), mean);
     shared_.set_round(round);
   });
+  take_phase(last_);
   if (last_.kind == RoundResult::Kind::replaced) {
     params.copy_from(theta());
     rebased();

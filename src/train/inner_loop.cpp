@@ -62,7 +62,7 @@ float InnerLoop::forward_backward() {
 }
 
 float InnerLoop::optimizer_step() {
-  const float norm = optimizer().step(params_, grads_, schedule_.at(steps_));
+  const float norm = optimizer().step(params_, grads_, learning_rate());
   ++steps_;
   return norm;
 }

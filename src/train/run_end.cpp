@@ -19,7 +19,7 @@ std::uint64_t final_round(const TrainConfig& config) {
 
 bool more_to_train(const TrainConfig& config, std::uint64_t steps, std::uint64_t round,
                    std::uint64_t final_round) {
-  if (config.strategy.round_seconds > 0) {
+  if (config.strategy.timed_rounds()) {
     // Gossip has no tracker rounds, so no run's final round: each peer applies the run's nominal
     // number of rounds of its own, so that every peer, slow or fast, ends at the same time.
     const std::uint64_t last = final_round != 0 ? final_round : train::final_round(config);

@@ -5,12 +5,16 @@
 namespace loco::train {
 
 void apply_timed_rounds(const TrainConfig& config, proto::TrackerCoreConfig& tracker) {
-  const double seconds = config.strategy.round_seconds;
-  if (seconds <= 0) return;
+  const StrategySection& s = config.strategy;
+  if (!s.timed_rounds()) return;
   tracker.token_weighting.step_tokens =
       std::uint64_t{config.train.batch} * std::uint64_t{config.model.gpt.context};
-  tracker.straggler_wait = std::chrono::duration_cast<Duration>(
-      std::chrono::duration<double>(kStragglerShare * seconds));
+  const auto seconds = [](double count) {
+    return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(count));
+  };
+  tracker.straggler_wait = seconds(proto::kStragglerShare * s.round_seconds);
+  if (s.tracker_paced)
+    tracker.pacing = proto::RoundPacing{.steps = s.diloco_h, .first = seconds(s.round_seconds)};
 }
 
 }  // namespace loco::train

@@ -55,6 +55,10 @@ void TrainConfig::validate() const {
     fail(
         "strategy.round-seconds: rounds bounded by time are DiLoCo's (strategy.kind = "
         "\"diloco\")");
+  if (strategy.tracker_paced && (strategy.kind != "diloco" || strategy.gossip_group != 0))
+    fail(
+        "strategy.tracker-paced: the tracker paces DiLoCo's rounds in all-reduce mode "
+        "(strategy.kind = \"diloco\", gossip-group = 0)");
   if (strategy.gossip_group != 0) {
     if (strategy.kind != "diloco")
       fail("strategy.gossip-group: gossip mode averages DiLoCo rounds; strategy.kind is '" +

@@ -47,12 +47,14 @@ std::vector<std::vector<std::uint8_t>> loco_fuzz_seeds() {
           with_type(3, encode(Ready{.round = 1,
                                     .update_norm = 1,
                                     .base_hash = th::kGenesis,
-                                    .tokens = 5 * kFuzzStepTokens})),
+                                    .tokens = 5 * kFuzzStepTokens,
+                                    .step_seconds = 0.25f})),
           with_type(3, encode(Group{.round = 1,
                                     .attempt = 1,
                                     .epoch = 1,
                                     .members = {th::key(1).public_key(), th::key(2).public_key()},
-                                    .tokens = {64, 128}})),
+                                    .tokens = {64, 128},
+                                    .phase_ms = 2000})),
           with_type(
               5, encode(RoundFailed{
                      .round = 1, .attempt = 1, .reason = "x", .suspect = th::key(1).public_key()})),
@@ -74,8 +76,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                  : static_cast<std::uint16_t>(data[0] << 8 | 0x11);
   static th::Harness* h = [] {
     auto* harness = new th::Harness();
-    // Rounds bounded by time: readiness carries tokens and the group weighs them.
+    // Rounds bounded by time and paced by the tracker: readiness carries tokens and step times,
+    // the group weighs the tokens and carries the phase.
     harness->config.token_weighting.step_tokens = kFuzzStepTokens;
+    harness->config.pacing = RoundPacing{.steps = 4};
     harness->start();
     return harness;
   }();
@@ -85,8 +89,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   h->start();
   h->join(1);
   h->join(2);
-  h->ready(1, 1.0f, 3 * kFuzzStepTokens);
-  h->ready(2, 1.0f, 9 * kFuzzStepTokens);
+  h->ready(1, 1.0f, 3 * kFuzzStepTokens, 0.1f);
+  h->ready(2, 1.0f, 9 * kFuzzStepTokens, 0.3f);
   h->tracker->on_message(h->now, th::key(1).public_key(), type, body);  // a member
   h->tracker->on_message(h->now, th::key(9).public_key(), type, body);  // a stranger
   h->pump();

@@ -9,7 +9,9 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "../support/local_swarm.hpp"
 
@@ -112,13 +114,15 @@ TEST(SwarmTimedRounds, AMemberClaimingFarMoreTokensCountsForTwiceTheMedianAtMost
   EXPECT_GE(weighed, 3u) << swarm.logs();
 }
 
-// A peer frozen (SIGSTOP) in its inner phase keeps its connection, and the join timeout is longer
-// than the test's patience: the round it was training for forms without it a quarter of a
-// round's time after the first of the others is ready. (From the next round on it is out of sync,
-// and the tracker waits for a member fetching the state until it is evicted: 5 s here.)
+// A peer frozen (SIGSTOP) in its inner phase keeps its connection, and the join and eviction
+// timeouts are longer than the test's patience: the round it was training for forms without it a
+// quarter of a round's time after the first of the others is ready, and so does every round after
+// (it was told to fetch the state, and a member fetching is not waited for in a timed run).
 TEST(SwarmTimedRounds, AMemberFrozenMidRoundIsLeftOutAtTheDeadline) {
-  LocalSwarm swarm("run-timed-frozen", 1000, {"--run.min-peers", "2", "--run.join-timeout", "900s"},
-                   kTimedStrategy);
+  LocalSwarm swarm(
+      "run-timed-frozen", 1000,
+      {"--run.min-peers", "2", "--run.join-timeout", "900s", "--run.eviction-timeout", "900s"},
+      kTimedStrategy);
   ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
   PeerProcess& a = swarm.add_peer("peer0");
   PeerProcess& b = swarm.add_peer("peer1");
@@ -138,6 +142,50 @@ TEST(SwarmTimedRounds, AMemberFrozenMidRoundIsLeftOutAtTheDeadline) {
   ::kill(frozen.process().pid(), SIGCONT);
   for (PeerProcess* p : {&a, &b}) EXPECT_EQ(p->process().stop(SIGTERM), 0) << swarm.logs();
   frozen.process().stop(SIGTERM);  // it wakes a round behind; how it leaves is not this test's
+}
+
+// Rounds paced by the tracker: H = 20 steps of the median member. Every step sleeps 10 ms, the
+// slow peer's 40 ms and four times its compute: the tracker sets each phase from the steps the
+// members measured, one phase for every member of a round (the group message), at least 20 x 10 ms;
+// from round 2 on (the first phase is H steps of each peer's own) the slow peer takes fewer steps
+// (a smaller share), and every round holds the same bits on every peer.
+TEST(SwarmTimedRounds, TheTrackerSetsThePhaseFromTheMembersStepTimes) {
+  const std::string paced =
+      "[strategy]\nkind = \"diloco\"\ndiloco-h = 20\nouter-lr = 0.7\n"
+      "outer-momentum = 0.9\ncodec = \"int8:block=256\"\n"
+      "tracker-paced = true\n";
+  // 8 rounds of H = 20: train.steps = 40 x kInnerSteps (4).
+  LocalSwarm swarm("run-paced", 40, {"--run.min-peers", "3"}, paced);
+  ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
+  const std::vector<PeerProcess*> peers = {
+      &swarm.add_peer("fast0", {"--debug.step-delay", "10"}),
+      &swarm.add_peer("fast1", {"--debug.step-delay", "10"}),
+      &swarm.add_peer("slow", {"--debug.step-delay", "40", "--debug.step-slowdown", "4"})};
+  run_to_the_end(swarm, peers);
+  std::map<std::uint64_t, double> phase_of;  // round -> the phase its members were told
+  std::size_t weighed = 0;
+  for (const PeerProcess* p : peers)
+    for (const test::RoundLine& r : p->rounds()) {
+      if (r.kind != "committed") continue;
+      EXPECT_GE(r.phase, 20 * 0.010) << "round " << r.round << ": H x at least a 10 ms step";
+      const auto [at, first] = phase_of.emplace(r.round, r.phase);
+      EXPECT_EQ(at->second, r.phase) << "round " << r.round << ": one phase for the group";
+      for (const PeerProcess* o : peers)
+        for (const test::RoundLine& other : o->rounds())
+          if (other.round == r.round && other.kind == "committed") {
+            EXPECT_EQ(other.state, r.state) << "round " << r.round;
+          }
+      // Round 1's phase was H steps of each peer's own: equal tokens. From round 2 on, the
+      // tracker's.
+      if (p != peers[2] || r.members != 3 || r.round < 2) continue;
+      for (const test::RoundLine& f : peers[0]->rounds())
+        if (f.round == r.round && f.kind == "committed") {
+          ++weighed;
+          EXPECT_LT(r.share, f.share) << "round " << r.round << "\n" << swarm.logs();
+        }
+    }
+  EXPECT_GE(phase_of.size(), 6u) << swarm.logs();
+  EXPECT_GE(weighed, 3u) << swarm.logs();
 }
 
 }  // namespace

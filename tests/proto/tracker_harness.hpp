@@ -176,14 +176,15 @@ struct Harness {
   }
   void run_for(Duration d) { run_until(now + d); }
 
-  // Peer n says it is ready for the next round with an update of norm `norm` trained on `tokens`,
-  // built on the run's current state.
-  void ready(std::uint8_t n, float norm = 1.0f, std::uint64_t tokens = 0) {
+  // Peer n says it is ready for the next round with an update of norm `norm` trained on `tokens`
+  // at `step_seconds` a step, built on the run's current state.
+  void ready(std::uint8_t n, float norm = 1.0f, std::uint64_t tokens = 0, float step_seconds = 0) {
     const TrackerSnapshot s = tracker->snapshot();
     peers.at(n).client->ready(Ready{.round = s.committed_round + 1,
                                     .update_norm = norm,
                                     .base_hash = s.committed_hash,
-                                    .tokens = tokens});
+                                    .tokens = tokens,
+                                    .step_seconds = step_seconds});
     pump();
   }
 

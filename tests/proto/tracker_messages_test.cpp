@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
+
 #include "loco/core/byte_io.hpp"
 #include "loco/core/error.hpp"
 #include "tracker_harness.hpp"
@@ -78,16 +81,17 @@ TEST(TrackerMessages, AWeightedGroupCarriesATokenCountPerMemberAndNothingElse) {
       decode<Group>(encode(Group{.round = 1, .attempt = 1, .epoch = 1, .members = g.members}))
           .tokens.empty())
       << "no tokens: the plain mean";
-  // The tokens come before the relay routes and the checked-owners flag, the body's last fields:
-  // a count, then u64 each. Refused: a count other than 0 or the members', a count of 0 tokens,
-  // one above the bound.
+  // The tokens come before the phase, the relay routes and the checked-owners flag, the body's
+  // last fields: a count, then u64 each. Refused: a count other than 0 or the members', a count of
+  // 0 tokens, one above the bound.
   const auto with_tokens = [&](std::uint32_t count, std::vector<std::uint64_t> values) {
     std::vector<std::byte> b =
         encode(Group{.round = 3, .attempt = 1, .epoch = 2, .members = g.members});
-    b.resize(b.size() - 9);  // no tokens, no relays, not checked
+    b.resize(b.size() - 13);  // no tokens, no phase, no relays, not checked
     ByteWriter w;
     w.u32(count);
     for (const std::uint64_t v : values) w.u64(v);
+    w.u32(0);
     w.u32(0);
     w.boolean(false);
     const auto tail = w.finish();
@@ -101,6 +105,65 @@ TEST(TrackerMessages, AWeightedGroupCarriesATokenCountPerMemberAndNothingElse) {
   EXPECT_THROW(decode<Group>(with_tokens(0xffffffff, {})), Error) << "counted before allocating";
   const Ready ready{.round = 5, .update_norm = 0.5f, .base_hash = digest_of(4), .tokens = 1u << 20};
   EXPECT_EQ(decode<Ready>(encode(ready)).tokens, 1u << 20);
+}
+
+// Rounds paced by the tracker: a ready carries the member's step time, a finite number of seconds
+// in [0, kMaxStepSeconds]; a group the phase, at most kMaxPhaseMs. Anything else is malformed.
+TEST(TrackerMessages, AReadysStepTimeAndAGroupsPhaseAreRefusedOutsideTheirBounds) {
+  const Ready ready{
+      .round = 5, .update_norm = 0.5f, .base_hash = digest_of(4), .step_seconds = 0.25f};
+  const auto body = encode(ready);
+  EXPECT_EQ(decode<Ready>(body).step_seconds, 0.25f);
+  expect_refused_when_damaged<Ready>(body);
+  // The step time is the body's last field: overwrite its four bytes.
+  const auto with_step = [&](float seconds) {
+    std::vector<std::byte> b = body;
+    b.resize(b.size() - 4);
+    ByteWriter w;
+    w.f32(seconds);
+    const auto tail = w.finish();
+    b.insert(b.end(), tail.begin(), tail.end());
+    return b;
+  };
+  EXPECT_EQ(decode<Ready>(with_step(0)).step_seconds, 0.0f) << "0: not measured";
+  EXPECT_EQ(decode<Ready>(with_step(kMaxStepSeconds)).step_seconds, kMaxStepSeconds);
+  for (const float bad : {std::numeric_limits<float>::quiet_NaN(), -0.5f, -1e-30f,
+                          std::numeric_limits<float>::infinity(), kMaxStepSeconds * 1.001f, 1e30f,
+                          -std::numeric_limits<float>::infinity()})
+    EXPECT_THROW(decode<Ready>(with_step(bad)), Error) << bad;
+
+  Group g{.round = 3, .attempt = 1, .epoch = 2, .members = {key(1).public_key()}};
+  g.phase_ms = 2500;
+  const auto group = encode(g);
+  EXPECT_EQ(decode<Group>(group).phase_ms, 2500u);
+  expect_refused_when_damaged<Group>(group);
+  // The phase follows the (empty) tokens, before the (empty) relays and the flag: 9 bytes from the
+  // end.
+  const auto with_phase = [&](std::uint32_t ms) {
+    std::vector<std::byte> b = group;
+    ByteWriter w;
+    w.u32(ms);
+    const auto bytes = w.finish();
+    std::copy(bytes.begin(), bytes.end(), b.end() - 9);
+    return b;
+  };
+  EXPECT_EQ(decode<Group>(with_phase(kMaxPhaseMs)).phase_ms, kMaxPhaseMs);
+  EXPECT_THROW(decode<Group>(with_phase(kMaxPhaseMs + 1)), Error);
+  EXPECT_THROW(decode<Group>(with_phase(0xffffffff)), Error);
+
+  // A resync carries the phase too, as its last field.
+  const auto resync =
+      encode(Resync{.round = 4, .state_hash = digest_of(2), .donors = {}, .phase_ms = 1500});
+  EXPECT_EQ(decode<Resync>(resync).phase_ms, 1500u);
+  expect_refused_when_damaged<Resync>(resync);
+  for (const std::uint32_t bad : {kMaxPhaseMs + 1, 0xffffffffu}) {
+    std::vector<std::byte> b = resync;
+    ByteWriter w;
+    w.u32(bad);
+    const auto bytes = w.finish();
+    std::copy(bytes.begin(), bytes.end(), b.end() - 4);
+    EXPECT_THROW(decode<Resync>(b), Error) << bad;
+  }
 }
 
 TEST(TrackerMessages, EveryMessageRoundTrips) {

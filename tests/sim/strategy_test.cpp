@@ -5,12 +5,15 @@
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
 #include <limits>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "loco/cli/train_options.hpp"
 #include "loco/core/rng.hpp"
@@ -105,18 +108,26 @@ TEST_P(SimStrategies, PeersTrainThroughLocoPeersGroupAndEndIdentical) {
   EXPECT_EQ(votes.begin()->second, 3u);
 }
 
+// Three strategy peers of log-normal speeds (σ 0.6) in a DiLoCo run of 60 steps, H = 10, whose
+// rounds `timed` bounds by time.
+SwarmConfig unequal_speeds(std::uint64_t seed,
+                           const std::function<void(train::StrategySection&)>& timed) {
+  test::print_seed(seed);
+  train::TrainConfig config = tiny_run("diloco", 60)->config;
+  timed(config.strategy);
+  SwarmConfig c = strategy_swarm(seed, 3, std::make_shared<StrategyRun>(config));
+  c.step_time_spread = 0.6;
+  return c;
+}
+
 // Rounds bounded by time with peers of unequal speeds (log-normal step times): each peer takes the
 // steps it manages in a round, the ledger checks every round's mean against the token-weighted
 // mean of the members' updates, and every peer ends with the same state.
 TEST(SimTimedRounds, PeersOfUnequalSpeedsTrainTheStepsTheyManageAndEndIdentical) {
   spdlog::set_level(spdlog::level::warn);
-  const std::uint64_t seed = 12;
-  test::print_seed(seed);
-  train::TrainConfig config = tiny_run("diloco", 60)->config;
-  config.strategy.round_seconds = 1.0;  // nominal H = 10 steps of 100 ms
-  SwarmConfig swarm_config = strategy_swarm(seed, 3, std::make_shared<StrategyRun>(config));
-  swarm_config.step_time_spread = 0.6;
-  Swarm swarm(swarm_config);
+  Swarm swarm(unequal_speeds(12, [](train::StrategySection& s) {
+    s.round_seconds = 1.0;  // nominal H = 10 steps of 100 ms
+  }));
   swarm.start();
   ASSERT_TRUE(swarm.run_for(seconds(60)));
   spdlog::set_level(spdlog::level::info);
@@ -131,6 +142,47 @@ TEST(SimTimedRounds, PeersOfUnequalSpeedsTrainTheStepsTheyManageAndEndIdentical)
   }
   EXPECT_GT(static_cast<double>(most), 1.25 * static_cast<double>(fewest))
       << "the peers' speeds differ: " << fewest << " to " << most << " steps";
+  const auto votes = finished_states(swarm);
+  ASSERT_EQ(votes.size(), 1u);
+  EXPECT_EQ(votes.begin()->second, 3u);
+}
+
+// Rounds paced by the tracker with peers of unequal speeds: from the members' measured step times
+// the tracker sets the phase to H × the median member's step time (the simulator's tracker runs
+// loco-tracker's core), so the median peer takes about H steps a round, the fastest more and the
+// slowest fewer; the ledger checks every weighted mean and every peer ends with the same state.
+TEST(SimTimedRounds, TheTrackerPacesThePhaseAtHTimesTheMedianStepTime) {
+  spdlog::set_level(spdlog::level::warn);
+  Swarm swarm(unequal_speeds(13, [](train::StrategySection& s) {
+    s.tracker_paced = true;  // H = 10 steps of the median peer
+  }));
+  swarm.start();
+  // Once three rounds are in, each member has measured its steps at least once.
+  for (int i = 0; i < 60 && swarm.rounds_committed() < 3; ++i)
+    ASSERT_TRUE(swarm.run_for(seconds(1)));
+  ASSERT_GE(swarm.rounds_committed(), 3u);
+  std::vector<std::pair<Duration, std::size_t>> speeds;  // step time, peer
+  for (std::size_t i = 0; i < swarm.peer_count(); ++i)
+    speeds.emplace_back(swarm.peer(i).process()->step_time(), i);
+  std::sort(speeds.begin(), speeds.end());
+  const double median_step = std::chrono::duration<double>(speeds[1].first).count();
+  EXPECT_NEAR(swarm.tracker().core()->status(swarm.loop().now()).round_seconds, 10 * median_step,
+              1e-3)
+      << "H x the median step time";
+  ASSERT_TRUE(swarm.run_for(seconds(60)));
+  spdlog::set_level(spdlog::level::info);
+  EXPECT_EQ(test::violations(swarm), "");
+  EXPECT_GE(swarm.rounds_committed(), 6u) << "the run's 6 rounds, train.steps / diloco-h";
+  std::vector<std::uint64_t> steps;  // fastest first
+  for (const auto& [step_time, i] : speeds) {
+    ASSERT_TRUE(swarm.peer_up(i) && swarm.peer(i).process()->finished()) << "peer " << i;
+    EXPECT_EQ(swarm.peer(i).held_round(), 6u) << "peer " << i;
+    steps.push_back(swarm.peer(i).process()->steps());
+  }
+  EXPECT_GT(steps[0], steps[1]) << "the fastest takes more steps than the median";
+  EXPECT_GT(steps[1], steps[2]) << "the slowest fewer";
+  EXPECT_GE(steps[1], 54u) << "the median peer about H a round";
+  EXPECT_LE(steps[1], 80u) << "the median peer about H a round";
   const auto votes = finished_states(swarm);
   ASSERT_EQ(votes.size(), 1u);
   EXPECT_EQ(votes.begin()->second, 3u);

@@ -59,6 +59,7 @@ struct RoundLine {
   double loss = 0;
   std::string state;  // 16 hex digits
   double share = 0;   // this peer's share of a weighted round's mean; 0: the plain mean
+  double phase = 0;   // seconds of the next phase, as the tracker set it; 0: not paced
 
   static std::optional<RoundLine> parse(const std::string& line) {
     std::istringstream in(line);
@@ -67,7 +68,10 @@ struct RoundLine {
     if (!(in >> word) || word != "round") return std::nullopt;
     if (!(in >> r.round >> r.kind >> members >> r.members >> loss >> r.loss >> state >> r.state))
       return std::nullopt;
-    if (in >> word && word == "share") in >> r.share;
+    while (in >> word) {
+      if (word == "share") in >> r.share;
+      if (word == "phase") in >> r.phase;
+    }
     return r;
   }
 };

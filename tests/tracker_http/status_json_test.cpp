@@ -15,7 +15,7 @@ TEST(StatusJson, EmptyRun) {
       R"("final_round":0,"run_ended":false,"phase":"","attempt":0,"rounds_committed":0,"rounds_aborted":0,"peers_joined":0,)"
       R"("peers_refused":0,"peers_evicted":0,"misbehaviours":0,"members_reachable":0,)"
       R"("members_unreachable":0,"probes_reached":0,"probes_unreached":0,"members_left_out":0,)"
-      R"("relayed_links":0,"relays_blamed":0,)"
+      R"("relayed_links":0,"relays_blamed":0,"round_seconds":0,)"
       R"("bytes_sent":0,"bytes_received":0,"bytes_relayed":0,"tokens_per_s":0,"spread":0,"custody_round":0,)"
       R"("custody_state_bytes":0,"custody_pulled_bytes":0,"members":[],"history":[],)"
       R"("lost_rounds":[]})");
@@ -75,7 +75,7 @@ TEST(StatusJson, EveryFieldOfAMemberAndARound) {
       R"("rounds_committed":5,"rounds_aborted":1,"peers_joined":4,"peers_refused":6,)"
       R"("peers_evicted":7,"misbehaviours":8,"members_reachable":0,"members_unreachable":1,)"
       R"("probes_reached":0,"probes_unreached":2,"members_left_out":3,)"
-      R"("relayed_links":0,"relays_blamed":0,)"
+      R"("relayed_links":0,"relays_blamed":0,"round_seconds":0,)"
       R"("bytes_sent":100,"bytes_received":200,"bytes_relayed":0,)"
       R"("tokens_per_s":9000.5,"spread":0,"custody_round":0,"custody_state_bytes":0,)"
       R"("custody_pulled_bytes":0,"members":[{"peer_id":"3f9a1c0b77e2","public_key":"k1",)"

@@ -29,16 +29,18 @@ class ScriptedOverlap final : public OuterGroup, public OverlappedGroup {
   std::shared_ptr<std::vector<float>> update_buffer(std::size_t values) override {
     return std::make_shared<std::vector<float>>(values);
   }
-  void start(std::uint64_t, std::shared_ptr<std::vector<float>> delta, float, std::uint64_t tokens,
+  void start(std::uint64_t, std::shared_ptr<std::vector<float>> delta, float,
+             const PhaseClaim& claim,
              std::function<proto::StateManifest(std::span<const float>)> manifest) override {
-    token_claims.push_back(tokens);
+    token_claims.push_back(claim.tokens);
+    step_claims.push_back(claim.step_seconds);
     delta_ = *delta;
     manifest_ = std::move(manifest);
   }
   std::shared_ptr<const std::vector<float>> mean() override {
     return std::make_shared<const std::vector<float>>(delta_);
   }
-  bool outcome_in() const override { return false; }
+  bool outcome_in() const override { return outcome_early; }
   RoundResult land(const std::function<void(std::span<const float>)>& install) override {
     ++landings;
     if (skip) return RoundResult{.kind = RoundResult::Kind::skipped};
@@ -46,11 +48,14 @@ class ScriptedOverlap final : public OuterGroup, public OverlappedGroup {
     for (float& x : landed) x *= landed_scale;
     manifests.push_back(manifest_(landed));
     install(landed);
-    return RoundResult{.kind = RoundResult::Kind::committed, .members = 1};
+    return RoundResult{.kind = RoundResult::Kind::committed, .members = 1, .phase = phase};
   }
 
   std::vector<proto::StateManifest> manifests;
   std::vector<std::uint64_t> token_claims;  // each round's, as start() was told
+  std::vector<float> step_claims;           // each round's seconds a step, as start() was told
+  Duration phase{};                         // the tracker's next phase, with each commit
+  bool outcome_early = false;               // the commit is in as soon as the next phase starts
   float landed_scale = 1.0f;
   bool skip = false;
   int landings = 0;
@@ -63,13 +68,14 @@ class ScriptedOverlap final : public OuterGroup, public OverlappedGroup {
 struct Trainer {
   // With `round_time`, rounds are bounded by time on the test's clock, which each step advances by
   // step_time.
-  explicit Trainer(bool overlapped, Duration round_time = {})
+  explicit Trainer(bool overlapped, Duration round_time = {}, bool paced = false)
       : config(overlap_run()),
         corpus(config.data, 16),
         loop(config, corpus),
         diloco({.inner_steps = 4,
                 .outer = config.strategy.outer,
                 .round_time = round_time,
+                .paced = paced,
                 .clock = [this] { return now; }},
                loop.layout(), group, overlapped ? &group : nullptr) {
     diloco.begin(loop, Start::fresh);
@@ -160,6 +166,34 @@ TEST(DiLoCoOverlap, ARoundBoundedByTimeEndsAtItsDeadlineAndClaimsItsSteps) {
   ASSERT_EQ(t.group.token_claims.size(), 3u);
   EXPECT_EQ(t.group.token_claims[2], step_tokens);
   EXPECT_EQ(t.loop.steps(), 7u) << "the step count is the steps taken";
+}
+
+// Paced by the tracker: the first phase is H steps of the member's own, the round claims the
+// phase's seconds a step, and from the commit that brings the tracker's phase on, phases last that
+// long. The learning-rate schedule follows the run: round × H plus the phase's elapsed share of H,
+// not the steps this member took.
+TEST(DiLoCoOverlap, APacedPhaseLastsTheTrackersTimeAndTheScheduleFollowsTheRun) {
+  using namespace std::chrono_literals;
+  Trainer t(true, {}, /*paced=*/true);
+  const auto step_tokens = static_cast<std::uint64_t>(t.loop.tokens_per_step());
+  t.step_time = 30ms;
+  t.group.phase = 200ms;
+  t.group.outcome_early = true;
+  t.steps(4);  // H steps: round 1 starts
+  ASSERT_EQ(t.group.step_claims.size(), 1u);
+  EXPECT_NEAR(t.group.step_claims[0], 0.030f, 1e-6f);
+  EXPECT_EQ(t.loop.schedule_step(), 4u) << "round 1's mean is in: the run is at 1 x H";
+  t.steps(3);  // 90 ms of the tracker's 200: round 1 landed with the tracker's phase
+  EXPECT_EQ(t.diloco.shared().round(), 1u);
+  EXPECT_EQ(t.loop.schedule_step(), 4u + 1u) << "4 + floor(4 x 90 / 200)";
+  EXPECT_EQ(t.loop.steps(), 7u);
+  t.steps(3);  // 180 ms
+  EXPECT_EQ(t.group.step_claims.size(), 1u) << "the phase's 200 ms are not up";
+  t.steps(1);  // 210 ms: round 2 starts, 7 steps
+  ASSERT_EQ(t.group.token_claims.size(), 2u);
+  EXPECT_EQ(t.group.token_claims[1], 7 * step_tokens);
+  EXPECT_NEAR(t.group.step_claims[1], 0.030f, 1e-6f);
+  EXPECT_EQ(t.loop.schedule_step(), 8u) << "2 x H, whatever the steps taken (11)";
 }
 
 TEST(DiLoCoOverlap, RoundsOfFixedHClaimNoTokens) {

@@ -115,6 +115,9 @@ struct PeerEvent {
   // (Group::tokens; empty: the plain mean) and this member's share of them, tokens / Σ tokens.
   std::vector<std::uint64_t> tokens{};
   double share = 0;
+  // With `mean` of a round paced by the tracker, or `fetched`: how long the next inner phase lasts
+  // (Group::phase_ms, Resync::phase_ms); 0: the member keeps its own.
+  Duration phase{};
   std::shared_ptr<const std::vector<float>> mean{};
   std::shared_ptr<const std::vector<std::vector<std::byte>>> parts{};
   std::shared_ptr<const std::vector<std::byte>> state{};
@@ -265,6 +268,7 @@ class PeerCore {
   std::size_t trim_ = 0;
   std::vector<std::uint64_t> tokens_;  // the attempt's (PeerEvent::tokens)
   double share_ = 0;                   // this member's share of them (PeerEvent::share)
+  Duration phase_{};                   // the attempt's (PeerEvent::phase)
   bool mean_emitted_ = false;
   bool failure_reported_ = false;
   Digest reported_{};  // the hash round_done reported for ready_round_

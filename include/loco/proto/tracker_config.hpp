@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "loco/core/time.hpp"
+#include "loco/proto/round_pace.hpp"
 #include "loco/proto/token_weights.hpp"
 #include "loco/proto/tracker_messages.hpp"
 #include "loco/secure/identity.hpp"
@@ -76,6 +77,10 @@ struct TrackerCoreConfig {
   // first is ready is left out of the round rather than waited for (0: join_timeout).
   TokenWeighting token_weighting;
   Duration straggler_wait{};
+  // Rounds paced by the tracker (strategy.tracker-paced, round_pace.hpp): each group tells its
+  // members their next phase, H × the median member's measured step time, and the straggler wait
+  // is kStragglerShare of that phase (straggler_wait until a phase is known). steps 0: off.
+  RoundPacing pacing;
   Duration round_timeout = std::chrono::minutes(5);  // a group that has not finished: aborted
   // Once a state holds a majority of the group, the others have this long to report theirs
   // before the round commits without them (they fetch it): a member that goes silent after the

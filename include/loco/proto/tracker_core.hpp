@@ -168,6 +168,7 @@ class TrackerCore {
     // it last took part in a committed round: at wait_rounds it is no longer waited for.
     std::uint32_t rounds_missed = 0;
     Heartbeat stats;
+    float step_seconds = 0;  // its last ready's measured step time (Ready::step_seconds), 0: none
     std::uint64_t donor_load = 0;       // resyncs it was named a donor for
     std::uint32_t relay_pairs = 0;      // the relay budget it declared (JoinRequest)
     std::uint64_t full_view_epoch = 0;  // the broadcast whose full view it was last sent on request
@@ -246,6 +247,11 @@ class TrackerCore {
   void try_form(TimePoint now);
   // When the quorum rule lets the next group form (see formation_time), ignoring `now`.
   TimePoint formation_deadline() const;
+  // Rounds paced by the tracker: the next phase from the live members' step times (nothing when
+  // pacing is off or nothing is known yet), and the straggler wait that follows from it.
+  std::optional<Duration> round_phase() const;
+  std::uint32_t phase_ms() const;  // round_phase() as Group::phase_ms (0: none)
+  Duration straggler_wait() const;
   // The quorum rule's input as of now (`now` left at its minimum).
   QuorumInput quorum_input() const;
   // Whether the fast path waits for member `key` (not ready): a member of the last committed

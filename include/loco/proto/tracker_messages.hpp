@@ -35,6 +35,10 @@ inline constexpr std::size_t kMaxDonors = 16;
 // A member's tokens in a round's group (Group::tokens): at most 2^40, so that the sum over
 // kMaxMembers members stays exact in a double and in a u64.
 inline constexpr std::uint64_t kMaxRoundTokens = std::uint64_t{1} << 40;
+// Rounds paced by the tracker (round_pace.hpp): a member's measured step time (Ready::step_seconds)
+// and the phase the tracker sets (Group::phase_ms) are at most an hour.
+inline constexpr float kMaxStepSeconds = 3600;
+inline constexpr std::uint32_t kMaxPhaseMs = 3'600'000;
 
 struct Setting {
   std::string name;
@@ -160,6 +164,10 @@ struct Ready {
   // The tokens the update was trained on (rounds bounded by time, proto/token_weights.hpp): a
   // claim, which the tracker clamps before it weighs the update by it. 0: rounds of fixed H.
   std::uint64_t tokens = 0;
+  // Rounds paced by the tracker (round_pace.hpp): the member's measured seconds per inner step over
+  // the phase behind the update, a claim the tracker takes the median of; 0: not measured. Finite,
+  // in [0, kMaxStepSeconds], or the message is malformed.
+  float step_seconds = 0;
 };
 
 struct RelayRoute {
@@ -189,6 +197,9 @@ struct Group {
   // member i sends its update scaled by N·tokens[i] / Σ tokens, so the group's mean is the
   // token-weighted mean (proto/token_weights.hpp). Empty: the plain mean.
   std::vector<std::uint64_t> tokens{};
+  // Rounds paced by the tracker (round_pace.hpp): how long each member's next inner phase lasts,
+  // in ms (at most kMaxPhaseMs); 0: each keeps its own.
+  std::uint32_t phase_ms = 0;
   // The links between two members both measured unreachable: through which member each goes
   // (relay_plan.hpp). Indices into `members`; a < b, and `via` is neither.
   std::vector<RelayRoute> relays{};
@@ -244,6 +255,9 @@ struct Resync {
   std::uint64_t round = 0;  // fetch the state of this round
   Digest state_hash{};      // whose hash is this
   std::vector<Donor> donors;
+  // Rounds paced by the tracker: the phase the member trains once it holds the state, as
+  // Group::phase_ms (a member left out of the groups learns it here); 0: it keeps its own.
+  std::uint32_t phase_ms = 0;
 };
 
 struct StateReport {

@@ -48,6 +48,9 @@ struct TrackerStatus {
   std::uint64_t probes_reached = 0;
   std::uint64_t probes_unreached = 0;
   std::uint64_t members_left_out = 0;
+  // Rounds paced by the tracker: the next round's inner phase as the members' step times set it
+  // (round_pace.hpp); 0: the tracker sets none.
+  double round_seconds = 0;
   // Relays: links between two unreachable members planned through a relay, and reports that
   // blamed a relay for a link (the relay sat out relaying for the rest of that round).
   std::uint64_t relayed_links = 0;

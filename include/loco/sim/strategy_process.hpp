@@ -85,6 +85,7 @@ class StrategyProcess {
   // Its inner loop's step (a peer that fetched the run's state continues from the run's).
   std::uint64_t steps() const { return steps_; }
   bool finished() const { return finished_; }
+  Duration step_time() const { return step_time_; }
 
  private:
   class Side;

@@ -43,6 +43,7 @@ struct SwarmEvent {
   bool kept = false;
   std::size_t members = 0;  // of the group, with `mean`
   double share = 0;         // this member's share of a weighted mean (proto::PeerEvent::share)
+  Duration phase{};         // the next inner phase, with `mean` (proto::PeerEvent::phase)
   // A copy, not a view of the ring's buffer: a later attempt may reuse that buffer while the
   // compute thread still reads this one.
   std::shared_ptr<const std::vector<float>> mean{};

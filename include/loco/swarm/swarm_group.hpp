@@ -88,7 +88,7 @@ class SwarmGroup final : public train::OuterGroup,
   // With `tentative`, the network thread computes and reports the tentative state's hash as
   // soon as the mean is in (SwarmSession::ready): it must only read the shared state.
   void begin_round(std::uint64_t round, std::span<const float> delta, float norm,
-                   std::uint64_t tokens = 0, ComputeLink::Tentative tentative = {});
+                   const train::PhaseClaim& claim = {}, ComputeLink::Tentative tentative = {});
   // input.round as given to begin_round (input.delta is not read; input.tentative only when
   // begin_round had none).
   train::RoundResult end_round(const train::RoundInput& input);
@@ -101,7 +101,7 @@ class SwarmGroup final : public train::OuterGroup,
     return update_pool_.take(values);
   }
   void start(std::uint64_t round, std::shared_ptr<std::vector<float>> delta, float norm,
-             std::uint64_t tokens,
+             const train::PhaseClaim& claim,
              std::function<proto::StateManifest(std::span<const float>)> manifest) override;
   std::shared_ptr<const std::vector<float>> mean() override;
   bool outcome_in() const override;
@@ -139,7 +139,7 @@ class SwarmGroup final : public train::OuterGroup,
   void change_shared(const std::function<void()>& change);
   // begin_round with Δ in a buffer of update_pool_.
   void hand_over(std::uint64_t round, proto::PeerCore::Values delta, float norm,
-                 std::uint64_t tokens, ComputeLink::Tentative tentative);
+                 const train::PhaseClaim& claim, ComputeLink::Tentative tentative);
   // Serves the shared state as it is now, whose manifest is `manifest`.
   void serve_current(proto::StateManifest manifest);
   void report_state(std::uint64_t round, const Digest& hash);
@@ -179,6 +179,7 @@ class SwarmGroup final : public train::OuterGroup,
     std::shared_ptr<const std::vector<float>> mean;  // that attempt's, read until install
     std::size_t members = 0;
     double share = 0;
+    Duration phase{};
     std::optional<train::RoundResult> ended;  // the outcome, once in
   };
   Progress progress_;

@@ -6,13 +6,15 @@
 // A state taken from the run (joined, or a replaced round) puts the loop at round × H steps, its
 // place in the learning-rate schedule.
 //
-// Rounds bounded by time (round_time > 0, docs/STRATEGIES.md): an inner phase ends at the first
-// step that ends round_time or more after the phase began (at least one step), and the round
-// tells the group the tokens its Δ was trained on (the steps since the local copy last started
-// from the shared θ, times the tokens of a step), by which the group weighs it. The loop's step
-// count, and with it the learning-rate schedule and the data cursor, follows the steps actually
-// taken: a replaced round keeps it (a member that joins starts at round × H, H the nominal steps
-// of a round).
+// Rounds bounded by time (round_time > 0, or paced, docs/STRATEGIES.md): an inner phase ends at
+// the first step that ends the phase's time or more after the phase began (at least one step),
+// and the round tells the group the tokens its Δ was trained on (the steps since the local copy
+// last started from the shared θ, times the tokens of a step), by which the group weighs it, and
+// the phase's seconds per step. Paced, the phase's time is the tracker's (RoundResult::phase,
+// from the members' step times), round_time until the first one comes (0: H steps of its own).
+// The loop's step count, and with it the data cursor, follows the steps actually taken (a replaced
+// round keeps it); the learning-rate schedule follows the run: round × H plus the phase's elapsed
+// share of H, the same for every member at the same time.
 //
 // Over a swarm the round overlaps the next inner phase (overlapped_group.hpp): once the mean is
 // in, the local copy is set to the θ' it leads to and the inner steps go on, while the network
@@ -45,6 +47,7 @@ struct DiLoCoConfig {
   std::uint64_t inner_steps = 20;  // H
   optim::OuterNesterovConfig outer;
   Duration round_time{};  // > 0: rounds bounded by time (the class comment); 0: every H steps
+  bool paced = false;     // the tracker sets each phase's time (round_time: the first phase's)
   std::function<TimePoint()> clock = steady_now;  // the simulator's is virtual
 
   void validate() const;  // throws Error(config)
@@ -103,10 +106,16 @@ class DiLoCo final : public Strategy {
   void preview(Arena& params, std::span<const float> mean) const;
   // A replaced round puts the loop at the run's place in the learning-rate schedule.
   RoundResult placed(InnerLoop& loop, const RoundResult& result) const;
-  bool timed() const { return config_.round_time > Duration::zero(); }
+  bool timed() const { return config_.round_time > Duration::zero() || config_.paced; }
   bool phase_over(const InnerLoop& loop) const;
   // The local copy starts again from θ (or the state a mean leads to): a new phase.
   void rebased();
+  void new_phase();
+  // Timed: the run's place in the learning-rate schedule for the next step (the class comment).
+  void place_in_schedule(InnerLoop& loop) const;
+  // Paced: the tracker's phase for the next phase, if the round brought one.
+  void take_phase(const RoundResult& result);
+  float step_seconds() const;  // over the phase so far
 
   DiLoCoConfig config_;
   OuterGroup& group_;
@@ -125,6 +134,8 @@ class DiLoCo final : public Strategy {
   std::uint64_t step_tokens_ = 0;
   std::uint64_t base_steps_ = 0;
   TimePoint phase_start_{};
+  std::uint64_t phase_steps_ = 0;  // steps since phase_start_
+  Duration phase_{};               // the phase's time: round_time, or the tracker's
 };
 
 }  // namespace loco::train

@@ -47,7 +47,11 @@ class InnerLoop {
   const std::shared_ptr<const ArenaLayout>& layout() const { return model_->layout(); }
   std::uint64_t steps() const { return steps_; }  // optimizer steps done
   void set_steps(std::uint64_t steps) { steps_ = steps; }
-  float learning_rate() const { return schedule_.at(steps_); }
+  // Where the next steps are in the learning-rate schedule: steps() unless a strategy places them
+  // elsewhere (DiLoCo's rounds bounded by time follow the run's progress, diloco.hpp).
+  std::uint64_t schedule_step() const { return schedule_step_.value_or(steps_); }
+  void set_schedule_step(std::uint64_t step) { schedule_step_ = step; }
+  float learning_rate() const { return schedule_.at(schedule_step()); }
   double tokens_per_step() const;
 
  private:
@@ -60,6 +64,7 @@ class InnerLoop {
   data::BatchSampler sampler_;
   data::Batch batch_;
   std::uint64_t steps_ = 0;
+  std::optional<std::uint64_t> schedule_step_;
 };
 
 }  // namespace loco::train

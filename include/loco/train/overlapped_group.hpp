@@ -31,10 +31,9 @@ class OverlappedGroup {
   // A buffer of `values` floats for the round's Δ, which start() then takes as it is (the group
   // reads it until the round ends: no copy of Δ is made).
   virtual std::shared_ptr<std::vector<float>> update_buffer(std::size_t values) = 0;
-  // Starts averaging `delta` (from update_buffer()) for `round`, weighed by `tokens`
-  // (RoundInput::tokens).
+  // Starts averaging `delta` (from update_buffer()) for `round`, with `claim` (RoundInput::claim).
   virtual void start(std::uint64_t round, std::shared_ptr<std::vector<float>> delta, float norm,
-                     std::uint64_t tokens,
+                     const PhaseClaim& claim,
                      std::function<proto::StateManifest(std::span<const float> mean)> manifest) = 0;
   // Waits for the round's first mean (held until land() returns); null: the round ended
   // without one (land() says how).

@@ -30,6 +30,7 @@
 #include <string>
 
 #include "loco/core/hash.hpp"
+#include "loco/core/time.hpp"
 #include "loco/train/inner_loop.hpp"
 #include "loco/train/shared_state.hpp"
 #include "loco/train/train_state_file.hpp"
@@ -70,13 +71,21 @@ class Strategy {
 // makes it current. A round that cannot complete (too few members, repeated failures) is skipped:
 // nothing is installed and the strategy goes on training. A member that fell out of sync gets the
 // majority's state put into its SharedState by the group (replaced).
+// What a round bounded by time tells its group about the phase behind Δ: claims the tracker
+// bounds (docs/STRATEGIES.md, "Rounds bounded by time"). A group alone ignores them.
+struct PhaseClaim {
+  // The tokens Δ was trained on, by which the group weighs it (proto/token_weights.hpp); 0: the
+  // plain mean (rounds of fixed H).
+  std::uint64_t tokens = 0;
+  // Seconds per inner step over the phase (proto/round_pace.hpp); 0: not measured.
+  float step_seconds = 0;
+};
+
 struct RoundInput {
   std::uint64_t round = 0;
   std::span<const float> delta;  // read during run_round only
   float delta_norm = 0;
-  // The tokens Δ was trained on, by which the group weighs it (rounds bounded by time,
-  // proto/token_weights.hpp); 0: the plain mean (rounds of fixed H). A group alone ignores it.
-  std::uint64_t tokens = 0;
+  PhaseClaim claim{};
   // `mean` stays valid until install() or the next tentative() of the round.
   std::function<proto::StateManifest(std::span<const float> mean)> tentative;
   std::function<void()> install;
@@ -89,6 +98,9 @@ struct RoundResult {
   // This member's share of the group's weighted mean (rounds bounded by time: its tokens / the
   // group's); 0: the plain mean, or not known.
   double share = 0;
+  // Rounds paced by the tracker: how long the next inner phase lasts, as the tracker set it from
+  // the members' step times (proto/round_pace.hpp); 0: not set.
+  Duration phase{};
   // The hash of the shared state after the round, as the group computed it (committed: the hash
   // the group agreed on), so that a caller printing it does not hash the state again. A group
   // that does not hash leaves it zero.

@@ -8,12 +8,11 @@
 
 namespace loco::train {
 
-// A member still training this share of a round's time after the first is ready is not waited for.
-inline constexpr double kStragglerShare = 0.25;
-
-// With strategy.round-seconds > 0: the groups weigh updates by tokens (a step's tokens are
-// train.batch × model.context) and wait kStragglerShare × round-seconds for stragglers; otherwise
-// `tracker` is left as it is.
+// With rounds bounded by time (strategy.round-seconds > 0 or strategy.tracker-paced): the groups
+// weigh updates by tokens (a step's tokens are train.batch × model.context) and wait
+// proto::kStragglerShare × round-seconds for stragglers; tracker-paced, the tracker sets each
+// phase to diloco-h × the median member's step time (round-seconds, if > 0, is the first phase)
+// and waits kStragglerShare of that. Otherwise `tracker` is left as it is.
 void apply_timed_rounds(const TrainConfig& config, proto::TrackerCoreConfig& tracker);
 
 }  // namespace loco::train

@@ -67,6 +67,12 @@ struct StrategySection {
   // weighs each member's Δ by its tokens; diloco-h is then a round's nominal steps (the run's
   // rounds are train.steps / diloco-h). 0: a round every diloco-h steps, the plain mean.
   double round_seconds = 0;
+  // DiLoCo over a swarm, all-reduce mode: rounds bounded by time whose phase the tracker sets,
+  // diloco-h × the median member's measured step time (proto/round_pace.hpp); round_seconds,
+  // if > 0, is the first phase (else each member's first phase is diloco-h of its own steps).
+  bool tracker_paced = false;
+  // Rounds bounded by time, fixed or paced by the tracker.
+  bool timed_rounds() const { return round_seconds > 0 || tracker_paced; }
 
   // Whether the inner loop steps with AdamW: every strategy but DeMo, which steps θ itself (the
   // sign of the members' mean) and keeps its own momentum; under DeMo no AdamW moment is allocated.
