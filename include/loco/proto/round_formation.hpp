@@ -38,7 +38,7 @@ struct QuorumInput {
   std::size_t min_peers = 1;
   Duration join_timeout{};
   // Rounds bounded by time: a member still training this long after the first is ready is not
-  // waited for (0: join_timeout). Members catching up are still waited for join_timeout.
+  // waited for (0: join_timeout). Such a run counts no member catching up (tracker_rounds.cpp).
   Duration straggler_wait{};
 };
 
