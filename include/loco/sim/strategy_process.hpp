@@ -85,6 +85,8 @@ class StrategyProcess {
   // Its inner loop's step (a peer that fetched the run's state continues from the run's).
   std::uint64_t steps() const { return steps_; }
   bool finished() const { return finished_; }
+  // Once finished: the fp32 buffers of Δ its SwarmGroup allocated (SwarmGroup::update_buffers).
+  std::size_t update_buffers() const { return update_buffers_; }
 
  private:
   class Side;
@@ -117,6 +119,7 @@ class StrategyProcess {
   bool finished_ = false;
   std::exception_ptr failure_;
   std::uint64_t steps_ = 0;
+  std::size_t update_buffers_ = 0;
 };
 
 }  // namespace loco::sim
