@@ -112,8 +112,8 @@ std::size_t segment_begin(std::size_t values, std::size_t members, std::size_t g
 
 // The direct exchange's chunk, the unit its members' updates are encoded in, for an update of
 // `values` values and the configured `chunk_values`: chunk_values, or less for an update of fewer
-// than 64 of them, so that the update is cut into 64 chunks or more (a multiple of 8 values, and
-// at least 8). Independent of the group, so an update encoded once serves any attempt of the
+// than 64 × chunk_values values, so that it is cut into 64 chunks or more (a multiple of 8 values,
+// and at least 8). Independent of the group, so an update encoded once serves any attempt of the
 // round. With 64 chunks or more, a group of up to 64 gives every member a segment (every owner
 // then sees every member's contribution: how the tracker hears from a majority that one member
 // sends an oversized update), and segments differ by a chunk, 1/64 of the update, at most.

@@ -5,6 +5,7 @@
 // Cost, for N members, S values, a codec that sends c bytes per value:
 //   steps           2: one of reduce-scatter, one of all-gather (N − 1 messages each)
 //   bytes per peer  2(N − 1)/N · c·S sent, the same received (+ 22 bytes per chunk): the ring's
+//                   (a segment is whole chunks: an owner's share is S/N within a chunk)
 //   time            ≈ 2(N − 1)/N · c·S / B + 2L, B the slowest upload, L the one-way latency
 // where the ring pays 2(N − 1) latencies on a small update: at N = 4 and 50 ms, 100 ms against
 // 300 ms. What it costs: each member holds a link to every other (the mesh does), receives the
@@ -18,7 +19,7 @@
 // pooled chunk buffers until each chunk is summed (segment_sum.hpp), and the messages queued
 // (each a copy of a unit's bytes, c·S in all, until the driver sends them).
 //
-// The vector is cut into N segments of whole chunks (segment_begin(S, N, g, chunk_values),
+// The vector is cut into N segments of whole chunks (segment_begin with direct_chunk_values,
 // all_reduce.hpp): chunk k of segment g is one unit of the encoded update, the same values in any
 // group. Member g owns segment g. Member i, its update encoded once (encoded_update.hpp):
 //   1. reduce-scatter: sends chunk k of segment g, its unit's bytes, to member g, for every g ≠ i;
@@ -61,8 +62,9 @@ namespace loco::proto {
 
 class DirectAllReduce final : public AllReduce {
  public:
-  // `update`: this member's encoded update, in units of config.chunk_values, outliving the
-  // collective; `result` (update.values() floats) holds the mean once done().
+  // `update`: this member's encoded update, in units of direct_chunk_values(update.values(),
+  // config.chunk_values) (all_reduce.hpp), outliving the collective; `result` (update.values()
+  // floats) holds the mean once done().
   DirectAllReduce(AllReduceConfig config, const EncodedUpdate& update, std::span<float> result);
   // Encodes `update` at start() (seeded by config.seed, for this member's key), then as above:
   // `result` may be the same span.
