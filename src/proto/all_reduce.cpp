@@ -62,9 +62,22 @@ ChunkHeader decode_chunk(std::span<const std::byte> body, std::span<const std::b
   return h;
 }
 
-AllReduce::AllReduce(AllReduceConfig config, std::span<const float> update, std::span<float> result)
-    : config_(std::move(config)), update_(update), result_(result) {
-  LOCO_ASSERT(update_.size() == result_.size(), "the mean has the update's size");
+std::size_t segment_begin(std::size_t values, std::size_t members, std::size_t g,
+                          std::size_t grain) {
+  const std::size_t runs = (values + grain - 1) / grain;
+  return std::min(values, runs * g / members * grain);
+}
+
+std::size_t direct_chunk_values(std::size_t values, std::size_t chunk_values) {
+  constexpr std::size_t kChunks = 64, kGrain = 8;
+  const std::size_t wanted = ((values + kChunks - 1) / kChunks + kGrain - 1) / kGrain * kGrain;
+  return std::min(chunk_values, std::max(kGrain, wanted));
+}
+
+AllReduce::AllReduce(AllReduceConfig config, std::span<float> result, Segments segments)
+    : config_(std::move(config)),
+      result_(result),
+      grain_(segments == Segments::whole_chunks ? config_.chunk_values : 1) {
   LOCO_ASSERT(!config_.members.empty() && config_.self < config_.members.size(),
               "an all-reduce needs its members and this member's place");
   LOCO_ASSERT(config_.codec != nullptr, "an all-reduce needs a codec");
@@ -82,11 +95,12 @@ double AllReduce::at_most_weight(std::size_t contributions) const {
 
 std::size_t AllReduce::segment_size(std::size_t segment) const {
   const std::size_t n = member_count();
-  return update_.size() * (segment + 1) / n - update_.size() * segment / n;
+  return segment_begin(values(), n, segment + 1, grain_) -
+         segment_begin(values(), n, segment, grain_);
 }
 
 AllReduce::Chunk AllReduce::chunk(std::size_t segment, std::size_t k) const {
-  const std::size_t begin = update_.size() * segment / member_count();
+  const std::size_t begin = segment_begin(values(), member_count(), segment, grain_);
   const std::size_t at = begin + k * config_.chunk_values;
   return Chunk{at, std::min(config_.chunk_values, begin + segment_size(segment) - at)};
 }

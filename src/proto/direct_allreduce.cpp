@@ -10,11 +10,39 @@
 
 namespace loco::proto {
 
-DirectAllReduce::DirectAllReduce(AllReduceConfig config, std::span<const float> update,
+namespace {
+
+// The collective's config with the direct exchange's chunk for `values` values.
+AllReduceConfig with_direct_chunks(AllReduceConfig config, std::size_t values) {
+  config.chunk_values = direct_chunk_values(values, config.chunk_values);
+  return config;
+}
+
+}  // namespace
+
+DirectAllReduce::DirectAllReduce(AllReduceConfig config, const EncodedUpdate& update,
                                  std::span<float> result)
-    : AllReduce(std::move(config), update, result) {
+    : AllReduce(with_direct_chunks(std::move(config), result.size()), result,
+                Segments::whole_chunks),
+      update_(&update) {
   LOCO_ASSERT(!config_.check_owners || config_.signer != nullptr,
               "checked owners sign their statements");
+  LOCO_ASSERT(update_->values() == values() && update_->unit_values() == config_.chunk_values,
+              "the encoded update is the result's size, in units of the collective's chunk");
+}
+
+DirectAllReduce::DirectAllReduce(AllReduceConfig config, std::span<const float> update,
+                                 std::span<float> result)
+    : AllReduce(with_direct_chunks(std::move(config), result.size()), result,
+                Segments::whole_chunks),
+      to_encode_(update) {
+  LOCO_ASSERT(!config_.check_owners || config_.signer != nullptr,
+              "checked owners sign their statements");
+  LOCO_ASSERT(update.size() == values(), "the mean has the update's size");
+}
+
+std::span<const std::byte> DirectAllReduce::unit_of(std::size_t segment, std::size_t k) const {
+  return update_->unit(chunk(segment, k).begin / config_.chunk_values);
 }
 
 std::size_t DirectAllReduce::checked_segment() const {
@@ -45,8 +73,20 @@ bool DirectAllReduce::needs_link_to(const PeerKey& peer) const {
 void DirectAllReduce::start() {
   const std::size_t n = member_count();
   const std::size_t self = config_.self;
-  if (n == 1) {
-    std::copy(update_.begin(), update_.end(), result_.begin());  // the mean of one vector
+  if (update_ == nullptr) {  // built from fp32 values: they are read now, before any is written
+    own_encoding_.emplace(*config_.codec, to_encode_, config_.chunk_values, config_.seed,
+                          config_.members[self]);
+    update_ = &*own_encoding_;
+  }
+  if (update_->failure()) {
+    fail("this member's own values: " + *update_->failure(), {});
+    return;
+  }
+  if (n == 1) {  // the mean of one contribution: its encoded update, decoded
+    for (std::size_t k = 0; k < chunks_in(self); ++k) {
+      const Chunk c = chunk(self, k);
+      config_.codec->decode(unit_of(self, k), result_.subspan(c.begin, c.size));
+    }
     owned_chunks_done_ = chunks_in(self);
     settled_ = 1;
     return;
@@ -75,6 +115,8 @@ void DirectAllReduce::start() {
 
 // 1. Reduce-scatter: this member's part of every other member's segment, chunk by chunk, the
 // owners in turn; with checked owners, to each segment's checker too, its own segment included.
+// Its own contribution to the segments it reduces is its encoded bytes too, as the others decode
+// them (so that owner and checker sum the same), read where the encoded update keeps them.
 void DirectAllReduce::send_contributions() {
   const std::size_t n = member_count();
   const std::size_t self = config_.self;
@@ -84,19 +126,16 @@ void DirectAllReduce::send_contributions() {
   for (std::size_t k = 0; k < most_chunks && !failure(); ++k) {
     for (std::size_t d = 1; d <= n && !failure(); ++d) {
       const std::size_t g = (self + d) % n;
-      if (k >= chunks_in(g) || (g == self && !checked)) continue;
-      const Chunk c = chunk(g, k);
-      const std::vector<std::byte> bytes =
-          encode(update_.subspan(c.begin, c.size), c.begin + self * update_.size());
+      if (k >= chunks_in(g)) continue;
+      const std::span<const std::byte> bytes = unit_of(g, k);
       if (g != self) send(config_.members[g], 0, 0, k, bytes);
-      if (!checked) continue;
-      sent_[g].update(bytes);
       const std::size_t checker = checker_of(g, n);
-      if (checker != self) send(config_.members[checker], 2, 0, k, bytes);
-      if (g == self || checker == self) {
-        // Its own contribution as the others decode it, so that owner and checker sum the same.
-        if (sum_of(g).add_encoded(self, bytes, n)) finish_chunk(g, k);
+      if (checked) {
+        sent_[g].update(bytes);
+        if (checker != self) send(config_.members[checker], 2, 0, k, bytes);
       }
+      if (g == self || (checked && checker == self))
+        if (sum_of(g).add_encoded(self, bytes, n)) finish_chunk(g, k);
     }
   }
   if (!checked || failure()) return;
@@ -146,8 +185,8 @@ void DirectAllReduce::on_reduce(std::size_t from, std::size_t segment, std::size
                             k, sum.next_from(from), chunks_in(segment), segment));
   const Chunk c = chunk(segment, k);
   if (!decode_checked(encoded, c.size, 1, config_.members[from])) return;
-  const std::size_t expected = config_.check_owners ? member_count() : member_count() - 1;
-  if (sum.add(from, encoded, std::span(scratch_).first(c.size), expected)) finish_chunk(segment, k);
+  if (sum.add(from, encoded, std::span(scratch_).first(c.size), member_count()))
+    finish_chunk(segment, k);
 }
 
 // 2. The mean of chunk k of a segment this member reduces, and its one quantization. The owner
@@ -155,18 +194,16 @@ void DirectAllReduce::on_reduce(std::size_t from, std::size_t segment, std::size
 void DirectAllReduce::finish_chunk(std::size_t segment, std::size_t k) {
   const std::size_t n = member_count();
   const Chunk c = chunk(segment, k);
-  const std::uint64_t salt = c.begin + n * update_.size();
+  const std::uint64_t salt = c.begin + n * values();
   if (segment != config_.self) {
     result_chunk_.resize(c.size);
-    checked_->mean(k, result_chunk_, 0, {});
+    checked_->mean(k, result_chunk_);
     checked_result_.update(encode(result_chunk_, salt));
     if (++checked_chunks_done_ == chunks_in(segment)) sign_result(segment);
     return;
   }
   const std::span<float> mine = result_.subspan(c.begin, c.size);
-  const std::span<const float> raw =
-      config_.check_owners ? std::span<const float>{} : update_.subspan(c.begin, c.size);
-  owned_->mean(k, mine, config_.self, raw);
+  owned_->mean(k, mine);
   const std::vector<std::byte> bytes = encode(mine, salt);
   if (failure()) return;
   config_.codec->decode(bytes, mine);

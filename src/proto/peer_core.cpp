@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "loco/core/error.hpp"
+#include "loco/proto/direct_allreduce.hpp"
 #include "loco/proto/link_direction.hpp"
 #include "loco/proto/state_relay.hpp"
 #include "loco/proto/token_weights.hpp"
@@ -142,13 +143,15 @@ void PeerCore::on_resync(TimePoint now, const Resync& resync) {
 
 // --- the round's collective ---
 
-void PeerCore::ready(const Ready& ready, Values delta) {
-  delta_ = std::move(delta);
+void PeerCore::ready(const Ready& ready, Update delta) {
+  end_round();  // what is left of a round before (nothing, when the application kept the order)
+  update_ = std::move(delta);
   gather_ = false;
   announce_ready(ready);
 }
 
 void PeerCore::ready_gather(Ready ready, std::vector<std::byte> part) {
+  end_round();
   part_ = std::move(part);
   gather_ = true;
   ready.update_norm = 0;
@@ -194,28 +197,43 @@ void PeerCore::start_collective(const Group& group) {
                                     part_);
     all_gather_->start();
   } else {
-    // Every attempt starts from this member's own update, which the collective only reads: the
-    // mean goes into a buffer of its own.
-    work_ = work_pool_.take(delta_->size());
-    all_reduce_ = make_all_reduce(
-        config_.all_reduce,
-        AllReduceConfig{
-            .round = group.round,
-            .attempt = group.attempt,
-            .members = group.members,
-            .self = self,
-            .chunk_values = config_.chunk_values,
-            .codec = codec_.get(),
-            .seed = group.round * 1000 + group.attempt,
-            .median_norm = group.median_norm,
-            .norm_limit = group.norm_limit,
-            .trim = trim_,
-            .weights = weights,
-            .buffers = &parts_pool_,
-            .check_owners = group.check_owners && config_.all_reduce == AllReduceAlgorithm::direct,
-            .signer = config_.signer,
-            .run_id = run_id_},
-        *delta_, *work_);
+    const std::uint64_t seed = group.round * 1000 + group.attempt;
+    AllReduceConfig all_reduce_config{
+        .round = group.round,
+        .attempt = group.attempt,
+        .members = group.members,
+        .self = self,
+        .chunk_values = config_.chunk_values,
+        .codec = codec_.get(),
+        .seed = seed,
+        .median_norm = group.median_norm,
+        .norm_limit = group.norm_limit,
+        .trim = trim_,
+        .weights = weights,
+        .buffers = &parts_pool_,
+        .check_owners = group.check_owners && config_.all_reduce == AllReduceAlgorithm::direct,
+        .signer = config_.signer,
+        .run_id = run_id_};
+    if (encodes_once()) {
+      // The direct exchange (the class comment): Δ encoded once, at the first attempt this member
+      // takes part in, with that attempt's seed; later attempts send the same bytes
+      // (encoded_update.hpp says why that is sound). Δ's buffer then receives the mean.
+      if (!encoded_) {
+        encoded_.emplace(*codec_, *update_,
+                         direct_chunk_values(update_->size(), config_.chunk_values), seed,
+                         config_.self);
+        result_ = std::move(update_);
+      }
+      // After the mean (a retry), the buffer is the application's: this attempt's is new.
+      if (!result_) result_ = std::make_shared<std::vector<float>>(encoded_->values());
+      all_reduce_ =
+          std::make_unique<DirectAllReduce>(std::move(all_reduce_config), *encoded_, *result_);
+    } else {
+      // Every attempt starts from this member's own update, which the collective only reads.
+      result_ = work_pool_.take(update_->size());
+      all_reduce_ =
+          make_all_reduce(config_.all_reduce, std::move(all_reduce_config), *update_, *result_);
+    }
     all_reduce_->start();
   }
   // Messages that came before this peer heard of its group (those of a later attempt stay).
@@ -247,15 +265,29 @@ std::uint64_t PeerCore::collective_bytes_sent() const {
 void PeerCore::end_collective() {
   all_reduce_.reset();
   all_gather_.reset();
-  work_.reset();
+  // The ring's working buffer goes back to its pool; the direct exchange's is Δ's, kept for the
+  // next attempt (which overwrites every value of it).
+  if (!encoded_) result_.reset();
   gossip_deadline_ = kNever;
 }
 
 void PeerCore::end_round() {
   end_collective();
   ready_round_ = 0;
-  delta_.reset();
+  update_.reset();
+  encoded_.reset();
+  result_.reset();
   part_.clear();
+}
+
+bool PeerCore::encodes_once() const {
+  return config_.all_reduce == AllReduceAlgorithm::direct && !gossip();
+}
+
+std::optional<std::vector<float>> PeerCore::contribution() const {
+  if (encoded_) return encoded_->decode(*codec_);
+  if (update_) return *update_;
+  return std::nullopt;
 }
 
 void PeerCore::fail_collective(const std::string& reason, std::optional<PeerKey> suspect) {
@@ -298,7 +330,8 @@ void PeerCore::pump_collective() {
 }
 
 // The collective's result, moved out: the all-reduce's buffer holds the mean, the all-gather the
-// parts. Nothing reads them here any more (the next attempt starts from Δ again).
+// parts. Nothing reads them here any more (the next attempt starts from the encoded update, or
+// the ring's from Δ, again).
 void PeerCore::emit_mean() {
   PeerEvent& out = emit(PeerEvent::Kind::mean);
   out.round = ready_round_;
@@ -311,7 +344,7 @@ void PeerCore::emit_mean() {
   if (all_gather_)
     out.parts = std::make_shared<const std::vector<std::vector<std::byte>>>(all_gather_->parts());
   else
-    out.mean = std::move(work_);
+    out.mean = std::move(result_);
   if (gossip())
     end_round();  // no commit follows: the round is over here
   else

@@ -23,8 +23,9 @@
 
 namespace loco::proto {
 
-void PeerCore::ready_gossip(TimePoint now, std::uint64_t round, Values packed) {
-  delta_ = std::move(packed);
+void PeerCore::ready_gossip(TimePoint now, std::uint64_t round, Update packed) {
+  end_round();
+  update_ = std::move(packed);
   gather_ = false;
   ready_round_ = round;
   client_.forget_removals_before(round);
@@ -77,7 +78,7 @@ void PeerCore::alone(const std::string& why) {
   out.text = why;
   out.members = {config_.self};
   out.waited_out = std::exchange(waited_out_, false);
-  out.mean = delta_;
+  out.mean = update_;
   end_round();
 }
 

@@ -11,7 +11,9 @@ namespace loco::proto {
 
 RingAllReduce::RingAllReduce(AllReduceConfig config, std::span<const float> update,
                              std::span<float> result)
-    : AllReduce(std::move(config), update, result) {}
+    : AllReduce(std::move(config), result, Segments::even), update_(update) {
+  LOCO_ASSERT(update_.size() == result_.size(), "the mean has the update's size");
+}
 
 const PeerKey& RingAllReduce::predecessor() const {
   return config_.members[(config_.self + member_count() - 1) % member_count()];
@@ -97,7 +99,7 @@ void RingAllReduce::on_reduce(std::size_t step, std::size_t k, std::span<const s
   const std::span<float> sum = result_.subspan(c.begin, c.size);
   for (std::size_t i = 0; i < c.size; ++i) sum[i] = own[i] + scratch_[i];
   if (step + 1 < member_count() - 1) {
-    send(Phase::reduce_scatter, step + 1, k, encode(sum, c.begin + (step + 1) * update_.size()));
+    send(Phase::reduce_scatter, step + 1, k, encode(sum, c.begin + (step + 1) * values()));
   } else {
     finish_owned_chunk(k);
   }
@@ -110,7 +112,7 @@ void RingAllReduce::finish_owned_chunk(std::size_t k) {
   const std::span<float> mean = result_.subspan(c.begin, c.size);
   const auto n = static_cast<float>(member_count());
   for (float& v : mean) v = v / n;
-  std::vector<std::byte> bytes = encode(mean, c.begin + member_count() * update_.size());
+  std::vector<std::byte> bytes = encode(mean, c.begin + member_count() * values());
   if (failure()) return;
   config_.codec->decode(bytes, mean);
   send(Phase::all_gather, 0, k, std::move(bytes));

@@ -31,18 +31,18 @@ bool SegmentSum::add(std::size_t m, std::span<const std::byte> encoded,
   return ++parts_in_[k] == expected;
 }
 
-bool SegmentSum::add_encoded(std::size_t m, std::vector<std::byte> encoded, std::size_t expected) {
+bool SegmentSum::add_encoded(std::size_t m, std::span<const std::byte> encoded,
+                             std::size_t expected) {
   const std::size_t k = next_[m]++;
   LOCO_ASSERT(k < chunks(), "a segment's chunks come in order, each once");
   hashes_[m].update(encoded);
   encoded_member_ = m;
   encoded_.resize(chunks());
-  encoded_[k] = std::move(encoded);
+  encoded_[k] = encoded;
   return ++parts_in_[k] == expected;
 }
 
-void SegmentSum::mean(std::size_t k, std::span<float> out, std::size_t raw_member,
-                      std::span<const float> raw) {
+void SegmentSum::mean(std::size_t k, std::span<float> out) {
   const std::size_t n = members_;
   const std::size_t size = out.size();
   const bool kept_encoded = k < encoded_.size() && !encoded_[k].empty();
@@ -52,8 +52,7 @@ void SegmentSum::mean(std::size_t k, std::span<float> out, std::size_t raw_membe
     encoded_[k] = {};
   }
   const auto contribution = [&](std::size_t m) -> const float* {
-    if (kept_encoded && m == encoded_member_) return decoded_.data();
-    return !raw.empty() && m == raw_member ? raw.data() : waiting_[k][m]->data();
+    return kept_encoded && m == encoded_member_ ? decoded_.data() : waiting_[k][m]->data();
   };
   if (trim_ == 0 && weights_.empty()) {
     sum_.assign(size, 0.0f);

@@ -17,15 +17,16 @@ void LyingOwner::begin(std::size_t members, std::size_t self, std::size_t values
   members_ = members;
   self_ = self;
   values_ = values;
-  chunk_values_ = chunk_values;
+  chunk_values_ = proto::direct_chunk_values(values, chunk_values);
   sent_.clear();
   sent_hash_ = Blake2b();
   sent_digest_.reset();
 }
 
-// Segment g is values [g·S/N, (g+1)·S/N) (all_reduce.hpp).
+// The direct exchange's segments are whole chunks (proto::segment_begin).
 std::size_t LyingOwner::own_chunk_size(std::size_t k) const {
-  const std::size_t size = (self_ + 1) * values_ / members_ - self_ * values_ / members_;
+  const std::size_t size = proto::segment_begin(values_, members_, self_ + 1, chunk_values_) -
+                           proto::segment_begin(values_, members_, self_, chunk_values_);
   return std::min(chunk_values_, size - k * chunk_values_);
 }
 

@@ -285,14 +285,18 @@ void PeerNode::on_core_event(proto::PeerEvent& e) {
            (e.reply.committed_round == state_.round && e.reply.committed_hash == state_hash_)))
         start_training();
       return;
-    case Kind::collective_started:
-      world_.ledger->all_reduce_started(now, key_, e.round, e.attempt, *contribution_);
+    case Kind::collective_started: {
+      // What this peer averages, which the ledger checks the mean against: gossip's packed
+      // vector (a gossip group may be done, and its round over in the core, by now), or what the
+      // core's collective sums of this peer's update.
+      const std::vector<float> mine = gossip_packed_ ? *gossip_packed_ : *core_->contribution();
+      world_.ledger->all_reduce_started(now, key_, e.round, e.attempt, mine);
       if (lying_owner_)
         lying_owner_->begin(
             e.members.size(),
             static_cast<std::size_t>(std::find(e.members.begin(), e.members.end(), key_) -
                                      e.members.begin()),
-            contribution_->size(), world_.chunk_values);
+            mine.size(), world_.chunk_values);
       if (disk_.behaviour == Behaviour::accuser && e.members.size() > 1) {
         // Names another member of the group, a different one each attempt.
         const auto self = static_cast<std::size_t>(
@@ -302,6 +306,7 @@ void PeerNode::on_core_event(proto::PeerEvent& e) {
                       e.members[(self + 1 + e.attempt % (n - 1)) % n]);
       }
       return;
+    }
     case Kind::mean: on_mean(e); return;
     case Kind::committed:
       if (!e.mine || !tentative_ || tentative_->round != e.round)
@@ -339,8 +344,8 @@ void PeerNode::on_strategy_event(proto::PeerEvent& e) {
   const TimePoint now = world_.loop->now();
   switch (e.kind) {
     case Kind::collective_started:
-      if (const proto::PeerCore::Values& delta = core_->contribution())
-        world_.ledger->all_reduce_started(now, key_, e.round, e.attempt, *delta);
+      if (const std::optional<std::vector<float>> mine = core_->contribution())
+        world_.ledger->all_reduce_started(now, key_, e.round, e.attempt, *mine);
       break;
     case Kind::mean:
       if (e.mean && e.members.size() > 1)
@@ -393,13 +398,12 @@ void PeerNode::finish_training() {
     auto packed = std::make_shared<std::vector<float>>(state_.theta);
     packed->insert(packed->end(), state_.momentum.begin(), state_.momentum.end());
     packed->insert(packed->end(), sent.update.begin(), sent.update.end());
-    contribution_ = std::move(packed);
-    core_->ready_gossip(world_.loop->now(), round, contribution_);
+    gossip_packed_ = packed;  // the core only reads it in gossip mode
+    core_->ready_gossip(world_.loop->now(), round, std::move(packed));
   } else {
-    contribution_ = std::make_shared<const std::vector<float>>(std::move(sent.update));
     core_->ready(
         proto::Ready{.round = round, .update_norm = sent.declared_norm, .base_hash = state_hash_},
-        contribution_);
+        std::make_shared<std::vector<float>>(std::move(sent.update)));
   }
   drive();
 }

@@ -150,6 +150,7 @@ void StrategyProcess::train() {
     steps_ = loop.steps();
   }
   strategy->finish(loop);
+  update_buffers_ = group.update_buffers();
   group.leave("finished its steps");
 }
 

@@ -8,13 +8,10 @@ ComputeLink::ComputeLink(proto::PeerCore& core, Mailbox& mailbox, SharedStateGua
                          std::string poison)
     : core_(core), mailbox_(mailbox), guard_(guard), poison_(std::move(poison)) {}
 
-void ComputeLink::ready(const proto::Ready& ready, proto::PeerCore::Values delta,
+void ComputeLink::ready(const proto::Ready& ready, proto::PeerCore::Update delta,
                         Tentative tentative) {
-  if (poison_ == "scale") {
-    auto scaled = std::make_shared<std::vector<float>>(*delta);
-    for (float& v : *scaled) v *= 1000.0f;
-    delta = std::move(scaled);
-  }
+  if (poison_ == "scale")
+    for (float& v : *delta) v *= 1000.0f;  // the buffer is the core's from here on
   tentative_ = std::move(tentative);
   proto::Ready told = ready;
   if (poison_ == "nan") told.update_norm = std::numeric_limits<float>::quiet_NaN();
@@ -28,7 +25,7 @@ void ComputeLink::ready_gather(proto::Ready ready, std::vector<std::byte> part,
   core_.ready_gather(ready, std::move(part));
 }
 
-void ComputeLink::ready_gossip(TimePoint now, std::uint64_t round, proto::PeerCore::Values packed) {
+void ComputeLink::ready_gossip(TimePoint now, std::uint64_t round, proto::PeerCore::Update packed) {
   tentative_ = {};
   core_.ready_gossip(now, round, std::move(packed));
 }

@@ -107,7 +107,7 @@ void SwarmGroup::begin_round(std::uint64_t round, std::span<const float> delta, 
   hand_over(round, std::move(update), norm, claim, std::move(tentative));
 }
 
-void SwarmGroup::hand_over(std::uint64_t round, proto::PeerCore::Values update, float norm,
+void SwarmGroup::hand_over(std::uint64_t round, proto::PeerCore::Update update, float norm,
                            const train::PhaseClaim& claim, ComputeLink::Tentative tentative) {
   LOCO_ASSERT(begun_ == 0, "a swarm round begun before the last one ended");
   begun_ = round;
@@ -209,6 +209,10 @@ train::RoundResult SwarmGroup::land_gather(const std::function<void()>& install)
 }
 
 train::RoundResult SwarmGroup::landed(train::RoundResult result) {
+  // The mean is installed (or not wanted): its buffer goes back to update_pool_ now, for the next
+  // round's Δ. Held until the next round began, it made that round take a second buffer of 4n
+  // bytes, and the pool then kept both resident (docs/SCALE.md, peer-scale).
+  progress_.mean.reset();
   last_round_ = result;
   ++rounds_run_;
   return result;

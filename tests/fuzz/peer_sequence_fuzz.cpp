@@ -70,7 +70,7 @@ struct Run {
   // Up, in no round, and not fetching: where loco-peer would train and say ready.
   bool idle(std::uint8_t n) const {
     const pt::Net::Peer& p = net.peers.at(n);
-    if (!p.up || p.core->contribution() || p.core->collective_running()) return false;
+    if (!p.up || p.core->ready_round() != 0 || p.core->collective_running()) return false;
     for (auto e = p.events.rbegin(); e != p.events.rend(); ++e) {
       if (e->kind == PeerEvent::Kind::must_fetch) return false;
       if (e->kind == PeerEvent::Kind::fetched || e->kind == PeerEvent::Kind::kept) break;

@@ -224,7 +224,9 @@ TEST(AllReduce, TheRingSendsTheBytesOfItsCostModel) {
 }
 
 TEST(AllReduce, TheDirectExchangeSendsTheRingsBytesInTwoStepsNotTwoNMinusTwo) {
-  const std::size_t n = 4, size = 1000, chunk = 100;
+  // Its segments are whole chunks (segment_begin): 128 chunks, 32 per member.
+  const std::size_t n = 4, size = 1280, chunk = 10;
+  ASSERT_EQ(direct_chunk_values(size, chunk), chunk);
   AllReduceHarness direct(kDirect, n, size, "fp32", chunk, 3);
   direct.run(3);
   const std::size_t header = kChunkHeaderBytes;
@@ -232,15 +234,16 @@ TEST(AllReduce, TheDirectExchangeSendsTheRingsBytesInTwoStepsNotTwoNMinusTwo) {
     std::uint64_t expected = 0;
     // Its part of every other segment, then N − 1 copies of the mean of its own.
     for (std::size_t g = 0; g < n; ++g) {
-      const std::size_t seg = size * (g + 1) / n - size * g / n;
+      const std::size_t seg =
+          segment_begin(size, n, g + 1, chunk) - segment_begin(size, n, g, chunk);
       const std::size_t copies = g == i ? n - 1 : 1;
       for (std::size_t at = 0; at < seg; at += chunk)
         expected += copies * (header + direct.codec->max_encoded_size(std::min(chunk, seg - at)));
     }
     EXPECT_EQ(direct.nodes[i]->bytes_sent(), expected) << "member " << i;
   }
-  // As the ring's: 2(N−1)/N · S values of 4 bytes, and 34 bytes for each of 2(N−1) · 3 chunks.
-  EXPECT_EQ(direct.nodes[0]->bytes_sent(), 2 * (n - 1) * size / n * 4 + 2 * (n - 1) * 3 * 34);
+  // As the ring's: 2(N−1)/N · S values of 4 bytes, and 34 bytes for each of 2(N−1) · 32 chunks.
+  EXPECT_EQ(direct.nodes[0]->bytes_sent(), 2 * (n - 1) * size / n * 4 + 2 * (n - 1) * 32 * 34);
 
   // The steps, each at least one link latency: one chunk per segment, so nothing pipelines.
   for (const std::size_t members : {2, 4, 7}) {
@@ -250,6 +253,43 @@ TEST(AllReduce, TheDirectExchangeSendsTheRingsBytesInTwoStepsNotTwoNMinusTwo) {
     EXPECT_EQ(two_steps.waves(), 2u) << members << " members";
     for (std::size_t i = 0; i < members; ++i) EXPECT_TRUE(two_steps.nodes[i]->done());
   }
+}
+
+// The direct exchange's segments are whole chunks of a size that depends on the update alone, so
+// one encoding of an update serves any group (encoded_update.hpp); they differ by a chunk at most.
+TEST(AllReduce, TheDirectExchangesSegmentsAreWholeChunksWhateverTheGroup) {
+  EXPECT_EQ(direct_chunk_values(85'350'912, 1 << 16), 65'536u);  // 1,303 chunks
+  EXPECT_EQ(direct_chunk_values(1'000'000, 1 << 16), 15'632u);   // ⌈10⁶/64⌉ up to 8s: 64
+  EXPECT_EQ(direct_chunk_values(14'816, 1 << 16), 232u);         // 64 chunks
+  EXPECT_EQ(direct_chunk_values(256, 1 << 16), 8u);              // the smallest: 32 chunks
+  EXPECT_EQ(direct_chunk_values(0, 1 << 16), 8u);
+  EXPECT_EQ(direct_chunk_values(1'000, 7), 7u) << "never more than configured";
+  const auto begins = [](std::size_t values, std::size_t n, std::size_t grain) {
+    std::vector<std::size_t> out;
+    for (std::size_t g = 0; g <= n; ++g) out.push_back(segment_begin(values, n, g, grain));
+    return out;
+  };
+  using V = std::vector<std::size_t>;
+  EXPECT_EQ(begins(1000, 4, 1), (V{0, 250, 500, 750, 1000})) << "the ring's";
+  EXPECT_EQ(begins(1000, 4, 100), (V{0, 200, 500, 700, 1000}));
+  EXPECT_EQ(begins(1050, 4, 100), (V{0, 200, 500, 800, 1050})) << "a short last chunk";
+  EXPECT_EQ(begins(50, 3, 100), (V{0, 0, 0, 50})) << "fewer chunks than members";
+  EXPECT_EQ(begins(0, 3, 256), (V{0, 0, 0, 0}));
+  for (const std::size_t values : {1, 255, 256, 257, 512, 14'816, 1'000'003})
+    for (const std::size_t n : {1, 2, 3, 5, 8, 64}) {
+      const std::size_t grain = direct_chunk_values(values, 1 << 16);
+      const V b = begins(values, n, grain);
+      std::size_t smallest = values, largest = 0;
+      for (std::size_t g = 0; g < n; ++g) {
+        EXPECT_EQ(b[g] % grain, 0u) << values << " values, " << n << " members";
+        smallest = std::min(smallest, b[g + 1] - b[g]);
+        largest = std::max(largest, b[g + 1] - b[g]);
+      }
+      EXPECT_LE(largest - smallest, grain) << values << " values, " << n << " members";
+      if (values >= 64 * 8) {
+        EXPECT_GT(smallest, 0u) << "every member of " << n << " owns a segment of " << values;
+      }
+    }
 }
 
 TEST(AllReduce, TheDirectExchangeNeedsOnlyMembersItStillExpectsChunksFrom) {

@@ -83,11 +83,14 @@ struct Liar {
 };
 
 // How many values chunk message `h` from `from` to `to` holds, of a vector of `total` values cut
-// into chunks of `chunk` (all_reduce.hpp: segment g is values [g·S/N, (g+1)·S/N)).
+// into segments of whole direct-exchange chunks (all_reduce.hpp: direct_chunk_values,
+// segment_begin).
 std::size_t values_in(const ChunkHeader& h, std::size_t from, std::size_t to, std::size_t n,
                       std::size_t total, std::size_t chunk) {
   const std::size_t segment = h.phase == 1 ? from : h.phase == 0 ? to : (to + n - 1) % n;
-  const std::size_t size = (segment + 1) * total / n - segment * total / n;
+  chunk = direct_chunk_values(total, chunk);
+  const std::size_t size =
+      segment_begin(total, n, segment + 1, chunk) - segment_begin(total, n, segment, chunk);
   return std::min(chunk, size - h.chunk * chunk);
 }
 

@@ -123,7 +123,7 @@ struct Net {
   // Peer n is ready for its next round with an update of all `value`, trained on `tokens`.
   void ready(std::uint8_t n, float value, std::uint64_t tokens = 0) {
     Peer& p = peers.at(n);
-    const auto delta = std::make_shared<const std::vector<float>>(kDim, value);
+    const auto delta = std::make_shared<std::vector<float>>(kDim, value);
     p.core->ready(Ready{.round = p.state.round + 1,
                         .update_norm = std::abs(value) * std::sqrt(static_cast<float>(kDim)),
                         .base_hash = p.state.manifest().state_hash(),

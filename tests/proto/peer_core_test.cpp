@@ -14,6 +14,8 @@
 #include <map>
 #include <set>
 
+#include "all_reduce_harness.hpp"
+#include "loco/proto/encoded_update.hpp"
 #include "peer_core_net.hpp"
 #include "tracker_harness.hpp"
 
@@ -144,6 +146,108 @@ TEST(PeerCore, AMemberKilledMidExchangeIsNamedAndTheSurvivorsCommitWithoutIt) {
   }
   EXPECT_FLOAT_EQ(net.peers.at(1).state.theta[0], 0.5f + 1.5f);  // the survivors' mean
   EXPECT_EQ(net.peers.at(1).state.theta, net.peers.at(2).state.theta);
+}
+
+// The direct exchange encodes a member's update once a round (encoded_update.hpp) and writes the
+// mean into the update's own buffer. A retry after the mean (a member left before its report
+// reached the tracker: attempt 2, a smaller group) sends the same encoded bytes again, cut into the
+// smaller group's segments, and every member ends with the same bits; with plain owners (each
+// owner sums its own contribution as encoded, as the others receive it) and checked ones.
+TEST(PeerCore, ARetryAfterTheMeanSendsTheKeptEncodedUpdateAndEveryMemberGetsTheSameBits) {
+  const std::size_t kChunk = direct_chunk_values(kDim, 256);  // 63 units of 1000 values
+  const std::string spec = "int8:block=64,round=stochastic";
+  const auto codec = compress::make_codec(spec);
+  for (const bool checked : {false, true}) {
+    SCOPED_TRACE(checked ? "checked owners" : "plain owners");
+    Net net(spec);
+    net.config.check_owners = checked;
+    net.tracker = std::make_unique<TrackerCore>(net.config, net.tracker_key, std::nullopt, net.now);
+    for (std::uint8_t n = 1; n <= 3; ++n) net.add(n);
+    // Every reduce-scatter chunk on the wire: its sender, attempt, receiver, index and bytes.
+    struct Contribution {
+      PeerKey from, to;
+      std::uint32_t attempt, chunk;
+      std::vector<std::byte> payload;
+    };
+    std::vector<Contribution> sent;
+    net.on_wire = [&](const Net::Wire& w) {
+      std::span<const std::byte> payload;
+      if (w.type != MessageType::ring_chunk) return true;
+      const ChunkHeader h = decode_chunk(w.body, payload);
+      if (h.phase == 0)
+        sent.push_back({w.from, w.to, h.attempt, h.chunk, {payload.begin(), payload.end()}});
+      return true;
+    };
+    const auto deltas = testing::random_vectors(3, kDim, 17);
+    std::map<std::uint8_t, const std::vector<float>*> handed;
+    net.peers.at(3).hold_groups = true;
+    for (std::uint8_t n = 1; n <= 3; ++n) {
+      Net::Peer& p = net.peers.at(n);
+      auto delta = std::make_shared<std::vector<float>>(deltas[n - 1]);
+      handed[n] = delta.get();
+      double squares = 0;
+      for (const float x : *delta) squares += static_cast<double>(x) * x;
+      p.core->ready(Ready{.round = 1,
+                          .update_norm = static_cast<float>(std::sqrt(squares)),
+                          .base_hash = p.state.manifest().state_hash(),
+                          .tokens = 0},
+                    std::move(delta));
+      net.pump();
+    }
+    // Peer 3 takes part in attempt 1 but its report never reaches the tracker; then it leaves.
+    net.peers.at(3).tracker_link = false;
+    net.release_groups(3);
+    for (std::uint8_t n = 1; n <= 3; ++n)
+      ASSERT_EQ(net.events(n, PeerEvent::Kind::mean).size(), 1u) << "peer " << int(n);
+    ASSERT_TRUE(net.events(1, PeerEvent::Kind::committed).empty());
+    net.kill(3);
+    net.run_for(30s);
+
+    std::map<std::uint32_t, std::vector<PeerKey>> groups;  // by attempt
+    for (std::uint8_t n = 1; n <= 2; ++n) {
+      const auto means = net.events(n, PeerEvent::Kind::mean);
+      ASSERT_EQ(means.size(), 2u) << "peer " << int(n);
+      EXPECT_EQ(means[0].mean.get(), handed[n]) << "the mean is written where Δ was";
+      EXPECT_EQ(means[1].attempt, means[0].attempt + 1);
+      EXPECT_EQ(means[1].members.size(), 2u);
+      const auto commits = net.events(n, PeerEvent::Kind::committed);
+      ASSERT_EQ(commits.size(), 1u) << "peer " << int(n);
+      EXPECT_TRUE(commits[0].mine);
+      EXPECT_EQ(commits[0].attempt, means[1].attempt);
+      for (const PeerEvent& e : net.events(n, PeerEvent::Kind::collective_started))
+        groups[e.attempt] = e.members;
+    }
+    const auto mean_of = [&](std::uint8_t n, std::size_t i) {
+      return *net.events(n, PeerEvent::Kind::mean).at(i).mean;
+    };
+    EXPECT_EQ(mean_of(1, 0), mean_of(3, 0)) << "attempt 1: the same bits everywhere";
+    EXPECT_EQ(mean_of(1, 0), mean_of(2, 0));
+    EXPECT_EQ(mean_of(1, 1), mean_of(2, 1)) << "attempt 2: the same bits everywhere";
+    for (std::size_t i = 0; i < kDim; ++i)
+      ASSERT_NEAR(mean_of(1, 1)[i], (deltas[0][i] + deltas[1][i]) / 2, 0.05) << "value " << i;
+    EXPECT_EQ(net.peers.at(1).state.theta, net.peers.at(2).state.theta);
+
+    // Every chunk a member sent, in either attempt, is the unit of its update encoded once with
+    // the first attempt's seed (round 1, attempt 1), at the place the attempt's segments give it.
+    ASSERT_EQ(groups.size(), 2u);
+    const std::uint32_t first = groups.begin()->first;
+    std::map<std::uint32_t, std::size_t> per_attempt;
+    for (const Contribution& c : sent) {
+      const std::uint8_t n = *net.find(c.from);
+      const EncodedUpdate mine(*codec, deltas[n - 1], kChunk, 1 * 1000 + first, c.from);
+      const std::vector<PeerKey>& members = groups.at(c.attempt);
+      const auto owner = static_cast<std::size_t>(std::find(members.begin(), members.end(), c.to) -
+                                                  members.begin());
+      const std::size_t unit =
+          segment_begin(kDim, members.size(), owner, kChunk) / kChunk + c.chunk;
+      const std::span<const std::byte> expected = mine.unit(unit);
+      EXPECT_TRUE(std::equal(c.payload.begin(), c.payload.end(), expected.begin(), expected.end()))
+          << "peer " << int(n) << " attempt " << c.attempt << " unit " << unit;
+      ++per_attempt[c.attempt];
+    }
+    EXPECT_GT(per_attempt[first], 0u);
+    EXPECT_GT(per_attempt[first + 1], 0u) << "the retry sent its contributions again";
+  }
 }
 
 // Peer 3 hears of its groups late: the others' chunks of the first attempt and, after a member

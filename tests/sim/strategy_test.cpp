@@ -120,6 +120,24 @@ SwarmConfig unequal_speeds(std::uint64_t seed,
   return c;
 }
 
+// DiLoCo's rounds over loco-peer's group hold one fp32 vector: each round's Δ buffer is encoded
+// and receives the mean (proto/peer_core.hpp), and goes back to the group's pool once the round
+// lands, so the next round's Δ takes the same buffer. Six rounds, one buffer per peer.
+TEST(SimDiLoCoMemory, EveryRoundsDeltaTakesTheBufferTheLastRoundsMeanLeft) {
+  const std::uint64_t seed = 12;
+  test::print_seed(seed);
+  SwarmConfig config = strategy_swarm(seed, 3, tiny_run("diloco", 60));
+  config.all_reduce = proto::AllReduceAlgorithm::direct;  // loco-peer's default
+  Swarm swarm(config);
+  swarm.start();
+  ASSERT_TRUE(swarm.run_for(seconds(60)));
+  ASSERT_TRUE(failures(swarm, 5, 60).empty()) << failures(swarm, 5, 60);
+  for (std::size_t i = 0; i < swarm.peer_count(); ++i) {
+    ASSERT_TRUE(swarm.peer(i).process()->finished()) << "peer " << i;
+    EXPECT_EQ(swarm.peer(i).process()->update_buffers(), 1u) << "peer " << i;
+  }
+}
+
 // Rounds bounded by time with peers of unequal speeds (log-normal step times): each peer takes the
 // steps it manages in a round, the ledger checks every round's mean against the token-weighted
 // mean of the members' updates, and every peer ends with the same state.

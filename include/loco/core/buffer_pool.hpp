@@ -23,6 +23,12 @@ class BufferPool {
   }
 
   // Contents unspecified when reused (whatever the last owner left): the taker overwrites them.
+  // How many buffers take() had to make because none had come back (the rest were reused).
+  std::size_t made() const {
+    const std::lock_guard lock(shared_->mutex);
+    return shared_->made;
+  }
+
   std::shared_ptr<std::vector<T>> take(std::size_t size) {
     std::vector<T> buffer;
     {
@@ -30,6 +36,8 @@ class BufferPool {
       if (!shared_->free.empty()) {
         buffer = std::move(shared_->free.back());
         shared_->free.pop_back();
+      } else {
+        ++shared_->made;
       }
     }
     buffer.resize(size);
@@ -48,6 +56,7 @@ class BufferPool {
   struct Shared {
     std::mutex mutex;
     std::size_t spares = 0;
+    std::size_t made = 0;
     std::vector<std::vector<T>> free;
   };
   std::shared_ptr<Shared> shared_;

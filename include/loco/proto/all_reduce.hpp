@@ -12,9 +12,21 @@
 // overwrites its own values with the decoded bytes it sends, so every member decodes the same
 // bytes.
 //
+// What they read, and the memory of a round (S values, N members, c encoded bytes a value):
+//   ring    this member's fp32 update, read only, and a result buffer of its own (4S + 4S bytes):
+//           it sums fp32 partial sums, so each hop needs the update's values as they are. A retry
+//           starts again from the same update; the caller keeps it whole for that.
+//   direct  this member's update encoded once for the round (encoded_update.hpp, c·S bytes) and a
+//           result buffer (4S), which may be the very buffer the fp32 update was in: every sum is
+//           computed from encoded contributions (the owner decodes its own like the others'), so
+//           the fp32 update is only the encoder's input. A retry sends the same encoded bytes.
+// Segments: the ring's are S/N values each; the direct exchange's are whole chunks (units of the
+// encoded update: segment_begin below), so a chunk is the same values whatever the group's size.
+//
 // Call order: start(), then on_message() for each chunk message from a member; after each call
 // drain poll_transmit(). done() once every segment holds the mean; failure() with a reason if
-// not. The caller restores its own vector before retrying.
+// not. A retry is a new collective (the ring's from the same update, the direct exchange's from
+// the same encoded update).
 
 #include <cstdint>
 #include <deque>
@@ -27,6 +39,7 @@
 
 #include "loco/compress/codec.hpp"
 #include "loco/core/buffer_pool.hpp"
+#include "loco/proto/encoded_update.hpp"
 #include "loco/proto/owner_check.hpp"
 #include "loco/proto/round_formation.hpp"
 
@@ -89,6 +102,25 @@ std::vector<std::byte> encode_chunk(const ChunkHeader& header, std::span<const s
 // Error(protocol) for a malformed message.
 ChunkHeader decode_chunk(std::span<const std::byte> body, std::span<const std::byte>& payload);
 
+// The first value of segment g (0 ≤ g ≤ N; segment N−1 ends at S) when S `values` are cut among N
+// `members` in whole runs of `grain` values: ⌊g·⌈S/grain⌉/N⌋·grain, at most S. The ring's grain is
+// 1 (segment g = values [g·S/N, (g+1)·S/N)); the direct exchange's its chunk (direct_chunk_values),
+// so that its segments are whole units of the encoded update; their sizes differ by one chunk at
+// most (with fewer chunks than members, some members own none).
+std::size_t segment_begin(std::size_t values, std::size_t members, std::size_t g,
+                          std::size_t grain);
+
+// The direct exchange's chunk, the unit its members' updates are encoded in, for an update of
+// `values` values and the configured `chunk_values`: chunk_values, or less for an update of fewer
+// than 64 × chunk_values values, so that it is cut into 64 chunks or more (a multiple of 8 values,
+// and at least 8). Independent of the group, so an update encoded once serves any attempt of the
+// round. With 64 chunks or more, a group of up to 64 gives every member a segment (every owner
+// then sees every member's contribution: how the tracker hears from a majority that one member
+// sends an oversized update), and segments differ by a chunk, 1/64 of the update, at most.
+// Small updates pay for it in messages: 64 chunks where an update under 64 × chunk_values values
+// cut evenly would take N.
+std::size_t direct_chunk_values(std::size_t values, std::size_t chunk_values);
+
 // The interface (start, on_message, done, needs_link_to) and what both algorithms share: the
 // vector cut into N segments of chunks, the queue of messages out, the failure.
 class AllReduce {
@@ -118,18 +150,20 @@ class AllReduce {
   std::uint64_t bytes_sent() const { return bytes_sent_; }
 
  protected:
-  // `update` is this member's vector, read only; `result` (its size) holds the mean once done().
-  // Both outlive the collective and are not touched meanwhile. They may be the same span (the
-  // mean then replaces the update); apart, a retry can start again from the same update without
-  // a copy of it.
-  AllReduce(AllReduceConfig config, std::span<const float> update, std::span<float> result);
+  // How the vector is cut into segments (segment_begin): S/N values each (grain 1), or whole
+  // chunks (grain config.chunk_values).
+  enum class Segments : std::uint8_t { even, whole_chunks };
+  // `result` holds the mean once done(); it outlives the collective and is not touched meanwhile.
+  AllReduce(AllReduceConfig config, std::span<float> result, Segments segments);
 
   struct Chunk {
     std::size_t begin;  // in values
     std::size_t size;
   };
   std::size_t member_count() const { return config_.members.size(); }
-  // Segment g is values [g·S/N, (g+1)·S/N), cut into chunks of at most chunk_values.
+  std::size_t values() const { return result_.size(); }
+  // Segment g is values [segment_begin(g), segment_begin(g + 1)), cut into chunks of at most
+  // chunk_values from its start.
   Chunk chunk(std::size_t segment, std::size_t k) const;
   std::size_t chunks_in(std::size_t segment) const;
   std::size_t segment_size(std::size_t segment) const;
@@ -154,8 +188,8 @@ class AllReduce {
                          std::span<const std::byte>& payload) const;
 
   AllReduceConfig config_;
-  std::span<const float> update_;
   std::span<float> result_;
+  std::size_t grain_;
   std::vector<float> scratch_;
 
  private:
@@ -164,7 +198,9 @@ class AllReduce {
   std::uint64_t bytes_sent_ = 0;
 };
 
-// `update` is this member's vector; `result` holds the mean once done() (AllReduce's constructor).
+// `update` is this member's vector, read only; `result` (its size) holds the mean once done().
+// Both outlive the collective. They may be the same span (the mean then replaces the update); the
+// direct exchange encodes the update at once (its own EncodedUpdate), the ring reads it as it goes.
 std::unique_ptr<AllReduce> make_all_reduce(AllReduceAlgorithm algorithm, AllReduceConfig config,
                                            std::span<const float> update, std::span<float> result);
 

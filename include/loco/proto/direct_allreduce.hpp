@@ -5,6 +5,7 @@
 // Cost, for N members, S values, a codec that sends c bytes per value:
 //   steps           2: one of reduce-scatter, one of all-gather (N − 1 messages each)
 //   bytes per peer  2(N − 1)/N · c·S sent, the same received (+ 22 bytes per chunk): the ring's
+//                   (a segment is whole chunks: an owner's share is S/N within a chunk)
 //   time            ≈ 2(N − 1)/N · c·S / B + 2L, B the slowest upload, L the one-way latency
 // where the ring pays 2(N − 1) latencies on a small update: at N = 4 and 50 ms, 100 ms against
 // 300 ms. What it costs: each member holds a link to every other (the mesh does), receives the
@@ -12,15 +13,24 @@
 // For groups of thousands the ring's N − 1 messages per member are fewer; DiLoCo groups and gossip
 // groups are small.
 //
-// The vector is cut into N segments (segment g = values [g·S/N, (g+1)·S/N)), each into chunks of
-// at most `chunk_values`; member g owns segment g. Member i:
-//   1. reduce-scatter: sends chunk k of segment g, encoded, to member g, for every g ≠ i; chunk by
-//      chunk, the owners in turn (i + 1, i + 2, ...), so every owner gets its first chunks early.
+// Memory, besides the result (4S bytes, which may be the buffer the fp32 update was in: the
+// caller's choice, proto/peer_core.hpp): the encoded update (c·S, kept by the caller for the
+// round, or by the collective when it is built from fp32 values), the owner's contributions in
+// pooled chunk buffers until each chunk is summed (segment_sum.hpp), and the messages queued
+// (each a copy of a unit's bytes, c·S in all, until the driver sends them).
+//
+// The vector is cut into N segments of whole chunks (segment_begin with direct_chunk_values,
+// all_reduce.hpp): chunk k of segment g is one unit of the encoded update, the same values in any
+// group. Member g owns segment g. Member i, its update encoded once (encoded_update.hpp):
+//   1. reduce-scatter: sends chunk k of segment g, its unit's bytes, to member g, for every g ≠ i;
+//      chunk by chunk, the owners in turn (i + 1, i + 2, ...), so every owner gets its first
+//      chunks early.
 //   2. the owner, once chunk k of its segment is in from all N − 1 others: takes the mean of the N
-//      contributions (its own values unencoded; plain, trimmed or weighted: segment_sum.hpp),
-//      encodes it once, writes the decoded bytes into its result and sends those bytes to every
-//      other member.
+//      contributions (its own decoded from its own encoded unit, as the others' are; plain,
+//      trimmed or weighted: segment_sum.hpp), encodes it once, writes the decoded bytes into its
+//      result and sends those bytes to every other member.
 //   3. all-gather: decodes member g's bytes into segment g of its result.
+// With N = 1 the result is the member's own update as encoded (decoded): the same rule as above.
 // Checks on every received chunk (check_received: an update, or the mean, as one contribution):
 // it comes from a member, for this round and attempt, in order from that member, and decodes. A
 // chunk that fails ends the collective with failure() naming its sender.
@@ -28,8 +38,8 @@
 // With checked owners (config.check_owners, owner_check.hpp) an owner cannot return a wrong mean
 // unnoticed. Each segment g also has a checker, member g + 1 (mod N), which reduces it too:
 //   1. every member sends chunk k of segment g to both (phase 0 to the owner, phase 2 to the
-//      checker, the same bytes; the owner encodes its own contribution too), then a signed
-//      statement of the digest of what it sent to g (phase 3);
+//      checker, the same bytes), then a signed statement of the digest of what it sent to g
+//      (phase 3);
 //   2. the owner sends its result as before, then signs its digest; it also hands the checker the
 //      N contribution statements it took its inputs from. The checker compares them with the ones
 //      it was sent: a member that signed two digests for one segment is proven to equivocate;
@@ -38,7 +48,7 @@
 //      checker's statement agree; two signed statements that differ are a proof for the tracker.
 // Cost: each member sends each chunk to two members instead of one (reduce-scatter bytes ×≈ 2,
 // all-gather unchanged), the checker's decode and mean, and N + 2 signatures and O(N) checks per
-// member; the owner's own contribution is quantized like the others'.
+// member.
 
 #include <cstdint>
 #include <optional>
@@ -52,6 +62,12 @@ namespace loco::proto {
 
 class DirectAllReduce final : public AllReduce {
  public:
+  // `update`: this member's encoded update, in units of direct_chunk_values(update.values(),
+  // config.chunk_values) (all_reduce.hpp), outliving the collective; `result` (update.values()
+  // floats) holds the mean once done().
+  DirectAllReduce(AllReduceConfig config, const EncodedUpdate& update, std::span<float> result);
+  // Encodes `update` at start() (seeded by config.seed, for this member's key), then as above:
+  // `result` may be the same span.
   DirectAllReduce(AllReduceConfig config, std::span<const float> update, std::span<float> result);
 
   void start() override;
@@ -86,6 +102,12 @@ class DirectAllReduce final : public AllReduce {
   SegmentSum& sum_of(std::size_t segment);
   Statement sign(StatementKind kind, std::size_t segment, const Digest& digest) const;
   void send_statement(const PeerKey& to, const Statement& s);
+
+  std::span<const float> to_encode_;           // built from fp32 values: them, until start()
+  std::optional<EncodedUpdate> own_encoding_;  // ... and their encoding
+  const EncodedUpdate* update_ = nullptr;
+  // The unit of the encoded update that is chunk k of segment g.
+  std::span<const std::byte> unit_of(std::size_t segment, std::size_t k) const;
 
   std::optional<SegmentSum> owned_, checked_;
   std::vector<float> result_chunk_;  // the checker's mean of a chunk, hashed and dropped

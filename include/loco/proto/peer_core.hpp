@@ -14,7 +14,8 @@
 //   done                     ──> mean (the group's average, or every member's part)
 //   round_done(hash)         ── the application computed the state the mean leads to
 //   commit                   ──> committed (`mine`: the hash reported here won)
-//   abort                    ──> aborted; on retry the survivors' group runs again from Δ
+//   abort                    ──> aborted; on retry the survivors' group runs again from the
+//                                same update (the direct exchange: the same encoded bytes)
 //   resync                   ──> must_fetch, then fetched (the majority's state from donors);
 //                                kept when the run went back to the state served here
 //   run ended                ──> run_ended: the final round is committed (and in the tracker's
@@ -23,10 +24,23 @@
 // core averages θ ‖ v ‖ Δ in the group proto::gossip_group_of gives it and hands back the mean,
 // or this peer's own vector when it ends up alone (peer_core_gossip.cpp).
 //
-// Costs per round, for a model of n floats: the core holds the application's Δ (not a copy) for
-// retries, and one working buffer of n floats the collective reduces in place, taken from a pool;
-// the mean leaves the core as that buffer, not a copy, and the buffer goes back to the pool when
-// its last reader lets it go, so a round allocates nothing the size of the model.
+// Memory and copies per round, for an update of n floats (c bytes a value encoded: int8 with
+// blocks of 256, c = 1.02):
+//   direct exchange (the default)  ready(Δ) hands the buffer over: the core reads Δ once, to
+//       encode it whole at the round's first attempt (EncodedUpdate: c·n bytes, kept until the
+//       round ends, the only copy of this member's contribution), and the collective then writes
+//       the mean into Δ's own buffer, which leaves the core as the mean event's (no copy). One
+//       fp32 vector a round (4n), plus c·n. A retry before the mean writes into the same buffer
+//       again; a retry after the mean (its buffer is the application's now) takes a new one of
+//       4n, allocated for that attempt only (not pooled: it is rare, and a pooled spare would stay
+//       resident for good).
+//   ring, and gossip groups  the collective reads Δ (θ ‖ v ‖ Δ) as it goes and writes the mean into
+//       a working buffer of n floats from a pool (the ring sums fp32 partial sums, and a member
+//       alone in gossip mode applies its own vector unquantized): Δ stays whole for retries, two
+//       fp32 vectors a round (8n). The working buffer leaves as the mean and goes back to the
+//       pool when its last reader lets it go.
+// Either way a round allocates nothing the size of the model after the first (except the retry
+// above), and the encode of the direct exchange runs over OpenMP's team (encoded_update.hpp).
 //
 // Call order: after any input, drain poll_event() and poll_transmit(), flush the tracker
 // client's transmits, and arm a timer for poll_timeout() that calls on_timer(now). The tracker
@@ -50,6 +64,7 @@
 #include "loco/proto/all_reduce.hpp"
 #include "loco/proto/backoff.hpp"
 #include "loco/proto/early_messages.hpp"
+#include "loco/proto/encoded_update.hpp"
 #include "loco/proto/gossip_groups.hpp"
 #include "loco/proto/relay_core.hpp"
 #include "loco/proto/relay_messages.hpp"
@@ -146,15 +161,17 @@ class PeerCore {
   void on_timer(TimePoint now);
 
   // --- inputs from the application ---
-  // Ready for `ready.round` with update `delta`, kept whole for retries and let go when the
-  // round ends (so a pool, core/buffer_pool.hpp, gets it back).
-  using Values = std::shared_ptr<const std::vector<float>>;
-  void ready(const Ready& ready, Values delta);
+  // Ready for `ready.round` with update `delta`, handed over: the application neither reads nor
+  // writes it from now on. The direct exchange encodes it and writes the mean into it (it comes
+  // back as the mean event's); the ring keeps it whole for retries. Let go when the round ends
+  // (so a pool, core/buffer_pool.hpp, gets it back).
+  using Update = std::shared_ptr<std::vector<float>>;
+  void ready(const Ready& ready, Update delta);
   // Ready for a round whose group all-gathers one message per member (DeMo's components); not
   // screened by norm (the tracker is told 0).
   void ready_gather(Ready ready, std::vector<std::byte> part);
   // Gossip mode: averages `packed` (θ ‖ v ‖ Δ) in this peer's group for `round`.
-  void ready_gossip(TimePoint now, std::uint64_t round, Values packed);
+  void ready_gossip(TimePoint now, std::uint64_t round, Update packed);
   // The hash of the state the round's mean leads to: the tracker commits the majority's.
   void round_done(std::uint64_t round, std::uint32_t attempt, const Digest& hash);
   // This member claims attempt `attempt` of `round` failed because of `suspect` (what a member
@@ -197,8 +214,13 @@ class PeerCore {
   std::optional<PeerKey> relay_of(const PeerKey& peer) const;
   const RelayCore& relay() const { return relay_; }
   std::uint64_t served_round() const { return served_round_; }
-  // This peer's update for the round under way (null: none, or an all-gather's part).
-  const Values& contribution() const { return delta_; }
+  // The round this peer is ready for (0: none).
+  std::uint64_t ready_round() const { return ready_round_; }
+  // This peer's update for the round under way as the group sums it: for the direct exchange,
+  // once its collective started, the values its encoded update decodes to; otherwise Δ as handed
+  // over. A copy (the simulator's ledger checks the mean against it). None: no update (not
+  // ready, or an all-gather's part).
+  std::optional<std::vector<float>> contribution() const;
   // The (round, attempt) of a collective's message (an all-reduce chunk or an all-gather part),
   // and whether it belongs to the all-gather phase (the ring's second half, or DeMo's exchange).
   struct CollectiveId {
@@ -216,8 +238,11 @@ class PeerCore {
   void fail_collective(const std::string& reason, std::optional<PeerKey> suspect);
   void pump_collective();
   void end_collective();
-  // The round is over here (committed, given up, replaced): Δ goes back to its owner.
+  // The round is over here (committed, given up, replaced): its buffers go back to their pools.
   void end_round();
+  // Whether the round's collective is the direct exchange of an encoded update (the class
+  // comment), whose result goes into Δ's buffer.
+  bool encodes_once() const;
   void emit_mean();
   void start_fetch(TimePoint now, const Resync& resync);
   void pump_fetch(TimePoint now);
@@ -251,16 +276,19 @@ class PeerCore {
   TrackerClient client_;
   std::unique_ptr<compress::Codec> codec_;
 
-  // The round this peer is ready for: its update (or all-gather part), kept whole for retries.
+  // The round this peer is ready for: its update (or all-gather part). The class comment says
+  // which of update_, encoded_ and result_ a round holds when.
   std::uint64_t ready_round_ = 0;  // 0: not ready for any round
   Ready ready_{};
   bool gather_ = false;
-  Values delta_;
+  Update update_;  // Δ as handed over, until encoded (direct) or the round ends (ring, gossip)
+  std::optional<EncodedUpdate> encoded_;  // direct: Δ encoded at the round's first attempt
   std::vector<std::byte> part_;
-  // The running collective, its group and its buffer (the all-reduce works in place on it).
+  // The running collective, its group and the buffer the mean goes into: Δ's (direct), or a
+  // working buffer from work_pool_ (ring, gossip).
   BufferPool<float> work_pool_;
   BufferPool<float> parts_pool_{16};  // the direct exchange's chunk contributions (all_reduce.hpp)
-  std::shared_ptr<std::vector<float>> work_;
+  std::shared_ptr<std::vector<float>> result_;
   std::unique_ptr<AllReduce> all_reduce_;
   std::unique_ptr<AllGather> all_gather_;
   std::vector<PeerKey> group_;

@@ -45,6 +45,7 @@ namespace loco::proto {
 
 class RingAllReduce final : public AllReduce {
  public:
+  // `update` (this member's vector) and `result` outlive the collective; they may be the same span.
   RingAllReduce(AllReduceConfig config, std::span<const float> update, std::span<float> result);
 
   void start() override;
@@ -67,7 +68,8 @@ class RingAllReduce final : public AllReduce {
   void finish_owned_chunk(std::size_t k);
   std::span<const float> own_values(const Chunk& c);
 
-  std::vector<float> scaled_;  // own_values' copy, in a weighted round
+  std::span<const float> update_;  // this member's, read only: each hop adds it in fp32
+  std::vector<float> scaled_;      // own_values' copy, in a weighted round
   // Next chunk expected from the predecessor, per phase and step.
   std::vector<std::size_t> next_reduce_, next_gather_;
   std::size_t owned_chunks_done_ = 0;

@@ -2,10 +2,11 @@
 // One segment of the direct exchange (direct_allreduce.hpp), as its owner or its checker reduces
 // it: the members' decoded contributions, chunk by chunk, and each chunk's mean once the last is
 // in. A contribution waits in a pooled chunk-sized buffer only until its chunk is summed, so a
-// group of N holds only the chunks some member is behind on. This member's own contribution
-// (checked owners: encoded like the others') is all in at the start, so it waits encoded (a
-// quarter of its floats with int8) and is decoded when its chunk is summed. Each member's encoded
-// bytes are hashed as they arrive: the digest its signed statement must match (owner_check.hpp).
+// group of N holds only the chunks some member is behind on. This member's own contribution,
+// encoded like the others', is all in at the start: it is read where this member's encoded update
+// keeps it for the round (encoded_update.hpp; no copy) and decoded when its chunk is summed. Each
+// member's encoded bytes are hashed as they arrive: the digest its signed statement must match
+// (owner_check.hpp).
 //
 // The mean of a chunk, from its N contributions x_m (config.trim t, config.weights w):
 //   plain     Σ x_m / N, summed in member order
@@ -41,12 +42,11 @@ class SegmentSum {
   // Returns whether chunk k now holds `expected` contributions.
   bool add(std::size_t m, std::span<const std::byte> encoded, std::span<const float> values,
            std::size_t expected);
-  // Member m's chunk k kept encoded until the chunk is summed (one member only: this one).
-  bool add_encoded(std::size_t m, std::vector<std::byte> encoded, std::size_t expected);
-  // The mean of chunk k into `out` (its size); `raw` (member `raw_member`'s values unencoded, or
-  // empty) stands in for a contribution never added. Lets the chunk's buffers go.
-  void mean(std::size_t k, std::span<float> out, std::size_t raw_member,
-            std::span<const float> raw);
+  // Member m's chunk k, encoded, read from `encoded` (which outlives this) when the chunk is
+  // summed (one member only: this one).
+  bool add_encoded(std::size_t m, std::span<const std::byte> encoded, std::size_t expected);
+  // The mean of chunk k into `out` (its size). Lets the chunk's buffers go.
+  void mean(std::size_t k, std::span<float> out);
   // The digest of everything member m sent (once its last chunk is in).
   Digest digest_of(std::size_t m);
 
@@ -61,8 +61,8 @@ class SegmentSum {
   std::vector<Blake2b> hashes_;                                            // per member
   const compress::Codec* codec_;
   std::size_t encoded_member_ = 0;
-  std::vector<std::vector<std::byte>> encoded_;  // per chunk: encoded_member_'s, if kept encoded
-  std::vector<float> decoded_;                   // ... decoded for the sum
+  std::vector<std::span<const std::byte>> encoded_;  // per chunk: encoded_member_'s, if added
+  std::vector<float> decoded_;                       // ... decoded for the sum
   std::vector<float> column_;       // one coordinate's contributions, for the trimmed mean
   std::vector<std::size_t> order_;  // ... their members, for the weighted mean
   std::vector<float> sum_;

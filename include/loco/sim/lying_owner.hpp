@@ -24,7 +24,7 @@ class LyingOwner {
              float factor);
 
   // A collective begins: `members` in the group, this member at `self`, a vector of `values`
-  // cut into chunks of at most `chunk_values`.
+  // cut into the direct exchange's chunks for `chunk_values` (proto::direct_chunk_values).
   void begin(std::size_t members, std::size_t self, std::size_t values, std::size_t chunk_values);
   // A ring_chunk message this member sends: what it sends instead.
   std::vector<std::byte> rewrite(std::vector<std::byte> body);

@@ -171,8 +171,8 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   PeerState state_;
   Digest state_hash_{};         // state_'s, hashed once per state (BLAKE2b of all of it)
   std::uint64_t training_ = 0;  // which inner phase the pending timer ends
-  // What this peer averages this round (the Ledger checks the mean against it).
-  std::shared_ptr<const std::vector<float>> contribution_;
+  // Gossip mode: what this peer averages this round (the Ledger checks the mean against it).
+  std::shared_ptr<const std::vector<float>> gossip_packed_;
   std::optional<LyingOwner> lying_owner_;  // Behaviour::wrong_mean
   std::optional<PeerState> tentative_;     // the state the round's mean leads to
   proto::StateManifest tentative_manifest_;

@@ -86,6 +86,8 @@ class StrategyProcess {
   std::uint64_t steps() const { return steps_; }
   bool finished() const { return finished_; }
   Duration step_time() const { return step_time_; }
+  // Once finished: the fp32 buffers of Δ its SwarmGroup allocated (SwarmGroup::update_buffers).
+  std::size_t update_buffers() const { return update_buffers_; }
 
  private:
   class Side;
@@ -118,6 +120,7 @@ class StrategyProcess {
   bool finished_ = false;
   std::exception_ptr failure_;
   std::uint64_t steps_ = 0;
+  std::size_t update_buffers_ = 0;
 };
 
 }  // namespace loco::sim

@@ -58,10 +58,11 @@ class ComputeLink {
               std::string poison = {});
 
   // --- the compute thread's commands (run on the network side, in the order given) ---
-  // `delta` is read until the round ends, and not written meanwhile. With `tentative` the round
+  // `delta` is handed over to the core (PeerCore::ready): the compute thread neither reads nor
+  // writes it afterwards; it may come back as the mean event's buffer. With `tentative` the round
   // is asynchronous (the class comment); without it the compute thread computes the state and
   // reports its hash (round_done).
-  void ready(const proto::Ready& ready, proto::PeerCore::Values delta, Tentative tentative = {});
+  void ready(const proto::Ready& ready, proto::PeerCore::Update delta, Tentative tentative = {});
   // Ready for a round whose group all-gathers one message per member (DeMo's components): the
   // mean event carries every member's part. Not screened by norm (the tracker is told 0). With
   // `tentative` (its `gathered`) the round is asynchronous, as ready()'s.
@@ -69,7 +70,7 @@ class ComputeLink {
   // Gossip mode: averages `packed` (θ ‖ v ‖ Δ) in this peer's gossip group for `round`, with no
   // tracker round; the mean event carries the group's mean and its size, or this peer's own
   // `packed` and 1 when it ends up alone.
-  void ready_gossip(TimePoint now, std::uint64_t round, proto::PeerCore::Values packed);
+  void ready_gossip(TimePoint now, std::uint64_t round, proto::PeerCore::Update packed);
   void round_done(std::uint64_t round, std::uint32_t attempt, const Digest& hash);
   // Serves the compute thread's shared state in place: `bytes` as they are at `version` of the
   // guard, whose manifest is `manifest`.

@@ -29,9 +29,12 @@
 //
 // What a DiLoCo round costs beyond its maths, for n parameters (docs/SCALE.md, measured by
 // bench/run.sh peer-scale): one hash of θ ‖ v (8n bytes, ~0.6 GB/s a core), the outer step three
-// times (the preview of θ' for the next phase, the hash's, install), one copy of Δ into a pooled
-// buffer (4n bytes kept for retries) and one into the collective's pooled working buffer (4n,
-// which returns as the mean); no other allocation the size of the model after the first round.
+// times (the preview of θ' for the next phase, the hash's, install), and one fp32 buffer of Δ
+// (4n, from update_pool_): DiLoCo writes Δ into it (start: no copy; begin_round copies the
+// caller's span into it), the core encodes it once (1.02n bytes with int8, kept for retries) and
+// writes the mean back into it, and it returns to the pool once the mean is installed (the ring
+// adds a working buffer of 4n: proto/peer_core.hpp). No other allocation the size of the model
+// after the first round, except a retry after the mean (a new 4n buffer for that attempt).
 // The round overlaps the next inner phase (train/overlapped_group.hpp: start, mean, land): the
 // compute thread waits for the all-reduce only; the network thread hashes the state the mean
 // leads to and reports it, and the compute thread installs it between two steps once committed.
@@ -116,6 +119,9 @@ class SwarmGroup final : public train::OuterGroup,
   // The outcome of the latest round and how many rounds ran (committed, skipped or replaced).
   const train::RoundResult& last_round() const { return last_round_; }
   std::uint64_t rounds_run() const { return rounds_run_; }
+  // The fp32 buffers of Δ this group allocated: one for a run of DiLoCo rounds, each round's
+  // buffer (which comes back as its mean) being let go once the round lands (landed()).
+  std::size_t update_buffers() const { return update_pool_.made(); }
 
   // Figures for the next heartbeat (the tracker's status page shows them).
   void publish(const proto::Heartbeat& heartbeat);
@@ -138,7 +144,7 @@ class SwarmGroup final : public train::OuterGroup,
   // Runs `change` on the shared state, holding the guard exclusively.
   void change_shared(const std::function<void()>& change);
   // begin_round with Δ in a buffer of update_pool_.
-  void hand_over(std::uint64_t round, proto::PeerCore::Values delta, float norm,
+  void hand_over(std::uint64_t round, proto::PeerCore::Update delta, float norm,
                  const train::PhaseClaim& claim, ComputeLink::Tentative tentative);
   // Serves the shared state as it is now, whose manifest is `manifest`.
   void serve_current(proto::StateManifest manifest);

@@ -26,12 +26,14 @@
 // a round skipped after the mean leaves θ as it was, and the next Δ carries the outer step again.
 //
 // Memory, for n parameters: θ and v shared (8n bytes) and Δ (4n) beside the inner loop's; over a
-// swarm Δ is written into the group's buffer, which the all-reduce reads in place, and the mean
-// arrives in a buffer of its own (4n: Δ stays whole for a retry; proto/all_reduce.hpp). The
-// state a round's mean leads to is never held: tentative(mean) computes θ', v' chunk by chunk
-// and hashes each chunk as it is computed (train::hash_chunks, in parallel over the compute
-// threads), and install() applies the same outer step to θ and v in place (elementwise, so the
-// bits are those that were hashed). The mean stays the group's until install (strategy.hpp).
+// swarm Δ is written into the group's buffer and handed over (not read here again): the direct
+// exchange encodes it once (c·n bytes, c = 1.02 with int8) and writes the mean into that same
+// buffer, so a round holds one fp32 vector (proto/peer_core.hpp; the ring keeps Δ and a mean
+// buffer, 8n). The state a round's mean leads to is never held: tentative(mean) computes θ', v'
+// chunk by chunk and hashes each chunk as it is computed (train::hash_chunks, in parallel over the
+// compute threads), and install() applies the same outer step to θ and v in place (elementwise,
+// so the bits are those that were hashed). The mean stays the group's until install
+// (strategy.hpp); the next round's Δ goes into the same buffer once it is let go.
 
 #include <functional>
 #include <optional>

@@ -28,8 +28,9 @@ namespace loco::train {
 class OverlappedGroup {
  public:
   virtual ~OverlappedGroup() = default;
-  // A buffer of `values` floats for the round's Δ, which start() then takes as it is (the group
-  // reads it until the round ends: no copy of Δ is made).
+  // A buffer of `values` floats for the round's Δ, which start() then takes over as it is (no
+  // copy of Δ is made): the caller neither reads nor writes it afterwards, and the group may write
+  // the round's mean into it (the swarm's direct exchange does).
   virtual std::shared_ptr<std::vector<float>> update_buffer(std::size_t values) = 0;
   // Starts averaging `delta` (from update_buffer()) for `round`, with `claim` (RoundInput::claim).
   virtual void start(std::uint64_t round, std::shared_ptr<std::vector<float>> delta, float norm,

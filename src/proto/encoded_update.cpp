@@ -1,0 +1,69 @@
+#include "loco/proto/encoded_update.hpp"
+
+#include <fmt/format.h>
+#include <omp.h>
+
+#include <algorithm>
+
+#include "loco/core/assert.hpp"
+#include "loco/core/error.hpp"
+#include "loco/core/rng.hpp"
+
+namespace loco::proto {
+
+std::uint64_t EncodedUpdate::unit_seed(std::uint64_t seed, const PeerKey& member,
+                                       std::size_t first) {
+  std::uint64_t word = 0;  // the key's first eight bytes: members' streams differ
+  for (std::size_t i = 0; i < 8; ++i) word = (word << 8) | member.bytes[i];
+  return counter_u64(seed, word, first);
+}
+
+EncodedUpdate::EncodedUpdate(const compress::Codec& codec, std::span<const float> values,
+                             std::size_t unit_values, std::uint64_t seed, const PeerKey& member,
+                             int threads)
+    : values_(values.size()), unit_values_(unit_values) {
+  LOCO_ASSERT(unit_values_ > 0, "an encoded update's units hold values");
+  const std::size_t count = (values_ + unit_values_ - 1) / unit_values_;
+  units_.resize(count);
+  // Per unit: the encode's error, if it threw (an exception must not leave the parallel region).
+  std::vector<std::string> errors(count);
+  const auto team = static_cast<int>(std::max(1, threads > 0 ? threads : omp_get_max_threads()));
+  const auto last = static_cast<std::int64_t>(count);
+#pragma omp parallel for schedule(static) num_threads(team) if (count > 1 && team > 1)
+  for (std::int64_t i = 0; i < last; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    const std::size_t first = u * unit_values_;
+    try {
+      units_[u] = codec.encode(
+          values.subspan(first, std::min(unit_values_, values_ - first)),
+          compress::EncodeOptions{.seed = unit_seed(seed, member, first), .shape = {}});
+    } catch (const Error& e) {
+      errors[u] = e.message();
+    }
+  }
+  const auto failed =
+      std::find_if(errors.begin(), errors.end(), [](const std::string& e) { return !e.empty(); });
+  if (failed != errors.end()) {
+    failure_ =
+        fmt::format("values {} on: {}",
+                    static_cast<std::size_t>(failed - errors.begin()) * unit_values_, *failed);
+    units_.clear();
+  }
+}
+
+std::size_t EncodedUpdate::bytes() const {
+  std::size_t total = 0;
+  for (const std::vector<std::byte>& u : units_) total += u.size();
+  return total;
+}
+
+std::vector<float> EncodedUpdate::decode(const compress::Codec& codec) const {
+  std::vector<float> out(values_);
+  for (std::size_t u = 0; u < units_.size(); ++u) {
+    const std::size_t first = u * unit_values_;
+    codec.decode(units_[u], std::span(out).subspan(first, std::min(unit_values_, values_ - first)));
+  }
+  return out;
+}
+
+}  // namespace loco::proto
