@@ -28,19 +28,20 @@ std::vector<std::vector<std::byte>> units_of(const EncodedUpdate& e) {
 
 TEST(EncodedUpdate, TheBytesDoNotDependOnTheThreadCount) {
   const auto codec = compress::make_codec(kStochastic);
-  // 73 units of 4096 and a short last one.
-  const std::vector<float> values = random_vectors(1, 73 * 4096 + 1001, 5)[0];
+  // 256 units of 4096 and a short last one: large enough to be encoded by a team.
+  const std::vector<float> values = random_vectors(1, 256 * 4096 + 1001, 5)[0];
+  ASSERT_GE(values.size(), EncodedUpdate::kParallelValues);
   const PeerKey member = key(1).public_key();
   const EncodedUpdate one(*codec, values, 4096, 7001, member, 1);
   ASSERT_FALSE(one.failure());
-  ASSERT_EQ(one.units(), 74u);
-  EXPECT_EQ(one.bytes(), 73 * codec->max_encoded_size(4096) + codec->max_encoded_size(1001));
+  ASSERT_EQ(one.units(), 257u);
+  EXPECT_EQ(one.bytes(), 256 * codec->max_encoded_size(4096) + codec->max_encoded_size(1001));
   for (const int threads : {2, 3, 4, 8}) {
     const EncodedUpdate many(*codec, values, 4096, 7001, member, threads);
     EXPECT_EQ(units_of(many), units_of(one)) << threads << " threads";
   }
   // Each unit is the codec's message for its values, with the unit's own seed.
-  for (const std::size_t u : {std::size_t{0}, std::size_t{40}, std::size_t{73}}) {
+  for (const std::size_t u : {std::size_t{0}, std::size_t{140}, std::size_t{256}}) {
     const std::size_t first = u * 4096;
     const std::vector<std::byte> alone = codec->encode(
         std::span(values).subspan(first, std::min<std::size_t>(4096, values.size() - first)),

@@ -39,7 +39,6 @@
 
 #include "loco/compress/codec.hpp"
 #include "loco/core/buffer_pool.hpp"
-#include "loco/proto/encoded_update.hpp"
 #include "loco/proto/owner_check.hpp"
 #include "loco/proto/round_formation.hpp"
 

@@ -56,6 +56,7 @@
 #include <vector>
 
 #include "loco/proto/all_reduce.hpp"
+#include "loco/proto/encoded_update.hpp"
 #include "loco/proto/segment_sum.hpp"
 
 namespace loco::proto {

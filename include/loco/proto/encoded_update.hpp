@@ -35,9 +35,13 @@ namespace loco::proto {
 
 class EncodedUpdate {
  public:
+  // Updates of fewer values are encoded on the calling thread alone.
+  static constexpr std::size_t kParallelValues = std::size_t{1} << 20;
+
   // `values` encoded with `codec` in units of `unit_values` (> 0) for `member`, on `threads`
-  // threads (0: OpenMP's default team; one team only when there are two units or more). Values
-  // that cannot be encoded (NaN or infinite) leave failure() saying so, and no units.
+  // threads (0: OpenMP's default team), or on the calling thread for an update under
+  // kParallelValues values. Values that cannot be encoded (NaN or infinite) leave failure()
+  // saying so, and no units.
   EncodedUpdate(const compress::Codec& codec, std::span<const float> values,
                 std::size_t unit_values, std::uint64_t seed, const PeerKey& member,
                 int threads = 0);
