@@ -36,7 +36,8 @@ def run_config(folder, h=None, rounds=None, data=None, streaming=None):
         start = text.index("[data]\n") + len("[data]\n")
         text = text[:start] + data + text[text.index("\n[", start):]
     if streaming is not None:
-        assert text.rstrip().endswith('codec = "int8:block=256"') and 'kind = "diloco"' in text
+        # Appended lines belong to [strategy]: it must be the file's last section.
+        assert text.rindex("\n[") == text.index("\n[strategy]") and 'kind = "diloco"' in text
         text = text.replace('kind = "diloco"', 'kind = "streaming"') + streaming
     path = folder / "run.toml"
     path.write_text(text)
