@@ -17,6 +17,8 @@
 #   strategies: streaming_util_10mbit=… streaming_util_100mbit=… streaming_peak_vs_diloco=…
 #   streaming_loss_vs_diloco=… eager_loss_vs_streaming=… demo_bytes_vs_ddp=… demo_loss_vs_ddp=…
 #   demo_util_50ms=… (demo-late's utilisation) demo_late_loss_vs_demo=… (its loss ÷ blocking DeMo's)
+# STEP_MS=M makes every peer's inner step M ms longer (--debug.step-delay), counted as compute: the
+# step time of a larger model, at which DeMo's round (~3 one-way latencies) fits in a step.
 # Usage: bench/run.sh strategies [STEPS]   (default 300: ~10 minutes on an idle machine here,
 #   most of it DDP at 10 Mbit/s and DeMo's round per step). A subset:
 #   STRATEGIES="diloco streaming" LINKS="100Mbit" bench/run.sh strategies 60
@@ -30,6 +32,8 @@ h=30
 peers=4
 latency=50ms
 out=${OUT:-$root/build/release/bench-strategies}
+step_ms=${STEP_MS:-0}
+[[ $step_ms == 0 ]] || export PEER_OPTIONS="--debug.step-delay $step_ms"
 
 # strategy NAME: the [strategy] section of that run.
 strategy() {
@@ -49,6 +53,7 @@ for s in $strategies; do strategy "$s" >/dev/null; done
 source "$root/bench/lib/swarm_runs.sh"
 swarm_setup
 echo "model: GPT 2L d64 vocab 64 context 64 (108k parameters), $peers peers, batch 16 each, $steps steps,"
+[[ $step_ms == 0 ]] || echo "  each inner step $step_ms ms longer (--debug.step-delay), counted as compute"
 echo "  links: upload as named, $latency one way; H = $h; bytes/sync = a peer's bytes / rounds committed"
 printf "%-10s %-9s %9s %14s %12s %8s %6s %6s\n" strategy link val_loss sent_bytes bytes/sync wall_s util states
 : >"$out/figures"
@@ -57,7 +62,7 @@ for link in $links; do
     name=$s-$link
     swarm_config "$name" "$(strategy "$s")"
     swarm_run "$name" "$out/$name.toml" "$link" "$latency"
-    read -r loss sent wall util states < <(swarm_figures "$name")
+    read -r loss sent wall util states < <(swarm_figures "$name" "$(awk -v s="$steps" -v ms="$step_ms" 'BEGIN { print s * ms / 1000 }')")
     rounds=$(cat "$out/$name.rounds")
     per_sync=$((sent / peers / (rounds > 0 ? rounds : 1)))
     printf "%-10s %-9s %9s %14s %12s %8s %6s %6s\n" "$s" "$link" "$loss" "$sent" "$per_sync" \

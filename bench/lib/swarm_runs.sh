@@ -51,18 +51,20 @@ swarm_tracker() {
   tracker_key=${line##* as }
 }
 
-# swarm_run NAME CONFIG UPLOAD LATENCY [LAST_PEER_OPTIONS]: trains run CONFIG, the last peer with
-# LAST_PEER_OPTIONS too (split on spaces, e.g. "--debug.step-delay 40"); leaves $out/NAME.summary
-# (the peers' summary lines), $out/NAME.rounds (the rounds peer 1 holds at the end), $out/NAME.wall
-# and $out/NAME.curve (peer 1's progress: step, training loss, MB sent by it).
+# swarm_run NAME CONFIG UPLOAD LATENCY [LAST_PEER_OPTIONS]: trains run CONFIG, every peer with
+# $PEER_OPTIONS if set (e.g. "--debug.step-delay 100": steps as long as a larger model's), the last
+# one with LAST_PEER_OPTIONS too (split on spaces, e.g. "--debug.step-delay 40"); leaves
+# $out/NAME.summary (the peers' summary lines), $out/NAME.rounds (the rounds peer 1 holds at the
+# end), $out/NAME.wall and $out/NAME.curve (peer 1's progress: step, training loss, MB sent by it).
 swarm_run() {
   local name=$1 config=$2 upload=$3 latency=$4 last_options=${5:-}
   swarm_tracker "$name" "$config"
   local tracker=$tracker_pid address=$tracker_address key=$tracker_key
   local started=$(date +%s.%N) peer_pids=()
   for i in $(seq 1 "$peers"); do
-    local extra=()
-    [[ $i == "$peers" && -n $last_options ]] && read -r -a extra <<<"$last_options"
+    local extra=() last=()
+    [[ -n ${PEER_OPTIONS:-} ]] && read -r -a extra <<<"$PEER_OPTIONS"
+    [[ $i == "$peers" && -n $last_options ]] && read -r -a last <<<"$last_options" && extra+=("${last[@]}")
     "$bin/loco-peer" --peer.key "$out/peer$i.key" --run.id "$name" --run.config "$config" \
       --tracker.address "$address" --tracker.public-key "$key" --peer.upload "$upload" \
       --link.upload "$upload" --link.latency "$latency" "${extra[@]}" \
@@ -80,12 +82,14 @@ swarm_run() {
     "$out/$name.peer1.log" >"$out/$name.curve"
 }
 
-# swarm_figures NAME: "val_loss sent_bytes wall_s util states" over the run's peers (sent_bytes:
-# all peers together; util: the mean share of a peer's wall time in inner steps).
+# swarm_figures NAME [EMULATED_S]: "val_loss sent_bytes wall_s util states" over the run's peers
+# (sent_bytes: all peers together; util: the mean share of a peer's wall time in inner steps,
+# EMULATED_S seconds of --debug.step-delay per peer counted as inner steps).
 swarm_figures() {
-  awk -v wall="$(awk '{print $2 - $1}' "$out/$1.wall")" '
+  awk -v wall="$(awk '{print $2 - $1}' "$out/$1.wall")" -v emulated="${2:-0}" '
     { for (i = 3; i <= NF; ++i) { split($i, kv, "="); v[kv[1]] = kv[2] }
-      loss += v["val_loss"]; sent += v["sent_bytes"]; util += v["compute_s"] / v["seconds"]
+      loss += v["val_loss"]; sent += v["sent_bytes"]
+      util += (v["compute_s"] + emulated) / v["seconds"]
       states[v["state"]] = 1; ++n }
     END { s = 0; for (k in states) ++s
           printf "%.4f %d %.1f %.3f %d\n", loss / n, sent, wall, util / n, s }' "$out/$1.summary"

@@ -51,6 +51,7 @@ swarm::SwarmConfig swarm_config(const PeerOptions& o, const train::TrainConfig& 
   s.codec = train::swarm_codec(config);
   s.all_reduce = proto::parse_all_reduce_algorithm(config.strategy.all_reduce);
   s.gossip_group = config.strategy.gossip_group;
+  s.threads = config.train.threads;
   s.gossip_wait = net::parse_duration(o.gossip_wait, "--peer.gossip-wait", std::chrono::hours(1));
   s.bundle = net::BundleConfig{.streams = o.streams, .unit_bytes = 256 << 10};
   const link::LinkSettings link = cli::to_link_settings(o.link);

@@ -1,5 +1,6 @@
 #include "loco/swarm/swarm_thread.hpp"
 
+#include <omp.h>
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/post.hpp>
@@ -12,7 +13,9 @@ SwarmThread::SwarmThread(SwarmConfig config, const secure::KeyPair& identity)
   work_ =
       std::make_unique<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>(
           io_.get_executor());
-  thread_ = std::thread([this] {
+  thread_ = std::thread([this, threads = session_.threads()] {
+    // OpenMP's default team size is per thread: the compute thread's setting does not reach here.
+    if (threads > 0) omp_set_num_threads(threads);
     try {
       io_.run();
     } catch (const std::exception& e) {

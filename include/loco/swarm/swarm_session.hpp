@@ -45,6 +45,9 @@ struct SwarmConfig {
   std::string codec = "int8:block=256";
   std::size_t chunk_values = std::size_t{1} << 16;
   proto::AllReduceAlgorithm all_reduce = proto::AllReduceAlgorithm::direct;
+  // The OpenMP teams of the network thread (the encode of an update, the state's hash):
+  // train.threads, so a volunteer who gives loco one core gets one; 0: OpenMP's default.
+  int threads = 0;
   // Gossip mode (g in 2..8; 0: the tracker's rounds): ready_gossip averages in the group
   // proto::gossip_groups gives this peer from the round's roster (gossip_roster.hpp); a group not
   // done in gossip_wait once most peers are at its round (partners only slower are waited for:
@@ -76,6 +79,7 @@ class SwarmSession {
   void leave(const std::string& reason);
   // Set at construction: any thread may ask.
   bool gossip() const { return config_.gossip_group != 0; }
+  int threads() const { return config_.threads; }
 
  private:
   // After any input to the core: its events to the compute link (or the log), its messages to
