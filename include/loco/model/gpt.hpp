@@ -45,9 +45,12 @@ std::vector<TensorSpec> gpt_tensor_specs(const GptConfig& config);
 // so the loss and gradients are bit-identical to keeping them. The recomputation is one more
 // forward of those layers per step: attention's ~1.5·T·d multiply-adds per token and block (plus
 // H·T/2 exponentials) beside the ~36·d² of the block's matmuls, forward and backward (0.7% at
-// T 128, d 768; 5.6% at T 1024), and three elementwise passes. A forward alone (evaluation) does
-// the same work as before. At batch 4, T 128, 12 layers the arena is 203 MB at d 768 (85M
-// parameters: 2.4 bytes each; it was 362 MB, 4.2) and 271 MB at d 1024 (151M: 1.8; was 483, 3.2).
+// T 128, d 768; 5.6% at T 1024), and three elementwise passes. Measured (bench-train_step, one
+// thread, idle machine): a step of the 85M GPT at batch 4 takes ~2% longer; of the default 4
+// layers at d 128, batch 16, ~7% (half of it attention's recomputation). A forward alone
+// (evaluation) does the same work as before. At batch 4, T 128 and 12 layers the arena is
+// 203 MB at d 768 (85M parameters: 2.4 bytes each; it was 362 MB, 4.2) and 271 MB at d 1024
+// (151M: 1.8 bytes each; it was 483 MB, 3.2).
 class Gpt final : public Model {
  public:
   // Activations are allocated here, once, for batches of up to max_batch × config.context.
