@@ -25,7 +25,8 @@ std::string block_name(std::size_t layer, const char* what) {
   return fmt::format("transformer.h.{}.{}", layer, what);
 }
 
-// The activation buffers: forward activations per block, then the backward scratch.
+// The activation buffers (their costs per token are in gpt.hpp): what each block keeps for
+// backward, then one block's scratch that all blocks share.
 std::vector<TensorSpec> activation_specs(const GptConfig& cfg, std::size_t max_batch) {
   const std::size_t bt = max_batch * cfg.context;
   const std::size_t c = cfg.d_model;
@@ -33,25 +34,19 @@ std::vector<TensorSpec> activation_specs(const GptConfig& cfg, std::size_t max_b
   std::vector<TensorSpec> specs{{"encoded", {bt, c}}};
   for (std::size_t l = 0; l < cfg.n_layer; ++l) {
     const std::string p = fmt::format("h{}.", l);
-    specs.push_back({p + "ln1", {bt, c}});
-    specs.push_back({p + "ln1_mean", {bt}});
-    specs.push_back({p + "ln1_rstd", {bt}});
     specs.push_back({p + "qkv", {bt, 3 * c}});
-    specs.push_back({p + "probs", probs});
-    specs.push_back({p + "atty", {bt, c}});
     specs.push_back({p + "res_attn", {bt, c}});
-    specs.push_back({p + "ln2", {bt, c}});
-    specs.push_back({p + "ln2_mean", {bt}});
-    specs.push_back({p + "ln2_rstd", {bt}});
     specs.push_back({p + "fch", {bt, 4 * c}});
-    specs.push_back({p + "fch_gelu", {bt, 4 * c}});
     specs.push_back({p + "res_mlp", {bt, c}});
   }
-  specs.push_back({"lnf", {bt, c}});
-  specs.push_back({"lnf_mean", {bt}});
-  specs.push_back({"lnf_rstd", {bt}});
   specs.push_back({"logits", {bt, cfg.vocab}});  // probabilities after forward, dlogits in backward
   specs.push_back({"losses", {bt}});
+  specs.push_back({"ln", {bt, c}});
+  specs.push_back({"ln_mean", {bt}});
+  specs.push_back({"ln_rstd", {bt}});
+  specs.push_back({"atty", {bt, c}});
+  specs.push_back({"probs", probs});
+  specs.push_back({"fch_gelu", {bt, 4 * c}});
   specs.push_back({"d_res", {bt, c}});
   specs.push_back({"d_ln", {bt, c}});
   specs.push_back({"d_qkv", {bt, 3 * c}});
@@ -112,9 +107,12 @@ Gpt::Gpt(const GptConfig& config, std::size_t max_batch)
   const ArenaLayout& p = *layout_;
   const ArenaLayout& a = acts_.layout();
   auto top = [&](const char* name) { return a.index_of(name); };
-  top_ = TopActs{top("encoded"), top("lnf"),    top("lnf_mean"), top("lnf_rstd"),
-                 top("logits"),  top("losses"), top("d_res"),    top("d_ln"),
-                 top("d_qkv"),   top("d_atty"), top("d_fch"),    top("d_probs")};
+  encoded_ = top("encoded");
+  logits_ = top("logits");
+  losses_ = top("losses");
+  scratch_ = Scratch{top("ln"),    top("ln_mean"),  top("ln_rstd"), top("atty"),
+                     top("probs"), top("fch_gelu"), top("d_res"),   top("d_ln"),
+                     top("d_qkv"), top("d_atty"),   top("d_fch"),   top("d_probs")};
   for (std::size_t l = 0; l < config.n_layer; ++l) {
     auto pi = [&](const char* what) { return p.index_of(block_name(l, what)); };
     block_params_.push_back(
@@ -124,10 +122,7 @@ Gpt::Gpt(const GptConfig& config, std::size_t max_batch)
                     pi("mlp.c_proj.weight"), pi("mlp.c_proj.bias")});
     const std::string h = fmt::format("h{}.", l);
     auto ai = [&](const char* what) { return a.index_of(h + what); };
-    block_acts_.push_back(BlockActs{ai("ln1"), ai("ln1_mean"), ai("ln1_rstd"), ai("qkv"),
-                                    ai("probs"), ai("atty"), ai("res_attn"), ai("ln2"),
-                                    ai("ln2_mean"), ai("ln2_rstd"), ai("fch"), ai("fch_gelu"),
-                                    ai("res_mlp")});
+    block_acts_.push_back(BlockActs{ai("qkv"), ai("res_attn"), ai("fch"), ai("res_mlp")});
   }
 }
 
@@ -173,21 +168,39 @@ float Gpt::forward(const Arena& params, const TokenBatch& batch) {
   const Index b = static_cast<Index>(batch_), t = static_cast<Index>(seq_);
   const Index c = static_cast<Index>(config_.d_model), v = static_cast<Index>(config_.vocab);
 
-  embedding_forward(ptr(acts_, top_.encoded), inputs_.data(), ptr(params, 0), ptr(params, 1), b, t,
-                    c);
-  const float* x = ptr(acts_, top_.encoded);
+  embedding_forward(ptr(acts_, encoded_), inputs_.data(), ptr(params, 0), ptr(params, 1), b, t, c);
+  const float* x = ptr(acts_, encoded_);
   for (std::size_t l = 0; l < config_.n_layer; ++l) {
     block_forward(params, l, x);
     x = ptr(acts_, block_acts_[l].res_mlp);
   }
   const std::size_t last = layout_->tensor_count() - 2;  // ln_f.weight, ln_f.bias
-  float* lnf = ptr(acts_, top_.lnf);
-  layernorm_forward(lnf, ptr(acts_, top_.lnf_mean), ptr(acts_, top_.lnf_rstd), x, ptr(params, last),
-                    ptr(params, last + 1), b * t, c);
-  float* logits = ptr(acts_, top_.logits);
+  const float* lnf = scratch_layernorm(params, last, last + 1, x);
+  float* logits = ptr(acts_, logits_);
   linear_forward(logits, lnf, ptr(params, 0), nullptr, b * t, c, v);
   has_forward_ = true;
-  return cross_entropy_forward(logits, ptr(acts_, top_.losses), logits, targets_.data(), b * t, v);
+  return cross_entropy_forward(logits, ptr(acts_, losses_), logits, targets_.data(), b * t, v);
+}
+
+const float* Gpt::scratch_layernorm(const Arena& params, std::size_t weight, std::size_t bias,
+                                    const float* in) {
+  float* out = ptr(acts_, scratch_.ln);
+  layernorm_forward(out, ptr(acts_, scratch_.ln_mean), ptr(acts_, scratch_.ln_rstd), in,
+                    ptr(params, weight), ptr(params, bias), static_cast<Index>(batch_ * seq_),
+                    static_cast<Index>(config_.d_model));
+  return out;
+}
+
+void Gpt::scratch_attention(std::size_t layer) {
+  attention_forward(ptr(acts_, scratch_.atty), ptr(acts_, scratch_.probs),
+                    ptr(acts_, block_acts_[layer].qkv), static_cast<Index>(batch_),
+                    static_cast<Index>(seq_), static_cast<Index>(config_.d_model),
+                    static_cast<Index>(config_.n_head));
+}
+
+void Gpt::scratch_gelu(std::size_t layer) {
+  gelu_forward(ptr(acts_, scratch_.fch_gelu), ptr(acts_, block_acts_[layer].fch),
+               static_cast<Index>(batch_ * seq_), static_cast<Index>(4 * config_.d_model));
 }
 
 void Gpt::block_forward(const Arena& params, std::size_t layer, const float* in) {
@@ -197,18 +210,17 @@ void Gpt::block_forward(const Arena& params, std::size_t layer, const float* in)
   const auto w = [&](std::size_t i) { return ptr(params, i); };
   const auto act = [&](std::size_t i) { return ptr(acts_, i); };
 
-  layernorm_forward(act(s.ln1), act(s.ln1_mean), act(s.ln1_rstd), in, w(p.ln1_w), w(p.ln1_b), n, c);
-  linear_forward(act(s.qkv), act(s.ln1), w(p.qkv_w), w(p.qkv_b), n, c, 3 * c);
-  attention_forward(act(s.atty), act(s.probs), act(s.qkv), static_cast<Index>(batch_),
-                    static_cast<Index>(seq_), c, static_cast<Index>(config_.n_head));
-  linear_forward(act(s.res_attn), act(s.atty), w(p.attn_proj_w), w(p.attn_proj_b), n, c, c);
+  const float* ln1 = scratch_layernorm(params, p.ln1_w, p.ln1_b, in);
+  linear_forward(act(s.qkv), ln1, w(p.qkv_w), w(p.qkv_b), n, c, 3 * c);
+  scratch_attention(layer);
+  linear_forward(act(s.res_attn), act(scratch_.atty), w(p.attn_proj_w), w(p.attn_proj_b), n, c, c);
   MatView(act(s.res_attn), n, c) += ConstMatView(in, n, c);
 
-  layernorm_forward(act(s.ln2), act(s.ln2_mean), act(s.ln2_rstd), act(s.res_attn), w(p.ln2_w),
-                    w(p.ln2_b), n, c);
-  linear_forward(act(s.fch), act(s.ln2), w(p.fc_w), w(p.fc_b), n, c, 4 * c);
-  gelu_forward(act(s.fch_gelu), act(s.fch), n, 4 * c);
-  linear_forward(act(s.res_mlp), act(s.fch_gelu), w(p.mlp_proj_w), w(p.mlp_proj_b), n, 4 * c, c);
+  const float* ln2 = scratch_layernorm(params, p.ln2_w, p.ln2_b, act(s.res_attn));
+  linear_forward(act(s.fch), ln2, w(p.fc_w), w(p.fc_b), n, c, 4 * c);
+  scratch_gelu(layer);
+  linear_forward(act(s.res_mlp), act(scratch_.fch_gelu), w(p.mlp_proj_w), w(p.mlp_proj_b), n, 4 * c,
+                 c);
   MatView(act(s.res_mlp), n, c) += ConstMatView(act(s.res_attn), n, c);
 }
 
@@ -220,26 +232,27 @@ void Gpt::backward(const Arena& params, Arena& grads) {
   const Index b = static_cast<Index>(batch_), t = static_cast<Index>(seq_);
   const Index n = b * t;
   const Index c = static_cast<Index>(config_.d_model), v = static_cast<Index>(config_.vocab);
-  float* d_res = ptr(acts_, top_.d_res);
-  float* d_ln = ptr(acts_, top_.d_ln);
+  float* d_res = ptr(acts_, scratch_.d_res);
+  float* d_ln = ptr(acts_, scratch_.d_ln);
 
-  float* logits = ptr(acts_, top_.logits);
+  float* logits = ptr(acts_, logits_);
   cross_entropy_backward(logits, logits, targets_.data(), n, v);
-  linear_backward(d_ln, ptr(grads, 0), nullptr, logits, ptr(acts_, top_.lnf), ptr(params, 0), n, c,
-                  v);
   const std::size_t last = layout_->tensor_count() - 2;
   const float* x_last = ptr(acts_, block_acts_.back().res_mlp);
+  const float* lnf = scratch_layernorm(params, last, last + 1, x_last);  // recomputed
+  linear_backward(d_ln, ptr(grads, 0), nullptr, logits, lnf, ptr(params, 0), n, c, v);
   MatView(d_res, n, c).setZero();
   layernorm_backward(d_res, ptr(grads, last), ptr(grads, last + 1), d_ln, x_last, ptr(params, last),
-                     ptr(acts_, top_.lnf_mean), ptr(acts_, top_.lnf_rstd), n, c);
+                     ptr(acts_, scratch_.ln_mean), ptr(acts_, scratch_.ln_rstd), n, c);
   for (std::size_t l = config_.n_layer; l-- > 0;) {
-    const float* in = l == 0 ? ptr(acts_, top_.encoded) : ptr(acts_, block_acts_[l - 1].res_mlp);
+    const float* in = l == 0 ? ptr(acts_, encoded_) : ptr(acts_, block_acts_[l - 1].res_mlp);
     block_backward(params, grads, l, in);
   }
   embedding_backward(ptr(grads, 0), ptr(grads, 1), d_res, inputs_.data(), b, t, c);
 }
 
-// On entry d_res holds d(loss)/d(block output); on exit d(loss)/d(block input).
+// On entry d_res holds d(loss)/d(block output); on exit d(loss)/d(block input). Each scratch_*
+// call recomputes, from what the block kept, the forward output the next line needs.
 void Gpt::block_backward(const Arena& params, Arena& grads, std::size_t layer, const float* in) {
   const BlockParams& p = block_params_[layer];
   const BlockActs& s = block_acts_[layer];
@@ -247,29 +260,34 @@ void Gpt::block_backward(const Arena& params, Arena& grads, std::size_t layer, c
   const auto w = [&](std::size_t i) { return ptr(params, i); };
   const auto g = [&](std::size_t i) { return ptr(grads, i); };
   const auto act = [&](std::size_t i) { return ptr(acts_, i); };
-  float* d_res = act(top_.d_res);
-  float* d_ln = act(top_.d_ln);
-  float* d_fch = act(top_.d_fch);
-  float* d_atty = act(top_.d_atty);
-  float* d_qkv = act(top_.d_qkv);
+  float* d_res = act(scratch_.d_res);
+  float* d_ln = act(scratch_.d_ln);
+  float* d_fch = act(scratch_.d_fch);
+  float* d_atty = act(scratch_.d_atty);
+  float* d_qkv = act(scratch_.d_qkv);
+  const float* ln_mean = act(scratch_.ln_mean);
+  const float* ln_rstd = act(scratch_.ln_rstd);
 
   // MLP: the residual passes d_res through unchanged; the branch adds to it.
-  linear_backward(d_fch, g(p.mlp_proj_w), g(p.mlp_proj_b), d_res, act(s.fch_gelu), w(p.mlp_proj_w),
-                  n, 4 * c, c);
+  scratch_gelu(layer);
+  linear_backward(d_fch, g(p.mlp_proj_w), g(p.mlp_proj_b), d_res, act(scratch_.fch_gelu),
+                  w(p.mlp_proj_w), n, 4 * c, c);
   gelu_backward(d_fch, act(s.fch), d_fch, n, 4 * c);
-  linear_backward(d_ln, g(p.fc_w), g(p.fc_b), d_fch, act(s.ln2), w(p.fc_w), n, c, 4 * c);
-  layernorm_backward(d_res, g(p.ln2_w), g(p.ln2_b), d_ln, act(s.res_attn), w(p.ln2_w),
-                     act(s.ln2_mean), act(s.ln2_rstd), n, c);
+  const float* ln2 = scratch_layernorm(params, p.ln2_w, p.ln2_b, act(s.res_attn));
+  linear_backward(d_ln, g(p.fc_w), g(p.fc_b), d_fch, ln2, w(p.fc_w), n, c, 4 * c);
+  layernorm_backward(d_res, g(p.ln2_w), g(p.ln2_b), d_ln, act(s.res_attn), w(p.ln2_w), ln_mean,
+                     ln_rstd, n, c);
 
   // Attention, the same way.
-  linear_backward(d_atty, g(p.attn_proj_w), g(p.attn_proj_b), d_res, act(s.atty), w(p.attn_proj_w),
-                  n, c, c);
-  attention_backward(d_qkv, act(top_.d_probs), d_atty, act(s.qkv), act(s.probs),
+  scratch_attention(layer);
+  linear_backward(d_atty, g(p.attn_proj_w), g(p.attn_proj_b), d_res, act(scratch_.atty),
+                  w(p.attn_proj_w), n, c, c);
+  attention_backward(d_qkv, act(scratch_.d_probs), d_atty, act(s.qkv), act(scratch_.probs),
                      static_cast<Index>(batch_), static_cast<Index>(seq_), c,
                      static_cast<Index>(config_.n_head));
-  linear_backward(d_ln, g(p.qkv_w), g(p.qkv_b), d_qkv, act(s.ln1), w(p.qkv_w), n, c, 3 * c);
-  layernorm_backward(d_res, g(p.ln1_w), g(p.ln1_b), d_ln, in, w(p.ln1_w), act(s.ln1_mean),
-                     act(s.ln1_rstd), n, c);
+  const float* ln1 = scratch_layernorm(params, p.ln1_w, p.ln1_b, in);
+  linear_backward(d_ln, g(p.qkv_w), g(p.qkv_b), d_qkv, ln1, w(p.qkv_w), n, c, 3 * c);
+  layernorm_backward(d_res, g(p.ln1_w), g(p.ln1_b), d_ln, in, w(p.ln1_w), ln_mean, ln_rstd, n, c);
 }
 
 }  // namespace loco::model

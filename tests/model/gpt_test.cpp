@@ -38,6 +38,21 @@ TEST(Gpt, LayoutFollowsNanoGptNamesAndSizes) {
             256u * 128 + 128 * 128 + 4 * (12 * 128 * 128 + 13 * 128) + 2 * 128);
 }
 
+// The costs gpt.hpp writes beside the layout, per token: each block keeps 9d (qkv 3d, res_attn d,
+// fch 4d, res_mlp d); once: encoded d, logits V, losses 1; one block's scratch: ln d + 2, atty d,
+// probs H·T, fch_gelu 4d and the gradients d_res d, d_ln d, d_qkv 3d, d_atty d, d_fch 4d,
+// d_probs H·T. The layout that kept every block's LayerNorms, attention and GELU held 16d + 4 + H·T
+// per block.
+TEST(Gpt, ActivationArenaKeepsNineWidthsPerBlock) {
+  // Every tensor is a multiple of 16 floats here, so the 64-byte padding adds nothing.
+  const GptConfig cfg{.vocab = 48, .context = 16, .n_layer = 3, .n_head = 2, .d_model = 32};
+  const std::size_t tokens = 2 * 16, d = 32, ht = 2 * 16;
+  const Gpt gpt(cfg, 2);
+  const std::size_t kept = 3 * 9 * d + d + 48 + 1;
+  const std::size_t scratch = (d + 2 + d + ht + 4 * d) + (d + d + 3 * d + d + 4 * d + ht);
+  EXPECT_EQ(gpt.activation_floats(), tokens * (kept + scratch));
+}
+
 TEST(Gpt, OverfitsOneBatch) {
   GptConfig cfg{.vocab = 16, .context = 16, .n_layer = 2, .n_head = 2, .d_model = 32};
   Gpt gpt(cfg, 2);

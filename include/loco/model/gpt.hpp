@@ -31,6 +31,26 @@ struct GptConfig {
 // The parameter tensors of a GPT, in arena order: embeddings, then block by block, then ln_f.
 std::vector<TensorSpec> gpt_tensor_specs(const GptConfig& config);
 
+// Activations: the `acts_` arena, allocated once for max_batch × context tokens. Per token, in
+// floats (d = d_model, H = n_head, T = context):
+//   kept for backward, per block     qkv 3d, res_attn d, fch 4d, res_mlp d          =  9d
+//     (it also kept ln1, ln2 with their mean and rstd, atty, probs and fch_gelu before issue
+//      25: 16d + 4 + H·T in all, 18d + 4 at H·T = 2d as in the 85M GPT; 27.7 KB more a token
+//      and block at d 768)
+//   kept once                        encoded d, logits vocab, losses 1
+//   one block's scratch, shared      ln d + 2, atty d, probs H·T, fch_gelu 4d
+//                                    d_res d, d_ln d, d_qkv 3d, d_atty d, d_fch 4d, d_probs H·T
+// Forward writes each block's LayerNorm, attention and GELU outputs into the scratch; backward
+// recomputes them there just before it needs them, with the same calls on the same kept inputs,
+// so the loss and gradients are bit-identical to keeping them. The recomputation is one more
+// forward of those layers per step: attention's ~1.5·T·d multiply-adds per token and block (plus
+// H·T/2 exponentials) beside the ~36·d² of the block's matmuls, forward and backward (0.7% at
+// T 128, d 768; 5.6% at T 1024), and three elementwise passes. Measured (bench-train_step, one
+// thread, idle machine): a step of the 85M GPT at batch 4 takes ~2% longer; of the default 4
+// layers at d 128, batch 16, ~7% (half of it attention's recomputation). A forward alone
+// (evaluation) does the same work as before. At batch 4, T 128 and 12 layers the arena is
+// 203 MB at d 768 (85M parameters: 2.4 bytes each; it was 362 MB, 4.2) and 271 MB at d 1024
+// (151M: 1.8 bytes each; it was 483 MB, 3.2).
 class Gpt final : public Model {
  public:
   // Activations are allocated here, once, for batches of up to max_batch × config.context.
@@ -44,32 +64,40 @@ class Gpt final : public Model {
   void backward(const Arena& params, Arena& grads) override;
 
   const GptConfig& config() const { return config_; }
-  // Multiply-adds ×2 of one forward+backward per token (6·matmul params + attention), for FLOP/s.
+  // Multiply-adds ×2 of one forward+backward per token (6·matmul params + attention), for FLOP/s;
+  // backward's recomputation is not counted (the convention of model FLOPs).
   double flops_per_token() const;
+  // The activation arena's size in floats (64-byte padding included): the costs above.
+  std::size_t activation_floats() const { return acts_.layout().size(); }
 
  private:
   struct BlockParams {  // tensor indices in the parameter layout
     std::size_t ln1_w, ln1_b, qkv_w, qkv_b, attn_proj_w, attn_proj_b;
     std::size_t ln2_w, ln2_b, fc_w, fc_b, mlp_proj_w, mlp_proj_b;
   };
-  struct BlockActs {  // tensor indices in the activation layout
-    std::size_t ln1, ln1_mean, ln1_rstd, qkv, probs, atty, res_attn;
-    std::size_t ln2, ln2_mean, ln2_rstd, fch, fch_gelu, res_mlp;
+  struct BlockActs {  // what a block keeps for backward: tensor indices in the activation layout
+    std::size_t qkv, res_attn, fch, res_mlp;
   };
-  struct TopActs {  // activation tensor indices outside the blocks, and the backward scratch
-    std::size_t encoded, lnf, lnf_mean, lnf_rstd, logits, losses;
+  struct Scratch {  // one block's worth, shared by all blocks: forward's outputs, then gradients
+    std::size_t ln, ln_mean, ln_rstd, atty, probs, fch_gelu;
     std::size_t d_res, d_ln, d_qkv, d_atty, d_fch, d_probs;
   };
   void block_forward(const Arena& params, std::size_t layer, const float* in);
   void block_backward(const Arena& params, Arena& grads, std::size_t layer, const float* in);
+  // The forward stages whose outputs live in the scratch; backward calls them again.
+  const float* scratch_layernorm(const Arena& params, std::size_t weight, std::size_t bias,
+                                 const float* in);  // ln, ln_mean, ln_rstd
+  void scratch_attention(std::size_t layer);        // atty, probs from the block's qkv
+  void scratch_gelu(std::size_t layer);             // fch_gelu from the block's fch
 
   GptConfig config_;
   std::size_t max_batch_;
   std::shared_ptr<const ArenaLayout> layout_;
   std::vector<BlockParams> block_params_;
   std::vector<BlockActs> block_acts_;
-  TopActs top_{};
-  Arena acts_;  // forward activations and backward scratch, reused every step
+  std::size_t encoded_ = 0, logits_ = 0, losses_ = 0;  // activation tensors outside the blocks
+  Scratch scratch_{};
+  Arena acts_;  // the activations above, reused every step
   std::vector<std::int32_t> inputs_, targets_;
   std::size_t batch_ = 0, seq_ = 0;  // of the last forward
   bool has_forward_ = false;
