@@ -34,9 +34,8 @@ std::vector<TensorSpec> gpt_tensor_specs(const GptConfig& config);
 // Activations: the `acts_` arena, allocated once for max_batch × context tokens. Per token, in
 // floats (d = d_model, H = n_head, T = context):
 //   kept for backward, per block     qkv 3d, res_attn d, fch 4d, res_mlp d          =  9d
-//     (it also kept ln1, ln2 with their mean and rstd, atty, probs and fch_gelu before issue
-//      25: 16d + 4 + H·T in all, 18d + 4 at H·T = 2d as in the 85M GPT; 27.7 KB more a token
-//      and block at d 768)
+//     (keeping ln1, ln2 with their mean and rstd, atty, probs and fch_gelu too would be
+//      16d + 4 + H·T: 18d + 4 at H·T = 2d as in the 85M GPT, 27.7 KB more a token and block)
 //   kept once                        encoded d, logits vocab, losses 1
 //   one block's scratch, shared      ln d + 2, atty d, probs H·T, fch_gelu 4d
 //                                    d_res d, d_ln d, d_qkv 3d, d_atty d, d_fch 4d, d_probs H·T
@@ -49,8 +48,8 @@ std::vector<TensorSpec> gpt_tensor_specs(const GptConfig& config);
 // thread, idle machine): a step of the 85M GPT at batch 4 takes ~2% longer; of the default 4
 // layers at d 128, batch 16, ~7% (half of it attention's recomputation). A forward alone
 // (evaluation) does the same work as before. At batch 4, T 128 and 12 layers the arena is
-// 203 MB at d 768 (85M parameters: 2.4 bytes each; it was 362 MB, 4.2) and 271 MB at d 1024
-// (151M: 1.8 bytes each; it was 483 MB, 3.2).
+// 203 MB at d 768 (85M parameters: 2.4 bytes each; 362 MB, 4.2, keeping all) and 271 MB at d 1024
+// (151M: 1.8 bytes each; 483 MB, 3.2, keeping all).
 class Gpt final : public Model {
  public:
   // Activations are allocated here, once, for batches of up to max_batch × config.context.
