@@ -23,8 +23,9 @@ extern "C" void request_stop(int) {
 void add_peer_options(CLI::App& app, loco::peer::PeerOptions& o) {
   loco::host::add_peer_options(app, o);
   app.add_option("--debug.poison", o.poison,
-                 "For the test suite only: scale (send a 1000x update), nan (declare a NaN one) or "
-                 "tokens (claim 2^30 times the tokens trained on)")
+                 "For the test suite only: scale (send a 1000x update), segment (spoil the one "
+                 "owner's segment that holds its first value), nan (declare a NaN norm) or tokens "
+                 "(claim 2^30 times the tokens trained on)")
       ->group("");  // hidden from --help
   loco::peer::add_debug_fault_options(app, o.debug);
 }

@@ -26,7 +26,7 @@ namespace loco::peer {
 
 // loco-peer's options: a peer's (host/peer_options.hpp) and its test-only ones.
 struct PeerOptions : host::PeerOptions {
-  std::string poison;       // test only: scale | nan
+  std::string poison;       // test only: scale | segment | nan | tokens
   DebugFaultOptions debug;  // test only: die at a phase, slow inner steps
 };
 

@@ -46,6 +46,7 @@ std::vector<std::byte> encode_chunk(const ChunkHeader& header, std::span<const s
   w.u8(header.phase);
   w.u32(header.step);
   w.u32(header.chunk);
+  w.bytes(header.signature);
   w.bytes(payload);
   return w.finish();
 }
@@ -58,6 +59,7 @@ ChunkHeader decode_chunk(std::span<const std::byte> body, std::span<const std::b
   h.phase = r.u8();
   h.step = r.u32();
   h.chunk = r.u32();
+  r.bytes(h.signature);
   payload = r.rest();
   return h;
 }
@@ -120,14 +122,15 @@ std::vector<std::byte> AllReduce::encode(std::span<const float> values, std::uin
 }
 
 void AllReduce::send(const PeerKey& to, std::uint8_t phase, std::size_t step, std::size_t k,
-                     std::span<const std::byte> encoded) {
+                     std::span<const std::byte> encoded, const secure::Signature& signature) {
   if (failure_) return;
   Transmit t{.to = to,
              .body = encode_chunk(ChunkHeader{.round = config_.round,
                                               .attempt = config_.attempt,
                                               .phase = phase,
                                               .step = static_cast<std::uint32_t>(step),
-                                              .chunk = static_cast<std::uint32_t>(k)},
+                                              .chunk = static_cast<std::uint32_t>(k),
+                                              .signature = signature},
                                   encoded)};
   bytes_sent_ += t.body.size();
   out_.push_back(std::move(t));
@@ -143,27 +146,40 @@ ChunkHeader AllReduce::read_chunk(std::span<const std::byte> body,
   return h;
 }
 
+EvidenceContext evidence_context(const AllReduceConfig& config, std::size_t values) {
+  return EvidenceContext{.run_id = config.run_id,
+                         .round = config.round,
+                         .attempt = config.attempt,
+                         .members = config.members,
+                         .values = values,
+                         .unit_values = direct_chunk_values(values, config.chunk_values),
+                         .codec = config.codec,
+                         .median_norm = config.median_norm,
+                         .norm_limit = config.norm_limit};
+}
+
+std::optional<std::string> out_of_bounds(std::span<const float> values, double contributions,
+                                         float norm_limit, float median_norm) {
+  double squares = 0;
+  for (const float v : values) {
+    if (!std::isfinite(v)) return std::string("values that are not finite (NaN or infinite)");
+    squares += static_cast<double>(v) * v;
+  }
+  if (norm_limit <= 0) return std::nullopt;  // no bound asked (a gossip group's θ ‖ v ‖ Δ)
+  const double bound = kNormSlack * contributions * norm_limit * median_norm;
+  if (std::sqrt(squares) <= bound) return std::nullopt;
+  return fmt::format("a chunk of norm {:.4g} where {:.3g} honest update(s) reach at most {:.4g}",
+                     std::sqrt(squares), contributions, bound);
+}
+
 bool AllReduce::decode_checked(std::span<const std::byte> encoded, std::size_t size,
                                double contributions, const PeerKey& sender) {
   scratch_.resize(size);
   config_.codec->decode(encoded, scratch_);  // Error(format) for a malformed message
-  double squares = 0;
-  for (const float v : scratch_) {
-    if (!std::isfinite(v)) {
-      fail("it sent values that are not finite (NaN or infinite)", sender);
-      return false;
-    }
-    squares += static_cast<double>(v) * v;
-  }
-  if (config_.norm_limit <= 0) return true;  // no bound asked (a gossip group's θ ‖ v ‖ Δ)
-  const double bound = kNormSlack * contributions * config_.norm_limit * config_.median_norm;
-  if (std::sqrt(squares) > bound) {
-    fail(fmt::format("a chunk of norm {:.4g} where {:.3g} honest update(s) reach at most {:.4g}",
-                     std::sqrt(squares), contributions, bound),
-         sender);
-    return false;
-  }
-  return true;
+  const std::optional<std::string> wrong =
+      out_of_bounds(scratch_, contributions, config_.norm_limit, config_.median_norm);
+  if (wrong) fail(*wrong, sender);
+  return !wrong;
 }
 
 std::optional<AllReduce::Transmit> AllReduce::poll_transmit() {
@@ -177,6 +193,10 @@ void AllReduce::fail(std::string reason, std::optional<PeerKey> suspect) {
   if (failure_) return;
   failure_ = AllReduceFailure{.reason = std::move(reason), .suspect = suspect, .proof = {}};
   out_.clear();
+}
+
+void AllReduce::attach_evidence(Evidence evidence) {
+  if (failure_) failure_->evidence = std::move(evidence);
 }
 
 void AllReduce::fail_proven(std::string reason, const MisconductProof& proof) {

@@ -41,8 +41,16 @@ DirectAllReduce::DirectAllReduce(AllReduceConfig config, std::span<const float> 
   LOCO_ASSERT(update.size() == values(), "the mean has the update's size");
 }
 
+std::size_t DirectAllReduce::unit_index(std::size_t segment, std::size_t k) const {
+  return chunk(segment, k).begin / config_.chunk_values;
+}
+
 std::span<const std::byte> DirectAllReduce::unit_of(std::size_t segment, std::size_t k) const {
-  return update_->unit(chunk(segment, k).begin / config_.chunk_values);
+  return update_->unit(unit_index(segment, k));
+}
+
+const secure::Signature& DirectAllReduce::signature_of(std::size_t segment, std::size_t k) const {
+  return update_->signature(unit_index(segment, k));
 }
 
 std::size_t DirectAllReduce::checked_segment() const {
@@ -76,6 +84,8 @@ void DirectAllReduce::start() {
   if (update_ == nullptr) {  // built from fp32 values: they are read now, before any is written
     own_encoding_.emplace(*config_.codec, to_encode_, config_.chunk_values, config_.seed,
                           config_.members[self]);
+    if (config_.signer != nullptr)
+      own_encoding_->sign(*config_.signer, config_.run_id, config_.round);
     update_ = &*own_encoding_;
   }
   if (update_->failure()) {
@@ -128,11 +138,12 @@ void DirectAllReduce::send_contributions() {
       const std::size_t g = (self + d) % n;
       if (k >= chunks_in(g)) continue;
       const std::span<const std::byte> bytes = unit_of(g, k);
-      if (g != self) send(config_.members[g], 0, 0, k, bytes);
+      const secure::Signature& signature = signature_of(g, k);
+      if (g != self) send(config_.members[g], 0, 0, k, bytes, signature);
       const std::size_t checker = checker_of(g, n);
       if (checked) {
         sent_[g].update(bytes);
-        if (checker != self) send(config_.members[checker], 2, 0, k, bytes);
+        if (checker != self) send(config_.members[checker], 2, 0, k, bytes, signature);
       }
       if (g == self || (checked && checker == self))
         if (sum_of(g).add_encoded(self, bytes, n)) finish_chunk(g, k);
@@ -165,9 +176,9 @@ void DirectAllReduce::on_message(const PeerKey& from, std::span<const std::byte>
                   fmt::format("phase {} step {} does not exist in this direct all-reduce", h.phase,
                               h.step));
     switch (h.phase) {
-      case 0: on_reduce(sender, config_.self, h.chunk, payload); break;
-      case 1: on_gather(sender, h.chunk, payload); break;
-      case 2: on_reduce(sender, checked_segment(), h.chunk, payload); break;
+      case 0: on_reduce(sender, config_.self, h.chunk, h, payload); break;
+      case 1: on_gather(sender, h.chunk, h, payload); break;
+      case 2: on_reduce(sender, checked_segment(), h.chunk, h, payload); break;
       default: on_statement(sender, h.step, payload);
     }
   } catch (const Error& e) {
@@ -176,7 +187,7 @@ void DirectAllReduce::on_message(const PeerKey& from, std::span<const std::byte>
 }
 
 void DirectAllReduce::on_reduce(std::size_t from, std::size_t segment, std::size_t k,
-                                std::span<const std::byte> encoded) {
+                                const ChunkHeader& h, std::span<const std::byte> encoded) {
   SegmentSum& sum = sum_of(segment);
   if (k != sum.next_from(from) || k >= chunks_in(segment))
     throw Error(ErrorCategory::protocol,
@@ -184,7 +195,7 @@ void DirectAllReduce::on_reduce(std::size_t from, std::size_t segment, std::size
                             "{})",
                             k, sum.next_from(from), chunks_in(segment), segment));
   const Chunk c = chunk(segment, k);
-  if (!decode_checked(encoded, c.size, 1, config_.members[from])) return;
+  if (!accept_chunk(from, segment, k, StatementKind::update_unit, h.signature, encoded)) return;
   if (sum.add(from, encoded, std::span(scratch_).first(c.size), member_count()))
     finish_chunk(segment, k);
 }
@@ -207,8 +218,14 @@ void DirectAllReduce::finish_chunk(std::size_t segment, std::size_t k) {
   const std::vector<std::byte> bytes = encode(mine, salt);
   if (failure()) return;
   config_.codec->decode(bytes, mine);
+  const secure::Signature signature =
+      config_.signer == nullptr
+          ? secure::Signature{}
+          : sign_unit(*config_.signer, config_.run_id, config_.round, config_.attempt,
+                      StatementKind::mean_unit, static_cast<std::uint32_t>(unit_index(segment, k)),
+                      bytes);
   for (std::size_t m = 0; m < n; ++m)
-    if (m != config_.self) send(config_.members[m], 1, 0, k, bytes);
+    if (m != config_.self) send(config_.members[m], 1, 0, k, bytes, signature);
   ++owned_chunks_done_;
   if (!config_.check_owners) return;
   owned_result_.update(bytes);
@@ -228,7 +245,7 @@ void DirectAllReduce::sign_owned() {
 }
 
 // 3. All-gather: member `from`'s mean of its segment, as it encoded it.
-void DirectAllReduce::on_gather(std::size_t from, std::size_t k,
+void DirectAllReduce::on_gather(std::size_t from, std::size_t k, const ChunkHeader& h,
                                 std::span<const std::byte> encoded) {
   if (k != next_gather_[from] || k >= chunks_in(from))
     throw Error(ErrorCategory::protocol,
@@ -236,7 +253,7 @@ void DirectAllReduce::on_gather(std::size_t from, std::size_t k,
                             next_gather_[from], chunks_in(from)));
   ++next_gather_[from];
   const Chunk c = chunk(from, k);
-  if (!decode_checked(encoded, c.size, 1, config_.members[from])) return;
+  if (!accept_chunk(from, from, k, StatementKind::mean_unit, h.signature, encoded)) return;
   std::copy_n(scratch_.begin(), c.size, result_.begin() + static_cast<std::ptrdiff_t>(c.begin));
   ++gathered_;
   if (!config_.check_owners) return;
@@ -246,6 +263,27 @@ void DirectAllReduce::on_gather(std::size_t from, std::size_t k,
     check.received_digest = check.received.finish();
     settle(from);
   }
+}
+
+bool DirectAllReduce::accept_chunk(std::size_t from, std::size_t segment, std::size_t k,
+                                   StatementKind kind, const secure::Signature& signature,
+                                   std::span<const std::byte> encoded) {
+  const PeerKey& sender = config_.members[from];
+  try {
+    if (decode_checked(encoded, chunk(segment, k).size, 1, sender)) return true;
+  } catch (const Error& e) {
+    fail(e.message(), sender);
+  }
+  Evidence evidence{.round = config_.round,
+                    .attempt = config_.attempt,
+                    .accused = sender,
+                    .kind = kind,
+                    .unit = static_cast<std::uint32_t>(unit_index(segment, k)),
+                    .signature = signature,
+                    .bytes = {encoded.begin(), encoded.end()}};
+  if (what_evidence_shows(evidence, evidence_context(config_, values())))
+    attach_evidence(std::move(evidence));
+  return false;
 }
 
 // --- checked owners ---

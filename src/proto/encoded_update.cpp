@@ -8,6 +8,7 @@
 #include "loco/core/assert.hpp"
 #include "loco/core/error.hpp"
 #include "loco/core/rng.hpp"
+#include "loco/proto/unit_evidence.hpp"
 
 namespace loco::proto {
 
@@ -18,6 +19,20 @@ std::uint64_t EncodedUpdate::unit_seed(std::uint64_t seed, const PeerKey& member
   return counter_u64(seed, word, first);
 }
 
+namespace {
+
+// A team costs more than it saves on a small update (the simulator encodes thousands of them,
+// and threads that spin-wait for a descheduled partner slowed its runs fourfold on 2 cores).
+bool worth_a_team(int team, std::size_t units, std::size_t values) {
+  return team > 1 && units > 1 && values >= EncodedUpdate::kParallelValues;
+}
+
+int team_of(int threads) {
+  return std::max(1, threads > 0 ? threads : omp_get_max_threads());
+}
+
+}  // namespace
+
 EncodedUpdate::EncodedUpdate(const compress::Codec& codec, std::span<const float> values,
                              std::size_t unit_values, std::uint64_t seed, const PeerKey& member,
                              int threads)
@@ -27,11 +42,9 @@ EncodedUpdate::EncodedUpdate(const compress::Codec& codec, std::span<const float
   units_.resize(count);
   // Per unit: the encode's error, if it threw (an exception must not leave the parallel region).
   std::vector<std::string> errors(count);
-  const auto team = static_cast<int>(std::max(1, threads > 0 ? threads : omp_get_max_threads()));
+  const int team = team_of(threads);
   const auto last = static_cast<std::int64_t>(count);
-  // A team costs more than it saves on a small update (the simulator encodes thousands of them,
-  // and threads that spin-wait for a descheduled partner slowed its runs fourfold on 2 cores).
-  const bool parallel = team > 1 && count > 1 && values_ >= kParallelValues;
+  const bool parallel = worth_a_team(team, count, values_);
 #pragma omp parallel for schedule(static) num_threads(team) if (parallel)
   for (std::int64_t i = 0; i < last; ++i) {
     const auto u = static_cast<std::size_t>(i);
@@ -52,6 +65,25 @@ EncodedUpdate::EncodedUpdate(const compress::Codec& codec, std::span<const float
                     static_cast<std::size_t>(failed - errors.begin()) * unit_values_, *failed);
     units_.clear();
   }
+}
+
+void EncodedUpdate::sign(const secure::KeyPair& key, std::string_view run_id, std::uint64_t round,
+                         int threads) {
+  signatures_.resize(units_.size());
+  const int team = team_of(threads);
+  const auto last = static_cast<std::int64_t>(units_.size());
+#pragma omp parallel for schedule(static) \
+    num_threads(team) if (worth_a_team(team, units_.size(), values_))
+  for (std::int64_t i = 0; i < last; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    signatures_[u] = sign_unit(key, run_id, round, 0, StatementKind::update_unit,
+                               static_cast<std::uint32_t>(u), units_[u]);
+  }
+}
+
+const secure::Signature& EncodedUpdate::signature(std::size_t u) const {
+  static const secure::Signature kUnsigned{};
+  return u < signatures_.size() ? signatures_[u] : kUnsigned;
 }
 
 std::size_t EncodedUpdate::bytes() const {

@@ -63,7 +63,7 @@ Statement read_statement(ByteReader& r) {
   s.round = r.u64();
   s.attempt = r.u32();
   const std::uint8_t kind = r.u8();
-  if (kind > static_cast<std::uint8_t>(StatementKind::result))
+  if (kind > static_cast<std::uint8_t>(StatementKind::mean_unit))
     r.fail(fmt::format("statement kind {} does not exist", kind));
   s.kind = static_cast<StatementKind>(kind);
   s.segment = r.u32();
@@ -78,8 +78,10 @@ std::set<PeerKey> proven_at_fault(std::string_view run_id, const MisconductProof
   const Statement& b = proof.second;
   const bool same_claim = a.round == b.round && a.attempt == b.attempt && a.kind == b.kind &&
                           a.segment == b.segment && a.digest != b.digest;
-  if (!same_claim || a.segment >= members.size() || !verify_statement(run_id, a) ||
-      !verify_statement(run_id, b))
+  const bool checked_owners =
+      a.kind == StatementKind::contribution || a.kind == StatementKind::result;
+  if (!same_claim || !checked_owners || a.segment >= members.size() ||
+      !verify_statement(run_id, a) || !verify_statement(run_id, b))
     return {};
   const auto in_group = [&](const PeerKey& k) {
     return std::find(members.begin(), members.end(), k) != members.end();

@@ -174,6 +174,9 @@ void PeerCore::start_collective(const Group& group) {
   mean_emitted_ = false;
   failure_reported_ = false;
   reported_ = {};
+  attempt_config_.reset();
+  evidence_from_.clear();
+  named_.clear();
   // The ring cannot trim (it sums partial sums): its mean is the plain one.
   trim_ = config_.all_reduce == AllReduceAlgorithm::direct ? group.trim : 0;
   tokens_ = group.tokens;
@@ -222,8 +225,10 @@ void PeerCore::start_collective(const Group& group) {
         encoded_.emplace(*codec_, *update_,
                          direct_chunk_values(update_->size(), config_.chunk_values), seed,
                          config_.self);
+        if (config_.signer != nullptr) encoded_->sign(*config_.signer, run_id_, group.round);
         result_ = std::move(update_);
       }
+      attempt_config_ = all_reduce_config;
       // After the mean (a retry), the buffer is the application's: this attempt's is new.
       if (!result_) result_ = std::make_shared<std::vector<float>>(encoded_->values());
       all_reduce_ =
@@ -249,6 +254,8 @@ void PeerCore::deliver(const PeerKey& from, MessageType type, std::span<const st
     all_gather_->on_message(from, body);
   else if (type == MessageType::ring_chunk && all_reduce_)
     all_reduce_->on_message(from, body);
+  else if (type == MessageType::evidence)
+    on_evidence(from, body);
 }
 
 bool PeerCore::collective_running() const {
@@ -273,6 +280,7 @@ void PeerCore::end_collective() {
 
 void PeerCore::end_round() {
   end_collective();
+  attempt_config_.reset();
   ready_round_ = 0;
   update_.reset();
   encoded_.reset();
@@ -316,6 +324,9 @@ void PeerCore::pump_collective() {
       client_.proven_misconduct(ProvenMisconduct{.proof = *all_reduce_->failure()->proof});
       return;
     }
+    if (all_reduce_ && all_reduce_->failure()->evidence)
+      share_evidence(*all_reduce_->failure()->evidence);
+    if (failure->second) named_.insert(*failure->second);
     client_.round_failed(RoundFailed{.round = ready_round_,
                                      .attempt = attempt_,
                                      .reason = failure->first,
@@ -349,6 +360,42 @@ void PeerCore::emit_mean() {
     end_round();  // no commit follows: the round is over here
   else
     end_collective();
+}
+
+void PeerCore::share_evidence(const Evidence& evidence) {
+  const std::vector<std::byte> body = encode(evidence);
+  for (const PeerKey& member : group_)
+    if (member != config_.self && member != evidence.accused)
+      send(member, MessageType::evidence, body);
+}
+
+void PeerCore::on_evidence(const PeerKey& from, std::span<const std::byte> body) {
+  const Evidence evidence = decode_evidence(body);
+  if (evidence.round == ready_round_ && evidence.attempt > attempt_) {
+    early_.keep({evidence.round, evidence.attempt}, from, MessageType::evidence, body);
+    return;  // of an attempt this peer has not heard of yet
+  }
+  if (!attempt_config_ || !encoded_ || evidence.round != attempt_config_->round ||
+      evidence.attempt != attempt_config_->attempt)
+    return;
+  const std::vector<PeerKey>& members = attempt_config_->members;
+  if (std::find(members.begin(), members.end(), from) == members.end() ||
+      !evidence_from_.insert(from).second || named_.contains(evidence.accused))
+    return;
+  const std::optional<std::string> shows =
+      what_evidence_shows(evidence, evidence_context(*attempt_config_, encoded_->values()));
+  if (!shows) return;
+  const std::string reason = fmt::format("{} showed that {}", secure::short_id(from), *shows);
+  if (collective_running()) {
+    fail_collective(reason, evidence.accused);
+    return;
+  }
+  named_.insert(evidence.accused);
+  note(fmt::format("round {} attempt {}: {}", evidence.round, evidence.attempt, reason), true);
+  client_.round_failed(RoundFailed{.round = evidence.round,
+                                   .attempt = evidence.attempt,
+                                   .reason = reason,
+                                   .suspect = evidence.accused});
 }
 
 void PeerCore::round_done(std::uint64_t round, std::uint32_t attempt, const Digest& hash) {
@@ -397,6 +444,7 @@ void PeerCore::on_peer_message(TimePoint now, const PeerKey& from, MessageType t
         pump_fetch(now);
       }
       return;
+    case MessageType::evidence: on_evidence(from, body); return;
     case MessageType::link_open:
       (void)open_message(body, type);  // the link is what it was for
       return;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -21,6 +22,7 @@ constexpr std::array kNames = {
     std::pair{Behaviour::accuser, std::string_view("accuser")},
     std::pair{Behaviour::wrong_mean, std::string_view("wrong-mean")},
     std::pair{Behaviour::relay_dropper, std::string_view("relay-dropper")},
+    std::pair{Behaviour::one_segment, std::string_view("one-segment")},
 };
 
 float norm(std::span<const float> v) {
@@ -48,7 +50,8 @@ Behaviour parse_behaviour(std::string_view text) {
     if (name == text) return value;
   throw Error(ErrorCategory::invalid_argument,
               fmt::format("unknown behaviour '{}': choose honest, scaled, sign-flipped, random, "
-                          "stale, zero-then-huge, accuser, wrong-mean or relay-dropper",
+                          "stale, zero-then-huge, accuser, wrong-mean, relay-dropper or "
+                          "one-segment",
                           text));
 }
 
@@ -73,6 +76,11 @@ Sent lie(Behaviour b, std::span<const float> update, std::span<const float> firs
     }
     case Behaviour::stale: return {{first.begin(), first.end()}, norm(first)};
     case Behaviour::zero_then_huge: return {scaled(update, 1e6f), 0.0f};
+    case Behaviour::one_segment: {
+      std::vector<float> out(update.begin(), update.end());
+      if (!out.empty()) out[0] = 1000.0f * std::max(honest_norm, 1.0f);
+      return {std::move(out), honest_norm};
+    }
   }
   return {{update.begin(), update.end()}, honest_norm};
 }

@@ -81,6 +81,7 @@ Swarm::Swarm(SwarmConfig config)
     } else if (e.kind == Kind::left && e.text.starts_with("evicted")) {
       ++evictions_;
     }
+    if (tracker_watcher_) tracker_watcher_(e);
   });
 
   world_ = PeerWorld{.loop = &loop_,

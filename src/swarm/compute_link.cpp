@@ -1,5 +1,6 @@
 #include "loco/swarm/compute_link.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace loco::swarm {
@@ -12,6 +13,8 @@ void ComputeLink::ready(const proto::Ready& ready, proto::PeerCore::Update delta
                         Tentative tentative) {
   if (poison_ == "scale")
     for (float& v : *delta) v *= 1000.0f;  // the buffer is the core's from here on
+  if (poison_ == "segment" && !delta->empty())
+    (*delta)[0] = 1000.0f * std::max(ready.update_norm, 1.0f);
   tentative_ = std::move(tentative);
   proto::Ready told = ready;
   if (poison_ == "nan") told.update_norm = std::numeric_limits<float>::quiet_NaN();

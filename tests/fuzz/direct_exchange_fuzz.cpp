@@ -6,12 +6,13 @@
 // or stamp it with another round or attempt. The first byte picks the trim (0 or 1), the codec
 // and whether owners are checked (owner_check.hpp). Then the invariants: nothing throws out of a
 // core; a member that fails names the liar (an honest member is never blamed), or holds a proof
-// that shows the liar at fault (with its partner, for an owner and checker that disagree); every
-// segment an honest member owns is the same, bit for bit, at every honest member that finished,
-// and finite; an honest member that finished holds only finite values. Unchecked, equivocation in
-// the liar's own segment (different means to different members) is not a failure here: the commit
-// vote catches it, each member reporting the hash of what it holds. Checked, every segment is the
-// same at every honest member that finished, the liar's too.
+// that shows the liar at fault (with its partner, for an owner and checker that disagree), or
+// evidence (unit_evidence.hpp) that shows the liar to any other member (the liar signs what it
+// scales); every segment an honest member owns is the same, bit for bit, at every honest member
+// that finished, and finite; an honest member that finished holds only finite values. Unchecked,
+// equivocation in the liar's own segment (different means to different members) is not a failure
+// here: the commit vote catches it, each member reporting the hash of what it holds. Checked,
+// every segment is the same at every honest member that finished, the liar's too.
 
 #include <algorithm>
 #include <cmath>
@@ -63,17 +64,30 @@ class Input {
   std::size_t at_ = 0;
 };
 
-// The liar's message with its values scaled by `factor`, re-encoded: well-formed, larger.
-std::vector<std::byte> scaled(const std::vector<std::byte>& body, const compress::Codec& codec,
+// The liar's message to member `to` with its values scaled by `factor`, re-encoded and signed
+// again with the liar's key (unit_evidence.hpp): well-formed, larger, and its sender's.
+std::vector<std::byte> scaled(const std::vector<std::byte>& body, std::size_t to,
+                              const compress::Codec& codec, const secure::KeyPair& liar,
                               float factor) {
   std::span<const std::byte> payload;
-  const proto::ChunkHeader h = proto::decode_chunk(body, payload);
+  proto::ChunkHeader h = proto::decode_chunk(body, payload);
   if (h.phase == 3) return body;           // a statement: no values
   const std::size_t count = kChunkValues;  // every chunk of this layout has 8 values
   std::vector<float> values(count);
   codec.decode(payload, values);
   for (float& v : values) v *= factor;
-  return proto::encode_chunk(h, codec.encode(values));
+  const std::vector<std::byte> bytes = codec.encode(values);
+  // Segment g is units 3g .. 3g + 2: phase 0 goes to its owner, 2 to its checker (the next
+  // member), 1 is the liar's own segment's mean.
+  const std::size_t segment = h.phase == 1   ? kLiar
+                              : h.phase == 0 ? to
+                                             : (to + kMembers - 1) % kMembers;
+  const bool mean = h.phase == 1;
+  h.signature = proto::sign_unit(
+      liar, "fuzz", h.round, mean ? h.attempt : 0,
+      mean ? proto::StatementKind::mean_unit : proto::StatementKind::update_unit,
+      static_cast<std::uint32_t>(segment * kValues / kMembers / kChunkValues + h.chunk), bytes);
+  return proto::encode_chunk(h, bytes);
 }
 
 }  // namespace
@@ -147,7 +161,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             break;
           }
           case 3:  // its values scaled: a valid message of an update up to 256x larger
-            msg.body = scaled(msg.body, *codec, static_cast<float>(1 + in.next()));
+            msg.body =
+                scaled(msg.body, msg.to, *codec, signers[kLiar], static_cast<float>(1 + in.next()));
             break;
           case 4: msg.to = in.next() % kLiar; break;  // to another (honest) member
           case 5: queue.push_back(msg); break;        // twice
@@ -182,6 +197,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
 
   // The invariants, over the honest members.
+  const proto::EvidenceContext evidence{.run_id = "fuzz",
+                                        .round = 7,
+                                        .attempt = 2,
+                                        .members = keys,
+                                        .values = kValues,
+                                        .unit_values = kChunkValues,
+                                        .codec = codec.get(),
+                                        .median_norm = 1.0f,
+                                        .norm_limit = 10.0f};
   const std::size_t segment = kValues / kMembers;
   for (std::size_t m = 0; m < kLiar; ++m) {
     const auto& failure = cores[m]->failure();
@@ -190,6 +214,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (failure && failure->proof &&
         !proto::proven_at_fault("fuzz", *failure->proof, keys).contains(keys[kLiar]))
       broken("member " + std::to_string(m) + "'s proof does not show the liar: " + failure->reason);
+    if (failure && failure->evidence &&
+        (failure->evidence->accused != keys[kLiar] ||
+         !proto::what_evidence_shows(*failure->evidence, evidence)))
+      broken("member " + std::to_string(m) +
+             "'s evidence does not show the liar: " + failure->reason);
     if (!cores[m]->done()) continue;
     for (const float v : values[m])
       if (!std::isfinite(v)) broken("member " + std::to_string(m) + " holds a value not finite");

@@ -178,6 +178,12 @@ TEST(SwarmFault, APeerSendingAThousandfoldUpdateIsRefused) {
   a_poisoner_is_refused("run-scale", "scale", "named by 3 of its group");
 }
 
+// Only the owner of the segment that holds its first value (and that segment's checker) receive
+// the poison: the owner's evidence (proto/unit_evidence.hpp) makes the whole group name it.
+TEST(SwarmFault, APeerSpoilingOneOwnersSegmentIsNamedByTheWholeGroup) {
+  a_poisoner_is_refused("run-segment", "segment", "named by 3 of its group");
+}
+
 TEST(SwarmFault, APeerSendingANanUpdateIsRefused) {
   a_poisoner_is_refused("run-nan", "nan", "update refused");
 }

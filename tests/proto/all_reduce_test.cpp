@@ -218,9 +218,9 @@ TEST(AllReduce, TheRingSendsTheBytesOfItsCostModel) {
     }
     EXPECT_EQ(ring.nodes[i]->bytes_sent(), expected) << "member " << i;
   }
-  // The payload is 2(N−1)/N · S values of 4 bytes; each of the 2(N−1) · 3 chunks adds the ring's
-  // 22-byte header and the codec's 12-byte header.
-  EXPECT_EQ(ring.nodes[0]->bytes_sent(), 2 * (n - 1) * size / n * 4 + 2 * (n - 1) * 3 * 34);
+  // The payload is 2(N−1)/N · S values of 4 bytes; each of the 2(N−1) · 3 chunks adds the chunk
+  // header's 86 bytes (22, and a signature's 64, unused by the ring) and the codec's 12.
+  EXPECT_EQ(ring.nodes[0]->bytes_sent(), 2 * (n - 1) * size / n * 4 + 2 * (n - 1) * 3 * 98);
 }
 
 TEST(AllReduce, TheDirectExchangeSendsTheRingsBytesInTwoStepsNotTwoNMinusTwo) {
@@ -242,8 +242,8 @@ TEST(AllReduce, TheDirectExchangeSendsTheRingsBytesInTwoStepsNotTwoNMinusTwo) {
     }
     EXPECT_EQ(direct.nodes[i]->bytes_sent(), expected) << "member " << i;
   }
-  // As the ring's: 2(N−1)/N · S values of 4 bytes, and 34 bytes for each of 2(N−1) · 32 chunks.
-  EXPECT_EQ(direct.nodes[0]->bytes_sent(), 2 * (n - 1) * size / n * 4 + 2 * (n - 1) * 32 * 34);
+  // As the ring's: 2(N−1)/N · S values of 4 bytes, and 98 bytes for each of 2(N−1) · 32 chunks.
+  EXPECT_EQ(direct.nodes[0]->bytes_sent(), 2 * (n - 1) * size / n * 4 + 2 * (n - 1) * 32 * 98);
 
   // The steps, each at least one link latency: one chunk per segment, so nothing pipelines.
   for (const std::size_t members : {2, 4, 7}) {

@@ -56,12 +56,37 @@ void expect_the_run_survives(const std::map<std::size_t, Behaviour>& liars, std:
 
 TEST(SimAttack, OneLiarOfEightNeitherStallsNorPoisonsTheRun) {
   std::uint64_t seed = 300;
-  for (const Behaviour b :
-       {Behaviour::scaled, Behaviour::sign_flipped, Behaviour::random, Behaviour::stale,
-        Behaviour::zero_then_huge, Behaviour::accuser, Behaviour::wrong_mean}) {
+  for (const Behaviour b : {Behaviour::scaled, Behaviour::sign_flipped, Behaviour::random,
+                            Behaviour::stale, Behaviour::zero_then_huge, Behaviour::accuser,
+                            Behaviour::wrong_mean, Behaviour::one_segment}) {
     SCOPED_TRACE(std::string(name(b)));
     expect_the_run_survives({{3, b}}, seed++);
   }
+}
+
+// A liar that spoils one owner's segment only: that owner's word alone would not do, and said
+// again would bench it with the liar. Its evidence (proto/unit_evidence.hpp) lets the others
+// name the liar too: a majority names it each time, and no honest member is ever benched.
+TEST(SimAttack, ALiarSpoilingOneSegmentIsNamedByAMajorityAndNoAccuserIsBenched) {
+  const std::uint64_t seed = 500;
+  test::print_seed(seed);
+  Swarm swarm(attacked_swarm(seed, {{3, Behaviour::one_segment}}));
+  std::size_t liar_named = 0;
+  std::vector<std::string> honest_benched;
+  swarm.watch_tracker([&](const proto::TrackerEvent& e) {
+    if (!e.peer) return;
+    if (e.kind == proto::TrackerEvent::Kind::misbehaved && *e.peer == swarm.peer_key(3) &&
+        e.text.starts_with("named by"))
+      ++liar_named;
+    if (e.text.find("again, and no majority did") != std::string::npos)
+      honest_benched.push_back(e.text);
+  });
+  swarm.start();
+  ASSERT_TRUE(swarm.run_for(minutes(2)));
+  EXPECT_GE(liar_named, 1u) << test::replay_hint(seed, "SimAttack.*");
+  EXPECT_TRUE(honest_benched.empty()) << honest_benched.front();
+  EXPECT_GE(swarm.rounds_committed(), 20u);
+  EXPECT_TRUE(swarm.ledger().violations().empty()) << test::violations(swarm);
 }
 
 TEST(SimAttack, TwoLiarsOfEightNeitherStallNorPoisonTheRun) {
@@ -75,7 +100,7 @@ TEST(SimAttack, TwoLiarsOfEightNeitherStallNorPoisonTheRun) {
 
 TEST(SimAttack, BehavioursHaveNames) {
   for (const char* n : {"honest", "scaled", "sign-flipped", "random", "stale", "zero-then-huge",
-                        "accuser", "wrong-mean"})
+                        "accuser", "wrong-mean", "relay-dropper", "one-segment"})
     EXPECT_EQ(name(parse_behaviour(n)), n);
   EXPECT_THROW(parse_behaviour("nice"), Error);
 }

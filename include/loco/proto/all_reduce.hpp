@@ -41,6 +41,7 @@
 #include "loco/core/buffer_pool.hpp"
 #include "loco/proto/owner_check.hpp"
 #include "loco/proto/round_formation.hpp"
+#include "loco/proto/unit_evidence.hpp"
 
 namespace loco::proto {
 
@@ -74,7 +75,9 @@ struct AllReduceConfig {
   // of its segment (chunk_values floats each), reused from chunk to chunk; none: allocated.
   BufferPool<float>* buffers = nullptr;
   // Checked owners (owner_check.hpp, the direct exchange only): each segment is also reduced by
-  // its checker, and both sign their result's digest with `signer` for run `run_id`.
+  // its checker, and both sign their result's digest with `signer` for run `run_id`. The direct
+  // exchange signs its chunks with `signer` too (unit_evidence.hpp); none: they go unsigned, and
+  // a chunk refused shows nothing to the rest of the group.
   bool check_owners = false;
   const secure::KeyPair* signer = nullptr;
   std::string run_id{};
@@ -85,17 +88,22 @@ struct AllReduceFailure {
   std::optional<PeerKey> suspect;
   // Signed statements that show who is at fault (checked owners): for the tracker.
   std::optional<MisconductProof> proof{};
+  // A signed chunk out of bounds (unit_evidence.hpp): for the rest of the group.
+  std::optional<Evidence> evidence{};
 };
 
-// The chunk message's header: (version, round, attempt, phase, step, chunk) then the codec's bytes.
+// The chunk message's header: (version, round, attempt, phase, step, chunk, signature) then the
+// codec's bytes. The direct exchange signs the bytes of its chunks (unit_evidence.hpp); the ring's
+// signature is zeros.
 struct ChunkHeader {
   std::uint64_t round = 0;
   std::uint32_t attempt = 0;
   std::uint8_t phase = 0;  // 0 reduce-scatter, 1 all-gather
   std::uint32_t step = 0;
   std::uint32_t chunk = 0;
+  secure::Signature signature{};
 };
-constexpr std::size_t kChunkHeaderBytes = 1 + 8 + 4 + 1 + 4 + 4;
+constexpr std::size_t kChunkHeaderBytes = 1 + 8 + 4 + 1 + 4 + 4 + 64;
 std::vector<std::byte> encode_chunk(const ChunkHeader& header, std::span<const std::byte> payload);
 // Checks the size limit and the version; the payload is what follows the header (a view of body).
 // Error(protocol) for a malformed message.
@@ -119,6 +127,16 @@ std::size_t segment_begin(std::size_t values, std::size_t members, std::size_t g
 // Small updates pay for it in messages: 64 chunks where an update under 64 × chunk_values values
 // cut evenly would take N.
 std::size_t direct_chunk_values(std::size_t values, std::size_t chunk_values);
+
+// What a member of the direct exchange configured by `config` over `values` values checks evidence
+// against (unit_evidence.hpp); `config` outlives it.
+EvidenceContext evidence_context(const AllReduceConfig& config, std::size_t values);
+
+// Why decoded `values` cannot come from honest members, or nothing: a value that is not finite,
+// or a norm above what `contributions` honest updates reach (AllReduce::decode_checked; a
+// `norm_limit` of 0 sets no bound).
+std::optional<std::string> out_of_bounds(std::span<const float> values, double contributions,
+                                         float norm_limit, float median_norm);
 
 // The interface (start, on_message, done, needs_link_to) and what both algorithms share: the
 // vector cut into N segments of chunks, the queue of messages out, the failure.
@@ -170,7 +188,7 @@ class AllReduce {
   // `values` encoded with the codec, seeded by `salt` (nothing, after failing, if they cannot be).
   std::vector<std::byte> encode(std::span<const float> values, std::uint64_t salt);
   void send(const PeerKey& to, std::uint8_t phase, std::size_t step, std::size_t k,
-            std::span<const std::byte> encoded);
+            std::span<const std::byte> encoded, const secure::Signature& signature = {});
   // Decodes a chunk of `size` values into scratch_ and checks what every received chunk must
   // pass: its values are finite, and their norm is within what `contributions` honest updates can
   // reach (each honest update's norm is at most limit · median, screened by the tracker, so a sum
@@ -179,6 +197,8 @@ class AllReduce {
   // weight. False, after failing naming `sender`, if not.
   bool decode_checked(std::span<const std::byte> encoded, std::size_t size, double contributions,
                       const PeerKey& sender);
+  // Adds, to the failure just set, the evidence of a signed chunk that caused it.
+  void attach_evidence(Evidence evidence);
   // What `contributions` summed contributions count for at most: as many times the heaviest
   // weight (config_.weights; 1 when unweighted).
   double at_most_weight(std::size_t contributions) const;

@@ -89,9 +89,17 @@ class DirectAllReduce final : public AllReduce {
   std::size_t checked_segment() const;  // the segment this member checks
   std::size_t index_of(const PeerKey& member) const;
   void send_contributions();
-  void on_reduce(std::size_t from, std::size_t segment, std::size_t k,
+  void on_reduce(std::size_t from, std::size_t segment, std::size_t k, const ChunkHeader& h,
                  std::span<const std::byte> encoded);
-  void on_gather(std::size_t from, std::size_t k, std::span<const std::byte> encoded);
+  void on_gather(std::size_t from, std::size_t k, const ChunkHeader& h,
+                 std::span<const std::byte> encoded);
+  // Decodes chunk k of `segment` from member `from` into scratch_ and checks it (decode_checked);
+  // a chunk refused comes with the evidence, if its sender signed it, for the rest of the group
+  // (unit_evidence.hpp). False after failing.
+  bool accept_chunk(std::size_t from, std::size_t segment, std::size_t k, StatementKind kind,
+                    const secure::Signature& signature, std::span<const std::byte> encoded);
+  // The unit of the encoded update that chunk k of segment g is.
+  std::size_t unit_index(std::size_t segment, std::size_t k) const;
   void on_statement(std::size_t from, std::uint32_t what, std::span<const std::byte> payload);
   void finish_chunk(std::size_t segment, std::size_t k);
   // Checked owners: the next step once a piece is in.
@@ -107,8 +115,9 @@ class DirectAllReduce final : public AllReduce {
   std::span<const float> to_encode_;           // built from fp32 values: them, until start()
   std::optional<EncodedUpdate> own_encoding_;  // ... and their encoding
   const EncodedUpdate* update_ = nullptr;
-  // The unit of the encoded update that is chunk k of segment g.
+  // The unit of the encoded update that is chunk k of segment g, and its signature.
   std::span<const std::byte> unit_of(std::size_t segment, std::size_t k) const;
+  const secure::Signature& signature_of(std::size_t segment, std::size_t k) const;
 
   std::optional<SegmentSum> owned_, checked_;
   std::vector<float> result_chunk_;  // the checker's mean of a chunk, hashed and dropped

@@ -16,20 +16,23 @@
 // A receiver cannot tell, and needs not: it checks and sums whatever bytes arrive.
 //
 // Cost, for S values and a codec of c bytes a value: the encode of S values once a round (on
-// `threads` threads: units are independent, so the bytes are the same on any count), and c·S
-// bytes kept until the round ends (int8 with blocks of 256: 1.02 S bytes). It is the only copy of
-// this member's contribution the round holds: the fp32 update is read once, here, and its buffer
-// then receives the mean (proto/peer_core.hpp).
+// `threads` threads: units are independent, so the bytes are the same on any count), the hash of
+// its c·S bytes and one signature a unit (sign()), and c·S bytes kept until the round ends (int8
+// with blocks of 256: 1.02 S bytes). It is the only copy of this member's contribution the round
+// holds: the fp32 update is read once, here, and its buffer then receives the mean
+// (proto/peer_core.hpp).
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "loco/compress/codec.hpp"
 #include "loco/proto/round_formation.hpp"
+#include "loco/secure/identity.hpp"
 
 namespace loco::proto {
 
@@ -55,6 +58,12 @@ class EncodedUpdate {
   std::size_t bytes() const;
   // Why the values could not be encoded, naming the first unit that failed.
   const std::optional<std::string>& failure() const { return failure_; }
+  // Signs every unit (unit_evidence.hpp: StatementKind::update_unit of `round`, attempt 0) with
+  // `key`, on `threads` threads as the constructor encodes; once, before the first send.
+  void sign(const secure::KeyPair& key, std::string_view run_id, std::uint64_t round,
+            int threads = 0);
+  // Unit u's signature; zeros before sign().
+  const secure::Signature& signature(std::size_t u) const;
   // The values the group receives from this member: every unit decoded (a copy, for checks).
   std::vector<float> decode(const compress::Codec& codec) const;
 
@@ -65,6 +74,7 @@ class EncodedUpdate {
   std::size_t values_;
   std::size_t unit_values_;
   std::vector<std::vector<std::byte>> units_;
+  std::vector<secure::Signature> signatures_;  // sign()'s, one a unit
   std::optional<std::string> failure_;
 };
 

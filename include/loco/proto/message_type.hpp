@@ -43,6 +43,7 @@ enum class MessageType : std::uint16_t {
   // peer <-> peer
   ring_chunk = 0x0201,
   all_gather_part = 0x0202,
+  evidence = 0x0203,  // a member's signed chunk out of bounds, shown to its group
   state_request = 0x0301,
   state_manifest = 0x0302,
   state_refusal = 0x0303,

@@ -34,7 +34,14 @@
 
 namespace loco::proto {
 
-enum class StatementKind : std::uint8_t { contribution = 0, result = 1 };
+// contribution and result: checked owners' (above); update_unit and mean_unit: a signed chunk of
+// the direct exchange (unit_evidence.hpp), evidence between members, never a proof here.
+enum class StatementKind : std::uint8_t {
+  contribution = 0,
+  result = 1,
+  update_unit = 2,
+  mean_unit = 3
+};
 
 struct Statement {
   PeerKey signer{};

@@ -237,6 +237,10 @@ class PeerCore {
   void deliver(const PeerKey& from, MessageType type, std::span<const std::byte> body);
   void fail_collective(const std::string& reason, std::optional<PeerKey> suspect);
   void pump_collective();
+  // Evidence (unit_evidence.hpp): a chunk this member refused, shown to the rest of its group;
+  // another member's, checked here once per member and attempt, names the accused too if it holds.
+  void share_evidence(const Evidence& evidence);
+  void on_evidence(const PeerKey& from, std::span<const std::byte> body);
   void end_collective();
   // The round is over here (committed, given up, replaced): its buffers go back to their pools.
   void end_round();
@@ -299,6 +303,11 @@ class PeerCore {
   Duration phase_{};                   // the attempt's (PeerEvent::phase)
   bool mean_emitted_ = false;
   bool failure_reported_ = false;
+  // The direct exchange's attempt, kept after it stops (an abort comes before the others'
+  // evidence): what evidence is checked against, whose members showed some, and whom this member
+  // named in it.
+  std::optional<AllReduceConfig> attempt_config_;
+  std::set<PeerKey> evidence_from_, named_;
   Digest reported_{};  // the hash round_done reported for ready_round_
   EarlyMessages early_;
   TimePoint gossip_deadline_ = kNever;

@@ -20,6 +20,9 @@ enum class Behaviour : std::uint8_t {
   accuser,         // an honest update, but names a member of its group as failed every attempt
   wrong_mean,      // an honest update, but the mean of its own segment negated (lying_owner.hpp)
   relay_dropper,   // an honest update, but as a relay it forwards nothing (peer_node.cpp)
+  one_segment,     // an honest update but for its first value, 1000 × its norm: of the direct
+                   // exchange's owners, only the one whose segment holds it (and its checker)
+                   // sees it (unit_evidence.hpp)
 };
 
 // "honest", "scaled", ...: the names the benchmark and the tests use.

@@ -104,6 +104,9 @@ class Swarm {
   EventLoop& loop() { return loop_; }
   Network& network() { return *network_; }
   TrackerNode& tracker() { return *tracker_; }
+  // Also tells `watcher` every tracker event, after the swarm's own bookkeeping (set_observer on
+  // tracker() would replace that).
+  void watch_tracker(TrackerNode::Observer watcher) { tracker_watcher_ = std::move(watcher); }
   Ledger& ledger() { return ledger_; }
   ComputeModel& compute() const { return *compute_; }
   std::uint64_t rounds_committed() const { return rounds_committed_; }
@@ -128,6 +131,7 @@ class Swarm {
   Ledger ledger_;
   secure::KeyPair tracker_identity_;
   std::unique_ptr<TrackerNode> tracker_;
+  TrackerNode::Observer tracker_watcher_;
   GossipGroupings groupings_;
   PeerWorld world_;
   std::vector<std::unique_ptr<PeerDisk>> disks_;

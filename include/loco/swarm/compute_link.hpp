@@ -52,8 +52,9 @@ class ComputeLink {
   };
 
   // `core`, `mailbox` and `guard` outlive the link. `poison`: for the test suite only, this peer
-  // misbehaves ("scale": sends its update 1000x larger than the norm it declares; "nan":
-  // declares a NaN norm; "tokens": claims 2^30 times the tokens its update was trained on).
+  // misbehaves ("scale": sends its update 1000x larger than the norm it declares; "segment": its
+  // first value 1000x that norm, which only one owner receives; "nan": declares a NaN norm;
+  // "tokens": claims 2^30 times the tokens its update was trained on).
   ComputeLink(proto::PeerCore& core, Mailbox& mailbox, SharedStateGuard& guard,
               std::string poison = {});
 

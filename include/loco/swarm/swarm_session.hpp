@@ -58,8 +58,7 @@ struct SwarmConfig {
   Duration idle_timeout = std::chrono::minutes(5);  // of the links between peers (keepalives)
   std::shared_ptr<net::LinkShaper> link;            // this peer's emulated WAN link, may be null
   net::ListenerLimits listener_limits = net::ListenerLimits::peer_defaults();  // the mesh's
-  // For the test suite only: this peer misbehaves. "scale": sends its update 1000x larger than
-  // the norm it declares; "nan": declares a NaN norm (a broken update).
+  // For the test suite only: this peer misbehaves (compute_link.hpp: scale, segment, nan, tokens).
   std::string poison;
   // For the test suite only: called with the round at each fault point; may end the process.
   std::function<void(FaultPoint, std::uint64_t round)> fault_point;
