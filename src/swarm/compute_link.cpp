@@ -8,15 +8,18 @@ ComputeLink::ComputeLink(proto::PeerCore& core, Mailbox& mailbox, SharedStateGua
                          std::string poison)
     : core_(core), mailbox_(mailbox), guard_(guard), poison_(std::move(poison)) {}
 
-void ComputeLink::ready(const proto::Ready& ready, proto::PeerCore::Update delta,
-                        Tentative tentative) {
-  if (poison_ == "scale")
-    for (float& v : *delta) v *= 1000.0f;  // the buffer is the core's from here on
+void ComputeLink::ready(const proto::Ready& ready, Delta delta, Tentative tentative) {
+  if (poison_ == "scale") {
+    // A borrowed Δ is not the core's to change: the poison scales a copy.
+    if (const auto* borrowed = std::get_if<std::span<const float>>(&delta))
+      delta = std::make_shared<std::vector<float>>(borrowed->begin(), borrowed->end());
+    for (float& v : *std::get<proto::PeerCore::Update>(delta)) v *= 1000.0f;
+  }
   tentative_ = std::move(tentative);
   proto::Ready told = ready;
   if (poison_ == "nan") told.update_norm = std::numeric_limits<float>::quiet_NaN();
   if (poison_ == "tokens") told.tokens <<= 30;
-  core_.ready(told, std::move(delta));
+  std::visit([&](auto& values) { core_.ready(told, std::move(values)); }, delta);
 }
 
 void ComputeLink::ready_gather(proto::Ready ready, std::vector<std::byte> part,
@@ -90,7 +93,7 @@ void ComputeLink::on_core_event(proto::PeerEvent& e) {
       out.kind = SwarmEvent::Kind::mean;
       if ((tentative_.manifest && out.mean) || (tentative_.gathered && out.parts)) {
         // The compute thread goes on from the mean while the state it leads to is hashed here.
-        const std::shared_ptr<const std::vector<float>> mean = out.mean;
+        const std::shared_ptr<const proto::RoundMean> mean = out.mean;
         const std::shared_ptr<const std::vector<std::vector<std::byte>>> parts = out.parts;
         SwarmEvent reported{
             .kind = SwarmEvent::Kind::reported, .round = out.round, .attempt = out.attempt};

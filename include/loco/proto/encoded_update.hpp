@@ -18,8 +18,8 @@
 // Cost, for S values and a codec of c bytes a value: the encode of S values once a round (on
 // `threads` threads: units are independent, so the bytes are the same on any count), and c·S
 // bytes kept until the round ends (int8 with blocks of 256: 1.02 S bytes). It is the only copy of
-// this member's contribution the round holds: the fp32 update is read once, here, and its buffer
-// then receives the mean (proto/peer_core.hpp).
+// this member's contribution the round holds: the fp32 update is read once, here, and then let go
+// (proto/peer_core.hpp).
 
 #include <cstddef>
 #include <cstdint>
