@@ -299,8 +299,8 @@ std::span<const float> PeerCore::update_values() const {
 
 std::optional<std::vector<float>> PeerCore::contribution() const {
   if (encoded_) return encoded_->decode(*codec_);
-  if (update_ || !borrowed_.empty())
-    return std::vector<float>(update_values().begin(), update_values().end());
+  const std::span<const float> delta = update_values();
+  if (update_ || !delta.empty()) return std::vector<float>(delta.begin(), delta.end());
   return std::nullopt;
 }
 
