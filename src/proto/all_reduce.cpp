@@ -76,9 +76,9 @@ std::size_t direct_chunk_values(std::size_t values, std::size_t chunk_values) {
   return std::min(chunk_values, std::max(kGrain, wanted));
 }
 
-AllReduce::AllReduce(AllReduceConfig config, std::span<float> result, Segments segments)
+AllReduce::AllReduce(AllReduceConfig config, std::size_t values, Segments segments)
     : config_(std::move(config)),
-      result_(result),
+      values_(values),
       grain_(segments == Segments::whole_chunks ? config_.chunk_values : 1) {
   LOCO_ASSERT(!config_.members.empty() && config_.self < config_.members.size(),
               "an all-reduce needs its members and this member's place");

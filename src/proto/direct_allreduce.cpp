@@ -20,11 +20,11 @@ AllReduceConfig with_direct_chunks(AllReduceConfig config, std::size_t values) {
 
 }  // namespace
 
-DirectAllReduce::DirectAllReduce(AllReduceConfig config, const EncodedUpdate& update,
-                                 std::span<float> result)
-    : AllReduce(with_direct_chunks(std::move(config), result.size()), result,
+DirectAllReduce::DirectAllReduce(AllReduceConfig config, const EncodedUpdate& update)
+    : AllReduce(with_direct_chunks(std::move(config), update.values()), update.values(),
                 Segments::whole_chunks),
-      update_(&update) {
+      update_(&update),
+      mean_((update.values() + config_.chunk_values - 1) / config_.chunk_values) {
   LOCO_ASSERT(!config_.check_owners || config_.signer != nullptr,
               "checked owners sign their statements");
   LOCO_ASSERT(update_->values() == values() && update_->unit_values() == config_.chunk_values,
@@ -33,12 +33,27 @@ DirectAllReduce::DirectAllReduce(AllReduceConfig config, const EncodedUpdate& up
 
 DirectAllReduce::DirectAllReduce(AllReduceConfig config, std::span<const float> update,
                                  std::span<float> result)
-    : AllReduce(with_direct_chunks(std::move(config), result.size()), result,
+    : AllReduce(with_direct_chunks(std::move(config), result.size()), result.size(),
                 Segments::whole_chunks),
-      to_encode_(update) {
+      to_encode_(update),
+      result_(result) {
   LOCO_ASSERT(!config_.check_owners || config_.signer != nullptr,
               "checked owners sign their statements");
   LOCO_ASSERT(update.size() == values(), "the mean has the update's size");
+}
+
+// Where the mean's chunk goes once its owner's bytes are in (the owner's own, or checked received
+// ones): kept as they are, or decoded into the fp32 result (the values are the same either way).
+void DirectAllReduce::keep_mean(const Chunk& c, std::span<const std::byte> bytes) {
+  if (result_.empty())
+    mean_[c.begin / config_.chunk_values].assign(bytes.begin(), bytes.end());
+  else
+    config_.codec->decode(bytes, result_.subspan(c.begin, c.size));
+}
+
+std::vector<std::vector<std::byte>> DirectAllReduce::take_mean() {
+  LOCO_ASSERT(done() && result_.empty(), "the encoded mean of a collective not done");
+  return std::move(mean_);
 }
 
 std::size_t DirectAllReduce::unit_index(std::size_t segment, std::size_t k) const {
@@ -93,10 +108,7 @@ void DirectAllReduce::start() {
     return;
   }
   if (n == 1) {  // the mean of one contribution: its encoded update, decoded
-    for (std::size_t k = 0; k < chunks_in(self); ++k) {
-      const Chunk c = chunk(self, k);
-      config_.codec->decode(unit_of(self, k), result_.subspan(c.begin, c.size));
-    }
+    for (std::size_t k = 0; k < chunks_in(self); ++k) keep_mean(chunk(self, k), unit_of(self, k));
     owned_chunks_done_ = chunks_in(self);
     settled_ = 1;
     return;
@@ -213,11 +225,11 @@ void DirectAllReduce::finish_chunk(std::size_t segment, std::size_t k) {
     if (++checked_chunks_done_ == chunks_in(segment)) sign_result(segment);
     return;
   }
-  const std::span<float> mine = result_.subspan(c.begin, c.size);
-  owned_->mean(k, mine);
-  const std::vector<std::byte> bytes = encode(mine, salt);
+  result_chunk_.resize(c.size);
+  owned_->mean(k, result_chunk_);
+  const std::vector<std::byte> bytes = encode(result_chunk_, salt);
   if (failure()) return;
-  config_.codec->decode(bytes, mine);
+  keep_mean(c, bytes);
   const secure::Signature signature =
       config_.signer == nullptr
           ? secure::Signature{}
@@ -254,7 +266,7 @@ void DirectAllReduce::on_gather(std::size_t from, std::size_t k, const ChunkHead
   ++next_gather_[from];
   const Chunk c = chunk(from, k);
   if (!accept_chunk(from, from, k, StatementKind::mean_unit, h.signature, encoded)) return;
-  std::copy_n(scratch_.begin(), c.size, result_.begin() + static_cast<std::ptrdiff_t>(c.begin));
+  keep_mean(c, encoded);
   ++gathered_;
   if (!config_.check_owners) return;
   SegmentCheck& check = checks_[from];

@@ -150,6 +150,18 @@ void PeerCore::ready(const Ready& ready, Update delta) {
   announce_ready(ready);
 }
 
+void PeerCore::ready(const Ready& ready, std::span<const float> delta) {
+  end_round();
+  if (encodes_once()) {
+    borrowed_ = delta;
+  } else {  // the ring reads Δ in fp32 at every attempt: a copy of its own (the class comment)
+    update_ = update_pool_.take(delta.size());
+    std::copy(delta.begin(), delta.end(), update_->begin());
+  }
+  gather_ = false;
+  announce_ready(ready);
+}
+
 void PeerCore::ready_gather(Ready ready, std::vector<std::byte> part) {
   end_round();
   part_ = std::move(part);
@@ -220,19 +232,17 @@ void PeerCore::start_collective(const Group& group) {
     if (encodes_once()) {
       // The direct exchange (the class comment): Δ encoded once, at the first attempt this member
       // takes part in, with that attempt's seed; later attempts send the same bytes
-      // (encoded_update.hpp says why that is sound). Δ's buffer then receives the mean.
+      // (encoded_update.hpp says why that is sound). Δ is let go once encoded.
       if (!encoded_) {
-        encoded_.emplace(*codec_, *update_,
-                         direct_chunk_values(update_->size(), config_.chunk_values), seed,
-                         config_.self);
+        const std::span<const float> delta = update_values();
+        encoded_.emplace(*codec_, delta, direct_chunk_values(delta.size(), config_.chunk_values),
+                         seed, config_.self);
         if (config_.signer != nullptr) encoded_->sign(*config_.signer, run_id_, group.round);
-        result_ = std::move(update_);
+        update_.reset();
+        borrowed_ = {};
       }
       attempt_config_ = all_reduce_config;
-      // After the mean (a retry), the buffer is the application's: this attempt's is new.
-      if (!result_) result_ = std::make_shared<std::vector<float>>(encoded_->values());
-      all_reduce_ =
-          std::make_unique<DirectAllReduce>(std::move(all_reduce_config), *encoded_, *result_);
+      all_reduce_ = std::make_unique<DirectAllReduce>(std::move(all_reduce_config), *encoded_);
     } else {
       // Every attempt starts from this member's own update, which the collective only reads.
       result_ = work_pool_.take(update_->size());
@@ -272,9 +282,7 @@ std::uint64_t PeerCore::collective_bytes_sent() const {
 void PeerCore::end_collective() {
   all_reduce_.reset();
   all_gather_.reset();
-  // The ring's working buffer goes back to its pool; the direct exchange's is Δ's, kept for the
-  // next attempt (which overwrites every value of it).
-  if (!encoded_) result_.reset();
+  result_.reset();  // the ring's working buffer goes back to its pool
   gossip_deadline_ = kNever;
 }
 
@@ -283,6 +291,7 @@ void PeerCore::end_round() {
   attempt_config_.reset();
   ready_round_ = 0;
   update_.reset();
+  borrowed_ = {};
   encoded_.reset();
   result_.reset();
   part_.clear();
@@ -292,9 +301,14 @@ bool PeerCore::encodes_once() const {
   return config_.all_reduce == AllReduceAlgorithm::direct && !gossip();
 }
 
+std::span<const float> PeerCore::update_values() const {
+  return update_ ? std::span<const float>(*update_) : borrowed_;
+}
+
 std::optional<std::vector<float>> PeerCore::contribution() const {
   if (encoded_) return encoded_->decode(*codec_);
-  if (update_) return *update_;
+  const std::span<const float> delta = update_values();
+  if (update_ || !delta.empty()) return std::vector<float>(delta.begin(), delta.end());
   return std::nullopt;
 }
 
@@ -340,9 +354,9 @@ void PeerCore::pump_collective() {
   }
 }
 
-// The collective's result, moved out: the all-reduce's buffer holds the mean, the all-gather the
-// parts. Nothing reads them here any more (the next attempt starts from the encoded update, or
-// the ring's from Δ, again).
+// The collective's result, moved out: the direct exchange's encoded chunks, the ring's buffer, the
+// all-gather's parts. Nothing reads them here any more (the next attempt starts from the encoded
+// update, or the ring's from Δ, again).
 void PeerCore::emit_mean() {
   PeerEvent& out = emit(PeerEvent::Kind::mean);
   out.round = ready_round_;
@@ -354,8 +368,12 @@ void PeerCore::emit_mean() {
   out.phase = phase_;
   if (all_gather_)
     out.parts = std::make_shared<const std::vector<std::vector<std::byte>>>(all_gather_->parts());
+  else if (encodes_once())
+    out.mean =
+        std::make_shared<const RoundMean>(static_cast<DirectAllReduce&>(*all_reduce_).take_mean(),
+                                          encoded_->values(), encoded_->unit_values(), codec_);
   else
-    out.mean = std::move(result_);
+    out.mean = std::make_shared<const RoundMean>(std::move(result_));
   if (gossip())
     end_round();  // no commit follows: the round is over here
   else

@@ -78,7 +78,7 @@ void PeerCore::alone(const std::string& why) {
   out.text = why;
   out.members = {config_.self};
   out.waited_out = std::exchange(waited_out_, false);
-  out.mean = update_;
+  out.mean = std::make_shared<const RoundMean>(update_);
   end_round();
 }
 

@@ -11,7 +11,9 @@ namespace loco::proto {
 
 RingAllReduce::RingAllReduce(AllReduceConfig config, std::span<const float> update,
                              std::span<float> result)
-    : AllReduce(std::move(config), result, Segments::even), update_(update) {
+    : AllReduce(std::move(config), result.size(), Segments::even),
+      update_(update),
+      result_(result) {
   LOCO_ASSERT(update_.size() == result_.size(), "the mean has the update's size");
 }
 

@@ -350,7 +350,7 @@ void PeerNode::on_strategy_event(proto::PeerEvent& e) {
     case Kind::mean:
       if (e.mean && e.members.size() > 1)
         world_.ledger->all_reduce_done(now, key_, e.round, e.attempt, e.members, e.trim, e.tokens,
-                                       *e.mean);
+                                       e.mean->values());
       break;
     case Kind::committed:
       if (!e.mine) break;  // its state differs from the majority's: a resync follows
@@ -410,14 +410,15 @@ void PeerNode::finish_training() {
 
 void PeerNode::on_mean(const proto::PeerEvent& e) {
   const TimePoint now = world_.loop->now();
+  const std::vector<float> mean = e.mean->values();  // a modelled peer's few values, read whole
   if (e.members.size() > 1)
     world_.ledger->all_reduce_done(now, key_, e.round, e.attempt, e.members, e.trim, e.tokens,
-                                   *e.mean);
+                                   mean);
   if (e.waited_out) world_.ledger->gossip_wait_expired();
-  if (core_->gossip()) return apply_gossip(e);
+  if (core_->gossip()) return apply_gossip(e, mean);
   // The state this round leads to (train::RoundInput::tentative): the outer step on the mean.
   PeerState next = state_;
-  optim::outer_nesterov_step(world_.compute->outer(), next.theta, next.momentum, *e.mean);
+  optim::outer_nesterov_step(world_.compute->outer(), next.theta, next.momentum, mean);
   next.round = e.round;
   tentative_manifest_ = next.manifest();
   tentative_ = std::move(next);
@@ -426,8 +427,7 @@ void PeerNode::on_mean(const proto::PeerEvent& e) {
 
 // Gossip mode: the group's θ̄ and v̄ with the outer step on Δ̄, installed at once (alone: this
 // peer's own state and update).
-void PeerNode::apply_gossip(const proto::PeerEvent& e) {
-  const std::span<const float> mean = *e.mean;
+void PeerNode::apply_gossip(const proto::PeerEvent& e, std::span<const float> mean) {
   const std::size_t dim = state_.theta.size();
   PeerState next{.round = e.round,
                  .theta = {mean.begin(), mean.begin() + static_cast<std::ptrdiff_t>(dim)},

@@ -9,17 +9,22 @@ ComputeLink::ComputeLink(proto::PeerCore& core, Mailbox& mailbox, SharedStateGua
                          std::string poison)
     : core_(core), mailbox_(mailbox), guard_(guard), poison_(std::move(poison)) {}
 
-void ComputeLink::ready(const proto::Ready& ready, proto::PeerCore::Update delta,
-                        Tentative tentative) {
-  if (poison_ == "scale")
-    for (float& v : *delta) v *= 1000.0f;  // the buffer is the core's from here on
-  if (poison_ == "segment" && !delta->empty())
-    (*delta)[0] = 1000.0f * std::max(ready.update_norm, 1.0f);
+void ComputeLink::ready(const proto::Ready& ready, Delta delta, Tentative tentative) {
+  if (poison_ == "scale" || poison_ == "segment") {
+    // A borrowed Δ is not the core's to change: the poison changes a copy.
+    if (const auto* borrowed = std::get_if<std::span<const float>>(&delta))
+      delta = std::make_shared<std::vector<float>>(borrowed->begin(), borrowed->end());
+    std::vector<float>& values = *std::get<proto::PeerCore::Update>(delta);
+    if (poison_ == "scale")
+      for (float& v : values) v *= 1000.0f;
+    else if (!values.empty())
+      values[0] = 1000.0f * std::max(ready.update_norm, 1.0f);
+  }
   tentative_ = std::move(tentative);
   proto::Ready told = ready;
   if (poison_ == "nan") told.update_norm = std::numeric_limits<float>::quiet_NaN();
   if (poison_ == "tokens") told.tokens <<= 30;
-  core_.ready(told, std::move(delta));
+  std::visit([&](auto& values) { core_.ready(told, std::move(values)); }, delta);
 }
 
 void ComputeLink::ready_gather(proto::Ready ready, std::vector<std::byte> part,
@@ -93,7 +98,7 @@ void ComputeLink::on_core_event(proto::PeerEvent& e) {
       out.kind = SwarmEvent::Kind::mean;
       if ((tentative_.manifest && out.mean) || (tentative_.gathered && out.parts)) {
         // The compute thread goes on from the mean while the state it leads to is hashed here.
-        const std::shared_ptr<const std::vector<float>> mean = out.mean;
+        const std::shared_ptr<const proto::RoundMean> mean = out.mean;
         const std::shared_ptr<const std::vector<std::vector<std::byte>>> parts = out.parts;
         SwarmEvent reported{
             .kind = SwarmEvent::Kind::reported, .round = out.round, .attempt = out.attempt};

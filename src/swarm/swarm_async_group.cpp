@@ -18,8 +18,9 @@ train::AsyncOuterGroup::Handle SwarmAsyncGroup::start_round(std::size_t,
   group_.begin_round(round, delta, static_cast<float>(std::sqrt(squares)), /*claim=*/{},
                      ComputeLink::Tentative{.manifest =
                                                 [state, tentative = std::move(landing.tentative)](
-                                                    std::span<const float> mean) {
-                                                  *state = &tentative(mean);
+                                                    const proto::RoundMean& mean) {
+                                                  // A fragment's mean, read whole.
+                                                  *state = &tentative(mean.values());
                                                   return (*state)->manifest();
                                                 },
                                             .gathered = {},

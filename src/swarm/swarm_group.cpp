@@ -107,7 +107,7 @@ void SwarmGroup::begin_round(std::uint64_t round, std::span<const float> delta, 
   hand_over(round, std::move(update), norm, claim, std::move(tentative));
 }
 
-void SwarmGroup::hand_over(std::uint64_t round, proto::PeerCore::Update update, float norm,
+void SwarmGroup::hand_over(std::uint64_t round, ComputeLink::Delta update, float norm,
                            const train::PhaseClaim& claim, ComputeLink::Tentative tentative) {
   LOCO_ASSERT(begun_ == 0, "a swarm round begun before the last one ended");
   begun_ = round;
@@ -136,17 +136,27 @@ train::RoundResult SwarmGroup::end_round(const train::RoundInput& input) {
   LOCO_ASSERT(begun_ == input.round, "a swarm round ended that was not begun");
   begun_ = 0;
   return landed(attempt_round(
-      input.round, [&](const SwarmEvent& e) { return input.tentative(*e.mean); }, input.install));
+      input.round, [&](const SwarmEvent& e) { return input.tentative(whole(*e.mean)); },
+      input.install));
 }
 
-void SwarmGroup::start(std::uint64_t round, std::shared_ptr<std::vector<float>> delta, float norm,
+// An fp32 mean in place, an encoded one decoded into a buffer of update_pool_: the one Δ's copy
+// took, which the core let go once it had encoded it.
+std::span<const float> SwarmGroup::whole(const proto::RoundMean& mean) {
+  if (const auto values = mean.fp32()) return *values;
+  progress_.decoded = update_pool_.take(mean.size());
+  mean.decode(0, *progress_.decoded);
+  return *progress_.decoded;
+}
+
+void SwarmGroup::start(std::uint64_t round, std::span<const float> delta, float norm,
                        const train::PhaseClaim& claim,
-                       std::function<proto::StateManifest(std::span<const float>)> manifest) {
-  hand_over(round, std::move(delta), norm, claim,
+                       std::function<proto::StateManifest(const proto::RoundMean&)> manifest) {
+  hand_over(round, delta, norm, claim,
             ComputeLink::Tentative{.manifest = std::move(manifest), .gathered = {}, .bytes = {}});
 }
 
-std::shared_ptr<const std::vector<float>> SwarmGroup::mean() {
+std::shared_ptr<const proto::RoundMean> SwarmGroup::mean() {
   LOCO_ASSERT(begun_ != 0 && reported_here_, "mean() of a round not started with start()");
   while (!progress_.mean && !progress_.ended) {
     const auto next = wait_event();
@@ -164,7 +174,7 @@ bool SwarmGroup::outcome_in() const {
   });
 }
 
-train::RoundResult SwarmGroup::land(const std::function<void(std::span<const float>)>& install) {
+train::RoundResult SwarmGroup::land(const std::function<void(const proto::RoundMean&)>& install) {
   return end_round(train::RoundInput{
       .round = begun_, .delta = {}, .delta_norm = 0, .tentative = {}, .install = [&] {
         install(*progress_.mean);
@@ -209,10 +219,11 @@ train::RoundResult SwarmGroup::land_gather(const std::function<void()>& install)
 }
 
 train::RoundResult SwarmGroup::landed(train::RoundResult result) {
-  // The mean is installed (or not wanted): its buffer goes back to update_pool_ now, for the next
-  // round's Δ. Held until the next round began, it made that round take a second buffer of 4n
-  // bytes, and the pool then kept both resident (docs/SCALE.md, peer-scale).
+  // The mean is installed (or not wanted): let go now (a decoded one's buffer back to update_pool_,
+  // for the next round's Δ). Held until the next round began, it made that round take a second
+  // buffer, and the pool then kept both resident (docs/SCALE.md, peer-scale).
   progress_.mean.reset();
+  progress_.decoded.reset();
   last_round_ = result;
   ++rounds_run_;
   return result;
@@ -304,7 +315,7 @@ train::RoundResult SwarmGroup::gossip_round(const train::RoundInput& input) {
     if (e.kind != SwarmEvent::Kind::mean || e.round != input.round) continue;
     proto::StateManifest manifest;
     change_shared([&] {
-      std::span<const float> mean = *e.mean;
+      std::span<const float> mean = whole(*e.mean);
       for (train::SharedState::Part& part : shared_->parts()) {
         const auto values = part.arena.data();
         std::copy_n(mean.begin(), values.size(), values.begin());

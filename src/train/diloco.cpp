@@ -26,7 +26,6 @@ DiLoCo::DiLoCo(DiLoCoConfig config, const std::shared_ptr<const ArenaLayout>& la
       group_(group),
       overlapped_(overlapped),
       shared_(layout, shared_names()),
-      delta_(overlapped == nullptr ? std::optional<Arena>(layout) : std::nullopt),
       phase_(config.round_time) {
   config_.validate();
 }
@@ -115,17 +114,18 @@ RoundResult DiLoCo::placed(InnerLoop& loop, const RoundResult& result) const {
 // θ' ‖ v' as the shared state's bytes, chunk by chunk: a chunk's floats are θ' (first half of the
 // state) or v' (second half), each computed by the outer step on copies of θ, v at its index (a
 // chunk holds a whole number of floats; the other of θ', v' is computed and dropped).
-proto::StateManifest DiLoCo::tentative(std::span<const float> mean, std::uint64_t round) const {
+proto::StateManifest DiLoCo::tentative(const proto::RoundMean& mean, std::uint64_t round) const {
   const std::span<const float> theta = shared_.arena(0).data();
   const std::span<const float> v = shared_.arena(1).data();
   const std::size_t n = theta.size();
   return hash_chunks(
       round, 2 * theta.size_bytes(), [&](std::uint64_t chunk, std::span<std::byte> out) {
-        // Each of the team's threads keeps its two chunk buffers from chunk to chunk and round to
+        // Each of the team's threads keeps its chunk buffers from chunk to chunk and round to
         // round: no allocation per chunk.
-        thread_local std::vector<float> values, other;
+        thread_local std::vector<float> values, other, decoded;
         values.resize(out.size() / sizeof(float));
         other.resize(values.size());
+        decoded.resize(values.size());
         std::size_t first = chunk * proto::kStateChunkBytes / sizeof(float);  // in θ ‖ v
         for (std::size_t done = 0; done < values.size();) {
           const bool is_theta = first < n;
@@ -135,7 +135,9 @@ proto::StateManifest DiLoCo::tentative(std::span<const float> mean, std::uint64_
           const std::span<float> m = std::span(is_theta ? other : values).subspan(done, count);
           std::copy_n(theta.begin() + static_cast<std::ptrdiff_t>(at), count, t.begin());
           std::copy_n(v.begin() + static_cast<std::ptrdiff_t>(at), count, m.begin());
-          optim::outer_nesterov_step(config_.outer, t, m, mean.subspan(at, count));
+          const std::span<float> mean_values = std::span(decoded).first(count);
+          mean.decode(at, mean_values);
+          optim::outer_nesterov_step(config_.outer, t, m, mean_values);
           done += count;
           first += count;
         }
@@ -143,11 +145,19 @@ proto::StateManifest DiLoCo::tentative(std::span<const float> mean, std::uint64_
       });
 }
 
+// Δ goes into the gradient arena: the last step's optimizer has read it, the next backward
+// overwrites it (model.hpp), and nothing reads it in between; the round reads Δ only until the
+// mean is in (overlapped_group.hpp) or run_round returns, before that backward.
 RoundResult DiLoCo::round(InnerLoop& loop) {
-  return placed(loop, round(loop.params()));
+  return placed(loop, round(loop.params(), loop.grads().data()));
 }
 
 RoundResult DiLoCo::round(Arena& params) {
+  if (!delta_) delta_.emplace(params.shared_layout());
+  return round(params, delta_->data());
+}
+
+RoundResult DiLoCo::round(Arena& params, std::span<float> delta) {
   // Δ is measured from the state the last round committed; a replaced state starts a phase.
   if (pending_ != 0 && land(params).kind == RoundResult::Kind::replaced) return last_;
   times_ = {};
@@ -159,9 +169,6 @@ RoundResult DiLoCo::round(Arena& params) {
   // Δ = θ_old − θ_new, and its norm for the tracker's screening.
   const auto old_params = theta().data();
   const auto new_params = params.data();
-  std::shared_ptr<std::vector<float>> handed;  // overlapped: the group's buffer, read in place
-  if (overlapped_ != nullptr) handed = overlapped_->update_buffer(old_params.size());
-  const std::span<float> delta = handed ? std::span<float>(*handed) : delta_->data();
   double squares = 0;
   for (std::size_t i = 0; i < delta.size(); ++i) {
     delta[i] = old_params[i] - new_params[i];
@@ -173,10 +180,11 @@ RoundResult DiLoCo::round(Arena& params) {
   const PhaseClaim claim{.tokens = timed() ? base_steps_ * step_tokens_ : 0,
                          .step_seconds = step_seconds()};
   if (overlapped_ != nullptr) {
-    overlapped_->start(next, std::move(handed), norm, claim,
-                       [this, next](std::span<const float> mean) { return tentative(mean, next); });
+    overlapped_->start(next, delta, norm, claim, [this, next](const proto::RoundMean& mean) {
+      return tentative(mean, next);
+    });
     pending_ = next;
-    const std::shared_ptr<const std::vector<float>> mean = overlapped_->mean();
+    const std::shared_ptr<const proto::RoundMean> mean = overlapped_->mean();
     if (!mean) {  // the round ended without a mean: skipped or replaced
       land(params);
       new_phase();  // skipped: Δ spans both phases
@@ -187,26 +195,26 @@ RoundResult DiLoCo::round(Arena& params) {
     return last_;
   }
   const TimePoint exchange_start = now();
-  last_ = group_.run_round(RoundInput{
-      .round = next,
-      .delta = delta,
-      .delta_norm = norm,
-      .claim = claim,
-      .tentative =
-          [this, next, &now, &seconds_since](std::span<const float> mean) {
-            const TimePoint start = now();
-            mean_ = mean;
-            proto::StateManifest manifest = tentative(mean, next);
-            times_.hash_s += seconds_since(start);
-            return manifest;
-          },
-      .install =
-          [this, next, &now, &seconds_since] {
-            const TimePoint start = now();
-            optim::outer_nesterov_step(config_.outer, theta().data(), momentum().data(), mean_);
-            shared_.set_round(next);
-            times_.outer_s = seconds_since(start);
-          }});
+  last_ = group_.run_round(
+      RoundInput{.round = next,
+                 .delta = delta,
+                 .delta_norm = norm,
+                 .claim = claim,
+                 .tentative =
+                     [this, next, &now, &seconds_since](std::span<const float> mean) {
+                       const TimePoint start = now();
+                       mean_.emplace(mean);
+                       proto::StateManifest manifest = tentative(*mean_, next);
+                       times_.hash_s += seconds_since(start);
+                       return manifest;
+                     },
+                 .install =
+                     [this, next, &now, &seconds_since] {
+                       const TimePoint start = now();
+                       outer_step(*mean_);
+                       shared_.set_round(next);
+                       times_.outer_s = seconds_since(start);
+                     }});
   times_.exchange_s = seconds_since(exchange_start) - times_.hash_s - times_.outer_s;
   take_phase(last_);
   if (last_.kind != RoundResult::Kind::skipped) {
@@ -220,31 +228,38 @@ RoundResult DiLoCo::round(Arena& params) {
 
 // θ' chunk by chunk into the local copy, from copies of v's chunks: the same elementwise step as
 // tentative() and install(), so the inner phase starts from the bits the group will commit.
-void DiLoCo::preview(Arena& params, std::span<const float> mean) const {
-  constexpr std::size_t kChunk = std::size_t{1} << 14;
+void DiLoCo::preview(Arena& params, const proto::RoundMean& mean) const {
   const std::span<const float> theta = shared_.arena(0).data();
   const std::span<const float> v = shared_.arena(1).data();
   const std::span<float> local = params.data();
   std::copy(theta.begin(), theta.end(), local.begin());
-  std::vector<float> momentum(std::min(kChunk, v.size()));
-  for (std::size_t at = 0; at < v.size(); at += kChunk) {
-    const std::size_t count = std::min(kChunk, v.size() - at);
-    std::copy_n(v.begin() + static_cast<std::ptrdiff_t>(at), count, momentum.begin());
-    optim::outer_nesterov_step(config_.outer, local.subspan(at, count),
-                               std::span(momentum).first(count), mean.subspan(at, count));
-  }
+  std::vector<float> momentum;
+  mean.for_each_chunk([&](std::size_t at, std::span<const float> values) {
+    momentum.assign(v.begin() + static_cast<std::ptrdiff_t>(at),
+                    v.begin() + static_cast<std::ptrdiff_t>(at + values.size()));
+    optim::outer_nesterov_step(config_.outer, local.subspan(at, values.size()), momentum, values);
+  });
+}
+
+// The outer step on θ and v in place, chunk by chunk as the mean decodes.
+void DiLoCo::outer_step(const proto::RoundMean& mean) {
+  const std::span<float> theta = this->theta().data();
+  const std::span<float> v = momentum().data();
+  mean.for_each_chunk([&](std::size_t at, std::span<const float> values) {
+    optim::outer_nesterov_step(config_.outer, theta.subspan(at, values.size()),
+                               v.subspan(at, values.size()), values);
+  });
 }
 
 void DiLoCo::overlap_with(OverlappedGroup& group) {
   LOCO_ASSERT(pending_ == 0 && overlapped_ == nullptr, "overlap_with after a round");
   overlapped_ = &group;
-  delta_.reset();  // the overlapped round's Δ is the group's
 }
 
 RoundResult DiLoCo::land(Arena& params) {
   const std::uint64_t round = std::exchange(pending_, 0);
-  last_ = overlapped_->land([this, round](std::span<const float> mean) {
-    optim::outer_nesterov_step(config_.outer, theta().data(), momentum().data(), mean);
+  last_ = overlapped_->land([this, round](const proto::RoundMean& mean) {
+    outer_step(mean);
     shared_.set_round(round);
   });
   take_phase(last_);

@@ -148,7 +148,8 @@ struct Net {
     switch (e.kind) {
       case PeerEvent::Kind::mean: {
         State next{.round = e.round, .theta = p.state.theta};
-        for (std::size_t i = 0; i < kDim; ++i) next.theta[i] += (*e.mean)[i];
+        const std::vector<float> mean = e.mean->values();
+        for (std::size_t i = 0; i < kDim; ++i) next.theta[i] += mean[i];
         p.core->round_done(e.round, e.attempt, next.manifest().state_hash());
         p.tentative = std::move(next);
         return;

@@ -40,7 +40,7 @@ TEST(PeerCore, ARoundAveragesEveryMembersUpdateAndCommitsOneState) {
     EXPECT_EQ(means[0].members.size(), 3u);
     // The direct exchange trims ⌈0.25 · 3⌉ = 1 contribution from each side: the median, 2.
     EXPECT_EQ(means[0].trim, 1u);
-    EXPECT_FLOAT_EQ((*means[0].mean)[0], 2.0f);
+    EXPECT_FLOAT_EQ(means[0].mean->values()[0], 2.0f);
     const auto commits = net.events(n, PeerEvent::Kind::committed);
     ASSERT_EQ(commits.size(), 1u);
     EXPECT_TRUE(commits[0].mine);
@@ -63,7 +63,7 @@ TEST(PeerCore, AWeightedRoundAveragesByTokensAndALiarGetsTwiceTheMedianAtMost) {
   for (std::uint8_t n = 1; n <= 2; ++n) {
     const auto means = net.events(n, PeerEvent::Kind::mean);
     ASSERT_EQ(means.size(), 1u) << "peer " << int(n);
-    EXPECT_NEAR((*means[0].mean)[0], (30.0f * 1.0f + 20.0f * 4.0f) / 50.0f, 1e-5);
+    EXPECT_NEAR(means[0].mean->values()[0], (30.0f * 1.0f + 20.0f * 4.0f) / 50.0f, 1e-5);
     EXPECT_NEAR(means[0].share, n == 1 ? 0.6 : 0.4, 1e-6);
     EXPECT_TRUE(net.events(n, PeerEvent::Kind::committed).at(0).mine);
   }
@@ -72,7 +72,7 @@ TEST(PeerCore, AWeightedRoundAveragesByTokensAndALiarGetsTwiceTheMedianAtMost) {
   net.ready(1, 1.0f, 30 * kStep);
   net.ready(2, 4.0f, std::uint64_t{1} << 50);
   const auto mean = net.events(1, PeerEvent::Kind::mean).at(1);
-  EXPECT_NEAR((*mean.mean)[0], (1.0f + 2.0f * 4.0f) / 3.0f, 1e-5);
+  EXPECT_NEAR(mean.mean->values()[0], (1.0f + 2.0f * 4.0f) / 3.0f, 1e-5);
   EXPECT_NEAR(net.events(2, PeerEvent::Kind::mean).at(1).share, 2.0 / 3.0, 1e-6);
 }
 
@@ -179,12 +179,12 @@ TEST(PeerCore, ARetryAfterTheMeanSendsTheKeptEncodedUpdateAndEveryMemberGetsTheS
       return true;
     };
     const auto deltas = testing::random_vectors(3, kDim, 17);
-    std::map<std::uint8_t, const std::vector<float>*> handed;
+    std::map<std::uint8_t, std::weak_ptr<std::vector<float>>> handed;
     net.peers.at(3).hold_groups = true;
     for (std::uint8_t n = 1; n <= 3; ++n) {
       Net::Peer& p = net.peers.at(n);
       auto delta = std::make_shared<std::vector<float>>(deltas[n - 1]);
-      handed[n] = delta.get();
+      handed[n] = delta;
       double squares = 0;
       for (const float x : *delta) squares += static_cast<double>(x) * x;
       p.core->ready(Ready{.round = 1,
@@ -207,7 +207,8 @@ TEST(PeerCore, ARetryAfterTheMeanSendsTheKeptEncodedUpdateAndEveryMemberGetsTheS
     for (std::uint8_t n = 1; n <= 2; ++n) {
       const auto means = net.events(n, PeerEvent::Kind::mean);
       ASSERT_EQ(means.size(), 2u) << "peer " << int(n);
-      EXPECT_EQ(means[0].mean.get(), handed[n]) << "the mean is written where Δ was";
+      EXPECT_TRUE(handed[n].expired()) << "Δ is let go once encoded";
+      EXPECT_FALSE(means[0].mean->fp32()) << "the mean is kept encoded";
       EXPECT_EQ(means[1].attempt, means[0].attempt + 1);
       EXPECT_EQ(means[1].members.size(), 2u);
       const auto commits = net.events(n, PeerEvent::Kind::committed);
@@ -218,7 +219,7 @@ TEST(PeerCore, ARetryAfterTheMeanSendsTheKeptEncodedUpdateAndEveryMemberGetsTheS
         groups[e.attempt] = e.members;
     }
     const auto mean_of = [&](std::uint8_t n, std::size_t i) {
-      return *net.events(n, PeerEvent::Kind::mean).at(i).mean;
+      return net.events(n, PeerEvent::Kind::mean).at(i).mean->values();
     };
     EXPECT_EQ(mean_of(1, 0), mean_of(3, 0)) << "attempt 1: the same bits everywhere";
     EXPECT_EQ(mean_of(1, 0), mean_of(2, 0));

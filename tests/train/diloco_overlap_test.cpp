@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "../support/tiny_train_config.hpp"
+#include "loco/compress/codec.hpp"
 #include "loco/train/diloco.hpp"
 
 namespace loco::train {
@@ -18,7 +19,9 @@ TrainConfig overlap_run() {
 }
 
 // A group of one whose mean is the member's own Δ (times `scale`), and whose landing follows a
-// script: committed with the mean times `landed_scale` (a retry's other mean), or skipped.
+// script: committed with the mean times `landed_scale` (a retry's other mean), or skipped. With
+// `codec`, the mean is those values encoded in chunks, as the direct exchange keeps it, or, with
+// `decode_first`, an fp32 mean of what those chunks decode to.
 class ScriptedOverlap final : public OuterGroup, public OverlappedGroup {
  public:
   RoundResult run_round(const RoundInput& input) override {  // the blocking form, for reference
@@ -26,29 +29,38 @@ class ScriptedOverlap final : public OuterGroup, public OverlappedGroup {
     input.install();
     return RoundResult{.kind = RoundResult::Kind::committed, .members = 1};
   }
-  std::shared_ptr<std::vector<float>> update_buffer(std::size_t values) override {
-    return std::make_shared<std::vector<float>>(values);
-  }
-  void start(std::uint64_t, std::shared_ptr<std::vector<float>> delta, float,
-             const PhaseClaim& claim,
-             std::function<proto::StateManifest(std::span<const float>)> manifest) override {
+  void start(std::uint64_t, std::span<const float> delta, float, const PhaseClaim& claim,
+             std::function<proto::StateManifest(const proto::RoundMean&)> manifest) override {
     token_claims.push_back(claim.tokens);
     step_claims.push_back(claim.step_seconds);
-    delta_ = *delta;
+    delta_.assign(delta.begin(), delta.end());  // lent until mean() returns
     manifest_ = std::move(manifest);
   }
-  std::shared_ptr<const std::vector<float>> mean() override {
-    return std::make_shared<const std::vector<float>>(delta_);
-  }
+  std::shared_ptr<const proto::RoundMean> mean() override { return as_mean(delta_); }
   bool outcome_in() const override { return outcome_early; }
-  RoundResult land(const std::function<void(std::span<const float>)>& install) override {
+  RoundResult land(const std::function<void(const proto::RoundMean&)>& install) override {
     ++landings;
     if (skip) return RoundResult{.kind = RoundResult::Kind::skipped};
     std::vector<float> landed = delta_;
     for (float& x : landed) x *= landed_scale;
-    manifests.push_back(manifest_(landed));
-    install(landed);
+    const std::shared_ptr<const proto::RoundMean> mean = as_mean(std::move(landed));
+    manifests.push_back(manifest_(*mean));
+    install(*mean);
     return RoundResult{.kind = RoundResult::Kind::committed, .members = 1, .phase = phase};
+  }
+  std::shared_ptr<const proto::RoundMean> as_mean(std::vector<float> values) const {
+    if (!codec)
+      return std::make_shared<const proto::RoundMean>(
+          std::make_shared<const std::vector<float>>(std::move(values)));
+    std::vector<std::vector<std::byte>> chunks;
+    for (std::size_t at = 0; at < values.size(); at += kChunk)
+      chunks.push_back(codec->encode(
+          std::span<const float>(values).subspan(at, std::min(kChunk, values.size() - at))));
+    auto encoded =
+        std::make_shared<const proto::RoundMean>(std::move(chunks), values.size(), kChunk, codec);
+    if (!decode_first) return encoded;
+    return std::make_shared<const proto::RoundMean>(
+        std::make_shared<const std::vector<float>>(encoded->values()));
   }
 
   std::vector<proto::StateManifest> manifests;
@@ -59,10 +71,14 @@ class ScriptedOverlap final : public OuterGroup, public OverlappedGroup {
   float landed_scale = 1.0f;
   bool skip = false;
   int landings = 0;
+  std::shared_ptr<const compress::Codec> codec;
+  bool decode_first = false;
+  // Not a divisor of the state's chunks: a hashed chunk of θ' decodes parts of the mean's chunks.
+  static constexpr std::size_t kChunk = 1000;
 
  private:
   std::vector<float> delta_;
-  std::function<proto::StateManifest(std::span<const float>)> manifest_;
+  std::function<proto::StateManifest(const proto::RoundMean&)> manifest_;
 };
 
 struct Trainer {
@@ -113,6 +129,29 @@ TEST(DiLoCoOverlap, EachPhaseStartsFromTheStateTheBlockingRoundWouldInstall) {
   EXPECT_EQ(overlapped.diloco.shared().round(), 3u);
   EXPECT_EQ(overlapped.diloco.shared().manifest(), blocking.diloco.shared().manifest());
   EXPECT_EQ(overlapped.group.manifests, blocking.group.manifests);
+}
+
+// The mean kept encoded (the direct exchange's, read chunk by chunk) leads to the same bits as an
+// fp32 mean holding what its chunks decode to: preview, tentative and install alike.
+TEST(DiLoCoOverlap, AnEncodedMeanGivesTheStateItsFp32DecodeGives) {
+  Trainer encoded(true), decoded(true);
+  const std::shared_ptr<const compress::Codec> codec = compress::make_codec("int8:block=256");
+  encoded.group.codec = decoded.group.codec = codec;
+  decoded.group.decode_first = true;
+  for (int round = 1; round <= 3; ++round) {
+    encoded.steps(4);
+    decoded.steps(4);
+    EXPECT_TRUE(std::equal(encoded.loop.params().data().begin(), encoded.loop.params().data().end(),
+                           decoded.loop.params().data().begin()))
+        << "round " << round << ": the previewed θ'";
+  }
+  encoded.diloco.finish(encoded.loop);
+  decoded.diloco.finish(decoded.loop);
+  EXPECT_EQ(encoded.diloco.shared().round(), 3u);
+  EXPECT_EQ(encoded.diloco.shared().manifest(), decoded.diloco.shared().manifest());
+  EXPECT_EQ(encoded.group.manifests, decoded.group.manifests);
+  EXPECT_EQ(encoded.group.manifests.back(), encoded.diloco.shared().manifest())
+      << "what is installed is what was hashed";
 }
 
 TEST(DiLoCoOverlap, ARetryAfterTheMeanInstallsTheRetrysMean) {

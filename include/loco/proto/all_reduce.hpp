@@ -16,10 +16,11 @@
 //   ring    this member's fp32 update, read only, and a result buffer of its own (4S + 4S bytes):
 //           it sums fp32 partial sums, so each hop needs the update's values as they are. A retry
 //           starts again from the same update; the caller keeps it whole for that.
-//   direct  this member's update encoded once for the round (encoded_update.hpp, c·S bytes) and a
-//           result buffer (4S), which may be the very buffer the fp32 update was in: every sum is
-//           computed from encoded contributions (the owner decodes its own like the others'), so
-//           the fp32 update is only the encoder's input. A retry sends the same encoded bytes.
+//   direct  this member's update encoded once for the round (encoded_update.hpp, c·S bytes) and
+//           the mean as its owners encoded it (c·S, round_mean.hpp; or decoded into a caller's
+//           4S): every sum is computed from encoded contributions (the owner decodes its own like
+//           the others'), so the fp32 update is only the encoder's input. A retry sends the same
+//           encoded bytes.
 // Segments: the ring's are S/N values each; the direct exchange's are whole chunks (units of the
 // encoded update: segment_begin below), so a chunk is the same values whatever the group's size.
 //
@@ -170,15 +171,15 @@ class AllReduce {
   // How the vector is cut into segments (segment_begin): S/N values each (grain 1), or whole
   // chunks (grain config.chunk_values).
   enum class Segments : std::uint8_t { even, whole_chunks };
-  // `result` holds the mean once done(); it outlives the collective and is not touched meanwhile.
-  AllReduce(AllReduceConfig config, std::span<float> result, Segments segments);
+  // A collective over vectors of `values` floats (where its result goes is the algorithm's).
+  AllReduce(AllReduceConfig config, std::size_t values, Segments segments);
 
   struct Chunk {
     std::size_t begin;  // in values
     std::size_t size;
   };
   std::size_t member_count() const { return config_.members.size(); }
-  std::size_t values() const { return result_.size(); }
+  std::size_t values() const { return values_; }
   // Segment g is values [segment_begin(g), segment_begin(g + 1)), cut into chunks of at most
   // chunk_values from its start.
   Chunk chunk(std::size_t segment, std::size_t k) const;
@@ -207,7 +208,7 @@ class AllReduce {
                          std::span<const std::byte>& payload) const;
 
   AllReduceConfig config_;
-  std::span<float> result_;
+  std::size_t values_;
   std::size_t grain_;
   std::vector<float> scratch_;
 

@@ -13,9 +13,10 @@
 // For groups of thousands the ring's N − 1 messages per member are fewer; DiLoCo groups and gossip
 // groups are small.
 //
-// Memory, besides the result (4S bytes, which may be the buffer the fp32 update was in: the
-// caller's choice, proto/peer_core.hpp): the encoded update (c·S, kept by the caller for the
-// round, or by the collective when it is built from fp32 values), the owner's contributions in
+// Memory, besides the result (the mean's chunks as their owners encoded them, c·S bytes, which
+// the caller takes as the round's mean: round_mean.hpp, proto/peer_core.hpp; or 4S in a caller's
+// fp32 buffer): the encoded update (c·S, kept by the caller for the round, or by the collective
+// when it is built from fp32 values), the owner's contributions in
 // pooled chunk buffers until each chunk is summed (segment_sum.hpp), and the messages queued
 // (each a copy of a unit's bytes, c·S in all, until the driver sends them).
 //
@@ -27,10 +28,12 @@
 //      chunks early.
 //   2. the owner, once chunk k of its segment is in from all N − 1 others: takes the mean of the N
 //      contributions (its own decoded from its own encoded unit, as the others' are; plain,
-//      trimmed or weighted: segment_sum.hpp), encodes it once, writes the decoded bytes into its
-//      result and sends those bytes to every other member.
-//   3. all-gather: decodes member g's bytes into segment g of its result.
-// With N = 1 the result is the member's own update as encoded (decoded): the same rule as above.
+//      trimmed or weighted: segment_sum.hpp), encodes it once, keeps those bytes as its result
+//      and sends them to every other member.
+//   3. all-gather: checks member g's bytes (they decode, within the norm bound) and keeps them as
+//      segment g of its result.
+// So every member's result is the same bytes, and decodes to the same values. With N = 1 the
+// result is the member's own update as encoded: the same rule as above.
 // Checks on every received chunk (check_received: an update, or the mean, as one contribution):
 // it comes from a member, for this round and attempt, in order from that member, and decodes. A
 // chunk that fails ends the collective with failure() naming its sender.
@@ -64,12 +67,17 @@ namespace loco::proto {
 class DirectAllReduce final : public AllReduce {
  public:
   // `update`: this member's encoded update, in units of direct_chunk_values(update.values(),
-  // config.chunk_values) (all_reduce.hpp), outliving the collective; `result` (update.values()
-  // floats) holds the mean once done().
-  DirectAllReduce(AllReduceConfig config, const EncodedUpdate& update, std::span<float> result);
-  // Encodes `update` at start() (seeded by config.seed, for this member's key), then as above:
-  // `result` may be the same span.
+  // config.chunk_values) (all_reduce.hpp), outliving the collective; the mean is kept encoded
+  // (take_mean()).
+  DirectAllReduce(AllReduceConfig config, const EncodedUpdate& update);
+  // Encodes `update` at start() (seeded by config.seed, for this member's key), then as above,
+  // except that `result` (update.values() floats; it may be the same span) holds the mean decoded
+  // once done().
   DirectAllReduce(AllReduceConfig config, std::span<const float> update, std::span<float> result);
+
+  // Once done(), built without an fp32 result: chunk k of the mean (values [k·U, ...), U the
+  // collective's chunk) as its owner encoded it, moved out.
+  std::vector<std::vector<std::byte>> take_mean();
 
   void start() override;
   void on_message(const PeerKey& from, std::span<const std::byte> body) override;
@@ -115,12 +123,16 @@ class DirectAllReduce final : public AllReduce {
   std::span<const float> to_encode_;           // built from fp32 values: them, until start()
   std::optional<EncodedUpdate> own_encoding_;  // ... and their encoding
   const EncodedUpdate* update_ = nullptr;
+  // The result: the mean's chunks as encoded (no fp32 result), or decoded into result_.
+  std::span<float> result_;
+  std::vector<std::vector<std::byte>> mean_;
+  void keep_mean(const Chunk& c, std::span<const std::byte> bytes);
   // The unit of the encoded update that is chunk k of segment g, and its signature.
   std::span<const std::byte> unit_of(std::size_t segment, std::size_t k) const;
   const secure::Signature& signature_of(std::size_t segment, std::size_t k) const;
 
   std::optional<SegmentSum> owned_, checked_;
-  std::vector<float> result_chunk_;  // the checker's mean of a chunk, hashed and dropped
+  std::vector<float> result_chunk_;  // a chunk's mean before it is encoded
   Blake2b owned_result_, checked_result_;
   std::vector<Blake2b> sent_;                     // per segment: the bytes this member sent to it
   std::vector<std::optional<Statement>> inputs_;  // the checked segment's contribution statements

@@ -19,7 +19,7 @@
 // `threads` threads: units are independent, so the bytes are the same on any count), the hash of
 // its c·S bytes and one signature a unit (sign()), and c·S bytes kept until the round ends (int8
 // with blocks of 256: 1.02 S bytes). It is the only copy of this member's contribution the round
-// holds: the fp32 update is read once, here, and its buffer then receives the mean
+// holds: the fp32 update is read once, here, and then let go
 // (proto/peer_core.hpp).
 
 #include <cstddef>

@@ -26,21 +26,23 @@
 //
 // Memory and copies per round, for an update of n floats (c bytes a value encoded: int8 with
 // blocks of 256, c = 1.02):
-//   direct exchange (the default)  ready(Δ) hands the buffer over: the core reads Δ once, to
-//       encode it whole at the round's first attempt (EncodedUpdate: c·n bytes, kept until the
-//       round ends, the only copy of this member's contribution), and the collective then writes
-//       the mean into Δ's own buffer, which leaves the core as the mean event's (no copy). One
-//       fp32 vector a round (4n), plus c·n. A retry before the mean writes into the same buffer
-//       again; a retry after the mean (its buffer is the application's now) takes a new one of
-//       4n, allocated for that attempt only (not pooled: it is rare, and a pooled spare would stay
-//       resident for good).
+//   direct exchange (the default)  the core reads Δ once, to encode it whole at the round's first
+//       attempt (EncodedUpdate: c·n bytes, kept until the round ends, the only copy of this
+//       member's contribution; a retry sends the same bytes), and lets Δ go: a buffer handed over
+//       goes back to its owner's pool, and a borrowed Δ (ready(Ready, span): DiLoCo's, in the inner
+//       loop's gradient arena) is the application's again once the mean is in. The mean leaves as
+//       its owners' encoded chunks (round_mean.hpp, c·n). So a round holds 2c·n bytes and no fp32
+//       vector of its own; a retry after the mean keeps a second encoded mean (c·n) until the
+//       application lets the first go.
 //   ring, and gossip groups  the collective reads Δ (θ ‖ v ‖ Δ) as it goes and writes the mean into
 //       a working buffer of n floats from a pool (the ring sums fp32 partial sums, and a member
 //       alone in gossip mode applies its own vector unquantized): Δ stays whole for retries, two
-//       fp32 vectors a round (8n). The working buffer leaves as the mean and goes back to the
-//       pool when its last reader lets it go.
-// Either way a round allocates nothing the size of the model after the first (except the retry
-// above), and the encode of the direct exchange runs over OpenMP's team (encoded_update.hpp).
+//       fp32 vectors a round (8n; a borrowed Δ is copied into a buffer of the core's at ready(),
+//       which costs that 4n and a pass over Δ: these are not the memory-critical path). The
+//       working buffer leaves as the mean (an fp32 RoundMean) and goes back to the pool when its
+//       last reader lets it go.
+// Either way a round allocates nothing the size of the model after the first, and the encode of
+// the direct exchange runs over OpenMP's team (encoded_update.hpp).
 //
 // Call order: after any input, drain poll_event() and poll_transmit(), flush the tracker
 // client's transmits, and arm a timer for poll_timeout() that calls on_timer(now). The tracker
@@ -68,6 +70,7 @@
 #include "loco/proto/gossip_groups.hpp"
 #include "loco/proto/relay_core.hpp"
 #include "loco/proto/relay_messages.hpp"
+#include "loco/proto/round_mean.hpp"
 #include "loco/proto/state_transfer.hpp"
 #include "loco/proto/tracker_client.hpp"
 
@@ -133,7 +136,7 @@ struct PeerEvent {
   // With `mean` of a round paced by the tracker, or `fetched`: how long the next inner phase lasts
   // (Group::phase_ms, Resync::phase_ms); 0: the member keeps its own.
   Duration phase{};
-  std::shared_ptr<const std::vector<float>> mean{};
+  std::shared_ptr<const RoundMean> mean{};
   std::shared_ptr<const std::vector<std::vector<std::byte>>> parts{};
   std::shared_ptr<const std::vector<std::byte>> state{};
 };
@@ -162,11 +165,14 @@ class PeerCore {
 
   // --- inputs from the application ---
   // Ready for `ready.round` with update `delta`, handed over: the application neither reads nor
-  // writes it from now on. The direct exchange encodes it and writes the mean into it (it comes
-  // back as the mean event's); the ring keeps it whole for retries. Let go when the round ends
-  // (so a pool, core/buffer_pool.hpp, gets it back).
+  // writes it from now on. The direct exchange encodes it and lets it go (so a pool,
+  // core/buffer_pool.hpp, gets it back); the ring keeps it whole for retries until the round ends.
   using Update = std::shared_ptr<std::vector<float>>;
   void ready(const Ready& ready, Update delta);
+  // The same with `delta` borrowed: read until this round's mean event or its end (committed,
+  // aborted for good, a resync), and left alone afterwards. The direct exchange encodes it at the
+  // round's first attempt; the ring copies it at once into a buffer of its own (the class comment).
+  void ready(const Ready& ready, std::span<const float> delta);
   // Ready for a round whose group all-gathers one message per member (DeMo's components); not
   // screened by norm (the tracker is told 0).
   void ready_gather(Ready ready, std::vector<std::byte> part);
@@ -245,8 +251,9 @@ class PeerCore {
   // The round is over here (committed, given up, replaced): its buffers go back to their pools.
   void end_round();
   // Whether the round's collective is the direct exchange of an encoded update (the class
-  // comment), whose result goes into Δ's buffer.
+  // comment), whose result is kept encoded.
   bool encodes_once() const;
+  std::span<const float> update_values() const;  // Δ, handed over or borrowed
   void emit_mean();
   void start_fetch(TimePoint now, const Resync& resync);
   void pump_fetch(TimePoint now);
@@ -278,19 +285,21 @@ class PeerCore {
   PeerKey tracker_key_;
   std::string run_id_;
   TrackerClient client_;
-  std::unique_ptr<compress::Codec> codec_;
+  std::shared_ptr<const compress::Codec> codec_;  // shared with the encoded means it emits
 
   // The round this peer is ready for: its update (or all-gather part). The class comment says
   // which of update_, encoded_ and result_ a round holds when.
   std::uint64_t ready_round_ = 0;  // 0: not ready for any round
   Ready ready_{};
   bool gather_ = false;
-  Update update_;  // Δ as handed over, until encoded (direct) or the round ends (ring, gossip)
+  // Δ as handed over (or copied, ring), or borrowed, until encoded (direct) or the round ends.
+  Update update_;
+  std::span<const float> borrowed_;
   std::optional<EncodedUpdate> encoded_;  // direct: Δ encoded at the round's first attempt
   std::vector<std::byte> part_;
-  // The running collective, its group and the buffer the mean goes into: Δ's (direct), or a
-  // working buffer from work_pool_ (ring, gossip).
-  BufferPool<float> work_pool_;
+  // The running collective, its group and, for the ring and gossip, the buffer the mean goes into
+  // (from work_pool_; the direct exchange keeps its mean encoded); copies of a borrowed Δ.
+  BufferPool<float> work_pool_, update_pool_;
   BufferPool<float> parts_pool_{16};  // the direct exchange's chunk contributions (all_reduce.hpp)
   std::shared_ptr<std::vector<float>> result_;
   std::unique_ptr<AllReduce> all_reduce_;

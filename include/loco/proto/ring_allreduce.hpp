@@ -69,7 +69,8 @@ class RingAllReduce final : public AllReduce {
   std::span<const float> own_values(const Chunk& c);
 
   std::span<const float> update_;  // this member's, read only: each hop adds it in fp32
-  std::vector<float> scaled_;      // own_values' copy, in a weighted round
+  std::span<float> result_;
+  std::vector<float> scaled_;  // own_values' copy, in a weighted round
   // Next chunk expected from the predecessor, per phase and step.
   std::vector<std::size_t> next_reduce_, next_gather_;
   std::size_t owned_chunks_done_ = 0;

@@ -145,7 +145,7 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   void finish_training();
   std::uint32_t steps_a_phase() const;  // H, or the steps that fit in a phase clocked by time
   void on_mean(const proto::PeerEvent& e);
-  void apply_gossip(const proto::PeerEvent& e);
+  void apply_gossip(const proto::PeerEvent& e, std::span<const float> mean);  // e's, decoded
   void on_fetched(const proto::PeerEvent& e);
   // state_ changed to the state `manifest` describes: serve it (the core tells the tracker).
   void serve_current(proto::StateManifest manifest);

@@ -86,7 +86,7 @@ class StrategyProcess {
   std::uint64_t steps() const { return steps_; }
   bool finished() const { return finished_; }
   Duration step_time() const { return step_time_; }
-  // Once finished: the fp32 buffers of Δ its SwarmGroup allocated (SwarmGroup::update_buffers).
+  // Once finished: the fp32 buffers its SwarmGroup allocated (SwarmGroup::update_buffers).
   std::size_t update_buffers() const { return update_buffers_; }
 
  private:

@@ -20,7 +20,9 @@
 #include <limits>
 #include <optional>
 #include <shared_mutex>
+#include <span>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "loco/core/buffer_pool.hpp"
@@ -43,7 +45,7 @@ class ComputeLink {
   // An asynchronous round's landing on the network side (the class comment).
   struct Tentative {
     // The manifest of the state `mean` leads to (only reads the shared state).
-    std::function<proto::StateManifest(std::span<const float> mean)> manifest;
+    std::function<proto::StateManifest(const proto::RoundMean& mean)> manifest;
     // An all-gather's (DeMo's delayed apply): the manifest of the state the parts lead to.
     std::function<proto::StateManifest(std::span<const std::vector<std::byte>> parts)> gathered;
     // That state's bytes, to serve from the commit on; empty: the compute thread serves it.
@@ -59,11 +61,13 @@ class ComputeLink {
               std::string poison = {});
 
   // --- the compute thread's commands (run on the network side, in the order given) ---
-  // `delta` is handed over to the core (PeerCore::ready): the compute thread neither reads nor
-  // writes it afterwards; it may come back as the mean event's buffer. With `tentative` the round
-  // is asynchronous (the class comment); without it the compute thread computes the state and
-  // reports its hash (round_done).
-  void ready(const proto::Ready& ready, proto::PeerCore::Update delta, Tentative tentative = {});
+  // Δ as the compute thread gives it (PeerCore::ready): a buffer handed over, which it neither
+  // reads nor writes afterwards, or borrowed values, which the core reads until the round's mean
+  // or end.
+  using Delta = std::variant<proto::PeerCore::Update, std::span<const float>>;
+  // With `tentative` the round is asynchronous (the class comment); without it the compute thread
+  // computes the state and reports its hash (round_done).
+  void ready(const proto::Ready& ready, Delta delta, Tentative tentative = {});
   // Ready for a round whose group all-gathers one message per member (DeMo's components): the
   // mean event carries every member's part. Not screened by norm (the tracker is told 0). With
   // `tentative` (its `gathered`) the round is asynchronous, as ready()'s.

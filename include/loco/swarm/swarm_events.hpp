@@ -13,6 +13,7 @@
 
 #include "loco/core/hash.hpp"
 #include "loco/core/time.hpp"
+#include "loco/proto/round_mean.hpp"
 #include "loco/proto/state_manifest.hpp"
 #include "loco/proto/tracker_messages.hpp"
 
@@ -44,9 +45,9 @@ struct SwarmEvent {
   std::size_t members = 0;  // of the group, with `mean`
   double share = 0;         // this member's share of a weighted mean (proto::PeerEvent::share)
   Duration phase{};         // the next inner phase, with `mean` (proto::PeerEvent::phase)
-  // A copy, not a view of the ring's buffer: a later attempt may reuse that buffer while the
-  // compute thread still reads this one.
-  std::shared_ptr<const std::vector<float>> mean{};
+  // Its own: a later attempt writes into no buffer the compute thread still reads (the ring's
+  // working buffer comes back to its pool only when this lets it go).
+  std::shared_ptr<const proto::RoundMean> mean{};
   std::shared_ptr<const proto::StateManifest> manifest{};              // with `reported`
   std::shared_ptr<const std::vector<std::vector<std::byte>>> parts{};  // in member order
   std::shared_ptr<const std::vector<std::byte>> state{};

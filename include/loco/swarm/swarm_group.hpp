@@ -29,12 +29,15 @@
 //
 // What a DiLoCo round costs beyond its maths, for n parameters (docs/SCALE.md, measured by
 // bench/run.sh peer-scale): one hash of θ ‖ v (8n bytes, ~0.6 GB/s a core), the outer step three
-// times (the preview of θ' for the next phase, the hash's, install), and one fp32 buffer of Δ
-// (4n, from update_pool_): DiLoCo writes Δ into it (start: no copy; begin_round copies the
-// caller's span into it), the core encodes it once (1.02n bytes with int8, kept for retries) and
-// writes the mean back into it, and it returns to the pool once the mean is installed (the ring
-// adds a working buffer of 4n: proto/peer_core.hpp). No other allocation the size of the model
-// after the first round, except a retry after the mean (a new 4n buffer for that attempt).
+// times (the preview of θ' for the next phase, the hash's, install), each decoding the mean chunk
+// by chunk, and with the direct exchange no fp32 vector at all: start() lends the core DiLoCo's Δ
+// (in the inner loop's gradient arena), which the core encodes once (1.02n bytes with int8, kept
+// for retries) before the mean comes, and the mean stays its owners' encoded chunks (1.02n,
+// proto/round_mean.hpp) until installed. begin_round (DDP, Streaming, DiLoCo without overlap)
+// copies the caller's Δ into a buffer of update_pool_ (4n), which the core lets go once encoded
+// and which then takes the decoded mean (whole()), since those strategies read it whole; the
+// ring keeps Δ and a mean buffer (8n, proto/peer_core.hpp). No allocation the size of the model
+// after the first round.
 // The round overlaps the next inner phase (train/overlapped_group.hpp: start, mean, land): the
 // compute thread waits for the all-reduce only; the network thread hashes the state the mean
 // leads to and reports it, and the compute thread installs it between two steps once committed.
@@ -100,15 +103,12 @@ class SwarmGroup final : public train::OuterGroup,
 
   // DiLoCo's overlapped round (train/overlapped_group.hpp): begin_round with a tentative that
   // only hashes (the network thread computes the manifest; the state is served once installed).
-  std::shared_ptr<std::vector<float>> update_buffer(std::size_t values) override {
-    return update_pool_.take(values);
-  }
-  void start(std::uint64_t round, std::shared_ptr<std::vector<float>> delta, float norm,
+  void start(std::uint64_t round, std::span<const float> delta, float norm,
              const train::PhaseClaim& claim,
-             std::function<proto::StateManifest(std::span<const float>)> manifest) override;
-  std::shared_ptr<const std::vector<float>> mean() override;
+             std::function<proto::StateManifest(const proto::RoundMean&)> manifest) override;
+  std::shared_ptr<const proto::RoundMean> mean() override;
   bool outcome_in() const override;
-  train::RoundResult land(const std::function<void(std::span<const float>)>& install) override;
+  train::RoundResult land(const std::function<void(const proto::RoundMean&)>& install) override;
   // DeMo's delayed apply (train/overlapped_gather.hpp): the network thread computes the
   // tentative state from the parts, reports its hash and serves it from the commit on.
   void start_gather(train::GatherStart input) override;
@@ -119,8 +119,8 @@ class SwarmGroup final : public train::OuterGroup,
   // The outcome of the latest round and how many rounds ran (committed, skipped or replaced).
   const train::RoundResult& last_round() const { return last_round_; }
   std::uint64_t rounds_run() const { return rounds_run_; }
-  // The fp32 buffers of Δ this group allocated: one for a run of DiLoCo rounds, each round's
-  // buffer (which comes back as its mean) being let go once the round lands (landed()).
+  // The fp32 buffers this group allocated (Δ copied by begin_round, a mean read whole): none for
+  // a run of DiLoCo's overlapped rounds over the direct exchange, one for blocking rounds.
   std::size_t update_buffers() const { return update_pool_.made(); }
 
   // Figures for the next heartbeat (the tracker's status page shows them).
@@ -144,8 +144,11 @@ class SwarmGroup final : public train::OuterGroup,
   // Runs `change` on the shared state, holding the guard exclusively.
   void change_shared(const std::function<void()>& change);
   // begin_round with Δ in a buffer of update_pool_.
-  void hand_over(std::uint64_t round, proto::PeerCore::Update delta, float norm,
+  void hand_over(std::uint64_t round, ComputeLink::Delta delta, float norm,
                  const train::PhaseClaim& claim, ComputeLink::Tentative tentative);
+  // The round's mean as one span, for the strategies that read it whole (the class comment):
+  // valid until the round lands.
+  std::span<const float> whole(const proto::RoundMean& mean);
   // Serves the shared state as it is now, whose manifest is `manifest`.
   void serve_current(proto::StateManifest manifest);
   void report_state(std::uint64_t round, const Digest& hash);
@@ -173,7 +176,7 @@ class SwarmGroup final : public train::OuterGroup,
   float phase_loss_ = std::numeric_limits<float>::quiet_NaN();
   Digest current_{};  // the shared state's hash (the class comment)
   // The round's Δ (or gossip's θ ‖ v ‖ Δ), handed to the network thread in buffers it gives back
-  // (core/buffer_pool.hpp).
+  // (core/buffer_pool.hpp), and the means read whole.
   BufferPool<float> update_pool_;
   std::uint64_t begun_ = 0;        // the round begun and not ended, 0: none
   bool reported_here_ = false;     // the network thread reports the tentative hash (begin_round)
@@ -182,7 +185,8 @@ class SwarmGroup final : public train::OuterGroup,
   struct Progress {
     Digest mine{};                  // the hash this peer reported for the latest attempt
     proto::StateManifest manifest;  // of the state that attempt leads to
-    std::shared_ptr<const std::vector<float>> mean;  // that attempt's, read until install
+    std::shared_ptr<const proto::RoundMean> mean;  // that attempt's, read until install
+    std::shared_ptr<std::vector<float>> decoded;   // whole(mean), when it is encoded
     std::size_t members = 0;
     double share = 0;
     Duration phase{};

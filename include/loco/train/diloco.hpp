@@ -25,15 +25,19 @@
 // group, another mean) installs its own θ', and the next Δ = θ − θ_local carries the difference;
 // a round skipped after the mean leaves θ as it was, and the next Δ carries the outer step again.
 //
-// Memory, for n parameters: θ and v shared (8n bytes) and Δ (4n) beside the inner loop's; over a
-// swarm Δ is written into the group's buffer and handed over (not read here again): the direct
-// exchange encodes it once (c·n bytes, c = 1.02 with int8) and writes the mean into that same
-// buffer, so a round holds one fp32 vector (proto/peer_core.hpp; the ring keeps Δ and a mean
-// buffer, 8n). The state a round's mean leads to is never held: tentative(mean) computes θ', v'
-// chunk by chunk and hashes each chunk as it is computed (train::hash_chunks, in parallel over the
-// compute threads), and install() applies the same outer step to θ and v in place (elementwise,
-// so the bits are those that were hashed). The mean stays the group's until install
-// (strategy.hpp); the next round's Δ goes into the same buffer once it is let go.
+// Memory, for n parameters: θ and v shared (8n bytes) beside the inner loop's, and nothing the
+// size of the model for Δ: it is written into the inner loop's gradient arena, idle between the
+// phase's last optimizer step and the next phase's first backward, which overwrites it
+// (model.hpp); the round reads it only until then (the overlapped round until mean() returns,
+// the blocking one during run_round). A trainer that is not an InnerLoop (round(Arena&)) has
+// its own Δ (4n). Over a swarm's direct exchange the group encodes Δ once (c·n bytes, c = 1.02
+// with int8) and the mean comes as its owners' encoded chunks (c·n, proto/round_mean.hpp), so a
+// round holds 2c·n bytes and no fp32 vector (proto/peer_core.hpp; the ring copies Δ and keeps an
+// fp32 mean, 8n). The mean is read chunk by chunk, decoded into scratch, and the state it leads to
+// is never held: tentative(mean) computes θ', v' chunk by chunk and hashes each chunk as it is
+// computed (train::hash_chunks, in parallel over the compute threads), and install() applies the
+// same outer step to θ and v in place (elementwise, so the bits are those that were hashed). The
+// mean stays the group's until install (strategy.hpp).
 
 #include <functional>
 #include <optional>
@@ -105,7 +109,11 @@ class DiLoCo final : public Strategy {
   Arena& momentum() { return shared_.arena(1); }
 
   // The overlapped round: the local copy set to the state `mean` leads to.
-  void preview(Arena& params, std::span<const float> mean) const;
+  void preview(Arena& params, const proto::RoundMean& mean) const;
+  // install: the outer step of `mean` on θ and v in place.
+  void outer_step(const proto::RoundMean& mean);
+  // The round with Δ written into `delta` (the gradient arena, or delta_).
+  RoundResult round(Arena& params, std::span<float> delta);
   // A replaced round puts the loop at the run's place in the learning-rate schedule.
   RoundResult placed(InnerLoop& loop, const RoundResult& result) const;
   bool timed() const { return config_.round_time > Duration::zero() || config_.paced; }
@@ -125,10 +133,10 @@ class DiLoCo final : public Strategy {
   std::uint64_t pending_ = 0;  // the overlapped round started and not landed, 0: none
   SharedState shared_;
   // The manifest of the state `mean` leads to, computed without holding that state.
-  proto::StateManifest tentative(std::span<const float> mean, std::uint64_t round) const;
+  proto::StateManifest tentative(const proto::RoundMean& mean, std::uint64_t round) const;
 
-  std::optional<Arena> delta_;   // the blocking round's Δ (an overlapped one's is the group's)
-  std::span<const float> mean_;  // the last tentative's, applied by install
+  std::optional<Arena> delta_;            // Δ of round(Arena&), made at its first round
+  std::optional<proto::RoundMean> mean_;  // the blocking round's last tentative's, for install
   RoundResult last_;
   RoundTimes times_;
   // Rounds bounded by time: the tokens of a step, the steps since the local copy last started

@@ -14,6 +14,9 @@
 //                          └ the group: hash, round done, commit ┘
 //
 // One round at a time: land() before the next start().
+//
+// The mean comes as a proto::RoundMean (the direct exchange's encoded chunks, or an fp32 vector):
+// the strategy reads it chunk by chunk, so a round need not hold it in fp32.
 
 #include <cstdint>
 #include <functional>
@@ -21,6 +24,7 @@
 #include <span>
 #include <vector>
 
+#include "loco/proto/round_mean.hpp"
 #include "loco/train/strategy.hpp"
 
 namespace loco::train {
@@ -28,21 +32,21 @@ namespace loco::train {
 class OverlappedGroup {
  public:
   virtual ~OverlappedGroup() = default;
-  // A buffer of `values` floats for the round's Δ, which start() then takes over as it is (no
-  // copy of Δ is made): the caller neither reads nor writes it afterwards, and the group may write
-  // the round's mean into it (the swarm's direct exchange does).
-  virtual std::shared_ptr<std::vector<float>> update_buffer(std::size_t values) = 0;
-  // Starts averaging `delta` (from update_buffer()) for `round`, with `claim` (RoundInput::claim).
-  virtual void start(std::uint64_t round, std::shared_ptr<std::vector<float>> delta, float norm,
-                     const PhaseClaim& claim,
-                     std::function<proto::StateManifest(std::span<const float> mean)> manifest) = 0;
+  // Starts averaging `delta` for `round`, with `claim` (RoundInput::claim). `delta` is lent, not
+  // copied: the group reads it until mean() returns, and the caller leaves it alone until then
+  // (DiLoCo's is in the inner loop's gradient arena, which the next backward overwrites). The
+  // swarm's direct exchange encodes it once before the mean can come; a group that reads Δ in
+  // fp32 longer (the ring, for its retries) copies it.
+  virtual void start(
+      std::uint64_t round, std::span<const float> delta, float norm, const PhaseClaim& claim,
+      std::function<proto::StateManifest(const proto::RoundMean& mean)> manifest) = 0;
   // Waits for the round's first mean (held until land() returns); null: the round ended
   // without one (land() says how).
-  virtual std::shared_ptr<const std::vector<float>> mean() = 0;
+  virtual std::shared_ptr<const proto::RoundMean> mean() = 0;
   // Would land() return without waiting for the network?
   virtual bool outcome_in() const = 0;
   // Waits for the round's outcome; committed: install(the committed attempt's mean) ran first.
-  virtual RoundResult land(const std::function<void(std::span<const float> mean)>& install) = 0;
+  virtual RoundResult land(const std::function<void(const proto::RoundMean& mean)>& install) = 0;
 };
 
 }  // namespace loco::train
