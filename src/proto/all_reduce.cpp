@@ -9,6 +9,7 @@
 #include "loco/core/byte_io.hpp"
 #include "loco/core/error.hpp"
 #include "loco/core/rng.hpp"
+#include "loco/core/sum_of_squares.hpp"
 #include "loco/proto/direct_allreduce.hpp"
 #include "loco/proto/message_type.hpp"
 #include "loco/proto/ring_allreduce.hpp"
@@ -160,11 +161,8 @@ EvidenceContext evidence_context(const AllReduceConfig& config, std::size_t valu
 
 std::optional<std::string> out_of_bounds(std::span<const float> values, double contributions,
                                          float norm_limit, float median_norm) {
-  double squares = 0;
-  for (const float v : values) {
-    if (!std::isfinite(v)) return std::string("values that are not finite (NaN or infinite)");
-    squares += static_cast<double>(v) * v;
-  }
+  const double squares = sum_of_squares(values);
+  if (!std::isfinite(squares)) return std::string("values that are not finite (NaN or infinite)");
   if (norm_limit <= 0) return std::nullopt;  // no bound asked (a gossip group's θ ‖ v ‖ Δ)
   const double bound = kNormSlack * contributions * norm_limit * median_norm;
   if (std::sqrt(squares) <= bound) return std::nullopt;

@@ -8,6 +8,7 @@
 
 #include "loco/core/error.hpp"
 #include "loco/core/rng.hpp"
+#include "loco/core/sum_of_squares.hpp"
 
 namespace loco::sim {
 namespace {
@@ -26,9 +27,7 @@ constexpr std::array kNames = {
 };
 
 float norm(std::span<const float> v) {
-  double squares = 0;
-  for (const float x : v) squares += static_cast<double>(x) * x;
-  return static_cast<float>(std::sqrt(squares));
+  return static_cast<float>(std::sqrt(sum_of_squares(v)));
 }
 
 std::vector<float> scaled(std::span<const float> v, float factor) {

@@ -3,14 +3,14 @@
 #include <cmath>
 
 #include "loco/core/assert.hpp"
+#include "loco/core/sum_of_squares.hpp"
 
 namespace loco::swarm {
 
 train::AsyncOuterGroup::Handle SwarmAsyncGroup::start_round(std::size_t,
                                                             std::span<const float> delta,
                                                             train::Landing landing) {
-  double squares = 0;  // ‖Δ_p‖ for the tracker's screening
-  for (const float v : delta) squares += static_cast<double>(v) * v;
+  const double squares = sum_of_squares(delta);  // ‖Δ_p‖ for the tracker's screening
   const std::uint64_t round = group_.shared().round() + 1;
   install_ = std::move(landing.install);
   // The tentative state is held whole: the network thread serves it from the commit on.

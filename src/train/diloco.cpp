@@ -1,6 +1,7 @@
 #include "loco/train/diloco.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +11,7 @@
 
 #include "loco/core/assert.hpp"
 #include "loco/core/error.hpp"
+#include "loco/core/sum_of_squares.hpp"
 
 namespace loco::train {
 
@@ -112,8 +114,8 @@ RoundResult DiLoCo::placed(InnerLoop& loop, const RoundResult& result) const {
 }
 
 // θ' ‖ v' as the shared state's bytes, chunk by chunk: a chunk's floats are θ' (first half of the
-// state) or v' (second half), each computed by the outer step on copies of θ, v at its index (a
-// chunk holds a whole number of floats; the other of θ', v' is computed and dropped).
+// state) or v' (second half), each computed by the outer step from θ, v and the mean at its index
+// (a chunk holds a whole number of floats).
 proto::StateManifest DiLoCo::tentative(const proto::RoundMean& mean, std::uint64_t round) const {
   const std::span<const float> theta = shared_.arena(0).data();
   const std::span<const float> v = shared_.arena(1).data();
@@ -122,22 +124,20 @@ proto::StateManifest DiLoCo::tentative(const proto::RoundMean& mean, std::uint64
       round, 2 * theta.size_bytes(), [&](std::uint64_t chunk, std::span<std::byte> out) {
         // Each of the team's threads keeps its chunk buffers from chunk to chunk and round to
         // round: no allocation per chunk.
-        thread_local std::vector<float> values, other, decoded;
+        thread_local std::vector<float> values, decoded;
         values.resize(out.size() / sizeof(float));
-        other.resize(values.size());
         decoded.resize(values.size());
         std::size_t first = chunk * proto::kStateChunkBytes / sizeof(float);  // in θ ‖ v
         for (std::size_t done = 0; done < values.size();) {
           const bool is_theta = first < n;
           const std::size_t at = is_theta ? first : first - n;  // in θ or in v
           const std::size_t count = std::min(values.size() - done, n - at);
-          const std::span<float> t = std::span(is_theta ? values : other).subspan(done, count);
-          const std::span<float> m = std::span(is_theta ? other : values).subspan(done, count);
-          std::copy_n(theta.begin() + static_cast<std::ptrdiff_t>(at), count, t.begin());
-          std::copy_n(v.begin() + static_cast<std::ptrdiff_t>(at), count, m.begin());
+          const std::span<float> into = std::span(values).subspan(done, count);
           const std::span<float> mean_values = std::span(decoded).first(count);
           mean.decode(at, mean_values);
-          optim::outer_nesterov_step(config_.outer, t, m, mean_values);
+          optim::outer_nesterov_step_to(
+              config_.outer, theta.subspan(at, count), v.subspan(at, count), mean_values,
+              is_theta ? into : std::span<float>{}, is_theta ? std::span<float>{} : into);
           done += count;
           first += count;
         }
@@ -169,28 +169,38 @@ RoundResult DiLoCo::round(Arena& params, std::span<float> delta) {
   // Δ = θ_old − θ_new, and its norm for the tracker's screening.
   const auto old_params = theta().data();
   const auto new_params = params.data();
+  // Block by block, each summed while still in cache.
+  constexpr std::size_t kBlock = 16384;
   double squares = 0;
-  for (std::size_t i = 0; i < delta.size(); ++i) {
-    delta[i] = old_params[i] - new_params[i];
-    squares += static_cast<double>(delta[i]) * delta[i];
+  for (std::size_t begin = 0; begin < delta.size(); begin += kBlock) {
+    const std::size_t end = std::min(delta.size(), begin + kBlock);
+    for (std::size_t i = begin; i < end; ++i) delta[i] = old_params[i] - new_params[i];
+    squares += sum_of_squares(delta.subspan(begin, end - begin));
   }
+  const float norm = static_cast<float>(std::sqrt(squares));
   times_.delta_s = seconds_since(delta_start);
   const std::uint64_t next = shared_.round() + 1;
-  const float norm = static_cast<float>(std::sqrt(squares));
   const PhaseClaim claim{.tokens = timed() ? base_steps_ * step_tokens_ : 0,
                          .step_seconds = step_seconds()};
   if (overlapped_ != nullptr) {
+    const TimePoint exchange_start = now();
     overlapped_->start(next, delta, norm, claim, [this, next](const proto::RoundMean& mean) {
       return tentative(mean, next);
     });
     pending_ = next;
     const std::shared_ptr<const proto::RoundMean> mean = overlapped_->mean();
+    times_.exchange_s = seconds_since(exchange_start);
     if (!mean) {  // the round ended without a mean: skipped or replaced
       land(params);
       new_phase();  // skipped: Δ spans both phases
       return last_;
     }
+    const TimePoint preview_start = now();
     preview(params, *mean);
+    times_.outer_s = seconds_since(preview_start);
+    // What the compute thread waited for (docs/SCALE.md, "One peer at a real model size").
+    spdlog::debug("round {}: Δ in {:.3f} s, then the mean in {:.3f} s, θ' previewed in {:.3f} s",
+                  next, times_.delta_s, times_.exchange_s, times_.outer_s);
     rebased();
     return last_;
   }
@@ -226,19 +236,20 @@ RoundResult DiLoCo::round(Arena& params, std::span<float> delta) {
   return last_;
 }
 
-// θ' chunk by chunk into the local copy, from copies of v's chunks: the same elementwise step as
+// θ' chunk by chunk into the local copy, from θ and v as they are: the same elementwise step as
 // tentative() and install(), so the inner phase starts from the bits the group will commit.
 void DiLoCo::preview(Arena& params, const proto::RoundMean& mean) const {
   const std::span<const float> theta = shared_.arena(0).data();
   const std::span<const float> v = shared_.arena(1).data();
   const std::span<float> local = params.data();
-  std::copy(theta.begin(), theta.end(), local.begin());
-  std::vector<float> momentum;
+  std::size_t covered = 0;
   mean.for_each_chunk([&](std::size_t at, std::span<const float> values) {
-    momentum.assign(v.begin() + static_cast<std::ptrdiff_t>(at),
-                    v.begin() + static_cast<std::ptrdiff_t>(at + values.size()));
-    optim::outer_nesterov_step(config_.outer, local.subspan(at, values.size()), momentum, values);
+    const std::size_t count = values.size();
+    optim::outer_nesterov_step_to(config_.outer, theta.subspan(at, count), v.subspan(at, count),
+                                  values, local.subspan(at, count), {});
+    covered += count;
   });
+  LOCO_ASSERT(covered == local.size(), "a mean that does not cover the parameters");
 }
 
 // The outer step on θ and v in place, chunk by chunk as the mean decodes.
@@ -258,11 +269,17 @@ void DiLoCo::overlap_with(OverlappedGroup& group) {
 
 RoundResult DiLoCo::land(Arena& params) {
   const std::uint64_t round = std::exchange(pending_, 0);
+  const bool waits = !overlapped_->outcome_in();
+  const TimePoint start = config_.clock ? config_.clock() : TimePoint{};
   last_ = overlapped_->land([this, round](const proto::RoundMean& mean) {
     outer_step(mean);
     shared_.set_round(round);
   });
   take_phase(last_);
+  if (config_.clock)
+    spdlog::debug("round {} landed in {:.3f} s{}", round,
+                  std::chrono::duration<double>(config_.clock() - start).count(),
+                  waits ? ", waiting for its outcome" : "");
   if (last_.kind == RoundResult::Kind::replaced) {
     params.copy_from(theta());
     rebased();

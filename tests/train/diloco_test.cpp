@@ -49,6 +49,29 @@ TEST(OuterNesterov, MatchesTheFormulaAndItsSign) {
   EXPECT_FLOAT_EQ(m[0], 0.5f);
 }
 
+// The preview and the tentative state read θ, v and write elsewhere (outer_nesterov_step_to): the
+// members install in place, so both must give the same bits, output by output.
+TEST(OuterNesterov, OutOfPlaceGivesTheInPlaceBits) {
+  const optim::OuterNesterovConfig config{.lr = 0.7f, .momentum = 0.9f};
+  Rng rng(2);
+  std::vector<float> theta(1031), v(1031), delta(1031);
+  for (std::size_t i = 0; i < theta.size(); ++i) {
+    theta[i] = rng.normal();
+    v[i] = rng.normal() * 0.1f;
+    delta[i] = rng.normal() * 0.01f;
+  }
+  std::vector<float> theta_out(theta.size(), -1.0f), v_out(theta.size(), -1.0f);
+  std::vector<float> theta_only(theta.size(), -1.0f), v_only(theta.size(), -1.0f);
+  optim::outer_nesterov_step_to(config, theta, v, delta, theta_out, v_out);
+  optim::outer_nesterov_step_to(config, theta, v, delta, theta_only, {});
+  optim::outer_nesterov_step_to(config, theta, v, delta, {}, v_only);
+  optim::outer_nesterov_step(config, theta, v, delta);
+  EXPECT_EQ(theta_out, theta);
+  EXPECT_EQ(v_out, v);
+  EXPECT_EQ(theta_only, theta);
+  EXPECT_EQ(v_only, v);
+}
+
 TrainConfig diloco_run(std::uint64_t seed_shard, std::uint32_t shards) {
   TrainConfig c = test::tiny_train_config(static_cast<std::uint32_t>(seed_shard), shards,
                                           /*n_layer=*/1, /*batch=*/8);

@@ -22,5 +22,11 @@ struct OuterNesterovConfig {
 // One outer step over spans of equal size: θ, its momentum v, and the mean pseudo-gradient Δ.
 void outer_nesterov_step(const OuterNesterovConfig& config, std::span<float> theta,
                          std::span<float> momentum, std::span<const float> delta);
+// The same step from θ and v, left as they are, into θ' and v' (either output may be empty: not
+// wanted; an output may be its input): what outer_nesterov_step leaves, bit for bit. DiLoCo's
+// preview and tentative state read the shared θ, v this way without copying them.
+void outer_nesterov_step_to(const OuterNesterovConfig& config, std::span<const float> theta,
+                            std::span<const float> momentum, std::span<const float> delta,
+                            std::span<float> theta_out, std::span<float> momentum_out);
 
 }  // namespace loco::optim

@@ -60,7 +60,8 @@ struct DiLoCoConfig {
 };
 
 // Where a blocking round's time went (DiLoCo::round(Arena&)), by the config's clock: the trainer
-// peer reports it (host/trainer_peer.hpp). An overlapped round, or no clock, leaves it zero.
+// peer reports it (host/trainer_peer.hpp). An overlapped round fills delta_s, exchange_s (the wait
+// for the mean) and outer_s (the preview of θ'), and logs them at debug level; no clock: zeros.
 struct RoundTimes {
   double delta_s = 0;     // Δ = θ − θ_local and its norm
   double exchange_s = 0;  // the group: Δ encoded, the all-reduce, the commit (minus the two below)
