@@ -1,9 +1,9 @@
 // bench/run.sh update-encoding [VALUES]: what a member of the direct exchange does to its update
-// once a round before it sends (proto/encoded_update.hpp): encode it in units (int8, blocks of
-// 256, units of 65,536 values), then hash and sign every unit (proto/unit_evidence.hpp), on one
-// thread and on two. VALUES defaults to the 85M GPT of peer-scale (85,350,912). Best of three.
-// Last line: "update-encoding: values=... units=... encode_s_1t=... sign_s_1t=... encode_s_2t=...
-// sign_s_2t=..."
+// once a round before it sends (proto/encoded_update.hpp): encode and hash it in units (int8,
+// blocks of 256, units of 65,536 values; each unit hashed as it is encoded), then sign every
+// unit's digest (proto/unit_evidence.hpp), on one thread and on two. VALUES defaults to the 85M GPT
+// of peer-scale (85,350,912). Best of three. Last line: "update-encoding: values=... units=...
+// encode_s_1t=... sign_s_1t=... encode_s_2t=... sign_s_2t=..."
 
 #include <cstdio>
 #include <cstdlib>
@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
       encoded.sign(key, "bench run", 7, threads);
       loco::bench::keep(encoded.signature(0));
     });
-    std::printf("%d thread(s): encode %.3f s, hash and sign %zu units %.3f s\n", threads,
+    std::printf("%d thread(s): encode and hash %.3f s, sign %zu units %.3f s\n", threads,
                 encode_s[threads - 1], units, sign_s[threads - 1]);
   }
   std::printf(

@@ -129,7 +129,7 @@ void DirectAllReduce::start() {
     // A segment of no values (more members than values) has nothing to gather: its digest is
     // that of nothing, and its owner signs that at once.
     for (std::size_t g = 0; g < n; ++g)
-      if (g != self && chunks_in(g) == 0) checks_[g].received_digest = Blake2b().finish();
+      if (g != self && chunks_in(g) == 0) checks_[g].received_digest = SegmentDigest().finish();
   }
   send_contributions();
   if (checked && chunks_in(self) == 0) sign_owned();
@@ -150,15 +150,16 @@ void DirectAllReduce::send_contributions() {
       const std::size_t g = (self + d) % n;
       if (k >= chunks_in(g)) continue;
       const std::span<const std::byte> bytes = unit_of(g, k);
+      const Digest& digest = update_->digest(unit_index(g, k));
       const secure::Signature& signature = signature_of(g, k);
       if (g != self) send(config_.members[g], 0, 0, k, bytes, signature);
       const std::size_t checker = checker_of(g, n);
       if (checked) {
-        sent_[g].update(bytes);
+        sent_[g].add(digest);
         if (checker != self) send(config_.members[checker], 2, 0, k, bytes, signature);
       }
       if (g == self || (checked && checker == self))
-        if (sum_of(g).add_encoded(self, bytes, n)) finish_chunk(g, k);
+        if (sum_of(g).add_encoded(self, bytes, digest, n)) finish_chunk(g, k);
     }
   }
   if (!checked || failure()) return;
@@ -221,7 +222,7 @@ void DirectAllReduce::finish_chunk(std::size_t segment, std::size_t k) {
   if (segment != config_.self) {
     result_chunk_.resize(c.size);
     checked_->mean(k, result_chunk_);
-    checked_result_.update(encode(result_chunk_, salt));
+    checked_result_.add_bytes(encode(result_chunk_, salt));
     if (++checked_chunks_done_ == chunks_in(segment)) sign_result(segment);
     return;
   }
@@ -230,17 +231,22 @@ void DirectAllReduce::finish_chunk(std::size_t segment, std::size_t k) {
   const std::vector<std::byte> bytes = encode(result_chunk_, salt);
   if (failure()) return;
   keep_mean(c, bytes);
+  // What the chunk's signature signs and the owner's result statement is built from.
+  const Digest digest = config_.signer != nullptr || config_.check_owners
+                            ? blake2b(std::span<const std::byte>(bytes))
+                            : Digest{};
   const secure::Signature signature =
       config_.signer == nullptr
           ? secure::Signature{}
-          : sign_unit(*config_.signer, config_.run_id, config_.round, config_.attempt,
-                      StatementKind::mean_unit, static_cast<std::uint32_t>(unit_index(segment, k)),
-                      bytes);
+          : sign_statement(*config_.signer, config_.run_id, config_.round, config_.attempt,
+                           StatementKind::mean_unit,
+                           static_cast<std::uint32_t>(unit_index(segment, k)), digest)
+                .signature;
   for (std::size_t m = 0; m < n; ++m)
     if (m != config_.self) send(config_.members[m], 1, 0, k, bytes, signature);
   ++owned_chunks_done_;
   if (!config_.check_owners) return;
-  owned_result_.update(bytes);
+  owned_result_.add(digest);
   if (owned_chunks_done_ == chunks_in(segment)) sign_owned();
 }
 
@@ -270,7 +276,7 @@ void DirectAllReduce::on_gather(std::size_t from, std::size_t k, const ChunkHead
   ++gathered_;
   if (!config_.check_owners) return;
   SegmentCheck& check = checks_[from];
-  check.received.update(encoded);
+  check.received.add_bytes(encoded);
   if (next_gather_[from] == chunks_in(from)) {
     check.received_digest = check.received.finish();
     settle(from);

@@ -7,6 +7,7 @@
 
 #include "loco/core/assert.hpp"
 #include "loco/core/error.hpp"
+#include "loco/core/hash.hpp"
 #include "loco/core/rng.hpp"
 #include "loco/proto/unit_evidence.hpp"
 
@@ -40,6 +41,7 @@ EncodedUpdate::EncodedUpdate(const compress::Codec& codec, std::span<const float
   LOCO_ASSERT(unit_values_ > 0, "an encoded update's units hold values");
   const std::size_t count = (values_ + unit_values_ - 1) / unit_values_;
   units_.resize(count);
+  digests_.resize(count);
   // Per unit: the encode's error, if it threw (an exception must not leave the parallel region).
   std::vector<std::string> errors(count);
   const int team = team_of(threads);
@@ -53,6 +55,7 @@ EncodedUpdate::EncodedUpdate(const compress::Codec& codec, std::span<const float
       units_[u] = codec.encode(
           values.subspan(first, std::min(unit_values_, values_ - first)),
           compress::EncodeOptions{.seed = unit_seed(seed, member, first), .shape = {}});
+      digests_[u] = blake2b(std::span<const std::byte>(units_[u]));  // while in cache
     } catch (const Error& e) {
       errors[u] = e.message();
     }
@@ -64,6 +67,7 @@ EncodedUpdate::EncodedUpdate(const compress::Codec& codec, std::span<const float
         fmt::format("values {} on: {}",
                     static_cast<std::size_t>(failed - errors.begin()) * unit_values_, *failed);
     units_.clear();
+    digests_.clear();
   }
 }
 
@@ -76,8 +80,9 @@ void EncodedUpdate::sign(const secure::KeyPair& key, std::string_view run_id, st
     num_threads(team) if (worth_a_team(team, units_.size(), values_))
   for (std::int64_t i = 0; i < last; ++i) {
     const auto u = static_cast<std::size_t>(i);
-    signatures_[u] = sign_unit(key, run_id, round, 0, StatementKind::update_unit,
-                               static_cast<std::uint32_t>(u), units_[u]);
+    signatures_[u] = sign_statement(key, run_id, round, 0, StatementKind::update_unit,
+                                    static_cast<std::uint32_t>(u), digests_[u])
+                         .signature;
   }
 }
 

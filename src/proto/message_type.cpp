@@ -47,7 +47,7 @@ constexpr std::array kMessages = {
                 Route::tracker_to_peer},
     MessageInfo{MessageType::run_ended, 1, "run ended", 1 * kKiB, Route::tracker_to_peer},
     // A chunk of a ring all-reduce: at most kMaxRingChunkValues values through any codec.
-    MessageInfo{MessageType::ring_chunk, 2, "ring chunk", 17 * kMiB, Route::peer_to_peer},
+    MessageInfo{MessageType::ring_chunk, 3, "ring chunk", 17 * kMiB, Route::peer_to_peer},
     // A member's chunk out of bounds, with its signature, shown to the group (unit_evidence.hpp).
     MessageInfo{MessageType::evidence, 1, "evidence", 17 * kMiB, Route::peer_to_peer},
     // One member's part of an all-gather (DeMo's components of a step): up to 16 MiB.

@@ -23,7 +23,7 @@ bool SegmentSum::add(std::size_t m, std::span<const std::byte> encoded,
                      std::span<const float> values, std::size_t expected) {
   const std::size_t k = next_[m]++;
   LOCO_ASSERT(k < chunks(), "a segment's chunks come in order, each once");
-  hashes_[m].update(encoded);
+  hashes_[m].add_bytes(encoded);
   std::shared_ptr<std::vector<float>>& part = waiting_[k][m];
   part = buffers_ != nullptr ? buffers_->take(values.size())
                              : std::make_shared<std::vector<float>>(values.size());
@@ -32,10 +32,10 @@ bool SegmentSum::add(std::size_t m, std::span<const std::byte> encoded,
 }
 
 bool SegmentSum::add_encoded(std::size_t m, std::span<const std::byte> encoded,
-                             std::size_t expected) {
+                             const Digest& digest, std::size_t expected) {
   const std::size_t k = next_[m]++;
   LOCO_ASSERT(k < chunks(), "a segment's chunks come in order, each once");
-  hashes_[m].update(encoded);
+  hashes_[m].add(digest);
   encoded_member_ = m;
   encoded_.resize(chunks());
   encoded_[k] = encoded;
@@ -92,8 +92,8 @@ void SegmentSum::mean(std::size_t k, std::span<float> out) {
   for (std::shared_ptr<std::vector<float>>& part : waiting_[k]) part.reset();  // back to the pool
 }
 
-Digest SegmentSum::digest_of(std::size_t m) {
-  return Blake2b(hashes_[m]).finish();
+Digest SegmentSum::digest_of(std::size_t m) const {
+  return hashes_[m].finish();
 }
 
 }  // namespace loco::proto

@@ -98,9 +98,9 @@ std::size_t values_in(const ChunkHeader& h, std::size_t from, std::size_t to, st
 // statements are re-signed over the digests of what it really sent to each receiver.
 void lie(AllReduceHarness& h, std::size_t total, std::size_t chunk, Liar liar) {
   const std::size_t n = h.members.size();
-  auto sent = std::make_shared<std::map<std::pair<std::size_t, std::size_t>, Blake2b>>();
+  auto sent = std::make_shared<std::map<std::pair<std::size_t, std::size_t>, SegmentDigest>>();
   auto results = std::make_shared<std::map<std::uint32_t, std::vector<std::byte>>>();
-  auto result_hash = std::make_shared<Blake2b>();
+  auto result_hash = std::make_shared<SegmentDigest>();
   auto result_digest = std::make_shared<std::optional<Digest>>();
   h.tamper = [&h, liar, n, total, chunk, sent, results, result_hash, result_digest](
                  std::size_t from, std::size_t to, std::vector<std::byte>& body) {
@@ -116,21 +116,21 @@ void lie(AllReduceHarness& h, std::size_t total, std::size_t chunk, Liar liar) {
       if (it == results->end()) {
         liar.rewrite(to, header, values, payload);
         it = results->emplace(header.chunk, payload).first;
-        result_hash->update(payload);
+        result_hash->add_bytes(payload);
       }
       payload = it->second;
     } else if (header.phase == 0 || header.phase == 2) {
       liar.rewrite(to, header, values, payload);
       const std::size_t segment = header.phase == 0 ? to : (to + n - 1) % n;
-      (*sent)[{segment, to}].update(payload);
+      (*sent)[{segment, to}].add_bytes(payload);
     } else if (header.phase == 3 && header.step != 1) {
       ByteReader r(payload, "a statement");
       Statement s = read_statement(r);
       Digest digest = s.digest;
       if (s.kind == StatementKind::contribution) {
-        digest = Blake2b((*sent)[{s.segment, to}]).finish();
+        digest = (*sent)[{s.segment, to}].finish();
       } else if (s.segment == self) {
-        if (!*result_digest) *result_digest = Blake2b(*result_hash).finish();
+        if (!*result_digest) *result_digest = result_hash->finish();
         digest = **result_digest;
       }
       liar.rewrite(to, header, values, payload);  // may change the digest itself (a lying checker)

@@ -88,7 +88,7 @@ class DirectAllReduce final : public AllReduce {
   // What this member knows of segment g: the digest of the owner's bytes it decoded, and the
   // owner's and the checker's signed statements of their result (checked owners).
   struct SegmentCheck {
-    Blake2b received;
+    SegmentDigest received;
     std::optional<Digest> received_digest;
     std::optional<Statement> owner, checker;
     bool settled = false;
@@ -133,8 +133,8 @@ class DirectAllReduce final : public AllReduce {
 
   std::optional<SegmentSum> owned_, checked_;
   std::vector<float> result_chunk_;  // a chunk's mean before it is encoded
-  Blake2b owned_result_, checked_result_;
-  std::vector<Blake2b> sent_;                     // per segment: the bytes this member sent to it
+  SegmentDigest owned_result_, checked_result_;
+  std::vector<SegmentDigest> sent_;               // per segment: the chunks this member sent to it
   std::vector<std::optional<Statement>> inputs_;  // the checked segment's contribution statements
   std::vector<std::optional<Statement>> owners_;  // ... as its owner took them (its list)
   std::vector<std::optional<Statement>> own_inputs_;  // the owned segment's, for the checker

@@ -16,8 +16,10 @@
 // A receiver cannot tell, and needs not: it checks and sums whatever bytes arrive.
 //
 // Cost, for S values and a codec of c bytes a value: the encode of S values once a round (on
-// `threads` threads: units are independent, so the bytes are the same on any count), the hash of
-// its c·S bytes and one signature a unit (sign()), and c·S bytes kept until the round ends (int8
+// `threads` threads: units are independent, so the bytes are the same on any count) and the hash
+// of each unit as it is encoded (its digest: what sign() signs, and what the checked owners'
+// statements are built from, owner_check.hpp, so no byte is hashed twice), one signature a unit
+// (sign()), and c·S bytes kept until the round ends (int8
 // with blocks of 256: 1.02 S bytes). It is the only copy of this member's contribution the round
 // holds: the fp32 update is read once, here, and then let go
 // (proto/peer_core.hpp).
@@ -31,6 +33,7 @@
 #include <vector>
 
 #include "loco/compress/codec.hpp"
+#include "loco/core/hash.hpp"
 #include "loco/proto/round_formation.hpp"
 #include "loco/secure/identity.hpp"
 
@@ -64,6 +67,8 @@ class EncodedUpdate {
             int threads = 0);
   // Unit u's signature; zeros before sign().
   const secure::Signature& signature(std::size_t u) const;
+  // BLAKE2b of unit u's bytes.
+  const Digest& digest(std::size_t u) const { return digests_[u]; }
   // The values the group receives from this member: every unit decoded (a copy, for checks).
   std::vector<float> decode(const compress::Codec& codec) const;
 
@@ -74,6 +79,7 @@ class EncodedUpdate {
   std::size_t values_;
   std::size_t unit_values_;
   std::vector<std::vector<std::byte>> units_;
+  std::vector<Digest> digests_;                // one a unit
   std::vector<secure::Signature> signatures_;  // sign()'s, one a unit
   std::optional<std::string> failure_;
 };

@@ -10,6 +10,9 @@
 //                 (the same bytes to both)
 //   result        the digest of the encoded mean of segment `segment` it computed (owner or
 //   checker)
+// A segment's digest is BLAKE2b over its chunks' own BLAKE2b digests, in order (SegmentDigest):
+// each chunk's digest is also what its unit signature signs (unit_evidence.hpp), so a member
+// hashes each chunk's bytes once a round, whatever it signs or checks with them.
 // Two statements that disagree are a proof (MisconductProof) the tracker checks with the members'
 // keys alone:
 //   two contribution statements of one member for one segment: it sent its owner and its checker
@@ -62,6 +65,17 @@ bool verify_statement(std::string_view run_id, const Statement& statement);
 void write_statement(ByteWriter& w, const Statement& s);
 // Error(format) for a kind that does not exist; the signature is not checked here.
 Statement read_statement(ByteReader& r);
+
+// The digest of a segment's encoded chunks, built chunk by chunk (the comment above).
+class SegmentDigest {
+ public:
+  void add(const Digest& chunk) { hash_.update(std::as_bytes(std::span(chunk))); }
+  void add_bytes(std::span<const std::byte> chunk) { add(blake2b(chunk)); }
+  Digest finish() const { return Blake2b(hash_).finish(); }
+
+ private:
+  Blake2b hash_;
+};
 
 // The checker of segment g: the member after its owner g in the group's order.
 inline std::size_t checker_of(std::size_t segment, std::size_t members) {

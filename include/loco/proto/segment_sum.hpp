@@ -5,8 +5,8 @@
 // group of N holds only the chunks some member is behind on. This member's own contribution,
 // encoded like the others', is all in at the start: it is read where this member's encoded update
 // keeps it for the round (encoded_update.hpp; no copy) and decoded when its chunk is summed. Each
-// member's encoded bytes are hashed as they arrive: the digest its signed statement must match
-// (owner_check.hpp).
+// member's encoded chunks are hashed as they arrive, into the segment's digest its signed
+// statement must match (owner_check.hpp: SegmentDigest); this member's own come with theirs.
 //
 // The mean of a chunk, from its N contributions x_m (config.trim t, config.weights w):
 //   plain     Σ x_m / N, summed in member order
@@ -25,6 +25,7 @@
 #include "loco/compress/codec.hpp"
 #include "loco/core/buffer_pool.hpp"
 #include "loco/core/hash.hpp"
+#include "loco/proto/owner_check.hpp"
 
 namespace loco::proto {
 
@@ -44,11 +45,12 @@ class SegmentSum {
            std::size_t expected);
   // Member m's chunk k, encoded, read from `encoded` (which outlives this) when the chunk is
   // summed (one member only: this one).
-  bool add_encoded(std::size_t m, std::span<const std::byte> encoded, std::size_t expected);
+  bool add_encoded(std::size_t m, std::span<const std::byte> encoded, const Digest& digest,
+                   std::size_t expected);
   // The mean of chunk k into `out` (its size). Lets the chunk's buffers go.
   void mean(std::size_t k, std::span<float> out);
   // The digest of everything member m sent (once its last chunk is in).
-  Digest digest_of(std::size_t m);
+  Digest digest_of(std::size_t m) const;
 
  private:
   std::size_t members_;
@@ -58,7 +60,7 @@ class SegmentSum {
   std::vector<std::vector<std::shared_ptr<std::vector<float>>>> waiting_;  // by chunk, member
   std::vector<std::size_t> parts_in_;                                      // per chunk
   std::vector<std::size_t> next_;                                          // per member
-  std::vector<Blake2b> hashes_;                                            // per member
+  std::vector<SegmentDigest> hashes_;                                      // per member
   const compress::Codec* codec_;
   std::size_t encoded_member_ = 0;
   std::vector<std::span<const std::byte>> encoded_;  // per chunk: encoded_member_'s, if added
