@@ -7,7 +7,11 @@
 # per peer and round, the mean of the 2 peers: rss = peak RSS / parameters; join = from the
 # peer's first log line to "joined"; compute = its inner steps; wire = the bytes it sent in a
 # round at the loopback rate of the secure channel measured in the same run (bench-transport);
-# overhead = the round's wall time less compute and wire.
+# overhead = the round's wall time less compute and wire. The line before it says where the
+# compute thread waited, per round (the peers' debug log, train/diloco.cpp): for Δ, for the
+# mean, for the preview of θ', and to land the round (the first round's install faults in the
+# outer momentum's pages; the last round's waits for its hash and commit, with no phase to
+# overlap), and the overhead of the rounds between the first and the last.
 # Usage: [N_LAYER=12 D_MODEL=768 N_HEAD=12 BATCH=4] bench/run.sh peer-scale
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -85,13 +89,33 @@ EOF
 done
 pids=()
 for p in 1 2; do
-  /usr/bin/time -f "max_rss_kb=%M" -o "$work/time-$p" "$bin/loco-peer" \
+  /usr/bin/time -f "max_rss_kb=%M" -o "$work/time-$p" "$bin/loco-peer" --log-level debug \
     --config "$work/peer-$p.toml" >"$work/peer-$p.out" 2>"$work/peer-$p.log" &
   pids+=($!)
 done
 for pid in "${pids[@]}"; do wait "$pid"; done
 kill "$tracker" 2>/dev/null || true
 wait "$tracker" 2>/dev/null || true
+
+# Where the compute thread waited, from both peers' debug lines (train/diloco.cpp).
+cat "$work"/peer-*.log | awk -v rounds="$rounds" '
+  /debug round [0-9]+: / {
+    for (i = 1; i <= NF; i++) if ($i == "round") r = $(i + 1) + 0
+    split($0, a, " in "); delta[r] += a[2] + 0; mean[r] += a[3] + 0; preview[r] += a[4] + 0
+    n[r]++ }
+  /debug round [0-9]+ landed in / {
+    for (i = 1; i <= NF; i++) if ($i == "round") r = $(i + 1) + 0
+    split($0, a, " in "); land[r] += a[2] + 0 }
+  END {
+    for (r = 1; r <= rounds; r++) {
+      if (n[r] == 0) { print "peer-scale: no debug line for round " r > "/dev/stderr"; exit 1 }
+      d = delta[r] / n[r]; m = mean[r] / n[r]; p = preview[r] / n[r]; l = land[r] / n[r]
+      printf "round %d: delta_s=%.3f mean_wait_s=%.3f preview_s=%.3f land_s=%.3f\n", r, d, m, p, l
+      D += d; M += m; P += p; L += l
+      if (r > 1 && r < rounds) { steady += d + m + p + l; between++ } }
+    printf "peer-scale waits per round: delta_s=%.3f mean_wait_s=%.3f preview_s=%.3f " \
+           "land_s=%.3f steady_waits_s=%.3f\n", D / rounds, M / rounds, P / rounds, L / rounds,
+           between ? steady / between : 0 }'
 
 # Per peer: parameters, peak RSS, join time, and the summary line's figures.
 for p in 1 2; do
