@@ -117,7 +117,7 @@ void DirectAllReduce::start() {
   owned_.emplace(n, chunks_in(self), config_.trim, config_.weights, config_.buffers, config_.codec);
   next_gather_.assign(n, 0);
   for (std::size_t g = 0; g < n; ++g)
-    if (g != self) expected_gathers_ += chunks_in(g);
+    if (g != self && !(checked && g == checked_segment())) expected_gathers_ += chunks_in(g);
   if (checked) {
     checked_.emplace(n, chunks_in(checked_segment()), config_.trim, config_.weights,
                      config_.buffers, config_.codec);
@@ -222,7 +222,10 @@ void DirectAllReduce::finish_chunk(std::size_t segment, std::size_t k) {
   if (segment != config_.self) {
     result_chunk_.resize(c.size);
     checked_->mean(k, result_chunk_);
-    checked_result_.add_bytes(encode(result_chunk_, salt));
+    const std::vector<std::byte> bytes = encode(result_chunk_, salt);
+    if (failure()) return;
+    checked_result_.add_bytes(bytes);
+    keep_mean(c, bytes);  // the owner's bytes, if their statements agree (settle)
     if (++checked_chunks_done_ == chunks_in(segment)) sign_result(segment);
     return;
   }
@@ -242,8 +245,9 @@ void DirectAllReduce::finish_chunk(std::size_t segment, std::size_t k) {
                            StatementKind::mean_unit,
                            static_cast<std::uint32_t>(unit_index(segment, k)), digest)
                 .signature;
+  const std::size_t checker = config_.check_owners ? checker_of(segment, n) : config_.self;
   for (std::size_t m = 0; m < n; ++m)
-    if (m != config_.self) send(config_.members[m], 1, 0, k, bytes, signature);
+    if (m != config_.self && m != checker) send(config_.members[m], 1, 0, k, bytes, signature);
   ++owned_chunks_done_;
   if (!config_.check_owners) return;
   owned_result_.add(digest);
@@ -265,6 +269,10 @@ void DirectAllReduce::sign_owned() {
 // 3. All-gather: member `from`'s mean of its segment, as it encoded it.
 void DirectAllReduce::on_gather(std::size_t from, std::size_t k, const ChunkHeader& h,
                                 std::span<const std::byte> encoded) {
+  if (config_.check_owners && from == checked_segment())
+    throw Error(ErrorCategory::protocol,
+                "an all-gather chunk from the owner of the segment this member checks (the "
+                "checker keeps its own mean of it)");
   if (k != next_gather_[from] || k >= chunks_in(from))
     throw Error(ErrorCategory::protocol,
                 fmt::format("all-gather chunk {} came where chunk {} of {} was due", k,
@@ -431,6 +439,7 @@ void DirectAllReduce::sign_result(std::size_t segment) {
   for (std::size_t m = 0; m < member_count(); ++m)
     if (m != config_.self) send_statement(config_.members[m], s);
   checks_[segment].checker = s;
+  checks_[segment].received_digest = s.digest;  // what it keeps of the segment: its own mean
   settle(segment);
 }
 

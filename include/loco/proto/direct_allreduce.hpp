@@ -49,8 +49,11 @@
 //      otherwise the checker signs the digest of its own result;
 //   3. every member accepts segment g only when the owner's bytes, the owner's statement and the
 //      checker's statement agree; two signed statements that differ are a proof for the tracker.
-// Cost: each member sends each chunk to two members instead of one (reduce-scatter bytes ×≈ 2,
-// all-gather unchanged), the checker's decode and mean, and N + 2 signatures and O(N) checks per
+//      The checker is not sent the owner's bytes: it keeps its own mean of g, which are the same
+//      bytes when the two statements agree (their digests cover the bytes).
+// Cost: each member sends each chunk to two members instead of one (reduce-scatter bytes ×≈ 2),
+// the all-gather one message fewer a chunk (none at N = 2: each member then sends its update once
+// and a few statements), the checker's decode and mean, and N + 2 signatures and O(N) checks per
 // member.
 
 #include <cstdint>
