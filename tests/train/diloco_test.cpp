@@ -20,15 +20,25 @@
 namespace loco::train {
 namespace {
 
+// θ, v and Δ of `n` values drawn from `seed`, at the scales of a run.
+struct OuterInputs {
+  std::vector<float> theta, v, delta;
+};
+OuterInputs outer_inputs(std::uint64_t seed, std::size_t n) {
+  Rng rng(seed);
+  OuterInputs in{.theta = std::vector<float>(n), .v = std::vector<float>(n), .delta = {}};
+  in.delta.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    in.theta[i] = rng.normal();
+    in.v[i] = rng.normal() * 0.1f;
+    in.delta[i] = rng.normal() * 0.01f;
+  }
+  return in;
+}
+
 TEST(OuterNesterov, MatchesTheFormulaAndItsSign) {
   const optim::OuterNesterovConfig config{.lr = 0.7f, .momentum = 0.9f};
-  Rng rng(1);
-  std::vector<float> theta(257), v(257), delta(257);
-  for (std::size_t i = 0; i < theta.size(); ++i) {
-    theta[i] = rng.normal();
-    v[i] = rng.normal() * 0.1f;
-    delta[i] = rng.normal() * 0.01f;
-  }
+  auto [theta, v, delta] = outer_inputs(1, 257);
   std::vector<double> ref_theta(theta.begin(), theta.end()), ref_v(v.begin(), v.end());
   for (int step = 0; step < 3; ++step) {
     optim::outer_nesterov_step(config, theta, v, delta);
@@ -53,13 +63,7 @@ TEST(OuterNesterov, MatchesTheFormulaAndItsSign) {
 // members install in place, so both must give the same bits, output by output.
 TEST(OuterNesterov, OutOfPlaceGivesTheInPlaceBits) {
   const optim::OuterNesterovConfig config{.lr = 0.7f, .momentum = 0.9f};
-  Rng rng(2);
-  std::vector<float> theta(1031), v(1031), delta(1031);
-  for (std::size_t i = 0; i < theta.size(); ++i) {
-    theta[i] = rng.normal();
-    v[i] = rng.normal() * 0.1f;
-    delta[i] = rng.normal() * 0.01f;
-  }
+  auto [theta, v, delta] = outer_inputs(2, 1031);
   std::vector<float> theta_out(theta.size(), -1.0f), v_out(theta.size(), -1.0f);
   std::vector<float> theta_only(theta.size(), -1.0f), v_only(theta.size(), -1.0f);
   optim::outer_nesterov_step_to(config, theta, v, delta, theta_out, v_out);
