@@ -173,9 +173,14 @@ std::optional<std::string> out_of_bounds(std::span<const float> values, double c
 bool AllReduce::decode_checked(std::span<const std::byte> encoded, std::size_t size,
                                double contributions, const PeerKey& sender) {
   scratch_.resize(size);
-  config_.codec->decode(encoded, scratch_);  // Error(format) for a malformed message
+  return decode_checked(encoded, std::span(scratch_), contributions, sender);
+}
+
+bool AllReduce::decode_checked(std::span<const std::byte> encoded, std::span<float> out,
+                               double contributions, const PeerKey& sender) {
+  config_.codec->decode(encoded, out);  // Error(format) for a malformed message
   const std::optional<std::string> wrong =
-      out_of_bounds(scratch_, contributions, config_.norm_limit, config_.median_norm);
+      out_of_bounds(out, contributions, config_.norm_limit, config_.median_norm);
   if (wrong) fail(*wrong, sender);
   return !wrong;
 }

@@ -207,10 +207,11 @@ void DirectAllReduce::on_reduce(std::size_t from, std::size_t segment, std::size
                 fmt::format("reduce-scatter chunk {} came where chunk {} of {} was due (segment "
                             "{})",
                             k, sum.next_from(from), chunks_in(segment), segment));
-  const Chunk c = chunk(segment, k);
-  if (!accept_chunk(from, segment, k, StatementKind::update_unit, h.signature, encoded)) return;
-  if (sum.add(from, encoded, std::span(scratch_).first(c.size), member_count()))
-    finish_chunk(segment, k);
+  // Decoded straight into the buffer the sum keeps until the chunk is summed.
+  std::shared_ptr<std::vector<float>> values = sum.buffer(chunk(segment, k).size);
+  if (!accept_chunk(from, segment, k, StatementKind::update_unit, h.signature, encoded, *values))
+    return;
+  if (sum.add(from, encoded, std::move(values), member_count())) finish_chunk(segment, k);
 }
 
 // 2. The mean of chunk k of a segment this member reduces, and its one quantization. The owner
@@ -279,8 +280,13 @@ void DirectAllReduce::on_gather(std::size_t from, std::size_t k, const ChunkHead
                             next_gather_[from], chunks_in(from)));
   ++next_gather_[from];
   const Chunk c = chunk(from, k);
-  if (!accept_chunk(from, from, k, StatementKind::mean_unit, h.signature, encoded)) return;
-  keep_mean(c, encoded);
+  // An fp32 result takes the values as they are checked, decoded once; else they are checked in
+  // scratch and the bytes are kept.
+  scratch_.resize(result_.empty() ? c.size : 0);
+  const std::span<float> out =
+      result_.empty() ? std::span<float>(scratch_) : result_.subspan(c.begin, c.size);
+  if (!accept_chunk(from, from, k, StatementKind::mean_unit, h.signature, encoded, out)) return;
+  if (result_.empty()) keep_mean(c, encoded);
   ++gathered_;
   if (!config_.check_owners) return;
   SegmentCheck& check = checks_[from];
@@ -293,10 +299,10 @@ void DirectAllReduce::on_gather(std::size_t from, std::size_t k, const ChunkHead
 
 bool DirectAllReduce::accept_chunk(std::size_t from, std::size_t segment, std::size_t k,
                                    StatementKind kind, const secure::Signature& signature,
-                                   std::span<const std::byte> encoded) {
+                                   std::span<const std::byte> encoded, std::span<float> out) {
   const PeerKey& sender = config_.members[from];
   try {
-    if (decode_checked(encoded, chunk(segment, k).size, 1, sender)) return true;
+    if (decode_checked(encoded, out, 1, sender)) return true;
   } catch (const Error& e) {
     fail(e.message(), sender);
   }

@@ -19,15 +19,16 @@ SegmentSum::SegmentSum(std::size_t members, std::size_t chunks, std::size_t trim
       hashes_(members),
       codec_(codec) {}
 
+std::shared_ptr<std::vector<float>> SegmentSum::buffer(std::size_t size) {
+  return buffers_ != nullptr ? buffers_->take(size) : std::make_shared<std::vector<float>>(size);
+}
+
 bool SegmentSum::add(std::size_t m, std::span<const std::byte> encoded,
-                     std::span<const float> values, std::size_t expected) {
+                     std::shared_ptr<std::vector<float>> values, std::size_t expected) {
   const std::size_t k = next_[m]++;
   LOCO_ASSERT(k < chunks(), "a segment's chunks come in order, each once");
   hashes_[m].add_bytes(encoded);
-  std::shared_ptr<std::vector<float>>& part = waiting_[k][m];
-  part = buffers_ != nullptr ? buffers_->take(values.size())
-                             : std::make_shared<std::vector<float>>(values.size());
-  std::copy(values.begin(), values.end(), part->begin());
+  waiting_[k][m] = std::move(values);
   return ++parts_in_[k] == expected;
 }
 

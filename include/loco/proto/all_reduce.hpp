@@ -198,6 +198,9 @@ class AllReduce {
   // weight. False, after failing naming `sender`, if not.
   bool decode_checked(std::span<const std::byte> encoded, std::size_t size, double contributions,
                       const PeerKey& sender);
+  // The same into `out` (the chunk's size).
+  bool decode_checked(std::span<const std::byte> encoded, std::span<float> out,
+                      double contributions, const PeerKey& sender);
   // Adds, to the failure just set, the evidence of a signed chunk that caused it.
   void attach_evidence(Evidence evidence);
   // What `contributions` summed contributions count for at most: as many times the heaviest

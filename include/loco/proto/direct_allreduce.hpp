@@ -104,11 +104,12 @@ class DirectAllReduce final : public AllReduce {
                  std::span<const std::byte> encoded);
   void on_gather(std::size_t from, std::size_t k, const ChunkHeader& h,
                  std::span<const std::byte> encoded);
-  // Decodes chunk k of `segment` from member `from` into scratch_ and checks it (decode_checked);
-  // a chunk refused comes with the evidence, if its sender signed it, for the rest of the group
-  // (unit_evidence.hpp). False after failing.
+  // Decodes chunk k of `segment` from member `from` into `out` (its size) and checks it
+  // (decode_checked); a chunk refused comes with the evidence, if its sender signed it, for the
+  // rest of the group (unit_evidence.hpp). False after failing.
   bool accept_chunk(std::size_t from, std::size_t segment, std::size_t k, StatementKind kind,
-                    const secure::Signature& signature, std::span<const std::byte> encoded);
+                    const secure::Signature& signature, std::span<const std::byte> encoded,
+                    std::span<float> out);
   // The unit of the encoded update that chunk k of segment g is.
   std::size_t unit_index(std::size_t segment, std::size_t k) const;
   void on_statement(std::size_t from, std::uint32_t what, std::span<const std::byte> payload);

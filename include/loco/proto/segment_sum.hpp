@@ -39,10 +39,13 @@ class SegmentSum {
   std::size_t chunks() const { return parts_in_.size(); }
   // The chunk member m sends next (they come in order).
   std::size_t next_from(std::size_t m) const { return next_[m]; }
-  // Member m's chunk k (the next from m): its encoded bytes, hashed, and its decoded values, kept.
-  // Returns whether chunk k now holds `expected` contributions.
-  bool add(std::size_t m, std::span<const std::byte> encoded, std::span<const float> values,
-           std::size_t expected);
+  // A buffer of `size` floats for a contribution's decoded values (from the pool, if lent one).
+  std::shared_ptr<std::vector<float>> buffer(std::size_t size);
+  // Member m's chunk k (the next from m): its encoded bytes, hashed, and its decoded values (in a
+  // buffer() the caller decoded them into), kept. Returns whether chunk k now holds `expected`
+  // contributions.
+  bool add(std::size_t m, std::span<const std::byte> encoded,
+           std::shared_ptr<std::vector<float>> values, std::size_t expected);
   // Member m's chunk k, encoded, read from `encoded` (which outlives this) when the chunk is
   // summed (one member only: this one).
   bool add_encoded(std::size_t m, std::span<const std::byte> encoded, const Digest& digest,
