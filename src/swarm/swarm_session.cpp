@@ -135,7 +135,11 @@ void SwarmSession::drive() {
 bool SwarmSession::drain_relayed() {
   while (auto t = relayed_->poll_transmit()) {
     const proto::Member* relay = core_->client().member(t->relay);
-    if (relay == nullptr) continue;  // left the run: the link fails with it
+    if (relay == nullptr) {  // left the run: the link fails with it
+      relayed_dropped(fmt::format("relayed bytes through {}, not in this peer's view",
+                                  secure::short_id(t->relay)));
+      continue;
+    }
     // An end is unreachable and its relay reachable: the end dials (link_direction.hpp).
     mesh_->send(t->relay, relay->address, proto::MessageType::relay_data, std::move(t->body));
   }
@@ -201,10 +205,21 @@ void SwarmSession::on_relay_data(const proto::PeerKey& from, std::span<const std
     const std::optional<proto::RelayData> data = core_->on_relay_data(from, body);
     if (data && core_->client().is_member(data->header.peer))
       relayed_->on_relay_data(steady_now(), from, *data);
+    else if (data)
+      relayed_dropped(
+          fmt::format("relayed bytes from {} through {}, not a member in this peer's view",
+                      secure::short_id(data->header.peer), secure::short_id(from)));
   } catch (const Error& e) {
     spdlog::warn("peer {}: {}; dropping it", secure::short_id(from), e.what());
     mesh_->drop(from);
   }
+}
+
+void SwarmSession::relayed_dropped(const std::string& what) {
+  if (++relayed_drops_ > kLoggedRelayedDrops) return;
+  spdlog::info(
+      "{}: dropped{}", what,
+      relayed_drops_ == kLoggedRelayedDrops ? " (the last such line; the count is at leave)" : "");
 }
 
 void SwarmSession::to_core(const proto::PeerKey& from, proto::MessageType type,
@@ -229,6 +244,9 @@ void SwarmSession::leave(const std::string& reason) {
   if (core_ && (core_->relay().bytes_relayed() > 0 || core_->relay().refused() > 0))
     spdlog::info("relayed {} bytes between unreachable members ({} relay_data refused)",
                  core_->relay().bytes_relayed(), core_->relay().refused());
+  if (relayed_drops_ > 0)
+    spdlog::info("dropped relayed bytes {} times: their end or relay was not in this peer's view",
+                 relayed_drops_);
   if (compute_) compute_->leave(reason);
   if (link_) link_->stop();
   if (mesh_) mesh_->stop();

@@ -95,6 +95,9 @@ class SwarmSession {
   // The relayed links' output: their relay_data to the mesh, messages and losses to the core
   // (true when it gave the core any: its outputs are to be drained again).
   bool drain_relayed();
+  // Relayed bytes dropped because their end or relay is not in this peer's view (yet): the first
+  // kLoggedRelayedDrops are logged, so that a relayed link that never forms says why.
+  void relayed_dropped(const std::string& what);
   void arm_timer();
   void reach(FaultPoint point, std::uint64_t round) const;
 
@@ -112,6 +115,8 @@ class SwarmSession {
   std::unique_ptr<net::RelayedLinks> relayed_;    // with the core
   boost::asio::steady_timer timer_;               // the core's deadline
   TimePoint timer_at_ = kNever;
+  static constexpr std::uint64_t kLoggedRelayedDrops = 16;
+  std::uint64_t relayed_drops_ = 0;
 };
 
 }  // namespace loco::swarm
