@@ -20,6 +20,11 @@ void ComputeLink::ready(const proto::Ready& ready, Delta delta, Tentative tentat
     else if (!values.empty())
       values[0] = 1000.0f * std::max(ready.update_norm, 1.0f);
   }
+  if (tentative.after_preview)
+    awaiting_preview_ = ready.round;
+  else
+    awaiting_preview_.reset();
+  deferred_.reset();
   tentative_ = std::move(tentative);
   proto::Ready told = ready;
   if (poison_ == "nan") told.update_norm = std::numeric_limits<float>::quiet_NaN();
@@ -29,13 +34,23 @@ void ComputeLink::ready(const proto::Ready& ready, Delta delta, Tentative tentat
 
 void ComputeLink::ready_gather(proto::Ready ready, std::vector<std::byte> part,
                                Tentative tentative) {
+  awaiting_preview_.reset();
+  deferred_.reset();
   tentative_ = std::move(tentative);
   core_.ready_gather(ready, std::move(part));
 }
 
 void ComputeLink::ready_gossip(TimePoint now, std::uint64_t round, proto::PeerCore::Update packed) {
+  awaiting_preview_.reset();
+  deferred_.reset();
   tentative_ = {};
   core_.ready_gossip(now, round, std::move(packed));
+}
+
+void ComputeLink::previewed(std::uint64_t round) {
+  if (awaiting_preview_ != round) return;  // a round that has ended meanwhile
+  awaiting_preview_.reset();
+  if (deferred_) report_tentative(*std::exchange(deferred_, std::nullopt));
 }
 
 void ComputeLink::round_done(std::uint64_t round, std::uint32_t attempt, const Digest& hash) {
@@ -67,6 +82,8 @@ void ComputeLink::stats(const proto::Heartbeat& heartbeat) {
 
 void ComputeLink::leave(const std::string& reason) {
   tentative_ = {};
+  awaiting_preview_.reset();
+  deferred_.reset();
   computed_ = false;
   core_.unserve();  // the state is served in place: the compute thread may free it now
   core_.leave(reason);
@@ -97,24 +114,15 @@ void ComputeLink::on_core_event(proto::PeerEvent& e) {
     case Kind::mean:
       out.kind = SwarmEvent::Kind::mean;
       if ((tentative_.manifest && out.mean) || (tentative_.gathered && out.parts)) {
-        // The compute thread goes on from the mean while the state it leads to is hashed here.
-        const std::shared_ptr<const proto::RoundMean> mean = out.mean;
-        const std::shared_ptr<const std::vector<std::vector<std::byte>>> parts = out.parts;
-        SwarmEvent reported{
-            .kind = SwarmEvent::Kind::reported, .round = out.round, .attempt = out.attempt};
+        // The compute thread goes on from the mean while the state it leads to is hashed here:
+        // at once, or once it has previewed the mean (Tentative::after_preview).
+        TentativeInput input{
+            .round = out.round, .attempt = out.attempt, .mean = out.mean, .parts = out.parts};
         mailbox_.post(std::move(out));
-        {
-          // The manifest reads the shared state, which the compute thread may change meanwhile
-          // only by loading a fetched state (a resync queued before this mean): not while it
-          // is read. (A hash of that state then matches no one's, and the round resyncs.)
-          const std::shared_lock reading(guard_.mutex);
-          tentative_manifest_ = mean ? tentative_.manifest(*mean) : tentative_.gathered(*parts);
-        }
-        computed_ = true;
-        reported.hash = tentative_manifest_.state_hash();
-        reported.manifest = std::make_shared<const proto::StateManifest>(tentative_manifest_);
-        core_.round_done(reported.round, reported.attempt, reported.hash);
-        mailbox_.post(std::move(reported));
+        if (awaiting_preview_ == input.round)
+          deferred_ = std::move(input);
+        else
+          report_tentative(input);
         return;
       }
       break;
@@ -136,10 +144,12 @@ void ComputeLink::on_core_event(proto::PeerEvent& e) {
     case Kind::aborted:
       out.kind = SwarmEvent::Kind::aborted;
       computed_ = false;
+      deferred_.reset();  // that attempt's hash is wanted no more
       break;
     case Kind::must_fetch:
       out.kind = SwarmEvent::Kind::must_fetch;
       computed_ = false;
+      deferred_.reset();
       break;
     case Kind::fetched: out.kind = SwarmEvent::Kind::fetched; break;
     case Kind::run_ended:
@@ -148,6 +158,24 @@ void ComputeLink::on_core_event(proto::PeerEvent& e) {
       break;
   }
   mailbox_.post(std::move(out));
+}
+
+void ComputeLink::report_tentative(const TentativeInput& input) {
+  SwarmEvent reported{
+      .kind = SwarmEvent::Kind::reported, .round = input.round, .attempt = input.attempt};
+  {
+    // The manifest reads the shared state, which the compute thread may change meanwhile only by
+    // loading a fetched state (a resync queued before this mean): not while it is read. (A hash
+    // of that state then matches no one's, and the round resyncs.)
+    const std::shared_lock reading(guard_.mutex);
+    tentative_manifest_ =
+        input.mean ? tentative_.manifest(*input.mean) : tentative_.gathered(*input.parts);
+  }
+  computed_ = true;
+  reported.hash = tentative_manifest_.state_hash();
+  reported.manifest = std::make_shared<const proto::StateManifest>(tentative_manifest_);
+  core_.round_done(reported.round, reported.attempt, reported.hash);
+  mailbox_.post(std::move(reported));
 }
 
 }  // namespace loco::swarm

@@ -152,8 +152,10 @@ std::span<const float> SwarmGroup::whole(const proto::RoundMean& mean) {
 void SwarmGroup::start(std::uint64_t round, std::span<const float> delta, float norm,
                        const train::PhaseClaim& claim,
                        std::function<proto::StateManifest(const proto::RoundMean&)> manifest) {
-  hand_over(round, delta, norm, claim,
-            ComputeLink::Tentative{.manifest = std::move(manifest), .gathered = {}, .bytes = {}});
+  hand_over(
+      round, delta, norm, claim,
+      ComputeLink::Tentative{
+          .manifest = std::move(manifest), .gathered = {}, .bytes = {}, .after_preview = true});
 }
 
 std::shared_ptr<const proto::RoundMean> SwarmGroup::mean() {
@@ -164,6 +166,11 @@ std::shared_ptr<const proto::RoundMean> SwarmGroup::mean() {
     progress_.ended = on_round_event(begun_, *next, {}, {});
   }
   return progress_.mean;
+}
+
+void SwarmGroup::previewed() {
+  LOCO_ASSERT(begun_ != 0 && progress_.mean, "previewed() before the round's mean");
+  side_->post([round = begun_](ComputeLink& link, TimePoint) { link.previewed(round); });
 }
 
 bool SwarmGroup::outcome_in() const {

@@ -38,7 +38,7 @@ void DiLoCo::begin(InnerLoop& loop, Start how) {
   switch (how) {
     case Start::fresh:  // genesis: the initial parameters, zero momentum
       theta().copy_from(loop.params());
-      momentum().zero();
+      momentum().zero_resident();  // the first install writes it whole
       shared_.set_round(0);
       break;
     case Start::resumed: break;
@@ -197,6 +197,7 @@ RoundResult DiLoCo::round(Arena& params, std::span<float> delta) {
     }
     const TimePoint preview_start = now();
     preview(params, *mean);
+    overlapped_->previewed();
     times_.outer_s = seconds_since(preview_start);
     // What the compute thread waited for (docs/SCALE.md, "One peer at a real model size").
     spdlog::debug("round {}: Δ in {:.3f} s, then the mean in {:.3f} s, θ' previewed in {:.3f} s",

@@ -1,8 +1,12 @@
 #include "loco/core/arena.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "loco/core/arena_maps.hpp"
 #include "loco/core/error.hpp"
@@ -154,6 +158,33 @@ TEST(Arena, ALargeArenaCopiesAndMovesLikeASmallOne) {
   Arena small(small_layout());
   small.fill(1.0f);
   small.zero();  // a heap arena zeroes by writing
+  for (float v : small.data()) EXPECT_EQ(v, 0.0f);
+}
+
+// zero_resident(): zero like zero(), but every page of a mapped arena is in memory at once (mincore
+// says so), where zero() gives the pages back.
+TEST(Arena, ZeroResidentZeroesAndLeavesEveryPageInMemory) {
+  Arena arena(large_layout());
+  arena.fill(5.0f);
+  const auto resident_pages = [&arena] {
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    const std::size_t bytes = arena.data().size_bytes();
+    std::vector<unsigned char> in_core((bytes + page - 1) / page);
+    EXPECT_EQ(::mincore(arena.data().data(), bytes, in_core.data()), 0);
+    return std::make_pair(std::ranges::count_if(in_core, [](unsigned char c) { return c & 1; }),
+                          in_core.size());
+  };
+  arena.zero();
+  const auto [given_back, all] = resident_pages();
+  EXPECT_LT(static_cast<std::size_t>(given_back), all / 2);  // the pages given back
+  arena.fill(5.0f);
+  arena.zero_resident();
+  for (float v : arena.data()) ASSERT_EQ(v, 0.0f);
+  const auto [resident, pages] = resident_pages();
+  EXPECT_EQ(static_cast<std::size_t>(resident), pages);
+  Arena small(small_layout());
+  small.fill(1.0f);
+  small.zero_resident();
   for (float v : small.data()) EXPECT_EQ(v, 0.0f);
 }
 

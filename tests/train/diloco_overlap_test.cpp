@@ -37,6 +37,10 @@ class ScriptedOverlap final : public OuterGroup, public OverlappedGroup {
     manifest_ = std::move(manifest);
   }
   std::shared_ptr<const proto::RoundMean> mean() override { return as_mean(delta_); }
+  void previewed() override {
+    ++previews;
+    if (on_previewed) on_previewed();
+  }
   bool outcome_in() const override { return outcome_early; }
   RoundResult land(const std::function<void(const proto::RoundMean&)>& install) override {
     ++landings;
@@ -71,6 +75,8 @@ class ScriptedOverlap final : public OuterGroup, public OverlappedGroup {
   float landed_scale = 1.0f;
   bool skip = false;
   int landings = 0;
+  int previews = 0;
+  std::function<void()> on_previewed;  // as the group is told previewed()
   std::shared_ptr<const compress::Codec> codec;
   bool decode_first = false;
   // Not a divisor of the state's chunks: a hashed chunk of θ' decodes parts of the mean's chunks.
@@ -129,6 +135,26 @@ TEST(DiLoCoOverlap, EachPhaseStartsFromTheStateTheBlockingRoundWouldInstall) {
   EXPECT_EQ(overlapped.diloco.shared().round(), 3u);
   EXPECT_EQ(overlapped.diloco.shared().manifest(), blocking.diloco.shared().manifest());
   EXPECT_EQ(overlapped.group.manifests, blocking.group.manifests);
+}
+
+// The group is told previewed() once a round, when the local copy already holds the state the
+// next phase starts from: only then may it take the cores to hash that state.
+TEST(DiLoCoOverlap, TheGroupIsToldPreviewedOnceTheNextPhasesStartIsInPlace) {
+  Trainer blocking(false), overlapped(true);
+  std::vector<float> at_previewed;
+  overlapped.group.on_previewed = [&] {
+    const std::span<const float> params = overlapped.loop.params().data();
+    at_previewed.assign(params.begin(), params.end());
+  };
+  for (int round = 1; round <= 2; ++round) {
+    blocking.steps(4);
+    overlapped.steps(4);
+    EXPECT_EQ(overlapped.group.previews, round);
+    const std::span<const float> expected = blocking.loop.params().data();
+    EXPECT_TRUE(
+        std::equal(at_previewed.begin(), at_previewed.end(), expected.begin(), expected.end()))
+        << "round " << round;
+  }
 }
 
 // The mean kept encoded (the direct exchange's, read chunk by chunk) leads to the same bits as an

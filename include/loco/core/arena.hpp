@@ -94,6 +94,12 @@ class Arena {
   // Every float zero. A large arena gives its pages back to the system instead of writing them,
   // so zeroing state that is written again later (a fresh momentum) costs neither time nor memory.
   void zero();
+  // Every float zero, and every page resident now: for state that a hot loop later writes whole
+  // (DiLoCo's outer momentum, at the first round's install). A fresh page's first write is a
+  // fault, which on a virtual machine whose host has not backed that memory yet costs ~3 µs a
+  // page: ~1 s for the momentum of 85M parameters, taken at start rather than in a round
+  // (docs/SCALE.md). A machine short of memory then fails at start, not a round later.
+  void zero_resident();
   // Copies the contents of `other`, which must have an equal layout.
   void copy_from(const Arena& other);
 

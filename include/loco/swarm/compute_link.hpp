@@ -8,16 +8,19 @@
 // nor performs I/O: its driver calls drive() on the core after each call.
 //
 // The one thing it computes is an asynchronous round's tentative state: the manifest of the state
-// the mean leads to, computed on the network side as soon as the collective is done and its hash
-// reported at once, while the compute thread trains on (Streaming DiLoCo's fragments, DiLoCo's
+// the mean leads to, computed on the network side as soon as the collective is done (DiLoCo's,
+// once its compute thread has previewed the mean) and its hash reported at once, while the
+// compute thread trains on (Streaming DiLoCo's fragments, DiLoCo's
 // overlapped rounds, DeMo's delayed apply, whose state is that of the gathered parts). Streaming's
 // tentative state is held whole: it is served from the moment the round commits (the compute thread
 // installs it only when the round lands, up to H steps later: until then its own copy is the round
 // before), and so is DeMo's (landed a step later). DiLoCo's is not: the compute thread serves it
 // once installed, with the manifest computed here.
 
+#include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <shared_mutex>
 #include <span>
@@ -40,18 +43,23 @@ struct SharedStateGuard {
   std::uint64_t version = 0;  // under `mutex`
 };
 
+// An asynchronous round's landing on the network side (ComputeLink's class comment).
+struct TentativeState {
+  // The manifest of the state `mean` leads to (only reads the shared state).
+  std::function<proto::StateManifest(const proto::RoundMean& mean)> manifest;
+  // An all-gather's (DeMo's delayed apply): the manifest of the state the parts lead to.
+  std::function<proto::StateManifest(std::span<const std::vector<std::byte>> parts)> gathered;
+  // That state's bytes, to serve from the commit on; empty: the compute thread serves it.
+  std::function<proto::StateBytes()> bytes;
+  // The round's first mean is hashed only once the compute thread says previewed() (DiLoCo's
+  // overlapped round: train/overlapped_group.hpp says why).
+  bool after_preview = false;
+  explicit operator bool() const { return manifest || gathered; }
+};
+
 class ComputeLink {
  public:
-  // An asynchronous round's landing on the network side (the class comment).
-  struct Tentative {
-    // The manifest of the state `mean` leads to (only reads the shared state).
-    std::function<proto::StateManifest(const proto::RoundMean& mean)> manifest;
-    // An all-gather's (DeMo's delayed apply): the manifest of the state the parts lead to.
-    std::function<proto::StateManifest(std::span<const std::vector<std::byte>> parts)> gathered;
-    // That state's bytes, to serve from the commit on; empty: the compute thread serves it.
-    std::function<proto::StateBytes()> bytes;
-    explicit operator bool() const { return manifest || gathered; }
-  };
+  using Tentative = TentativeState;
 
   // `core`, `mailbox` and `guard` outlive the link. `poison`: for the test suite only, this peer
   // misbehaves ("scale": sends its update 1000x larger than the norm it declares; "segment": its
@@ -77,6 +85,9 @@ class ComputeLink {
   // `packed` and 1 when it ends up alone.
   void ready_gossip(TimePoint now, std::uint64_t round, proto::PeerCore::Update packed);
   void round_done(std::uint64_t round, std::uint32_t attempt, const Digest& hash);
+  // The compute thread has previewed `round`'s mean (Tentative::after_preview): its tentative
+  // state is hashed now.
+  void previewed(std::uint64_t round);
   // Serves the compute thread's shared state in place: `bytes` as they are at `version` of the
   // guard, whose manifest is `manifest`.
   void serve(proto::StateManifest manifest, proto::StateBytes bytes, std::uint64_t version);
@@ -100,8 +111,21 @@ class ComputeLink {
   std::string poison_;
   std::optional<std::uint64_t> served_version_;  // of the shared state served; none: a copy
 
+  // A mean whose tentative state is to be hashed: an attempt's, or the parts of a gather.
+  struct TentativeInput {
+    std::uint64_t round = 0;
+    std::uint32_t attempt = 0;
+    std::shared_ptr<const proto::RoundMean> mean;
+    std::shared_ptr<const std::vector<std::vector<std::byte>>> parts;
+  };
+  // Computes the tentative state's manifest and reports its hash to the core and the compute
+  // thread.
+  void report_tentative(const TentativeInput& input);
+
   Tentative tentative_;
-  bool computed_ = false;  // tentative_ ran for the attempt under way
+  std::optional<std::uint64_t> awaiting_preview_;  // the round whose previewed() is to come
+  std::optional<TentativeInput> deferred_;         // its mean, in before previewed()
+  bool computed_ = false;                          // tentative_ ran for the attempt under way
   proto::StateManifest tentative_manifest_;
   BufferPool<std::byte> served_pool_;  // the copies of the tentative state it serves
 };

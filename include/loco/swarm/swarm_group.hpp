@@ -102,11 +102,13 @@ class SwarmGroup final : public train::OuterGroup,
   bool round_in_flight() const;
 
   // DiLoCo's overlapped round (train/overlapped_group.hpp): begin_round with a tentative that
-  // only hashes (the network thread computes the manifest; the state is served once installed).
+  // only hashes (the network thread computes the manifest once told previewed(); the state is
+  // served once installed).
   void start(std::uint64_t round, std::span<const float> delta, float norm,
              const train::PhaseClaim& claim,
              std::function<proto::StateManifest(const proto::RoundMean&)> manifest) override;
   std::shared_ptr<const proto::RoundMean> mean() override;
+  void previewed() override;
   bool outcome_in() const override;
   train::RoundResult land(const std::function<void(const proto::RoundMean&)>& install) override;
   // DeMo's delayed apply (train/overlapped_gather.hpp): the network thread computes the

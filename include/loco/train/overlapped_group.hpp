@@ -3,15 +3,19 @@
 // (diloco.hpp). A sibling of OuterGroup (strategy.hpp), whose run_round returns only once the
 // round has landed.
 //
-// A round's mean comes back first; the strategy starts its next inner phase from the state the
-// mean leads to, while the group, on its own thread, hashes that state (manifest(mean): it may
-// only read the shared state), reports the hash and waits for the commit. The strategy lands the
-// round when the outcome is in (outcome_in(), checked between steps) or at the next round at the
-// latest: land() installs the state of the committed attempt's mean (a retry after the mean may
-// average another group: its own mean then), or says skipped or replaced as run_round does.
+// A round's mean comes back first; the strategy previews the state the mean leads to into its
+// local copy and says so (previewed()), then starts its next inner phase from it, while the
+// group, on its own thread, hashes that state (manifest(mean): it may only read the shared
+// state), reports the hash and waits for the commit. The group starts the hash only once told
+// previewed(): the preview is what the next phase waits for, and where the cores are fewer than
+// the threads that want them (two peers on two cores), a hash beside it would halve its share
+// (docs/SCALE.md, "Where the compute thread waits"). The strategy lands the round when the
+// outcome is in (outcome_in(), checked between steps) or at the next round at the latest: land()
+// installs the state of the committed attempt's mean (a retry after the mean may average another
+// group: its own mean then), or says skipped or replaced as run_round does.
 //
-//   start(Δ) ── mean() ── inner steps ... ── land(install) ── (the next round's Δ)
-//                          └ the group: hash, round done, commit ┘
+//   start(Δ) ── mean() ── preview ── previewed() ── inner steps ... ── land(install) ── (next Δ)
+//                                     └ the group: hash, round done, commit ┘
 //
 // One round at a time: land() before the next start().
 //
@@ -43,6 +47,10 @@ class OverlappedGroup {
   // Waits for the round's first mean (held until land() returns); null: the round ended
   // without one (land() says how).
   virtual std::shared_ptr<const proto::RoundMean> mean() = 0;
+  // After mean() returned one: the caller has what it needs from the mean, and the group may
+  // hash the state it leads to. Until then the group leaves the cores to the caller (a later
+  // attempt's mean, after a retry, is hashed at once).
+  virtual void previewed() = 0;
   // Would land() return without waiting for the network?
   virtual bool outcome_in() const = 0;
   // Waits for the round's outcome; committed: install(the committed attempt's mean) ran first.
