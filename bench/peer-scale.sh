@@ -9,9 +9,9 @@
 # round at the loopback rate of the secure channel measured in the same run (bench-transport);
 # overhead = the round's wall time less compute and wire. The line before it says where the
 # compute thread waited, per round (the peers' debug log, train/diloco.cpp): for Δ, for the
-# mean, for the preview of θ', and to land the round (the first round's install faults in the
-# outer momentum's pages; the last round's waits for its hash and commit, with no phase to
-# overlap), and the overhead of the rounds between the first and the last.
+# mean, for the preview of θ', and to land the round (the first round's exchange fills its
+# buffers for the first time; the last round's landing waits for its hash and commit, with no
+# phase to overlap), and the overhead of the rounds between the first and the last.
 # Usage: [N_LAYER=12 D_MODEL=768 N_HEAD=12 BATCH=4] bench/run.sh peer-scale
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
