@@ -114,25 +114,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (std::size_t m = 0; m < kMembers; ++m)
     for (std::size_t i = 0; i < kValues; ++i)
       values[m][i] = 0.1f * std::sin(static_cast<float>(i * (m + 1)));  // norm about 0.7
+  const auto config_of = [&](std::size_t m) {
+    return proto::AllReduceConfig{.round = 7,
+                                  .attempt = 2,
+                                  .members = keys,
+                                  .self = m,
+                                  .chunk_values = kChunkValues,
+                                  .codec = codec.get(),
+                                  .seed = 7002,
+                                  .median_norm = 1.0f,
+                                  .norm_limit = 10.0f,
+                                  .trim = trim,
+                                  .weights = {},
+                                  .buffers = nullptr,
+                                  .check_owners = checked,
+                                  .signer = &signers[m],
+                                  .run_id = "fuzz"};
+  };
   std::vector<std::unique_ptr<proto::AllReduce>> cores;
   for (std::size_t m = 0; m < kMembers; ++m)
-    cores.push_back(std::make_unique<proto::DirectAllReduce>(
-        proto::AllReduceConfig{.round = 7,
-                               .attempt = 2,
-                               .members = keys,
-                               .self = m,
-                               .chunk_values = kChunkValues,
-                               .codec = codec.get(),
-                               .seed = 7002,
-                               .median_norm = 1.0f,
-                               .norm_limit = 10.0f,
-                               .trim = trim,
-                               .weights = {},
-                               .buffers = nullptr,
-                               .check_owners = checked,
-                               .signer = &signers[m],
-                               .run_id = "fuzz"},
-        values[m], values[m]));
+    cores.push_back(std::make_unique<proto::DirectAllReduce>(config_of(m), values[m], values[m]));
 
   std::deque<InFlight> queue;
   const auto drain = [&](std::size_t m) {
@@ -197,15 +198,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
 
   // The invariants, over the honest members.
-  const proto::EvidenceContext evidence{.run_id = "fuzz",
-                                        .round = 7,
-                                        .attempt = 2,
-                                        .members = keys,
-                                        .values = kValues,
-                                        .unit_values = kChunkValues,
-                                        .codec = codec.get(),
-                                        .median_norm = 1.0f,
-                                        .norm_limit = 10.0f};
+  const proto::AllReduceConfig config = config_of(0);  // the context views its members
+  const proto::EvidenceContext evidence = proto::evidence_context(config, kValues);
   const std::size_t segment = kValues / kMembers;
   for (std::size_t m = 0; m < kLiar; ++m) {
     const auto& failure = cores[m]->failure();
