@@ -20,12 +20,7 @@ void ComputeLink::ready(const proto::Ready& ready, Delta delta, Tentative tentat
     else if (!values.empty())
       values[0] = 1000.0f * std::max(ready.update_norm, 1.0f);
   }
-  if (tentative.after_preview)
-    awaiting_preview_ = ready.round;
-  else
-    awaiting_preview_.reset();
-  deferred_.reset();
-  tentative_ = std::move(tentative);
+  expect(std::move(tentative), ready.round);
   proto::Ready told = ready;
   if (poison_ == "nan") told.update_norm = std::numeric_limits<float>::quiet_NaN();
   if (poison_ == "tokens") told.tokens <<= 30;
@@ -34,17 +29,19 @@ void ComputeLink::ready(const proto::Ready& ready, Delta delta, Tentative tentat
 
 void ComputeLink::ready_gather(proto::Ready ready, std::vector<std::byte> part,
                                Tentative tentative) {
-  awaiting_preview_.reset();
-  deferred_.reset();
-  tentative_ = std::move(tentative);
+  expect(std::move(tentative), ready.round);
   core_.ready_gather(ready, std::move(part));
 }
 
 void ComputeLink::ready_gossip(TimePoint now, std::uint64_t round, proto::PeerCore::Update packed) {
-  awaiting_preview_.reset();
-  deferred_.reset();
-  tentative_ = {};
+  expect({}, round);
   core_.ready_gossip(now, round, std::move(packed));
+}
+
+void ComputeLink::expect(Tentative tentative, std::uint64_t round) {
+  awaiting_preview_ = tentative.after_preview ? std::optional(round) : std::nullopt;
+  deferred_.reset();
+  tentative_ = std::move(tentative);
 }
 
 void ComputeLink::previewed(std::uint64_t round) {
@@ -81,9 +78,7 @@ void ComputeLink::stats(const proto::Heartbeat& heartbeat) {
 }
 
 void ComputeLink::leave(const std::string& reason) {
-  tentative_ = {};
-  awaiting_preview_.reset();
-  deferred_.reset();
+  expect({}, 0);
   computed_ = false;
   core_.unserve();  // the state is served in place: the compute thread may free it now
   core_.leave(reason);

@@ -10,12 +10,12 @@
 // The one thing it computes is an asynchronous round's tentative state: the manifest of the state
 // the mean leads to, computed on the network side as soon as the collective is done (DiLoCo's,
 // once its compute thread has previewed the mean) and its hash reported at once, while the
-// compute thread trains on (Streaming DiLoCo's fragments, DiLoCo's
-// overlapped rounds, DeMo's delayed apply, whose state is that of the gathered parts). Streaming's
-// tentative state is held whole: it is served from the moment the round commits (the compute thread
-// installs it only when the round lands, up to H steps later: until then its own copy is the round
-// before), and so is DeMo's (landed a step later). DiLoCo's is not: the compute thread serves it
-// once installed, with the manifest computed here.
+// compute thread trains on (Streaming DiLoCo's fragments, DiLoCo's overlapped rounds, DeMo's
+// delayed apply, whose state is that of the gathered parts). Streaming's tentative state is held
+// whole: it is served from the moment the round commits (the compute thread installs it only when
+// the round lands, up to H steps later: until then its own copy is the round before), and so is
+// DeMo's (landed a step later). DiLoCo's is not: the compute thread serves it once installed, with
+// the manifest computed here.
 
 #include <cstdint>
 #include <functional>
@@ -111,6 +111,9 @@ class ComputeLink {
   std::string poison_;
   std::optional<std::uint64_t> served_version_;  // of the shared state served; none: a copy
 
+  // The tentative of the round now begun (none: a gossip round, or leaving); what was deferred
+  // of the last is dropped.
+  void expect(Tentative tentative, std::uint64_t round);
   // A mean whose tentative state is to be hashed: an attempt's, or the parts of a gather.
   struct TentativeInput {
     std::uint64_t round = 0;
