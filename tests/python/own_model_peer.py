@@ -3,7 +3,7 @@ encoder.weight_ih_l0, ..., head.bias) learning a sequence rule whose noise diffe
 The run's model is this module's genesis file (loco.write_genesis; test_own_model.py writes it).
 It binds the module's parameters by name, joins, trains with Adam and runs `rounds` rounds
 (DiLoCo: peer.round every H steps; Streaming DiLoCo: peer.fragment_step after every step),
-printing one JSON line per landed round:
+printing a line {"event": "joined", "fetched": F, "round": R} and then one per landed round:
   {"round": R, "kind": K, "members": M, "state": HASH, "loss": L, "first_loss": L0}
 (L: the loss of the inner step the round landed after; L0: of its first inner step).
 Usage: own_model_peer.py CONFIG ROUNDS SEED
@@ -58,6 +58,8 @@ def main():
         for name, _ in peer.tensors():
             peer.bind(name, parameters[name])
         joined = peer.join(timeout=30)
+        print(json.dumps({"event": "joined", "fetched": joined.fetched, "round": joined.round}),
+              flush=True)
         generator = torch.Generator().manual_seed(args.seed * 1000 + joined.shard_index)
         noise = 0.05 * (1 + joined.shard_index)
         optimizer = torch.optim.Adam(model.parameters(), lr=3e-2)

@@ -4,12 +4,15 @@ peers train it with DiLoCo, Streaming DiLoCo (balanced fragments) and eager upda
 after every round, and the loss falls. A peer whose genesis file differs is refused, naming the
 setting. Skipped where PyTorch is not installed."""
 
+import json
+import signal
 import subprocess
 import sys
 
 import pytest
 
-from conftest import BIN, HERE, Tracker, python_rounds, same_state_after_every_round
+from conftest import (BIN, HERE, Tracker, python_lines, python_rounds, read_line,
+                      same_state_after_every_round)
 
 torch = pytest.importorskip("torch")
 
@@ -101,3 +104,42 @@ def test_a_peer_of_another_genesis_is_refused_naming_the_setting(tmp_path):
         assert "an external model needs a trainer peer" in own.stderr, own.stderr
     finally:
         assert tracker.stop() == 0
+
+
+def test_a_peer_killed_and_restarted_rejoins_from_the_runs_state(tmp_path, spawn):
+    """Two peers train on; the third is SIGKILLed after its first round and a new process of it
+    (a new key: the old one is evicted in its time) joins, fetches the run's state and commits
+    rounds with the others, one state each round."""
+    config = run_config(tmp_path, "run", genesis(tmp_path, "genesis", seed=0), DILOCO, 1000)
+    tracker = Tracker(tmp_path, config, "own-restart", min_peers=2)
+
+    def peer(name, rounds):
+        return spawn([sys.executable, HERE / "own_model_peer.py",
+                      tracker.peer_config(tmp_path, name), rounds, len(name)])
+
+    def rows(process):  # its lines so far (a process killed or still running)
+        return [json.loads(line) for line in process.stdout.read().splitlines()]
+
+    try:
+        survivors = [peer(f"py-{i}", 1000) for i in range(2)]
+        victim = peer("victim", 1000)
+        line = ""
+        while '"committed"' not in line:
+            line = read_line(victim.stdout, timeout=120)
+            assert line, "the victim committed no round"
+        victim.send_signal(signal.SIGKILL)
+        assert victim.wait(timeout=30) == -signal.SIGKILL
+        restarted = peer("restarted", 3)
+        back = python_lines(restarted, timeout=240)
+        for survivor in survivors:
+            survivor.send_signal(signal.SIGTERM)
+            survivor.wait(timeout=30)
+        joined = back[0]
+        assert joined["event"] == "joined" and joined["fetched"] and joined["round"] >= 1, joined
+        states = [{row["round"]: row["state"] for row in rows(p) if row.get("kind") == "committed"}
+                  for p in survivors]
+        for row in back[1:]:
+            assert row["kind"] == "committed", back
+            assert all(s.get(row["round"]) == row["state"] for s in states), (row, states)
+    finally:
+        assert tracker.stop() == 0, f"loco-tracker failed; its log: {tracker.log}"
