@@ -17,19 +17,19 @@ namespace loco::train {
 namespace {
 
 std::vector<std::byte> genesis_bytes(const std::filesystem::path& path) {
-  const auto fail = [&](const char* what) {
-    throw Error(ErrorCategory::io, fmt::format("genesis file '{}' (model.genesis): {}: {}",
-                                               path.string(), what, std::strerror(errno)));
+  const auto fail = [&](const std::string& what) {
+    throw Error(ErrorCategory::io,
+                fmt::format("genesis file '{}' (model.genesis): {}", path.string(), what));
   };
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail("cannot open");
+  if (!in) fail(std::string("cannot open: ") + std::strerror(errno));
   std::error_code ec;
   const std::uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec) fail("cannot get its size");
+  if (ec) fail("cannot get its size: " + ec.message());
   std::vector<std::byte> bytes(size);
   if (!in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size)) ||
       in.peek() != std::ifstream::traits_type::eof())
-    fail("changed while read");
+    fail("not read whole (a file that changed while read, or not a regular file)");
   return bytes;
 }
 

@@ -35,8 +35,8 @@ struct Genesis {
 // Reads `path` and checks that its BLAKE2b-256 is `blake2b_hex`. Throws Error(io) when it cannot
 // be read; Error(config) naming model.genesis-blake2b when the bytes hash to another value;
 // Error(format) naming the file when it is not a safetensors file, holds no tensor or more than
-// kMaxGenesisTensors, or a tensor with no elements. Costs the file's size in memory beside the
-// arena, for the call (the bytes hashed are the bytes parsed).
+// kMaxGenesisTensors, or a tensor with no elements. Costs twice the file's size in memory beside
+// the arena, for the call: its bytes (those hashed are those parsed) and the reader's fp32 copy.
 Genesis read_genesis(const std::filesystem::path& path, const std::string& blake2b_hex);
 
 // A tensor of a model as its trainer holds it: row-major, contiguous, fp32 or bf16.
