@@ -23,6 +23,7 @@ DILOCO = 'kind = "diloco"\ndiloco-h = 10\nouter-lr = 0.7\nouter-momentum = 0.9\n
 STREAMING = ('kind = "streaming"\ndiloco-h = 10\nfragments = 2\ntau = 2\nlayout = "balanced"\n'
              'fragment-codec = "fp4:block=64"\n')
 EAGER = 'kind = "streaming"\ndiloco-h = 10\nfragments = 1\nlayout = "balanced"\neager = "delayed"\n'
+OVERLAPPED = EAGER.replace('"delayed"', '"overlapped"')
 
 
 def genesis(folder, name, seed):
@@ -52,8 +53,9 @@ def test_write_genesis_names_the_module_in_order_and_prints_the_lines(tmp_path, 
         assert tracker.stop() == 0
 
 
-@pytest.mark.parametrize("strategy, rounds", [(DILOCO, 4), (STREAMING, 6), (EAGER, 4)],
-                         ids=["diloco", "streaming", "eager"])
+@pytest.mark.parametrize("strategy, rounds",
+                         [(DILOCO, 4), (STREAMING, 6), (EAGER, 4), (OVERLAPPED, 4)],
+                         ids=["diloco", "streaming", "eager-delayed", "eager-overlapped"])
 def test_three_pytorch_peers_of_an_lstm_hold_one_state_and_learn(tmp_path, spawn, strategy,
                                                                 rounds):
     config = run_config(tmp_path, "run", genesis(tmp_path, "genesis", seed=0), strategy,
