@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -54,6 +55,11 @@ std::string toml_string(const std::string& text) {
   return out + "\"";
 }
 
+bool has_control_character(std::string_view name) {
+  return std::ranges::any_of(
+      name, [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
 constexpr std::size_t kMaxRank = 8;  // what checkpoint's safetensors reader takes
 
 // The tensor's element count. Throws Error(invalid_argument) for a shape the file cannot hold.
@@ -62,6 +68,7 @@ std::size_t checked_numel(const GenesisTensor& t) {
     throw Error(ErrorCategory::invalid_argument, fmt::format("tensor {}: {}", t.name, what));
   };
   if (t.data == nullptr) refuse("no data");
+  if (has_control_character(t.name)) refuse("a control character in its name");
   if (t.shape.size() > kMaxRank) refuse(fmt::format("rank {}, above {}", t.shape.size(), kMaxRank));
   std::size_t numel = 1;
   for (const std::size_t d : t.shape) {
@@ -89,6 +96,8 @@ Genesis read_genesis(const std::filesystem::path& path, const std::string& blake
                                      file.names().size(), kMaxGenesisTensors));
   std::vector<TensorSpec> specs;
   for (const std::string& name : file.names()) {
+    if (has_control_character(name))  // it would go into logs and messages as it is
+      refuse_genesis(path, "has a tensor name with a control character");
     const std::vector<std::int64_t>& shape = file.tensor(name).shape;
     if (file.tensor(name).data.empty())
       refuse_genesis(path,

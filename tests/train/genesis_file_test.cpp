@@ -141,9 +141,35 @@ TEST(GenesisFile, MalformedFilesAreRefusedBeforeAnythingIsLaidOut) {
   EXPECT_THAT(malformed(dir, test::foreign_safetensors({{"a", "I64", {1}, std::string(8, '\0')}}))
                   .message(),
               HasSubstr("I64"));
+  EXPECT_THAT(
+      malformed(dir, test::foreign_safetensors({{"a\\u001b[2J", "F32", {1}, test::f32_bytes({1})}}))
+          .message(),
+      HasSubstr("control character"));
   // A tensor whose offsets do not span its shape (a liar's size).
   std::string lying = test::foreign_safetensors({{"a", "F32", {1000000}, test::f32_bytes({1})}});
   EXPECT_EQ(malformed(dir, lying).category(), ErrorCategory::format);
+}
+
+TEST(GenesisFile, TheWriterRefusesWhatTheReaderWould) {
+  test::TempDir dir;
+  const float value = 1.0f;
+  const std::vector<std::size_t> zero = {2, 0}, deep(9, 1), one = {1};
+  const auto error_of = [&](GenesisTensor t) {
+    try {
+      write_genesis(dir / "w.safetensors", std::span(&t, 1));
+    } catch (const Error& e) {
+      EXPECT_EQ(e.category(), ErrorCategory::invalid_argument);
+      return e.message();
+    }
+    return std::string("written");
+  };
+  EXPECT_EQ(error_of({.name = "w", .shape = one, .data = &value}), "written");
+  EXPECT_THAT(error_of({.name = "w", .shape = zero, .data = &value}), HasSubstr("dimension of 0"));
+  EXPECT_THAT(error_of({.name = "w", .shape = deep, .data = &value}), HasSubstr("rank 9"));
+  EXPECT_THAT(error_of({.name = "w", .shape = one, .data = nullptr}), HasSubstr("no data"));
+  EXPECT_THAT(error_of({.name = "w\n", .shape = one, .data = &value}),
+              HasSubstr("control character"));
+  EXPECT_THROW(write_genesis(dir / "w.safetensors", std::span<const GenesisTensor>{}), Error);
 }
 
 TEST(GenesisFile, Bf16TensorsBecomeExactFp32) {
