@@ -288,7 +288,8 @@ LOCO_API void loco_peer_interrupt(loco_peer* peer);
  * and a terminating zero; `config_lines` (may be null) the lines to put in the run config
  * ([model] kind, genesis, genesis-blake2b), valid until the next call on this thread.
  * LOCO_ERR_INVALID_ARGUMENT names the tensor: a null name, shape or data, a dimension of 0, a
- * rank over 8, a name repeated; LOCO_ERR_IO: the file cannot be written. */
+ * rank over 8, a name repeated or with a control character, no tensor or more than 65,536;
+ * LOCO_ERR_IO: the file cannot be written. */
 typedef enum loco_dtype { LOCO_DTYPE_F32 = 0, LOCO_DTYPE_BF16 = 1 } loco_dtype;
 
 typedef struct loco_tensor {
