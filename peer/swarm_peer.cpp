@@ -14,6 +14,7 @@
 #include "loco/swarm/swarm_async_group.hpp"
 #include "loco/swarm/swarm_group.hpp"
 #include "loco/swarm/swarm_thread.hpp"
+#include "loco/train/genesis.hpp"
 #include "loco/train/inner_loop.hpp"
 #include "loco/train/make_strategy.hpp"
 #include "loco/train/run_end.hpp"
@@ -83,6 +84,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     // 1. The run's config, this peer's identity, its data, its inner loop, the strategy with the
     // swarm.
     const train::TrainConfig config = host::load_run_config(o);
+    train::require_own_model(config);  // before its data is read
     const Duration end_wait =
         net::parse_duration(o.end_wait, "--peer.end-wait", std::chrono::hours(24));
     if (o.key_file.empty())

@@ -24,13 +24,13 @@
  * (loco_peer_save and loco_peer_load instead).
  *
  * Tensors: the run's config fixes the model's tensors (names, shapes, order: nanoGPT's state-dict
- * names for the GPT), because the shared state, its hash and the tracker's admission depend on
- * them. The trainer binds one buffer of its own to each: fp32 (or bf16, loco_peer_bind_bf16),
- * row-major, contiguous, the model's shape. A buffer stays the trainer's; it must stay valid from
- * loco_peer_bind until loco_peer_close, and loco reads or writes it only inside loco_peer_join
- * and loco_peer_round.
- * The starting weights come from the run (its genesis, or its current state fetched from the
- * members), never from the trainer's own initialisation.
+ * names for the GPT; an external model's genesis file's, loco_write_genesis below), because the
+ * shared state, its hash and the tracker's admission depend on them. The trainer binds one buffer
+ * of its own to each: fp32 (or bf16, loco_peer_bind_bf16), row-major, contiguous, the model's
+ * shape. A buffer stays the trainer's; it must stay valid from loco_peer_bind until
+ * loco_peer_close, and loco reads or writes it only inside loco_peer_join and loco_peer_round. The
+ * starting weights come from the run (its genesis, or its current state fetched from the members),
+ * never from the trainer's own initialisation.
  *
  * Errors: every call returns a loco_status; nothing aborts on bad input, and no C++ exception
  * crosses this API. The message of the last failed call is loco_last_error() on the calling
@@ -277,6 +277,31 @@ LOCO_API loco_status loco_peer_leave(loco_peer* peer, const char* reason);
  * LOCO_ERR_INTERRUPTED, a round skipped. Later blocking calls return at once the same way. Any
  * thread, or a signal handler. */
 LOCO_API void loco_peer_interrupt(loco_peer* peer);
+
+/* The genesis of a run of the trainer's own model (docs/PYTORCH.md, "Your own model"): a run config
+ * of [model] kind = "external" names a genesis file, a safetensors file of the model's tensors
+ * (names, shapes, order) and their initial values, by its BLAKE2b-256, which every peer and the
+ * tracker check. loco_write_genesis writes that file from the trainer's tensors, in the order
+ * given (loco keeps it: the state's layout and the fragments of Streaming DiLoCo follow it),
+ * deterministically (the same tensors give the same bytes), atomically. A bf16 tensor is written
+ * as its exact fp32 values. `blake2b_hex` (may be null) receives the file's hash, 64 hex digits
+ * and a terminating zero; `config_lines` (may be null) the lines to put in the run config
+ * ([model] kind, genesis, genesis-blake2b), valid until the next call on this thread.
+ * LOCO_ERR_INVALID_ARGUMENT names the tensor: a null name, shape or data, a dimension of 0, a
+ * rank over 8, a name repeated or with a control character, no tensor or more than 65,536;
+ * LOCO_ERR_IO: the file cannot be written. */
+typedef enum loco_dtype { LOCO_DTYPE_F32 = 0, LOCO_DTYPE_BF16 = 1 } loco_dtype;
+
+typedef struct loco_tensor {
+  const char* name;
+  const size_t* shape; /* `rank` sizes (null when rank is 0: a scalar) */
+  size_t rank;
+  loco_dtype dtype;
+  const void* data; /* row-major, contiguous: floats, or bf16s as uint16_t */
+} loco_tensor;
+
+LOCO_API loco_status loco_write_genesis(const char* path, const loco_tensor* tensors, size_t count,
+                                        char blake2b_hex[65], const char** config_lines);
 
 #ifdef __cplusplus
 }

@@ -7,12 +7,14 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "loco/core/error.hpp"
 #include "loco/host/trainer_peer.hpp"
 #include "loco/loco.h"
 #include "loco/secure/identity.hpp"
+#include "loco/train/genesis_file.hpp"
 #include "loco/version.hpp"
 
 struct loco_peer {
@@ -25,6 +27,7 @@ namespace {
 using Phase = loco::host::TrainerPeer::Phase;
 
 thread_local std::string t_error;
+thread_local std::string t_lines;  // loco_write_genesis's config lines
 
 loco_status status_of(loco::ErrorCategory category) {
   using C = loco::ErrorCategory;
@@ -174,6 +177,42 @@ loco_status loco_keygen(const char* path, char public_key_hex[65]) {
     if (public_key_hex != nullptr) {
       const std::string hex = loco::secure::to_hex(key.public_key());
       std::memcpy(public_key_hex, hex.c_str(), hex.size() + 1);
+    }
+    return LOCO_OK;
+  });
+}
+
+loco_status loco_write_genesis(const char* path, const loco_tensor* tensors, size_t count,
+                               char blake2b_hex[65], const char** config_lines) {
+  return guarded(nullptr, [&] {
+    if (path == nullptr) return null_argument(nullptr, "loco_write_genesis", "path");
+    if (tensors == nullptr && count > 0)
+      return null_argument(nullptr, "loco_write_genesis", "tensors");
+    std::vector<loco::train::GenesisTensor> model;
+    for (size_t i = 0; i < count; ++i) {
+      const loco_tensor& t = tensors[i];
+      // The dtype's bits, as a C caller may have put any value there (loading it as the enum
+      // would be undefined for a value it does not name).
+      std::underlying_type_t<loco_dtype> dtype;
+      std::memcpy(&dtype, &t.dtype, sizeof dtype);
+      if (t.name == nullptr || (t.shape == nullptr && t.rank > 0) ||
+          (dtype != LOCO_DTYPE_F32 && dtype != LOCO_DTYPE_BF16))
+        return fail(
+            nullptr, LOCO_ERR_INVALID_ARGUMENT,
+            "loco_write_genesis: tensor " + std::to_string(i) +
+                (t.name == nullptr                  ? ": its name is null"
+                 : t.shape == nullptr && t.rank > 0 ? ": its shape is null"
+                                                    : ": its dtype is neither F32 nor BF16"));
+      model.push_back({.name = t.name,
+                       .shape = {t.shape, t.rank},
+                       .data = t.data,
+                       .bf16 = dtype == LOCO_DTYPE_BF16});
+    }
+    const std::string hash = loco::train::write_genesis(path, model);
+    if (blake2b_hex != nullptr) std::memcpy(blake2b_hex, hash.c_str(), hash.size() + 1);
+    if (config_lines != nullptr) {
+      t_lines = loco::train::genesis_config_lines(path, hash);
+      *config_lines = t_lines.c_str();
     }
     return LOCO_OK;
   });

@@ -19,7 +19,13 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
   auto add_path = [&](const char* name, std::string& field, const char* help) {
     cli::add_path_option(app, name, field, help)->capture_default_str();
   };
-  add("--model.kind", c.model.kind, "gpt, or mlp (a bigram MLP for quick experiments)");
+  add("--model.kind", c.model.kind,
+      "gpt, mlp (a bigram MLP for quick experiments), or external (the trainers' own model, "
+      "described by its genesis file; trainer peers only)");
+  add_path("--model.genesis", c.model.genesis,
+           "external model: its genesis file (safetensors: tensor names, shapes, initial values)");
+  add("--model.genesis-blake2b", c.model.genesis_blake2b,
+      "external model: the genesis file's BLAKE2b-256 (64 hex digits), checked by every reader");
   add("--model.vocab", c.model.gpt.vocab, "vocabulary size (tokens 0..vocab-1)");
   add("--model.context", c.model.gpt.context, "sequence length");
   add("--model.n-layer", c.model.gpt.n_layer, "transformer blocks");
@@ -91,7 +97,9 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
   add("--strategy.fragments", c.strategy.fragments, "Streaming: fragments of whole layers (P)");
   add("--strategy.tau", c.strategy.tau, "Streaming: steps a fragment travels (τ < H/P)");
   add("--strategy.alpha", c.strategy.alpha, "Streaming: α-merge weight of the local copy");
-  add("--strategy.layout", c.strategy.layout, "Streaming: sequential or strided layers");
+  add("--strategy.layout", c.strategy.layout,
+      "Streaming: sequential or strided layers (loco's models), or balanced: runs of whole "
+      "tensors balanced by size (any model; an external one's)");
   add("--strategy.eager", c.strategy.eager, "Streaming: none, overlapped or delayed");
   add("--strategy.fragment-codec", c.strategy.fragment_codec,
       "Streaming: how a fragment's Δ travels (default fp4 E3M0)");

@@ -4,6 +4,7 @@
 // refused, never copied (loco writes the new θ into it). The GIL is released while a call blocks
 // (join, round), so other Python threads run meanwhile.
 
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
 #include <string>
@@ -301,6 +302,38 @@ class Peer {
 
 }  // namespace
 
+// loco_write_genesis over [(name, fp32 array or bf16 values as int16, is_bf16), ...]: arrays in C
+// order (a copy is made of any other, as the file is one anyway). Returns (hash, config lines).
+py::tuple write_genesis(const std::string& path, const py::list& tensors) {
+  using F32 = py::array_t<float, py::array::c_style | py::array::forcecast>;
+  using Bf16 = py::array_t<std::int16_t, py::array::c_style>;
+  std::vector<py::array> arrays;  // alive until the file is written
+  std::vector<std::string> names;
+  std::vector<std::vector<std::size_t>> shapes;
+  for (const py::handle item : tensors) {
+    const auto entry = item.cast<py::tuple>();
+    const bool bf16 = entry[2].cast<bool>();
+    names.push_back(entry[0].cast<std::string>());
+    arrays.push_back(bf16 ? py::array(Bf16::ensure(entry[1])) : py::array(F32::ensure(entry[1])));
+    if (!arrays.back())
+      raise(LOCO_ERR_INVALID_ARGUMENT, ("tensor " + names.back() + ": not an array").c_str());
+    shapes.emplace_back(arrays.back().shape(), arrays.back().shape() + arrays.back().ndim());
+  }
+  std::vector<loco_tensor> model;
+  for (std::size_t i = 0; i < arrays.size(); ++i) {
+    const bool bf16 = arrays[i].itemsize() == 2;
+    model.push_back(loco_tensor{.name = names[i].c_str(),
+                                .shape = shapes[i].data(),
+                                .rank = shapes[i].size(),
+                                .dtype = bf16 ? LOCO_DTYPE_BF16 : LOCO_DTYPE_F32,
+                                .data = arrays[i].data()});
+  }
+  char hash[65];
+  const char* lines = nullptr;
+  check(loco_write_genesis(path.c_str(), model.data(), model.size(), hash, &lines), nullptr);
+  return py::make_tuple(std::string(hash), std::string(lines));
+}
+
 PYBIND11_MODULE(_loco, m) {
   m.doc() = "loco's C API (loco/loco.h); use the package loco";
   m.def("version", &loco_version);
@@ -309,6 +342,7 @@ PYBIND11_MODULE(_loco, m) {
     check(loco_keygen(path.c_str(), hex_key), nullptr);
     return std::string(hex_key);
   });
+  m.def("write_genesis", &write_genesis);
   py::class_<Peer>(m, "Peer")
       .def(py::init<const std::string&>())
       .def("close", &Peer::close)

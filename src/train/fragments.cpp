@@ -22,13 +22,49 @@ std::string_view layer_key(std::string_view name) {
   return {};
 }
 
+__extension__ typedef unsigned __int128 Wide;  // GCC's and Clang's, exact where 64 bits overflow
+
+// Balanced: P runs of whole tensors in order, cut k (1 ≤ k < P) at the tensor boundary whose
+// floats before it are nearest k/P of all (the first such), each run at least one tensor.
+std::vector<Fragment> balanced_fragments(const ArenaLayout& layout, std::size_t count) {
+  const std::size_t tensors = layout.tensor_count();
+  if (count < 1 || count > tensors) {
+    throw Error(ErrorCategory::config,
+                fmt::format("strategy.fragments must be in [1, {}] (the model's tensors), not {}",
+                            tensors, count));
+  }
+  std::vector<std::uint64_t> before(tensors + 1, 0);  // floats of tensors [0, t)
+  for (std::size_t t = 0; t < tensors; ++t) before[t + 1] = before[t] + layout.tensor(t).numel;
+  // |before[t]·P − k·total|, in 128 bits: P and the floats are the run's, any size.
+  const auto distance = [&](std::size_t t, std::size_t k) {
+    const Wide at = static_cast<Wide>(before[t]) * count;
+    const Wide target = static_cast<Wide>(before[tensors]) * k;
+    return at > target ? at - target : target - at;
+  };
+  std::vector<Fragment> fragments(count);
+  std::size_t first = 0;
+  for (std::size_t k = 1; k <= count; ++k) {
+    std::size_t end = tensors;  // the last run takes the rest
+    if (k < count) {
+      end = first + 1;
+      while (end + 1 <= tensors - (count - k) && distance(end + 1, k) < distance(end, k)) ++end;
+    }
+    fragments[k - 1].ranges.push_back(layout.range(first, end));
+    fragments[k - 1].floats = fragments[k - 1].ranges.back().size;
+    first = end;
+  }
+  return fragments;
+}
+
 }  // namespace
 
 FragmentLayout parse_fragment_layout(std::string_view name) {
   if (name == "sequential") return FragmentLayout::sequential;
   if (name == "strided") return FragmentLayout::strided;
-  throw Error(ErrorCategory::config,
-              fmt::format("strategy.layout must be 'sequential' or 'strided', not '{}'", name));
+  if (name == "balanced") return FragmentLayout::balanced;
+  throw Error(
+      ErrorCategory::config,
+      fmt::format("strategy.layout must be 'sequential', 'strided' or 'balanced', not '{}'", name));
 }
 
 std::vector<std::size_t> tensor_layers(const ArenaLayout& layout) {
@@ -48,6 +84,7 @@ std::vector<std::size_t> tensor_layers(const ArenaLayout& layout) {
 
 std::vector<Fragment> make_fragments(const ArenaLayout& layout, std::size_t count,
                                      FragmentLayout how) {
+  if (how == FragmentLayout::balanced) return balanced_fragments(layout, count);
   const std::vector<std::size_t> layers = tensor_layers(layout);
   const std::size_t units = layers.empty() ? 0 : layers.back() + 1;
   if (count < 1 || count > units) {

@@ -1,10 +1,12 @@
 #include "loco/train/genesis.hpp"
 
+#include "loco/core/error.hpp"
 #include "loco/model/gpt.hpp"
 #include "loco/model/mlp.hpp"
 #include "loco/train/ddp.hpp"
 #include "loco/train/demo.hpp"
 #include "loco/train/diloco.hpp"
+#include "loco/train/genesis_file.hpp"
 #include "loco/train/init_params.hpp"
 #include "loco/train/make_demo.hpp"
 #include "loco/train/make_streaming.hpp"
@@ -12,7 +14,16 @@
 
 namespace loco::train {
 
+void require_own_model(const TrainConfig& config) {
+  if (config.model.external())
+    throw Error(ErrorCategory::config,
+                "model.kind = \"external\": an external model needs a trainer peer: the C API or "
+                "the Python package (docs/PYTORCH.md); loco-train and loco-peer train loco's own "
+                "models only (kind = \"gpt\" or \"mlp\")");
+}
+
 std::unique_ptr<model::Model> make_model(const TrainConfig& config) {
+  require_own_model(config);
   const model::GptConfig& g = config.model.gpt;
   if (config.model.kind == "mlp") {
     return std::make_unique<model::Mlp>(
@@ -41,10 +52,28 @@ std::vector<std::string> shared_state_names(const TrainConfig& config) {
 }
 
 SharedState genesis_state(const TrainConfig& config) {
+  if (config.model.external()) {
+    Genesis genesis = read_genesis(config.model.genesis, config.model.genesis_blake2b);
+    SharedState state(genesis.layout, shared_state_names(config));
+    if (!state.parts().empty()) state.arena(0) = std::move(genesis.params);
+    return state;
+  }
   const std::unique_ptr<model::Model> model = make_model(config);
   SharedState state(model->layout(), shared_state_names(config));
   if (!state.parts().empty()) initial_parameters(config, *model, state.arena(0));
   return state;
+}
+
+std::string write_model_genesis(const TrainConfig& config, const std::filesystem::path& path) {
+  const std::unique_ptr<model::Model> model = make_model(config);
+  Arena params(model->layout());
+  initial_parameters(config, *model, params);
+  std::vector<GenesisTensor> tensors;
+  for (std::size_t i = 0; i < params.layout().tensor_count(); ++i)
+    tensors.push_back({.name = params.layout().tensor(i).name,
+                       .shape = params.layout().tensor(i).shape,
+                       .data = params.tensor(i).data()});
+  return write_genesis(path, tensors);
 }
 
 }  // namespace loco::train

@@ -12,18 +12,20 @@ namespace loco::train {
 
 std::vector<proto::Setting> run_settings(const TrainConfig& config) {
   const model::GptConfig& g = config.model.gpt;
-  std::vector<proto::Setting> s = {
-      {"model.kind", config.model.kind},
-      {"model.vocab", std::to_string(g.vocab)},
-      {"model.context", std::to_string(g.context)},
-  };
-  if (config.model.kind == "gpt") {
-    s.push_back({"model.n-layer", std::to_string(g.n_layer)});
-    s.push_back({"model.n-head", std::to_string(g.n_head)});
-    s.push_back({"model.d-model", std::to_string(g.d_model)});
+  std::vector<proto::Setting> s = {{"model.kind", config.model.kind}};
+  if (config.model.external()) {  // the file by its bytes: each peer checks its copy against it
+    s.push_back({"model.genesis-blake2b", config.model.genesis_blake2b});
   } else {
-    s.push_back({"model.mlp-embed", std::to_string(config.model.mlp_embed)});
-    s.push_back({"model.mlp-hidden", std::to_string(config.model.mlp_hidden)});
+    s.push_back({"model.vocab", std::to_string(g.vocab)});
+    s.push_back({"model.context", std::to_string(g.context)});
+    if (config.model.kind == "gpt") {
+      s.push_back({"model.n-layer", std::to_string(g.n_layer)});
+      s.push_back({"model.n-head", std::to_string(g.n_head)});
+      s.push_back({"model.d-model", std::to_string(g.d_model)});
+    } else {
+      s.push_back({"model.mlp-embed", std::to_string(config.model.mlp_embed)});
+      s.push_back({"model.mlp-hidden", std::to_string(config.model.mlp_hidden)});
+    }
   }
   s.push_back({"train.seed", std::to_string(config.train.seed)});
   if (!config.train.init.empty()) {  // the file's bytes, not its path: peers keep it anywhere

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "loco/compress/codec.hpp"
 #include "loco/core/error.hpp"
 #include "loco/proto/all_reduce.hpp"
@@ -10,68 +12,114 @@
 
 namespace loco::train {
 
-void TrainConfig::validate() const {
-  auto fail = [](const std::string& what) { throw Error(ErrorCategory::config, what); };
-  if (model.kind != "gpt" && model.kind != "mlp") {
-    fail("model.kind must be 'gpt' or 'mlp', not '" + model.kind + "'");
+namespace {
+
+[[noreturn]] void config_fail(const std::string& what) {
+  throw Error(ErrorCategory::config, what);
+}
+
+bool is_lower_hex(const std::string& text, std::size_t digits) {
+  return text.size() == digits && std::ranges::all_of(text, [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+// [model], and what an external model rules out elsewhere.
+void validate_model(const TrainConfig& c) {
+  const ModelSection& model = c.model;
+  if (model.kind != "gpt" && model.kind != "mlp" && !model.external()) {
+    config_fail("model.kind must be 'gpt', 'mlp' or 'external', not '" + model.kind + "'");
+  }
+  if (!model.external()) {
+    if (!model.genesis.empty() || !model.genesis_blake2b.empty())
+      config_fail(
+          "model.genesis, model.genesis-blake2b: a genesis file describes a model of kind = "
+          "\"external\"; model.kind is '" +
+          model.kind + "'");
+  } else {
+    if (model.genesis.empty())
+      config_fail(
+          "model.genesis: an external model's tensors and initial values come from its genesis "
+          "file (write it with loco.write_genesis, loco_write_genesis or loco-train "
+          "--write-genesis)");
+    if (!is_lower_hex(model.genesis_blake2b, 64))
+      config_fail(
+          "model.genesis-blake2b must be the genesis file's BLAKE2b-256, 64 lowercase hex digits "
+          "(write_genesis prints it), not '" +
+          model.genesis_blake2b + "'");
+    if (!c.train.init.empty())
+      config_fail("train.init: an external model's initial values are its genesis file's");
+    if (c.strategy.kind == "streaming" && c.strategy.layout != "balanced")
+      config_fail("strategy.layout = '" + c.strategy.layout +
+                  "' groups loco's own models' layers by name; an external model's fragments "
+                  "are runs of whole tensors balanced by size: strategy.layout = \"balanced\"");
   }
   model.gpt.validate();
-  if (model.gpt.vocab > 65536) fail("model.vocab must be at most 65536 (tokens are uint16)");
+  if (model.gpt.vocab > 65536) config_fail("model.vocab must be at most 65536 (tokens are uint16)");
   if (model.kind == "mlp") {
     model::MlpConfig{model.gpt.vocab, model.mlp_embed, model.mlp_hidden, model.gpt.context}
         .validate();
   }
-  adamw.validate();
-  optim::LrSchedule schedule = lr;
-  schedule.total_steps = train.steps;
-  schedule.validate();
-  if (train.steps < 1) fail("train.steps must be at least 1");
-  if (train.batch < 1 || train.batch > 65536) fail("train.batch must be in [1, 65536]");
-  if (train.log_every < 1) fail("train.log-every must be at least 1");
-  if (train.eval_batches < 1) fail("train.eval-batches must be at least 1");
-  if (train.threads < 1 || train.threads > 1024) fail("train.threads must be in [1, 1024]");
+}
+
+}  // namespace
+
+void TrainConfig::validate() const {
+  validate_model(*this);
+  if (!model.external()) {  // an external model's trainer has its own optimizer: [optim] unused
+    adamw.validate();
+    optim::LrSchedule schedule = lr;
+    schedule.total_steps = train.steps;
+    schedule.validate();
+  }
+  if (train.steps < 1) config_fail("train.steps must be at least 1");
+  if (train.batch < 1 || train.batch > 65536) config_fail("train.batch must be in [1, 65536]");
+  if (train.log_every < 1) config_fail("train.log-every must be at least 1");
+  if (train.eval_batches < 1) config_fail("train.eval-batches must be at least 1");
+  if (train.threads < 1 || train.threads > 1024) config_fail("train.threads must be in [1, 1024]");
   if (data.shard.count < 1 || data.shard.index >= data.shard.count) {
-    fail("data.shard-index must be below data.shard-count (at least 1)");
+    config_fail("data.shard-index must be below data.shard-count (at least 1)");
   }
   if (strategy.kind != "none" && strategy.kind != "diloco" && strategy.kind != "ddp" &&
       strategy.kind != "streaming" && strategy.kind != "demo")
-    fail("strategy.kind must be 'none', 'diloco', 'ddp', 'streaming' or 'demo', not '" +
-         strategy.kind + "'");
+    config_fail("strategy.kind must be 'none', 'diloco', 'ddp', 'streaming' or 'demo', not '" +
+                strategy.kind + "'");
   if (strategy.kind == "streaming") streaming_config(strategy).validate();
   if (strategy.kind == "demo") {
     if (!strategy.codec.empty())
-      fail(
+      config_fail(
           "strategy.codec does not apply to demo: its messages are set by strategy.demo-chunk, "
           "demo-topk and demo-values");
     demo_config(*this).validate();
   }
   if (strategy.kind == "diloco") {
-    if (strategy.diloco_h < 1) fail("strategy.diloco-h must be at least 1");
+    if (strategy.diloco_h < 1) config_fail("strategy.diloco-h must be at least 1");
     strategy.outer.validate();
   }
   if (!(strategy.round_seconds >= 0 && strategy.round_seconds <= 86'400))
-    fail("strategy.round-seconds must be in [0, 86400] (0: a round every diloco-h steps)");
+    config_fail("strategy.round-seconds must be in [0, 86400] (0: a round every diloco-h steps)");
   if (strategy.round_seconds > 0 && strategy.kind != "diloco")
-    fail(
+    config_fail(
         "strategy.round-seconds: rounds bounded by time are DiLoCo's (strategy.kind = "
         "\"diloco\")");
   if (strategy.tracker_paced && (strategy.kind != "diloco" || strategy.gossip_group != 0))
-    fail(
+    config_fail(
         "strategy.tracker-paced: the tracker paces DiLoCo's rounds in all-reduce mode "
         "(strategy.kind = \"diloco\", gossip-group = 0)");
   if (strategy.gossip_group != 0) {
     if (strategy.kind != "diloco")
-      fail("strategy.gossip-group: gossip mode averages DiLoCo rounds; strategy.kind is '" +
-           strategy.kind + "'");
+      config_fail("strategy.gossip-group: gossip mode averages DiLoCo rounds; strategy.kind is '" +
+                  strategy.kind + "'");
     if (strategy.gossip_group < 2 || strategy.gossip_group > 8)
-      fail(fmt::format("strategy.gossip-group must be 0 (all-reduce mode) or in [2, 8], not {}",
-                       strategy.gossip_group));
+      config_fail(
+          fmt::format("strategy.gossip-group must be 0 (all-reduce mode) or in [2, 8], not {}",
+                      strategy.gossip_group));
   }
   compress::make_codec(strategy.codec_spec());  // throws Error(config) naming what is wrong
   try {
     proto::parse_all_reduce_algorithm(strategy.all_reduce);
   } catch (const Error& e) {
-    fail("strategy.all-reduce: " + e.message());
+    config_fail("strategy.all-reduce: " + e.message());
   }
 }
 
@@ -84,14 +132,17 @@ std::string StrategySection::codec_spec() const {
 
 std::string TrainConfig::identity() const {
   const model::GptConfig& g = model.gpt;
-  std::string s = fmt::format("model.kind={}\nmodel.vocab={}\nmodel.context={}\n", model.kind,
-                              g.vocab, g.context);
-  if (model.kind == "gpt") {
-    s += fmt::format("model.n-layer={}\nmodel.n-head={}\nmodel.d-model={}\n", g.n_layer, g.n_head,
-                     g.d_model);
+  std::string s = fmt::format("model.kind={}\n", model.kind);
+  if (model.external()) {  // the file by its bytes, not its path
+    s += fmt::format("model.genesis-blake2b={}\n", model.genesis_blake2b);
+  } else if (model.kind == "gpt") {
+    s += fmt::format(
+        "model.vocab={}\nmodel.context={}\nmodel.n-layer={}\nmodel.n-head={}\n"
+        "model.d-model={}\n",
+        g.vocab, g.context, g.n_layer, g.n_head, g.d_model);
   } else {
-    s +=
-        fmt::format("model.mlp-embed={}\nmodel.mlp-hidden={}\n", model.mlp_embed, model.mlp_hidden);
+    s += fmt::format("model.vocab={}\nmodel.context={}\nmodel.mlp-embed={}\nmodel.mlp-hidden={}\n",
+                     g.vocab, g.context, model.mlp_embed, model.mlp_hidden);
   }
   s += fmt::format("data.source={}\n", data.source);
   if (data.source == "markov") {

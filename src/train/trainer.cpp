@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "loco/core/hash.hpp"
+#include "loco/train/genesis.hpp"
 #include "loco/train/inner_loop.hpp"
 #include "loco/train/local_async_group.hpp"
 #include "loco/train/local_gather.hpp"
@@ -38,6 +39,7 @@ std::string versus_floor(double loss, const std::optional<double>& floor) {
 
 TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* stop) {
   config.validate();
+  require_own_model(config);
   model::set_compute_threads(config.train.threads);
 
   // 1. Data, the inner loop on this process's shard, the strategy (alone: a group of one).

@@ -5,13 +5,14 @@
 // momentum, the round (Δ, the group's mean, the outer step), the state hash, serving the state
 // to newcomers, leaving.
 //
-// The run's config ([model]) fixes the tensors: their names (nanoGPT's for the GPT), shapes and
-// order, which the shared state, its hash and the tracker's admission all depend on, so that
-// loco-peer and a trainer peer of one run hold the same bits. The trainer binds a buffer of its
-// own to every tensor of that layout before join(): same name, same shape, fp32 or bf16,
-// row-major, contiguous. loco reads and writes these buffers only inside join() and round(). The
-// shared state stays fp32 whatever the buffers: a bf16 buffer is converted as it is read and
-// written, so its Δ carries θ's rounding to bf16 too (at most 2^-9 of each weight).
+// The run's config ([model]) fixes the tensors: their names (nanoGPT's for the GPT; an external
+// model's are its genesis file's, train/genesis_file.hpp), shapes and order, which the shared
+// state, its hash and the tracker's admission all depend on, so that loco-peer and a trainer peer
+// of one run hold the same bits. The trainer binds a buffer of its own to every tensor of that
+// layout before join(): same name, same shape, fp32 or bf16, row-major, contiguous. loco reads and
+// writes these buffers only inside join() and round(). The shared state stays fp32 whatever the
+// buffers: a bf16 buffer is converted as it is read and written, so its Δ carries θ's rounding to
+// bf16 too (at most 2^-9 of each weight).
 //
 // Streaming DiLoCo (the run's [strategy] kind = "streaming"; trainer_streaming.cpp): a round
 // covers one fragment of the tensors (train/fragments.hpp, as loco-peer cuts them). The trainer

@@ -9,6 +9,11 @@
 // ArenaRange each) or strided (layer u to fragment u mod P: layers interleaved, one range per
 // run of adjacent layers). P must not exceed U.
 //
+// Balanced, for any model (an external one's names say nothing loco can read): the unit is a
+// tensor, and the P fragments are runs of whole tensors in layout order, balanced by size: cut k
+// (1 ≤ k < P) goes at the tensor boundary whose floats before it are nearest k/P of the model's
+// (each fragment at least one tensor; P must not exceed the tensors). One ArenaRange each.
+//
 // The schedule of H inner steps per round: fragment p is sent at offset t_p = ⌊H·(p+1)/P⌋ within
 // each round (evenly spaced; the last fragment at H, like DiLoCo's round), i.e. after inner
 // steps s ≥ t_p with (s − t_p) mod H = 0, and applied τ steps later. τ < H/P (τ·P < H) keeps one
@@ -22,9 +27,9 @@
 
 namespace loco::train {
 
-enum class FragmentLayout { sequential, strided };
+enum class FragmentLayout { sequential, strided, balanced };
 
-// Parses "sequential" or "strided"; throws Error(config) otherwise.
+// Parses "sequential", "strided" or "balanced"; throws Error(config) otherwise.
 FragmentLayout parse_fragment_layout(std::string_view name);
 
 struct Fragment {

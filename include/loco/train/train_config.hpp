@@ -15,11 +15,18 @@
 
 namespace loco::train {
 
+// kind "gpt" or "mlp" (the bigram MLP for quick experiments): loco's own models, which loco-train
+// and loco-peer train. kind "external": the model is whatever the trainers bring (a trainer peer:
+// the C API or the Python package); its tensors and initial values come from the genesis file
+// (genesis_file.hpp), named by its BLAKE2b-256, which every reader checks.
 struct ModelSection {
-  std::string kind = "gpt";  // "gpt" or "mlp" (the bigram MLP for quick experiments)
-  model::GptConfig gpt;      // vocab and context are shared with the MLP
+  std::string kind = "gpt";
+  model::GptConfig gpt;  // vocab and context are shared with the MLP
   std::size_t mlp_embed = 64;
   std::size_t mlp_hidden = 256;
+  std::string genesis;          // kind "external": the genesis file
+  std::string genesis_blake2b;  // its BLAKE2b-256, 64 lowercase hex digits
+  bool external() const { return kind == "external"; }
 };
 
 struct DataSection {

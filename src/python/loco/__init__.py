@@ -26,7 +26,8 @@ from collections import namedtuple
 
 from . import _loco
 
-__all__ = ["Error", "JoinInfo", "Peer", "RoundResult", "StreamingInfo", "keygen", "version"]
+__all__ = ["Error", "JoinInfo", "Peer", "RoundResult", "StreamingInfo", "keygen", "version",
+           "write_genesis"]
 
 version = _loco.version()
 
@@ -54,6 +55,59 @@ class Error(RuntimeError):
 def keygen(path):
     """Writes a new identity key file at `path` (refuses to overwrite); returns its public key."""
     return _loco.keygen(str(path))
+
+
+def write_genesis(model, path, buffers=False):
+    """Writes the genesis file of a run of your own model: its tensors (names, shapes, order) and
+    their values now, the run's initial parameters. `model`: a torch.nn.Module (its parameters in
+    state_dict order, a tied one once under its first name; with buffers=True its floating-point
+    buffers too, e.g. BatchNorm's running statistics) or a mapping name -> tensor (its
+    floating-point entries, in its order). fp32 and bf16 are written as they are (bf16 widened
+    exactly), other floating dtypes as fp32. Prints and returns the run config lines that name the
+    file by its hash ([model] kind = "external", genesis, genesis-blake2b)."""
+    tensors = [_genesis_entry(name, tensor) for name, tensor in _genesis_tensors(model, buffers)]
+    _, lines = _loco.write_genesis(str(path), tensors)
+    print(lines, end="")
+    return lines
+
+
+def _genesis_tensors(model, buffers):
+    if not (hasattr(model, "state_dict") and hasattr(model, "parameters")):
+        return [(name, t) for name, t in model.items() if _is_floating(t)]
+    import torch
+
+    seen, out = set(), []
+    for name, tensor in model.state_dict(keep_vars=True).items():
+        if id(tensor) in seen:  # tied: the same tensor under a second name
+            continue
+        if isinstance(tensor, torch.nn.Parameter) or (buffers and tensor.is_floating_point()):
+            seen.add(id(tensor))
+            out.append((name, tensor))
+    return out
+
+
+def _is_floating(tensor):
+    if _is_torch(tensor):
+        return tensor.is_floating_point()
+    import numpy
+
+    return numpy.issubdtype(numpy.asarray(tensor).dtype, numpy.floating)
+
+
+def _genesis_entry(name, tensor):
+    """(name, a C-order array, is_bf16) for _loco.write_genesis."""
+    if not _is_floating(tensor):
+        raise Error("LOCO_ERR_INVALID_ARGUMENT", f"tensor {name}: not floating point")
+    if _is_torch(tensor):
+        import torch
+
+        tensor = tensor.detach().cpu().contiguous()
+        if tensor.dtype == torch.bfloat16:  # NumPy has no bf16: its bits, as int16
+            return (name, tensor.view(torch.int16).numpy(), True)
+        return (name, tensor.float().numpy(), False)
+    import numpy
+
+    return (name, numpy.ascontiguousarray(tensor, dtype=numpy.float32), False)
 
 
 def _is_torch(tensor):
