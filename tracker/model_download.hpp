@@ -3,7 +3,8 @@
 // file, as `loco-tracker export` writes it (model_export.hpp), built by its source once per copy.
 //
 // Every response shares that one file (no copy per client), so what a download costs is a place
-// among DownloadLimits::max_downloads, not memory. ModelGate hands out the places: one at a time
+// among DownloadLimits::max_downloads, not memory: a download keeps the file it began with, so at
+// most max_downloads + 1 files are in memory when newer copies arrive meanwhile. ModelGate hands out the places: one at a time
 // per address (net::source_of: an IPv4 address, an IPv6 /64), and when all are taken, in the order
 // addresses first asked: an address that asks while every place is taken gets a place in line
 // (at most max_waiting addresses wait) and keeps it while it asks again within `hold`; a freed
