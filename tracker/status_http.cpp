@@ -84,6 +84,7 @@ class StatusHttpServer::Session : public std::enable_shared_from_this<Session> {
 
   const std::string& source() const { return source_; }
   std::uint64_t serial() const { return serial_; }  // the order of arrival
+  bool downloading() const { return static_cast<bool>(download_); }
 
  private:
   void leave_counts() {
@@ -280,18 +281,20 @@ void StatusHttpServer::stop() {
 }
 
 void StatusHttpServer::evict_a_session() {
-  const auto most =
-      std::max_element(per_source_.begin(), per_source_.end(),
-                       [](const auto& a, const auto& b) { return a.second < b.second; });
-  if (most == per_source_.end()) return;
-  Session* oldest = nullptr;
+  std::size_t most = 0;
+  for (const auto& [source, count] : per_source_) most = std::max(most, count);
+  // Among the addresses holding the most (all of them, when a flood comes from many addresses
+  // with one connection each), a download goes last: it holds a place others wait for, and a
+  // slow one is cut off anyway. Then the oldest.
+  const auto rank = [](const Session* s) { return std::pair(s->downloading(), s->serial()); };
+  Session* victim = nullptr;
   for (Session* session : sessions_)
-    if (session->source() == most->first && (!oldest || session->serial() < oldest->serial()))
-      oldest = session;
-  if (oldest == nullptr) return;
+    if (per_source_.at(session->source()) == most && (!victim || rank(session) < rank(victim)))
+      victim = session;
+  if (victim == nullptr) return;
   spdlog::debug("status server: {} connections open: closing the oldest of the {} from {}",
-                sessions_.size(), most->second, most->first);
-  oldest->close();
+                sessions_.size(), most, victim->source());
+  victim->close();
 }
 
 void StatusHttpServer::accept() {

@@ -72,9 +72,10 @@ class StatusHttpServer : public std::enable_shared_from_this<StatusHttpServer> {
                    StatusSource status, StatusHttpLimits limits, ModelSource model);
   void accept();
   void on_accept(const boost::system::error_code& error, boost::asio::ip::tcp::socket socket);
-  // Every connection is taken: closes the oldest of the address holding the most, so that a new
-  // client is served. Holding the page then costs an attacker a new connection per visitor, and an
-  // address with few connections loses one only when every address holds as few.
+  // Every connection is taken: closes the oldest of the addresses holding the most (a model
+  // download last), so that a new client is served. Holding the page then costs an attacker a new
+  // connection per visitor, an address with few connections loses one only when every address
+  // holds as few, and a flood from many addresses does not end the downloads under way.
   void evict_a_session();
 
   boost::asio::ip::tcp::acceptor acceptor_;

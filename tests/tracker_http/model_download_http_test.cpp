@@ -6,7 +6,9 @@
 
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "http_harness.hpp"
 #include "sample_status.hpp"
@@ -91,6 +93,39 @@ TEST(ModelDownloadHttp, AReaderThatStopsIsCutOffAndTheNextInLineGetsTheWholeMode
   EXPECT_TRUE(reply.body() == model->bytes) << reply.body().size() << " bytes";
   // The stalled client's connection was closed by the server (the honest one closes its own).
   EXPECT_TRUE(server.wait_for_connections(0));
+}
+
+// A full server closes a connection for each newcomer; with one connection from each of many
+// addresses, it closes the oldest that is not a download: the download under way goes on.
+TEST(ModelDownloadHttp, AFloodFromManyAddressesDoesNotEndADownload) {
+  const auto model = big_model();
+  ServerThread server([] { return sample_status(); },
+                      tracker::StatusHttpLimits{.max_connections = 3,
+                                                .download = {.grace = std::chrono::minutes(1)}},
+                      [model] { return model; });
+  asio::io_context io;
+  tcp::socket download = stalled_download(io, server.endpoint(), "127.0.0.2");
+  std::vector<std::unique_ptr<TestClient>> flood;
+  for (int i = 0; i < 8; ++i) {
+    flood.push_back(
+        std::make_unique<TestClient>(server.endpoint(), "127.0.1." + std::to_string(10 + i)));
+    ASSERT_FALSE(flood.back()->get("/status").error);
+  }
+  EXPECT_EQ(server.connections(), 3u);
+  // The download (its status line read) is whole: every byte of the model arrives.
+  // (The server would cut it off after the minute's grace, which ends this loop.)
+  std::string rest;
+  std::vector<char> chunk(1 << 16);
+  beast::error_code error;
+  for (auto end = rest.find("\r\n\r\n");
+       end == std::string::npos || rest.size() < end + 4 + kModelBytes;
+       end = rest.find("\r\n\r\n")) {
+    const std::size_t n = download.read_some(asio::buffer(chunk), error);
+    if (error) break;
+    rest.append(chunk.data(), n);
+  }
+  ASSERT_FALSE(error) << error.message() << " after " << rest.size() << " bytes";
+  EXPECT_TRUE(rest.substr(rest.find("\r\n\r\n") + 4) == model->bytes);
 }
 
 TEST(ModelDownloadHttp, HeadOfTheModelTakesNoPlace) {
