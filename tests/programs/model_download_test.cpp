@@ -12,6 +12,8 @@
 #include <deque>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "../support/http_client.hpp"
 #include "../support/local_swarm.hpp"
@@ -128,6 +130,24 @@ TEST(ModelDownload, AClientHammeringFromManyAddressesCannotKeepTheModelFromAnHon
   EXPECT_EQ(served.metadata().at("loco.round"), std::to_string(kDownloadRunRounds));
   EXPECT_TRUE(served.metadata().at("loco.state_hash").starts_with(state))
       << served.metadata().at("loco.state_hash") << " vs " << state;
+}
+
+// The download settings are checked before the tracker serves anything, each with its name.
+TEST(ModelDownload, OutOfRangeSettingsAreRefusedByName) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--tracker.model-download-floor", "0"},
+       "--tracker.model-download-floor = \"0\": must be a rate"},
+      {{"--tracker.model-download-floor", "unlimited"}, "--tracker.model-download-floor"},
+      {{"--tracker.model-download-floor", "fast"}, "--tracker.model-download-floor"},
+      {{"--tracker.model-downloads", "0"}, "--tracker.model-downloads"},
+  };
+  for (const auto& [options, message] : cases) {
+    test::TempDir dir;
+    test::TrackerProcess tracker(dir.path(), "run-options", options);
+    EXPECT_FALSE(tracker.started()) << options[1];
+    EXPECT_NE(tracker.process().wait(), 0);
+    EXPECT_NE(tracker.log().find(message), std::string::npos) << tracker.log();
+  }
 }
 
 }  // namespace
