@@ -4,13 +4,13 @@
 //
 // Every response shares that one file (no copy per client), so what a download costs is a place
 // among DownloadLimits::max_downloads, not memory: a download keeps the file it began with, so at
-// most max_downloads + 1 files are in memory when newer copies arrive meanwhile. ModelGate hands out the places: one at a time
-// per address (net::source_of: an IPv4 address, an IPv6 /64), and when all are taken, in the order
-// addresses first asked: an address that asks while every place is taken gets a place in line
-// (at most max_waiting addresses wait) and keeps it while it asks again within `hold`; a freed
-// place goes to the first in line. So a client asking often gains nothing over one asking every
-// few seconds, and one that reads slowly holds its place only while it reads at the floor rate
-// (status_http.cpp cuts it off below; docs/TRACKER.md).
+// most max_downloads + 1 files are in memory when newer copies arrive meanwhile. ModelGate hands
+// out the places: one at a time per address (net::source_of: an IPv4 address, an IPv6 /64), and
+// when all are taken, in the order addresses first asked: an address that asks while every place is
+// taken gets a place in line (at most max_waiting addresses wait) and keeps it while it asks again
+// within `hold`; a freed place goes to the first in line. So a client asking often gains nothing
+// over one asking every few seconds, and one that reads slowly holds its place only while it reads
+// at the floor rate (status_http.cpp cuts it off below; docs/TRACKER.md).
 
 #include <chrono>
 #include <cstdint>
@@ -27,6 +27,9 @@ struct ModelDownload {
   std::uint64_t round = 0;
   std::string filename;  // what the browser saves it as: "<run id>-round-<N>.safetensors"
   std::string bytes;
+  // BLAKE2b-256 of `bytes`, hex (`b2sum -l 256`): its ETag, so that a copy fetched from anywhere
+  // else can be checked against HEAD /model.safetensors. Empty: none given.
+  std::string file_hash{};
 };
 
 // The newest model, or null when the tracker holds no custody copy. Called on the server's thread.

@@ -41,6 +41,7 @@ HttpResponse text(http::status code, unsigned version, std::string body) {
 HttpResponse file_header(unsigned version, const ModelDownload& model) {
   HttpResponse file = make_response(http::status::ok, version, "application/octet-stream", {});
   file.set(http::field::content_disposition, "attachment; filename=\"" + model.filename + "\"");
+  if (!model.file_hash.empty()) file.set(http::field::etag, "\"" + model.file_hash + "\"");
   file.content_length(model.bytes.size());
   return file;
 }

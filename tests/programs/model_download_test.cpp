@@ -18,6 +18,7 @@
 #include "../support/http_client.hpp"
 #include "../support/local_swarm.hpp"
 #include "loco/checkpoint/safetensors.hpp"
+#include "loco/core/hash.hpp"
 
 namespace loco {
 namespace {
@@ -125,6 +126,9 @@ TEST(ModelDownload, AClientHammeringFromManyAddressesCannotKeepTheModelFromAnHon
   EXPECT_TRUE(reply.response.body() == test::read_text(out))
       << reply.response.body().size() << " bytes served";
   const std::string& body = reply.response.body();
+  // Its ETag is the file's BLAKE2b-256: a copy from elsewhere can be checked against it.
+  EXPECT_EQ(reply.response[http::field::etag],
+            "\"" + to_hex(blake2b(std::as_bytes(std::span(body.data(), body.size())))) + "\"");
   const auto served = checkpoint::SafetensorsFile::parse(
       std::as_bytes(std::span(body.data(), body.size())), "the served model");
   EXPECT_EQ(served.metadata().at("loco.round"), std::to_string(kDownloadRunRounds));

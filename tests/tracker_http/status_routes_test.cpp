@@ -116,8 +116,10 @@ TEST(StatusRoutes, TheModelIsADownloadWithAPlaceOrAPlaceInLine) {
   EXPECT_NE(none.response.body().find("no custody copy"), std::string::npos);
   EXPECT_FALSE(none.download);
 
-  held = std::make_shared<const ModelDownload>(
-      ModelDownload{.round = 60, .filename = "run-round-60.safetensors", .bytes = "file bytes"});
+  held = std::make_shared<const ModelDownload>(ModelDownload{.round = 60,
+                                                             .filename = "run-round-60.safetensors",
+                                                             .bytes = "file bytes",
+                                                             .file_hash = "f17e"});
   Reply file = respond(request, renderer, &gate, "10.0.0.1");
   EXPECT_EQ(file.response.result(), http::status::ok);
   EXPECT_EQ(file.response.body(), "") << "written from the lease";
@@ -125,6 +127,7 @@ TEST(StatusRoutes, TheModelIsADownloadWithAPlaceOrAPlaceInLine) {
   EXPECT_EQ(file.response[http::field::content_type], "application/octet-stream");
   EXPECT_EQ(file.response[http::field::content_disposition],
             "attachment; filename=\"run-round-60.safetensors\"");
+  EXPECT_EQ(file.response[http::field::etag], "\"f17e\"");
   ASSERT_TRUE(file.download);
   EXPECT_EQ(file.download.model().bytes, "file bytes");
 
@@ -142,6 +145,7 @@ TEST(StatusRoutes, TheModelIsADownloadWithAPlaceOrAPlaceInLine) {
   const Reply head = respond(request, renderer, &gate, "10.0.0.3");
   EXPECT_EQ(head.response.result(), http::status::ok);
   EXPECT_EQ(head.response[http::field::content_length], "10");
+  EXPECT_EQ(head.response[http::field::etag], "\"f17e\"");
   EXPECT_FALSE(head.download) << "HEAD takes no place";
 
   request.method(http::verb::get);
