@@ -95,6 +95,11 @@ TEST(ModelDownload, AClientHammeringFromManyAddressesCannotKeepTheModelFromAnHon
   test::TestClient attacker(server, "127.0.0.10");
   ASSERT_EQ(attacker.get("/model.safetensors").response.result_int(), 200) << swarm.logs();
   Hammer hammer(server);
+  // The honest client comes once the hammering is under way (four rounds of asks).
+  const auto hammering = std::chrono::steady_clock::now() + 60s;
+  while (hammer.asks() < 4 * kHammeringAddresses && std::chrono::steady_clock::now() < hammering)
+    std::this_thread::sleep_for(50ms);
+  ASSERT_GE(hammer.asks(), 4 * kHammeringAddresses);
   // The honest client asks every 3 s. A client in line is served once those ahead of it are
   // (each asks every 0.5 s and takes its copy at once) or have dropped out (a waiter that stops
   // asking loses its place after 15 s): 8 tries span 21 s. Before, it got 503 for 30 s.
@@ -113,6 +118,8 @@ TEST(ModelDownload, AClientHammeringFromManyAddressesCannotKeepTheModelFromAnHon
       << tries << " tries: " << reply.response.body() << "\n"
       << swarm.logs();
   EXPECT_GT(hammer.asks(), 0);
+  RecordProperty("honest_tries", tries);
+  RecordProperty("hammer_asks", hammer.asks());
 
   // Byte for byte the file `loco-tracker export` writes, carrying the committed state's hash.
   const auto out = swarm.dir() / "model.safetensors";
