@@ -100,8 +100,8 @@ ModelSource model_source(TrackerOptions tracker, std::function<std::optional<Hel
       built = std::make_shared<const ModelDownload>(ModelDownload{
           .round = copy->round,
           .filename = fmt::format("{}-round-{}.safetensors", name, copy->round),
-          .bytes =
-              std::string(reinterpret_cast<const char*>(model.file.data()), model.file.size())});
+          .bytes = std::string(reinterpret_cast<const char*>(model.file.data()), model.file.size()),
+          .file_hash = to_hex(blake2b(model.file))});
     }
     return built;
   };

@@ -50,6 +50,7 @@ int serve(const TrackerOptions& options) {
     }
     const proto::TrackerCoreConfig config = to_core_config(options);
     const net::ListenerLimits limits = to_listener_limits(options);
+    const DownloadLimits downloads = to_download_limits(options);  // checked before anything runs
     const secure::KeyPair key = secure::read_key_file(options.key_file, secure::KeyOwner::tracker);
     auto restored = load_state(options.state_file);
     if (restored)
@@ -99,7 +100,8 @@ int serve(const TrackerOptions& options) {
       }
       http = StatusHttpServer::create(
           io, net::resolve(io, http_address), [&service] { return service.status(); },
-          StatusHttpLimits{}, model_source(options, [&service]() -> std::optional<HeldCopy> {
+          StatusHttpLimits{.download = downloads},
+          model_source(options, [&service]() -> std::optional<HeldCopy> {
             const auto entry = service.core().custody();
             if (!entry) return std::nullopt;
             return HeldCopy{.round = entry->round,

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <array>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/empty_body.hpp>
@@ -30,6 +32,8 @@ namespace {
 
 constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(100);
 constexpr unsigned kHttp11 = 11;  // HTTP/1.1 in Beast's numbering, to answer unreadable requests
+constexpr std::size_t kChunkBytes = std::size_t{64} << 10;  // of the model, per write
+using Clock = std::chrono::steady_clock;
 
 // The response owed to a request that could not be read, or nothing when the connection just
 // ends (closed by the client, timed out, reset).
@@ -80,6 +84,7 @@ class StatusHttpServer::Session : public std::enable_shared_from_this<Session> {
 
   const std::string& source() const { return source_; }
   std::uint64_t serial() const { return serial_; }  // the order of arrival
+  bool downloading() const { return static_cast<bool>(download_); }
 
  private:
   void leave_counts() {
@@ -104,7 +109,9 @@ class StatusHttpServer::Session : public std::enable_shared_from_this<Session> {
     if (!error) {
       ++requests_;
       const auto& request = parser_->get();
-      response_ = respond(request, server_->renderer_, &server_->models_);
+      Reply reply = respond(request, server_->renderer_, &server_->models_, source_);
+      response_ = std::move(reply.response);
+      download_ = std::move(reply.download);
       const bool keep_alive =
           request.keep_alive() && requests_ < server_->limits_.max_requests_per_connection;
       write_response(keep_alive);
@@ -120,8 +127,8 @@ class StatusHttpServer::Session : public std::enable_shared_from_this<Session> {
 
   void write_response(bool keep_alive) {
     response_.keep_alive(keep_alive);
-    stream_.expires_after(is_download(response_) ? server_->limits_.download_timeout
-                                                 : server_->limits_.io_timeout);
+    stream_.expires_after(server_->limits_.io_timeout);
+    body_start_ = Clock::now();
     begin_operation();
     http::async_write(
         stream_, response_,
@@ -129,12 +136,64 @@ class StatusHttpServer::Session : public std::enable_shared_from_this<Session> {
           self->end_operation();
           if (error) {
             spdlog::debug("status server: response to {}: {}", self->client_, error.message());
-          } else if (keep_alive) {
-            self->read_request();
+          } else if (self->download_) {
+            self->write_body(keep_alive);
           } else {
-            self->close_gracefully();
+            self->next(keep_alive);
           }
         });
+  }
+
+  // The model's bytes after its header, a chunk at a time, each with a deadline: the download must
+  // average the floor rate from its start (after the grace) and no chunk may take longer than the
+  // grace. Below that it is cut off, and its place goes to the next client in line.
+  void write_body(bool keep_alive) {
+    const std::string& bytes = download_.model().bytes;
+    if (sent_ == bytes.size()) {
+      download_.reset();
+      sent_ = 0;
+      next(keep_alive);
+      return;
+    }
+    const std::size_t n = std::min(kChunkBytes, bytes.size() - sent_);
+    const DownloadLimits& limits = server_->models_.limits();
+    const auto average =
+        body_start_ + limits.grace +
+        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+            static_cast<double>(sent_ + n) / static_cast<double>(limits.floor_bytes_per_second)));
+    stream_.expires_at(std::min<Clock::time_point>(average, Clock::now() + limits.grace));
+    begin_operation();
+    asio::async_write(
+        stream_, asio::buffer(bytes.data() + sent_, n),
+        [self = shared_from_this(), keep_alive, n](const beast::error_code& error, std::size_t) {
+          self->end_operation();
+          if (error) return self->cut_off(error);
+          self->sent_ += n;
+          self->write_body(keep_alive);
+        });
+  }
+
+  void cut_off(const beast::error_code& error) {
+    const std::size_t size = download_.model().bytes.size();
+    if (error == beast::error::timeout) {
+      const std::chrono::duration<double> took = Clock::now() - body_start_;
+      spdlog::info(
+          "status server: cut off the model download to {}: {} of {} bytes in {:.1f} s, below "
+          "{} bytes a second",
+          client_, sent_, size, took.count(), server_->models_.limits().floor_bytes_per_second);
+    } else {
+      spdlog::debug("status server: model download to {} ended at {} of {} bytes: {}", client_,
+                    sent_, size, error.message());
+    }
+    download_.reset();  // the place is free at once; the session ends with this handler
+  }
+
+  void next(bool keep_alive) {
+    if (keep_alive) {
+      read_request();
+    } else {
+      close_gracefully();
+    }
   }
 
   // Closing a socket with unread bytes resets the connection, which can destroy the response
@@ -170,6 +229,9 @@ class StatusHttpServer::Session : public std::enable_shared_from_this<Session> {
   std::uint64_t serial_;
   std::optional<http::request_parser<http::empty_body>> parser_;  // a fresh one per request
   HttpResponse response_;
+  ModelGate::Lease download_;  // while the model's bytes are written: dropped before server_
+  std::size_t sent_ = 0;       // of the model's bytes
+  Clock::time_point body_start_;
   std::array<char, 1024> drain_buffer_{};
   unsigned requests_ = 0;
   bool operation_pending_ = false;
@@ -190,7 +252,7 @@ StatusHttpServer::StatusHttpServer(asio::io_context& io, const tcp::endpoint& en
       retry_timer_(io),
       limits_(limits),
       renderer_(std::move(status), limits.status_max_age),
-      models_(std::move(model), limits.download_interval) {
+      models_(std::move(model), limits.download) {
   boost::system::error_code error;
   acceptor_.open(endpoint.protocol(), error);
   if (!error) acceptor_.set_option(tcp::acceptor::reuse_address(true), error);
@@ -219,18 +281,20 @@ void StatusHttpServer::stop() {
 }
 
 void StatusHttpServer::evict_a_session() {
-  const auto most =
-      std::max_element(per_source_.begin(), per_source_.end(),
-                       [](const auto& a, const auto& b) { return a.second < b.second; });
-  if (most == per_source_.end()) return;
-  Session* oldest = nullptr;
+  std::size_t most = 0;
+  for (const auto& [source, count] : per_source_) most = std::max(most, count);
+  // Among the addresses holding the most (all of them, when a flood comes from many addresses
+  // with one connection each), a download goes last: it holds a place others wait for, and a
+  // slow one is cut off anyway. Then the oldest.
+  const auto rank = [](const Session* s) { return std::pair(s->downloading(), s->serial()); };
+  Session* victim = nullptr;
   for (Session* session : sessions_)
-    if (session->source() == most->first && (!oldest || session->serial() < oldest->serial()))
-      oldest = session;
-  if (oldest == nullptr) return;
+    if (per_source_.at(session->source()) == most && (!victim || rank(session) < rank(victim)))
+      victim = session;
+  if (victim == nullptr) return;
   spdlog::debug("status server: {} connections open: closing the oldest of the {} from {}",
-                sessions_.size(), most->second, most->first);
-  oldest->close();
+                sessions_.size(), most, victim->source());
+  victim->close();
 }
 
 void StatusHttpServer::accept() {

@@ -9,7 +9,9 @@
 // and from one address (an IPv6 /64; a connection past its address's cap is closed at once, and one
 // past the total cap closes the oldest of the address holding the most, so clients holding
 // connections open cannot take the page from everyone else), and so is the work it asks of
-// the tracker (the status is rendered at most once per status_max_age). It runs on the tracker's
+// the tracker (the status is rendered at most once per status_max_age; the model file is shared
+// by every download, and written to a few clients at once, each above a floor rate:
+// model_download.hpp). It runs on the tracker's
 // io_context, which must be run by one thread: handlers never block, and log a failure once rather
 // than throw.
 
@@ -37,10 +39,8 @@ struct StatusHttpLimits {
   unsigned max_requests_per_connection = 100;
   // /status and /metrics are rendered at most once per this, however often they are asked for.
   std::chrono::milliseconds status_max_age = std::chrono::seconds(1);
-  // The model file is handed out at most once per download_interval, and a client has
-  // download_timeout to take it (a 32 MB file at 2.2 Mbit/s): at most five copies in memory.
-  std::chrono::milliseconds download_interval = std::chrono::seconds(30);
-  std::chrono::milliseconds download_timeout = std::chrono::seconds(120);
+  // The model file's places and floor rate (model_download.hpp).
+  DownloadLimits download{};
 };
 
 class StatusHttpServer : public std::enable_shared_from_this<StatusHttpServer> {
@@ -72,9 +72,10 @@ class StatusHttpServer : public std::enable_shared_from_this<StatusHttpServer> {
                    StatusSource status, StatusHttpLimits limits, ModelSource model);
   void accept();
   void on_accept(const boost::system::error_code& error, boost::asio::ip::tcp::socket socket);
-  // Every connection is taken: closes the oldest of the address holding the most, so that a new
-  // client is served. Holding the page then costs an attacker a new connection per visitor, and an
-  // address with few connections loses one only when every address holds as few.
+  // Every connection is taken: closes the oldest of the addresses holding the most (a model
+  // download last), so that a new client is served. Holding the page then costs an attacker a new
+  // connection per visitor, an address with few connections loses one only when every address
+  // holds as few, and a flood from many addresses does not end the downloads under way.
   void evict_a_session();
 
   boost::asio::ip::tcp::acceptor acceptor_;

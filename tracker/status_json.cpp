@@ -22,7 +22,7 @@ class ObjectWriter {
   void text(std::string_view key, std::string_view value) {
     this->key(key);
     out_ += '"';
-    out_ += json_escape(replace_invalid_utf8(value));
+    out_ += json_escape(printable(value));  // peer text shows its hidden characters escaped
     out_ += '"';
   }
   void number(std::string_view key, std::uint64_t value) {

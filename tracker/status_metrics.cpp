@@ -144,10 +144,11 @@ const Metric<MemberStatus> kMemberMetrics[] = {
      [](const auto& m) { return m.last.bytes_relayed; }},
 };
 
-// A label value: backslash, double quote and newline escaped, as the format asks.
+// A label value: made printable (core/utf8.hpp), then backslash, double quote and newline
+// escaped, as the format asks.
 std::string label_value(std::string_view text) {
   std::string out;
-  for (const char c : replace_invalid_utf8(text)) {
+  for (const char c : printable(text)) {
     if (c == '\\' || c == '"') {
       out += '\\';
       out += c;

@@ -1,5 +1,6 @@
 #include "tracker/status_routes.hpp"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -32,74 +33,106 @@ HttpResponse make_response(http::status code, unsigned version, const char* cont
   return response;
 }
 
-HttpResponse model(unsigned version, ModelGate* models) {
-  const ModelGate::Answer answer =
-      models ? models->take(ModelGate::Clock::now()) : ModelGate::Answer{};
-  if (answer.model) {
-    HttpResponse file =
-        make_response(http::status::ok, version, "application/octet-stream", answer.model->bytes);
-    file.set(http::field::content_disposition,
-             "attachment; filename=\"" + answer.model->filename + "\"");
-    return file;
-  }
-  if (answer.retry_after > ModelGate::Clock::duration::zero()) {
-    HttpResponse busy =
-        make_response(http::status::service_unavailable, version, "text/plain; charset=utf-8",
-                      "the model was just handed out: try again shortly\n");
-    busy.set(http::field::retry_after,
-             std::to_string(std::chrono::ceil<std::chrono::seconds>(answer.retry_after).count()));
-    return busy;
-  }
-  return make_response(http::status::not_found, version, "text/plain; charset=utf-8",
-                       "no model yet: the tracker holds no custody copy of the run's state\n");
+HttpResponse text(http::status code, unsigned version, std::string body) {
+  return make_response(code, version, "text/plain; charset=utf-8", std::move(body));
 }
 
-HttpResponse route(std::string_view path, unsigned version, StatusRenderer& renderer,
-                   ModelGate* models) {
+// The model file's header: its body, the model's bytes, is written from the lease.
+HttpResponse file_header(unsigned version, const ModelDownload& model) {
+  HttpResponse file = make_response(http::status::ok, version, "application/octet-stream", {});
+  file.set(http::field::content_disposition, "attachment; filename=\"" + model.filename + "\"");
+  if (!model.file_hash.empty()) file.set(http::field::etag, "\"" + model.file_hash + "\"");
+  file.content_length(model.bytes.size());
+  return file;
+}
+
+HttpResponse busy(unsigned version, const ModelGate::Answer& answer, const DownloadLimits& limits) {
+  const auto hold = std::chrono::ceil<std::chrono::seconds>(limits.hold).count();
+  std::string why =
+      answer.already
+          ? "your address is downloading the model now: one download at a time per address\n"
+      : answer.position > 0
+          ? fmt::format(
+                "the model is being downloaded by {} clients, the most at once: you are "
+                "number {} in line; ask again within {} s to keep your place\n",
+                answer.downloads, answer.position, hold)
+          : fmt::format(
+                "the model is being downloaded by {} clients, the most at once, and the "
+                "line is full: try again later\n",
+                answer.downloads);
+  HttpResponse refusal = text(http::status::service_unavailable, version, std::move(why));
+  refusal.set(http::field::retry_after,
+              std::to_string(std::chrono::ceil<std::chrono::seconds>(answer.retry_after).count()));
+  return refusal;
+}
+
+Reply model(unsigned version, ModelGate* models, const std::string& address, bool head) {
+  const auto none = [version] {
+    return Reply{.response = text(http::status::not_found, version,
+                                  "no model yet: the tracker holds no custody copy of the run's "
+                                  "state\n"),
+                 .download = {}};
+  };
+  if (models == nullptr) return none();
+  if (head) {
+    const auto held = models->peek();
+    return held ? Reply{.response = file_header(version, *held), .download = {}} : none();
+  }
+  ModelGate::Answer answer = models->take(address, ModelGate::Clock::now());
+  if (answer.lease) {
+    HttpResponse header = file_header(version, answer.lease.model());
+    return Reply{.response = std::move(header), .download = std::move(answer.lease)};
+  }
+  if (answer.retry_after > ModelGate::Clock::duration::zero())
+    return Reply{.response = busy(version, answer, models->limits()), .download = {}};
+  return none();
+}
+
+Reply route(std::string_view path, unsigned version, StatusRenderer& renderer, ModelGate* models,
+            const std::string& address, bool head) {
   if (path == "/") {
     HttpResponse page = make_response(http::status::ok, version, "text/html; charset=utf-8",
                                       std::string(kStatusPageHtml));
     page.set("Content-Security-Policy", kPagePolicy);
-    return page;
+    return Reply{.response = std::move(page), .download = {}};
   }
   if (path != "/status" && path != "/metrics" && path != "/model.safetensors") {
-    return make_response(http::status::not_found, version, "text/plain; charset=utf-8",
-                         "not found: try /, /status, /metrics or /model.safetensors\n");
+    return Reply{.response = text(http::status::not_found, version,
+                                  "not found: try /, /status, /metrics or /model.safetensors\n"),
+                 .download = {}};
   }
   try {
-    if (path == "/model.safetensors") return model(version, models);
-    if (path == "/status") {
-      return make_response(http::status::ok, version, "application/json", renderer.json());
-    }
-    return make_response(http::status::ok, version, kMetricsContentType, renderer.metrics());
+    if (path == "/model.safetensors") return model(version, models, address, head);
+    if (path == "/status")
+      return Reply{
+          .response = make_response(http::status::ok, version, "application/json", renderer.json()),
+          .download = {}};
+    return Reply{.response = make_response(http::status::ok, version, kMetricsContentType,
+                                           renderer.metrics()),
+                 .download = {}};
   } catch (const std::exception& e) {
     spdlog::error("status server: reading the tracker's status for {} failed: {}", path, e.what());
-    return error_response(http::status::internal_server_error, version);
+    return Reply{.response = error_response(http::status::internal_server_error, version),
+                 .download = {}};
   }
 }
 
 }  // namespace
 
-HttpResponse respond(const http::request_header<>& request, StatusRenderer& renderer,
-                     ModelGate* models) {
+Reply respond(const http::request_header<>& request, StatusRenderer& renderer, ModelGate* models,
+              const std::string& address) {
   const unsigned version = request.version();
   if (request.method() != http::verb::get && request.method() != http::verb::head) {
     HttpResponse refusal = error_response(http::status::method_not_allowed, version);
     refusal.set(http::field::allow, "GET, HEAD");
-    return refusal;
+    return Reply{.response = std::move(refusal), .download = {}};
   }
+  const bool head = request.method() == http::verb::head;
   const std::string_view target(request.target().data(), request.target().size());
-  HttpResponse response = route(target.substr(0, target.find('?')), version, renderer, models);
-  if (request.method() == http::verb::head) {
-    const std::size_t length = response.body().size();
-    response.body().clear();
-    response.content_length(length);  // the length a GET would have had
-  }
-  return response;
-}
-
-bool is_download(const HttpResponse& response) {
-  return response.find(http::field::content_disposition) != response.end();
+  Reply reply = route(target.substr(0, target.find('?')), version, renderer, models, address, head);
+  // The Content-Length a GET would have had stays: make_response set it before.
+  if (head) reply.response.body().clear();
+  return reply;
 }
 
 HttpResponse error_response(http::status code, unsigned version) {

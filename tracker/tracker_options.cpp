@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 
 #include "loco/cli/app.hpp"
 #include "loco/cli/train_options.hpp"
@@ -128,6 +129,15 @@ void add_tracker_options(CLI::App& app, TrackerOptions& o) {
       ->capture_default_str();
   app.add_option("--tracker.custody-bandwidth", o.custody_bandwidth,
                  "Download rate a custody pull may use (e.g. 50Mbit; unlimited)")
+      ->capture_default_str();
+  app.add_option("--tracker.model-downloads", o.model_downloads,
+                 "Copies of the model (/model.safetensors) written at once, one per address; "
+                 "others wait in line")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--tracker.model-download-floor", o.model_download_floor,
+                 "A model download slower than this (e.g. 256kbit) is cut off, giving its place to "
+                 "the next in line")
       ->capture_default_str();
   cli::add_path_option(app, "--tracker.key", o.key_file,
                        "The tracker's identity key file (keygen)");
@@ -275,6 +285,20 @@ BufferCaps to_buffer_caps(const TrackerOptions& o) {
   return BufferCaps{.joining = o.max_buffer_joining,
                     .member = o.max_buffer_member,
                     .join_deadline = duration(o.join_deadline, "--tracker.join-deadline")};
+}
+
+DownloadLimits to_download_limits(const TrackerOptions& o) {
+  const auto floor = net::parse_bandwidth(o.model_download_floor, "--tracker.model-download-floor");
+  if (floor == 0)
+    throw Error(ErrorCategory::config,
+                fmt::format("--tracker.model-download-floor = \"{}\": must be a rate (e.g. "
+                            "256kbit): without a floor one slow reader holds a place for good",
+                            o.model_download_floor));
+  DownloadLimits limits;
+  limits.max_downloads = o.model_downloads;
+  limits.floor_bytes_per_second = std::max<std::uint64_t>(floor / 8, 1);
+  validate(limits);
+  return limits;
 }
 
 net::ListenerLimits to_listener_limits(const TrackerOptions& o) {

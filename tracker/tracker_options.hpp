@@ -11,6 +11,7 @@
 #include "custody_store.hpp"
 #include "loco/net/listener_limits.hpp"
 #include "loco/proto/tracker_config.hpp"
+#include "model_download.hpp"
 
 namespace CLI {
 class App;
@@ -48,6 +49,10 @@ struct TrackerOptions {
   // largest frame it may send), before its peer has joined (a join request) and after.
   std::uint64_t max_buffer_joining = net::ListenerLimits::tracker_defaults().max_buffered_bytes;
   std::uint64_t max_buffer_member = std::uint64_t{16} << 10;
+  // GET /model.safetensors on the status server (model_download.hpp): copies written at once, one
+  // per address, and the rate below which a download is cut off.
+  std::size_t model_downloads = DownloadLimits{}.max_downloads;
+  std::string model_download_floor = "256kbit";
   // [run]: the training run it coordinates
   std::string run_id;
   std::string run_config;  // the loco-train config every peer of the run trains with
@@ -80,5 +85,6 @@ proto::TrackerCoreConfig to_core_config(const TrackerOptions& options);
 net::ListenerLimits to_listener_limits(const TrackerOptions& options);
 CustodyLimits to_custody_limits(const TrackerOptions& options);
 BufferCaps to_buffer_caps(const TrackerOptions& options);
+DownloadLimits to_download_limits(const TrackerOptions& options);
 
 }  // namespace loco::tracker

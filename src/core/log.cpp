@@ -8,21 +8,25 @@
 #include <cstdio>
 
 #include "loco/core/error.hpp"
+#include "loco/core/utf8.hpp"
 
 namespace loco {
 namespace {
 
-// %* in a pattern: the message, escaped for a JSON string.
-class JsonMessageFlag final : public spdlog::custom_flag_formatter {
+// The message of a log line, made printable (core/utf8.hpp): whatever text from outside it quotes,
+// it stays one line that reads as written (no newline, terminal escape, right-to-left override or
+// line separator). %& in a pattern: as it is; %* escaped for a JSON string as well.
+template <bool Json>
+class MessageFlag final : public spdlog::custom_flag_formatter {
  public:
   void format(const spdlog::details::log_msg& msg, const std::tm&,
               spdlog::memory_buf_t& dest) override {
-    const std::string escaped =
-        json_escape(std::string_view(msg.payload.data(), msg.payload.size()));
-    dest.append(escaped.data(), escaped.data() + escaped.size());
+    std::string shown = printable(std::string_view(msg.payload.data(), msg.payload.size()));
+    if constexpr (Json) shown = json_escape(shown);
+    dest.append(shown.data(), shown.data() + shown.size());
   }
   std::unique_ptr<custom_flag_formatter> clone() const override {
-    return std::make_unique<JsonMessageFlag>();
+    return std::make_unique<MessageFlag>();
   }
 };
 
@@ -48,9 +52,9 @@ void init_logging(std::string_view level, std::string_view format) {
   const auto parsed_level = parse_level(level);
   auto formatter = std::make_unique<spdlog::pattern_formatter>();
   if (format == "text") {
-    formatter->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%-5l%$ %v");
+    formatter->add_flag<MessageFlag<false>>('&').set_pattern("%Y-%m-%d %H:%M:%S.%e %^%-5l%$ %&");
   } else if (format == "json") {
-    formatter->add_flag<JsonMessageFlag>('*').set_pattern(
+    formatter->add_flag<MessageFlag<true>>('*').set_pattern(
         R"({"time":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","msg":"%*"})");
   } else {
     throw Error(ErrorCategory::config,

@@ -24,9 +24,10 @@ class ServerThread {
   }
 
  public:
-  explicit ServerThread(tracker::StatusSource status, tracker::StatusHttpLimits limits = {})
+  explicit ServerThread(tracker::StatusSource status, tracker::StatusHttpLimits limits = {},
+                        tracker::ModelSource model = {})
       : server_(tracker::StatusHttpServer::create(io_, {asio::ip::make_address("127.0.0.1"), 0},
-                                                  std::move(status), limits)) {
+                                                  std::move(status), limits, std::move(model))) {
     server_->start();
     thread_ = std::thread([this] { io_.run(); });
   }

@@ -100,9 +100,22 @@ TEST(StatusJson, EscapesOddTextFromPeers) {
                       R"(")"),
             std::string::npos)
       << json;
-  EXPECT_NE(json.find(R"("address":"a\"b\\c\nd\u0001</script>)"
+  // Control characters shown as \xNN (then escaped for JSON), an invalid byte as U+FFFD.
+  EXPECT_NE(json.find(R"("address":"a\"b\\c\\x0ad\\x01</script>)"
                       "\xef\xbf\xbd"
                       R"(:7701")"),
+            std::string::npos)
+      << json;
+}
+
+// A right-to-left override or a line separator would reorder or break what the page shows: it
+// is shown as its escape, visibly.
+TEST(StatusJson, ShowsFormatAndSeparatorCharactersEscaped) {
+  proto::TrackerStatus s;
+  s.members.push_back(proto::MemberStatus{});
+  s.members[0].address = "1.2.3.4\xe2\x80\xae:7701\xe2\x80\xa8x\xe2\x80\x8b\xef\xbb\xbf";
+  const std::string json = render_status_json(s);
+  EXPECT_NE(json.find(R"("address":"1.2.3.4\\u202e:7701\\u2028x\\u200b\\ufeff")"),
             std::string::npos)
       << json;
 }

@@ -18,7 +18,7 @@ HttpResponse ask(http::verb method, std::string_view target, StatusRenderer& ren
   request.method(method);
   request.target(boost::beast::string_view(target.data(), target.size()));
   request.version(11);
-  return respond(request, renderer);
+  return respond(request, renderer).response;
 }
 
 HttpResponse ask(http::verb method, std::string_view target) {
@@ -97,43 +97,63 @@ TEST(StatusRoutes, AFailingStatusGives500) {
             http::status::internal_server_error);
 }
 
-// The model link: 404 until there is a copy, then the file as a download, at most once per
-// interval (each answer holds a copy of the file until it is sent).
-TEST(StatusRoutes, TheModelIsADownloadHandedOutOncePerInterval) {
+// The model link: 404 until there is a copy, then the file's header with a place among the
+// downloads (the body is written from the lease); 503 with the client's place in line while every
+// place is taken; HEAD gives the length and takes no place.
+TEST(StatusRoutes, TheModelIsADownloadWithAPlaceOrAPlaceInLine) {
   StatusRenderer renderer([] { return test::sample_status(); }, {});
   http::request_header<> request;
   request.method(http::verb::get);
   request.target("/model.safetensors");
   request.version(11);
-  EXPECT_EQ(respond(request, renderer).result(), http::status::not_found) << "no source";
+  EXPECT_EQ(respond(request, renderer).response.result(), http::status::not_found) << "no source";
 
   std::shared_ptr<const ModelDownload> held;
-  int built = 0;
-  ModelGate gate(
-      [&] {
-        ++built;
-        return held;
-      },
-      std::chrono::hours(1));
-  const HttpResponse none = respond(request, renderer, &gate);
-  EXPECT_EQ(none.result(), http::status::not_found);
-  EXPECT_NE(none.body().find("no custody copy"), std::string::npos);
+  ModelGate gate([&] { return held; },
+                 DownloadLimits{.max_downloads = 1, .hold = std::chrono::seconds(30)});
+  const Reply none = respond(request, renderer, &gate, "10.0.0.1");
+  EXPECT_EQ(none.response.result(), http::status::not_found);
+  EXPECT_NE(none.response.body().find("no custody copy"), std::string::npos);
+  EXPECT_FALSE(none.download);
 
-  held = std::make_shared<const ModelDownload>(
-      ModelDownload{.round = 60, .filename = "run-round-60.safetensors", .bytes = "file bytes"});
-  const HttpResponse file = respond(request, renderer, &gate);
-  EXPECT_EQ(file.result(), http::status::ok);
-  EXPECT_EQ(file.body(), "file bytes");
-  EXPECT_EQ(file[http::field::content_type], "application/octet-stream");
-  EXPECT_EQ(file[http::field::content_disposition],
+  held = std::make_shared<const ModelDownload>(ModelDownload{.round = 60,
+                                                             .filename = "run-round-60.safetensors",
+                                                             .bytes = "file bytes",
+                                                             .file_hash = "f17e"});
+  Reply file = respond(request, renderer, &gate, "10.0.0.1");
+  EXPECT_EQ(file.response.result(), http::status::ok);
+  EXPECT_EQ(file.response.body(), "") << "written from the lease";
+  EXPECT_EQ(file.response[http::field::content_length], "10");
+  EXPECT_EQ(file.response[http::field::content_type], "application/octet-stream");
+  EXPECT_EQ(file.response[http::field::content_disposition],
             "attachment; filename=\"run-round-60.safetensors\"");
-  EXPECT_TRUE(is_download(file));
-  EXPECT_FALSE(is_download(none));
+  EXPECT_EQ(file.response[http::field::etag], "\"f17e\"");
+  ASSERT_TRUE(file.download);
+  EXPECT_EQ(file.download.model().bytes, "file bytes");
 
-  const HttpResponse busy = respond(request, renderer, &gate);
-  EXPECT_EQ(busy.result(), http::status::service_unavailable);
-  EXPECT_EQ(busy[http::field::retry_after], "3600");
-  EXPECT_EQ(built, 2) << "asked sooner: the source is not even asked";
+  const Reply again = respond(request, renderer, &gate, "10.0.0.1");
+  EXPECT_EQ(again.response.result(), http::status::service_unavailable);
+  EXPECT_NE(again.response.body().find("one download at a time per address"), std::string::npos);
+  const Reply busy = respond(request, renderer, &gate, "10.0.0.2");
+  EXPECT_EQ(busy.response.result(), http::status::service_unavailable);
+  EXPECT_EQ(busy.response[http::field::retry_after], "10");
+  EXPECT_NE(busy.response.body().find("number 1 in line; ask again within 30 s"), std::string::npos)
+      << busy.response.body();
+  EXPECT_FALSE(busy.download);
+
+  request.method(http::verb::head);
+  const Reply head = respond(request, renderer, &gate, "10.0.0.3");
+  EXPECT_EQ(head.response.result(), http::status::ok);
+  EXPECT_EQ(head.response[http::field::content_length], "10");
+  EXPECT_EQ(head.response[http::field::etag], "\"f17e\"");
+  EXPECT_FALSE(head.download) << "HEAD takes no place";
+
+  request.method(http::verb::get);
+  file.download.reset();
+  EXPECT_EQ(respond(request, renderer, &gate, "10.0.0.3").response.result(),
+            http::status::service_unavailable)
+      << "the freed place is 10.0.0.2's, first in line";
+  EXPECT_TRUE(respond(request, renderer, &gate, "10.0.0.2").download);
 }
 
 }  // namespace
