@@ -108,6 +108,10 @@ class StreamBundle : public std::enable_shared_from_this<StreamBundle> {
   void limit_incoming(std::uint32_t max_frame_bytes, std::uint64_t max_message_bytes);
 
   bool ready() const { return ready_; }
+  // Initiator: how far the furthest stream got, which tells what a failure means (a refused
+  // TCP connection, a handshake that did not complete, a refusal after it).
+  enum class Progress { connecting, handshaking, authenticated };
+  Progress progress() const { return progress_; }
   std::uint32_t stream_count() const { return shape_.count; }
   const secure::PublicKey& peer_identity() const;  // once ready
   const std::string& peer_name() const { return peer_name_; }
@@ -147,6 +151,7 @@ class StreamBundle : public std::enable_shared_from_this<StreamBundle> {
   BundleHandlers handlers_;
   bool initiator_ = false;
   bool ready_ = false;
+  Progress progress_ = Progress::connecting;
   bool closing_ = false;
   bool finished_ = false;
 };
