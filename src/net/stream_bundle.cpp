@@ -291,6 +291,8 @@ void StreamBundle::on_stream_closed(std::uint32_t index, const Error* error) {
   streams_[index].ended = true;
   if (finished_) return;
   if (error != nullptr) {  // the connection has logged it
+    cut_by_peer_ =
+        streams_[index].connection != nullptr && streams_[index].connection->cut_by_peer();
     close();
     finish(error);
     return;

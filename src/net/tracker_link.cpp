@@ -96,12 +96,13 @@ void TrackerLink::on_closed(const Error* error) {
   // (tracker_client.hpp), and its owner may stop this link before it reconnects. A refusal after
   // the handshake (a full tracker) is retried like a lost connection.
   if (bundle_ != nullptr && !bundle_->ready() && progress != Progress::authenticated) {
+    using Failure = proto::ConnectFailure;
     const bool crypto = error != nullptr && error->category() == ErrorCategory::crypto;
-    client_.on_connect_failed(steady_now(),
-                              progress == Progress::connecting ? proto::ConnectFailure::unreachable
-                              : crypto                         ? proto::ConnectFailure::not_pinned
-                                       : proto::ConnectFailure::cut_in_handshake,
-                              error != nullptr ? error->message() : why);
+    const Failure failure = progress == Progress::connecting ? Failure::unreachable
+                            : crypto                         ? Failure::not_pinned
+                            : bundle_->cut_by_peer()         ? Failure::cut_in_handshake
+                                                             : Failure::unanswered;
+    client_.on_connect_failed(steady_now(), failure, error != nullptr ? error->message() : why);
     drive();
   }
   drop(why);

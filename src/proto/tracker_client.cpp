@@ -67,6 +67,7 @@ void TrackerClient::on_connect_failed(TimePoint /*now*/, ConnectFailure failure,
                        failures_in_a_row_, why))
           .cause = ErrorCategory::network;
       break;
+    case ConnectFailure::unanswered: return;
   }
   gave_up_ = true;
 }

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tracker_harness.hpp"
 
 namespace loco::proto {
@@ -71,8 +73,12 @@ TEST(TrackerClient, OnlyFailuresOfOneKindInARowCount) {
   EXPECT_TRUE(after_failures(h, client, ConnectFailure::unreachable, unreachable).empty());
   EXPECT_TRUE(after_failures(h, client, ConnectFailure::cut_in_handshake, cuts).empty());
   EXPECT_TRUE(after_failures(h, client, ConnectFailure::unreachable, unreachable).empty());
-  // A connection that came up (the tracker restarted meanwhile) starts the count again.
+  // A handshake the tracker did not answer in time says nothing, and breaks the row.
+  EXPECT_TRUE(after_failures(h, client, ConnectFailure::unanswered, 10).empty());
   EXPECT_TRUE(after_failures(h, client, ConnectFailure::cut_in_handshake, cuts).empty());
+  EXPECT_TRUE(after_failures(h, client, ConnectFailure::unanswered, 1).empty());
+  EXPECT_TRUE(after_failures(h, client, ConnectFailure::cut_in_handshake, cuts).empty());
+  // A connection that came up (the tracker restarted meanwhile) starts the count again.
   client.on_connected(h.now);
   client.on_disconnect(h.now);
   EXPECT_TRUE(after_failures(h, client, ConnectFailure::cut_in_handshake, cuts).empty());
@@ -109,6 +115,38 @@ TEST(TrackerClient, TheTrackersRefusalIsConfigWithItsReason) {
   EXPECT_NE(events.back().text.find("model"), std::string::npos) << events.back().text;
   // A failed attempt after it makes no second refusal.
   EXPECT_TRUE(after_failures(h, *h.peers.at(1).client, ConnectFailure::not_pinned, 1).empty());
+}
+
+// A tracker that lies in its refusal cannot drive the terminal the refusal is shown on: text with
+// an escape sequence is a malformed message (the client reconnects), not a refusal; and the
+// refusal is bounded (kMaxTextBytes).
+TEST(TrackerClient, ARefusalThatWouldDriveATerminalIsNotShown) {
+  Harness h;
+  TrackerClient& client = *h.add(1).client;
+  client.on_connected(h.now);
+  const std::string placeholder = "XXXXXXXXXXrefused";
+  std::vector<std::byte> body = encode(JoinReply{.accepted = false, .refusal = placeholder});
+  const std::string escape = "\x1b]0;pwned\x07\x1b[2J";  // a window title, a cleared screen
+  const auto at = std::search(body.begin(), body.end(), placeholder.begin(), placeholder.end(),
+                              [](std::byte b, char c) { return b == static_cast<std::byte>(c); });
+  ASSERT_NE(at, body.end());
+  std::transform(escape.begin(), escape.end(), at,
+                 [](char c) { return static_cast<std::byte>(c); });
+  client.on_message(h.now, static_cast<std::uint16_t>(MessageType::join_reply), body);
+  auto events = drained(client);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, Kind::tracker_error);
+  EXPECT_EQ(events[0].text.find('\x1b'), std::string::npos) << "the bytes are not repeated";
+
+  // Longer than kMaxTextBytes: what is shown is at most that much of the tracker's text.
+  const std::string long_text(kMaxTextBytes + 100, 'a');
+  client.on_connected(h.now);
+  client.on_message(h.now, static_cast<std::uint16_t>(MessageType::join_reply),
+                    encode(JoinReply{.accepted = false, .refusal = long_text}));
+  events = drained(client);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, Kind::refused);
+  EXPECT_LE(events[0].text.size(), kMaxTextBytes + 64);
 }
 
 }  // namespace

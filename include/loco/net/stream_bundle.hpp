@@ -112,6 +112,8 @@ class StreamBundle : public std::enable_shared_from_this<StreamBundle> {
   // TCP connection, a handshake that did not complete, a refusal after it).
   enum class Progress { connecting, handshaking, authenticated };
   Progress progress() const { return progress_; }
+  // The failure that ended the bundle was its peer ending a stream (Connection::cut_by_peer).
+  bool cut_by_peer() const { return cut_by_peer_; }
   std::uint32_t stream_count() const { return shape_.count; }
   const secure::PublicKey& peer_identity() const;  // once ready
   const std::string& peer_name() const { return peer_name_; }
@@ -152,6 +154,7 @@ class StreamBundle : public std::enable_shared_from_this<StreamBundle> {
   bool initiator_ = false;
   bool ready_ = false;
   Progress progress_ = Progress::connecting;
+  bool cut_by_peer_ = false;
   bool closing_ = false;
   bool finished_ = false;
 };

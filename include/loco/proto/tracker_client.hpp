@@ -21,8 +21,9 @@
 // wrong [tracker] public-key, or a man in the middle); a tracker that ends the handshake without a
 // word, as one of another run does, ends it after kCutsToGiveUp attempts in a row (cause config);
 // an address where no connection can be made, after kUnreachableToGiveUp in a row (cause
-// network). A silent tracker is the owner's patience to judge. Once joined, the client never
-// gives up: a tracker that restarts is reconnected to for as long as it takes.
+// network). A silent tracker (unanswered) is the owner's patience to judge; it breaks a row. Once
+// joined, the client never gives up: a tracker that restarts is reconnected to for as long as it
+// takes.
 
 #include <deque>
 #include <memory>
@@ -53,6 +54,7 @@ enum class ConnectFailure {
   unreachable,       // no connection could be made: nothing listens there, or no route
   cut_in_handshake,  // the tracker ended the handshake without a word (another run's id)
   not_pinned,        // the handshake showed a key other than the pinned one, or did not verify
+  unanswered,        // the handshake did not finish in time: a silent tracker (no verdict)
 };
 
 struct ClientEvent {
