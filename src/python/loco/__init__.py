@@ -171,6 +171,10 @@ class Peer:
         channels_last) is bound through an fp32 CPU copy (pinned for CUDA) that loco fills and
         empties around join and each round, and a warning says so. A tensor that is not
         contiguous is refused: a contiguous copy of it would not be the model's memory."""
+        self._bind(name, tensor)
+
+    def _bind(self, name, tensor):
+        """bind(), called by bind() or bind_all(): its warning names their caller's line."""
         if not _is_torch(tensor):
             self._peer.bind(name, tensor)
             self._bound[name] = (tensor, tensor)
@@ -189,7 +193,7 @@ class Peer:
             self._bound[name] = (tensor, staged)
             warnings.warn(f"tensor {name} ({reason}) is bound through an fp32 CPU copy: loco "
                           f"copies it in before each round and back after join and each round "
-                          f"(θ is fp32; docs/PYTORCH.md)", stacklevel=2)
+                          f"(θ is fp32; docs/PYTORCH.md)", stacklevel=3)
             return
         if not tensor.is_contiguous():
             raise Error("LOCO_ERR_INVALID_ARGUMENT",
@@ -228,7 +232,7 @@ class Peer:
         if others:
             warnings.warn(f"bind_all: {not_averaged}", stacklevel=2)
         for name in run:
-            self.bind(name, matched[name][1])
+            self._bind(name, matched[name][1])
 
     def join(self, timeout=60.0):
         """Joins the run and writes its θ (genesis or fetched) into the bound tensors."""
