@@ -162,10 +162,18 @@ LOCO_API loco_status loco_peer_bind_bf16(loco_peer* peer, const char* name, cons
                                          size_t rank, uint16_t* data);
 
 /* Connects to the tracker and joins the run; every tensor must be bound. Fetches the run's state
- * when the run is past its genesis, and writes θ into the bound buffers. Blocks until joined, at
- * most `timeout_s` seconds without an answer (LOCO_ERR_NETWORK). A refusal by the tracker (wrong
- * run, another model, not admitted) is LOCO_ERR_CONFIG with the tracker's reason. `info` may be
- * null. After a failed join the handle is good only for loco_peer_close (LOCO_ERR_STATE). */
+ * when the run is past its genesis, and writes θ into the bound buffers. Blocks until joined, or
+ * until it is clear that it cannot join, each cause with its own status (docs/PYTORCH.md, "Errors
+ * and threads"):
+ *   LOCO_ERR_CONFIG   the tracker refused this peer (another model or settings, not admitted),
+ *                     its reason in the message; or it ended the handshake 3 times in a row
+ *                     without a word, as a tracker of another run does ([run] id)
+ *   LOCO_ERR_CRYPTO   the machine at the address holds another key than [tracker] public-key (a
+ *                     wrong key, or a man in the middle): at once
+ *   LOCO_ERR_NETWORK  no connection could be made 4 times in a row (about 4 s: nothing listens
+ *                     at [tracker] address), or no answer within `timeout_s` seconds
+ * `info` may be null. After a failed join the handle is good only for loco_peer_close
+ * (LOCO_ERR_STATE). */
 LOCO_API loco_status loco_peer_join(loco_peer* peer, double timeout_s, loco_join_info* info);
 
 /* One DiLoCo round from the bound buffers as they are now: Δ = θ − buffers, averaged with the

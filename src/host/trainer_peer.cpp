@@ -182,14 +182,12 @@ std::optional<JoinInfo> TrainerPeer::join(Duration patience) {
   swarm::JoinOutcome outcome;
   try {
     outcome = group_.join(genesis, /*at_genesis=*/!resumed, patience);
-  } catch (const Error& e) {
-    phase_ = Phase::failed;  // its session started: a second join would start it again
-    if (e.category() != ErrorCategory::network) throw;
-    // The run id and the tracker's key are part of the secure handshake: a tracker of another
-    // run, or one whose key is not the pinned one, ends the handshake without a word.
-    throw Error(e.category(), e.message() +
-                                  "; or [run] id is not the tracker's run, or [tracker] "
-                                  "public-key is not its key: its handshake fails for both");
+  } catch (const Error&) {
+    // Its session started: a second join would start it again. The error says why, by its
+    // category: the tracker's refusal or another run (config), not the pinned key (crypto),
+    // nothing to connect to or no answer (network); SwarmGroup::join.
+    phase_ = Phase::failed;
+    throw;
   }
   if (outcome.stopped) return std::nullopt;
   hash_ = outcome.fetched || resumed ? shared().hash() : genesis.state_hash();

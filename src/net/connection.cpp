@@ -77,6 +77,7 @@ void Connection::start_read() {
 void Connection::on_read(const boost::system::error_code& error, std::size_t bytes) {
   reading_ = false;
   if (ended_) return;
+  cut_by_peer_ = error == asio::error::eof || error == asio::error::connection_reset;
   if (error == asio::error::eof) {
     try {
       channel_->handle_eof();

@@ -106,6 +106,7 @@ std::shared_ptr<StreamBundle> StreamBundle::connect(boost::asio::io_context& io,
 
 void StreamBundle::on_tcp_connected(std::uint32_t index, tcp::socket socket,
                                     const ChannelSetup& setup, LinkShaper* link) {
+  if (progress_ == Progress::connecting) progress_ = Progress::handshaking;
   auto route = std::make_shared<StreamRoute>();
   route->index = index;
   route->adopted = true;
@@ -166,6 +167,7 @@ const secure::PublicKey& StreamBundle::peer_identity() const {
 }
 
 void StreamBundle::on_stream_established(std::uint32_t index) {
+  progress_ = Progress::authenticated;
   Stream& stream = streams_[index];
   // Every stream must be the same peer: the accept hook may admit several identities.
   for (const Stream& other : streams_) {
@@ -289,6 +291,8 @@ void StreamBundle::on_stream_closed(std::uint32_t index, const Error* error) {
   streams_[index].ended = true;
   if (finished_) return;
   if (error != nullptr) {  // the connection has logged it
+    cut_by_peer_ =
+        streams_[index].connection != nullptr && streams_[index].connection->cut_by_peer();
     close();
     finish(error);
     return;

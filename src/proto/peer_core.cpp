@@ -61,7 +61,12 @@ void PeerCore::on_client_event(TimePoint now, const ClientEvent& e) {
       // Joined again mid-round: the tracker forgot the ready.
       if (ready_round_ != 0 && !gossip()) client_.ready(ready_);
       return;
-    case Kind::refused: emit(PeerEvent::Kind::refused).text = e.text; return;
+    case Kind::refused: {
+      PeerEvent& out = emit(PeerEvent::Kind::refused);
+      out.text = e.text;
+      out.cause = e.cause;
+      return;
+    }
     case Kind::group:
       if (!gossip() && e.group.round == ready_round_) start_collective(e.group);
       return;

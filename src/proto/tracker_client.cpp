@@ -19,6 +19,7 @@ TrackerClient::TrackerClient(TrackerClientConfig config) : config_(std::move(con
 
 void TrackerClient::on_connected(TimePoint now) {
   connected_ = true;
+  failures_in_a_row_ = 0;
   joined_ = false;
   view_requested_ = false;  // the tracker sends a newcomer the full view
   transmits_.clear();       // anything queued for the old connection is void
@@ -33,6 +34,42 @@ void TrackerClient::on_disconnect(TimePoint /*now*/) {
   next_heartbeat_ = kNever;
   tracker_deadline_ = kNever;
   transmits_.clear();
+}
+
+void TrackerClient::on_connect_failed(TimePoint /*now*/, ConnectFailure failure,
+                                      const std::string& why) {
+  if (was_member_ || gave_up_) return;
+  failures_in_a_row_ =
+      failures_in_a_row_ > 0 && failure == last_failure_ ? failures_in_a_row_ + 1 : 1;
+  last_failure_ = failure;
+  switch (failure) {
+    case ConnectFailure::not_pinned:
+      emit(ClientEvent::Kind::refused,
+           fmt::format("{}; check [tracker] public-key: it must be the key the tracker printed "
+                       "(another key is another tracker, or a man in the middle)",
+                       why))
+          .cause = ErrorCategory::crypto;
+      break;
+    case ConnectFailure::cut_in_handshake:
+      if (failures_in_a_row_ < kCutsToGiveUp) return;
+      emit(ClientEvent::Kind::refused,
+           fmt::format("the tracker ended the handshake {} times in a row without a word, as a "
+                       "tracker of another run does: check [run] id \"{}\" (or the tracker runs "
+                       "another loco version, or refuses this address: its log says which); {}",
+                       failures_in_a_row_, config_.run_id, why))
+          .cause = ErrorCategory::config;
+      break;
+    case ConnectFailure::unreachable:
+      if (failures_in_a_row_ < kUnreachableToGiveUp) return;
+      emit(ClientEvent::Kind::refused,
+           fmt::format("no connection to the tracker ({} tries in a row): {}; check [tracker] "
+                       "address and that the tracker runs",
+                       failures_in_a_row_, why))
+          .cause = ErrorCategory::network;
+      break;
+    case ConnectFailure::unanswered: return;
+  }
+  gave_up_ = true;
 }
 
 void TrackerClient::on_message(TimePoint now, std::uint16_t type, std::span<const std::byte> body) {
@@ -54,10 +91,13 @@ void TrackerClient::handle(TimePoint now, MessageType type, std::span<const std:
     case MessageType::join_reply: {
       reply_ = decode<JoinReply>(body);
       if (!reply_.accepted) {
-        emit(ClientEvent::Kind::refused, reply_.refusal);
+        gave_up_ = true;
+        // The tracker's word: printable, at most kMaxTextBytes (read_text checked both).
+        emit(ClientEvent::Kind::refused, "the tracker refused this peer: " + reply_.refusal);
         return;
       }
       joined_ = true;
+      was_member_ = true;
       tracker_deadline_ = now + std::chrono::milliseconds(reply_.eviction_ms);
       next_heartbeat_ = now + std::chrono::milliseconds(reply_.heartbeat_ms);
       emit(ClientEvent::Kind::joined).reply = reply_;

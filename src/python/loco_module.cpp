@@ -284,7 +284,10 @@ class Peer {
       const auto at = static_cast<std::size_t>(d);
       if (info.shape[at] != 1 && info.strides[at] != expected)
         raise(LOCO_ERR_INVALID_ARGUMENT,
-              ("tensor " + name + ": loco takes C-contiguous arrays (use .contiguous())").c_str());
+              ("tensor " + name +
+               ": loco takes C-contiguous arrays, and a contiguous copy (np.ascontiguousarray) "
+               "would not be the model's memory: make the array itself contiguous before binding")
+                  .c_str());
       expected *= info.shape[at];
     }
     std::vector<std::size_t> shape;

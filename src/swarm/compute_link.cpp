@@ -89,6 +89,7 @@ void ComputeLink::leave(const std::string& reason) {
 void ComputeLink::on_core_event(proto::PeerEvent& e) {
   using Kind = proto::PeerEvent::Kind;
   SwarmEvent out{.text = std::move(e.text),
+                 .cause = e.cause,
                  .reply = e.reply,
                  .round = e.round,
                  .attempt = e.attempt,

@@ -20,6 +20,11 @@ constexpr Duration kStopCheck = std::chrono::milliseconds(200);
 // outcome before leaving.
 constexpr Duration kStopGrace = std::chrono::seconds(2);
 
+// A refused event's error: its text says who refused and why (proto::ClientEvent).
+Error cannot_join(const SwarmEvent& e) {
+  return Error(e.cause, e.text);
+}
+
 }  // namespace
 
 SwarmGroup::SwarmGroup(std::unique_ptr<NetworkSide> side, const std::atomic<bool>* stop)
@@ -36,8 +41,7 @@ std::optional<SwarmEvent> SwarmGroup::wait_event() {
     if (stop_ != nullptr && stop_->load()) return std::nullopt;
     if (auto e = side_->wait(kStopCheck)) {
       wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      if (e->kind == SwarmEvent::Kind::refused)
-        throw Error(ErrorCategory::config, "the tracker refused this peer: " + e->text);
+      if (e->kind == SwarmEvent::Kind::refused) throw cannot_join(*e);
       return e;
     }
     if (std::chrono::steady_clock::now() - noticed > kNotice) {
@@ -73,8 +77,7 @@ JoinOutcome SwarmGroup::join(const proto::StateManifest& genesis, bool at_genesi
     auto e = side_->wait(std::min(std::chrono::duration_cast<Duration>(left), kStopCheck));
     if (!e) continue;
     switch (e->kind) {
-      case SwarmEvent::Kind::refused:
-        throw Error(ErrorCategory::config, "the tracker refused this peer: " + e->text);
+      case SwarmEvent::Kind::refused: throw cannot_join(*e);
       case SwarmEvent::Kind::joined:
         outcome.reply = e->reply;
         // Gossip mode commits nothing to match: a peer far behind is told to copy a neighbour

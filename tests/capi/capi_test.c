@@ -1,15 +1,20 @@
 /* The C API from a C program: a real loco-tracker on loopback and peers of libloco.so in this
  * process. Each error path gives its status and a message and never aborts; two peers run DiLoCo
  * rounds together and hold the same bits after each; a third joins late and fetches the state;
- * two peers of a Streaming DiLoCo run (a tracker of its own) run fragment rounds.
+ * two peers of a Streaming DiLoCo run (a tracker of its own) run fragment rounds. A join that
+ * cannot succeed (another run, another key, nothing listening, other settings) says why with its
+ * own status before its timeout.
  * A watchdog (alarm) ends a hung test; every wait is on a real event with a bound. */
 #define _XOPEN_SOURCE 700 /* nftw, mkdtemp */
+#include <arpa/inet.h>
 #include <ftw.h>
 #include <math.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -291,14 +296,72 @@ static void test_errors_of_an_open_peer(void) {
                "a load of a damaged file");
 
   model m = bind_model(peer);
-  /* The run id is part of the secure handshake: the tracker of another run cannot answer, so
-   * the join ends at its timeout, with a message that names the likely causes. */
-  expect_error(loco_peer_join(peer, 3.0, NULL), LOCO_ERR_NETWORK, peer, "[run] id",
+  /* The run id is part of the secure handshake: the tracker of another run ends it without a
+   * word, and after a few such attempts the join says so. */
+  const double started = elapsed();
+  expect_error(loco_peer_join(peer, 60.0, NULL), LOCO_ERR_CONFIG, peer, "[run] id",
                "a run the tracker lacks");
+  const double took = elapsed() - started;
+  printf("%-28s returned after %.1f s\n", "a run the tracker lacks", took);
+  CHECK(took < 30.0, "a wrong run id ends the join before its timeout (%.1f s)", took);
   expect_error(loco_peer_join(peer, 3.0, NULL), LOCO_ERR_STATE, peer, "open a new peer",
                "a join after a failed one");
   loco_peer_close(peer);
   free_model(&m);
+}
+
+/* A port on loopback where nothing listens (bound, never listening: a connection is refused),
+ * kept for the test's life; 0 if none could be had. */
+static int dead_port(void) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in at = {.sin_family = AF_INET, .sin_port = 0};
+  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t size = sizeof at;
+  if (fd < 0 || bind(fd, (struct sockaddr*)&at, sizeof at) != 0 ||
+      getsockname(fd, (struct sockaddr*)&at, &size) != 0)
+    return 0;
+  return ntohs(at.sin_port);
+}
+
+/* Opens `config_name`, binds a model and joins with the join's full timeout: the join must end
+ * with `expected` (its message naming `needle`) well before that timeout. */
+static void expect_join_fails(const char* config_name, loco_status expected, const char* needle,
+                              const char* what) {
+  loco_peer* peer = open_peer(config_name);
+  if (peer == NULL) return;
+  model m = bind_model(peer);
+  const double started = elapsed();
+  expect_error(loco_peer_join(peer, 60.0, NULL), expected, peer, needle, what);
+  const double took = elapsed() - started;
+  printf("%-28s returned after %.1f s\n", what, took);
+  CHECK(took < 30.0, "%s: the join ends before its 60 s timeout (%.1f s)", what, took);
+  loco_peer_close(peer);
+  free_model(&m);
+}
+
+/* Each reason a join cannot succeed comes back with its own status, not at the timeout: a key
+ * that is not the tracker's (as a man in the middle shows), a tracker address where nothing
+ * listens, a run config whose settings differ from the run's (the tracker's refusal). */
+static void test_join_fails_fast(const char* other_key_hex) {
+  tracker_process impostor = g_tracker; /* the run's address, another key pinned */
+  snprintf(impostor.public_key, sizeof impostor.public_key, "%s", other_key_hex);
+  write_config_of("wrong-key.toml", "peer-x.key", "capi-run",
+                  LOCO_SOURCE_DIR "/configs/swarm-tiny.toml", &impostor);
+  expect_join_fails("wrong-key.toml", LOCO_ERR_CRYPTO, "public-key", "a key not the tracker's");
+
+  tracker_process dead = g_tracker;
+  const int port = dead_port();
+  CHECK(port != 0, "no free port on loopback");
+  snprintf(dead.address, sizeof dead.address, "127.0.0.1:%d", port);
+  write_config_of("dead.toml", "peer-x.key", "capi-run", LOCO_SOURCE_DIR "/configs/swarm-tiny.toml",
+                  &dead);
+  expect_join_fails("dead.toml", LOCO_ERR_NETWORK, "[tracker] address", "nothing listens");
+
+  char streaming[512];
+  write_streaming_config("other-settings.toml", streaming, sizeof streaming);
+  write_config_of("other-run-config.toml", "peer-x.key", "capi-run", streaming, &g_tracker);
+  expect_join_fails("other-run-config.toml", LOCO_ERR_CONFIG, "the tracker refused this peer",
+                    "another run config");
 }
 
 /* Two peers train together; a third joins after two rounds and fetches the run's state. */
@@ -523,10 +586,10 @@ int main(void) {
   static const char* keys[] = {"tracker.key", "stream-tracker.key", "peer-a.key", "peer-b.key",
                                "peer-c.key",  "peer-d.key",         "peer-e.key", "peer-f.key",
                                "peer-s.key",  "peer-t.key",         "peer-x.key"};
+  char hex[65]; /* the last key's: not the tracker's */
   for (size_t i = 0; i < sizeof keys / sizeof *keys; ++i) {
     char path[512];
     path_in_dir(path, sizeof path, keys[i]);
-    char hex[65];
     CHECK(loco_keygen(path, hex) == LOCO_OK && strlen(hex) == 64, "keygen %s: %s", keys[i],
           loco_last_error());
   }
@@ -539,6 +602,8 @@ int main(void) {
   printf("%.1f s: the tracker listens at %s\n", elapsed(), g_tracker.address);
   test_errors_of_an_open_peer();
   printf("%.1f s: the errors of an open peer checked\n", elapsed());
+  test_join_fails_fast(hex);
+  printf("%.1f s: failed joins checked\n", elapsed());
   test_interrupt();
   printf("%.1f s: interrupt checked\n", elapsed());
   test_rounds();

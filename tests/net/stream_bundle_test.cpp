@@ -204,6 +204,49 @@ TEST(StreamBundle, ABrokenStreamFailsTheBundleOnceAtBothEnds) {
   EXPECT_TRUE(pair.server.messages.empty());
 }
 
+// How far a bundle that failed got, which is how its owner tells a refused connection, a
+// handshake the other end cut (another run's id), a key it does not accept and a silent end
+// apart (net::TrackerLink, proto::ConnectFailure).
+TEST(StreamBundle, AFailedSetupSaysHowFarItGot) {
+  BundlePair pair;
+  const auto attempt = [&](tcp::endpoint to, secure::ChannelConfig config,
+                           const secure::PublicKey& pinned) {
+    pair.client = BundleEnd{};
+    pair.client_bundle = StreamBundle::connect(
+        pair.io, to, BundleConfig{.streams = 1, .unit_bytes = 4096},
+        BundlePair::setup(pair.client_key, pinned, std::move(config), "server"),
+        pair.client.handlers());
+    EXPECT_TRUE(pair.run_until([&] { return pair.client.closed_calls > 0; }));
+    EXPECT_TRUE(pair.client.error.has_value() && !pair.client.ready);
+    return pair.client_bundle;
+  };
+  using Progress = StreamBundle::Progress;
+  const secure::PublicKey server = pair.server_key.public_key();
+
+  secure::ChannelConfig other_run = BundlePair::config();
+  other_run.run_id = "run-2";
+  auto cut = attempt(pair.listener->local_endpoint(), other_run, server);
+  EXPECT_EQ(cut->progress(), Progress::handshaking);
+  EXPECT_TRUE(cut->cut_by_peer()) << pair.client.error->what();
+
+  auto wrong_key = attempt(pair.listener->local_endpoint(), BundlePair::config(),
+                           secure::KeyPair::generate().public_key());
+  EXPECT_EQ(wrong_key->progress(), Progress::handshaking);
+  EXPECT_EQ(pair.client.error->category(), ErrorCategory::crypto);
+
+  tcp::acceptor silent(pair.io, tcp::endpoint(boost::asio::ip::address_v4::loopback(), 0));
+  secure::ChannelConfig impatient = BundlePair::config();
+  impatient.handshake_timeout = std::chrono::milliseconds(200);
+  auto unanswered = attempt(silent.local_endpoint(), impatient, server);  // in its backlog
+  EXPECT_EQ(unanswered->progress(), Progress::handshaking);
+  EXPECT_FALSE(unanswered->cut_by_peer()) << pair.client.error->what();
+
+  const tcp::endpoint nobody = silent.local_endpoint();
+  silent.close();
+  auto refused = attempt(nobody, BundlePair::config(), server);
+  EXPECT_EQ(refused->progress(), Progress::connecting) << pair.client.error->what();
+}
+
 // A stream opened by hand, to send the listener hellos a real initiator would not.
 struct RawStream {
   testing::Side side;

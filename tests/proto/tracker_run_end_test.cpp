@@ -126,8 +126,9 @@ TEST(TrackerRunEnd, WithoutACopyTheRunNeverGoesBackFromItsFinalRound) {
   const auto refused = run.h.last(4, Kind::refused);
   ASSERT_TRUE(refused);
   EXPECT_EQ(refused->text,
-            "the run ended at round 2 and no live peer holds its final state, nor does the "
-            "tracker: try again later (a finished peer that kept it may come back)");
+            "the tracker refused this peer: the run ended at round 2 and no live peer holds its "
+            "final state, nor does the tracker: try again later (a finished peer that kept it may "
+            "come back)");
   // The finished peer comes back with its checkpoint: it is let in and told the run ended, and
   // the newcomer asking again is sent to it.
   JoinRequest finished = run.h.join_request(1);

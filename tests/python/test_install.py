@@ -27,3 +27,25 @@ def test_the_installed_package_imports_from_its_site_directory_alone(tmp_path):
         check=True, capture_output=True, text=True, cwd=tmp_path, env=env).stdout.split("\n")
     assert Path(out[0]).resolve().parent == (site / "loco").resolve()
     assert out[1]
+
+
+def test_the_trainer_peer_config_opens_as_it_is_and_the_loco_peer_one_is_refused(tmp_path):
+    """configs/trainer-peer.toml, copied beside a key and the run config it names, is a config a
+    Python peer takes unchanged; configs/peer.toml (loco-peer's) is refused naming
+    peer.checkpoint, which a trainer peer does itself (peer.save, peer.load)."""
+    import shutil
+
+    import loco
+
+    source = Path(os.environ["LOCO_SOURCE_DIR"]) / "configs"
+    for name in ("trainer-peer.toml", "peer.toml", "swarm-tiny.toml"):
+        shutil.copy(source / name, tmp_path / name)
+    loco.keygen(tmp_path / "peer.key")
+    with loco.Peer(tmp_path / "trainer-peer.toml") as peer:
+        assert peer.tensors()
+    try:
+        loco.Peer(tmp_path / "peer.toml")
+    except loco.Error as refused:
+        assert refused.status == "LOCO_ERR_CONFIG" and "peer.checkpoint" in refused.message
+    else:
+        raise AssertionError("configs/peer.toml opened as a trainer peer's config")

@@ -78,6 +78,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     channel_->limit_incoming(max_frame_bytes, max_message_bytes);
   }
   bool established() const { return channel_->established(); }
+  // The peer ended the TCP connection (end of stream, or a reset) before its close frame: what a
+  // failure that is not a timeout or a bad message looks like.
+  bool cut_by_peer() const { return cut_by_peer_; }
   const secure::PublicKey& peer_identity() const { return channel_->peer_identity(); }
   const std::string& peer_name() const { return channel_->peer_name(); }
   // Encrypted bytes waiting for the socket: at most kSendWindowBytes + one frame.
@@ -140,6 +143,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool quiet_ = false;
   bool close_queued_ = false;
   bool peer_closed_ = false;
+  bool cut_by_peer_ = false;
   bool ended_ = false;
 };
 

@@ -108,6 +108,12 @@ class StreamBundle : public std::enable_shared_from_this<StreamBundle> {
   void limit_incoming(std::uint32_t max_frame_bytes, std::uint64_t max_message_bytes);
 
   bool ready() const { return ready_; }
+  // Initiator: how far the furthest stream got, which tells what a failure means (a refused
+  // TCP connection, a handshake that did not complete, a refusal after it).
+  enum class Progress { connecting, handshaking, authenticated };
+  Progress progress() const { return progress_; }
+  // The failure that ended the bundle was its peer ending a stream (Connection::cut_by_peer).
+  bool cut_by_peer() const { return cut_by_peer_; }
   std::uint32_t stream_count() const { return shape_.count; }
   const secure::PublicKey& peer_identity() const;  // once ready
   const std::string& peer_name() const { return peer_name_; }
@@ -147,6 +153,8 @@ class StreamBundle : public std::enable_shared_from_this<StreamBundle> {
   BundleHandlers handlers_;
   bool initiator_ = false;
   bool ready_ = false;
+  Progress progress_ = Progress::connecting;
+  bool cut_by_peer_ = false;
   bool closing_ = false;
   bool finished_ = false;
 };

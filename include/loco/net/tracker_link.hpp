@@ -3,7 +3,10 @@
 // one-stream bundle, the tracker's key pinned), feeds it whole messages, sends what it queues,
 // runs its timer, and hands its events to `on_event`. After a lost connection, a silent tracker or
 // a malformed message it reconnects with a growing backoff (proto::Backoff::tracker_reconnect) and
-// the client joins again; a refused join is the owner's to act on (stop, usually).
+// the client joins again. An attempt that fails before its handshake completes is told to the
+// client by how far it got (proto::ConnectFailure: no TCP connection, a handshake the tracker cut,
+// a key not the pinned one, a handshake not answered in time), which may then refuse the join; a
+// refused join is the owner's to act on (stop, usually).
 //
 // The owner calls the client's methods (ready(), round_done(), ...) and then flush().
 // Threads: every call, and every callback, on the io_context's thread.

@@ -101,7 +101,7 @@ struct PeerCoreConfig {
 struct PeerEvent {
   enum class Kind {
     joined,              // `reply`: the shard, the timers, the run's committed round
-    refused,             // the tracker refused this peer: `text`
+    refused,             // this peer cannot join: `text`, `cause` (ClientEvent::cause)
     collective_started,  // this peer's `members` begin attempt `attempt` of `round` (`trim`)
     mean,                // the collective is done: `mean` (the all-reduce's average, of `members`)
                          // or `parts` (the all-gather's, in member order); in gossip mode alone:
@@ -119,6 +119,7 @@ struct PeerEvent {
   Kind kind{};
   std::string text{};
   bool warning = false;
+  ErrorCategory cause = ErrorCategory::config;  // with refused
   JoinReply reply{};
   std::uint64_t round = 0;
   std::uint32_t attempt = 0;

@@ -15,6 +15,15 @@
 // are ignored. A view delta (view_delta.hpp) is applied to the view held; one that does not apply
 // (another base, a digest that differs) makes the client ask for the full view (view_request),
 // once until a full view comes.
+//
+// Joining fails fast, and says why (on_connect_failed): until this client has joined once, a
+// handshake that shows a key other than the pinned one ends the join at once (cause crypto: a
+// wrong [tracker] public-key, or a man in the middle); a tracker that ends the handshake without a
+// word, as one of another run does, ends it after kCutsToGiveUp attempts in a row (cause config);
+// an address where no connection can be made, after kUnreachableToGiveUp in a row (cause
+// network). A silent tracker (unanswered) is the owner's patience to judge; it breaks a row. Once
+// joined, the client never gives up: a tracker that restarts is reconnected to for as long as it
+// takes.
 
 #include <deque>
 #include <memory>
@@ -22,6 +31,7 @@
 #include <span>
 #include <string>
 
+#include "loco/core/error.hpp"
 #include "loco/core/time.hpp"
 #include "loco/proto/gossip_roster.hpp"
 #include "loco/proto/tracker_messages.hpp"
@@ -38,10 +48,20 @@ struct TrackerClientConfig {
   std::shared_ptr<secure::SignatureMemo> signature_memo{};
 };
 
+// How an attempt to connect to the tracker failed before the connection was up (the driver's
+// classification of the error).
+enum class ConnectFailure {
+  unreachable,       // no connection could be made: nothing listens there, or no route
+  cut_in_handshake,  // the tracker ended the handshake without a word (another run's id)
+  not_pinned,        // the handshake showed a key other than the pinned one, or did not verify
+  unanswered,        // the handshake did not finish in time: a silent tracker (no verdict)
+};
+
 struct ClientEvent {
   enum class Kind {
     joined,       // accepted: `reply` has the shard and the timers
-    refused,      // the tracker refused the join: `text` says why; do not retry blindly
+    refused,      // this peer cannot join: `text` says why ("the tracker refused this peer: "
+                  // and its reason, or the client's judgement) and `cause` by what; no retry
     view,         // a newer membership view: `view`
     group,        // this peer is in a round's group: `group`
     commit,       // apply the round: `commit`
@@ -54,6 +74,9 @@ struct ClientEvent {
   };
   Kind kind{};
   std::string text{};
+  // With refused: config (the tracker's refusal, or its handshake ended: another run), crypto
+  // (not the pinned key), network (nothing to connect to).
+  ErrorCategory cause = ErrorCategory::config;
   JoinReply reply{};
   View view{};
   Group group{};
@@ -73,7 +96,13 @@ class TrackerClient {
   void on_connected(TimePoint now);
   void on_message(TimePoint now, std::uint16_t type, std::span<const std::byte> body);
   void on_disconnect(TimePoint now);
+  // An attempt that never reached on_connected(); `why` is the driver's error message.
+  void on_connect_failed(TimePoint now, ConnectFailure failure, const std::string& why);
   void on_timer(TimePoint now);
+
+  // Attempts in a row, before the first join, after which a failure ends the join.
+  static constexpr int kCutsToGiveUp = 3;
+  static constexpr int kUnreachableToGiveUp = 4;
 
   // What the peer tells the tracker.
   void set_state(std::uint64_t round, const Digest& hash);  // the state the peer now holds
@@ -125,6 +154,10 @@ class TrackerClient {
   TrackerClientConfig config_;
   bool connected_ = false;
   bool joined_ = false;
+  bool was_member_ = false;  // joined once: connection failures are retried from then on
+  bool gave_up_ = false;     // a refused event is out: no second one
+  ConnectFailure last_failure_{};
+  int failures_in_a_row_ = 0;  // of last_failure_, since the last connection
   JoinReply reply_;
   View view_;
   MembersDigest view_digest_;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "loco/core/error.hpp"
 #include "loco/core/hash.hpp"
 #include "loco/core/time.hpp"
 #include "loco/proto/round_mean.hpp"
@@ -22,7 +23,7 @@ namespace loco::swarm {
 struct SwarmEvent {
   enum class Kind {
     joined,      // `reply`: the shard and the timers
-    refused,     // the tracker refused this peer: `text`
+    refused,     // this peer cannot join: `text`, `cause` (proto::ClientEvent::cause)
     must_fetch,  // the run's state is elsewhere: the network thread is fetching round `round`
     fetched,     // `state` holds the bytes of round `round`, hash `hash`
     mean,        // the collective of `round` attempt `attempt` finished: `mean` holds the
@@ -36,6 +37,7 @@ struct SwarmEvent {
   };
   Kind kind{};
   std::string text{};
+  ErrorCategory cause = ErrorCategory::config;  // with refused
   proto::JoinReply reply{};
   std::uint64_t round = 0;
   std::uint32_t attempt = 0;

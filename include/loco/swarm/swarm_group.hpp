@@ -84,9 +84,12 @@ class SwarmGroup final : public train::OuterGroup,
 
   // Connects, joins with the shared state as it is (and the hash of the run's genesis, whose
   // manifest is `genesis`: the shared state's own when `at_genesis`, so it is not hashed twice),
-  // and, when the run is elsewhere, fetches the run's state into it. Throws Error(config) with the
-  // tracker's reason when refused, and Error(network) when nothing is heard for `patience`. Returns
-  // with `stopped` within a fraction of a second of `*stop` turning true.
+  // and, when the run is elsewhere, fetches the run's state into it. Throws when it cannot join,
+  // as soon as that is clear (proto::TrackerClient::on_connect_failed): Error(config) with the
+  // tracker's reason when refused, or when the tracker ends the handshake (another run);
+  // Error(crypto) when the tracker's key is not the pinned one; Error(network) when no connection
+  // can be made, or nothing is heard for `patience`. Returns with `stopped` within a fraction of a
+  // second of `*stop` turning true.
   JoinOutcome join(const proto::StateManifest& genesis, bool at_genesis, Duration patience);
 
   train::RoundResult run_round(const train::RoundInput& input) override;

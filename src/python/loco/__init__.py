@@ -5,7 +5,7 @@ run, the shared state (θ at the last round and the outer momentum), the round (
 the group's all-reduce, the outer Nesterov step), the state hash, serving the state to newcomers.
 
     peer = loco.Peer("peer.toml")              # a loco-peer config: the same keys
-    peer.bind_all(model.state_dict())          # fp32/bf16 CPU tensors, NumPy arrays: no copy
+    peer.bind_all(model)                       # fp32/bf16 CPU tensors, NumPy arrays: no copy
     peer.join()                                # the run's θ written into them
     for each round:
         H inner steps (AdamW...) on the bound tensors
@@ -22,6 +22,7 @@ fragment of the tensors while the trainer trains on; after every inner step the 
 A peer is used by one thread at a time; peer.interrupt() may come from any thread.
 """
 
+import warnings
 from collections import namedtuple
 
 from . import _loco
@@ -133,6 +134,73 @@ class _Staged:
         self.tensor.copy_(self.host)
 
 
+# What wrappers put before a module's own names: DistributedDataParallel's and torch.compile's
+# (either may wrap the other).
+_WRAPPER_PREFIXES = ("module.", "_orig_mod.")
+
+
+def _unwrapped(name):
+    """`name` without the wrapper prefixes in front of it."""
+    while name.startswith(_WRAPPER_PREFIXES):
+        name = name[name.index(".") + 1:]
+    return name
+
+
+def _named_tensors(model):
+    """{name: tensor} of a torch module (its state dict, holding the parameters themselves) or of
+    a mapping name -> tensor."""
+    if hasattr(model, "state_dict") and hasattr(model, "named_parameters"):
+        return dict(model.state_dict(keep_vars=True))
+    return dict(model)
+
+
+def _is_floating(tensor):
+    if _is_torch(tensor):
+        return tensor.is_floating_point()
+    return getattr(getattr(tensor, "dtype", None), "kind", "f") == "f"
+
+
+def _memory(tensor):
+    """What identifies a tensor's memory (a tied weight shares it with another name)."""
+    if _is_torch(tensor):
+        return (tensor.device, tensor.data_ptr(), tuple(tensor.shape), tensor.dtype)
+    return id(tensor)
+
+
+def _match(run, named):
+    """{run name: (model name, tensor)} by name, or by name without a wrapper's prefix; and the
+    model's floating-point tensors the run does not have (a tensor tied to a matched one is not
+    one of them: it shares its memory)."""
+    matched, others = {}, []
+    for name, tensor in named.items():
+        key = name if name in run else _unwrapped(name)
+        if key not in run:
+            if _is_floating(tensor):
+                others.append((name, tensor))
+            continue
+        if key in matched:
+            raise Error("LOCO_ERR_INVALID_ARGUMENT",
+                        f"bind_all: the model has both {matched[key][0]} and {name} for the "
+                        f"run's tensor {key}")
+        matched[key] = (name, tensor)
+    bound = {_memory(tensor) for _, tensor in matched.values()}
+    return matched, [name for name, tensor in others if _memory(tensor) not in bound]
+
+
+def _copy_reason(tensor):
+    """Why a torch tensor cannot be bound in place but through a copy (None: it can be)."""
+    import torch
+
+    if tensor.device.type != "cpu":
+        return f"on {tensor.device}"
+    if tensor.dtype not in (torch.float32, torch.bfloat16):
+        return f"{tensor.dtype}"
+    if not tensor.is_contiguous() and tensor.dim() == 4 and tensor.is_contiguous(
+            memory_format=torch.channels_last):
+        return "channels_last"
+    return None
+
+
 class Peer:
     """A peer of a loco run, from a loco-peer config file (its [peer], [run], [tracker] keys)."""
 
@@ -153,37 +221,72 @@ class Peer:
     def bind(self, name, tensor):
         """Binds a C-contiguous, writable tensor to `name`: an fp32 NumPy array or CPU torch
         tensor, or a bf16 CPU torch tensor (loco converts as it reads and writes), without a copy.
-        Any other torch tensor (on a GPU, or of another dtype) is bound through an fp32 CPU copy
-        (pinned for CUDA) that loco fills and empties around join and each round."""
-        if _is_torch(tensor):
-            import torch
+        Any other floating-point torch tensor (on a GPU, of another dtype such as float64, or
+        channels_last) is bound through an fp32 CPU copy (pinned for CUDA) that loco fills and
+        empties around join and each round, and a warning says so. A tensor that is not
+        contiguous is refused: a contiguous copy of it would not be the model's memory."""
+        self._bind(name, tensor)
 
-            if tensor.device.type != "cpu" or tensor.dtype not in (torch.float32, torch.bfloat16):
-                staged = _Staged(tensor)
-                self._peer.bind(name, staged.host.numpy())
-                self._staged.append(staged)
-                self._bound[name] = (tensor, staged)
-                return
-            if tensor.dtype == torch.bfloat16:  # NumPy has no bf16: its bits, as int16
-                array = tensor.detach().view(torch.int16).numpy()
-                self._peer.bind_bf16(name, array)
-                self._bound[name] = (tensor, array)
-                return
-            array = tensor.detach().numpy()  # shares the tensor's memory
+    def _bind(self, name, tensor):
+        """bind(), called by bind() or bind_all(): its warning names their caller's line."""
+        if not _is_torch(tensor):
+            self._peer.bind(name, tensor)
+            self._bound[name] = (tensor, tensor)
+            return
+        import torch
+
+        if tensor.layout != torch.strided or not tensor.is_floating_point():
+            raise Error("LOCO_ERR_INVALID_ARGUMENT",
+                        f"tensor {name}: loco averages dense floating-point tensors, not "
+                        f"{tensor.layout} {tensor.dtype}")
+        reason = _copy_reason(tensor)
+        if reason is not None:
+            staged = _Staged(tensor)
+            self._peer.bind(name, staged.host.numpy())
+            self._staged.append(staged)
+            self._bound[name] = (tensor, staged)
+            warnings.warn(f"tensor {name} ({reason}) is bound through an fp32 CPU copy: loco "
+                          f"copies it in before each round and back after join and each round "
+                          f"(θ is fp32; docs/PYTORCH.md)", stacklevel=3)
+            return
+        if not tensor.is_contiguous():
+            raise Error("LOCO_ERR_INVALID_ARGUMENT",
+                        f"tensor {name}: loco takes C-contiguous tensors, and binding a copy "
+                        f"(.contiguous()) would cut the link to the model: make the parameter "
+                        f"itself contiguous before binding (param.data = "
+                        f"param.data.contiguous())")
+        if tensor.dtype == torch.bfloat16:  # NumPy has no bf16: its bits, as int16
+            array = tensor.detach().view(torch.int16).numpy()
+            self._peer.bind_bf16(name, array)
         else:
-            array = tensor
-        self._peer.bind(name, array)
+            array = tensor.detach().numpy()  # shares the tensor's memory
+            self._peer.bind(name, array)
         self._bound[name] = (tensor, array)
 
-    def bind_all(self, tensors):
-        """Binds every tensor of the run's model from a mapping name -> tensor (a state_dict)."""
-        missing = [name for name, _ in self.tensors() if name not in tensors]
-        if missing:
+    def bind_all(self, model):
+        """Binds every tensor of the run's model from `model`: a torch module (its parameters and
+        buffers, by their state-dict names) or a mapping name -> tensor (a state_dict). A name
+        matches without a wrapper's prefix (DDP's "module.", torch.compile's "_orig_mod.").
+        One loco.Error names every run tensor the model lacks and every shape that differs; the
+        model's floating-point tensors the run does not have (BatchNorm's running statistics,
+        say) are never averaged: each peer keeps its own, and one warning names them."""
+        run = dict(self.tensors())
+        matched, others = _match(run, _named_tensors(model))
+        problems = [f"{name} is {list(tensor.shape)} in the model, {list(run[name])} in the run"
+                    for name, (_, tensor) in matched.items() if tuple(tensor.shape) != run[name]]
+        unbound = [name for name in run if name not in matched]
+        if unbound:
+            problems.insert(0, f"{len(unbound)} of the run's {len(run)} tensors are not in the "
+                               f"model: {', '.join(unbound)}")
+        not_averaged = (f"the model's {', '.join(others)} {'is' if len(others) == 1 else 'are'} "
+                        f"not in the run: not averaged (each peer keeps its own)") if others else ""
+        if problems:
             raise Error("LOCO_ERR_INVALID_ARGUMENT",
-                        f"the run's model has {', '.join(missing[:3])}"
-                        f"{' and more' if len(missing) > 3 else ''}, which the mapping lacks")
-        for name, _ in self.tensors():
-            self.bind(name, tensors[name])
+                        "bind_all: " + "; ".join(problems + ([not_averaged] if others else [])))
+        if others:
+            warnings.warn(f"bind_all: {not_averaged}", stacklevel=2)
+        for name in run:
+            self._bind(name, matched[name][1])
 
     def join(self, timeout=60.0):
         """Joins the run and writes its θ (genesis or fetched) into the bound tensors."""
