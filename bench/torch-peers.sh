@@ -46,24 +46,26 @@ h=20
 python=/usr/bin/python3  # Debian's interpreter, the one that sees python3-torch
 out=${OUT:-$root/build/release/bench-torch-peers}
 model=${MODEL:-gpt}
-own_nan="torch-peers: model=own loss_ratio=nan overhead_s_per_mparam=nan loco_peer_s_per_mparam=nan"
+nan_line="torch-peers: loss_ratio=nan sync_overhead_s=nan bytes_ratio=nan"
 if [[ $model == own ]]; then
+  nan_line="torch-peers: model=own loss_ratio=nan overhead_s_per_mparam=nan loco_peer_s_per_mparam=nan"
   if [[ -n ${STREAMING:-} ]]; then
     echo "torch-peers: MODEL=own runs DiLoCo rounds only, not STREAMING" >&2
-    echo "$own_nan (STREAMING)"
+    echo "$nan_line (STREAMING)"
     exit 1
   fi
   # Any step that fails leaves the figures unknown: nan, and exit 1.
   set -E
-  trap 'echo "$own_nan (a step failed: see $out)"; exit 1' ERR
+  trap 'echo "$nan_line (a step failed: see $out)"; exit 1' ERR
 elif [[ $model != gpt ]]; then
   echo "torch-peers: MODEL is gpt (the default) or own, not '$model'" >&2
+  echo "$nan_line (MODEL=$model)"
   exit 2
 fi
 
 if ! "$python" -c "import torch, numpy" >/dev/null 2>&1; then
   echo "torch-peers: PyTorch is not installed for $python (scripts/install-deps.sh --with-torch)" >&2
-  echo "torch-peers: loss_ratio=nan sync_overhead_s=nan bytes_ratio=nan (torch missing)"
+  echo "$nan_line (torch missing)"
   exit 1
 fi
 
