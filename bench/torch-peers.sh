@@ -17,6 +17,24 @@
 # STREAMING=1 makes the run config Streaming DiLoCo (P = 2, τ = 5, α = 0.5, fp4 fragments) for both
 # kinds: the PyTorch peers then run the example's fragment rounds, and the figures are per fragment
 # round.
+# MODEL=own: the PyTorch peers train the trainer's own model instead, a 2-layer LSTM language model
+# (docs/examples/pytorch/train_lstm.py, 140k parameters, context 16) whose genesis file names the
+# run's model ([model] kind = "external"; same data, H, codec, outer step and links), and the
+# baseline is that model trained by one process with DDP-equivalent steps at equal tokens:
+# "DDP-equivalent" means that each optimizer step of the one process is the step DDP over the 4
+# peers would take with no communication limit: one AdamW step on the gradient of the mean loss
+# over 4 x 16 = 64 windows (DDP averages the 4 workers' gradients of their 16-window means: the
+# same gradient), same genesis, learning rate and clipping, as many optimizer steps as each peer
+# takes (STEPS), so as many tokens as the 4 peers together (windows drawn from the whole file, the
+# peers' from their shards). Both are judged by the example's evaluator on the same validation
+# windows. loco-peer still runs the GPT (it trains loco's own models only): its network wait per
+# round is the reference for loco's overhead, and both overheads are given per million
+# parameters of the model they average. Last line:
+#   torch-peers: model=own loss_ratio=… overhead_s_per_mparam=… loco_peer_s_per_mparam=… 
+# loss_ratio: the PyTorch peers' mean final validation loss ÷ the one process's (goal ≤ 1.03);
+# overhead_s_per_mparam: the PyTorch peers' mean seconds in loco's part of a round (as
+# sync_overhead_s) per million parameters of the LSTM; loco_peer_s_per_mparam: loco-peer's network
+# wait per round per million parameters of the GPT. A part that cannot run prints nan and exits 1.
 # Usage: bench/run.sh torch-peers [STEPS]   (default 300 per peer)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,10 +45,27 @@ latency=50ms
 h=20
 python=/usr/bin/python3  # Debian's interpreter, the one that sees python3-torch
 out=${OUT:-$root/build/release/bench-torch-peers}
+model=${MODEL:-gpt}
+nan_line="torch-peers: loss_ratio=nan sync_overhead_s=nan bytes_ratio=nan"
+if [[ $model == own ]]; then
+  nan_line="torch-peers: model=own loss_ratio=nan overhead_s_per_mparam=nan loco_peer_s_per_mparam=nan"
+  if [[ -n ${STREAMING:-} ]]; then
+    echo "torch-peers: MODEL=own runs DiLoCo rounds only, not STREAMING" >&2
+    echo "$nan_line (STREAMING)"
+    exit 1
+  fi
+  # Any step that fails leaves the figures unknown: nan, and exit 1.
+  set -E
+  trap 'echo "$nan_line (a step failed: see $out)"; exit 1' ERR
+elif [[ $model != gpt ]]; then
+  echo "torch-peers: MODEL is gpt (the default) or own, not '$model'" >&2
+  echo "$nan_line (MODEL=$model)"
+  exit 2
+fi
 
 if ! "$python" -c "import torch, numpy" >/dev/null 2>&1; then
   echo "torch-peers: PyTorch is not installed for $python (scripts/install-deps.sh --with-torch)" >&2
-  echo "torch-peers: loss_ratio=nan sync_overhead_s=nan bytes_ratio=nan (torch missing)"
+  echo "$nan_line (torch missing)"
   exit 1
 fi
 
@@ -54,6 +89,7 @@ fi
 n_head=$(sed -n 's/^n-head = \([0-9]*\).*/\1/p' "$out/run.toml")
 echo "model: GPT 2L d64 vocab 64 context 64 (108k parameters), $peers peers, batch 16 each, $steps steps (H $h)"
 echo "  PyTorch peers' rounds: $([[ -n ${STREAMING:-} ]] && echo "Streaming (P 2, tau 5)" || { [[ -n ${BLOCKING:-} ]] && echo blocking || echo overlapped; })"
+[[ $model == own ]] && echo "  MODEL=own: the PyTorch peers train a 2-layer LSTM (docs/examples/pytorch/train_lstm.py); baseline: one process, batch $((peers * 16)), $steps steps"
 echo "  links: $link upload, $latency one way; machine load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # 1. loco-peer: peer 4 leaves its checkpoint, whose θ the example's evaluator judges.
@@ -65,10 +101,20 @@ loco_wait=$(awk -v r="$rounds" '{ for (i = 3; i <= NF; ++i) { split($i, kv, "=")
   s += v["network_wait_s"] } END { printf "%.4f", s / NR / r }' "$out/loco.summary")
 loco_own_val=$(swarm_figures loco | awk '{ print $1 }')
 
-# 2. PyTorch peers: the same run config, tracker and links.
+# 2. PyTorch peers: the same run config, tracker and links (MODEL=own: the LSTM's run config, the
+# GPT's but for its [model], the genesis file's lines).
 overlap=(--overlap)
 [[ -n ${BLOCKING:-} ]] && overlap=()
-swarm_tracker torch "$out/run.toml"
+peer_script=$root/docs/examples/pytorch/train_gpt.py
+torch_run=$out/run.toml
+if [[ $model == own ]]; then
+  peer_script=$root/docs/examples/pytorch/train_lstm.py
+  torch_run=$out/own.toml
+  (cd "$out" && PYTHONPATH="$root/build/release/python" "$python" "$peer_script" \
+    --write-genesis genesis.safetensors) >"$out/genesis.lines"
+  { sed -e '/^\[model\]/,/^$/d' -e '/^\[data\]/,/^$/d' "$out/run.toml"; cat "$out/genesis.lines"; } >"$torch_run"
+fi
+swarm_tracker torch "$torch_run"
 torch_pids=()
 for i in $(seq 1 "$peers"); do
   cat >"$out/torch$i.toml" <<EOF
@@ -79,7 +125,7 @@ listen = "127.0.0.1:0"
 upload = "$link"
 [run]
 id = "torch"
-config = "$out/run.toml"
+config = "$torch_run"
 [tracker]
 address = "$tracker_address"
 public-key = "$tracker_key"
@@ -88,7 +134,7 @@ upload = "$link"
 latency = "$latency"
 EOF
   PYTHONPATH="$root/build/release/python" OMP_NUM_THREADS=1 "$python" \
-    "$root/docs/examples/pytorch/train_gpt.py" --config "$out/torch$i.toml" --train "$out/train.bin" \
+    "$peer_script" --config "$out/torch$i.toml" --train "$out/train.bin" \
     --val "$out/val.bin" --rounds "$((steps / h))" --seed "$i" "${overlap[@]}" \
     >"$out/torch.peer$i.out" 2>"$out/torch.peer$i.log" &
   torch_pids+=($!)
@@ -120,6 +166,7 @@ EOF
 read -r torch_val torch_bytes torch_states torch_call gather delta exchange hash outer write <"$out/torch.figures"
 torch_loco=$(awk -v a="$gather" -v b="$delta" -v c="$exchange" -v d="$hash" -v e="$outer" -v f="$write" \
   'BEGIN { printf "%.4f", a + b + c + d + e + f }')
+[[ $model == own ]] && { source "$root/bench/lib/torch_own.sh"; torch_own_figures; exit; }
 
 printf "%-9s %9s %12s %7s %10s\n" kind val_loss sent_bytes states round_s
 printf "%-9s %9s %12s %7s %10s   (loco-peer's own evaluator: %s)\n" loco-peer "$loco_val" \

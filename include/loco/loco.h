@@ -229,6 +229,7 @@ typedef struct loco_streaming_info {
   uint64_t inner_steps; /* H */
   uint64_t tau;         /* τ: the inner steps a fragment round overlaps */
   float alpha;          /* α of the merge */
+  int eager;            /* 1 with eager updates: LOCO_DUE_START writes the merge into the buffers */
 } loco_streaming_info;
 
 typedef enum loco_due { LOCO_DUE_NOTHING = 0, LOCO_DUE_START = 1, LOCO_DUE_LAND = 2 } loco_due;

@@ -376,8 +376,11 @@ loco_status loco_peer_streaming(const loco_peer* peer, loco_streaming_info* info
   if (info == nullptr)
     return null_argument(const_cast<loco_peer*>(peer), "loco_peer_streaming", "info");
   const loco::train::StreamingConfig& c = peer->peer->streaming()->config();
-  *info = loco_streaming_info{
-      .fragments = c.fragments, .inner_steps = c.inner_steps, .tau = c.tau, .alpha = c.alpha};
+  *info = loco_streaming_info{.fragments = c.fragments,
+                              .inner_steps = c.inner_steps,
+                              .tau = c.tau,
+                              .alpha = c.alpha,
+                              .eager = c.eager != loco::train::Eager::none ? 1 : 0};
   return LOCO_OK;
 }
 

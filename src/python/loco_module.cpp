@@ -156,7 +156,7 @@ class Peer {
   py::tuple streaming() const {
     loco_streaming_info info{};
     check(loco_peer_streaming(open(), &info), peer_);
-    return py::make_tuple(info.fragments, info.inner_steps, info.tau, info.alpha);
+    return py::make_tuple(info.fragments, info.inner_steps, info.tau, info.alpha, info.eager != 0);
   }
 
   py::list fragment_tensors(std::size_t fragment) const {

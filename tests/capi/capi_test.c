@@ -506,7 +506,7 @@ static void test_streaming(void) {
   if (s == NULL || t == NULL) return;
   loco_streaming_info info;
   CHECK(loco_peer_streaming(s, &info) == LOCO_OK && info.fragments == 2 && info.tau == 2 &&
-            info.inner_steps == 20 && info.alpha == 0.5f,
+            info.inner_steps == 20 && info.alpha == 0.5f && info.eager == 0,
         "the run's Streaming settings: %s", loco_peer_last_error(s));
   size_t count = 0, fragment = 9;
   const char* name = NULL;

@@ -35,12 +35,16 @@ version = _loco.version()
 # step: the inner step the run's state stands for; the trainer's count goes on from it.
 JoinInfo = namedtuple("JoinInfo", "fetched round shard_index shard_count step")
 # times: where loco's part of the round went, in seconds (gather_s, delta_s, exchange_s, hash_s,
-# outer_s, write_back_s: loco/loco.h's loco_round_times); bytes_*: this peer's since it joined.
+# outer_s, write_back_s: loco/loco.h's loco_round_times), and the copies of the tensors bound
+# through a copy (_Staged) that the round made, from its start to its landing: staging_bytes (both
+# ways) and staging_s; bytes_*: this peer's since it joined.
 # step: as JoinInfo's (after a replaced round the trainer's count goes on from it).
 RoundResult = namedtuple("RoundResult",
                          "kind round members state_hash times bytes_sent bytes_received step")
-# A Streaming run's P, H, τ and α ([strategy] fragments, diloco-h, tau, alpha).
-StreamingInfo = namedtuple("StreamingInfo", "fragments inner_steps tau alpha")
+# A Streaming run's P, H, τ, α and whether it has eager updates ([strategy] fragments, diloco-h,
+# tau, alpha, eager).
+StreamingInfo = namedtuple("StreamingInfo", "fragments inner_steps tau alpha eager",
+                           defaults=(False,))
 _DUE = {0: None, 1: "start", 2: "land"}
 
 
@@ -117,15 +121,16 @@ def _is_torch(tensor):
 
 class _Staged:
     """A torch tensor loco cannot read in place (on a GPU, or neither fp32 nor bf16) seen through
-    an fp32 CPU copy, pinned when the tensor is on a CUDA device: one copy in before each round,
-    one out after it (and after join), converting the dtype on the way."""
+    an fp32 CPU copy made once at bind and reused, pinned when the tensor is on a CUDA device:
+    copied in before loco reads it, out after loco writes it, converting the dtype on the way."""
 
     def __init__(self, tensor):
         import torch
 
         self.tensor = tensor.detach()  # the same memory, outside autograd
-        self.host = torch.empty(tuple(tensor.shape), dtype=torch.float32,
-                                pin_memory=tensor.device.type == "cuda")
+        pinned = tensor.device.type == "cuda" and torch.cuda.is_available()
+        self.host = torch.empty(tuple(tensor.shape), dtype=torch.float32, pin_memory=pinned)
+        self.nbytes = self.host.numel() * self.host.element_size()
 
     def take(self):
         self.host.copy_(self.tensor)
@@ -201,6 +206,43 @@ def _copy_reason(tensor):
     return None
 
 
+class _Staging:
+    """The copies of a peer's _Staged tensors: only those of the tensors a call reads (take) or
+    writes (give), e.g. one fragment's, and their bytes and seconds since the last report."""
+
+    def __init__(self, bound):
+        self._bound = bound  # the Peer's name -> (tensor, its array or _Staged)
+        self.bytes, self.seconds = 0, 0.0
+
+    def take(self, names=None):
+        self._copy(names, _Staged.take)
+
+    def give(self, names=None):
+        self._copy(names, _Staged.give)
+
+    def _copy(self, names, copy):
+        import time
+
+        staged = [b[1] for name, b in self._bound.items()
+                  if isinstance(b[1], _Staged) and (names is None or name in names)]
+        if not staged:
+            return
+        started = time.perf_counter()
+        for s in staged:
+            copy(s)
+        self.seconds += time.perf_counter() - started
+        self.bytes += sum(s.nbytes for s in staged)
+
+    def report(self, result):
+        """The RoundResult `result` with the copies since the last report in its times."""
+        times = dict(result.times, staging_bytes=self.bytes, staging_s=self.seconds)
+        self.reset()
+        return result._replace(times=times)
+
+    def reset(self):
+        self.bytes, self.seconds = 0, 0.0
+
+
 class Peer:
     """A peer of a loco run, from a loco-peer config file (its [peer], [run], [tracker] keys)."""
 
@@ -208,6 +250,7 @@ class Peer:
         self._peer = _loco.Peer(str(config))
         self._bound = {}  # name -> (the caller's object, its array): kept alive while bound
         self._staged = []  # _Staged tensors, copied around join and each round
+        self._staging = _Staging(self._bound)
 
     def tensors(self):
         """[(name, shape), ...]: the run's model, whose every tensor must be bound before join."""
@@ -291,19 +334,22 @@ class Peer:
     def join(self, timeout=60.0):
         """Joins the run and writes its θ (genesis or fetched) into the bound tensors."""
         joined = JoinInfo(**self._peer.join(float(timeout)))
-        for staged in self._staged:
-            staged.give()
+        self._staging.give()
+        self._staging.reset()  # a round's figures start after join
         return joined
 
     def round(self, loss=float("nan")):
-        """One DiLoCo round from the bound tensors; they hold the new θ after it (unless skipped)."""
-        for staged in self._staged:
-            staged.take()
+        """One DiLoCo round from the bound tensors; they hold the new θ after it (unless skipped).
+        On a Streaming peer: one fragment round, started and landed at once."""
+        if self.streaming() is not None:  # one fragment round: its tensors only
+            names = self._fragment_names(self._peer.fragment_next())
+            self._staging.take(names)
+            return self._landed(RoundResult(**self._peer.round(float(loss))), names)
+        self._staging.take()
         result = RoundResult(**self._peer.round(float(loss)))
         if result.kind != "skipped":
-            for staged in self._staged:
-                staged.give()
-        return result
+            self._staging.give()
+        return self._staging.report(result)
 
     def overlap(self):
         """Before join: this peer's rounds overlap the trainer's steps (round_start, round_land;
@@ -314,11 +360,9 @@ class Peer:
         """Starts a round from the bound tensors and returns once the group's mean is in: the
         tensors then hold θ', the state the round leads to; train on from them while loco hashes
         and the group commits. False: the round ended without a mean (round_land says how)."""
-        for staged in self._staged:
-            staged.take()
+        self._staging.take()
         started = self._peer.round_start(float(loss))
-        for staged in self._staged:
-            staged.give()
+        self._staging.give()
         return started
 
     def round_ready(self):
@@ -331,9 +375,8 @@ class Peer:
         was."""
         result = RoundResult(**self._peer.round_land())
         if result.kind == "replaced":
-            for staged in self._staged:
-                staged.give()
-        return result
+            self._staging.give()
+        return self._staging.report(result)
 
     def streaming(self):
         """The run's StreamingInfo, or None when the run is not a Streaming DiLoCo run."""
@@ -364,11 +407,11 @@ class Peer:
         """Starts the next fragment's round from its bound tensors (read now) and returns its
         index at once; train on, and land it when fragment_due says so. Eager updates: the merge
         of the round landed before (or of the eager proxy) is written into the tensors here."""
-        for staged in self._staged:
-            staged.take()
+        names = self._fragment_names(self._peer.fragment_next())
+        self._staging.take(names)
         fragment = self._peer.fragment_start(int(step), float(loss))
-        for staged in self._staged:  # eager updates merge into the tensors as a round starts
-            staged.give()
+        if self.streaming().eager:  # eager updates merge into the fragment as its round starts
+            self._staging.give(names)
         return fragment
 
     def fragment_ready(self):
@@ -380,13 +423,28 @@ class Peer:
         (eager updates: at the next start); replaced, every tensor gets the run's θ; skipped,
         nothing. wait=False: loco.Error with
         status LOCO_ERR_NOT_READY while it is not ready."""
-        for staged in self._staged:
-            staged.take()
-        result = RoundResult(**self._peer.fragment_land(bool(wait)))
-        if result.kind != "skipped":
-            for staged in self._staged:
-                staged.give()
-        return result
+        if not wait and self._staged and not self._peer.fragment_ready():  # no copy for that
+            raise Error("LOCO_ERR_NOT_READY",
+                        f"fragment_land: fragment {self._peer.fragment_next()}'s round has not "
+                        "ended yet; land it later (fragment_ready) or wait")
+        names = self._fragment_names(self._peer.fragment_next())  # the started round's
+        self._staging.take(names)
+        return self._landed(RoundResult(**self._peer.fragment_land(bool(wait))), names)
+
+    def _fragment_names(self, fragment):
+        """The names of fragment `fragment`'s tensors, when any is bound through a copy."""
+        if not self._staged:
+            return set()
+        return set(self._peer.fragment_tensors(int(fragment)))
+
+    def _landed(self, result, names):
+        """A landed fragment round's copies out: committed, its fragment's tensors (`names`;
+        with eager updates at the next start instead); replaced, every tensor."""
+        if result.kind == "replaced":
+            self._staging.give()
+        elif result.kind == "committed" and not self.streaming().eager:
+            self._staging.give(names)
+        return self._staging.report(result)
 
     def fragment_step(self, step, loss=float("nan")):
         """After inner step `step`: starts and lands the fragment rounds the run's schedule
