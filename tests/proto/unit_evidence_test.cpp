@@ -17,6 +17,8 @@
 namespace loco::proto {
 namespace {
 
+using namespace testing;
+
 constexpr std::size_t kValues = 1000, kUnit = 100;  // 10 units; with 4 members, segments of 2–3
 
 struct EvidenceSetup {

@@ -236,6 +236,7 @@ class TrackerCore {
   void handle_round_failed(TimePoint now, const PeerKey& from, const RoundFailed& failed);
   // Checked owners' proofs (tracker_proofs.cpp).
   void handle_proven_misconduct(TimePoint now, const PeerKey& from, const ProvenMisconduct& m);
+  std::string convicted_text(const std::set<PeerKey>& convicted) const;
   // Reorders a group so that no two members ever disputed with each other are neighbours, where it
   // can.
   void keep_disputed_apart(std::vector<PeerKey>& ring) const;
@@ -281,8 +282,19 @@ class TrackerCore {
   void add_accusation(TimePoint now, const PeerKey& from, const RoundFailed& failed);
   void settle_accusation(TimePoint now);
   bool in_attempt(const PeerKey& peer) const;
+  // Benches count in the rounds the run attempts (round_attempts_), not in those it commits: a run
+  // whose rounds all fail still runs its benches out.
+  std::uint64_t next_round_attempt() const { return round_attempts_ + 1; }
   bool benched(const PeerKey& peer) const;
   void bench(const PeerKey& accuser);
+  // The round attempts left on `peer`'s bench, counting the next one (0: not benched).
+  std::uint64_t bench_left(const PeerKey& peer) const;
+  // Whether `peer` is told to sit next_round() out (benched, or its update refused): it counts
+  // neither as live nor as one of the previous group when the next group forms.
+  bool sits_out(const PeerKey& peer) const { return benched(peer) || refused_.contains(peer); }
+  // When fewer members than a round needs (min_peers) are not benched, every bench ends: a bench
+  // keeps a liar from costing retries, and must never keep the run from forming a round.
+  void let_benched_back_if_too_few();
 
   // Shared state (tracker_sync.cpp).
   bool in_sync(const MemberRecord& m) const;
@@ -445,13 +457,17 @@ class TrackerCore {
   RelayLinks relay_links_ = RelayLinks::every_pair;
   bool relay_deadline_used_ = false;  // next_round() already retried a deadline on its relays
   // Accusers no one confirmed (settle_accusation), and members disputed with a second partner
-  // (tracker_proofs.cpp): they sit out every round up to `until`, a bench twice as long each time.
-  // Kept after a member leaves, so that joining again does not end it; at most kMaxBarred entries.
+  // (tracker_proofs.cpp): they sit out every round attempt up to `until` (next_round_attempt()), a
+  // bench twice as long each time. Kept after a member leaves, so that joining again does not end
+  // it; at most kMaxBarred entries.
   struct Bench {
     std::uint64_t until = 0;
     std::uint32_t times = 0;
   };
   std::map<PeerKey, Bench> benched_;
+  // Rounds the run attempted: each group formed for a new round (not its retries) and each time
+  // the ready members were let go for want of enough of them (release_if_too_few).
+  std::uint64_t round_attempts_ = 0;
   std::size_t formed_size_ = 0;            // the group of next_round()'s last formation
   float median_norm_ = 0;                  // of the updates of the round being formed or run
   float norm_floor_ = 0;                   // the least reference the next round may use
