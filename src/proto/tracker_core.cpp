@@ -206,7 +206,7 @@ TimePoint TrackerCore::poll_timeout() const {
   // Nobody ready: no group forms and nobody is let go (and the quorum's input costs O(members)).
   if (!attempt_ && !pending_retry_ && !ready_.empty()) {
     const QuorumInput in = quorum_input();
-    next = std::min({next, formation_time(in), release_time(in)});
+    next = std::min({next, formation_deadline(in), release_time(in)});
   }
   return next;
 }

@@ -144,6 +144,7 @@ void TrackerCore::handle_proven_misconduct(TimePoint now, const PeerKey& from,
     excluded = convicted;
     if (excluded.empty() && members.size() <= 3) excluded = {a, b};  // no order parts them
     for (const PeerKey& k : convicted) bench(k);
+    if (!judged) note_unjudged(a, b);
     what = fmt::format(
         "the owner and the checker of segment {}, {} and {}, signed different means (proof "
         "from {}): {}",

@@ -106,8 +106,21 @@ bool TrackerCore::waited_for(const PeerKey& key, const MemberRecord& m) const {
          std::find(previous_group_.begin(), previous_group_.end(), key) != previous_group_.end();
 }
 
-TimePoint TrackerCore::formation_deadline() const {
-  return formation_time(quorum_input());
+TimePoint TrackerCore::formation_deadline(const QuorumInput& in) const {
+  const TimePoint at = formation_time(in);
+  if (at == kNever || ready_.size() != 2 || in.live <= 2) return at;
+  const auto first = ready_.begin()->first, second = std::next(ready_.begin())->first;
+  if (!unjudged_.contains({first, second})) return at;
+  return std::max(at, first_ready_ + 2 * config_.join_timeout);
+}
+
+void TrackerCore::note_unjudged(const PeerKey& a, const PeerKey& b) {
+  if (unjudged_.size() >= kMaxBarred)
+    std::erase_if(unjudged_, [&](const auto& pair) {
+      return !members_.contains(pair.first) || !members_.contains(pair.second);
+    });
+  if (unjudged_.size() >= kMaxBarred) unjudged_.erase(unjudged_.begin());
+  unjudged_.insert(std::minmax(a, b));
 }
 
 std::optional<Duration> TrackerCore::round_phase() const {
@@ -403,8 +416,10 @@ void TrackerCore::handle_round_failed(TimePoint now, const PeerKey& from,
   }
   const bool named = failed.suspect && *failed.suspect != from && in_attempt(*failed.suspect);
   if (!named) {
-    // A failure it names no one for: its own, taken on trust the first time in a round.
+    // A failure it names no one for: its own, taken on trust the first time in a round; a second
+    // takes it out and benches it, so that failing every round costs the run one retry a round.
     const bool first = reported_.insert(from).second;
+    if (!first) bench(from);
     abort_attempt(now, report, first ? std::set<PeerKey>{} : std::set<PeerKey>{from});
     return;
   }
@@ -468,7 +483,10 @@ void TrackerCore::settle_accusation(TimePoint now) {
       if (first) continue;
       excluded.insert(accuser);
       excluded.insert(suspect);
-      if (confirmable) bench(accuser);
+      if (confirmable)
+        bench(accuser);
+      else if (pending.members.size() == 2)
+        note_unjudged(accuser, suspect);
       event(
           TrackerEvent::Kind::notice, accuser,
           fmt::format(
@@ -514,8 +532,11 @@ void TrackerCore::retry_or_give_up(TimePoint now, const std::string& reason,
     std::erase(survivors, k);
     ++counters_.members_left_out;
   }
+  // Each member's own reports may cost two attempts a round (the first, taken on trust, and a
+  // second, which takes it out): those are not max_attempts', or k liars reporting once each
+  // would give every round up once k reached it.
   const bool retry = survivors.size() >= std::max<std::size_t>(config_.min_peers, majority()) &&
-                     attempts_this_round_ < config_.max_attempts;
+                     attempts_this_round_ < config_.max_attempts + 2 * formed_size_;
   event(TrackerEvent::Kind::notice, std::nullopt,
         retry ? fmt::format("round {}: retrying with {} of the group of {}", next_round(),
                             survivors.size(), formed_size_)

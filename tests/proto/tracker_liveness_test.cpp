@@ -172,6 +172,54 @@ TEST(TrackerLiveness, APoisonerInAGroupOfTwoLocksNobodyOut) {
   EXPECT_EQ(h.tracker->snapshot().committed_round, 1u);
 }
 
+// After a pair's word against word, their next round waits (a join_timeout more) for a third
+// member: in a group of three the honest two name the poisoner, a majority, and it alone sits
+// the retry out.
+TEST(TrackerLiveness, APairThatCouldNotJudgeEachOtherWaitsForAThirdMember) {
+  Harness h;
+  h.start();
+  for (std::uint8_t n = 1; n <= 3; ++n) h.join(n);  // 2 poisons; 3 trains slowly
+  h.ready(1);
+  h.ready(2);
+  h.run_for(h.config.join_timeout);
+  auto g = running(h);
+  ASSERT_TRUE(g);
+  ASSERT_EQ(g->members.size(), 2u) << "3 was not ready in time";
+  for (int report = 0; report < 2; ++report) {
+    accuse(h, 1, 2);
+    h.run_for(h.config.accusation_grace);
+  }
+  ASSERT_FALSE(running(h)) << "word against word: the round is given up";
+  EXPECT_EQ(bench_times(h, 1), 0u);
+  h.ready(1);
+  h.ready(2);
+  h.run_for(h.config.join_timeout + std::chrono::seconds(1));
+  EXPECT_FALSE(running(h)) << "the pair waits for a third member";
+  h.ready(3);
+  g = running(h);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->members.size(), 3u);
+  accuse(h, 1, 2);
+  accuse(h, 3, 2);
+  g = running(h);
+  ASSERT_TRUE(g) << "named by a majority: retried at once";
+  EXPECT_EQ(g->members.size(), 2u);
+  EXPECT_FALSE(in_group(*g, 2));
+  h.finish_round();
+  EXPECT_EQ(h.tracker->snapshot().committed_round, 1u);
+
+  // A third member that never comes costs the pair one join_timeout more, no more.
+  h.peers.at(2).client->set_state(1, digest_of(1));
+  h.peers.at(2).client->state_report();
+  h.pump();
+  h.ready(1);
+  h.ready(2);
+  h.run_for(2 * h.config.join_timeout - std::chrono::seconds(1));
+  EXPECT_FALSE(running(h));
+  h.run_for(std::chrono::seconds(1));
+  EXPECT_TRUE(running(h));
+}
+
 // A dispute in a group of two is recorded, and benches neither, even when both disputed with
 // other partners before.
 TEST(TrackerLiveness, ADisputeInAGroupOfTwoBenchesNoOne) {
