@@ -248,6 +248,38 @@ TEST(TrackerLiveness, ADisputeInAGroupOfTwoBenchesNoOne) {
   EXPECT_EQ(bench_times(h, 2), 0u);
 }
 
+// Three liars of seven each report a failure of their own once a round (taken on trust): each
+// costs an attempt, none gives the round up, however small max_attempts is; a second failure in
+// the round takes its reporter out and benches it.
+TEST(TrackerLiveness, LiarsReportingOnceARoundDoNotGiveItUp) {
+  Harness h;
+  h.config.max_attempts = 2;
+  h.start();
+  for (std::uint8_t n = 1; n <= 7; ++n) h.join(n);
+  all_ready(h);
+  const auto fail = [&](std::uint8_t n) {
+    const Group g = *running(h);
+    h.peers.at(n).client->round_failed(RoundFailed{.round = g.round,
+                                                   .attempt = g.attempt,
+                                                   .reason = "out of memory",
+                                                   .suspect = std::nullopt});
+    h.pump();
+  };
+  for (std::uint8_t liar = 5; liar <= 7; ++liar) fail(liar);
+  auto g = running(h);
+  ASSERT_TRUE(g) << "retried, not given up";
+  EXPECT_EQ(g->attempt, 4u);
+  EXPECT_EQ(g->members.size(), 7u);
+  fail(7);
+  g = running(h);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->members.size(), 6u);
+  EXPECT_FALSE(in_group(*g, 7));
+  EXPECT_EQ(bench_times(h, 7), 1u);
+  h.finish_round();
+  EXPECT_EQ(h.tracker->snapshot().committed_round, 1u);
+}
+
 // Every member benched (here, as a restarted tracker finds them): the run lets them back rather
 // than wait for benches that only rounds could run out.
 TEST(TrackerLiveness, ARunWhoseMembersAreAllBenchedLetsThemBack) {
