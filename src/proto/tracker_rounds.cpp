@@ -38,7 +38,8 @@ void TrackerCore::handle_ready(TimePoint now, const PeerKey& from, const Ready& 
     return;
   }
   if (in_attempt(from)) return;  // already in the running group
-  if (benched(from)) let_benched_back_if_too_few();
+  // Once a round for each benched member (a pass over the members): before it is told it sits out.
+  if (benched(from) && !refused_.contains(from)) let_benched_back_if_too_few();
   if (refused_.contains(from)) {
     held_back_.insert(from);  // told this round already: answered when the round ends
     return;

@@ -228,8 +228,9 @@ TEST(MemberAttack, AnOwnerReturningAWrongMeanIsProvenAndSitsTheRetryOut) {
   Attacker liar(swarm, "run-wrong-mean", "wrong-mean");
   ASSERT_NE(liar.wait_for("joined "), "") << liar.log() << swarm.logs();
   ASSERT_NE(liar.wait_for("group "), "") << liar.log() << swarm.logs();
-  wait_for_tracker_line(swarm, honest,
-                        "disputed with another partner before: it sits the retry out and rounds");
+  wait_for_tracker_line(
+      swarm, honest,
+      "disputed with another partner before: it sits the retry out and the run's next");
   const std::string log = swarm.tracker().log();
   EXPECT_NE(log.find("signed different means"), std::string::npos) << swarm.logs();
   EXPECT_EQ(log.find("both sit the retry out"), std::string::npos) << swarm.logs();
