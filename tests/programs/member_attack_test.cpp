@@ -215,6 +215,38 @@ TEST(MemberAttack, APoisonerDeclaringANormOfZeroIsLeftOut) {
   stop_all(honest);
 }
 
+// Issue 44, finding 2: a poisoner beside one honest member and nobody else to see the evidence.
+// The honest member's reports are one word against the other: neither is benched, and no round
+// commits while both are there. Once the poisoner leaves, the honest member and a newcomer commit
+// rounds again (the honest member was benched before, and the newcomer with it).
+TEST(MemberAttack, APoisonerInAGroupOfTwoLocksNobodyOut) {
+  LocalSwarm swarm("run-pair", 1000, {"--run.min-peers", "2"});
+  ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
+  PeerProcess& first = swarm.add_peer("peer0", kHonest);
+  {
+    Attacker poisoner(swarm, "run-pair", "poison");
+    ASSERT_NE(poisoner.wait_for("joined "), "") << poisoner.log() << swarm.logs();
+    for (int group = 0; group < 4; ++group)  // two rounds of two attempts
+      ASSERT_NE(poisoner.wait_for("group "), "") << poisoner.log() << swarm.logs();
+    EXPECT_EQ(poisoner.process().stop(SIGTERM), 0);
+  }
+  const std::string log = swarm.tracker().log();
+  EXPECT_NE(log.find("no other member of the group could confirm it"), std::string::npos)
+      << swarm.logs();
+  EXPECT_EQ(log.find("sits out the run's next"), std::string::npos) << swarm.logs();
+  EXPECT_TRUE(first.committed().empty()) << "no round committed with the poisoner in it";
+  PeerProcess& newcomer = swarm.add_peer("peer1", kHonest);
+  ASSERT_TRUE(newcomer.wait_committed()) << swarm.logs();
+  const std::uint64_t round = newcomer.committed().begin()->first;
+  ASSERT_TRUE(first.wait_round(round + 2)) << swarm.logs();
+  ASSERT_TRUE(newcomer.wait_round(round + 2)) << swarm.logs();
+  const std::vector<PeerProcess*> honest = {&first, &newcomer};
+  EXPECT_TRUE(test::same_states(honest, round, round + 2)) << swarm.logs();
+  EXPECT_EQ(swarm.tracker().log().find("sits out the run's next"), std::string::npos)
+      << swarm.logs();
+  stop_all(honest);
+}
+
 // A segment owner that sends everyone its segment's mean negated, with its result statement
 // signed over what it sent (checked owners, the tracker's default). Its checker's statement
 // disagrees, every member holds the proof; the retry keeps both, no longer neighbours, and the
