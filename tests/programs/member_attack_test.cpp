@@ -11,6 +11,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -270,6 +272,45 @@ TEST(MemberAttack, AnOwnerReturningAWrongMeanIsProvenAndSitsTheRetryOut) {
   expect_committed_by(swarm, honest, 4);
   EXPECT_TRUE(liar.process().running()) << liar.log();
   EXPECT_EQ(liar.process().stop(SIGTERM), 0);
+  stop_all(honest);
+}
+
+// Issue 44, finding 1: two owners of six that return their segment's mean negated. The dispute
+// rule's counting benches each liar from its second lie on, and an honest checker from its second
+// dispute on: up to four of six at once, which stopped this run for good ("forming round 5 (2 of 6
+// ready)") while benched members counted as live and benches counted committed rounds. Now the
+// run goes on committing.
+TEST(MemberAttack, TwoWrongMeanOwnersOfSixDoNotStopTheRun) {
+  LocalSwarm swarm("run-two-wrong-means", 1000, {"--run.min-peers", "2"});
+  ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
+  std::vector<PeerProcess*> honest = start_honest(swarm);
+  honest.push_back(&swarm.add_peer("peer3", kHonest));
+  Attacker first(swarm, "run-two-wrong-means", "wrong-mean", {}, "attacker0");
+  Attacker second(swarm, "run-two-wrong-means", "wrong-mean", {}, "attacker1");
+  for (Attacker* liar : {&first, &second}) {
+    ASSERT_NE(liar->wait_for("joined "), "") << liar->log() << swarm.logs();
+    ASSERT_NE(liar->wait_for("group "), "") << liar->log() << swarm.logs();
+  }
+  wait_for_tracker_line(swarm, honest, "disputed with another partner before");
+  // 8 rounds more; a benched honest member sits some out (it fetches them), so each round is
+  // checked among those that committed it, not all four.
+  const std::uint64_t until = newest_round(honest) + 8;
+  for (PeerProcess* p : honest) ASSERT_TRUE(p->wait_round(until)) << swarm.logs();
+  std::map<std::uint64_t, std::set<std::string>> states;
+  for (PeerProcess* p : honest)
+    for (const auto& [round, state] : p->committed()) states[round].insert(state);
+  for (const auto& [round, held] : states) EXPECT_EQ(held.size(), 1u) << "round " << round;
+  EXPECT_EQ(swarm.tracker().log().find("state " + kLiarsHash), std::string::npos) << swarm.logs();
+  // For the record (--gtest_output=xml): how many it benched, and the rounds the peers committed.
+  const std::string log = swarm.tracker().log();
+  std::size_t benched = 0;
+  for (auto at = log.find("disputed with another partner before"); at != std::string::npos;
+       at = log.find("disputed with another partner before", at + 1))
+    ++benched;
+  RecordProperty("benched", static_cast<int>(benched));
+  RecordProperty("rounds", static_cast<int>(newest_round(honest)));
+  EXPECT_EQ(first.process().stop(SIGTERM), 0);
+  EXPECT_EQ(second.process().stop(SIGTERM), 0);
   stop_all(honest);
 }
 
