@@ -206,7 +206,7 @@ TimePoint TrackerCore::poll_timeout() const {
   // Nobody ready: no group forms and nobody is let go (and the quorum's input costs O(members)).
   if (!attempt_ && !pending_retry_ && !ready_.empty()) {
     const QuorumInput in = quorum_input();
-    next = std::min({next, formation_time(in), release_time(in)});
+    next = std::min({next, formation_deadline(in), release_time(in)});
   }
   return next;
 }
@@ -261,8 +261,12 @@ TrackerSnapshot TrackerCore::snapshot() const {
       s.barred.push_back(BarredKey{
           key, static_cast<std::uint64_t>(
                    std::chrono::ceil<std::chrono::milliseconds>(until - latest_now_).count())});
+  // A bench counts round attempts, which the file does not keep: it is saved as the round it ends
+  // at if every attempt from now commits, and a restarted tracker counts it on from there.
   for (const auto& [key, b] : benched_)
-    if (b.until >= next_round()) s.benched.push_back(BenchedKey{key, b.until, b.times});
+    if (b.until >= next_round_attempt())
+      s.benched.push_back(
+          BenchedKey{key, next_round() + (b.until - next_round_attempt()), b.times});
   for (const auto& [a, partners] : disputes_)
     for (const PeerKey& b : partners)
       if (a < b) s.disputes.push_back(DisputedPair{a, b});
@@ -277,7 +281,12 @@ void TrackerCore::restore_held_against(TimePoint now, const TrackerSnapshot& res
   for (const BarredKey& b : restored.barred)
     barred_[b.key] = now + std::chrono::milliseconds(std::min(b.remaining_ms, bar_ms));
   for (const BenchedKey& b : restored.benched)
-    benched_[b.key] = Bench{.until = b.until, .times = std::min<std::uint32_t>(b.times, 11)};
+    if (b.until >= next_round())
+      benched_[b.key] =
+          Bench{.until = next_round_attempt() +
+                         std::min(b.until - next_round(),
+                                  std::uint64_t{config_.accusation_bench_rounds} << 10),
+                .times = std::min<std::uint32_t>(b.times, 11)};
   for (const DisputedPair& d : restored.disputes) {
     if (disputes_.size() + 2 > kMaxBarred) break;
     disputes_[d.first].insert(d.second);

@@ -9,16 +9,17 @@
 //   - a dispute between two members with no earlier partner: the retry has everyone, in an order
 //     where the two are not neighbours (neither checks the other; keep_disputed_apart, which also
 //     keeps them apart in later rounds), so that a liar that lies again does it with a new partner;
-//   - a member disputed with a second, different partner sits the retry out alone, and is benched
-//     as an unconfirmed accuser is (it is the one both disputes share: were it honest, both its
-//     partners lied);
-//   - the same pair disputed again, or a group of three or fewer (where every two members are
-//     neighbours): both sit the retry out, and neither is benched.
-// Each lie leaves one record on an honest member, and it takes two to bench one; every lie of a
-// liar after its first benches the liar, for twice as long each time. So k liars bench at most
-// (k + their own benches) / 2 honest members, and a liar that lies every round stops costing
-// retries once its bench outgrows the run, where forgetting each round would cost two retries a
-// round for ever.
+//   - in a group of three or more, each of the two that disputed before (with anyone, this partner
+//     too: once a liar has disputed with every honest member no order keeps it apart) sits the
+//     retry out and is benched as an unconfirmed accuser is;
+//   - a group of two is one word against the other and nobody else saw the segment: the dispute
+//     is recorded, both sit the retry out, and neither is benched; so is a group of three with no
+//     conviction (every two members are neighbours).
+// Each lie of a liar after its first benches it, for twice as long each time, so a liar that lies
+// every round costs retries less and less often; the honest member it lied against is benched too
+// when it disputed before (at most once for each lie told against it but the first). Benches never
+// stop the run (tracker_rounds.cpp: the benched are not counted when a group forms, a bench counts
+// round attempts, and too few unbenched members let every bench end).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -52,6 +53,18 @@ void separate(std::vector<PeerKey>& order, const PeerKey& a, const PeerKey& b) {
 }
 
 }  // namespace
+
+// Each member a dispute benched, named (both, when both disputed with other partners before).
+std::string TrackerCore::convicted_text(const std::set<PeerKey>& convicted) const {
+  std::string out;
+  for (const PeerKey& k : convicted) {
+    if (!out.empty()) out += "; ";
+    out += fmt::format("{} disputed with another partner before: it sits the retry out",
+                       secure::short_id(k));
+    if (benched(k)) out += fmt::format(" and the run's next {} round attempt(s)", bench_left(k));
+  }
+  return out;
+}
 
 void TrackerCore::order_unsteerably(std::vector<PeerKey>& group) const {
   ByteWriter w;
@@ -119,28 +132,26 @@ void TrackerCore::handle_proven_misconduct(TimePoint now, const PeerKey& from,
     if (disputes_.size() + 2 > kMaxBarred) forget_disputes_of_gone_members();
     std::set<PeerKey>& of_a = disputes_[a];
     std::set<PeerKey>& of_b = disputes_[b];
-    const bool same_again = of_a.contains(b);
+    // In a group of two nobody else saw the segment: the dispute is recorded, and convicts no one.
+    // Elsewhere each of the two that disputed before (with this partner too: a pair no order keeps
+    // apart) is convicted, so that a liar's every lie after its first benches it.
+    const bool judged = members.size() > 2;
     std::set<PeerKey> convicted;
-    if (!of_a.empty() && !same_again) convicted.insert(a);
-    if (!of_b.empty() && !same_again) convicted.insert(b);
+    if (!of_a.empty() && judged) convicted.insert(a);
+    if (!of_b.empty() && judged) convicted.insert(b);
     of_a.insert(b);
     of_b.insert(a);
     excluded = convicted;
-    if (excluded.empty() && (same_again || members.size() <= 3)) excluded = {a, b};
+    if (excluded.empty() && members.size() <= 3) excluded = {a, b};  // no order parts them
     for (const PeerKey& k : convicted) bench(k);
+    if (!judged) note_unjudged(a, b);
     what = fmt::format(
         "the owner and the checker of segment {}, {} and {}, signed different means (proof "
         "from {}): {}",
         claim.segment, secure::short_id(a), secure::short_id(b), secure::short_id(from),
-        excluded.empty() ? std::string("the retry has both, no longer neighbours")
-        : convicted.empty()
-            ? std::string("both sit the retry out")
-            : fmt::format(
-                  "{} disputed with another partner before: it sits the retry out{}",
-                  secure::short_id(*convicted.begin()),
-                  benched(*convicted.begin())
-                      ? fmt::format(" and rounds up to {}", benched_.at(*convicted.begin()).until)
-                      : ""));
+        excluded.empty()    ? std::string("the retry has both, no longer neighbours")
+        : convicted.empty() ? std::string("both sit the retry out")
+                            : convicted_text(convicted));
   }
   if (stopped && pending_retry_) {
     event(TrackerEvent::Kind::notice, std::nullopt, fmt::format("round {}: {}", claim.round, what));

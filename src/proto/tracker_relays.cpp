@@ -11,15 +11,17 @@ namespace loco::proto {
 
 bool TrackerCore::relay_barred(const PeerKey& relay) const {
   const auto it = relays_barred_.find(relay);
-  return it != relays_barred_.end() && next_round() <= it->second;
+  return it != relays_barred_.end() && next_round_attempt() <= it->second;
 }
 
 void TrackerCore::bar_relay(const PeerKey& relay) {
   if (relays_barred_.size() >= kMaxBarred && !relays_barred_.contains(relay)) {
-    std::erase_if(relays_barred_, [&](const auto& entry) { return entry.second < next_round(); });
+    std::erase_if(relays_barred_,
+                  [&](const auto& entry) { return entry.second < next_round_attempt(); });
     if (relays_barred_.size() >= kMaxBarred) relays_barred_.erase(relays_barred_.begin());
   }
-  relays_barred_[relay] = next_round() + config_.accusation_bench_rounds;
+  // Counted in round attempts, as benches are: a bar must run out in a run whose rounds fail.
+  relays_barred_[relay] = next_round_attempt() + config_.accusation_bench_rounds;
   ++counters_.relays_blamed;
 }
 
@@ -88,9 +90,9 @@ bool TrackerCore::relays_timed_out(TimePoint now, const std::set<PeerKey>& strag
     bar_relay(r);
     event(TrackerEvent::Kind::notice, r,
           fmt::format("round {}: a link it relayed did not finish within {} s; it relays nothing "
-                      "up to round {}",
+                      "for this and the run's next {} round attempt(s)",
                       next_round(), std::chrono::duration<double>(config_.round_timeout).count(),
-                      next_round() + config_.accusation_bench_rounds));
+                      config_.accusation_bench_rounds));
   }
   abort_attempt(
       now,
@@ -104,14 +106,16 @@ bool TrackerCore::relays_timed_out(TimePoint now, const std::set<PeerKey>& strag
 void TrackerCore::relay_failed(TimePoint now, const PeerKey& from, const PeerKey& relay,
                                const std::string& report) {
   if (!reported_.insert(from).second) {
+    bench(from);  // as a second failure of its own is (handle_round_failed)
     abort_attempt(now, report + " (its second report this round: it sits the retry out)", {from});
     return;
   }
   bar_relay(relay);
   event(TrackerEvent::Kind::notice, relay,
-        fmt::format("round {}: {} blamed its relay {}; the relay carries nothing up to round {}",
+        fmt::format("round {}: {} blamed its relay {}; the relay carries nothing for this and the "
+                    "run's next {} round attempt(s)",
                     next_round(), secure::short_id(from), secure::short_id(relay),
-                    next_round() + config_.accusation_bench_rounds));
+                    config_.accusation_bench_rounds));
   abort_attempt(now, report, {});
 }
 

@@ -38,6 +38,8 @@ void TrackerCore::handle_ready(TimePoint now, const PeerKey& from, const Ready& 
     return;
   }
   if (in_attempt(from)) return;  // already in the running group
+  // Once a round for each benched member (a pass over the members): before it is told it sits out.
+  if (benched(from) && !refused_.contains(from)) let_benched_back_if_too_few();
   if (refused_.contains(from)) {
     held_back_.insert(from);  // told this round already: answered when the round ends
     return;
@@ -46,9 +48,11 @@ void TrackerCore::handle_ready(TimePoint now, const PeerKey& from, const Ready& 
     refused_.insert(from);  // told once a round: the others do not wait for it
     send(from, AbortRound{.round = next_round(),
                           .attempt = 0,
-                          .reason = fmt::format("this peer sits out rounds up to {}: it named "
-                                                "members of its group that no other member named",
-                                                benched_.at(from).until),
+                          .reason = fmt::format(
+                              "this peer sits out the run's next {} round attempt(s): it named "
+                              "members of its group that no other member named, or was disputed "
+                              "with a second partner",
+                              bench_left(from)),
                           .retry = false});
     return;
   }
@@ -62,7 +66,7 @@ void TrackerCore::handle_ready(TimePoint now, const PeerKey& from, const Ready& 
 
 QuorumInput TrackerCore::quorum_input() const {
   QuorumInput in{.now = TimePoint::min(),
-                 .live = members_.size(),
+                 .live = 0,
                  .eligible = 0,
                  .ready = ready_.size(),
                  .catching_up = 0,
@@ -71,24 +75,30 @@ QuorumInput TrackerCore::quorum_input() const {
                  .min_peers = config_.min_peers,
                  .join_timeout = config_.join_timeout,
                  .straggler_wait = straggler_wait()};
+  // Members told to sit the round out are not live for it: counted, k liars that get 2k honest
+  // members benched would hold back every group of a run of 4k for as long as the benches last.
   for (const auto& [key, m] : members_) {
     if (ready_.contains(key)) {
+      ++in.live;
       ++in.eligible;
-    } else if (!waited_for(key, m) || benched(key)) {
       continue;
-    } else if (m.resyncing) {
+    }
+    if (sits_out(key)) continue;
+    ++in.live;
+    if (!waited_for(key, m)) continue;
+    if (m.resyncing) {
       // In a run bounded by time a member fetching the state is not waited for: once in sync it
       // trains a whole phase, so the group could not wait for it anyway, and one stopped mid-round
       // (told to fetch when the round it missed committed) would hold every round till evicted.
       if (in.straggler_wait == Duration::zero()) ++in.catching_up;
-    } else if (in_sync(m) && !refused_.contains(key)) {
+    } else if (in_sync(m)) {
       ++in.eligible;
     }
   }
-  // Those of the last group that are gone cannot be waited for.
-  in.previous_group_ready =
-      std::all_of(previous_group_.begin(), previous_group_.end(),
-                  [&](const PeerKey& k) { return ready_.contains(k) || !members_.contains(k); });
+  // Those of the last group that are gone, or sit this round out, cannot be waited for.
+  in.previous_group_ready = std::all_of(
+      previous_group_.begin(), previous_group_.end(),
+      [&](const PeerKey& k) { return ready_.contains(k) || !members_.contains(k) || sits_out(k); });
   return in;
 }
 
@@ -97,8 +107,21 @@ bool TrackerCore::waited_for(const PeerKey& key, const MemberRecord& m) const {
          std::find(previous_group_.begin(), previous_group_.end(), key) != previous_group_.end();
 }
 
-TimePoint TrackerCore::formation_deadline() const {
-  return formation_time(quorum_input());
+TimePoint TrackerCore::formation_deadline(const QuorumInput& in) const {
+  const TimePoint at = formation_time(in);
+  if (at == kNever || ready_.size() != 2 || in.live <= 2) return at;
+  const auto first = ready_.begin()->first, second = std::next(ready_.begin())->first;
+  if (!unjudged_.contains({first, second})) return at;
+  return std::max(at, first_ready_ + 2 * config_.join_timeout);
+}
+
+void TrackerCore::note_unjudged(const PeerKey& a, const PeerKey& b) {
+  if (unjudged_.size() >= kMaxBarred)
+    std::erase_if(unjudged_, [&](const auto& pair) {
+      return !members_.contains(pair.first) || !members_.contains(pair.second);
+    });
+  if (unjudged_.size() >= kMaxBarred) unjudged_.erase(unjudged_.begin());
+  unjudged_.insert(std::minmax(a, b));
 }
 
 std::optional<Duration> TrackerCore::round_phase() const {
@@ -128,6 +151,7 @@ void TrackerCore::release_if_too_few(TimePoint now) {
   event(TrackerEvent::Kind::round_aborted, std::nullopt,
         fmt::format("round {} not formed: {}; the peers keep training and try again", next_round(),
                     reason));
+  ++round_attempts_;
   for (const auto& [key, entry] : ready_)
     send(key, AbortRound{.round = next_round(), .attempt = 0, .reason = reason, .retry = false});
   release_held_back(reason);
@@ -166,10 +190,13 @@ void TrackerCore::try_form(TimePoint now) {
 void TrackerCore::start_attempt(TimePoint now, std::vector<PeerKey> group, bool formed) {
   if (view_dirty_) flush_view(now);  // the members must know each other's addresses
   if (formed) {
+    ++round_attempts_;
     formed_size_ = group.size();
-    // Those the rule waited for and that are not in the group missed this round.
+    // Those the rule waited for and that are not in the group missed this round. One told to
+    // sit it out did not: counted, a member back from its bench would not be waited for.
     for (auto& [key, m] : members_)
-      if (!ready_.contains(key) && waited_for(key, m) && (m.resyncing || in_sync(m)))
+      if (!ready_.contains(key) && waited_for(key, m) && (m.resyncing || in_sync(m)) &&
+          !sits_out(key))
         ++m.rounds_missed;
   }
   ++attempts_this_round_;
@@ -215,19 +242,46 @@ void TrackerCore::start_attempt(TimePoint now, std::vector<PeerKey> group, bool 
 }
 
 bool TrackerCore::benched(const PeerKey& peer) const {
+  return bench_left(peer) > 0;
+}
+
+std::uint64_t TrackerCore::bench_left(const PeerKey& peer) const {
   const auto it = benched_.find(peer);
-  return it != benched_.end() && next_round() <= it->second.until;
+  if (it == benched_.end() || it->second.until < next_round_attempt()) return 0;
+  return it->second.until - next_round_attempt() + 1;
 }
 
 void TrackerCore::bench(const PeerKey& accuser) {
   if (config_.accusation_bench_rounds == 0) return;
   if (benched_.size() >= kMaxBarred && !benched_.contains(accuser)) {
-    std::erase_if(benched_, [&](const auto& entry) { return entry.second.until < next_round(); });
+    std::erase_if(benched_,
+                  [&](const auto& entry) { return entry.second.until < next_round_attempt(); });
     if (benched_.size() >= kMaxBarred) benched_.erase(benched_.begin());
   }
   Bench& b = benched_[accuser];
   b.times = std::min<std::uint32_t>(b.times + 1, 11);  // doubling up to 1,024 times as long
-  b.until = next_round() + (std::uint64_t{config_.accusation_bench_rounds} << (b.times - 1));
+  b.until =
+      next_round_attempt() + (std::uint64_t{config_.accusation_bench_rounds} << (b.times - 1));
+}
+
+void TrackerCore::let_benched_back_if_too_few() {
+  std::vector<PeerKey> sitting;
+  for (const auto& [key, m] : members_)
+    if (benched(key)) sitting.push_back(key);
+  const std::size_t needed = std::max<std::size_t>(config_.min_peers, 1);
+  if (sitting.empty() || members_.size() - sitting.size() >= needed) return;
+  const std::string reason =
+      fmt::format("{} of the {} members are benched, and a round needs {}: every bench ends now",
+                  sitting.size(), members_.size(), needed);
+  event(TrackerEvent::Kind::notice, std::nullopt,
+        fmt::format("round {}: {}", next_round(), reason));
+  for (const PeerKey& key : sitting) {
+    benched_.at(key).until = 0;  // `times` stays: a bench that follows is as long as it was due
+    refused_.erase(key);
+    // It asked again since it was told it sits out: told now, it says ready again.
+    if (held_back_.erase(key) > 0)
+      send(key, AbortRound{.round = next_round(), .attempt = 0, .reason = reason, .retry = false});
+  }
 }
 
 bool TrackerCore::in_attempt(const PeerKey& peer) const {
@@ -363,8 +417,10 @@ void TrackerCore::handle_round_failed(TimePoint now, const PeerKey& from,
   }
   const bool named = failed.suspect && *failed.suspect != from && in_attempt(*failed.suspect);
   if (!named) {
-    // A failure it names no one for: its own, taken on trust the first time in a round.
+    // A failure it names no one for: its own, taken on trust the first time in a round; a second
+    // takes it out and benches it, so that failing every round costs the run one retry a round.
     const bool first = reported_.insert(from).second;
+    if (!first) bench(from);
     abort_attempt(now, report, first ? std::set<PeerKey>{} : std::set<PeerKey>{from});
     return;
   }
@@ -405,11 +461,15 @@ void TrackerCore::add_accusation(TimePoint now, const PeerKey& from, const Round
 
 // Who sits the retry out: an accused member that most of the group named; and, for an accusation
 // the tracker cannot check, the accuser with the accused, unless it was the accuser's first report
-// of the round (a link may drop once). An accused member that left is gone anyway.
+// of the round (a link may drop once). An accused member that left is gone anyway. The accuser is
+// benched only where the others could have confirmed it: in a group of two (or a retry no larger
+// than its majority) it is one word against another, and benching the accuser would let a liar
+// lock its honest partner out by poisoning it.
 void TrackerCore::settle_accusation(TimePoint now) {
   const PendingRetry pending = std::move(*pending_retry_);
   pending_retry_.reset();
   std::set<PeerKey> excluded = pending.proven;
+  const bool confirmable = pending.members.size() > majority();
   for (const auto& [suspect, accusers] : pending.accusations) {
     if (!members_.contains(suspect)) continue;
     if (accusers.size() >= majority()) {
@@ -424,16 +484,19 @@ void TrackerCore::settle_accusation(TimePoint now) {
       if (first) continue;
       excluded.insert(accuser);
       excluded.insert(suspect);
-      bench(accuser);
-      const auto sits_out = benched_.find(accuser);
-      event(TrackerEvent::Kind::notice, accuser,
-            fmt::format("round {}: {} named {} again, and no majority did: both sit the retry "
-                        "out{}",
-                        next_round(), secure::short_id(accuser), secure::short_id(suspect),
-                        sits_out == benched_.end()
-                            ? ""
-                            : fmt::format(", and {} sits out rounds up to {}",
-                                          secure::short_id(accuser), sits_out->second.until)));
+      if (confirmable)
+        bench(accuser);
+      else if (pending.members.size() == 2)
+        note_unjudged(accuser, suspect);
+      event(
+          TrackerEvent::Kind::notice, accuser,
+          fmt::format(
+              "round {}: {} named {} again, and {}: both sit the retry out{}", next_round(),
+              secure::short_id(accuser), secure::short_id(suspect),
+              confirmable ? "no majority did" : "no other member of the group could confirm it",
+              benched(accuser) ? fmt::format(", and {} sits out the run's next {} round attempt(s)",
+                                             secure::short_id(accuser), bench_left(accuser))
+                               : ""));
     }
   }
   retry_or_give_up(now, "after a member's report", pending.members, excluded, /*told=*/true);
@@ -470,8 +533,11 @@ void TrackerCore::retry_or_give_up(TimePoint now, const std::string& reason,
     std::erase(survivors, k);
     ++counters_.members_left_out;
   }
+  // Each member's own reports may cost two attempts a round (the first, taken on trust, and a
+  // second, which takes it out): those are not max_attempts', or k liars reporting once each
+  // would give every round up once k reached it.
   const bool retry = survivors.size() >= std::max<std::size_t>(config_.min_peers, majority()) &&
-                     attempts_this_round_ < config_.max_attempts;
+                     attempts_this_round_ < config_.max_attempts + 2 * formed_size_;
   event(TrackerEvent::Kind::notice, std::nullopt,
         retry ? fmt::format("round {}: retrying with {} of the group of {}", next_round(),
                             survivors.size(), formed_size_)

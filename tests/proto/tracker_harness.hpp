@@ -3,6 +3,7 @@
 // message is delivered at once, timers fire exactly at their deadlines, and what each side emits
 // is recorded for the tests to assert on.
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -228,5 +229,19 @@ struct Harness {
     }
   }
 };
+
+// Member `accuser` names `suspect` as the fault of the last attempt it was sent.
+inline void accuse(Harness& h, std::uint8_t accuser, std::uint8_t suspect) {
+  const Group g = h.last(accuser, ClientEvent::Kind::group)->group;
+  h.peers.at(accuser).client->round_failed(RoundFailed{.round = g.round,
+                                                       .attempt = g.attempt,
+                                                       .reason = "its chunk held NaN",
+                                                       .suspect = key(suspect).public_key()});
+  h.pump();
+}
+
+inline bool in_group(const Group& g, std::uint8_t n) {
+  return std::find(g.members.begin(), g.members.end(), key(n).public_key()) != g.members.end();
+}
 
 }  // namespace loco::proto::testing

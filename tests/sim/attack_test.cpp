@@ -18,8 +18,9 @@ namespace {
 
 using std::chrono::minutes;
 
-SwarmConfig attacked_swarm(std::uint64_t seed, std::map<std::size_t, Behaviour> liars) {
-  SwarmConfig c = test::instant_swarm(seed, 8);
+SwarmConfig attacked_swarm(std::uint64_t seed, std::map<std::size_t, Behaviour> liars,
+                           std::size_t peers = 8) {
+  SwarmConfig c = test::instant_swarm(seed, peers);
   c.all_reduce = proto::AllReduceAlgorithm::direct;
   c.tracker.trim = 0.25f;  // two of eight from each side: room for two liars
   c.behaviours = std::move(liars);
@@ -96,6 +97,26 @@ TEST(SimAttack, TwoLiarsOfEightNeitherStallNorPoisonTheRun) {
     SCOPED_TRACE(std::string(name(b)));
     expect_the_run_survives({{2, b}, {6, b}}, seed++);
   }
+}
+
+// Two owners of six that return their segment's mean negated (checked owners catch each lie):
+// under the dispute rule's counting both liars and honest checkers they lied against get benched,
+// four of six at once, which stopped a run of real processes for good. Benched members no longer
+// hold the quorum back and benches count attempts: the run keeps committing.
+TEST(SimAttack, TwoWrongMeanOwnersOfSixDoNotStopTheRun) {
+  const std::uint64_t seed = 600;
+  test::print_seed(seed);
+  Swarm swarm(attacked_swarm(seed, {{1, Behaviour::wrong_mean}, {4, Behaviour::wrong_mean}}, 6));
+  std::size_t benched = 0;
+  swarm.watch_tracker([&](const proto::TrackerEvent& e) {
+    if (e.text.find("disputed with another partner before") != std::string::npos) ++benched;
+  });
+  swarm.start();
+  ASSERT_TRUE(swarm.run_for(minutes(2)));
+  EXPECT_GE(benched, 1u) << "the liars lied more than once each";
+  EXPECT_GE(swarm.rounds_committed(), 20u) << test::replay_hint(seed, "SimAttack.*");
+  EXPECT_TRUE(swarm.ledger().violations().empty()) << test::violations(swarm);
+  EXPECT_TRUE(finite_states(swarm));
 }
 
 TEST(SimAttack, BehavioursHaveNames) {

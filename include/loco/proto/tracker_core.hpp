@@ -34,14 +34,18 @@
 //   state reached that majority. No state with a majority: the round is given up.
 //   A member that leaves, is evicted, reports a failure or misses round_timeout aborts attempt a;
 //   the survivors get abort(retry) and a new group (r, a + 1), or abort(no retry) when fewer than
-//   min_peers or than a majority of the group as formed are left. A report naming another member
-//   stops the attempt; for accusation_grace the tracker collects the others' reports: a member
-//   named by a majority of the group sits the retry out (a poisoned update reaches everyone), one
-//   that leaves is gone (a crash); otherwise a member's first report of a round is taken on trust
-//   and a later one takes it out of the retry with the one it names. k < n/2 lying members cost a
-//   round at most 2k extra attempts and k honest members.
+//   min_peers or than a majority of the group as formed are left, or after max_attempts beyond
+//   two a member. A report naming another member stops the attempt; for accusation_grace the
+//   tracker collects the others' reports: a member named by a majority of the group sits the
+//   retry out (a poisoned update reaches everyone), one that leaves is gone (a crash); otherwise
+//   a member's first report of a round is taken on trust and a later one takes it out of the
+//   retry with the one it names, and benches it where others could have confirmed it. k < n/2
+//   lying members cost a round at most 2k extra attempts and k honest members.
 //   Members ready while fewer than min_peers are get abort(no retry) after join_timeout
 //   (release_time()): they keep training and say ready again.
+//   Liveness (docs/SECURITY.md): a member benched or refused for the round counts neither as live
+//   nor as one of the previous group; a bench counts round attempts; too few unbenched members
+//   let every bench end.
 //
 // Reachability (tracker_reachability.cpp): a join asks the driver to dial the peer's registered
 // address back (poll_probe(), drained with the events); the driver reports what it found
@@ -236,6 +240,7 @@ class TrackerCore {
   void handle_round_failed(TimePoint now, const PeerKey& from, const RoundFailed& failed);
   // Checked owners' proofs (tracker_proofs.cpp).
   void handle_proven_misconduct(TimePoint now, const PeerKey& from, const ProvenMisconduct& m);
+  std::string convicted_text(const std::set<PeerKey>& convicted) const;
   // Reorders a group so that no two members ever disputed with each other are neighbours, where it
   // can.
   void keep_disputed_apart(std::vector<PeerKey>& ring) const;
@@ -246,7 +251,13 @@ class TrackerCore {
   void order_unsteerably(std::vector<PeerKey>& group) const;
   void try_form(TimePoint now);
   // When the quorum rule lets the next group form (see formation_time), ignoring `now`.
-  TimePoint formation_deadline() const;
+  TimePoint formation_deadline() const { return formation_deadline(quorum_input()); }
+  // formation_time(in), later by a join_timeout when the ready members are a pair that could not
+  // judge each other (unjudged_) and another member is live: a third member's word decides there.
+  TimePoint formation_deadline(const QuorumInput& in) const;
+  // Two members whose accusation or dispute nobody else could judge (a group of two): the next
+  // group forms with a third member where one comes in time.
+  void note_unjudged(const PeerKey& a, const PeerKey& b);
   // Rounds paced by the tracker: the next phase from the live members' step times (nothing when
   // pacing is off or nothing is known yet), and the straggler wait that follows from it.
   std::optional<Duration> round_phase() const;
@@ -281,8 +292,19 @@ class TrackerCore {
   void add_accusation(TimePoint now, const PeerKey& from, const RoundFailed& failed);
   void settle_accusation(TimePoint now);
   bool in_attempt(const PeerKey& peer) const;
+  // Benches count in the rounds the run attempts (round_attempts_), not in those it commits: a run
+  // whose rounds all fail still runs its benches out.
+  std::uint64_t next_round_attempt() const { return round_attempts_ + 1; }
   bool benched(const PeerKey& peer) const;
   void bench(const PeerKey& accuser);
+  // The round attempts left on `peer`'s bench, counting the next one (0: not benched).
+  std::uint64_t bench_left(const PeerKey& peer) const;
+  // Whether `peer` is told to sit next_round() out (benched, or its update refused): it counts
+  // neither as live nor as one of the previous group when the next group forms.
+  bool sits_out(const PeerKey& peer) const { return benched(peer) || refused_.contains(peer); }
+  // When fewer members than a round needs (min_peers) are not benched, every bench ends: a bench
+  // keeps a liar from costing retries, and must never keep the run from forming a round.
+  void let_benched_back_if_too_few();
 
   // Shared state (tracker_sync.cpp).
   bool in_sync(const MemberRecord& m) const;
@@ -437,25 +459,34 @@ class TrackerCore {
   // The (attempt, segment) of each dispute counted in next_round(): every member of a group holds
   // the same proof, so one dispute may arrive many times and must count once.
   std::set<std::pair<std::uint32_t, std::uint32_t>> disputed_segments_;
-  // Relays blamed for a relayed link: they relay nothing up to this round (the round of the blame
-  // and accusation_bench_rounds after it). At most kMaxBarred entries.
+  // Relays blamed for a relayed link: they relay nothing up to this round attempt
+  // (next_round_attempt() at the blame, and accusation_bench_rounds after it). At most kMaxBarred
+  // entries.
   std::map<PeerKey, std::uint64_t> relays_barred_;
   // Whom a group's members link with, from the run's settings (strategy.all-reduce = ring: ring
   // neighbours; anything else: every pair).
   RelayLinks relay_links_ = RelayLinks::every_pair;
   bool relay_deadline_used_ = false;  // next_round() already retried a deadline on its relays
   // Accusers no one confirmed (settle_accusation), and members disputed with a second partner
-  // (tracker_proofs.cpp): they sit out every round up to `until`, a bench twice as long each time.
-  // Kept after a member leaves, so that joining again does not end it; at most kMaxBarred entries.
+  // (tracker_proofs.cpp): they sit out every round attempt up to `until` (next_round_attempt()), a
+  // bench twice as long each time. Kept after a member leaves, so that joining again does not end
+  // it; at most kMaxBarred entries.
   struct Bench {
     std::uint64_t until = 0;
     std::uint32_t times = 0;
   };
   std::map<PeerKey, Bench> benched_;
-  std::size_t formed_size_ = 0;            // the group of next_round()'s last formation
-  float median_norm_ = 0;                  // of the updates of the round being formed or run
-  float norm_floor_ = 0;                   // the least reference the next round may use
-  std::uint32_t attempts_this_round_ = 0;  // since the last give-up: bounded by max_attempts
+  // Pairs that were one word against the other (note_unjudged), smaller key first. At most
+  // kMaxBarred entries: those of members that left go first.
+  std::set<std::pair<PeerKey, PeerKey>> unjudged_;
+  // Rounds the run attempted: each group formed for a new round (not its retries) and each time
+  // the ready members were let go for want of enough of them (release_if_too_few).
+  std::uint64_t round_attempts_ = 0;
+  std::size_t formed_size_ = 0;  // the group of next_round()'s last formation
+  float median_norm_ = 0;        // of the updates of the round being formed or run
+  float norm_floor_ = 0;         // the least reference the next round may use
+  // Since the last give-up: bounded by max_attempts beyond two a member of the group formed.
+  std::uint32_t attempts_this_round_ = 0;
   std::uint32_t last_attempt_number_ = 0;  // of next_round(): never reused, give-ups or not
 
   std::optional<CustodyEntry> custody_;  // the newest copy the driver holds

@@ -57,7 +57,8 @@ struct BarredKey {
   bool operator==(const BarredKey&) const = default;
 };
 
-// A member that sits rounds out until `until` (inclusive); `times` doubles its next bench.
+// A member that sits rounds out until `until` (inclusive) if every round attempt from the save
+// commits (a bench counts the rounds the run attempts); `times` doubles its next bench.
 struct BenchedKey {
   PeerKey key{};
   std::uint64_t until = 0;

@@ -1,0 +1,359 @@
+// The tracker core keeps forming rounds whatever its members' lies make it bench (docs/SECURITY.md,
+// "Liveness"), in virtual time: benched members do not count toward the quorum, benches run out
+// in the rounds the run attempts, a run whose members are all benched lets them back, and in a
+// group of two an accusation or a dispute benches no one.
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "loco/proto/owner_check.hpp"
+#include "loco/proto/tracker_core.hpp"
+#include "tracker_harness.hpp"
+
+namespace loco::proto {
+namespace {
+
+using namespace testing;
+using Kind = ClientEvent::Kind;
+
+// The group of the running attempt, if one runs.
+std::optional<Group> running(const Harness& h) {
+  const TrackerStatus s = h.tracker->status(h.now);
+  if (s.attempt == 0) return std::nullopt;
+  for (const auto& [n, p] : h.peers) {
+    const auto g = h.last(n, Kind::group);
+    if (g && g->group.round == s.next_round && g->group.attempt == s.attempt) return g->group;
+  }
+  return std::nullopt;
+}
+
+// Every connected member takes the run's state (as fetching it would) and says ready.
+void all_ready(Harness& h) {
+  const TrackerSnapshot s = h.tracker->snapshot();
+  for (auto& [n, p] : h.peers) {
+    if (!p.connected) continue;
+    p.client->set_state(s.committed_round, s.committed_hash);
+    p.client->state_report();
+    h.pump();
+  }
+  for (auto& [n, p] : h.peers)
+    if (p.connected) h.ready(n);
+}
+
+std::uint32_t bench_times(const Harness& h, std::uint8_t n) {
+  for (const BenchedKey& b : h.tracker->snapshot().benched)
+    if (b.key == key(n).public_key()) return b.times;
+  return 0;
+}
+
+// Two colluding members of six sign a wrong mean wherever an honest member checks it or is
+// checked by it, preferring an honest partner that already disputed with someone (which benches
+// that honest member under the counting rule). Rounds keep committing: the benched sit out
+// without holding the quorum back, and every bench runs out; a liar's every lie after its first
+// benches it for twice as long as the last.
+TEST(TrackerLiveness, TwoCollidingDisputersOfSixCannotStopTheRun) {
+  Harness h;
+  h.start();
+  for (std::uint8_t n = 1; n <= 6; ++n) h.join(n);
+  const std::set<std::uint8_t> liars = {5, 6};
+  std::map<std::uint8_t, std::set<std::uint8_t>> partners;  // as the tracker records them
+  std::map<std::uint8_t, std::size_t> lies_against;
+  std::map<std::uint8_t, std::uint32_t> most_benched;  // the most times each honest one was
+  std::vector<std::size_t> four_benched_at;            // attempts after which 4 were benched
+  std::size_t lies = 0, attempts = 0;
+  std::vector<std::size_t> committed_at;  // the attempt count at each commit
+  while (attempts < 60) {
+    auto g = running(h);
+    if (!g) {
+      all_ready(h);
+      g = running(h);
+      ASSERT_TRUE(g) << "a round forms whenever the members are ready";
+    }
+    ++attempts;
+    const std::size_t size = g->members.size();
+    // The pair (owner, checker) a liar spoils: one liar and one honest member, preferring an
+    // honest member with another partner already.
+    std::optional<std::size_t> owner;
+    int best = -1;
+    for (std::size_t i = 0; i < size; ++i) {
+      const std::uint8_t a = *h.find(g->members[i]);
+      const std::uint8_t b = *h.find(g->members[checker_of(i, size)]);
+      if (liars.contains(a) == liars.contains(b)) continue;
+      const std::uint8_t liar = liars.contains(a) ? a : b, honest = liars.contains(a) ? b : a;
+      const int score = partners[honest].size() > partners[honest].count(liar) ? 1 : 0;
+      if (score > best) {
+        best = score;
+        owner = i;
+      }
+    }
+    if (!owner) {
+      h.finish_round();
+      committed_at.push_back(attempts);
+      continue;
+    }
+    const std::uint8_t a = *h.find(g->members[*owner]);
+    const std::uint8_t b = *h.find(g->members[checker_of(*owner, size)]);
+    partners[a].insert(b);
+    partners[b].insert(a);
+    ++lies;
+    Digest one{}, two{};
+    one[0] = 1;
+    two[0] = 2;
+    const auto statement = [&](std::uint8_t n, const Digest& d) {
+      return sign_statement(key(n), h.config.run_id, g->round, g->attempt, StatementKind::result,
+                            static_cast<std::uint32_t>(*owner), d);
+    };
+    const std::uint8_t honest = liars.contains(a) ? b : a;
+    h.peers.at(honest).client->proven_misconduct(
+        ProvenMisconduct{.proof = {.first = statement(a, one), .second = statement(b, two)}});
+    h.pump();
+    ++lies_against[honest];
+    for (std::uint8_t n = 1; n <= 4; ++n)
+      most_benched[n] = std::max(most_benched[n], bench_times(h, n));
+    if (h.tracker->snapshot().benched.size() == 4) four_benched_at.push_back(attempts);
+  }
+  // Each lie after a member's first dispute benches it (the tracker cannot tell which of the two
+  // lied): an honest member at most once for each lie told against it but the first.
+  for (std::uint8_t n = 1; n <= 4; ++n)
+    EXPECT_LE(most_benched[n] + 1, std::max<std::size_t>(lies_against[n], 1)) << "member " << n;
+  EXPECT_EQ(lies, 8u);
+  EXPECT_EQ(bench_times(h, 5), 3u) << "10, 20, then 40 round attempts";
+  EXPECT_EQ(bench_times(h, 6), 3u);
+  // The first round: four of six benched at once (the run of issue 44 froze there); the other two
+  // commit it at the next attempt, and rounds go on committing (so again at attempt 40).
+  EXPECT_EQ(four_benched_at, (std::vector<std::size_t>{4, 40}));
+  EXPECT_EQ(committed_at.size(), h.tracker->snapshot().committed_round);
+  EXPECT_EQ(committed_at.size(), 52u) << "of 60 attempts";
+  ASSERT_GE(committed_at.size(), 20u);
+  EXPECT_EQ(committed_at.front(), 5u);
+  // The liars come back at attempts 16 and 39 and lie twice each time: a round given up, then
+  // committed without them; the last 20 attempts all commit.
+  EXPECT_EQ(committed_at[committed_at.size() - 20], 41u);
+  EXPECT_EQ(committed_at.back(), 60u);
+  EXPECT_TRUE(h.tracker_events_of(TrackerEvent::Kind::misbehaved).empty());
+}
+
+// One poisoner beside one honest member, and nobody else: the honest member's report is its word
+// against the other's, and benches neither. Rounds do not commit while the poisoner stays; once it
+// leaves, the honest member and a newcomer commit the next round at once, neither benched.
+TEST(TrackerLiveness, APoisonerInAGroupOfTwoLocksNobodyOut) {
+  Harness h;
+  h.config.min_peers = 2;
+  h.start();
+  h.join(1);  // honest
+  h.join(2);  // poisons every update it sends, and accuses back
+  for (std::uint64_t tries = 0; tries < 3; ++tries) {
+    all_ready(h);
+    const auto g = running(h);
+    ASSERT_TRUE(g);
+    EXPECT_TRUE(in_group(*g, 1)) << "the honest member is never benched";
+    EXPECT_TRUE(in_group(*g, 2));
+    for (int report = 0; report < 2; ++report) {
+      accuse(h, 1, 2);
+      accuse(h, 2, 1);
+      h.run_for(h.config.accusation_grace);
+    }
+    EXPECT_FALSE(running(h)) << "both sat the retry out: the round is given up";
+    EXPECT_EQ(h.tracker->snapshot().committed_round, 0u);
+  }
+  EXPECT_EQ(bench_times(h, 1), 0u);
+  EXPECT_EQ(bench_times(h, 2), 0u);
+  EXPECT_TRUE(h.tracker_events_of(TrackerEvent::Kind::misbehaved).empty());
+
+  h.disconnect(2);
+  h.join(3);
+  all_ready(h);
+  const auto g = running(h);
+  ASSERT_TRUE(g) << "formed at once";
+  EXPECT_TRUE(in_group(*g, 1));
+  EXPECT_TRUE(in_group(*g, 3));
+  h.finish_round();
+  EXPECT_EQ(h.tracker->snapshot().committed_round, 1u);
+}
+
+// After a pair's word against word, their next round waits (a join_timeout more) for a third
+// member: in a group of three the honest two name the poisoner, a majority, and it alone sits
+// the retry out.
+TEST(TrackerLiveness, APairThatCouldNotJudgeEachOtherWaitsForAThirdMember) {
+  Harness h;
+  h.start();
+  for (std::uint8_t n = 1; n <= 3; ++n) h.join(n);  // 2 poisons; 3 trains slowly
+  h.ready(1);
+  h.ready(2);
+  h.run_for(h.config.join_timeout);
+  auto g = running(h);
+  ASSERT_TRUE(g);
+  ASSERT_EQ(g->members.size(), 2u) << "3 was not ready in time";
+  for (int report = 0; report < 2; ++report) {
+    accuse(h, 1, 2);
+    h.run_for(h.config.accusation_grace);
+  }
+  ASSERT_FALSE(running(h)) << "word against word: the round is given up";
+  EXPECT_EQ(bench_times(h, 1), 0u);
+  h.ready(1);
+  h.ready(2);
+  h.run_for(h.config.join_timeout + std::chrono::seconds(1));
+  EXPECT_FALSE(running(h)) << "the pair waits for a third member";
+  h.ready(3);
+  g = running(h);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->members.size(), 3u);
+  accuse(h, 1, 2);
+  accuse(h, 3, 2);
+  g = running(h);
+  ASSERT_TRUE(g) << "named by a majority: retried at once";
+  EXPECT_EQ(g->members.size(), 2u);
+  EXPECT_FALSE(in_group(*g, 2));
+  h.finish_round();
+  EXPECT_EQ(h.tracker->snapshot().committed_round, 1u);
+
+  // A third member that never comes costs the pair one join_timeout more, no more.
+  h.peers.at(2).client->set_state(1, digest_of(1));
+  h.peers.at(2).client->state_report();
+  h.pump();
+  h.ready(1);
+  h.ready(2);
+  h.run_for(2 * h.config.join_timeout - std::chrono::seconds(1));
+  EXPECT_FALSE(running(h));
+  h.run_for(std::chrono::seconds(1));
+  EXPECT_TRUE(running(h));
+}
+
+// A dispute in a group of two is recorded, and benches neither, even when both disputed with
+// other partners before.
+TEST(TrackerLiveness, ADisputeInAGroupOfTwoBenchesNoOne) {
+  Harness h;
+  h.start();
+  h.join(1);
+  h.join(2);
+  for (std::uint64_t round = 0; round < 3; ++round) {
+    all_ready(h);
+    const auto g = running(h);
+    ASSERT_TRUE(g);
+    ASSERT_EQ(g->members.size(), 2u);
+    Digest one{}, two{};
+    one[0] = 1;
+    two[0] = 2;
+    const auto statement = [&](std::size_t position, const Digest& d) {
+      return sign_statement(key(*h.find(g->members[position])), h.config.run_id, g->round,
+                            g->attempt, StatementKind::result, 0, d);
+    };
+    h.peers.at(1).client->proven_misconduct(
+        ProvenMisconduct{.proof = {.first = statement(0, one), .second = statement(1, two)}});
+    h.pump();
+    EXPECT_FALSE(running(h)) << "both sit the retry out";
+  }
+  EXPECT_EQ(bench_times(h, 1), 0u);
+  EXPECT_EQ(bench_times(h, 2), 0u);
+}
+
+// Three liars of seven each report a failure of their own once a round (taken on trust): each
+// costs an attempt, none gives the round up, however small max_attempts is; a second failure in
+// the round takes its reporter out and benches it.
+TEST(TrackerLiveness, LiarsReportingOnceARoundDoNotGiveItUp) {
+  Harness h;
+  h.config.max_attempts = 2;
+  h.start();
+  for (std::uint8_t n = 1; n <= 7; ++n) h.join(n);
+  all_ready(h);
+  const auto fail = [&](std::uint8_t n) {
+    const Group g = *running(h);
+    h.peers.at(n).client->round_failed(RoundFailed{.round = g.round,
+                                                   .attempt = g.attempt,
+                                                   .reason = "out of memory",
+                                                   .suspect = std::nullopt});
+    h.pump();
+  };
+  for (std::uint8_t liar = 5; liar <= 7; ++liar) fail(liar);
+  auto g = running(h);
+  ASSERT_TRUE(g) << "retried, not given up";
+  EXPECT_EQ(g->attempt, 4u);
+  EXPECT_EQ(g->members.size(), 7u);
+  fail(7);
+  g = running(h);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->members.size(), 6u);
+  EXPECT_FALSE(in_group(*g, 7));
+  EXPECT_EQ(bench_times(h, 7), 1u);
+  h.finish_round();
+  EXPECT_EQ(h.tracker->snapshot().committed_round, 1u);
+}
+
+// Every member benched (here, as a restarted tracker finds them): the run lets them back rather
+// than wait for benches that only rounds could run out.
+TEST(TrackerLiveness, ARunWhoseMembersAreAllBenchedLetsThemBack) {
+  Harness h;
+  h.start();
+  TrackerSnapshot saved = h.tracker->snapshot();
+  for (std::uint8_t n = 1; n <= 3; ++n)
+    saved.benched.push_back(BenchedKey{.key = key(n).public_key(), .until = 50, .times = 3});
+  h.start(decode_snapshot(encode(saved), "state"));
+  for (std::uint8_t n = 1; n <= 3; ++n) h.join(n);
+  all_ready(h);
+  const auto g = running(h);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->members.size(), 3u);
+  h.finish_round();
+  EXPECT_EQ(h.tracker->snapshot().committed_round, 1u);
+  EXPECT_EQ(bench_times(h, 1), 0u) << "no bench left to save";
+  const auto notices = h.tracker_events_of(TrackerEvent::Kind::notice);
+  EXPECT_TRUE(std::any_of(notices.begin(), notices.end(), [](const TrackerEvent& e) {
+    return e.text.find("every bench ends now") != std::string::npos;
+  }));
+}
+
+// Fewer members unbenched than a round needs (min_peers) is as good as none: the benched come
+// back, and the member that asked again meanwhile is told to say ready again.
+TEST(TrackerLiveness, TooFewUnbenchedMembersForARoundLetTheBenchedBack) {
+  Harness h;
+  h.config.min_peers = 3;
+  h.start();
+  for (std::uint8_t n = 1; n <= 4; ++n) h.join(n);
+  all_ready(h);
+  accuse(h, 1, 2);
+  h.run_for(h.config.accusation_grace);
+  accuse(h, 1, 2);
+  h.run_for(h.config.accusation_grace);
+  ASSERT_EQ(bench_times(h, 1), 1u) << "no one confirmed it in a group of four";
+  h.disconnect(4);  // three members left, one of them benched: too few for a round of three
+  all_ready(h);
+  const auto g = running(h);
+  ASSERT_TRUE(g);
+  EXPECT_TRUE(in_group(*g, 1)) << "let back";
+  h.finish_round();
+  EXPECT_EQ(h.tracker->snapshot().committed_round, 1u);
+}
+
+// A bench counts the rounds the run attempts: rounds that form and fail run it out as rounds
+// that commit do.
+TEST(TrackerLiveness, ABenchRunsOutInRoundsAttemptedThatNeverCommitted) {
+  Harness h;
+  h.config.accusation_bench_rounds = 2;
+  h.start();
+  for (std::uint8_t n = 1; n <= 4; ++n) h.join(n);
+  all_ready(h);  // round attempt 1
+  accuse(h, 1, 2);
+  h.run_for(h.config.accusation_grace);
+  accuse(h, 1, 2);
+  h.run_for(h.config.accusation_grace);  // 1 benched for the next 2 attempts and the one after
+  ASSERT_EQ(bench_times(h, 1), 1u);
+  for (int attempt = 2; attempt <= 4; ++attempt) {
+    all_ready(h);
+    const auto g = running(h);
+    ASSERT_TRUE(g) << attempt;
+    EXPECT_FALSE(in_group(*g, 1)) << "benched at attempt " << attempt;
+    // Every member reports a different state: no majority, the round is given up.
+    std::map<std::uint8_t, Digest> hashes;
+    for (std::uint8_t n = 1; n <= 4; ++n) hashes[n] = digest_of(100 + n);
+    h.finish_round(hashes);
+    ASSERT_EQ(h.tracker->snapshot().committed_round, 0u);
+  }
+  all_ready(h);
+  const auto g = running(h);
+  ASSERT_TRUE(g);
+  EXPECT_TRUE(in_group(*g, 1)) << "its bench ran out with no round committed";
+}
+
+}  // namespace
+}  // namespace loco::proto
