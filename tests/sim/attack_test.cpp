@@ -1,9 +1,10 @@
 // Members that lie, in the simulator (behaviour.hpp): one of eight, then two of eight, send
 // scaled, sign-flipped, random, stale or zero-then-huge updates, accuse an honest member every
-// attempt, or return their segment's mean negated as its owner (checked owners catch it). Over the
-// direct exchange with the tracker's default trim, the run keeps committing, every peer that
-// installs a round installs the same finite state, and the model still learns. How close the loss
-// stays to a clean run's is bench/sim-attacks.cpp's to measure.
+// attempt, return their segment's mean negated as its owner or sign a wrong one as a checker
+// (checked owners catch both), or stay silent. Over the direct exchange with the tracker's default
+// trim, the run keeps committing, every peer that installs a round installs the same finite state,
+// and the model still learns. How close the loss and the rounds stay to a clean run's is
+// bench/sim-attacks.cpp's and bench/sim-liveness.cpp's to measure.
 
 #include <gtest/gtest.h>
 
@@ -98,9 +99,20 @@ TEST(SimAttack, TwoLiarsOfEightNeitherStallNorPoisonTheRun) {
   }
 }
 
+// Two colluding members (docs/SECURITY.md, "Liveness"): one returns its segment's mean negated
+// where its checker is honest, the other signs a wrong result for the segment it checks, so an
+// honest member between them can be disputed by both in one attempt. And silent members, live but
+// never ready, two of eight. Neither stops the run.
+TEST(SimAttack, TwoColludingDisputersOrTwoSilentMembersDoNotStopTheRun) {
+  expect_the_run_survives({{2, Behaviour::wrong_mean}, {6, Behaviour::disputer}}, 450);
+  expect_the_run_survives({{2, Behaviour::disputer}, {3, Behaviour::disputer}}, 451);
+  expect_the_run_survives({{2, Behaviour::silent}, {6, Behaviour::silent}}, 452);
+}
+
 TEST(SimAttack, BehavioursHaveNames) {
   for (const char* n : {"honest", "scaled", "sign-flipped", "random", "stale", "zero-then-huge",
-                        "accuser", "wrong-mean", "relay-dropper", "one-segment"})
+                        "accuser", "wrong-mean", "relay-dropper", "one-segment", "disputer",
+                        "silent"})
     EXPECT_EQ(name(parse_behaviour(n)), n);
   EXPECT_THROW(parse_behaviour("nice"), Error);
 }
