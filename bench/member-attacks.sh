@@ -9,9 +9,16 @@
 #               for each ATTACK of: poison (says ready with a norm of 0, sends int8 blocks scaled
 #               1e30), wrong-mean (an owner that returns its segment's mean negated, signed),
 #               accuse (names an honest member at every round)
+# Then, in rounds bounded by time (strategy.round-seconds = 2: each update weighed by the tokens its
+# member claims, proto/token_weights.hpp), the token liar:
+#   clean-timed the 4 honest peers and a fifth loco-peer 4x slower (--debug.step-slowdown 4),
+#               honest about its tokens
+#   tokens      the same, but the slow one claims 2^30 times its tokens (--debug.poison tokens):
+#               the largest claim the tracker accepts counts for 2x the group's lower median
 # Per run: the honest peers' mean validation loss, their distinct final states (1: one state), the
 # rounds committed and the wall time. Last line:
-#   member-attacks: clean_loss=… worst_ratio=… worst=… states=…
+#   member-attacks: clean_loss=… worst_ratio=… worst=… states=… token_liar_ratio=…
+# token_liar_ratio: the tokens run's loss ÷ the clean-timed one's.
 # worst_ratio: the highest attacked run's loss ÷ the clean one's (goal ≤ 1.02); states: the most
 # distinct final states among the honest peers of any run (goal 1).
 # Usage: bench/run.sh member-attacks [STEPS]   (default 300; about a minute a run on 2 cores)
@@ -32,10 +39,14 @@ swarm_setup
 "$bin/loco-peer" keygen --out "$out/attacker.key" >/dev/null
 diloco='kind = "diloco"\ndiloco-h = 20\nouter-lr = 0.7\nouter-momentum = 0.9\ncodec = "int8:block=256"\n'
 
-# attacked NAME ATTACK: the run of NAME with the 4 honest peers and an attacker (none: ATTACK "").
+timed='kind = "diloco"\ndiloco-h = 20\nround-seconds = 2\nouter-lr = 0.7\nouter-momentum = 0.9\ncodec = "int8:block=256"\n'
+
+# attacked NAME ATTACK [STRATEGY] [FIFTH_PEER_OPTIONS]: the run of NAME with the 4 honest peers and
+# an attacker (none: ATTACK ""), and with FIFTH_PEER_OPTIONS a fifth loco-peer with those options
+# (its figures are not the honest peers').
 attacked() {
-  local name=$1 attack=$2
-  swarm_config "$name" "$diloco"
+  local name=$1 attack=$2 strategy=${3:-$diloco} fifth=${4:-}
+  swarm_config "$name" "$strategy"
   # A round needs the 4 honest peers (min-peers), so the run goes on without a member left out;
   # a shard for the attacker too.
   shard_count=$((peers + 1)) swarm_tracker "$name" "$out/$name.toml"
@@ -44,6 +55,15 @@ attacked() {
     "$bin/loco-member-attacker" --key "$out/attacker.key" --tracker "$tracker_address" \
       --tracker-key "$tracker_key" --run-id "$name" --run-config "$out/$name.toml" \
       --attack "$attack" >"$out/$name.attacker.out" 2>"$out/$name.attacker.log" &
+    swarm_pids+=($!)
+  fi
+  if [[ -n $fifth ]]; then
+    local fifth_options
+    read -r -a fifth_options <<<"$fifth"
+    "$bin/loco-peer" --peer.key "$out/attacker.key" --run.id "$name" --run.config "$out/$name.toml" \
+      --tracker.address "$tracker_address" --tracker.public-key "$tracker_key" \
+      --peer.upload "$link" --link.upload "$link" --link.latency "$latency" \
+      "${fifth_options[@]}" >"$out/$name.fifth.out" 2>"$out/$name.fifth.log" &
     swarm_pids+=($!)
   fi
   for i in $(seq 1 "$peers"); do
@@ -71,9 +91,11 @@ echo "  links: $link upload, $latency one way; the direct exchange, checked owne
 printf "%-11s %9s %7s %7s %6s\n" run val_loss commits wall_s states
 attacked clean ""
 for a in "${attacks[@]}"; do attacked "$a" "$a"; done
-awk '$1 == "clean" { clean = $2 }
+attacked clean-timed "" "$timed" "--debug.step-slowdown 4"
+attacked tokens "" "$timed" "--debug.step-slowdown 4 --debug.poison tokens"
+awk '$1 == "clean" { clean = $2 } $1 == "clean-timed" { clean_timed = $2 } $1 == "tokens" { tokens = $2 }
      { loss[$1] = $2; if ($3 > states) states = $3 }
      END { worst = "none"; ratio = 1
-           for (k in loss) if (k != "clean" && loss[k] / clean > ratio) { ratio = loss[k] / clean; worst = k }
-           printf "member-attacks: clean_loss=%.4f worst_ratio=%.4f worst=%s states=%d\n",
-                  clean, ratio, worst, states }' "$out/results"
+           for (k in loss) if (k != "clean" && k !~ /timed|tokens/ && loss[k] / clean > ratio) { ratio = loss[k] / clean; worst = k }
+           printf "member-attacks: clean_loss=%.4f worst_ratio=%.4f worst=%s states=%d token_liar_ratio=%.4f\n",
+                  clean, ratio, worst, states, tokens / clean_timed }' "$out/results"

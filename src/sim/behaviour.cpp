@@ -24,6 +24,8 @@ constexpr std::array kNames = {
     std::pair{Behaviour::wrong_mean, std::string_view("wrong-mean")},
     std::pair{Behaviour::relay_dropper, std::string_view("relay-dropper")},
     std::pair{Behaviour::one_segment, std::string_view("one-segment")},
+    std::pair{Behaviour::disputer, std::string_view("disputer")},
+    std::pair{Behaviour::silent, std::string_view("silent")},
 };
 
 float norm(std::span<const float> v) {
@@ -49,8 +51,8 @@ Behaviour parse_behaviour(std::string_view text) {
     if (name == text) return value;
   throw Error(ErrorCategory::invalid_argument,
               fmt::format("unknown behaviour '{}': choose honest, scaled, sign-flipped, random, "
-                          "stale, zero-then-huge, accuser, wrong-mean, relay-dropper or "
-                          "one-segment",
+                          "stale, zero-then-huge, accuser, wrong-mean, relay-dropper, "
+                          "one-segment, disputer or silent",
                           text));
 }
 
@@ -61,7 +63,9 @@ Sent lie(Behaviour b, std::span<const float> update, std::span<const float> firs
     case Behaviour::honest:
     case Behaviour::accuser:
     case Behaviour::wrong_mean:
-    case Behaviour::relay_dropper: return {{update.begin(), update.end()}, honest_norm};
+    case Behaviour::relay_dropper:
+    case Behaviour::disputer:
+    case Behaviour::silent: return {{update.begin(), update.end()}, honest_norm};
     case Behaviour::scaled: return {scaled(update, 1000.0f), honest_norm};
     case Behaviour::sign_flipped: return {scaled(update, -10.0f), honest_norm};
     case Behaviour::random: {

@@ -46,8 +46,10 @@ bool PeerState::load(std::uint64_t at_round, std::span<const std::byte> bytes) {
 
 PeerNode::PeerNode(const PeerWorld& world, NodeId node, PeerDisk& disk)
     : world_(world), node_(node), disk_(disk), key_(disk.identity.public_key()) {
-  if (disk.behaviour == Behaviour::wrong_mean)
-    lying_owner_.emplace(disk.identity, world.client.run_id, world.codec, -1.0f);
+  if (disk.behaviour == Behaviour::wrong_mean || disk.behaviour == Behaviour::disputer)
+    lying_member_.emplace(
+        disk.identity, world.client.run_id, world.codec,
+        disk.behaviour == Behaviour::wrong_mean ? LyingMember::Lie::mean : LyingMember::Lie::check);
 }
 
 void PeerNode::start() {
@@ -233,8 +235,8 @@ void PeerNode::drive() {
 
 void PeerNode::send_to_peer(proto::PeerCore::Send t) {
   const NodeId to = world_.directory->node(t.to);
-  if (lying_owner_ && t.type == proto::MessageType::ring_chunk)
-    t.body = lying_owner_->rewrite(std::move(t.body));
+  if (lying_member_ && t.type == proto::MessageType::ring_chunk)
+    t.body = lying_member_->rewrite(std::move(t.body));
   if (t.relayed) {  // the simulator's payload is the message in the clear (network.hpp)
     t.body = proto::encode_relay_data(*t.relayed, proto::encode_plain_payload(t.type, t.body));
     t.type = proto::MessageType::relay_data;
@@ -291,8 +293,8 @@ void PeerNode::on_core_event(proto::PeerEvent& e) {
       // core's collective sums of this peer's update.
       const std::vector<float> mine = gossip_packed_ ? *gossip_packed_ : *core_->contribution();
       world_.ledger->all_reduce_started(now, key_, e.round, e.attempt, mine);
-      if (lying_owner_)
-        lying_owner_->begin(
+      if (lying_member_)
+        lying_member_->begin(
             e.members.size(),
             static_cast<std::size_t>(std::find(e.members.begin(), e.members.end(), key_) -
                                      e.members.begin()),
@@ -387,6 +389,10 @@ std::uint32_t PeerNode::steps_a_phase() const {
 }
 
 void PeerNode::finish_training() {
+  if (disk_.behaviour == Behaviour::silent) {  // live, heartbeating, never ready
+    phase_ = Phase::waiting;
+    return;
+  }
   std::vector<float> delta =
       world_.compute->pseudo_gradient(state_.theta, disk_.index, disk_.phases++, steps_a_phase());
   if (disk_.first_update.empty()) disk_.first_update = delta;

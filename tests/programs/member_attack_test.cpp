@@ -11,131 +11,16 @@
 
 #include <cmath>
 #include <filesystem>
-#include <map>
-#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "../support/local_swarm.hpp"
+#include "../support/member_attacks.hpp"
 
 namespace loco {
 namespace {
 
-using test::LocalSwarm;
-using test::PeerProcess;
-
-// Rounds of 4 x 100 ms: the attacker joins a run under way, and a round's protocol, not its
-// compute, is what the test waits on.
-const std::vector<std::string> kHonest = {"--debug.step-delay", "100"};
-// The hash the accuser and the poisoner report for a round (32 bytes of 0x42), as peers print it.
-const std::string kLiarsHash = "4242424242";
-// More than a few hundred lines of a test's run, far less than a line per message of a flood.
-constexpr std::uintmax_t kLogBound = 200 * 1024;
-
-// A loco-member-attacker of `swarm` (run `run_id`) with its own key, doing `attack`.
-class Attacker {
- public:
-  Attacker(LocalSwarm& swarm, const std::string& run_id, const std::string& attack,
-           const std::vector<std::string>& extra = {}, const std::string& name = "attacker")
-      : log_(swarm.dir() / (name + ".log")) {
-    const auto key = swarm.dir() / (name + ".key");
-    secure::write_key_file(key, secure::KeyPair::generate(), false);
-    std::vector<std::string> argv = {test::program("loco-member-attacker"),
-                                     "--key",
-                                     key.string(),
-                                     "--tracker",
-                                     swarm.tracker().address(),
-                                     "--tracker-key",
-                                     swarm.tracker().public_key(),
-                                     "--run-id",
-                                     run_id,
-                                     "--run-config",
-                                     (swarm.dir() / "swarm.toml").string(),
-                                     "--attack",
-                                     attack};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    process_ = std::make_unique<test::ChildProcess>(argv, log_);
-  }
-
-  // Reads lines until one starts with `prefix` and returns it; "" once the output ends or the
-  // guard runs out.
-  std::string wait_for(const std::string& prefix) {
-    for (;;) {
-      const std::string line = process_->read_line(test::kLinePatienceMs);
-      if (line.empty()) return "";
-      lines_ += line + "\n";
-      if (line.starts_with(prefix)) return line;
-    }
-  }
-  const std::string& lines() const { return lines_; }
-  std::string log() const { return test::read_text(log_); }
-  test::ChildProcess& process() { return *process_; }
-
- private:
-  std::filesystem::path log_;
-  std::unique_ptr<test::ChildProcess> process_;
-  std::string lines_;
-};
-
-std::vector<PeerProcess*> start_honest(LocalSwarm& swarm) {
-  std::vector<PeerProcess*> honest;
-  for (int i = 0; i < 3; ++i)
-    honest.push_back(&swarm.add_peer("peer" + std::to_string(i), kHonest));
-  return honest;
-}
-
-// The newest round any of `peers` printed.
-std::uint64_t newest_round(const std::vector<PeerProcess*>& peers) {
-  std::uint64_t newest = 0;
-  for (PeerProcess* p : peers)
-    if (!p->rounds().empty()) newest = std::max(newest, p->rounds().back().round);
-  return newest;
-}
-
-// Waits round by round (20 at most) until the tracker's log says `text`: an attacker may join a
-// round or two late.
-void wait_for_tracker_line(LocalSwarm& swarm, const std::vector<PeerProcess*>& honest,
-                           const std::string& text) {
-  std::uint64_t round = newest_round(honest) + 1;
-  for (const std::uint64_t last = round + 20;
-       round < last && swarm.tracker().log().find(text) == std::string::npos; ++round)
-    for (PeerProcess* p : honest) ASSERT_TRUE(p->wait_round(round)) << swarm.logs();
-  EXPECT_NE(swarm.tracker().log().find(text), std::string::npos) << swarm.logs();
-}
-
-// Every round `honest` committed had `members` members (the attacker left out).
-void expect_committed_by(LocalSwarm& swarm, const std::vector<PeerProcess*>& honest,
-                         std::size_t members) {
-  for (PeerProcess* p : honest)
-    for (const test::RoundLine& r : p->rounds())
-      if (r.kind == "committed") {
-        EXPECT_EQ(r.members, members) << "round " << r.round << "\n" << swarm.logs();
-      }
-}
-
-// What every test asks of the honest peers once the attack is over: they went on `more` rounds
-// past where they were, hold one state over every round from 1, with finite losses, and the
-// tracker never committed a state that a minority or the attacker reported.
-void expect_the_run_went_on(LocalSwarm& swarm, const std::vector<PeerProcess*>& honest,
-                            std::uint64_t more) {
-  const std::uint64_t until = newest_round(honest) + more;
-  for (PeerProcess* p : honest) ASSERT_TRUE(p->wait_round(until)) << swarm.logs();
-  EXPECT_TRUE(test::same_states(honest, 1, until)) << swarm.logs();
-  for (PeerProcess* p : honest)
-    for (const test::RoundLine& r : p->rounds()) {
-      EXPECT_TRUE(std::isfinite(r.loss)) << "round " << r.round;
-      EXPECT_FALSE(r.state.starts_with(kLiarsHash)) << "round " << r.round << "\n" << swarm.logs();
-    }
-  const std::string log = swarm.tracker().log();
-  EXPECT_EQ(log.find("committed by 1 of"), std::string::npos) << log;
-  EXPECT_EQ(log.find("state " + kLiarsHash), std::string::npos) << log;
-  for (PeerProcess* p : honest) EXPECT_TRUE(p->process().running()) << swarm.logs();
-}
-
-void stop_all(const std::vector<PeerProcess*>& honest) {
-  for (PeerProcess* p : honest) EXPECT_EQ(p->process().stop(SIGTERM), 0);
-}
+using namespace test;  // LocalSwarm, Attacker and the checks of member_attacks.hpp
 
 // Finding 1: a member that names an honest member of its group at every attempt, to be left
 // alone with a group it commits for. An accusation costs the accuser: the first of a round is
@@ -217,38 +102,6 @@ TEST(MemberAttack, APoisonerDeclaringANormOfZeroIsLeftOut) {
   stop_all(honest);
 }
 
-// Issue 44, finding 2: a poisoner beside one honest member and nobody else to see the evidence.
-// The honest member's reports are one word against the other: neither is benched, and no round
-// commits while both are there. Once the poisoner leaves, the honest member and a newcomer commit
-// rounds again (the honest member was benched before, and the newcomer with it).
-TEST(MemberAttack, APoisonerInAGroupOfTwoLocksNobodyOut) {
-  LocalSwarm swarm("run-pair", 1000, {"--run.min-peers", "2"});
-  ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
-  PeerProcess& first = swarm.add_peer("peer0", kHonest);
-  {
-    Attacker poisoner(swarm, "run-pair", "poison");
-    ASSERT_NE(poisoner.wait_for("joined "), "") << poisoner.log() << swarm.logs();
-    for (int group = 0; group < 4; ++group)  // two rounds of two attempts
-      ASSERT_NE(poisoner.wait_for("group "), "") << poisoner.log() << swarm.logs();
-    EXPECT_EQ(poisoner.process().stop(SIGTERM), 0);
-  }
-  const std::string log = swarm.tracker().log();
-  EXPECT_NE(log.find("no other member of the group could confirm it"), std::string::npos)
-      << swarm.logs();
-  EXPECT_EQ(log.find("sits out the run's next"), std::string::npos) << swarm.logs();
-  EXPECT_TRUE(first.committed().empty()) << "no round committed with the poisoner in it";
-  PeerProcess& newcomer = swarm.add_peer("peer1", kHonest);
-  ASSERT_TRUE(newcomer.wait_committed()) << swarm.logs();
-  const std::uint64_t round = newcomer.committed().begin()->first;
-  ASSERT_TRUE(first.wait_round(round + 2)) << swarm.logs();
-  ASSERT_TRUE(newcomer.wait_round(round + 2)) << swarm.logs();
-  const std::vector<PeerProcess*> honest = {&first, &newcomer};
-  EXPECT_TRUE(test::same_states(honest, round, round + 2)) << swarm.logs();
-  EXPECT_EQ(swarm.tracker().log().find("sits out the run's next"), std::string::npos)
-      << swarm.logs();
-  stop_all(honest);
-}
-
 // A segment owner that sends everyone its segment's mean negated, with its result statement
 // signed over what it sent (checked owners, the tracker's default). Its checker's statement
 // disagrees, every member holds the proof; the retry keeps both, no longer neighbours, and the
@@ -272,45 +125,6 @@ TEST(MemberAttack, AnOwnerReturningAWrongMeanIsProvenAndSitsTheRetryOut) {
   expect_committed_by(swarm, honest, 4);
   EXPECT_TRUE(liar.process().running()) << liar.log();
   EXPECT_EQ(liar.process().stop(SIGTERM), 0);
-  stop_all(honest);
-}
-
-// Issue 44, finding 1: two owners of six that return their segment's mean negated. The dispute
-// rule's counting benches each liar from its second lie on, and an honest checker from its second
-// dispute on: up to four of six at once, which stopped this run for good ("forming round 5 (2 of 6
-// ready)") while benched members counted as live and benches counted committed rounds. Now the
-// run goes on committing.
-TEST(MemberAttack, TwoWrongMeanOwnersOfSixDoNotStopTheRun) {
-  LocalSwarm swarm("run-two-wrong-means", 1000, {"--run.min-peers", "2"});
-  ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
-  std::vector<PeerProcess*> honest = start_honest(swarm);
-  honest.push_back(&swarm.add_peer("peer3", kHonest));
-  Attacker first(swarm, "run-two-wrong-means", "wrong-mean", {}, "attacker0");
-  Attacker second(swarm, "run-two-wrong-means", "wrong-mean", {}, "attacker1");
-  for (Attacker* liar : {&first, &second}) {
-    ASSERT_NE(liar->wait_for("joined "), "") << liar->log() << swarm.logs();
-    ASSERT_NE(liar->wait_for("group "), "") << liar->log() << swarm.logs();
-  }
-  wait_for_tracker_line(swarm, honest, "disputed with another partner before");
-  // 8 rounds more; a benched honest member sits some out (it fetches them), so each round is
-  // checked among those that committed it, not all four.
-  const std::uint64_t until = newest_round(honest) + 8;
-  for (PeerProcess* p : honest) ASSERT_TRUE(p->wait_round(until)) << swarm.logs();
-  std::map<std::uint64_t, std::set<std::string>> states;
-  for (PeerProcess* p : honest)
-    for (const auto& [round, state] : p->committed()) states[round].insert(state);
-  for (const auto& [round, held] : states) EXPECT_EQ(held.size(), 1u) << "round " << round;
-  EXPECT_EQ(swarm.tracker().log().find("state " + kLiarsHash), std::string::npos) << swarm.logs();
-  // For the record (--gtest_output=xml): how many it benched, and the rounds the peers committed.
-  const std::string log = swarm.tracker().log();
-  std::size_t benched = 0;
-  for (auto at = log.find("disputed with another partner before"); at != std::string::npos;
-       at = log.find("disputed with another partner before", at + 1))
-    ++benched;
-  RecordProperty("benched", static_cast<int>(benched));
-  RecordProperty("rounds", static_cast<int>(newest_round(honest)));
-  EXPECT_EQ(first.process().stop(SIGTERM), 0);
-  EXPECT_EQ(second.process().stop(SIGTERM), 0);
   stop_all(honest);
 }
 

@@ -1,9 +1,10 @@
 // Members that lie, in the simulator (behaviour.hpp): one of eight, then two of eight, send
 // scaled, sign-flipped, random, stale or zero-then-huge updates, accuse an honest member every
-// attempt, or return their segment's mean negated as its owner (checked owners catch it). Over the
-// direct exchange with the tracker's default trim, the run keeps committing, every peer that
-// installs a round installs the same finite state, and the model still learns. How close the loss
-// stays to a clean run's is bench/sim-attacks.cpp's to measure.
+// attempt, return their segment's mean negated as its owner or sign a wrong one as a checker
+// (checked owners catch both), or stay silent. Over the direct exchange with the tracker's default
+// trim, the run keeps committing, every peer that installs a round installs the same finite state,
+// and the model still learns. How close the loss and the rounds stay to a clean run's is
+// bench/sim-attacks.cpp's and bench/sim-liveness.cpp's to measure.
 
 #include <gtest/gtest.h>
 
@@ -37,12 +38,23 @@ bool finite_states(const Swarm& swarm) {
   return true;
 }
 
-void expect_the_run_survives(const std::map<std::size_t, Behaviour>& liars, std::uint64_t seed) {
+// Returns the disputes between owners and checkers the tracker saw (proto/owner_check.hpp).
+std::size_t expect_the_run_survives(const std::map<std::size_t, Behaviour>& liars,
+                                    std::uint64_t seed, std::size_t chunk_values = 1 << 16) {
   test::print_seed(seed);
-  Swarm swarm(attacked_swarm(seed, liars));
+  SwarmConfig config = attacked_swarm(seed, liars);
+  config.chunk_values = chunk_values;
+  Swarm swarm(config);
+  std::size_t disputes = 0;
+  swarm.watch_tracker([&](const proto::TrackerEvent& e) {
+    if (e.text.find("signed different means") != std::string::npos) ++disputes;
+  });
   const float start = swarm.compute().loss(swarm.compute().genesis());
   swarm.start();
-  ASSERT_TRUE(swarm.run_for(minutes(2)));
+  if (!swarm.run_for(minutes(2))) {
+    ADD_FAILURE() << "the simulation ran out of events";
+    return disputes;
+  }
   EXPECT_GE(swarm.rounds_committed(), 20u) << test::replay_hint(seed, "SimAttack.*");
   EXPECT_TRUE(swarm.ledger().violations().empty()) << test::violations(swarm);
   EXPECT_TRUE(finite_states(swarm));
@@ -53,6 +65,7 @@ void expect_the_run_survives(const std::map<std::size_t, Behaviour>& liars, std:
     if (!liars.contains(i)) by_round[s.first].insert(s.second);
   for (const auto& [round, hashes] : by_round) EXPECT_EQ(hashes.size(), 1u) << "round " << round;
   EXPECT_LT(swarm.mean_loss(), 0.5 * start) << test::replay_hint(seed, "SimAttack.*");
+  return disputes;
 }
 
 TEST(SimAttack, OneLiarOfEightNeitherStallsNorPoisonsTheRun) {
@@ -119,9 +132,23 @@ TEST(SimAttack, TwoWrongMeanOwnersOfSixDoNotStopTheRun) {
   EXPECT_TRUE(finite_states(swarm));
 }
 
+// Two colluding members (docs/SECURITY.md, "Liveness"): one returns its segment's mean negated
+// where its checker is honest, the other signs a wrong result for the segment it checks, so an
+// honest member between them can be disputed by both in one attempt. And silent members, live but
+// never ready, two of eight. Neither stops the run.
+// Chunks of 16 values: every member owns and checks a segment of the 256.
+TEST(SimAttack, TwoColludingDisputersOrTwoSilentMembersDoNotStopTheRun) {
+  EXPECT_GE(
+      expect_the_run_survives({{2, Behaviour::wrong_mean}, {6, Behaviour::disputer}}, 450, 16), 2u);
+  EXPECT_GE(expect_the_run_survives({{2, Behaviour::disputer}, {3, Behaviour::disputer}}, 451, 16),
+            2u);
+  expect_the_run_survives({{2, Behaviour::silent}, {6, Behaviour::silent}}, 452, 16);
+}
+
 TEST(SimAttack, BehavioursHaveNames) {
-  for (const char* n : {"honest", "scaled", "sign-flipped", "random", "stale", "zero-then-huge",
-                        "accuser", "wrong-mean", "relay-dropper", "one-segment"})
+  for (const char* n :
+       {"honest", "scaled", "sign-flipped", "random", "stale", "zero-then-huge", "accuser",
+        "wrong-mean", "relay-dropper", "one-segment", "disputer", "silent"})
     EXPECT_EQ(name(parse_behaviour(n)), n);
   EXPECT_THROW(parse_behaviour("nice"), Error);
 }

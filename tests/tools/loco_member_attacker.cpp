@@ -19,7 +19,11 @@
 //                  blocks of scale ~1e30) to the all-reduce; otherwise follows the protocol
 //   wrong-mean     contributes an update of zeros and, as the owner of its segment in the direct
 //                  exchange, sends everyone that segment's mean negated, its result statement
-//                  signed over what it sent (sim/lying_owner.hpp); otherwise follows the protocol
+//                  signed over what it sent (sim/lying_member.hpp); otherwise follows the protocol
+//   disputer       contributes an update of zeros and, as the checker of a segment in the direct
+//                  exchange, signs a result statement no honest checker computes (the owner it
+//                  checks is disputed every attempt; sim/lying_member.hpp); otherwise follows the
+//                  protocol. Beside a wrong-mean member, it is one of two colluding disputers
 //   genesis-squat  joins with a genesis of 32 zero bytes
 //   flood          once joined, sends malformed messages (a leave and a misbehaviour report whose
 //                  reasons hold a newline, a forged log line and ANSI escapes, a heartbeat with a
@@ -34,8 +38,8 @@
 //                  --count times
 //   idle-admitted  completes the handshake and the bundle hello, never sends a join request
 //   future-report  joins and reports that it holds the state of round 2^63
-// The lying members (accuse, poison, wrong-mean) claim to hold every state the tracker commits or
-// tells them to fetch, without computing or fetching it.
+// The lying members (accuse, poison, wrong-mean, disputer) claim to hold every state the tracker
+// commits or tells them to fetch, without computing or fetching it.
 //
 // One line on stdout per event a test waits for:
 //   joined shard I of N as ID | refused REASON | group ROUND ATTEMPT SIZE
@@ -59,7 +63,7 @@
 #include "loco/net/peer_mesh.hpp"
 #include "loco/proto/all_reduce.hpp"
 #include "loco/proto/early_messages.hpp"
-#include "loco/sim/lying_owner.hpp"
+#include "loco/sim/lying_member.hpp"
 #include "loco/train/genesis.hpp"
 #include "loco/train/run_settings.hpp"
 #include "member_attacker/tracker_connection.hpp"
@@ -136,8 +140,10 @@ class Attacker {
     values_ = genesis.arena(0).data().size();  // DiLoCo all-reduces Δθ: one value a parameter
     codec_ = compress::make_codec(run.strategy.codec_spec());
     algorithm_ = proto::parse_all_reduce_algorithm(run.strategy.all_reduce);
-    if (o.attack == "wrong-mean")
-      lying_owner_.emplace(key, o.run_id, run.strategy.codec_spec(), -1.0f);
+    if (o.attack == "wrong-mean" || o.attack == "disputer")
+      lying_member_.emplace(
+          key, o.run_id, run.strategy.codec_spec(),
+          o.attack == "wrong-mean" ? sim::LyingMember::Lie::mean : sim::LyingMember::Lie::check);
     std::string advertise = o.listen;
     if (o.attack != "idle-admitted") {
       start_mesh();
@@ -175,11 +181,11 @@ class Attacker {
   void start() { tracker_->connect(); }
 
  private:
-  bool lying() const {
-    return o_.attack == "accuse" || o_.attack == "poison" || o_.attack == "wrong-mean";
-  }
+  bool lying() const { return o_.attack == "accuse" || exchanging(); }
   // It takes part in the round's collective (with what it sends changed).
-  bool exchanging() const { return o_.attack == "poison" || o_.attack == "wrong-mean"; }
+  bool exchanging() const {
+    return o_.attack == "poison" || o_.attack == "wrong-mean" || o_.attack == "disputer";
+  }
 
   void on_event(const proto::ClientEvent& e) {
     switch (e.kind) {
@@ -278,7 +284,8 @@ class Attacker {
     tracker_->flush();
   }
 
-  // --- poison and wrong-mean: the run's all-reduce, with 1e30 or zeros for this member's update.
+  // --- poison, wrong-mean and disputer: the run's all-reduce, with 1e30 or zeros for this member's
+  // update.
   void start_mesh() {
     mesh_ = net::PeerMesh::create(
         io_, net::resolve(io_, net::parse_host_port(o_.listen, /*allow_any_port=*/true)),
@@ -314,9 +321,9 @@ class Attacker {
     id_ = {g.round, g.attempt};
     reported_ = false;
     work_.assign(values_, o_.attack == "poison" ? 1e30f : 0.0f);
-    if (lying_owner_)
-      lying_owner_->begin(g.members.size(), static_cast<std::size_t>(me - g.members.begin()),
-                          values_, std::size_t{1} << 16);
+    if (lying_member_)
+      lying_member_->begin(g.members.size(), static_cast<std::size_t>(me - g.members.begin()),
+                           values_, std::size_t{1} << 16);
     all_reduce_ = proto::make_all_reduce(
         algorithm_,
         proto::AllReduceConfig{
@@ -365,7 +372,7 @@ class Attacker {
   void pump() {
     while (auto t = all_reduce_->poll_transmit())
       mesh_->send(t->to, address_of(t->to), proto::MessageType::ring_chunk,
-                  lying_owner_ ? lying_owner_->rewrite(std::move(t->body)) : std::move(t->body));
+                  lying_member_ ? lying_member_->rewrite(std::move(t->body)) : std::move(t->body));
     if (reported_) return;
     if (const auto& failure = all_reduce_->failure()) {
       reported_ = true;
@@ -442,7 +449,7 @@ class Attacker {
   std::shared_ptr<net::PeerMesh> mesh_;
   std::size_t turn_ = 0;  // accuse: whom it names next
   std::unique_ptr<proto::AllReduce> all_reduce_;
-  std::optional<sim::LyingOwner> lying_owner_;  // wrong-mean
+  std::optional<sim::LyingMember> lying_member_;  // wrong-mean, disputer
   std::vector<float> work_;
   proto::EarlyMessages::Id id_{};
   bool reported_ = false;
@@ -467,7 +474,7 @@ int main(int argc, char** argv) {
   app.add_option("--listen", o.listen);
   app.add_option("--attack", o.attack)
       ->required()
-      ->check(CLI::IsMember({"accuse", "poison", "wrong-mean", "genesis-squat", "flood",
+      ->check(CLI::IsMember({"accuse", "poison", "wrong-mean", "disputer", "genesis-squat", "flood",
                              "flood-reports", "idle", "idle-admitted", "future-report", "churn"}));
   app.add_option("--first", o.first, "flood: the first malformed message")
       ->check(CLI::IsMember({"leave", "report", "heartbeat"}));

@@ -18,11 +18,15 @@ enum class Behaviour : std::uint8_t {
   stale,           // its first update, every round
   zero_then_huge,  // declares a norm of 0, sends its update × 10⁶
   accuser,         // an honest update, but names a member of its group as failed every attempt
-  wrong_mean,      // an honest update, but the mean of its own segment negated (lying_owner.hpp)
+  wrong_mean,      // an honest update, but the mean of its own segment negated (lying_member.hpp)
   relay_dropper,   // an honest update, but as a relay it forwards nothing (peer_node.cpp)
   one_segment,     // an honest update but for its first value, 1000 × its norm: of the direct
                    // exchange's owners, only the one whose segment holds it (and its checker)
                    // sees it (unit_evidence.hpp)
+  disputer,        // an honest update, but as a checker it signs a wrong result for the segment
+                   // it checks, every attempt (lying_member.hpp)
+  silent,          // joins and stays, but never says ready: a member that is live and never in a
+                   // round (peer_node.cpp)
 };
 
 // "honest", "scaled", ...: the names the benchmark and the tests use.

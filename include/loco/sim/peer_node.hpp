@@ -35,7 +35,7 @@
 #include "loco/sim/directory.hpp"
 #include "loco/sim/gossip_groupings.hpp"
 #include "loco/sim/ledger.hpp"
-#include "loco/sim/lying_owner.hpp"
+#include "loco/sim/lying_member.hpp"
 #include "loco/sim/strategy_process.hpp"
 #include "loco/swarm/compute_link.hpp"
 
@@ -173,8 +173,8 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   std::uint64_t training_ = 0;  // which inner phase the pending timer ends
   // Gossip mode: what this peer averages this round (the Ledger checks the mean against it).
   std::shared_ptr<const std::vector<float>> gossip_packed_;
-  std::optional<LyingOwner> lying_owner_;  // Behaviour::wrong_mean
-  std::optional<PeerState> tentative_;     // the state the round's mean leads to
+  std::optional<LyingMember> lying_member_;  // Behaviour::wrong_mean, disputer
+  std::optional<PeerState> tentative_;       // the state the round's mean leads to
   proto::StateManifest tentative_manifest_;
   std::uint64_t installed_ = 0;
   std::uint64_t held_round_ = 0;  // a strategy peer's (a modelled one's is state_.round)

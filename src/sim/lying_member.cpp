@@ -1,4 +1,4 @@
-#include "loco/sim/lying_owner.hpp"
+#include "loco/sim/lying_member.hpp"
 
 #include <algorithm>
 
@@ -8,12 +8,16 @@
 
 namespace loco::sim {
 
-LyingOwner::LyingOwner(const secure::KeyPair& key, std::string run_id, const std::string& codec,
-                       float factor)
-    : key_(key), run_id_(std::move(run_id)), codec_(compress::make_codec(codec)), factor_(factor) {}
+LyingMember::LyingMember(const secure::KeyPair& key, std::string run_id, const std::string& codec,
+                         Lie lie, float factor)
+    : key_(key),
+      run_id_(std::move(run_id)),
+      codec_(compress::make_codec(codec)),
+      lie_(lie),
+      factor_(factor) {}
 
-void LyingOwner::begin(std::size_t members, std::size_t self, std::size_t values,
-                       std::size_t chunk_values) {
+void LyingMember::begin(std::size_t members, std::size_t self, std::size_t values,
+                        std::size_t chunk_values) {
   members_ = members;
   self_ = self;
   values_ = values;
@@ -24,16 +28,16 @@ void LyingOwner::begin(std::size_t members, std::size_t self, std::size_t values
 }
 
 // The direct exchange's segments are whole chunks (proto::segment_begin).
-std::size_t LyingOwner::own_chunk_size(std::size_t k) const {
+std::size_t LyingMember::own_chunk_size(std::size_t k) const {
   const std::size_t size = proto::segment_begin(values_, members_, self_ + 1, chunk_values_) -
                            proto::segment_begin(values_, members_, self_, chunk_values_);
   return std::min(chunk_values_, size - k * chunk_values_);
 }
 
-std::vector<std::byte> LyingOwner::rewrite(std::vector<std::byte> body) {
+std::vector<std::byte> LyingMember::rewrite(std::vector<std::byte> body) {
   std::span<const std::byte> payload;
   const proto::ChunkHeader h = proto::decode_chunk(body, payload);
-  if (h.phase == 1) {
+  if (h.phase == 1 && lie_ == Lie::mean) {
     auto it = sent_.find(h.chunk);
     if (it == sent_.end()) {
       std::vector<float> mean(own_chunk_size(h.chunk));
@@ -44,14 +48,21 @@ std::vector<std::byte> LyingOwner::rewrite(std::vector<std::byte> body) {
     }
     return proto::encode_chunk(h, it->second);
   }
-  if (h.phase != 3 || h.step != 2) return body;
+  if (h.phase != 3 || h.step != 2) return body;  // not a result statement
   ByteReader r(payload, "a statement");
   const proto::Statement s = proto::read_statement(r);
-  if (s.segment != self_) return body;  // a segment it checks: honest
-  if (!sent_digest_) sent_digest_ = Blake2b(sent_hash_).finish();
+  Digest signed_digest{};
+  if (lie_ == Lie::mean) {
+    if (s.segment != self_) return body;  // a segment it checks: honest
+    if (!sent_digest_) sent_digest_ = Blake2b(sent_hash_).finish();
+    signed_digest = *sent_digest_;
+  } else {
+    if (s.segment == self_) return body;                          // its own segment: honest
+    signed_digest = blake2b(std::as_bytes(std::span(s.digest)));  // no mean has this digest
+  }
   ByteWriter w;
   proto::write_statement(w, proto::sign_statement(key_, run_id_, s.round, s.attempt, s.kind,
-                                                  s.segment, *sent_digest_));
+                                                  s.segment, signed_digest));
   return proto::encode_chunk(h, w.finish());
 }
 
