@@ -177,8 +177,8 @@ void add_tracker_options(CLI::App& app, TrackerOptions& o) {
                  "(else both sit the retry out)")
       ->capture_default_str();
   app.add_option("--run.accusation-bench", o.accusation_bench,
-                 "An accuser whose report no one confirmed sits out this many rounds, twice as "
-                 "many each time again (0: never)")
+                 "A member benched (an accusation no one confirmed, a second dispute) sits out "
+                 "this many round attempts, twice as many each time again (0: never)")
       ->capture_default_str()
       ->check(CLI::Range(0, 100000));
   app.add_option("--run.max-relayed-links", o.max_relayed_links,

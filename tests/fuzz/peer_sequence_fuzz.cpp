@@ -1,14 +1,14 @@
-// Fuzz target: a member that lies, in well-formed messages, to honest PeerCores. Four honest peers
-// and a liar (peer 5) run rounds with a real TrackerCore (testing::Net, virtual time). The liar's
-// own core runs the protocol, and every message it sends is held; the input then picks, three
-// bytes an action, what happens: an honest peer (or the liar) says ready, a held message of the
-// liar is delivered as it was, with a value changed (the fp32 codec's payloads: NaN, infinity,
+// Fuzz target: two members that lie, in well-formed messages, to honest PeerCores. Four honest
+// peers and two liars (peers 5 and 6) run rounds with a real TrackerCore (testing::Net, virtual
+// time). Each liar's own core runs the protocol, and every message it sends is held; the input then
+// picks, three bytes an action, what happens: an honest peer (or a liar) says ready, a held message
+// of a liar is delivered as it was, with a value changed (the fp32 codec's payloads: NaN, infinity,
 // huge, negated), with a byte flipped, cut short, twice, to another member, as another message
 // type, or not at all; time passes; an honest peer is killed and comes back with the genesis (a
-// newcomer that fetches, possibly from the liar); the liar's link to a peer drops. After every
-// action, every honest peer's state must be finite, and two honest peers at the same round must
-// hold the same state (the run's one state: a liar may cost rounds, never split or poison them).
-// The timers must move on (Net::run_until), and nothing but Error may leave a core.
+// newcomer that fetches, possibly from a liar); a liar's link to a peer drops. After every action,
+// every honest peer's state must be finite, and two honest peers at the same round must hold the
+// same state (the run's one state: liars may cost rounds, never split or poison them). The timers
+// must move on (Net::run_until), and nothing but Error may leave a core.
 
 #include <cmath>
 #include <cstdint>
@@ -17,6 +17,8 @@
 #include <cstring>
 #include <deque>
 #include <limits>
+#include <map>
+#include <optional>
 #include <string>
 
 #include "../proto/peer_core_net.hpp"
@@ -29,7 +31,7 @@ using namespace loco::proto;
 namespace pt = loco::proto::testing;
 
 constexpr std::uint8_t kHonest = 4;
-constexpr std::uint8_t kLiar = 5;
+constexpr std::uint8_t kLiars[] = {5, 6};
 constexpr MessageType kPeerTypes[] = {MessageType::ring_chunk,    MessageType::all_gather_part,
                                       MessageType::state_request, MessageType::state_manifest,
                                       MessageType::state_refusal, MessageType::chunk_request,
@@ -49,22 +51,28 @@ constexpr float kValues[] = {std::numeric_limits<float>::quiet_NaN(),
 
 struct Run {
   pt::Net net{"fp32"};
-  std::deque<pt::Net::Wire> held;  // the liar's messages, not delivered yet
+  std::map<std::uint8_t, std::deque<pt::Net::Wire>> held;  // each liar's, not delivered yet
 
-  std::size_t passing = 0;  // the next liar's messages on the wire: let through
+  std::size_t passing = 0;  // the next liars' messages on the wire: let through
 
   Run() {
-    for (std::uint8_t n = 1; n <= kLiar; ++n) net.add(n);
-    const PeerKey liar = net.peers.at(kLiar).key.public_key();
-    net.on_wire = [this, liar](const pt::Net::Wire& w) {
-      if (w.from != liar) return true;
+    for (std::uint8_t n = 1; n <= kLiars[1]; ++n) net.add(n);
+    net.on_wire = [this](const pt::Net::Wire& w) {
+      const std::optional<std::uint8_t> liar = liar_of(w.from);
+      if (!liar) return true;
       if (passing > 0) {
         --passing;
         return true;
       }
-      held.push_back(w);
+      held[*liar].push_back(w);
       return false;
     };
+  }
+
+  std::optional<std::uint8_t> liar_of(const PeerKey& key) const {
+    for (const std::uint8_t l : kLiars)
+      if (net.peers.at(l).key.public_key() == key) return l;
+    return std::nullopt;
   }
 
   // Up, in no round, and not fetching: where loco-peer would train and say ready.
@@ -123,21 +131,24 @@ struct Run {
 
   void act(std::uint8_t what, std::uint8_t who, std::uint8_t arg) {
     const auto n = static_cast<std::uint8_t>(1 + who % kHonest);
+    const std::uint8_t liar = kLiars[(arg >> 3) & 1];
     switch (what % 8) {
       case 0:
         if (idle(n)) net.ready(n, 0.01f * static_cast<float>(1 + arg % 7));
         break;
       case 1:
-        if (idle(kLiar)) net.ready(kLiar, 0.01f * static_cast<float>(1 + arg % 7));
+        if (idle(liar)) net.ready(liar, 0.01f * static_cast<float>(1 + arg % 7));
         break;
       case 2:
-      case 3:
-        if (!held.empty()) {
-          pt::Net::Wire w = std::move(held.front());
-          held.pop_front();
+      case 3: {
+        std::deque<pt::Net::Wire>& queue = held[kLiars[who >> 7]];
+        if (!queue.empty()) {
+          pt::Net::Wire w = std::move(queue.front());
+          queue.pop_front();
           deliver(std::move(w), arg >> 4, who);
         }
         break;
+      }
       case 4: net.run_for(std::chrono::milliseconds(250) * (1 + arg % 16)); break;
       case 5: {  // an honest peer killed, back as a newcomer with the genesis
         std::size_t up = 0;
@@ -149,15 +160,15 @@ struct Run {
         }
         break;
       }
-      case 6: {  // the liar's link to a peer drops (as a bad frame would end it)
+      case 6: {  // a liar's link to a peer drops (as a bad frame would end it)
         pt::Net::Peer& p = net.peers.at(n);
         if (p.up) {
-          p.core->on_peer_lost(net.now, net.peers.at(kLiar).key.public_key(), "fuzz");
+          p.core->on_peer_lost(net.now, net.peers.at(liar).key.public_key(), "fuzz");
           net.pump();
         }
         break;
       }
-      case 7: held.clear(); break;  // the liar goes silent for what it held
+      case 7: held[liar].clear(); break;  // a liar goes silent for what it held
     }
   }
 
@@ -192,7 +203,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   return 0;
 }
 
-// Seeds: rounds where everyone is ready and the liar's messages go through as they are, then
+// Seeds: rounds where everyone is ready and the liars' messages go through as they are, then
 // with each kind of change.
 std::vector<std::vector<std::uint8_t>> loco_fuzz_seeds() {
   std::vector<std::vector<std::uint8_t>> seeds;
@@ -201,7 +212,8 @@ std::vector<std::vector<std::uint8_t>> loco_fuzz_seeds() {
     for (int round = 0; round < 4; ++round) {
       for (std::uint8_t n = 0; n < kHonest; ++n) s.insert(s.end(), {0, n, 1});
       s.insert(s.end(), {1, 0, 2});
-      for (int m = 0; m < 40; ++m)
+      s.insert(s.end(), {1, 0, 2 | 8});
+      for (int m = 0; m < 80; ++m)
         s.insert(s.end(), {2, static_cast<std::uint8_t>(m), static_cast<std::uint8_t>(how << 4)});
       s.insert(s.end(), {4, 0, 3});
     }

@@ -81,8 +81,10 @@ struct Net {
     tracker = std::make_unique<TrackerCore>(config, tracker_key, std::nullopt, now);
   }
 
+  // Starts peer n's process (again, after kill(n): a new process, as up as a new one).
   Peer& add(std::uint8_t n, State state = {}) {
     Peer& p = peers[n];
+    p = Peer{};
     p.key = key(n);
     p.state = std::move(state);
     const StateManifest manifest = p.state.manifest();
