@@ -19,20 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "loco/loco.h"
 #include "tracker_process.h"
-
-static int g_failures = 0;
-
-#define CHECK(condition, ...)                                                \
-  do {                                                                       \
-    if (!(condition)) {                                                      \
-      fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__, __LINE__, #condition); \
-      fprintf(stderr, __VA_ARGS__);                                          \
-      fprintf(stderr, "\n");                                                 \
-      ++g_failures;                                                          \
-    }                                                                        \
-  } while (0)
 
 /* `status` is `expected` and the message of the call (`peer`'s, or this thread's when null)
  * names `needle`. */

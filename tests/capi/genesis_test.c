@@ -8,19 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "loco/loco.h"
-
-static int g_failures = 0;
-
-#define CHECK(condition, ...)                                                \
-  do {                                                                       \
-    if (!(condition)) {                                                      \
-      fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__, __LINE__, #condition); \
-      fprintf(stderr, __VA_ARGS__);                                          \
-      fprintf(stderr, "\n");                                                 \
-      ++g_failures;                                                          \
-    }                                                                        \
-  } while (0)
 
 static char g_dir[256];
 
