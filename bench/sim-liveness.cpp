@@ -56,9 +56,10 @@ loco::sim::SwarmConfig swarm_config(const Options& o, std::size_t n,
   c.peers = n;
   c.compute.dim = 4096;
   c.compute.inner_steps = 30;
-  // Short inner steps and little gradient noise: the run is still descending after an hour, so the
-  // loss at a round tells how far the liars pulled the mean, not the noise floor that the number
-  // of members averaged sets (fewer members, a higher floor).
+  // Short inner steps and little gradient noise, so that the early rounds still descend; by the
+  // end of an hour the run sits on the noise floor, which the number of members averaged sets
+  // (a liar left out of the mean raises it): there the loss ratio counts members, not lies
+  // (docs/SECURITY.md, "Rounds per virtual hour").
   c.compute.inner_lr = 0.002f;
   c.compute.noise = 0.05f;
   c.compute.seed = o.seed;
