@@ -35,7 +35,6 @@ static void expect_error(loco_status status, loco_status expected, const loco_pe
   printf("%-28s %s: %s\n", what, loco_status_name(status), message);
 }
 
-static char g_dir[256];
 static struct timespec g_start;
 
 /* Seconds since the test started, for its log. */
@@ -49,20 +48,6 @@ static tracker_process g_tracker;
 static int remove_entry(const char* path, const struct stat* info, int flag, struct FTW* at) {
   (void)info, (void)flag, (void)at;
   return remove(path);
-}
-
-static void path_in_dir(char* out, size_t size, const char* name) {
-  snprintf(out, size, "%s/%s", g_dir, name);
-}
-
-static void write_file(const char* name, const char* text) {
-  char path[512];
-  path_in_dir(path, sizeof path, name);
-  FILE* f = fopen(path, "w");
-  if (f == NULL || fputs(text, f) < 0 || fclose(f) != 0) {
-    fprintf(stderr, "cannot write %s\n", path);
-    exit(1);
-  }
 }
 
 /* A loco-peer config for key file `key`, run `run_id` of run config `run_config` and `tracker`,

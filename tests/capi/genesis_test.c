@@ -11,22 +11,6 @@
 #include "check.h"
 #include "loco/loco.h"
 
-static char g_dir[256];
-
-static void path_in_dir(char* out, size_t size, const char* name) {
-  snprintf(out, size, "%s/%s", g_dir, name);
-}
-
-static void write_file(const char* name, const char* text) {
-  char path[512];
-  path_in_dir(path, sizeof path, name);
-  FILE* f = fopen(path, "w");
-  if (f == NULL || fputs(text, f) < 0 || fclose(f) != 0) {
-    fprintf(stderr, "cannot write %s\n", path);
-    exit(1);
-  }
-}
-
 /* `status` is `expected` and loco_last_error() names `needle`. */
 static void expect_error(loco_status status, loco_status expected, const char* needle,
                          const char* what) {
