@@ -26,7 +26,8 @@ def test_three_python_peers_hold_the_same_state_after_every_round(tracker_factor
         assert sent == sorted(sent) and sent[0] > 0, sent
         for row in run:
             assert set(row["times"]) == {"gather_s", "delta_s", "exchange_s", "hash_s", "outer_s",
-                                         "write_back_s"}, row
+                                         "write_back_s", "staging_bytes", "staging_s"}, row
+            assert row["times"]["staging_bytes"] == 0, row  # numpy arrays: bound in place
             assert all(s >= 0 for s in row["times"].values()) and row["times"]["exchange_s"] > 0
 
 
