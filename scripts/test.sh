@@ -48,4 +48,5 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 phase "Python package: dependencies, build, tests (pytest)"
 scripts/install-deps.sh --with-python --with-torch  # torch: the tests of CPU tensors bound as they are
 scripts/build.sh build/ci Sanitize -DLOCO_WERROR=ON -DLOCO_PYTHON=ON -- loco_python
-ctest --test-dir build/ci --output-on-failure --timeout 600 --label-regex python
+ctest --test-dir build/ci --output-on-failure --parallel "$(nproc)" --timeout 600 \
+  --label-regex python
