@@ -19,7 +19,9 @@
 # round.
 # MODEL=own: the PyTorch peers train the trainer's own model instead, a 2-layer LSTM language model
 # (docs/examples/pytorch/train_lstm.py, 140k parameters, context 16) whose genesis file names the
-# run's model ([model] kind = "external"; same data, H, codec, outer step and links), and the
+# run's model ([model] kind = "external"; same data, H, codec, outer learning rate and links;
+# outer momentum $OUTER_MOMENTUM, default 0.5, where the GPT's run has 0.9: with H = 20 and 10-15
+# rounds, 0.9 overshoots this model, docs/PYTORCH.md "MODEL=own"), and the
 # baseline is that model trained by one process with DDP-equivalent steps at equal tokens:
 # "DDP-equivalent" means that each optimizer step of the one process is the step DDP over the 4
 # peers would take with no communication limit: one AdamW step on the gradient of the mean loss
@@ -89,7 +91,7 @@ fi
 n_head=$(sed -n 's/^n-head = \([0-9]*\).*/\1/p' "$out/run.toml")
 echo "model: GPT 2L d64 vocab 64 context 64 (108k parameters), $peers peers, batch 16 each, $steps steps (H $h)"
 echo "  PyTorch peers' rounds: $([[ -n ${STREAMING:-} ]] && echo "Streaming (P 2, tau 5)" || { [[ -n ${BLOCKING:-} ]] && echo blocking || echo overlapped; })"
-[[ $model == own ]] && echo "  MODEL=own: the PyTorch peers train a 2-layer LSTM (docs/examples/pytorch/train_lstm.py); baseline: one process, batch $((peers * 16)), $steps steps"
+[[ $model == own ]] && echo "  MODEL=own: the PyTorch peers train a 2-layer LSTM (docs/examples/pytorch/train_lstm.py), outer momentum ${OUTER_MOMENTUM:-0.5}; baseline: one process, batch $((peers * 16)), $steps steps"
 echo "  links: $link upload, $latency one way; machine load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # 1. loco-peer: peer 4 leaves its checkpoint, whose θ the example's evaluator judges.
@@ -112,7 +114,9 @@ if [[ $model == own ]]; then
   torch_run=$out/own.toml
   (cd "$out" && PYTHONPATH="$root/build/release/python" "$python" "$peer_script" \
     --write-genesis genesis.safetensors) >"$out/genesis.lines"
-  { sed -e '/^\[model\]/,/^$/d' -e '/^\[data\]/,/^$/d' "$out/run.toml"; cat "$out/genesis.lines"; } >"$torch_run"
+  { sed -e '/^\[model\]/,/^$/d' -e '/^\[data\]/,/^$/d' \
+      -e "s/^outer-momentum = .*/outer-momentum = ${OUTER_MOMENTUM:-0.5}/" "$out/run.toml"
+    cat "$out/genesis.lines"; } >"$torch_run"
 fi
 swarm_tracker torch "$torch_run"
 torch_pids=()

@@ -8,7 +8,9 @@ Reads README.md and docs/*.md and, for each fenced block with a language:
   toml    parsed, and every key checked against the options some loco program lists in --help
           ([peer] listen -> --peer.listen);
   sh      each command line that runs a loco program checked: its subcommand and every --option
-          it gives exist (in that program's --help); a scripts/ file it runs exists;
+          it gives exist (in that program's --help); a scripts/ file it runs exists; the blocks
+          marked ```sh walkthrough are a page's walkthrough too, which a test of its own runs
+          (walkthrough() gives them: tests/python/test_walkthrough.py);
   ini     parsed, and its ExecStart= checked like a command line;
   other   (cpp fragments, output) reported as not run.
 Prints one line per block and fails with the list of what did not hold.
@@ -30,22 +32,29 @@ import tomllib
 from pathlib import Path
 
 PROGRAMS = ["loco-peer", "loco-tracker", "loco-train", "loco-swarm", "loco-prepare"]
-FENCE = re.compile(r"^```(\w*)\s*$")
+FENCE = re.compile(r"^```(\w*)(?:[ \t]+([\w-]+))?\s*$")  # ```sh walkthrough: lang, tag
 OPTION = re.compile(r"(?<![\w-])(--[a-z0-9][a-z0-9.-]*)")
 
 
 def blocks(path):
-    """(language, first line number, text) of each fenced block of a Markdown file."""
-    lang, start, lines = None, 0, []
+    """(language, tag, first line number, text) of each fenced block of a Markdown file; the tag
+    is the word after the language (```sh walkthrough), or None."""
+    lang, tag, start, lines = None, None, 0, []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         fence = FENCE.match(line)
         if fence and lang is None:
-            lang, start, lines = fence.group(1), number + 1, []
+            lang, tag, start, lines = fence.group(1), fence.group(2), number + 1, []
         elif line.startswith("```") and lang is not None:
-            yield lang, start, "\n".join(lines) + "\n"
+            yield lang, tag, start, "\n".join(lines) + "\n"
             lang = None
         elif lang is not None:
             lines.append(line)
+
+
+def walkthrough(path):
+    """The shell script of a page's walkthrough: its blocks marked ```sh walkthrough, in order."""
+    return "".join(text for lang, tag, _, text in blocks(path)
+                   if lang == "sh" and tag == "walkthrough")
 
 
 class Options:
@@ -86,9 +95,9 @@ def toml_keys(table, prefix=""):
 
 def check_command(words, options, source):
     """Problems with one command (split into words), or none: the program it runs is its first word
-    after sudo (and sudo's options), env or time."""
+    after sudo (and sudo's options), env, time, or a loop's or condition's do, then and else."""
     i = 0
-    while i < len(words) and words[i] in ("sudo", "env", "time"):
+    while i < len(words) and words[i] in ("sudo", "env", "time", "do", "then", "else"):
         i += 1
         while i < len(words) and words[i].startswith("-"):
             i += 2 if words[i] in ("-u", "-g") else 1
@@ -162,7 +171,7 @@ def main():
         folder = Path(tmp)
         fixtures(args.bin, args.source, folder)
         for doc in [args.source / "README.md"] + sorted((args.source / "docs").glob("*.md")):
-            for lang, line, text in blocks(doc):
+            for lang, _, line, text in blocks(doc):
                 if not lang:
                     continue
                 where = f"{doc.relative_to(args.source)}:{line}"
