@@ -317,8 +317,13 @@ class TrackerCore {
   bool committed_here(std::uint64_t round, const Digest& hash) const;
   void handle_state_report(TimePoint now, const PeerKey& from, const StateReport& report);
   void resync_out_of_sync(TimePoint now);
-  void send_resync(TimePoint now, const PeerKey& peer);
-  void send_resync(TimePoint now, const PeerKey& peer, std::uint64_t round, const Digest& hash);
+  // `again`: the member reports, while told to fetch, a state that is not the run's: its fetch
+  // from the donors it was named failed, and the tracker's custody copy of the state (if it holds
+  // one) is named beside the members, so that members who lie about the bytes cannot keep it from
+  // the state (docs/TRACKER.md, "Checkpoint custody").
+  void send_resync(TimePoint now, const PeerKey& peer, bool again = false);
+  void send_resync(TimePoint now, const PeerKey& peer, std::uint64_t round, const Digest& hash,
+                   bool again = false);
   // Members holding (round, hash) that have served fewest resyncs.
   std::vector<Donor> pick_donors(const PeerKey& newcomer, std::uint64_t round, const Digest& hash);
   void reconcile(TimePoint now);
