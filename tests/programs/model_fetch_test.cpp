@@ -30,14 +30,14 @@ namespace {
 using test::LocalSwarm;
 using test::PeerProcess;
 
-constexpr std::uint64_t kRounds = 2;
-constexpr char kRun[] = "model-fetch";
+constexpr std::uint64_t kFetchRounds = 2;
+constexpr char kFetchRun[] = "model-fetch";
 
-std::string id_of_key(const std::filesystem::path& key_file) {
+std::string key_id(const std::filesystem::path& key_file) {
   return secure::short_id(secure::read_key_file(key_file, secure::KeyOwner::peer).public_key());
 }
 
-struct Fetched {
+struct FetchOutcome {
   int exit_code = -1;
   std::string line;  // its one line on stdout
   std::string log;
@@ -46,8 +46,9 @@ struct Fetched {
 
 // `loco-peer fetch-model` for the run of `swarm` (`run_id` and `extra` options replacing the
 // test's), writing `name`.safetensors.
-Fetched fetch_model(LocalSwarm& swarm, const std::string& name, const std::string& run_id = kRun,
-                    const std::vector<std::string>& extra = {}) {
+FetchOutcome run_fetch_model(LocalSwarm& swarm, const std::string& name,
+                             const std::string& run_id = kFetchRun,
+                             const std::vector<std::string>& extra = {}) {
   const auto out = swarm.dir() / (name + ".safetensors");
   const auto log = swarm.dir() / (name + ".log");
   std::vector<std::string> argv = {test::program("loco-peer"),
@@ -66,7 +67,7 @@ Fetched fetch_model(LocalSwarm& swarm, const std::string& name, const std::strin
                                    "127.0.0.1:0"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   test::ChildProcess fetcher(argv, log);
-  Fetched f;
+  FetchOutcome f;
   f.line = fetcher.read_line(test::kLinePatienceMs);
   f.exit_code = fetcher.wait();
   f.log = test::read_text(log);
@@ -75,10 +76,10 @@ Fetched fetch_model(LocalSwarm& swarm, const std::string& name, const std::strin
 }
 
 // The file `loco-tracker export` writes of the newest custody copy.
-std::string exported(LocalSwarm& swarm) {
+std::string tracker_export(LocalSwarm& swarm) {
   const auto out = swarm.dir() / "export.safetensors";
   test::ChildProcess exporter(
-      {test::program("loco-tracker"), "export", "--out", out.string(), "--run.id", kRun,
+      {test::program("loco-tracker"), "export", "--out", out.string(), "--run.id", kFetchRun,
        "--run.config", (swarm.dir() / "swarm.toml").string(), "--tracker.state-file",
        (swarm.dir() / "tracker.state").string()},
       swarm.dir() / "export.log");
@@ -89,7 +90,7 @@ std::string exported(LocalSwarm& swarm) {
 
 // Whether the tracker's log says `text` within 10 s: a line about a message it reads after the
 // test's last awaited event (a report, a probe's result).
-bool tracker_says(LocalSwarm& swarm, const std::string& text) {
+bool tracker_logs(LocalSwarm& swarm, const std::string& text) {
   for (int i = 0; i < 200; ++i) {
     if (swarm.tracker().log().find(text) != std::string::npos) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -98,48 +99,48 @@ bool tracker_says(LocalSwarm& swarm, const std::string& text) {
 }
 
 // The hex BLAKE2b-256 of `bytes`, as fetch-model prints it.
-std::string hash_of(const std::string& bytes) {
+std::string file_hash(const std::string& bytes) {
   return to_hex(blake2b(std::as_bytes(std::span(bytes.data(), bytes.size()))));
 }
 
 TEST(ModelFetch, PeersHandOutTheFinalModelAndALyingHolderIsSkipped) {
-  LocalSwarm swarm(kRun, kRounds, {"--run.donors", "1"});
+  LocalSwarm swarm(kFetchRun, kFetchRounds, {"--run.donors", "1"});
   ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
   PeerProcess& seeder = swarm.add_peer("seeder", {"--peer.seed-after-end", "5min"});
   const std::string over = seeder.wait_for("run over: ");
   ASSERT_TRUE(over.ends_with("kept by the tracker")) << over << "\n" << swarm.logs();
   ASSERT_TRUE(seeder.wait_for("seeding: final round 2, state ").starts_with("seeding"))
       << swarm.logs();
-  const std::string model = exported(swarm);
+  const std::string model = tracker_export(swarm);
   ASSERT_FALSE(model.empty());
-  const std::string seeder_id = id_of_key(swarm.dir() / "seeder.key");
+  const std::string seeder_id = key_id(swarm.dir() / "seeder.key");
   const std::string expected = "fetched round 2 of run model-fetch (its final round) from ";
 
   // 1. From the peer that holds it.
-  const Fetched first = fetch_model(swarm, "first");
+  const FetchOutcome first = run_fetch_model(swarm, "first");
   ASSERT_EQ(first.exit_code, 0) << first.log << swarm.logs();
   EXPECT_EQ(first.line.rfind(expected + "peer " + seeder_id + ": state ", 0), 0u) << first.line;
   EXPECT_TRUE(first.file == model) << first.file.size() << " bytes fetched";
-  EXPECT_NE(first.line.find("(BLAKE2b-256 " + hash_of(model) + ")"), std::string::npos)
+  EXPECT_NE(first.line.find("(BLAKE2b-256 " + file_hash(model) + ")"), std::string::npos)
       << first.line;
 
   // 2. A liar holds it too, and is named first.
-  test::Attacker liar(swarm, kRun, "false-donor", {}, "liar");
-  const std::string liar_id = id_of_key(swarm.dir() / "liar.key");
+  test::Attacker liar(swarm, kFetchRun, "false-donor", {}, "liar");
+  const std::string liar_id = key_id(swarm.dir() / "liar.key");
   ASSERT_TRUE(liar.wait_for("holds a false copy of 2 ").starts_with("holds")) << liar.log();
   // Named only once the tracker's probe found it reachable.
-  ASSERT_TRUE(tracker_says(swarm, "peer " + liar_id + ": reachable at")) << swarm.logs();
-  const Fetched second = fetch_model(swarm, "second");
+  ASSERT_TRUE(tracker_logs(swarm, "peer " + liar_id + ": reachable at")) << swarm.logs();
+  const FetchOutcome second = run_fetch_model(swarm, "second");
   ASSERT_EQ(second.exit_code, 0) << second.log << swarm.logs();
   EXPECT_EQ(second.line.rfind(expected, 0), 0u) << second.line;
   EXPECT_EQ(second.line.find(liar_id), std::string::npos) << second.line;
   EXPECT_TRUE(second.file == model) << second.file.size() << " bytes fetched";
   EXPECT_TRUE(liar.wait_for("served a false chunk to ").starts_with("served")) << liar.lines();
-  EXPECT_TRUE(tracker_says(swarm, "reported " + liar_id)) << swarm.logs();
+  EXPECT_TRUE(tracker_logs(swarm, "reported " + liar_id)) << swarm.logs();
 
   // 3. The peer leaves: the liar and the tracker's copy are left.
   EXPECT_EQ(seeder.process().stop(SIGTERM), 0) << swarm.logs();
-  const Fetched third = fetch_model(swarm, "third");
+  const FetchOutcome third = run_fetch_model(swarm, "third");
   ASSERT_EQ(third.exit_code, 0) << third.log << swarm.logs();
   EXPECT_EQ(third.line.rfind(expected + "the tracker's custody copy: state ", 0), 0u) << third.line;
   EXPECT_TRUE(third.file == model) << third.file.size() << " bytes fetched";
@@ -148,13 +149,13 @@ TEST(ModelFetch, PeersHandOutTheFinalModelAndALyingHolderIsSkipped) {
 
 TEST(ModelFetch, SaysWhyItCannot) {
   // Custody off, and the run's one peer leaves at the end: nobody holds the final state.
-  LocalSwarm swarm(kRun, kRounds, {"--tracker.custody-every", "0"});
+  LocalSwarm swarm(kFetchRun, kFetchRounds, {"--tracker.custody-every", "0"});
   ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
   PeerProcess& peer = swarm.add_peer("peer0");
   EXPECT_TRUE(peer.wait_for("run over: ").ends_with("not kept by the tracker")) << swarm.logs();
   EXPECT_EQ(peer.process().wait(), 0) << swarm.logs();
 
-  const Fetched nobody = fetch_model(swarm, "nobody");
+  const FetchOutcome nobody = run_fetch_model(swarm, "nobody");
   EXPECT_EQ(nobody.exit_code, 1);
   EXPECT_NE(nobody.log.find("the run ended at round 2 and no live peer holds its final state, "
                             "nor does the tracker"),
@@ -162,13 +163,13 @@ TEST(ModelFetch, SaysWhyItCannot) {
       << nobody.log;
   EXPECT_TRUE(nobody.file.empty());
 
-  const Fetched other_run = fetch_model(swarm, "other-run", "another-run");
+  const FetchOutcome other_run = run_fetch_model(swarm, "other-run", "another-run");
   EXPECT_EQ(other_run.exit_code, 1);
   EXPECT_NE(other_run.log.find("check [run] id \"another-run\""), std::string::npos)
       << other_run.log;
 
   EXPECT_EQ(swarm.tracker().process().stop(SIGTERM), 0);
-  const Fetched no_tracker = fetch_model(swarm, "no-tracker");
+  const FetchOutcome no_tracker = run_fetch_model(swarm, "no-tracker");
   EXPECT_EQ(no_tracker.exit_code, 1);
   EXPECT_NE(no_tracker.log.find("no connection to the tracker"), std::string::npos)
       << no_tracker.log;
