@@ -448,7 +448,12 @@ void SwarmGroup::seed(Duration bound) {
     const auto left = deadline - std::chrono::steady_clock::now();
     if (left <= Duration::zero()) return;
     const auto e = side_->wait(std::min(std::chrono::duration_cast<Duration>(left), kStopCheck));
-    if (e && e->kind == SwarmEvent::Kind::fetched) load_fetched(*e);
+    if (!e) continue;
+    if (e->kind == SwarmEvent::Kind::fetched) load_fetched(*e);
+    if (e->kind == SwarmEvent::Kind::refused) {  // no longer a member: nobody is sent here
+      spdlog::warn("stopped serving the run's state: {}", e->text);
+      return;
+    }
   }
 }
 

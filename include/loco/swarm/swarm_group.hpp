@@ -141,8 +141,8 @@ class SwarmGroup final : public train::OuterGroup,
   std::optional<SwarmEvent> wait_run_ended(Duration bound);
   // After the run's end: this peer stays a member and its network thread serves the state it
   // holds to whoever the tracker sends to fetch it (loco-peer's --peer.seed-after-end), until
-  // `bound` passes or *stop turns true. A state fetched meanwhile is loaded and served instead;
-  // other events are let go.
+  // `bound` passes, *stop turns true or the tracker refuses it. A state fetched meanwhile is
+  // loaded and served instead; other events are let go.
   void seed(Duration bound);
   // Tells the tracker and stops the network thread. Once it returns, the network thread reads
   // nothing the caller owns (the strategy's tentative state may be freed).
