@@ -167,7 +167,11 @@ class TrackerCore {
     std::uint64_t state_round = 0;
     Digest state_hash{};
     bool resyncing = false;  // told to fetch the state, not yet back in sync
-    std::string network;     // of its connection when it joined
+    // Its shard is its own (shard_taken_). After the run's end, with every shard taken (by peers
+    // that stay to serve the model), a newcomer, which trains nothing, is admitted on shard 0
+    // without taking it, so that members staying cannot keep the model from anyone.
+    bool owns_shard = true;
+    std::string network;  // of its connection when it joined
     // Rounds formed without it while the fast path waited for it (not ready, or fetching), since
     // it last took part in a committed round: at wait_rounds it is no longer waited for.
     std::uint32_t rounds_missed = 0;
