@@ -6,6 +6,7 @@
 #include <csignal>
 
 #include "check_tracker.hpp"
+#include "fetch_model.hpp"
 #include "loco/cli/app.hpp"
 #include "loco/cli/keygen.hpp"
 #include "loco/core/log.hpp"
@@ -44,6 +45,8 @@ int main(int argc, char** argv) {
   CLI::App* check = app.add_subcommand(
       "check-tracker", "Connect to the tracker, verify its pinned key and the run id, and exit");
   check->fallthrough();  // the options above may follow the subcommand
+  loco::peer::FetchModelOptions fetch;
+  CLI::App* fetch_command = loco::peer::add_fetch_model_command(app, fetch);
   if (auto exit_code = loco::cli::parse(app, argc, argv)) return *exit_code;
 
   loco::init_logging(common.log_level, common.log_format);
@@ -55,8 +58,10 @@ int main(int argc, char** argv) {
                                        .tracker_address = peer.tracker_address,
                                        .tracker_public_key = peer.tracker_public_key});
   spdlog::info("loco-peer {}", loco::kVersion);
-  // A signal finishes the current step, leaves the run and writes the checkpoint.
+  // A signal finishes the current step, leaves the run and writes the checkpoint (fetch-model:
+  // leaves, nothing written).
   std::signal(SIGINT, request_stop);
   std::signal(SIGTERM, request_stop);
+  if (fetch_command->parsed()) return loco::peer::fetch_model(peer, fetch, g_stop);
   return loco::peer::run_peer(peer, g_stop);
 }

@@ -77,6 +77,21 @@ void see_the_run_end(swarm::SwarmGroup& group, std::uint64_t round, const Digest
   std::fflush(stdout);
 }
 
+// After the run's end, with --peer.seed-after-end: stays a member that holds the final state, so
+// that the tracker names it to whoever fetches the model (loco-peer fetch-model, a late peer),
+// and says so on stdout: "seeding: final round R, state H, for S s".
+void seed(swarm::SwarmGroup& group, std::uint64_t round, const Digest& state, Duration bound) {
+  if (bound <= Duration::zero()) return;
+  const double seconds = std::chrono::duration<double>(bound).count();
+  spdlog::info(
+      "serving the run's final model to whoever fetches it for {:.0f} s (a signal stops it sooner)",
+      seconds);
+  std::printf("seeding: final round %llu, state %s, for %.0f s\n",
+              static_cast<unsigned long long>(round), to_hex(state).substr(0, 16).c_str(), seconds);
+  std::fflush(stdout);
+  group.seed(bound);
+}
+
 }  // namespace
 
 int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
@@ -87,6 +102,8 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     train::require_own_model(config);  // before its data is read
     const Duration end_wait =
         net::parse_duration(o.end_wait, "--peer.end-wait", std::chrono::hours(24));
+    const Duration seed_after_end =
+        net::parse_duration(o.seed_after_end, "--peer.seed-after-end", std::chrono::hours(24 * 30));
     if (o.key_file.empty())
       throw Error(ErrorCategory::config,
                   "--peer.key: this peer's identity key file; make one with `loco-peer keygen "
@@ -241,7 +258,10 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     const Digest state_hash = group.state_hash();  // as installed or fetched: not hashed again
     const bool at_end =
         !stop.load() && final_round != 0 && strategy.shared().round() >= final_round;
-    if (at_end) see_the_run_end(group, strategy.shared().round(), state_hash, end_wait);
+    if (at_end) {
+      see_the_run_end(group, strategy.shared().round(), state_hash, end_wait);
+      seed(group, strategy.shared().round(), state_hash, seed_after_end);
+    }
     group.leave(stop.load() ? "stopped by a signal"
                 : at_end    ? "the run is over"
                             : "finished its steps");

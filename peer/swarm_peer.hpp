@@ -6,7 +6,8 @@
 // until the run's steps are done or a signal asks it to leave (it finishes or abandons the step,
 // tells the tracker, checkpoints). At the run's final round (train/run_end.hpp) it waits, at most
 // --peer.end-wait, for the tracker to hold the final state before it leaves; a peer that starts
-// after the run ended fetches the final state and trains no more.
+// after the run ended fetches the final state and trains no more. With --peer.seed-after-end it
+// stays that long after the end, serving the final state to whoever fetches it.
 // After each round it prints one line on stdout, for scripts and tests:
 //   round R committed|skipped|replaced members M loss L state H [phase P] [share S]
 // R the round its shared state is at, M the group's size (0 unless committed), L the mean loss of
@@ -14,6 +15,7 @@
 // inner phase as the tracker set them (rounds paced by the tracker), S this peer's share of a
 // weighted mean (rounds bounded by time). At the run's end:
 //   run over: final round R, state H, kept by the tracker|not kept by the tracker|unconfirmed
+//   seeding: final round R, state H, for S s        (with --peer.seed-after-end)
 
 #include <atomic>
 #include <string>

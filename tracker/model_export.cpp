@@ -3,29 +3,16 @@
 #include <fmt/format.h>
 
 #include <cctype>
-#include <fstream>
-#include <iterator>
 #include <vector>
 
 #include "custody_store.hpp"
-#include "loco/checkpoint/arena_tensors.hpp"
 #include "loco/checkpoint/atomic_file.hpp"
-#include "loco/checkpoint/safetensors.hpp"
 #include "loco/cli/train_options.hpp"
 #include "loco/core/error.hpp"
 #include "loco/core/hash.hpp"
 #include "loco/train/genesis.hpp"
 
 namespace loco::tracker {
-namespace {
-
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorCategory::io, fmt::format("cannot read {}", path.string()));
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
-}  // namespace
 
 ExportedModel model_file(const TrackerOptions& tracker, std::uint64_t round,
                          std::span<const std::byte> state_bytes, const Digest& state_hash) {
@@ -45,20 +32,7 @@ ExportedModel model_file(const TrackerOptions& tracker, std::uint64_t round,
                 fmt::format("the custody copy of round {} does not hash to its manifest's state "
                             "under this run's config",
                             round));
-
-  std::vector<checkpoint::TensorRef> tensors;
-  const Arena& parameters = state.arena(0);  // θ; the others (outer momentum, ...) stay behind
-  checkpoint::append_arena(tensors, parameters, "");
-  return ExportedModel{.round = round,
-                       .state_hash = to_hex(hash),
-                       .parameters = parameters.layout().parameter_count(),
-                       .file = checkpoint::safetensors_bytes(
-                           tensors,
-                           checkpoint::Metadata{{"loco.run_id", tracker.run_id},
-                                                {"loco.round", std::to_string(round)},
-                                                {"loco.state_hash", to_hex(hash)},
-                                                {"loco.run_config", read_text(tracker.run_config)}},
-                           "the model of round " + std::to_string(round))};
+  return train::model_file(state, hash, tracker.run_id, tracker.run_config);
 }
 
 ExportedModel export_model(const TrackerOptions& tracker, const ExportOptions& options) {
@@ -80,7 +54,7 @@ ExportedModel export_model(const TrackerOptions& tracker, const ExportOptions& o
   const std::uint64_t round = options.round.value_or(store.entries().back().round);
   const proto::CustodyFile copy = store.read(round);
   ExportedModel model = model_file(tracker, round, copy.state, copy.manifest.state_hash());
-  const std::span<const std::byte> parts[] = {model.file};
+  const std::span<const std::byte> parts[] = {model.bytes};
   checkpoint::write_file_atomically(options.out, parts);
   return model;
 }
@@ -100,8 +74,9 @@ ModelSource model_source(TrackerOptions tracker, std::function<std::optional<Hel
       built = std::make_shared<const ModelDownload>(ModelDownload{
           .round = copy->round,
           .filename = fmt::format("{}-round-{}.safetensors", name, copy->round),
-          .bytes = std::string(reinterpret_cast<const char*>(model.file.data()), model.file.size()),
-          .file_hash = to_hex(blake2b(model.file))});
+          .bytes =
+              std::string(reinterpret_cast<const char*>(model.bytes.data()), model.bytes.size()),
+          .file_hash = to_hex(blake2b(model.bytes))});
     }
     return built;
   };

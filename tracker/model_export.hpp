@@ -1,10 +1,9 @@
 #pragma once
-// The run's model out of the tracker's custody copies (docs/TRACKER.md, "The trained model"), as
-// a safetensors file PyTorch loads as is: the parameters θ of one committed round under nanoGPT's
-// names, with the run id, the round, the state hash and the run's loco-train config in its
-// metadata. The copy is checked against its state hash and loaded into the run config's own state
-// layout, so a copy of another run or model is refused, never reshaped. `loco-tracker export`
-// writes it to a file; the status page's link serves the newest copy's (model_download.hpp).
+// The run's model out of the tracker's custody copies (docs/TRACKER.md, "The trained model"): the
+// model file of train/model_file.hpp (the one writer `loco-peer fetch-model` shares). The copy is
+// checked against its state hash and loaded into the run config's own state layout, so a copy of
+// another run or model is refused, never reshaped. `loco-tracker export` writes it to a file; the
+// status page's link serves the newest copy's (model_download.hpp).
 
 #include <cstdint>
 #include <filesystem>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "loco/core/hash.hpp"
+#include "loco/train/model_file.hpp"
 #include "tracker/model_download.hpp"
 #include "tracker_options.hpp"
 
@@ -24,12 +24,7 @@ struct ExportOptions {
   std::optional<std::uint64_t> round;  // none: the newest copy held
 };
 
-struct ExportedModel {
-  std::uint64_t round = 0;
-  std::string state_hash;  // hex
-  std::size_t parameters = 0;
-  std::vector<std::byte> file;  // the safetensors file's bytes
-};
+using ExportedModel = train::ModelFile;
 
 // The model file of the copy of `round` whose state is `state` and hash `state_hash`. Throws
 // Error(format) when it is not a state of the run config's model or does not hash to it.

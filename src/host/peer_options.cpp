@@ -41,6 +41,9 @@ void add_peer_options(CLI::App& app, PeerOptions& o) {
   add("--peer.end-wait", o.end_wait,
       "At the run's final round: how long to wait for the tracker to hold the final state before "
       "leaving");
+  add("--peer.seed-after-end", o.seed_after_end,
+      "Once the run ended, how long to stay and serve its final model to others (loco-peer "
+      "fetch-model) before leaving, e.g. \"30min\" (a signal ends it sooner); 0: leave at once");
   add("--run.id", o.run_id, "The training run's id, as the tracker has it");
   add_path(
       "--run.config", o.run_config,

@@ -15,6 +15,7 @@
 #include "loco/core/log.hpp"
 #include "loco/host/peer_options.hpp"
 #include "loco/model/model.hpp"
+#include "loco/net/units.hpp"
 #include "loco/swarm/swarm_thread.hpp"
 #include "loco/train/genesis.hpp"
 #include "loco/train/make_streaming.hpp"
@@ -67,6 +68,12 @@ void check_supported(const PeerOptions& o, const train::TrainConfig& config) {
         "peer.checkpoint: a trainer peer saves and loads loco's part when its trainer calls for "
         "it (loco_peer_save, loco_peer_load; in Python peer.save, peer.load), beside the "
         "trainer's own checkpoint");
+  if (net::parse_duration(o.seed_after_end, "peer.seed-after-end", std::chrono::hours(24 * 30)) >
+      Duration::zero())
+    throw refused(
+        "peer.seed-after-end: a trainer peer leaves when its trainer closes it; to serve the run's "
+        "final model to others, run `loco-peer --peer.seed-after-end ...` with the run's peer "
+        "config (it fetches the final state and serves it)");
 }
 
 // The shared state's arenas under their checkpoint prefixes (outer.params, outer.momentum).

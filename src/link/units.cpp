@@ -19,7 +19,9 @@ struct Unit {
 
 constexpr std::array<Unit, 6> kBandwidthUnits{
     {{"kbit", 1e3}, {"Mbit", 1e6}, {"Gbit", 1e9}, {"kB/s", 8e3}, {"MB/s", 8e6}, {"GB/s", 8e9}}};
-constexpr std::array<Unit, 3> kDurationUnits{{{"us", 1e3}, {"ms", 1e6}, {"s", 1e9}}};
+// Minutes are "min", not "m": "10m" would be ten minutes one typo away from "10ms".
+constexpr std::array<Unit, 5> kDurationUnits{
+    {{"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"min", 60e9}, {"h", 3600e9}}};
 constexpr std::array<Unit, 8> kByteUnits{{{"", 1.0},  // a bare integer counts bytes
                                           {"B", 1.0},
                                           {"kB", 1e3},
@@ -33,7 +35,8 @@ constexpr std::string_view kBandwidthExamples =
     "write a number and a unit: kbit, Mbit, Gbit (bits per second) or kB/s, MB/s, GB/s (bytes "
     "per second), e.g. \"100Mbit\", \"1.5Gbit\", \"800kbit\", \"12.5MB/s\", or \"unlimited\"";
 constexpr std::string_view kDurationExamples =
-    "write a number and a unit: us, ms or s, e.g. \"40ms\", \"250us\", \"1.5s\", or \"0\"";
+    "write a number and a unit: us, ms, s, min or h, e.g. \"40ms\", \"250us\", \"1.5s\", "
+    "\"10min\", or \"0\"";
 constexpr std::string_view kByteExamples =
     "write a whole number of bytes, optionally with a unit: B, kB, MB, GB (powers of 1000) or "
     "KiB, MiB, GiB (powers of 1024), e.g. \"1048576\", \"64KiB\", \"1.5MB\"";

@@ -542,6 +542,7 @@ void PeerCore::pump_fetch(TimePoint now) {
     out.phase = std::chrono::milliseconds(fetching_.phase_ms);
     out.state = std::make_shared<const std::vector<std::byte>>(fetcher_->state().begin(),
                                                                fetcher_->state().end());
+    out.members.assign(fetcher_->served_by().begin(), fetcher_->served_by().end());
     fetcher_.reset();
     fetch_pending_ = false;
     fetch_backoff_.reset();

@@ -142,6 +142,7 @@ void StateFetcher::accept_chunk(TimePoint /*now*/, const PeerKey& from, std::uin
   std::copy(bytes.begin(), bytes.end(),
             buffer_.begin() + static_cast<std::ptrdiff_t>(index * manifest_->chunk_bytes));
   have_[index] = true;
+  served_by_.insert(from);
   ++received_;
   bytes_received_ += bytes.size();
 }

@@ -25,8 +25,10 @@ void TrackerCore::handle_join(TimePoint now, const PeerKey& from, const JoinRequ
   MemberRecord& m = members_[from];
   if (!rejoin) {
     const auto free = std::find(shard_taken_.begin(), shard_taken_.end(), false);
-    shard_taken_[static_cast<std::size_t>(free - shard_taken_.begin())] = true;
-    m.member.shard = static_cast<std::uint32_t>(free - shard_taken_.begin());
+    m.owns_shard = free != shard_taken_.end();  // else the run is over (join_refusal)
+    m.member.shard =
+        m.owns_shard ? static_cast<std::uint32_t>(free - shard_taken_.begin()) : std::uint32_t{0};
+    if (m.owns_shard) shard_taken_[m.member.shard] = true;
     m.joined = now;
     ++counters_.peers_joined;
   }
@@ -105,7 +107,9 @@ std::optional<std::string> TrackerCore::join_refusal(TimePoint now, const PeerKe
   if (config_.gossip && !members_.empty() && request.state_round > newest_plausible_round(now))
     return fmt::format("this peer's state is of round {}, past the run's round {}",
                        request.state_round, newest_plausible_round(now));
-  if (!members_.contains(from) &&
+  // After the end nobody trains: members that stay to serve the model keep their shards, and a
+  // newcomer (to fetch the model) needs none.
+  if (!members_.contains(from) && !run_over() &&
       std::find(shard_taken_.begin(), shard_taken_.end(), false) == shard_taken_.end())
     return fmt::format("the run is full: all {} data shards are taken; try again later",
                        config_.shard_count);
@@ -132,7 +136,7 @@ void TrackerCore::remove_member(TimePoint now, const PeerKey& peer, TrackerEvent
   silence_deadlines_.erase({it->second.last_seen + config_.eviction_timeout, peer});
   probing_.erase(peer);            // a late result is ignored
   std::erase(probe_queue_, peer);  // the queue holds members only: at most shard_count
-  shard_taken_[it->second.member.shard] = false;
+  if (it->second.owns_shard) shard_taken_[it->second.member.shard] = false;
   members_.erase(it);
   ready_.erase(peer);
   event(kind, peer, why, disconnect);

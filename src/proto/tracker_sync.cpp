@@ -59,7 +59,8 @@ void TrackerCore::handle_state_report(TimePoint now, const PeerKey& from,
     try_form(now);
     return;
   }
-  send_resync(now, from);  // fetched an old state (a round committed meanwhile) or a wrong one
+  // Fetched an old state (a round committed meanwhile) or a wrong one, or its fetch failed.
+  send_resync(now, from, /*again=*/m.resyncing);
 }
 
 void TrackerCore::resync_out_of_sync(TimePoint now) {
@@ -67,12 +68,12 @@ void TrackerCore::resync_out_of_sync(TimePoint now) {
     if (!in_sync(m)) send_resync(now, key);
 }
 
-void TrackerCore::send_resync(TimePoint now, const PeerKey& peer) {
-  send_resync(now, peer, committed_round_, committed_hash_);
+void TrackerCore::send_resync(TimePoint now, const PeerKey& peer, bool again) {
+  send_resync(now, peer, committed_round_, committed_hash_, again);
 }
 
 void TrackerCore::send_resync(TimePoint now, const PeerKey& peer, std::uint64_t round,
-                              const Digest& hash) {
+                              const Digest& hash, bool again) {
   // The donors admit only members of the view they hold: a newcomer not in it yet would be turned
   // away by every donor it is named.
   if (view_dirty_) flush_view(now);
@@ -80,8 +81,11 @@ void TrackerCore::send_resync(TimePoint now, const PeerKey& peer, std::uint64_t 
   m.resyncing = true;
   ready_.erase(peer);
   std::vector<Donor> donors = pick_donors(peer, round, hash);
-  // No live member holds the state: the tracker serves its custody copy over the peer's link.
-  if (donors.empty() && custody_ && custody_->round == round && custody_->state_hash == hash)
+  // No live member holds the state, or the members named last time did not hand it over (they
+  // may lie about the bytes, and the least-asked holders may be the same liars again): the
+  // tracker serves its custody copy over the peer's link, beside any members named.
+  if ((donors.empty() || again) && custody_ && custody_->round == round &&
+      custody_->state_hash == hash)
     donors.push_back(Donor{.key = identity_.public_key(), .address = {}});
   send(peer, Resync{.round = round, .state_hash = hash, .donors = donors, .phase_ms = phase_ms()});
 }

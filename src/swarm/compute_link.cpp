@@ -147,7 +147,10 @@ void ComputeLink::on_core_event(proto::PeerEvent& e) {
       computed_ = false;
       deferred_.reset();
       break;
-    case Kind::fetched: out.kind = SwarmEvent::Kind::fetched; break;
+    case Kind::fetched:
+      out.kind = SwarmEvent::Kind::fetched;
+      out.donors = std::move(e.members);
+      break;
     case Kind::run_ended:
       out.kind = SwarmEvent::Kind::run_ended;
       out.kept = e.kept;

@@ -53,7 +53,7 @@ std::optional<SwarmEvent> SwarmGroup::wait_event() {
 }
 
 JoinOutcome SwarmGroup::join(const proto::StateManifest& genesis, bool at_genesis,
-                             Duration patience) {
+                             Duration patience, std::optional<Duration> fetch_patience) {
   const std::uint64_t round = shared_->round();
   proto::StateManifest manifest = at_genesis ? genesis : shared_->manifest();
   const Digest hash = manifest.state_hash();
@@ -63,16 +63,25 @@ JoinOutcome SwarmGroup::join(const proto::StateManifest& genesis, bool at_genesi
   // from this copy.
   serve_current(std::move(manifest));
   JoinOutcome outcome;
-  const auto deadline = std::chrono::steady_clock::now() + patience;
+  // Until the tracker answers, `patience`; then the fetch (if any) gets `fetching` from there.
+  const Duration fetching = fetch_patience.value_or(patience);
+  auto deadline = std::chrono::steady_clock::now() + patience;
+  bool joined = false;
   for (;;) {
     if (stop_ != nullptr && stop_->load()) {
       outcome.stopped = true;
       return outcome;
     }
     const auto left = deadline - std::chrono::steady_clock::now();
-    if (left <= Duration::zero())
+    if (left <= Duration::zero() && !joined)
       throw Error(ErrorCategory::network,
                   "no answer from the tracker: check [tracker] address and that it runs");
+    if (left <= Duration::zero())
+      throw Error(ErrorCategory::network,
+                  fmt::format("the run's state of round {} was not fetched within {:.0f} s (the "
+                              "log names each donor tried and what went wrong)",
+                              outcome.reply.committed_round,
+                              std::chrono::duration<double>(fetching).count()));
     // Short waits, so that a signal is noticed while the tracker is unreachable.
     auto e = side_->wait(std::min(std::chrono::duration_cast<Duration>(left), kStopCheck));
     if (!e) continue;
@@ -87,10 +96,13 @@ JoinOutcome SwarmGroup::join(const proto::StateManifest& genesis, bool at_genesi
           return outcome;
         spdlog::info("the run is at round {}; this peer holds round {}: fetching the run's state",
                      e->reply.committed_round, round);
+        joined = true;
+        deadline = std::chrono::steady_clock::now() + fetching;
         break;
       case SwarmEvent::Kind::fetched:
         load_fetched(*e);
         outcome.fetched = true;
+        outcome.donors = e->donors;
         return outcome;
       default: break;  // must_fetch: the fetch is under way
     }
@@ -426,6 +438,22 @@ std::optional<SwarmEvent> SwarmGroup::wait_run_ended(Duration bound) {
     if (auto e =
             side_->wait_run_ended(std::min(std::chrono::duration_cast<Duration>(left), kStopCheck)))
       return e;
+  }
+}
+
+void SwarmGroup::seed(Duration bound) {
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  for (;;) {
+    if (stop_ != nullptr && stop_->load()) return;
+    const auto left = deadline - std::chrono::steady_clock::now();
+    if (left <= Duration::zero()) return;
+    const auto e = side_->wait(std::min(std::chrono::duration_cast<Duration>(left), kStopCheck));
+    if (!e) continue;
+    if (e->kind == SwarmEvent::Kind::fetched) load_fetched(*e);
+    if (e->kind == SwarmEvent::Kind::refused) {  // no longer a member: nobody is sent here
+      spdlog::warn("stopped serving the run's state: {}", e->text);
+      return;
+    }
   }
 }
 

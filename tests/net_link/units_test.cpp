@@ -83,6 +83,8 @@ TEST(ParseDuration, AcceptsTheDocumentedForms) {
   EXPECT_EQ(parse_duration("0ms", "x", seconds(10)), Duration{0});
   EXPECT_EQ(parse_duration("10s", "x", seconds(10)), seconds(10));
   EXPECT_EQ(parse_duration("604800s", "x", hours(24 * 7)), hours(24 * 7));
+  EXPECT_EQ(parse_duration("10min", "x", hours(1)), std::chrono::minutes(10));
+  EXPECT_EQ(parse_duration("1.5h", "x", hours(2)), std::chrono::minutes(90));
 }
 
 TEST(ParseDuration, RejectsTyposAndAbsurdValues) {
@@ -94,6 +96,8 @@ TEST(ParseDuration, RejectsTyposAndAbsurdValues) {
   EXPECT_NE(duration_error("40MS").find("did you mean \"ms\"?"), std::string::npos);
   EXPECT_NE(duration_error("-5ms").find("negative"), std::string::npos);
   EXPECT_NE(duration_error("10.001s").find("more than the maximum of 10s"), std::string::npos);
+  // "1min" and "1h" are past the maximum; "1m" is no unit (ten minutes are "10min", not "10m",
+  // one typo away from "10ms").
   for (const char* text : {"40 ms", "1m", "1min", "1h", "40msec", "ms", "nan", "inf"}) {
     EXPECT_NE(duration_error(text), "") << text;
   }

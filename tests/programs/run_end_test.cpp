@@ -21,18 +21,19 @@ namespace {
 using test::LocalSwarm;
 using test::PeerProcess;
 
-constexpr std::uint64_t kRounds = 6;
+constexpr std::uint64_t kEndRounds = 6;
 
-// "run over: final round R, state H, kept by the tracker": H, once `peer` says it with R = kRounds.
+// "run over: final round R, state H, kept by the tracker": H, once `peer` says it with R =
+// kEndRounds.
 std::string final_state(PeerProcess& peer) {
   const std::string line = peer.wait_for("run over: ");
-  const std::string expected = "run over: final round " + std::to_string(kRounds) + ", state ";
+  const std::string expected = "run over: final round " + std::to_string(kEndRounds) + ", state ";
   if (!line.starts_with(expected) || !line.ends_with(", kept by the tracker")) return "";
   return line.substr(expected.size(), 16);
 }
 
 TEST(RunEnd, APeerStartedAfterTheEndGetsTheFinalStateAndTheTrackerHandsOutTheModel) {
-  LocalSwarm swarm("run-end", kRounds, {"--tracker.custody-every", "4"});
+  LocalSwarm swarm("run-end", kEndRounds, {"--tracker.custody-every", "4"});
   ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
   const auto checkpoint = (swarm.dir() / "late.ckpt").string();
   const std::vector<std::string> slow = {"--debug.step-delay", "30"};
@@ -51,8 +52,8 @@ TEST(RunEnd, APeerStartedAfterTheEndGetsTheFinalStateAndTheTrackerHandsOutTheMod
   EXPECT_EQ(final_state(b), state) << swarm.logs();
   EXPECT_EQ(a.process().wait(), 0) << swarm.logs();
   EXPECT_EQ(b.process().wait(), 0) << swarm.logs();
-  ASSERT_TRUE(a.committed().contains(kRounds)) << swarm.logs();
-  EXPECT_EQ(a.committed().at(kRounds), state);
+  ASSERT_TRUE(a.committed().contains(kEndRounds)) << swarm.logs();
+  EXPECT_EQ(a.committed().at(kEndRounds), state);
   EXPECT_NE(swarm.tracker().log().find("the run's final state (round 6, state " +
                                        state.substr(0, 12) + ") is in the tracker's custody"),
             std::string::npos)

@@ -356,6 +356,33 @@ TEST(TrackerCustody, WithNoLivePeerHoldingTheStateTheTrackerServesItsCopy) {
   EXPECT_EQ(run.h.tracker->snapshot().committed_round, 2u);
 }
 
+// Members that claim the state and hand over wrong bytes (or none) cannot keep it from a newcomer
+// (loco-peer fetch-model, issue 44): its first resync names the members that hold the state, not
+// the tracker; once its fetch failed and it asks again (it reports the state it still holds), the
+// tracker's copy is named beside them.
+TEST(TrackerCustody, ANewcomerWhoseFetchFailedIsNamedTheCopyBesideTheHolders) {
+  CustodyRun run(1);
+  run.h.join(1);
+  run.round({1});
+  run.h.run_for(200ms);
+  run.serve(1, 1);
+  ASSERT_EQ(run.store_copy(), 1u);
+  run.h.join(3);
+  ASSERT_EQ(run.h.count(3, Kind::resync), 1u);
+  const auto first = run.h.last(3, Kind::resync);
+  ASSERT_EQ(first->resync.donors.size(), 1u);
+  EXPECT_EQ(first->resync.donors[0].key, key(1).public_key()) << "the member, not the tracker";
+
+  run.h.peers.at(3).client->state_report();  // the genesis still: its fetch failed
+  run.h.pump();
+  ASSERT_EQ(run.h.count(3, Kind::resync), 2u);
+  const auto again = run.h.last(3, Kind::resync);
+  EXPECT_EQ(again->resync.round, 1u);
+  ASSERT_EQ(again->resync.donors.size(), 2u);
+  EXPECT_EQ(again->resync.donors[0].key, key(1).public_key());
+  EXPECT_EQ(again->resync.donors[1].key, run.h.tracker_key.public_key());
+}
+
 TEST(TrackerCustody, FromAnOlderCopyTheRunGoesOnFromTheCopysRound) {
   CustodyRun run(2);
   run.h.join(1);

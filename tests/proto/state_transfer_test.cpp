@@ -115,6 +115,23 @@ TEST(StateTransfer, ADonorThatSendsABadChunkIsDroppedAndReported) {
             std::string::npos);
 }
 
+// What `loco-peer fetch-model` names as its sources: the donors whose checked chunks make up the
+// state, never one whose every chunk was bad.
+TEST(StateTransfer, TheDonorsThatServedAreThoseWhoseChunksAreInTheState) {
+  Swarm s(20'000, 1024, 3);
+  const PeerKey liar = key(2).public_key();
+  s.corrupt_from_chunk[liar] = 0;
+  s.run();
+  ASSERT_TRUE(s.fetcher->done()) << s.fetcher->failure().value_or("");
+  EXPECT_EQ(s.fetcher->served_by(), (std::set<PeerKey>{key(1).public_key(), key(3).public_key()}));
+  EXPECT_TRUE(s.fetcher->bad_donors().contains(liar));
+
+  Swarm empty(0, 1024, 2);
+  empty.run();
+  ASSERT_TRUE(empty.fetcher->done());
+  EXPECT_TRUE(empty.fetcher->served_by().empty()) << "no chunk, nobody served one";
+}
+
 TEST(StateTransfer, ADonorThatDiesMidTransferIsReplaced) {
   Swarm s(20'000, 1024, 2);
   const PeerKey dying = key(1).public_key();

@@ -97,6 +97,37 @@ TEST(TrackerRunEnd, APeerAfterTheEndIsHandedTheFinalStateAndNoRoundIsLost) {
   EXPECT_EQ(ended->run_ended.state_hash, run.manifest(3).state_hash());
 }
 
+// Members that stay after the end to serve the model (loco-peer --peer.seed-after-end) keep their
+// shards; a newcomer after the end, which trains nothing (loco-peer fetch-model), is admitted
+// with every shard taken, on shard 0 without taking it, and its leaving frees nobody's shard.
+// Before the end the run stays full.
+TEST(TrackerRunEnd, AfterTheEndANewcomerIsAdmittedWithEveryShardTaken) {
+  CustodyRun run(0, 1);
+  run.h.config.shard_count = 2;
+  run.h.start();
+  run.h.join(1);
+  run.h.join(2);
+  run.h.join(3);
+  const auto full = run.h.last(3, Kind::refused);
+  ASSERT_TRUE(full);
+  EXPECT_NE(full->text.find("the run is full: all 2 data shards are taken"), std::string::npos);
+  run.round({1, 2});
+  ASSERT_TRUE(run.h.tracker->status(run.h.now).run_ended);
+
+  run.h.join(4);
+  const auto joined = run.h.last(4, Kind::joined);
+  ASSERT_TRUE(joined);
+  EXPECT_EQ(joined->reply.shard_index, 0u);
+  EXPECT_EQ(joined->reply.shard_count, 2u);
+  EXPECT_EQ(run.h.last(4, Kind::resync)->resync.round, 1u) << "sent to fetch the final state";
+  run.h.disconnect(4);
+  run.h.disconnect(1);  // shard 0's owner: its shard is free again, and the only one
+  run.h.join(5);
+  EXPECT_EQ(run.h.last(5, Kind::joined)->reply.shard_index, 0u);
+  run.h.join(6);
+  EXPECT_EQ(run.h.last(6, Kind::joined)->reply.shard_index, 0u) << "all taken again: not owned";
+}
+
 // Custody off: the members are told at once that no copy will be kept. Once its holders are gone,
 // the run waits for a peer that kept the final state, however long, instead of training rounds
 // again; a peer that cannot be handed the final state meanwhile is refused with the reason.

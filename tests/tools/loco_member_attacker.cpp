@@ -38,6 +38,10 @@
 //                  --count times
 //   idle-admitted  completes the handshake and the bundle hello, never sends a join request
 //   future-report  joins and reports that it holds the state of round 2^63
+//   false-donor    a holder that lies about the bytes: told to fetch the run's state, it asks the
+//                  first donor named for the manifest only, then claims the state and serves
+//                  that true manifest with chunks of zeros (which do not match it) to whoever the
+//                  tracker sends to fetch from it; it never says ready
 // The lying members (accuse, poison, wrong-mean, disputer) claim to hold every state the tracker
 // commits or tells them to fetch, without computing or fetching it.
 //
@@ -45,7 +49,7 @@
 //   joined shard I of N as ID | refused REASON | group ROUND ATTEMPT SIZE
 //   | accused ROUND ATTEMPT ID | committed ROUND HASH12 | aborted ROUND ATTEMPT
 //   | told to fetch ROUND HASH12 | admitted | reported round R | cut off after N messages
-//   | churned N
+//   | churned N | holds a false copy of ROUND HASH12 | served a false chunk to ID
 // It exits 0 when refused, when cut off (flood: once refused after joining again) and on SIGTERM.
 
 #include <fmt/format.h>
@@ -63,6 +67,7 @@
 #include "loco/net/peer_mesh.hpp"
 #include "loco/proto/all_reduce.hpp"
 #include "loco/proto/early_messages.hpp"
+#include "loco/proto/state_transfer.hpp"
 #include "loco/sim/lying_member.hpp"
 #include "loco/train/genesis.hpp"
 #include "loco/train/run_settings.hpp"
@@ -216,6 +221,7 @@ class Attacker {
         say(fmt::format("told to fetch {} {}", e.resync.round, hash12(e.resync.state_hash)));
         if (lying()) claim(e.resync.round, e.resync.state_hash, true);
         if (o_.attack == "future-report") report_future();
+        if (o_.attack == "false-donor") ask_manifest(e.resync);
         if (o_.attack == "churn" && ++told_ == o_.churn_after) {
           client_->leave(fmt::format("back in a moment ({})", ++churned_));
           tracker_->flush();
@@ -353,6 +359,7 @@ class Attacker {
 
   void on_mesh(const proto::PeerKey& from, proto::MessageType type,
                std::span<const std::byte> body) {
+    if (o_.attack == "false-donor") return serve_falsely(from, type, body);
     if (type != proto::MessageType::ring_chunk || !exchanging()) return;
     try {
       std::span<const std::byte> payload;
@@ -390,6 +397,46 @@ class Attacker {
   std::string address_of(const proto::PeerKey& peer) const {
     const proto::Member* m = client_->member(peer);
     return m != nullptr ? m->address : std::string{};
+  }
+
+  // --- false-donor: the true manifest, from an honest holder, and chunks of zeros.
+  void ask_manifest(const proto::Resync& resync) {
+    if (serving_ || resync.donors.empty()) return;
+    wanted_ = resync;
+    const proto::Donor& donor = resync.donors.front();  // the tracker itself has no address
+    if (donor.address.empty()) return;
+    mesh_->send(donor.key, donor.address, proto::MessageType::state_request,
+                proto::encode_state_request(resync.round, resync.state_hash));
+  }
+
+  void serve_falsely(const proto::PeerKey& from, proto::MessageType type,
+                     std::span<const std::byte> body) {
+    try {
+      if (type == proto::MessageType::state_manifest && !serving_) {
+        proto::StateManifest manifest = proto::decode_manifest(body);
+        if (manifest.round != wanted_.round || manifest.state_hash() != wanted_.state_hash) return;
+        zeros_.assign(manifest.total_bytes, std::byte{0});
+        server_.serve(std::move(manifest), proto::StateBytes({std::span<const std::byte>(zeros_)}));
+        serving_ = true;
+        state_round_ = wanted_.round;
+        state_hash_ = wanted_.state_hash;
+        client_->set_state(state_round_, state_hash_);
+        client_->state_report();
+        tracker_->flush();
+        say(fmt::format("holds a false copy of {} {}", state_round_, hash12(state_hash_)));
+      } else if (type == proto::MessageType::state_request ||
+                 type == proto::MessageType::chunk_request) {
+        server_.on_message(from, type, body);
+      }
+    } catch (const Error&) {  // a malformed message: as loco-peer does
+      mesh_->drop(from);
+      return;
+    }
+    while (auto t = server_.poll_transmit()) {
+      if (t->type == proto::MessageType::state_chunk)
+        say("served a false chunk to " + secure::short_id(t->to));
+      mesh_->send(t->to, address_of(t->to), t->type, std::move(t->body));
+    }
   }
 
   // --- future-report
@@ -458,6 +505,10 @@ class Attacker {
   bool flooded_ = false;     // flood: cut off once, joining again
   std::size_t told_ = 0;     // churn: resyncs since it joined
   std::size_t churned_ = 0;  // churn: times it left
+  proto::Resync wanted_{};   // false-donor: the state it was told to fetch
+  bool serving_ = false;     // ... and claims once it has that state's true manifest
+  std::vector<std::byte> zeros_;
+  proto::StateServer server_;
 };
 
 }  // namespace
@@ -475,7 +526,8 @@ int main(int argc, char** argv) {
   app.add_option("--attack", o.attack)
       ->required()
       ->check(CLI::IsMember({"accuse", "poison", "wrong-mean", "disputer", "genesis-squat", "flood",
-                             "flood-reports", "idle", "idle-admitted", "future-report", "churn"}));
+                             "flood-reports", "idle", "idle-admitted", "future-report", "churn",
+                             "false-donor"}));
   app.add_option("--first", o.first, "flood: the first malformed message")
       ->check(CLI::IsMember({"leave", "report", "heartbeat"}));
   app.add_option("--count", o.count, "flood-reports: how many reports; churn: how many leaves");

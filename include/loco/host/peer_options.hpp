@@ -44,6 +44,9 @@ struct PeerOptions {
   std::string gossip_wait = "600s";   // gossip mode: a group not done by then, alone
   // At the run's final round: how long to wait for the tracker to hold its state before leaving.
   std::string end_wait = "120s";
+  // Once the run ended: how long this peer stays to serve the final state to others
+  // (`loco-peer fetch-model`, late peers) before it leaves; "0": it leaves at once.
+  std::string seed_after_end = "0";
   // [run]
   std::string run_id;
   std::string run_config;  // the loco-train config of the run (model, data, DiLoCo)

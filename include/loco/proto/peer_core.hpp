@@ -109,8 +109,10 @@ struct PeerEvent {
     committed,           // the tracker committed `round` with `hash`; `mine`: the one reported here
     aborted,             // attempt `attempt` of `round` failed: `text`; `retry`: another follows
     must_fetch,          // the run's state is elsewhere: fetching round `round`, hash `hash`
-    fetched,             // `state`: the bytes of round `round`, hash `hash`; none when the run
-                         // went back to the state this peer serves while it waited for a fetch
+    fetched,             // `state`: the bytes of round `round`, hash `hash`, from `members` (the
+                         // donors whose chunks it holds; the tracker's key for its custody copy);
+                         // no state when the run went back to the state this peer serves while
+                         // it waited for a fetch
     kept,                // the run went back to the state this peer serves (round, hash)
     run_ended,           // the run's final round `round` is committed with `hash`; `kept`: the
                          // tracker holds a copy of it (else it keeps none: custody is off)

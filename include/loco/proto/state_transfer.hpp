@@ -65,6 +65,8 @@ class StateFetcher {
   // The state, once done().
   std::span<const std::byte> state() const { return buffer_; }
   std::uint64_t bytes_received() const { return bytes_received_; }
+  // The donors whose chunks went into the state (each checked against the manifest), by key.
+  const std::set<PeerKey>& served_by() const { return served_by_; }
 
  private:
   struct Donor {
@@ -90,6 +92,7 @@ class StateFetcher {
   std::uint64_t received_ = 0;
   std::uint64_t bytes_received_ = 0;
   std::map<PeerKey, std::string> bad_;
+  std::set<PeerKey> served_by_;
   std::optional<std::string> failure_;
   std::deque<PeerTransmit> out_;
 };

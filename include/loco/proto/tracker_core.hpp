@@ -167,7 +167,11 @@ class TrackerCore {
     std::uint64_t state_round = 0;
     Digest state_hash{};
     bool resyncing = false;  // told to fetch the state, not yet back in sync
-    std::string network;     // of its connection when it joined
+    // Its shard is its own (shard_taken_). After the run's end, with every shard taken (by peers
+    // that stay to serve the model), a newcomer, which trains nothing, is admitted on shard 0
+    // without taking it, so that members staying cannot keep the model from anyone.
+    bool owns_shard = true;
+    std::string network;  // of its connection when it joined
     // Rounds formed without it while the fast path waited for it (not ready, or fetching), since
     // it last took part in a committed round: at wait_rounds it is no longer waited for.
     std::uint32_t rounds_missed = 0;
@@ -317,8 +321,13 @@ class TrackerCore {
   bool committed_here(std::uint64_t round, const Digest& hash) const;
   void handle_state_report(TimePoint now, const PeerKey& from, const StateReport& report);
   void resync_out_of_sync(TimePoint now);
-  void send_resync(TimePoint now, const PeerKey& peer);
-  void send_resync(TimePoint now, const PeerKey& peer, std::uint64_t round, const Digest& hash);
+  // `again`: the member reports, while told to fetch, a state that is not the run's: its fetch
+  // from the donors it was named failed, and the tracker's custody copy of the state (if it holds
+  // one) is named beside the members, so that members who lie about the bytes cannot keep it from
+  // the state (docs/TRACKER.md, "Checkpoint custody").
+  void send_resync(TimePoint now, const PeerKey& peer, bool again = false);
+  void send_resync(TimePoint now, const PeerKey& peer, std::uint64_t round, const Digest& hash,
+                   bool again = false);
   // Members holding (round, hash) that have served fewest resyncs.
   std::vector<Donor> pick_donors(const PeerKey& newcomer, std::uint64_t round, const Digest& hash);
   void reconcile(TimePoint now);

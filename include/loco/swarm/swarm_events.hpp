@@ -25,7 +25,7 @@ struct SwarmEvent {
     joined,      // `reply`: the shard and the timers
     refused,     // this peer cannot join: `text`, `cause` (proto::ClientEvent::cause)
     must_fetch,  // the run's state is elsewhere: the network thread is fetching round `round`
-    fetched,     // `state` holds the bytes of round `round`, hash `hash`
+    fetched,     // `state` holds the bytes of round `round`, hash `hash`, from `donors`
     mean,        // the collective of `round` attempt `attempt` finished: `mean` holds the
                  // all-reduce's average, `parts` the all-gather's parts
     reported,    // a round that came with a tentative: the network thread computed the state
@@ -53,6 +53,7 @@ struct SwarmEvent {
   std::shared_ptr<const proto::StateManifest> manifest{};              // with `reported`
   std::shared_ptr<const std::vector<std::vector<std::byte>>> parts{};  // in member order
   std::shared_ptr<const std::vector<std::byte>> state{};
+  std::vector<secure::PublicKey> donors{};  // with `fetched`: whose chunks it holds
 };
 
 class Mailbox {

@@ -66,7 +66,8 @@ namespace loco::swarm {
 struct JoinOutcome {
   proto::JoinReply reply;
   bool fetched = false;  // the shared state was replaced by the run's (train::Start::joined)
-  bool stopped = false;  // *stop turned true first: not joined, nothing changed
+  std::vector<secure::PublicKey> donors;  // with `fetched`: whose chunks it holds
+  bool stopped = false;                   // *stop turned true first: not joined, nothing changed
 };
 
 class SwarmGroup final : public train::OuterGroup,
@@ -88,9 +89,11 @@ class SwarmGroup final : public train::OuterGroup,
   // as soon as that is clear (proto::TrackerClient::on_connect_failed): Error(config) with the
   // tracker's reason when refused, or when the tracker ends the handshake (another run);
   // Error(crypto) when the tracker's key is not the pinned one; Error(network) when no connection
-  // can be made, or nothing is heard for `patience`. Returns with `stopped` within a fraction of a
-  // second of `*stop` turning true.
-  JoinOutcome join(const proto::StateManifest& genesis, bool at_genesis, Duration patience);
+  // can be made, or nothing is heard for `patience`; Error(network) too when the run's state is
+  // not fetched within `fetch_patience` (default: `patience`) of the tracker's answer. Returns with
+  // `stopped` within a fraction of a second of `*stop` turning true.
+  JoinOutcome join(const proto::StateManifest& genesis, bool at_genesis, Duration patience,
+                   std::optional<Duration> fetch_patience = std::nullopt);
 
   train::RoundResult run_round(const train::RoundInput& input) override;
   train::RoundResult run_gather(const train::GatherInput& input) override;
@@ -136,6 +139,11 @@ class SwarmGroup final : public train::OuterGroup,
   // After the last round: the tracker's word that the run ended (its final round committed, and
   // whether it holds a copy), however early it came; nothing after `bound` or once *stop is set.
   std::optional<SwarmEvent> wait_run_ended(Duration bound);
+  // After the run's end: this peer stays a member and its network thread serves the state it
+  // holds to whoever the tracker sends to fetch it (loco-peer's --peer.seed-after-end), until
+  // `bound` passes, *stop turns true or the tracker refuses it. A state fetched meanwhile is
+  // loaded and served instead; other events are let go.
+  void seed(Duration bound);
   // Tells the tracker and stops the network thread. Once it returns, the network thread reads
   // nothing the caller owns (the strategy's tentative state may be freed).
   void leave(const std::string& reason);
