@@ -151,6 +151,7 @@ void StrategyProcess::train() {
   }
   strategy->finish(loop);
   update_buffers_ = group.update_buffers();
+  last_round_ = group.last_round();
   group.leave("finished its steps");
 }
 

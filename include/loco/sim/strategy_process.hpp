@@ -31,6 +31,7 @@
 #include "loco/swarm/compute_link.hpp"
 #include "loco/swarm/network_side.hpp"
 #include "loco/train/corpus.hpp"
+#include "loco/train/strategy.hpp"
 #include "loco/train/train_config.hpp"
 
 namespace loco::sim {
@@ -88,6 +89,8 @@ class StrategyProcess {
   Duration step_time() const { return step_time_; }
   // Once finished: the fp32 buffers its SwarmGroup allocated (SwarmGroup::update_buffers).
   std::size_t update_buffers() const { return update_buffers_; }
+  // Once finished: the outcome of its last round (SwarmGroup::last_round).
+  const train::RoundResult& last_round() const { return last_round_; }
 
  private:
   class Side;
@@ -121,6 +124,7 @@ class StrategyProcess {
   std::exception_ptr failure_;
   std::uint64_t steps_ = 0;
   std::size_t update_buffers_ = 0;
+  train::RoundResult last_round_;
 };
 
 }  // namespace loco::sim
