@@ -1,6 +1,8 @@
 // Peers that fall out of the run and come back, with real strategies in the simulator
 // (sim/strategy_process.hpp), each case one of issue 49's fault runs made exact: a DiLoCo member
-// whose round a fetched state replaces keeps its place in the run to the run's last round.
+// whose round a fetched state replaces keeps its place in the run to the run's last round; a
+// restarted DeMo member whose download of the state outlasts several rounds still gets back into
+// the rounds.
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
@@ -68,6 +70,41 @@ TEST_F(SimRejoin, ADiLoCoRoundReplacedBetweenTwoStepsKeepsThePeerInTheRunsRounds
     EXPECT_EQ(process.last_round().kind, train::RoundResult::Kind::committed)
         << "peer " << i << ": its last round is the run's final round, committed with it";
   }
+  const auto votes = test::finished_states(swarm);
+  ASSERT_EQ(votes.size(), 1u);
+  EXPECT_EQ(votes.begin()->second, 3u);
+}
+
+// DeMo's rounds (a step of 50 ms each, over 10 ms links) are much shorter than a download of its
+// state over a 1 Mbit/s link (~0.5 s). Peer 2's host vanishes 5 s in: the rounds wait for it
+// (wait-rounds, 3 rounds of join-timeout each) and then go on without it. It comes back with
+// nothing at 15 s, before it is evicted: the tracker no longer waits for it, and a resync comes
+// with each round the others commit. Its fetch runs to its end rather than start over at each,
+// the next round waits for its fetch of the newest state, and the peer trains rounds again before
+// the run's end (issue 49: it fetched from its restart to the run's end and trained no round).
+TEST_F(SimRejoin, ARestartedDemoPeerWhoseFetchOutlastsARoundTrainsRoundsAgain) {
+  const std::uint64_t seed = 62;
+  test::print_seed(seed);
+  constexpr std::uint64_t kSteps = 400;
+  SwarmConfig config = test::strategy_swarm(seed, 3, test::tiny_run("demo", kSteps));
+  config.links.latency_min = config.links.latency_max = milliseconds(10);
+  config.links.bandwidth_min = config.links.bandwidth_max = 1'000'000;
+  config.step_time = milliseconds(50);
+  config.tracker.join_timeout = seconds(2);
+  config.tracker.eviction_timeout = seconds(60);
+  Swarm swarm(config);
+  swarm.loop().at(TimePoint(seconds(5)), [&swarm] { swarm.crash_peer(2, false); });
+  swarm.loop().at(TimePoint(seconds(15)), [&swarm] { swarm.start_peer(2); });
+  swarm.start();
+  ASSERT_TRUE(swarm.run_for(std::chrono::minutes(2)));
+  EXPECT_EQ(test::violations(swarm), "");
+  ASSERT_TRUE(swarm.peer_up(2));
+  std::printf("[ REJOIN ] peer 2 committed %llu rounds after its restart, of %llu\n",
+              static_cast<unsigned long long>(swarm.peer(2).rounds_installed()),
+              static_cast<unsigned long long>(swarm.rounds_committed()));
+  EXPECT_GT(swarm.peer(2).rounds_installed(), 0u) << "it trains rounds again";
+  ASSERT_TRUE(swarm.peer(2).process()->finished());
+  EXPECT_EQ(swarm.peer(2).held_round(), kSteps) << "it ends with the run's final round";
   const auto votes = test::finished_states(swarm);
   ASSERT_EQ(votes.size(), 1u);
   EXPECT_EQ(votes.begin()->second, 3u);
