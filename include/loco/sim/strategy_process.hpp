@@ -41,7 +41,9 @@ class PeerNode;
 // What every strategy peer of a simulated run shares: the run's config and its tokens.
 struct StrategyRun {
   // config.strategy is checked as loco-peer checks it (train/swarm_strategy.hpp); each process
-  // stops after config.train.steps inner steps.
+  // stops as loco-peer does, after config.train.steps inner steps and at the run's final round
+  // (train/run_end.hpp), which the simulator's tracker announces only when a test sets
+  // SwarmConfig::tracker.final_round (loco-tracker always does).
   explicit StrategyRun(train::TrainConfig config);
 
   train::TrainConfig config;
