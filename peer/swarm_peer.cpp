@@ -211,11 +211,11 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     // Streaming: inner steps that ended with a fragment still on the wire (its mean not in yet),
     // the overlap of communication with compute that the summary line reports.
     std::uint64_t in_flight_steps = 0;
-    // A step while the run has more (train/run_end.hpp: train.steps, or with rounds bounded by
-    // time the run's final round).
+    // A step while the run has more (train/run_end.hpp: train.steps and the run's final round, or
+    // with rounds bounded by time the final round only).
     const auto more = [&] {
-      return !ended_before &&
-             train::more_to_train(config, loop.steps(), strategy.shared().round(), final_round);
+      return !ended_before && train::more_to_train(config, loop.steps(), strategy.shared().round(),
+                                                   group.round_begun(), final_round);
     };
     // Before the strategy's after_step: the phase loss a round that starts there reports, the
     // debug faults of an inner step, and whether a fragment was still on the wire.

@@ -122,8 +122,13 @@ void PeerCore::on_client_event(TimePoint now, const ClientEvent& e) {
 
 void PeerCore::on_resync(TimePoint now, const Resync& resync) {
   // The tracker repeats a resync (to a ready, a state report, each commit); a second fetch of the
-  // same state would take the first one's answers for its own and blame the donors.
-  if (fetcher_ && fetching_.round == resync.round && fetching_.state_hash == resync.state_hash)
+  // same state would take the first one's answers for its own and blame the donors. A resync to a
+  // newer round (the run committed one meanwhile) does not stop a running fetch either: where
+  // rounds are shorter than a fetch (DeMo's), starting over at each commit never ended one. This
+  // one ends, the state report that follows the fetched state gets the newest round's resync, and
+  // a fetch whose donors moved on (they refuse an old round) fails and asks the tracker again.
+  if (fetcher_ && (fetching_.round < resync.round ||
+                   (fetching_.round == resync.round && fetching_.state_hash == resync.state_hash)))
     return;
   end_round();
   if (serving_ && served_round_ == resync.round && served_hash_ == resync.state_hash) {

@@ -103,7 +103,7 @@ QuorumInput TrackerCore::quorum_input() const {
 }
 
 bool TrackerCore::waited_for(const PeerKey& key, const MemberRecord& m) const {
-  return m.rounds_missed < config_.wait_rounds ||
+  return m.catch_up_wait || m.rounds_missed < config_.wait_rounds ||
          std::find(previous_group_.begin(), previous_group_.end(), key) != previous_group_.end();
 }
 
@@ -198,6 +198,7 @@ void TrackerCore::start_attempt(TimePoint now, std::vector<PeerKey> group, bool 
       if (!ready_.contains(key) && waited_for(key, m) && (m.resyncing || in_sync(m)) &&
           !sits_out(key))
         ++m.rounds_missed;
+    for (auto& [key, m] : members_) m.catch_up_wait = false;  // waited for in this formation
   }
   ++attempts_this_round_;
   // Unique within the round even after a give-up: a member's chunks of an earlier attempt must

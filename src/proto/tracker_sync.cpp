@@ -59,7 +59,14 @@ void TrackerCore::handle_state_report(TimePoint now, const PeerKey& from,
     try_form(now);
     return;
   }
-  // Fetched an old state (a round committed meanwhile) or a wrong one, or its fetch failed.
+  // Fetched an old state (a round committed meanwhile) or a wrong one, or its fetch failed. Where
+  // rounds are shorter than a download (DeMo's) and the rounds no longer wait for this member,
+  // each fetch would end behind the run again: once per join, the next round waits for its fetch
+  // of the newest state.
+  if (m.resyncing && !m.catch_up_used && committed_here(report.round, report.state_hash)) {
+    m.catch_up_used = true;
+    m.catch_up_wait = true;
+  }
   send_resync(now, from, /*again=*/m.resyncing);
 }
 

@@ -144,13 +144,14 @@ void StrategyProcess::train() {
   loop.set_shard(data::ShardSpec{joined.reply.shard_index, joined.reply.shard_count});
   if (joined.fetched) strategy->begin(loop, train::Start::joined);
   while (!stopping_ && train::more_to_train(config, loop.steps(), strategy->shared().round(),
-                                            joined.reply.final_round)) {
+                                            group.round_begun(), joined.reply.final_round)) {
     clock_ += step_time_;  // the step's compute, before anything it sends
     train::train_step(loop, *strategy);
     steps_ = loop.steps();
   }
   strategy->finish(loop);
   update_buffers_ = group.update_buffers();
+  last_round_ = group.last_round();
   group.leave("finished its steps");
 }
 

@@ -149,7 +149,10 @@ proto::StateManifest DiLoCo::tentative(const proto::RoundMean& mean, std::uint64
 // overwrites it (model.hpp), and nothing reads it in between; the round reads Δ only until the
 // mean is in (overlapped_group.hpp) or run_round returns, before that backward.
 RoundResult DiLoCo::round(InnerLoop& loop) {
-  return placed(loop, round(loop.params(), loop.grads().data()));
+  const RoundResult result = round(loop.params(), loop.grads().data());
+  // A round that got its mean is still pending: `result` is the round before's, placed when it
+  // landed (between two steps, or above); placed again, a replaced one set the steps back H.
+  return pending_ != 0 ? result : placed(loop, result);
 }
 
 RoundResult DiLoCo::round(Arena& params) {

@@ -13,6 +13,7 @@
 #include <deque>
 #include <map>
 #include <set>
+#include <vector>
 
 #include "all_reduce_harness.hpp"
 #include "loco/proto/encoded_update.hpp"
@@ -307,6 +308,39 @@ TEST(PeerCore, ANewcomerFetchesTheRunsStateOnceThoughTheResyncIsRepeated) {
   EXPECT_EQ(net.peers.at(1).received[MessageType::state_request] +
                 net.peers.at(2).received[MessageType::state_request],
             2);  // one manifest request per donor, once
+}
+
+// A resync to a newer round while a fetch runs (the run committed one meanwhile: where rounds are
+// shorter than a download, DeMo's, one comes with every commit) does not start the fetch over,
+// which never ended one (issue 49): the running fetch ends, and the state it brings is reported,
+// which the tracker answers with the newest round.
+TEST(PeerCore, AResyncToANewerRoundLetsTheRunningFetchEnd) {
+  Net net;
+  for (std::uint8_t n = 1; n <= 2; ++n) net.add(n);
+  net.ready(1, 1.0f);
+  net.ready(2, 3.0f);
+  std::vector<Net::Wire> chunks;  // on the way while the resync comes
+  net.on_wire = [&](const Net::Wire& w) {
+    if (w.type != MessageType::state_chunk) return true;
+    chunks.push_back(w);
+    return false;
+  };
+  Net::Peer& newcomer = net.add(3);
+  ASSERT_EQ(net.events(3, PeerEvent::Kind::must_fetch).size(), 1u);
+  ASSERT_FALSE(chunks.empty());
+  ClientEvent newer{.kind = ClientEvent::Kind::resync};
+  newer.resync = Resync{.round = 2, .state_hash = testing::digest_of(2), .donors = {}};
+  for (std::uint8_t n = 1; n <= 2; ++n)
+    newer.resync.donors.push_back(Donor{.key = net.peers.at(n).key.public_key(), .address = ""});
+  newcomer.core->on_client_event(net.now, newer);
+  net.on_wire = nullptr;
+  net.wire.insert(net.wire.end(), chunks.begin(), chunks.end());
+  net.pump();
+  EXPECT_EQ(net.events(3, PeerEvent::Kind::must_fetch).size(), 1u) << "no second fetch";
+  const auto fetched = net.events(3, PeerEvent::Kind::fetched);
+  ASSERT_EQ(fetched.size(), 1u);
+  EXPECT_EQ(fetched[0].round, 1u);
+  EXPECT_EQ(newcomer.state.theta, net.peers.at(1).state.theta);
 }
 
 // Every donor gone: the fetch fails, and the peer asks the tracker for new donors after 250 ms

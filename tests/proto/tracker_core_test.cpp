@@ -265,6 +265,53 @@ TEST(TrackerCore, ARoundWaitsForAMemberFetchingTheState) {
   EXPECT_EQ(g->group.members.size(), 3u);
 }
 
+// A member the rounds no longer wait for (it missed wait_rounds rounds) whose fetch ends behind
+// the run (a round committed while it downloaded: DeMo's rounds are shorter than a download) is
+// waited for in the next round, as a member catching up, while it fetches the newest state; once
+// per join. Without that it fetched behind the run to the run's end (issue 49).
+TEST(TrackerCore, AFetchThatEndsBehindTheRunIsWaitedForOnceInTheNextRound) {
+  Harness h;
+  h.config.join_timeout = 20s;
+  h.config.wait_rounds = 1;
+  h.config.eviction_timeout = 600s;
+  h.start();
+  for (std::uint8_t n = 1; n <= 2; ++n) h.join(n);
+  for (std::uint8_t n = 1; n <= 2; ++n) h.ready(n);
+  h.finish_round();
+  h.join(3);  // told to fetch round 1
+  ASSERT_EQ(h.last(3, Kind::resync)->resync.round, 1u);
+  for (std::uint8_t n = 1; n <= 2; ++n) h.ready(n);
+  h.run_for(20s);
+  ASSERT_EQ(h.last(1, Kind::group)->group.round, 2u) << "waited for once, the join timeout";
+  h.finish_round({}, digest_of(2));
+  const auto behind = [&](std::uint64_t round) {  // its fetch of `round` ends
+    h.peers.at(3).client->set_state(round, digest_of(round));
+    h.peers.at(3).client->state_report();
+    h.pump();
+  };
+  behind(1);
+  ASSERT_EQ(h.last(3, Kind::resync)->resync.round, 2u);
+  const TimePoint first = h.now;
+  for (std::uint8_t n = 1; n <= 2; ++n) h.ready(n);
+  h.run_until(first + 1s);
+  EXPECT_EQ(h.last(1, Kind::group)->group.round, 2u) << "round 3 waits for its fetch of round 2";
+  behind(2);  // in sync
+  h.ready(3);
+  const auto g = h.last(3, Kind::group);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->group.round, 3u);
+  EXPECT_EQ(g->group.members.size(), 3u);
+  // Once per join: a second fetch that ends behind is not waited for.
+  h.finish_round({{3, digest_of(7)}}, digest_of(3));  // its state differs: told to fetch round 3
+  for (std::uint8_t n = 1; n <= 2; ++n) h.ready(n);
+  h.run_for(20s);  // a member of the last group is waited for the join timeout
+  ASSERT_EQ(h.last(1, Kind::group)->group.round, 4u);
+  h.finish_round({}, digest_of(4));
+  behind(3);
+  for (std::uint8_t n = 1; n <= 2; ++n) h.ready(n);
+  EXPECT_EQ(h.last(1, Kind::group)->group.round, 5u) << "round 5 forms at once";
+}
+
 // A fetch that does not end is waited for only as long as a member not ready is: the join timeout
 // from the first ready one.
 TEST(TrackerCore, AMemberFetchingTheStateIsWaitedForAtMostTheJoinTimeout) {

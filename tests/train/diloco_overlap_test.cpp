@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <utility>
+
 #include "../support/tiny_train_config.hpp"
 #include "loco/compress/codec.hpp"
 #include "loco/train/diloco.hpp"
@@ -45,6 +48,10 @@ class ScriptedOverlap final : public OuterGroup, public OverlappedGroup {
   RoundResult land(const std::function<void(const proto::RoundMean&)>& install) override {
     ++landings;
     if (skip) return RoundResult{.kind = RoundResult::Kind::skipped};
+    if (replace_with) {  // the run's state fetched into the shared state instead
+      shared->set_round(*std::exchange(replace_with, std::nullopt));
+      return RoundResult{.kind = RoundResult::Kind::replaced};
+    }
     std::vector<float> landed = delta_;
     for (float& x : landed) x *= landed_scale;
     const std::shared_ptr<const proto::RoundMean> mean = as_mean(std::move(landed));
@@ -74,6 +81,8 @@ class ScriptedOverlap final : public OuterGroup, public OverlappedGroup {
   bool outcome_early = false;               // the commit is in as soon as the next phase starts
   float landed_scale = 1.0f;
   bool skip = false;
+  std::optional<std::uint64_t> replace_with;  // the next landing: replaced by this round's state
+  SharedState* shared = nullptr;              // the strategy's, where a fetch puts the state
   int landings = 0;
   int previews = 0;
   std::function<void()> on_previewed;  // as the group is told previewed()
@@ -101,6 +110,7 @@ struct Trainer {
                 .clock = [this] { return now; }},
                loop.layout(), group, overlapped ? &group : nullptr) {
     diloco.begin(loop, Start::fresh);
+    group.shared = &diloco.shared();
   }
   void steps(int n) {
     for (int i = 0; i < n; ++i) {
@@ -259,6 +269,25 @@ TEST(DiLoCoOverlap, APacedPhaseLastsTheTrackersTimeAndTheScheduleFollowsTheRun) 
   EXPECT_EQ(t.group.token_claims[1], 7 * step_tokens);
   EXPECT_NEAR(t.group.step_claims[1], 0.030f, 1e-6f);
   EXPECT_EQ(t.loop.schedule_step(), 8u) << "2 x H, whatever the steps taken (11)";
+}
+
+// A round replaced by the run's state between two steps puts the loop at round × H once: the
+// next round, started H steps later, does not put it back there (the step count went back H, and
+// the peer ran a round behind the run to its end: issue 49).
+TEST(DiLoCoOverlap, AReplacedRoundPlacesTheLoopOnce) {
+  Trainer t(true);
+  t.group.outcome_early = true;
+  t.steps(4);                // round 1 starts
+  t.group.replace_with = 2;  // the run is at round 2 when this member's round 1 is replaced
+  t.steps(1);                // round 1 lands, replaced: the loop is at 2 × H
+  EXPECT_EQ(t.diloco.shared().round(), 2u);
+  EXPECT_EQ(t.loop.steps(), 8u);
+  t.steps(4);  // round 3 starts
+  EXPECT_EQ(t.group.token_claims.size(), 2u) << "round 3 started";
+  EXPECT_EQ(t.loop.steps(), 12u) << "the steps go on from the run's place";
+  t.steps(4);  // round 3 lands, round 4 starts
+  EXPECT_EQ(t.diloco.shared().round(), 3u);
+  EXPECT_EQ(t.loop.steps(), 16u);
 }
 
 TEST(DiLoCoOverlap, RoundsOfFixedHClaimNoTokens) {

@@ -54,5 +54,22 @@ TEST(RunEnd, StreamingEndsAtTheLastRoundThatLandsByTheLastStep) {
   EXPECT_EQ(final_round(c), 1u);  // round 1 leaves after 10 and lands after 20
 }
 
+// A member trains train.steps steps, and on past them while it holds a round before the run's
+// final round (rounds it gave up keep their numbers): its last step follows the run's final
+// round, the tracker's, not its own count (issue 49).
+TEST(RunEnd, AMemberBehindTheFinalRoundAtItsLastStepTrainsOnToIt) {
+  const TrainConfig c = run("streaming", 20, 10);
+  EXPECT_TRUE(more_to_train(c, 19, 2, 0, 3));
+  EXPECT_FALSE(more_to_train(c, 20, 3, 0, 3)) << "its steps done, at the final round";
+  EXPECT_TRUE(more_to_train(c, 20, 2, 0, 3)) << "a round given up: behind the final round";
+  EXPECT_TRUE(more_to_train(c, 27, 2, 0, 3));
+  EXPECT_TRUE(more_to_train(c, 20, 2, 3, 3)) << "Streaming's round on the wire is not held";
+  const TrainConfig diloco = run("diloco", 30, 10);
+  EXPECT_FALSE(more_to_train(diloco, 30, 2, 3, 3)) << "DiLoCo's round begun lands in finish()";
+  EXPECT_TRUE(more_to_train(diloco, 30, 1, 2, 3));
+  EXPECT_FALSE(more_to_train(c, 20, 2, 0, 0)) << "no final round announced: its steps";
+  EXPECT_TRUE(more_to_train(c, 10, 3, 0, 3)) << "the steps after the final round are local";
+}
+
 }  // namespace
 }  // namespace loco::train

@@ -17,7 +17,8 @@
 //   abort                    ──> aborted; on retry the survivors' group runs again from the
 //                                same update (the direct exchange: the same encoded bytes)
 //   resync                   ──> must_fetch, then fetched (the majority's state from donors);
-//                                kept when the run went back to the state served here
+//                                kept when the run went back to the state served here; one to
+//                                a newer round while a fetch runs lets that fetch end first
 //   run ended                ──> run_ended: the final round is committed (and in the tracker's
 //                                custody, or not kept there): a peer at it may leave
 // In gossip mode (config.gossip_group ≥ 2, docs/DESIGN.md §1.6) there is no tracker round: the

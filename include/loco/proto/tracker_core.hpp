@@ -175,6 +175,11 @@ class TrackerCore {
     // Rounds formed without it while the fast path waited for it (not ready, or fetching), since
     // it last took part in a committed round: at wait_rounds it is no longer waited for.
     std::uint32_t rounds_missed = 0;
+    // It ended a fetch behind the run (rounds committed while it downloaded): the next round to
+    // form waits for its fetch of the newest state as for a member catching up, whatever
+    // rounds_missed says (catch_up_wait); once per join (catch_up_used).
+    bool catch_up_wait = false;
+    bool catch_up_used = false;
     Heartbeat stats;
     float step_seconds = 0;  // its last ready's measured step time (Ready::step_seconds), 0: none
     std::uint64_t donor_load = 0;       // resyncs it was named a donor for
@@ -270,7 +275,8 @@ class TrackerCore {
   // The quorum rule's input as of now (`now` left at its minimum).
   QuorumInput quorum_input() const;
   // Whether the fast path waits for member `key` (not ready): a member of the last committed
-  // group, or one that has missed fewer than wait_rounds rounds.
+  // group, one that has missed fewer than wait_rounds rounds, or one catching up after a fetch
+  // that ended behind the run (MemberRecord::catch_up_wait).
   bool waited_for(const PeerKey& key, const MemberRecord& m) const;
   // Lets the ready members go when too few are ready (release_time).
   void release_if_too_few(TimePoint now);

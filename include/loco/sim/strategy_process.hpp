@@ -31,6 +31,7 @@
 #include "loco/swarm/compute_link.hpp"
 #include "loco/swarm/network_side.hpp"
 #include "loco/train/corpus.hpp"
+#include "loco/train/strategy.hpp"
 #include "loco/train/train_config.hpp"
 
 namespace loco::sim {
@@ -40,7 +41,9 @@ class PeerNode;
 // What every strategy peer of a simulated run shares: the run's config and its tokens.
 struct StrategyRun {
   // config.strategy is checked as loco-peer checks it (train/swarm_strategy.hpp); each process
-  // stops after config.train.steps inner steps.
+  // stops as loco-peer does, after config.train.steps inner steps and at the run's final round
+  // (train/run_end.hpp), which the simulator's tracker announces only when a test sets
+  // SwarmConfig::tracker.final_round (loco-tracker always does).
   explicit StrategyRun(train::TrainConfig config);
 
   train::TrainConfig config;
@@ -88,6 +91,8 @@ class StrategyProcess {
   Duration step_time() const { return step_time_; }
   // Once finished: the fp32 buffers its SwarmGroup allocated (SwarmGroup::update_buffers).
   std::size_t update_buffers() const { return update_buffers_; }
+  // Once finished: the outcome of its last round (SwarmGroup::last_round).
+  const train::RoundResult& last_round() const { return last_round_; }
 
  private:
   class Side;
@@ -121,6 +126,7 @@ class StrategyProcess {
   std::exception_ptr failure_;
   std::uint64_t steps_ = 0;
   std::size_t update_buffers_ = 0;
+  train::RoundResult last_round_;
 };
 
 }  // namespace loco::sim

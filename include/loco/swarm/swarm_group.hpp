@@ -127,6 +127,8 @@ class SwarmGroup final : public train::OuterGroup,
   // The outcome of the latest round and how many rounds ran (committed, skipped or replaced).
   const train::RoundResult& last_round() const { return last_round_; }
   std::uint64_t rounds_run() const { return rounds_run_; }
+  // The round begun and not landed (0: none).
+  std::uint64_t round_begun() const { return begun_; }
   // The fp32 buffers this group allocated (Δ copied by begin_round, a mean read whole): none for
   // a run of DiLoCo's overlapped rounds over the direct exchange, one for blocking rounds.
   std::size_t update_buffers() const { return update_pool_.made(); }

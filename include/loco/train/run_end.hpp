@@ -16,11 +16,16 @@ namespace loco::train {
 // nothing, or no strategy).
 std::uint64_t final_round(const TrainConfig& config);
 
-// Whether a peer trains another step: below train.steps steps; with rounds bounded by time
+// Whether a peer trains another step: below train.steps steps, or below the run's final round
+// (`final_round`, the tracker's; 0: none), which a member whose rounds were given up reaches after
+// train.steps (a round given up keeps its number); with rounds bounded by time
 // (strategy.round-seconds), whose members take different numbers of steps, below the run's final
-// round instead (`final_round`, the tracker's; 0: this config's; in gossip mode, which has none,
-// train.steps / diloco-h rounds of the peer's own), so that every member stops with the run.
+// round only (0: this config's; in gossip mode, which has none, train.steps / diloco-h rounds of
+// the peer's own). So every member stops with the run, at its final round. `round` is the round
+// its shared state is at, `begun` the round it has begun and not landed (0: none), which counts as
+// held where it lands after the last step (DiLoCo's overlapped round, DeMo's delayed apply), not
+// for Streaming, whose round in flight at the end stays on the wire.
 bool more_to_train(const TrainConfig& config, std::uint64_t steps, std::uint64_t round,
-                   std::uint64_t final_round);
+                   std::uint64_t begun, std::uint64_t final_round);
 
 }  // namespace loco::train
