@@ -103,8 +103,9 @@ void PeerCore::on_judge_message(const PeerKey& from, MessageType type,
   const std::uint32_t segment = chunk ? chunk->segment : inputs->segment;
   const auto j = judging_.find(std::make_tuple(round, attempt, segment));
   if (j == judging_.end()) {
-    // Its call may not be here yet (another link); a later round's is kept too.
-    if (round >= ready_round_ && ready_round_ != 0)
+    // Its call may not be here yet (another link): kept, for an attempt of this round this member
+    // took part in (the only ones it can be called to judge).
+    if (round == ready_round_ && ready_round_ != 0 && attempt_configs_.contains(attempt))
       judge_early_.keep({round, attempt}, from, type, body);
     return;
   }
