@@ -176,6 +176,10 @@ void add_tracker_options(CLI::App& app, TrackerOptions& o) {
                  "A retry after a member names another waits this long to see the named one leave "
                  "(else both sit the retry out)")
       ->capture_default_str();
+  app.add_option("--run.judge-grace", o.judge_grace,
+                 "A dispute between a checked owner and its checker waits this long for its "
+                 "judge's verdict (else the dispute is counted)")
+      ->capture_default_str();
   app.add_option("--run.accusation-bench", o.accusation_bench,
                  "A member benched (an accusation no one confirmed, a second dispute) sits out "
                  "this many round attempts, twice as many each time again (0: never)")
@@ -243,6 +247,7 @@ proto::TrackerCoreConfig to_core_config(const TrackerOptions& o) {
   c.round_timeout = duration(o.round_timeout, "--run.round-timeout");
   c.report_grace = duration(o.report_grace, "--run.report-grace");
   c.accusation_grace = duration(o.accusation_grace, "--run.accusation-grace");
+  c.judge_grace = duration(o.judge_grace, "--run.judge-grace");
   c.accusation_bench_rounds = o.accusation_bench;
   c.wait_rounds = o.wait_rounds;
   c.max_relayed_links = o.max_relayed_links;

@@ -64,6 +64,7 @@ struct TrackerOptions {
   std::string round_timeout = "300s";
   std::string report_grace = "10s";
   std::string accusation_grace = "2s";
+  std::string judge_grace = "40s";
   std::uint32_t accusation_bench = 10;
   std::uint32_t wait_rounds = 3;
   std::uint32_t max_relayed_links = 0;

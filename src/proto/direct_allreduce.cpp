@@ -56,6 +56,20 @@ std::vector<std::vector<std::byte>> DirectAllReduce::take_mean() {
   return std::move(mean_);
 }
 
+std::optional<std::vector<Statement>> DirectAllReduce::inputs_of(std::size_t segment) const {
+  if (!config_.check_owners || member_count() < 2) return std::nullopt;
+  const std::vector<std::optional<Statement>>* kept = segment == config_.self        ? &own_inputs_
+                                                      : segment == checked_segment() ? &inputs_
+                                                                                     : nullptr;
+  if (kept == nullptr || kept->size() != member_count()) return std::nullopt;
+  std::vector<Statement> out;
+  for (const auto& s : *kept) {
+    if (!s) return std::nullopt;
+    out.push_back(*s);
+  }
+  return out;
+}
+
 std::size_t DirectAllReduce::unit_index(std::size_t segment, std::size_t k) const {
   return chunk(segment, k).begin / config_.chunk_values;
 }

@@ -33,6 +33,8 @@ constexpr std::array kMessages = {
     MessageInfo{MessageType::view_request, 1, "view request", 1 * kKiB, Route::peer_to_tracker},
     MessageInfo{MessageType::misconduct_proof, 1, "misconduct proof", 1 * kKiB,
                 Route::peer_to_tracker},
+    // A judge's verdict: a statement, the members it names (a group's at most), a proof.
+    MessageInfo{MessageType::verdict, 1, "verdict", 512 * kKiB, Route::peer_to_tracker},
     MessageInfo{MessageType::join_reply, 2, "join reply", 16 * kKiB, Route::tracker_to_peer},
     MessageInfo{MessageType::heartbeat_ack, 1, "heartbeat ack", 1 * kKiB, Route::tracker_to_peer},
     MessageInfo{MessageType::view, 2, "membership view", 2 * kMiB, Route::tracker_to_peer},
@@ -46,10 +48,15 @@ constexpr std::array kMessages = {
     MessageInfo{MessageType::view_delta, 2, "membership view delta", 4 * kMiB,
                 Route::tracker_to_peer},
     MessageInfo{MessageType::run_ended, 1, "run ended", 1 * kKiB, Route::tracker_to_peer},
+    MessageInfo{MessageType::judge_call, 1, "judge call", 1 * kKiB, Route::tracker_to_peer},
     // A chunk of a ring all-reduce: at most kMaxRingChunkValues values through any codec.
     MessageInfo{MessageType::ring_chunk, 3, "ring chunk", 17 * kMiB, Route::peer_to_peer},
     // A member's chunk out of bounds, with its signature, shown to the group (unit_evidence.hpp).
     MessageInfo{MessageType::evidence, 1, "evidence", 17 * kMiB, Route::peer_to_peer},
+    // A disputed segment's contribution, a chunk at a time, and the statements it was summed by
+    // (a group's at most), for its judge (judge_messages.hpp).
+    MessageInfo{MessageType::judge_chunk, 1, "judge chunk", 17 * kMiB, Route::peer_to_peer},
+    MessageInfo{MessageType::judge_inputs, 1, "judge inputs", 2 * kMiB, Route::peer_to_peer},
     // One member's part of an all-gather (DeMo's components of a step): up to 16 MiB.
     MessageInfo{MessageType::all_gather_part, 1, "all-gather part", 16 * kMiB + 64,
                 Route::peer_to_peer},

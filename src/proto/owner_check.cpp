@@ -63,7 +63,7 @@ Statement read_statement(ByteReader& r) {
   s.round = r.u64();
   s.attempt = r.u32();
   const std::uint8_t kind = r.u8();
-  if (kind > static_cast<std::uint8_t>(StatementKind::mean_unit))
+  if (kind > static_cast<std::uint8_t>(StatementKind::verdict))
     r.fail(fmt::format("statement kind {} does not exist", kind));
   s.kind = static_cast<StatementKind>(kind);
   s.segment = r.u32();

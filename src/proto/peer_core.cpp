@@ -95,6 +95,7 @@ void PeerCore::on_client_event(TimePoint now, const ClientEvent& e) {
       return;
     }
     case Kind::resync: on_resync(now, e.resync); return;
+    case Kind::judge_call: on_judge_call(now, e.judge_call); return;
     case Kind::run_ended: {
       PeerEvent& out = emit(PeerEvent::Kind::run_ended);
       out.round = e.run_ended.round;
@@ -191,6 +192,7 @@ void PeerCore::start_collective(const Group& group) {
   const auto me = std::find(group.members.begin(), group.members.end(), config_.self);
   if (me == group.members.end()) return;
   const auto self = static_cast<std::size_t>(me - group.members.begin());
+  keep_inputs();  // of the attempt this group replaces, if it still runs
   attempt_ = group.attempt;
   group_ = group.members;
   mean_emitted_ = false;
@@ -252,6 +254,10 @@ void PeerCore::start_collective(const Group& group) {
         borrowed_ = {};
       }
       attempt_config_ = all_reduce_config;
+      if (all_reduce_config.check_owners) {
+        if (attempt_configs_.size() >= 16) attempt_configs_.erase(attempt_configs_.begin());
+        attempt_configs_[group.attempt] = all_reduce_config;
+      }
       all_reduce_ = std::make_unique<DirectAllReduce>(std::move(all_reduce_config), *encoded_);
     } else {
       // Every attempt starts from this member's own update, which the collective only reads.
@@ -290,6 +296,7 @@ std::uint64_t PeerCore::collective_bytes_sent() const {
 }
 
 void PeerCore::end_collective() {
+  keep_inputs();
   all_reduce_.reset();
   all_gather_.reset();
   result_.reset();  // the ring's working buffer goes back to its pool
@@ -299,6 +306,8 @@ void PeerCore::end_collective() {
 void PeerCore::end_round() {
   end_collective();
   attempt_config_.reset();
+  attempt_configs_.clear();
+  kept_inputs_.clear();
   ready_round_ = 0;
   update_.reset();
   borrowed_ = {};
@@ -473,6 +482,8 @@ void PeerCore::on_peer_message(TimePoint now, const PeerKey& from, MessageType t
       }
       return;
     case MessageType::evidence: on_evidence(from, body); return;
+    case MessageType::judge_chunk:
+    case MessageType::judge_inputs: on_judge_message(from, type, body); return;
     case MessageType::link_open:
       (void)open_message(body, type);  // the link is what it was for
       return;
@@ -511,11 +522,13 @@ void PeerCore::on_timer(TimePoint now) {
     if (!fetcher_) client_.state_report();  // answered by a resync with new donors
   }
   if (gossip_deadline_ <= now) gossip_wait_over(now);
+  judge_timer(now);
 }
 
 TimePoint PeerCore::poll_timeout() const {
   TimePoint t = std::min(ask_again_, gossip_deadline_);
   if (fetcher_) t = std::min(t, fetcher_->poll_timeout());
+  for (const auto& [id, j] : judging_) t = std::min(t, j.deadline);
   return t;
 }
 

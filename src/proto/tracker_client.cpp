@@ -142,6 +142,9 @@ void TrackerClient::handle(TimePoint now, MessageType type, std::span<const std:
     case MessageType::run_ended:
       emit(ClientEvent::Kind::run_ended).run_ended = decode<RunEnded>(body);
       return;
+    case MessageType::judge_call:
+      emit(ClientEvent::Kind::judge_call).judge_call = decode_judge_call(body);
+      return;
     case MessageType::state_to_peer: {
       const StateRelay relay = decode_relay(type, body);
       ClientEvent& e = emit(ClientEvent::Kind::state_relay);
@@ -195,6 +198,9 @@ void TrackerClient::round_failed(const RoundFailed& message) {
   if (joined_) send(message);
 }
 void TrackerClient::proven_misconduct(const ProvenMisconduct& message) {
+  if (joined_) send(message);
+}
+void TrackerClient::verdict(const Verdict& message) {
   if (joined_) send(message);
 }
 void TrackerClient::report(const MisbehaviourReport& message) {

@@ -127,6 +127,7 @@ void TrackerCore::dispatch(TimePoint now, const PeerKey& from, MessageType type,
     case MessageType::misconduct_proof:
       handle_proven_misconduct(now, from, decode<ProvenMisconduct>(body));
       break;
+    case MessageType::verdict: handle_verdict(now, from, decode_verdict(body)); break;
     case MessageType::state_report:
       handle_state_report(now, from, decode<StateReport>(body));
       break;
@@ -181,6 +182,7 @@ void TrackerCore::on_timer(TimePoint now) {
   evict_silent(now);
   if (attempt_) decide(now);  // a report grace or the round timeout may have passed
   if (pending_retry_ && now >= pending_retry_->deadline) settle_accusation(now);
+  judging_timer(now);
   reconcile(now);
   custody_timer(now);
   probe_timer(now);
@@ -197,6 +199,7 @@ TimePoint TrackerCore::poll_timeout() const {
       next = std::min(next, attempt_->majority_at + config_.report_grace);
   }
   if (pending_retry_) next = std::min(next, pending_retry_->deadline);
+  next = std::min(next, judging_deadline());
   if (view_dirty_) next = std::min(next, view_sent_at_ + config_.view_interval);
   // reconcile() waits for a running attempt or retry to end (their deadlines are above).
   if (!config_.gossip && !members_.empty() && !state_available() && !attempt_ && !pending_retry_)

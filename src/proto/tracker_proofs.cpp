@@ -3,9 +3,11 @@
 // is taken as a fact. A proof that proves nothing is its sender's misbehaviour.
 //
 // A member that signed two different contributions to one segment (it alone can have done that)
-// is cut off. An owner and a checker whose signed means differ are a pair of which one lied, and
-// the tracker cannot tell which. It remembers each member's partners in such disputes for the
-// whole run (every valid dispute has a liar in it), and:
+// is cut off. An owner and a checker whose signed means differ are a pair of which one lied. In a
+// group of three or more a judge decides which (tracker_judging.cpp): the retry has both, apart,
+// and the verdict benches the liar. Where no verdict decides, the counting rule below does, at the
+// judge's grace's end; in a group of two, at once. The tracker remembers each member's partners in
+// such disputes for the whole run (every valid dispute has a liar in it), and:
 //   - a dispute between two members with no earlier partner: the retry has everyone, in an order
 //     where the two are not neighbours (neither checks the other; keep_disputed_apart, which also
 //     keeps them apart in later rounds), so that a liar that lies again does it with a new partner;
@@ -139,19 +141,36 @@ void TrackerCore::handle_proven_misconduct(TimePoint now, const PeerKey& from,
     std::set<PeerKey> convicted;
     if (!of_a.empty() && judged) convicted.insert(a);
     if (!of_b.empty() && judged) convicted.insert(b);
+    // A party already benched (a verdict convicted it earlier in the round, while it was in the
+    // attempt), or whose dispute of this round is still being judged, sits the retry out (not
+    // benched for this one): a liar cannot lie in every retry while its verdict is on its way.
+    std::set<PeerKey> waiting;
+    for (const PeerKey& k : {a, b})
+      if (benched(k) || awaits_verdict(claim.round, k)) waiting.insert(k);
     of_a.insert(b);
     of_b.insert(a);
+    // Where a third member can judge, the evidence decides (tracker_judging.cpp), and the counting
+    // rule only if the judge does not.
+    const std::optional<PeerKey> judge =
+        judged ? call_judge(now, m.proof, members, convicted) : std::nullopt;
+    if (judge) convicted.clear();
     excluded = convicted;
+    excluded.insert(waiting.begin(), waiting.end());
     if (excluded.empty() && members.size() <= 3) excluded = {a, b};  // no order parts them
     for (const PeerKey& k : convicted) bench(k);
     if (!judged) note_unjudged(a, b);
+    const std::string judging =
+        judge ? fmt::format("; {} judges the segment", secure::short_id(*judge)) : std::string();
     what = fmt::format(
         "the owner and the checker of segment {}, {} and {}, signed different means (proof "
-        "from {}): {}",
+        "from {}): {}{}",
         claim.segment, secure::short_id(a), secure::short_id(b), secure::short_id(from),
-        excluded.empty()    ? std::string("the retry has both, no longer neighbours")
-        : convicted.empty() ? std::string("both sit the retry out")
-                            : convicted_text(convicted));
+        excluded.empty()     ? std::string("the retry has both, no longer neighbours")
+        : !convicted.empty() ? convicted_text(convicted)
+        : waiting.empty()    ? std::string("both sit the retry out")
+                             : std::string("a party already benched or still judged sits the "
+                                              "retry out"),
+        judging);
   }
   if (stopped && pending_retry_) {
     event(TrackerEvent::Kind::notice, std::nullopt, fmt::format("round {}: {}", claim.round, what));

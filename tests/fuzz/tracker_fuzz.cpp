@@ -1,8 +1,9 @@
 // Fuzz target: what a peer can send the tracker. The first byte picks a message type from the
 // table (or an unknown one), the rest is its body, fed to a real TrackerCore that already has two
-// members, in a round; then the same bytes to every tracker message decoder, the state relays
-// (custody), the signed view opener, the state-file and the custody-file decoders. Nothing may
-// crash or throw out of the core; decoders throw only loco::Error.
+// members, in a round; then the same bytes to every tracker message decoder (and the judge's,
+// judge_messages.hpp), the state relays (custody), the signed view opener, the state-file and the
+// custody-file decoders. Nothing may crash or throw out of the core; decoders throw only
+// loco::Error.
 
 #include <cstdint>
 
@@ -22,7 +23,8 @@ constexpr MessageType kTypes[] = {
     MessageType::join_request, MessageType::heartbeat,           MessageType::leave,
     MessageType::ready,        MessageType::round_done,          MessageType::round_failed,
     MessageType::state_report, MessageType::misbehaviour_report, MessageType::view,
-    MessageType::group,        MessageType::state_to_tracker,    MessageType::misconduct_proof};
+    MessageType::group,        MessageType::state_to_tracker,    MessageType::misconduct_proof,
+    MessageType::verdict,      MessageType::judge_call};
 
 template <typename M>
 void try_decode(std::span<const std::byte> body) {
@@ -43,29 +45,43 @@ std::vector<std::vector<std::uint8_t>> loco_fuzz_seeds() {
     return out;
   };
   th::Harness h;
-  return {with_type(0, encode(h.join_request(3))),
-          with_type(3, encode(Ready{.round = 1,
-                                    .update_norm = 1,
-                                    .base_hash = th::kGenesis,
-                                    .tokens = 5 * kFuzzStepTokens,
-                                    .step_seconds = 0.25f})),
-          with_type(3, encode(Group{.round = 1,
-                                    .attempt = 1,
-                                    .epoch = 1,
-                                    .members = {th::key(1).public_key(), th::key(2).public_key()},
-                                    .tokens = {64, 128},
-                                    .phase_ms = 2000})),
-          with_type(
-              5, encode(RoundFailed{
-                     .round = 1, .attempt = 1, .reason = "x", .suspect = th::key(1).public_key()})),
-          with_type(10, encode_relay(MessageType::state_to_tracker, MessageType::chunk_request,
-                                     encode_chunk_request(1, 0))),
-          with_type(
-              11, encode(ProvenMisconduct{
-                      .proof = {.first = sign_statement(th::key(1), "run-h", 1, 1,
-                                                        StatementKind::result, 0, Digest{1}),
-                                .second = sign_statement(th::key(2), "run-h", 1, 1,
-                                                         StatementKind::result, 0, Digest{2})}}))};
+  return {
+      with_type(0, encode(h.join_request(3))),
+      with_type(3, encode(Ready{.round = 1,
+                                .update_norm = 1,
+                                .base_hash = th::kGenesis,
+                                .tokens = 5 * kFuzzStepTokens,
+                                .step_seconds = 0.25f})),
+      with_type(3, encode(Group{.round = 1,
+                                .attempt = 1,
+                                .epoch = 1,
+                                .members = {th::key(1).public_key(), th::key(2).public_key()},
+                                .tokens = {64, 128},
+                                .phase_ms = 2000})),
+      with_type(5,
+                encode(RoundFailed{
+                    .round = 1, .attempt = 1, .reason = "x", .suspect = th::key(1).public_key()})),
+      with_type(10, encode_relay(MessageType::state_to_tracker, MessageType::chunk_request,
+                                 encode_chunk_request(1, 0))),
+      with_type(11, encode(ProvenMisconduct{
+                        .proof = {.first = sign_statement(th::key(1), "run-h", 1, 1,
+                                                          StatementKind::result, 0, Digest{1}),
+                                  .second = sign_statement(th::key(2), "run-h", 1, 1,
+                                                           StatementKind::result, 0, Digest{2})}})),
+      with_type(12, encode(Verdict{.judged = sign_statement(th::key(1), "run-h", 1, 1,
+                                                            StatementKind::verdict, 0, Digest{3}),
+                                   .missing = {th::key(2).public_key()},
+                                   .equivocation = {}})),
+      with_type(13, encode(JudgeCall{
+                        .round = 1,
+                        .attempt = 1,
+                        .segment = 0,
+                        .judge = th::key(2).public_key(),
+                        .grace_ms = 1000,
+                        .owner_result = sign_statement(th::key(1), "run-h", 1, 1,
+                                                       StatementKind::result, 0, Digest{1}),
+                        .checker_result = sign_statement(th::key(2), "run-h", 1, 1,
+                                                         StatementKind::result, 0, Digest{2})}))};
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -103,6 +119,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try_decode<ViewRequest>(body);
   try_decode<RunEnded>(body);
   try_decode<ProvenMisconduct>(body);
+  // The judge's messages (judge_messages.hpp); a tracker gets a verdict above.
+  for (const auto decode_judge :
+       {+[](std::span<const std::byte> b) { (void)decode_judge_call(b); },
+        +[](std::span<const std::byte> b) { (void)decode_judge_chunk(b); },
+        +[](std::span<const std::byte> b) { (void)decode_judge_inputs(b); },
+        +[](std::span<const std::byte> b) { (void)decode_verdict(b); }}) {
+    try {
+      decode_judge(body);
+    } catch (const Error&) {
+    }
+  }
   try {
     (void)open_signed_view(body, th::key(200).public_key(), "run-h");
   } catch (const Error&) {

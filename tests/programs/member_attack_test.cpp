@@ -104,9 +104,11 @@ TEST(MemberAttack, APoisonerDeclaringANormOfZeroIsLeftOut) {
 
 // A segment owner that sends everyone its segment's mean negated, with its result statement
 // signed over what it sent (checked owners, the tracker's default). Its checker's statement
-// disagrees, every member holds the proof; the retry keeps both, no longer neighbours, and the
-// owner, lying again with its new checker, sits the next retry out alone: every round commits
-// with the four honest members, and no honest member is left out.
+// disagrees, every member holds the proof; the retry keeps both, no longer neighbours, and a
+// third member, an honest loco-peer, judges the dispute from the members' contributions and finds
+// the checker's mean: the owner is benched on this first lie, and lying again with its new
+// checker, sits the next retry out alone. Every round commits with the four honest members, and
+// no honest member is left out.
 TEST(MemberAttack, AnOwnerReturningAWrongMeanIsProvenAndSitsTheRetryOut) {
   LocalSwarm swarm("run-wrong-mean", 1000, {"--run.min-peers", "4"});
   ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
@@ -115,9 +117,7 @@ TEST(MemberAttack, AnOwnerReturningAWrongMeanIsProvenAndSitsTheRetryOut) {
   Attacker liar(swarm, "run-wrong-mean", "wrong-mean");
   ASSERT_NE(liar.wait_for("joined "), "") << liar.log() << swarm.logs();
   ASSERT_NE(liar.wait_for("group "), "") << liar.log() << swarm.logs();
-  wait_for_tracker_line(
-      swarm, honest,
-      "disputed with another partner before: it sits the retry out and the run's next");
+  wait_for_tracker_line(swarm, honest, "signed a wrong one and sits out the run's next");
   const std::string log = swarm.tracker().log();
   EXPECT_NE(log.find("signed different means"), std::string::npos) << swarm.logs();
   EXPECT_EQ(log.find("both sit the retry out"), std::string::npos) << swarm.logs();

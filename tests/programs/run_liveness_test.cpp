@@ -44,10 +44,12 @@ TEST(RunLiveness, TwoColludingDisputersDoNotFreezeTheRun) {
 }
 
 // Issue 44, finding 1: two owners of six that return their segment's mean negated. The dispute
-// rule's counting benches each liar from its second lie on, and an honest checker from its second
+// rule's counting benched each liar from its second lie on, and an honest checker from its second
 // dispute on: up to four of six at once, which stopped this run for good ("forming round 5 (2 of 6
 // ready)") while benched members counted as live and benches counted committed rounds. Now the
-// run goes on committing.
+// run goes on committing, and each dispute's judge (a third member: an honest loco-peer
+// recomputes the segment; an attacker drawn as judge says nothing, and the dispute is counted)
+// benches a liar on its first lie: a verdict names only an attacker.
 TEST(RunLiveness, TwoWrongMeanOwnersOfSixDoNotStopTheRun) {
   LocalSwarm swarm("run-two-wrong-means", 1000, {"--run.min-peers", "2"});
   ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
@@ -55,11 +57,14 @@ TEST(RunLiveness, TwoWrongMeanOwnersOfSixDoNotStopTheRun) {
   honest.push_back(&swarm.add_peer("peer3", kHonest));
   Attacker first(swarm, "run-two-wrong-means", "wrong-mean", {}, "attacker0");
   Attacker second(swarm, "run-two-wrong-means", "wrong-mean", {}, "attacker1");
+  std::set<std::string> liar_ids;
   for (Attacker* liar : {&first, &second}) {
-    ASSERT_NE(liar->wait_for("joined "), "") << liar->log() << swarm.logs();
+    const std::string joined = liar->wait_for("joined ");
+    ASSERT_NE(joined, "") << liar->log() << swarm.logs();
+    liar_ids.insert(joined.substr(joined.rfind(' ') + 1));
     ASSERT_NE(liar->wait_for("group "), "") << liar->log() << swarm.logs();
   }
-  wait_for_tracker_line(swarm, honest, "disputed with another partner before");
+  wait_for_tracker_line(swarm, honest, "sits out the run's next");
   // 8 rounds more; a benched honest member sits some out (it fetches them), so each round is
   // checked among those that committed it, not all four.
   const std::uint64_t until = newest_round(honest) + 8;
@@ -71,11 +76,21 @@ TEST(RunLiveness, TwoWrongMeanOwnersOfSixDoNotStopTheRun) {
   EXPECT_EQ(swarm.tracker().log().find("state " + kLiarsHash), std::string::npos) << swarm.logs();
   // For the record (--gtest_output=xml): how many it benched, and the rounds the peers committed.
   const std::string log = swarm.tracker().log();
-  std::size_t benched = 0;
-  for (auto at = log.find("disputed with another partner before"); at != std::string::npos;
-       at = log.find("disputed with another partner before", at + 1))
-    ++benched;
-  RecordProperty("benched", static_cast<int>(benched));
+  std::size_t by_verdict = 0, counted = 0;
+  for (auto at = log.find(" signed a wrong one"); at != std::string::npos;
+       at = log.find(" signed a wrong one", at + 1)) {
+    ++by_verdict;
+    const std::size_t id = log.rfind(": ", at);  // "...found the checker's mean: ID signed..."
+    ASSERT_NE(id, std::string::npos);
+    EXPECT_TRUE(liar_ids.contains(log.substr(id + 2, at - id - 2)))
+        << "a verdict convicted an honest member: " << log.substr(id, at - id + 20);
+  }
+  for (auto at = log.find("disputed before and sits out"); at != std::string::npos;
+       at = log.find("disputed before and sits out", at + 1))
+    ++counted;
+  EXPECT_GE(by_verdict, 1u) << swarm.logs();
+  RecordProperty("benched_by_verdict", static_cast<int>(by_verdict));
+  RecordProperty("benched_by_counting", static_cast<int>(counted));
   RecordProperty("rounds", static_cast<int>(newest_round(honest)));
   EXPECT_EQ(first.process().stop(SIGTERM), 0);
   EXPECT_EQ(second.process().stop(SIGTERM), 0);

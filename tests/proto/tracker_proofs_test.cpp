@@ -23,6 +23,12 @@ std::size_t place_of(const Group& g, const PeerKey& k) {
                                   g.members.begin());
 }
 
+std::uint32_t times_benched(const Harness& h, const PeerKey& k) {
+  for (const BenchedKey& b : h.tracker->snapshot().benched)
+    if (b.key == k) return b.times;
+  return 0;
+}
+
 struct ProofRun {
   Harness h;
   Group group;
@@ -88,7 +94,9 @@ struct ProofRun {
 };
 
 // One of an owner and its checker lied. The first dispute: everyone retries, the two no longer
-// neighbours; the liar lying again, now with a new partner, sits the next retry out alone.
+// neighbours; the liar lying again, now with a new partner, sits the next retry out alone (its
+// first dispute is still being judged). No judge answers here: at the grace's end the counting
+// rule benches the liar, which disputed with a second partner.
 TEST(TrackerProofs, ALiarDisputedWithTwoPartnersSitsTheRetryOutAlone) {
   ProofRun run(5);
   const PeerKey liar = run.group.members[1];
@@ -112,6 +120,7 @@ TEST(TrackerProofs, ALiarDisputedWithTwoPartnersSitsTheRetryOutAlone) {
   EXPECT_EQ(run.h.tracker->status(run.h.now).members.size(), 5u);
   run.h.finish_round();
   EXPECT_EQ(run.h.tracker->snapshot().committed_round, 1u);
+  run.h.run_for(run.h.config.judge_grace);
   // Benched like an unconfirmed accuser: the next round is formed without it.
   for (std::uint8_t n = 1; n <= 5; ++n) run.h.ready(n);
   const Group next = run.latest();
@@ -130,6 +139,7 @@ TEST(TrackerProofs, ABenchAndADisputeSurviveATrackerRestart) {
   run.group = run.latest();
   const std::size_t l = place_of(run.group, liar);
   run.dispute(l, (l + 1) % 5);
+  run.h.run_for(run.h.config.judge_grace);  // no judge answers: the disputes are counted
   run.h.finish_round();
   ASSERT_TRUE(run.h.saved);
   ASSERT_EQ(run.h.saved->committed_round, 1u);
@@ -179,15 +189,16 @@ TEST(TrackerProofs, ABarSurvivesATrackerRestartForTheRestOfItsTime) {
       << "and back once the bar is over";
 }
 
-// Disputes are remembered for the run, not the round: a liar that lied once in an earlier round
-// sits out at its next lie rather than costing every round two retries; and the pair it disputed
-// is kept apart in later rounds too.
+// Disputes are remembered for the run, not the round: where no judge decides, a liar that lied
+// once in an earlier round is benched at its next lie rather than costing every round two
+// retries; and the pair it disputed is kept apart in later rounds too.
 TEST(TrackerProofs, ADisputeFromAnEarlierRoundCountsInALaterOne) {
   ProofRun run(6);
   const PeerKey liar = run.group.members[1];
   const PeerKey first_partner = run.group.members[2];
   run.dispute(1, 2);
   ASSERT_EQ(run.latest().members.size(), 6u);
+  run.h.run_for(run.h.config.judge_grace);  // its judge says nothing
   run.h.finish_round();
   ASSERT_EQ(run.h.tracker->snapshot().committed_round, 1u);
 
@@ -199,8 +210,11 @@ TEST(TrackerProofs, ADisputeFromAnEarlierRoundCountsInALaterOne) {
   run.dispute(l, (l + 1) % 6);
   const Group retry = run.latest();
   EXPECT_EQ(retry.attempt, run.group.attempt + 1);
-  EXPECT_EQ(retry.members.size(), 5u) << "one retry, not two: the liar sits it out alone";
-  EXPECT_EQ(place_of(retry, liar), retry.members.size());
+  EXPECT_EQ(retry.members.size(), 6u) << "a judge is called: the retry has both, apart";
+  EXPECT_EQ(times_benched(run.h, liar), 0u);
+  run.h.run_for(run.h.config.judge_grace);  // it says nothing either: counted
+  EXPECT_EQ(times_benched(run.h, liar), 1u);
+  EXPECT_EQ(times_benched(run.h, run.group.members[(l + 1) % 6]), 0u) << "a first dispute";
 }
 
 // In a group of three every two members are neighbours: no order keeps a disputed pair apart.
@@ -294,6 +308,181 @@ TEST(TrackerProofs, ACheckedGroupsOrderDoesNotFollowWhatItsMembersClaim) {
   }
   ASSERT_EQ(orders[0].size(), 6u);
   EXPECT_EQ(orders[0], orders[1]);
+}
+
+// --- disputes decided by evidence (tracker_judging.cpp) ---
+
+// The judge call of the dispute run.dispute(owner, checker) raised, as member `position` got it.
+std::optional<JudgeCall> call_at(const ProofRun& run, std::size_t position) {
+  const auto e = run.h.last(run.at(position), Kind::judge_call);
+  if (!e) return std::nullopt;
+  return e->judge_call;
+}
+
+// The judge of `call` sends its verdict: the digest `digest` (as ProofRun::statement makes them).
+void judge(ProofRun& run, const JudgeCall& call, std::uint8_t digest, Verdict verdict = {}) {
+  const std::uint8_t judge = *run.h.find(call.judge);
+  Digest d{};
+  d[0] = digest;
+  verdict.judged = sign_statement(key(judge), run.h.config.run_id, call.round, call.attempt,
+                                  StatementKind::verdict, call.segment, d);
+  run.h.peers.at(judge).client->verdict(verdict);
+  run.h.pump();
+}
+
+// Every member of the attempt hears who judges; the judge is neither of the two.
+TEST(TrackerJudging, EveryMemberOfTheAttemptIsToldWhoJudgesANeitherPartyMember) {
+  ProofRun run(5);
+  run.dispute(1, 2);
+  const std::optional<JudgeCall> call = call_at(run, 0);
+  ASSERT_TRUE(call.has_value());
+  for (std::size_t i = 0; i < 5; ++i) {
+    const std::optional<JudgeCall> got = call_at(run, i);
+    ASSERT_TRUE(got.has_value()) << "member " << i;
+    EXPECT_EQ(got->judge, call->judge);
+  }
+  EXPECT_NE(call->judge, run.group.members[1]);
+  EXPECT_NE(call->judge, run.group.members[2]);
+  EXPECT_EQ(call->segment, 1u);
+  EXPECT_EQ(call->owner_result.signer, run.group.members[1]);
+  EXPECT_EQ(call->checker_result.signer, run.group.members[2]);
+  EXPECT_EQ(call->grace_ms, 30'000u) << "three quarters of judge_grace";
+  // A group of two has no third member: nobody is called.
+  ProofRun pair(2);
+  pair.dispute(0, 1);
+  EXPECT_FALSE(call_at(pair, 0).has_value());
+}
+
+// The owner lied: the judge found the checker's mean. The owner is benched on this first lie, and
+// the checker, cleared, is no dispute partner of the liar (a later dispute does not count it).
+TEST(TrackerJudging, AnOwnerThatLiesIsBenchedOnItsFirstLieAndItsCheckerIsCleared) {
+  ProofRun run(5);
+  const PeerKey liar = run.group.members[1], honest = run.group.members[2];
+  run.dispute(1, 2);  // the owner signed digest 1, the checker 2
+  judge(run, *call_at(run, 0), 2);
+  EXPECT_EQ(times_benched(run.h, liar), 1u);
+  EXPECT_EQ(times_benched(run.h, honest), 0u);
+  EXPECT_TRUE(run.h.tracker->snapshot().disputes.empty()) << "the pair is decided, not counted";
+  run.h.finish_round();
+  for (std::uint8_t n = 1; n <= 5; ++n) run.h.ready(n);
+  const Group next = run.latest();
+  EXPECT_EQ(next.round, 2u);
+  EXPECT_EQ(place_of(next, liar), next.members.size()) << "the liar is benched";
+  EXPECT_NE(place_of(next, honest), next.members.size());
+  EXPECT_TRUE(run.h.tracker_events_of(TrackerEvent::Kind::misbehaved).empty());
+}
+
+TEST(TrackerJudging, ACheckerThatLiesIsBenchedAndTheOwnerNever) {
+  ProofRun run(6);
+  run.dispute(3, 4);
+  judge(run, *call_at(run, 0), 1);  // the owner's digest
+  EXPECT_EQ(times_benched(run.h, run.group.members[4]), 1u);
+  EXPECT_EQ(times_benched(run.h, run.group.members[3]), 0u);
+}
+
+// An honest member lied against in every attempt is never benched when judges decide: the liar
+// is, at its first verdict, while its later disputes of the round wait (it sits those retries
+// out, unbenched).
+TEST(TrackerJudging, AnHonestMemberDisputedAgainAndAgainIsNeverBenched) {
+  ProofRun run(6);
+  const PeerKey liar = run.group.members[1];
+  run.dispute(1, 2);
+  const JudgeCall first = *call_at(run, 0);
+  run.group = run.latest();
+  const std::size_t l = place_of(run.group, liar);
+  ASSERT_LT(l, run.group.members.size()) << "the first dispute: the retry has both";
+  run.dispute(l, (l + 1) % run.group.members.size());  // the liar lies to its new checker
+  const Group third = run.latest();
+  EXPECT_EQ(place_of(third, liar), third.members.size()) << "awaiting its verdict, it sits out";
+  EXPECT_EQ(times_benched(run.h, liar), 0u) << "not benched on the counting rule";
+  judge(run, first, 2);
+  const JudgeCall second = *call_at(run, 0);
+  ASSERT_NE(second.attempt, first.attempt);
+  judge(run, second, 2);
+  EXPECT_EQ(times_benched(run.h, liar), 2u);
+  for (const PeerKey& k : run.group.members)
+    EXPECT_EQ(times_benched(run.h, k), k == liar ? 2u : 0u);
+}
+
+// A judge that finds neither mean is a third disputer: its word benches no one on a first
+// dispute, and it becomes a partner of both (the counting rule then counts it too).
+TEST(TrackerJudging, AJudgeThatMatchesNeitherConvictsNoOneAndDisputesWithBoth) {
+  ProofRun run(5);
+  run.dispute(1, 2);
+  const JudgeCall call = *call_at(run, 0);
+  judge(run, call, 3);
+  EXPECT_TRUE(run.h.tracker->snapshot().benched.empty());
+  EXPECT_EQ(run.h.tracker->snapshot().disputes.size(), 3u) << "the pair, and the judge with each";
+  const auto notices = run.h.tracker_events_of(TrackerEvent::Kind::notice);
+  ASSERT_FALSE(notices.empty());
+  EXPECT_NE(notices.back().text.find("found a mean neither signed"), std::string::npos)
+      << notices.back().text;
+}
+
+// A judge that sends nothing in time leaves the dispute to the counting rule: a liar's second
+// dispute benches it, as before judges; the run never waits on a judge.
+TEST(TrackerJudging, ASilentJudgeLeavesTheDisputeToTheCountingRule) {
+  ProofRun run(5);
+  const PeerKey liar = run.group.members[1];
+  run.dispute(1, 2);
+  run.h.run_for(run.h.config.judge_grace);
+  EXPECT_TRUE(run.h.tracker->snapshot().benched.empty()) << "a first dispute benches no one";
+  run.group = run.latest();
+  const std::size_t l = place_of(run.group, liar);
+  run.dispute(l, (l + 1) % run.group.members.size());
+  EXPECT_EQ(times_benched(run.h, liar), 0u) << "its judge has its grace";
+  run.h.run_for(run.h.config.judge_grace);
+  EXPECT_EQ(times_benched(run.h, liar), 1u) << "counted: it disputed with a second partner";
+}
+
+TEST(TrackerJudging, AVerdictNotTheCalledJudgesSignedOneCountsForNothing) {
+  ProofRun run(5);
+  run.dispute(1, 2);
+  JudgeCall call = *call_at(run, 0);
+  // A member that was not called sends one: ignored.
+  const std::size_t judge_at = place_of(run.group, call.judge);
+  const std::size_t other = judge_at == 0 ? 3 : 0;
+  Digest d{};
+  d[0] = 2;
+  run.h.peers.at(run.at(other))
+      .client->verdict(
+          Verdict{.judged = sign_statement(key(run.at(other)), run.h.config.run_id, call.round,
+                                           call.attempt, StatementKind::verdict, call.segment, d),
+                  .missing = {},
+                  .equivocation = {}});
+  run.h.pump();
+  EXPECT_TRUE(run.h.tracker->snapshot().benched.empty());
+  // The judge sends one with a broken signature: its misbehaviour, and the dispute is counted.
+  Verdict forged;
+  forged.judged = sign_statement(key(run.at(judge_at)), run.h.config.run_id, call.round,
+                                 call.attempt, StatementKind::verdict, call.segment, d);
+  forged.judged.signature[3] ^= 1;
+  run.h.peers.at(run.at(judge_at)).client->verdict(forged);
+  run.h.pump();
+  EXPECT_TRUE(run.h.tracker->snapshot().benched.empty());
+  const auto misbehaved = run.h.tracker_events_of(TrackerEvent::Kind::misbehaved);
+  ASSERT_EQ(misbehaved.size(), 1u);
+  EXPECT_EQ(misbehaved[0].peer, call.judge);
+}
+
+// An undecided verdict that shows a contributor signed two digests cuts it off; the dispute is
+// counted.
+TEST(TrackerJudging, AnEquivocationTheJudgeFoundCutsItsSignerOff) {
+  ProofRun run(5);
+  run.dispute(1, 2);
+  const JudgeCall call = *call_at(run, 0);
+  const std::size_t judge_at = place_of(run.group, call.judge);
+  std::size_t cheat = 0;
+  while (cheat == judge_at || cheat == 1 || cheat == 2) ++cheat;
+  Verdict v;
+  v.equivocation =
+      MisconductProof{.first = run.statement(cheat, StatementKind::contribution, 1, 1),
+                      .second = run.statement(cheat, StatementKind::contribution, 1, 2)};
+  judge(run, call, 0, v);
+  const auto misbehaved = run.h.tracker_events_of(TrackerEvent::Kind::misbehaved);
+  ASSERT_EQ(misbehaved.size(), 1u);
+  EXPECT_EQ(misbehaved[0].peer, run.group.members[cheat]);
+  EXPECT_TRUE(run.h.tracker->snapshot().benched.empty());
 }
 
 }  // namespace

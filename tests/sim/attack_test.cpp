@@ -113,20 +113,58 @@ TEST(SimAttack, TwoLiarsOfEightNeitherStallNorPoisonTheRun) {
 }
 
 // Two owners of six that return their segment's mean negated (checked owners catch each lie):
-// under the dispute rule's counting both liars and honest checkers they lied against get benched,
+// under the dispute rule's counting both liars and honest checkers they lied against got benched,
 // four of six at once, which stopped a run of real processes for good. Benched members no longer
-// hold the quorum back and benches count attempts: the run keeps committing.
+// hold the quorum back and benches count attempts: the run keeps committing (now with judges
+// deciding the disputes, the next test).
 TEST(SimAttack, TwoWrongMeanOwnersOfSixDoNotStopTheRun) {
   const std::uint64_t seed = 600;
   test::print_seed(seed);
   Swarm swarm(attacked_swarm(seed, {{1, Behaviour::wrong_mean}, {4, Behaviour::wrong_mean}}, 6));
-  std::size_t benched = 0;
+  swarm.start();
+  ASSERT_TRUE(swarm.run_for(minutes(2)));
+  ASSERT_NE(swarm.tracker().core(), nullptr);
+  EXPECT_GE(swarm.tracker().core()->snapshot().benched.size(), 1u) << "the liars were benched";
+  EXPECT_GE(swarm.rounds_committed(), 20u) << test::replay_hint(seed, "SimAttack.*");
+  EXPECT_TRUE(swarm.ledger().violations().empty()) << test::violations(swarm);
+  EXPECT_TRUE(finite_states(swarm));
+}
+
+// The same two liars, with disputes decided by evidence (proto/segment_judge.hpp): each dispute's
+// judge, a third member of the attempt, recomputes the segment from its members' signed
+// contributions and finds the honest checker's mean. Each liar is benched by a verdict, on the
+// first lie a verdict decides, and no honest member is ever benched.
+TEST(SimAttack, TwoWrongMeanOwnersOfSixAreBenchedOnTheirFirstLie) {
+  const std::uint64_t seed = 600;
+  test::print_seed(seed);
+  Swarm swarm(attacked_swarm(seed, {{1, Behaviour::wrong_mean}, {4, Behaviour::wrong_mean}}, 6));
+  const std::set<proto::PeerKey> liars = {swarm.peer_key(1), swarm.peer_key(4)};
+  std::map<proto::PeerKey, std::size_t> convicted;  // by a verdict
+  std::size_t disputes = 0, counted = 0;
   swarm.watch_tracker([&](const proto::TrackerEvent& e) {
-    if (e.text.find("disputed with another partner before") != std::string::npos) ++benched;
+    if (e.text.find("signed different means") != std::string::npos) ++disputes;
+    if (e.text.find("is counted") != std::string::npos) ++counted;
+    if (e.peer && e.text.find("recomputed segment") != std::string::npos) ++convicted[*e.peer];
   });
   swarm.start();
   ASSERT_TRUE(swarm.run_for(minutes(2)));
-  EXPECT_GE(benched, 1u) << "the liars lied more than once each";
+  for (const proto::PeerKey& liar : liars)
+    EXPECT_GE(convicted[liar], 1u) << "each liar is convicted by a verdict";
+  EXPECT_EQ(convicted.size(), 2u) << "and only the liars";
+  EXPECT_EQ(counted, 0u) << "every dispute decided by its judge";
+  const proto::TrackerCore* tracker = swarm.tracker().core();
+  ASSERT_NE(tracker, nullptr);
+  for (const proto::BenchedKey& b : tracker->snapshot().benched)
+    EXPECT_TRUE(liars.contains(b.key)) << "an honest member benched";
+  // Each liar's first bench is its first verdict: it lied before, but nobody was benched then.
+  for (const proto::BenchedKey& b : tracker->snapshot().benched)
+    EXPECT_EQ(b.times, convicted[b.key]) << "one bench a verdict";
+  EXPECT_GE(disputes, 2u);
+  std::size_t verdicts = 0;
+  for (const auto& [key, n] : convicted) verdicts += n;
+  RecordProperty("disputes", static_cast<int>(disputes));
+  RecordProperty("verdicts", static_cast<int>(verdicts));
+  RecordProperty("rounds", static_cast<int>(swarm.rounds_committed()));
   EXPECT_GE(swarm.rounds_committed(), 20u) << test::replay_hint(seed, "SimAttack.*");
   EXPECT_TRUE(swarm.ledger().violations().empty()) << test::violations(swarm);
   EXPECT_TRUE(finite_states(swarm));

@@ -43,7 +43,8 @@
 //                  that true manifest with chunks of zeros (which do not match it) to whoever the
 //                  tracker sends to fetch from it; it never says ready
 // The lying members (accuse, poison, wrong-mean, disputer) claim to hold every state the tracker
-// commits or tells them to fetch, without computing or fetching it.
+// commits or tells them to fetch, without computing or fetching it. Those that exchange send a
+// dispute's judge their contribution (and list) as an honest member does, and never judge.
 //
 // One line on stdout per event a test waits for:
 //   joined shard I of N as ID | refused REASON | group ROUND ATTEMPT SIZE
@@ -66,7 +67,10 @@
 #include "loco/net/host_port.hpp"
 #include "loco/net/peer_mesh.hpp"
 #include "loco/proto/all_reduce.hpp"
+#include "loco/proto/direct_allreduce.hpp"
 #include "loco/proto/early_messages.hpp"
+#include "loco/proto/encoded_update.hpp"
+#include "loco/proto/judge_messages.hpp"
 #include "loco/proto/state_transfer.hpp"
 #include "loco/sim/lying_member.hpp"
 #include "loco/train/genesis.hpp"
@@ -217,6 +221,7 @@ class Attacker {
         say(fmt::format("aborted {} {}", e.abort.round, e.abort.attempt));
         if (!e.abort.retry && lying()) ready();
         break;
+      case Kind::judge_call: contribute_to_judge(e.judge_call); break;
       case Kind::resync:
         say(fmt::format("told to fetch {} {}", e.resync.round, hash12(e.resync.state_hash)));
         if (lying()) claim(e.resync.round, e.resync.state_hash, true);
@@ -325,6 +330,7 @@ class Attacker {
     const auto me = std::find(g.members.begin(), g.members.end(), key_.public_key());
     if (me == g.members.end()) return;
     id_ = {g.round, g.attempt};
+    members_ = g.members;
     reported_ = false;
     work_.assign(values_, o_.attack == "poison" ? 1e30f : 0.0f);
     if (lying_member_)
@@ -356,6 +362,44 @@ class Attacker {
   }
 
   bool running() const { return !all_reduce_->done() && !all_reduce_->failure(); }
+
+  // A dispute of its attempt is judged (proto/segment_judge.hpp): it sends the judge its chunks of
+  // the segment as its collective encoded them (its update of zeros or 1e30, with the attempt's
+  // seed), and, as the segment's owner or checker, the contribution statements it summed; its lie
+  // is the mean, not its contribution. Called as the judge itself, it says nothing (the tracker
+  // then counts the dispute).
+  void contribute_to_judge(const proto::JudgeCall& call) {
+    if (!exchanging() || !all_reduce_ ||
+        id_ != proto::EarlyMessages::Id{call.round, call.attempt} ||
+        call.judge == key_.public_key() || call.segment >= members_.size())
+      return;
+    const std::size_t n = members_.size();
+    const std::size_t unit = proto::direct_chunk_values(values_, std::size_t{1} << 16);
+    // Its update as start_exchange() made it (work_ holds the mean by now).
+    const std::vector<float> update(values_, o_.attack == "poison" ? 1e30f : 0.0f);
+    const proto::EncodedUpdate encoded(*codec_, update, unit, call.round * 1000 + call.attempt,
+                                       key_.public_key());
+    const std::size_t begin = proto::segment_begin(values_, n, call.segment, unit);
+    const std::size_t end = proto::segment_begin(values_, n, call.segment + 1, unit);
+    const std::string address = address_of(call.judge);
+    for (std::size_t at = begin, k = 0; at < end; at += unit, ++k) {
+      const auto bytes = encoded.unit(at / unit);
+      mesh_->send(call.judge, address, proto::MessageType::judge_chunk,
+                  proto::encode(proto::JudgeChunk{.round = call.round,
+                                                  .attempt = call.attempt,
+                                                  .segment = call.segment,
+                                                  .chunk = static_cast<std::uint32_t>(k),
+                                                  .bytes = {bytes.begin(), bytes.end()}}));
+    }
+    if (algorithm_ != proto::AllReduceAlgorithm::direct) return;
+    auto inputs = static_cast<const proto::DirectAllReduce&>(*all_reduce_).inputs_of(call.segment);
+    if (inputs)
+      mesh_->send(call.judge, address, proto::MessageType::judge_inputs,
+                  proto::encode(proto::JudgeInputs{.round = call.round,
+                                                   .attempt = call.attempt,
+                                                   .segment = call.segment,
+                                                   .inputs = std::move(*inputs)}));
+  }
 
   void on_mesh(const proto::PeerKey& from, proto::MessageType type,
                std::span<const std::byte> body) {
@@ -499,6 +543,7 @@ class Attacker {
   std::optional<sim::LyingMember> lying_member_;  // wrong-mean, disputer
   std::vector<float> work_;
   proto::EarlyMessages::Id id_{};
+  std::vector<proto::PeerKey> members_;  // the group of id_
   bool reported_ = false;
   proto::EarlyMessages early_;
   std::size_t sent_ = 0;     // raw messages the connection took

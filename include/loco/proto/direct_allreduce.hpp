@@ -82,6 +82,11 @@ class DirectAllReduce final : public AllReduce {
   // collective's chunk) as its owner encoded it, moved out.
   std::vector<std::vector<std::byte>> take_mean();
 
+  // Checked owners: the N contribution statements this member summed for `segment` (the one it
+  // owns or the one it checks), once all are in; what it sends a judge of that segment
+  // (segment_judge.hpp). Nothing for another segment, or before.
+  std::optional<std::vector<Statement>> inputs_of(std::size_t segment) const;
+
   void start() override;
   void on_message(const PeerKey& from, std::span<const std::byte> body) override;
   bool done() const override;

@@ -29,6 +29,7 @@ enum class MessageType : std::uint16_t {
   state_to_tracker = 0x0109,  // a state-transfer message for the tracker's custody (state_relay)
   view_request = 0x010A,      // a member that cannot apply a view delta asks for the full view
   misconduct_proof = 0x010B,  // signed statements that show members at fault (owner_check.hpp)
+  verdict = 0x010C,           // a judge's finding on a disputed segment (judge_messages.hpp)
   // tracker -> peer
   join_reply = 0x0181,
   heartbeat_ack = 0x0182,
@@ -40,10 +41,13 @@ enum class MessageType : std::uint16_t {
   state_to_peer = 0x0188,  // a state-transfer message from the tracker's custody (state_relay)
   view_delta = 0x0189,     // the change from one broadcast view to the next
   run_ended = 0x018A,      // the run's final round is committed (and kept, or not, by the tracker)
+  judge_call = 0x018B,     // a dispute's judge named to the disputed attempt's members
   // peer <-> peer
   ring_chunk = 0x0201,
   all_gather_part = 0x0202,
-  evidence = 0x0203,  // a member's signed chunk out of bounds, shown to its group
+  evidence = 0x0203,      // a member's signed chunk out of bounds, shown to its group
+  judge_chunk = 0x0204,   // a member's contribution to a disputed segment, for its judge
+  judge_inputs = 0x0205,  // the contribution statements a disputed owner or checker summed
   state_request = 0x0301,
   state_manifest = 0x0302,
   state_refusal = 0x0303,

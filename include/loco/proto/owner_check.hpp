@@ -38,12 +38,14 @@
 namespace loco::proto {
 
 // contribution and result: checked owners' (above); update_unit and mean_unit: a signed chunk of
-// the direct exchange (unit_evidence.hpp), evidence between members, never a proof here.
+// the direct exchange (unit_evidence.hpp), evidence between members, never a proof here; verdict:
+// a judge's digest of a disputed segment's mean (segment_judge.hpp).
 enum class StatementKind : std::uint8_t {
   contribution = 0,
   result = 1,
   update_unit = 2,
-  mean_unit = 3
+  mean_unit = 3,
+  verdict = 4
 };
 
 struct Statement {

@@ -59,6 +59,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "loco/compress/codec.hpp"
@@ -72,6 +73,7 @@
 #include "loco/proto/relay_core.hpp"
 #include "loco/proto/relay_messages.hpp"
 #include "loco/proto/round_mean.hpp"
+#include "loco/proto/segment_judge.hpp"
 #include "loco/proto/state_transfer.hpp"
 #include "loco/proto/tracker_client.hpp"
 
@@ -279,6 +281,18 @@ class PeerCore {
   void relay(const PeerKey& from, const RelayHeader& header, std::span<const std::byte> payload);
   void on_relay_refused(TimePoint now, const PeerKey& from, std::span<const std::byte> body);
 
+  // Disputes decided by evidence (peer_core_judge.cpp, segment_judge.hpp): a member of a disputed
+  // attempt sends the judge its contribution to the segment (and, as its owner or checker, the
+  // statements it summed); the judge recomputes it and sends the tracker its verdict.
+  void on_judge_call(TimePoint now, const JudgeCall& call);
+  void on_judge_message(const PeerKey& from, MessageType type, std::span<const std::byte> body);
+  void contribute_to_judge(const JudgeCall& call, const AllReduceConfig& attempt);
+  // The statements this member summed for segment `segment` of attempt `attempt`, if it did.
+  std::optional<std::vector<Statement>> inputs_for(std::uint32_t attempt, std::size_t segment);
+  void keep_inputs();  // before the running direct exchange goes: its lists, for a judge
+  void pump_judges();
+  void judge_timer(TimePoint now);
+
   // Gossip mode (peer_core_gossip.cpp).
   bool gossip_group_whole() const;
   void gossip_view_changed();
@@ -321,6 +335,18 @@ class PeerCore {
   // named in it.
   std::optional<AllReduceConfig> attempt_config_;
   std::set<PeerKey> evidence_from_, named_;
+  // The round's checked direct-exchange attempts this member took part in (for a judge call on
+  // one), and the contribution statements it summed as an owner or checker, by (attempt, segment).
+  std::map<std::uint32_t, AllReduceConfig> attempt_configs_;
+  std::map<std::pair<std::uint32_t, std::size_t>, std::vector<Statement>> kept_inputs_;
+  // Disputes this member judges, by (round, attempt, segment), each with its grace's end; and
+  // judge messages that came before the call (at most kMaxEarlyJudgeMessages).
+  struct Judging {
+    std::unique_ptr<SegmentJudge> judge;
+    TimePoint deadline = kNever;
+  };
+  std::map<std::tuple<std::uint64_t, std::uint32_t, std::uint32_t>, Judging> judging_;
+  EarlyMessages judge_early_{256};
   Digest reported_{};  // the hash round_done reported for ready_round_
   EarlyMessages early_;
   TimePoint gossip_deadline_ = kNever;

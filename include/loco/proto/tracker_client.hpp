@@ -34,6 +34,7 @@
 #include "loco/core/error.hpp"
 #include "loco/core/time.hpp"
 #include "loco/proto/gossip_roster.hpp"
+#include "loco/proto/judge_messages.hpp"
 #include "loco/proto/tracker_messages.hpp"
 #include "loco/proto/view_delta.hpp"
 
@@ -69,6 +70,7 @@ struct ClientEvent {
     resync,       // fetch the state: `resync`
     state_relay,  // a state-transfer message from the tracker (custody): `relay_type`, `relay_body`
     run_ended,    // the run's final round is committed, kept by the tracker or not: `run_ended`
+    judge_call,   // a dispute of a round this peer took part in is judged: `judge_call`
     tracker_lost,   // silent past the eviction time: the driver reconnects
     tracker_error,  // a malformed or forged message: `text`; the driver reconnects
   };
@@ -84,6 +86,7 @@ struct ClientEvent {
   AbortRound abort{};
   Resync resync{};
   RunEnded run_ended{};
+  JudgeCall judge_call{};
   MessageType relay_type{};
   std::vector<std::byte> relay_body{};
 };
@@ -111,6 +114,7 @@ class TrackerClient {
   void round_done(const RoundDone& done);
   void round_failed(const RoundFailed& failed);
   void proven_misconduct(const ProvenMisconduct& proof);
+  void verdict(const Verdict& verdict);  // this peer judged a dispute (segment_judge.hpp)
   void report(const MisbehaviourReport& report);
   void state_report();  // the state set_state() holds, after a resync
   // A state-transfer message to the tracker (serving its custody pull, or fetching its copy).

@@ -96,6 +96,10 @@ struct TrackerCoreConfig {
   // many each time it happens again: one member that accuses or lies at every round stalls at most
   // one round in this many, not every round. 0: no bench.
   std::uint32_t accusation_bench_rounds = 10;
+  // A dispute between a checked owner and its checker is judged by a third member of the group
+  // (segment_judge.hpp): the judge decides with what came within three quarters of this, and a
+  // verdict not in by then leaves the dispute to the counting rule (tracker_judging.cpp).
+  Duration judge_grace = std::chrono::seconds(40);
   // At most this many relayed links in a group (relay_plan.hpp's max_unreachable); 0: as many as
   // its relays' budgets allow.
   std::uint32_t max_relayed_links = 0;

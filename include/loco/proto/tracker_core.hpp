@@ -67,6 +67,7 @@
 #include "loco/core/time.hpp"
 #include "loco/proto/custody_policy.hpp"
 #include "loco/proto/custody_pull.hpp"
+#include "loco/proto/judge_messages.hpp"
 #include "loco/proto/relay_plan.hpp"
 #include "loco/proto/round_formation.hpp"
 #include "loco/proto/state_relay.hpp"
@@ -254,6 +255,18 @@ class TrackerCore {
   // can.
   void keep_disputed_apart(std::vector<PeerKey>& ring) const;
   void forget_disputes_of_gone_members();
+  // Disputes decided by evidence (tracker_judging.cpp, segment_judge.hpp).
+  // Names a judge for the dispute `proof` (two result statements) of the group `members` and calls
+  // it, or nothing when none is left to name (or too many are pending); `by_counting` is whom the
+  // counting rule convicts if the judge does not decide.
+  std::optional<PeerKey> call_judge(TimePoint now, const MisconductProof& proof,
+                                    const std::vector<PeerKey>& members,
+                                    std::set<PeerKey> by_counting);
+  // Whether `peer` is a party to a dispute of round `round` still being judged.
+  bool awaits_verdict(std::uint64_t round, const PeerKey& peer) const;
+  void handle_verdict(TimePoint now, const PeerKey& from, const Verdict& verdict);
+  void judging_timer(TimePoint now);
+  TimePoint judging_deadline() const;
   // Orders a checked direct exchange's group so that no member can choose its neighbours (its
   // checker and whom it checks): by the hash of each key with the tracker's signature over the
   // run, round and attempt, deterministic and unpredictable to the members.
@@ -471,6 +484,17 @@ class TrackerCore {
   // Checked owners: each member's partners in disputed (owner, checker) pairs, for the whole run
   // (tracker_proofs.cpp). At most kMaxBarred entries: members that left go first.
   std::map<PeerKey, std::set<PeerKey>> disputes_;
+  // Disputes a judge was called for, until its verdict or its grace's end.
+  struct Judging {
+    JudgeCall call;
+    std::vector<PeerKey> members;   // the disputed attempt's group
+    std::set<PeerKey> by_counting;  // whom the counting rule convicts if the judge does not decide
+    TimePoint deadline{};
+  };
+  static constexpr std::size_t kMaxJudgings = 64;
+  std::vector<Judging> judgings_;
+  // Benches the members `j` leaves to the counting rule; says why.
+  void judge_by_counting(const Judging& j, const std::string& why);
   // The (attempt, segment) of each dispute counted in next_round(): every member of a group holds
   // the same proof, so one dispute may arrive many times and must count once.
   std::set<std::pair<std::uint32_t, std::uint32_t>> disputed_segments_;
