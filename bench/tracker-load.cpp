@@ -297,7 +297,9 @@ ServerFigures server_figures(std::size_t peers, int measure_s, const std::string
                               "--tracker.max-connections-per-address",
                               std::to_string(peers + 16),
                               "--tracker.max-members-per-address",
-                              "0"},
+                              "0",
+                              "--tracker.max-connections",
+                              std::to_string(peers + 16)},
                              dir / "tracker.log");
   const std::string line = tracker.read_line();  // "listening on HOST:PORT as KEY"
   const auto as = line.find(" as ");
