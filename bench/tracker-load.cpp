@@ -9,6 +9,8 @@
 //     with every peer connected.
 // Prints progress to stderr and, as its last line:
 //   tracker-load: core_events_per_s=... server_heartbeats_per_s=... server_p99_ms=... rss_mb=...
+// A part that did not run or measured nothing (a client refused, no heartbeat acked) prints "nan"
+// for its figures, says why on stderr (keeping the tracker's log), and the exit status is 1.
 // Options: --core-peers N --server-peers N --measure-s S --tracker PATH (another loco-tracker
 // binary, e.g. an older build to compare with; default: the one next to this program).
 // The tracker runs with configs/tiny.toml as its run config.
@@ -19,6 +21,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -36,6 +39,7 @@
 #include "loco/net/stream_bundle.hpp"
 #include "loco/proto/tracker_core.hpp"
 #include "loco/secure/identity.hpp"
+#include "loco/train/genesis.hpp"
 #include "loco/train/run_settings.hpp"
 
 namespace {
@@ -76,13 +80,14 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-proto::JoinRequest join_request(std::size_t i, std::vector<proto::Setting> settings) {
+proto::JoinRequest join_request(std::size_t i, std::vector<proto::Setting> settings,
+                                Digest genesis = Digest{1}) {
   proto::JoinRequest r;
   r.software = "loco tracker-load";
   r.listen_address = "127.0.0.1:" + std::to_string(10'000 + i);
   r.upload_bps = 100'000'000;
   r.settings = std::move(settings);
-  r.genesis = Digest{1};
+  r.genesis = genesis;
   r.state_hash = r.genesis;
   return r;
 }
@@ -154,11 +159,12 @@ double core_events_per_s(std::size_t peers) {
   return static_cast<double>(inputs) / wall;
 }
 
-// Part 2: a real loco-tracker and `peers` clients over loopback.
+// Part 2: a real loco-tracker and `peers` clients over loopback. A figure not measured (a client
+// not joined, no ack) is NaN, printed as "nan", and the benchmark fails.
 struct ServerFigures {
-  double heartbeats_per_s = 0;
-  double p99_ms = 0;
-  double rss_mb = 0;
+  double heartbeats_per_s = std::nan("");
+  double p99_ms = std::nan("");
+  double rss_mb = std::nan("");
 };
 
 std::size_t status_kib(pid_t pid, const std::string& field) {
@@ -232,7 +238,9 @@ class Client {
     if (!whole) return;
     const auto type = static_cast<proto::MessageType>(whole->type);
     if (type == proto::MessageType::join_reply) {
-      const bool accepted = proto::decode<proto::JoinReply>(whole->bytes).accepted;
+      const auto reply = proto::decode<proto::JoinReply>(whole->bytes);
+      const bool accepted = reply.accepted;
+      if (!accepted) std::fprintf(stderr, "peer %zu: refused: %s\n", index_, reply.refusal.c_str());
       // Heartbeats from the join on (or the tracker evicts the early joiners while the others
       // join), each client at its own phase of the 2 s period.
       if (accepted) start_heartbeats(milliseconds(index_ * 7919 % 2000));
@@ -269,13 +277,30 @@ ServerFigures server_figures(std::size_t peers, int measure_s, const std::string
   std::filesystem::create_directories(dir);
   secure::write_key_file(dir / "tracker.key", secure::KeyPair::generate(), false);
   const std::string config = std::string(LOCO_SOURCE_DIR) + "/configs/tiny.toml";
-  test::ChildProcess tracker(
-      {program, "--tracker.key", (dir / "tracker.key").string(), "--tracker.listen", "127.0.0.1:0",
-       "--tracker.state-file", "", "--tracker.http", "", "--run.id", "bench", "--run.config",
-       config, "--admission.policy", "open", "--run.shard-count",
-       std::to_string(std::max<std::size_t>(peers, 64)), "--tracker.max-connections-per-address",
-       std::to_string(peers + 16)},
-      dir / "tracker.log");
+  test::ChildProcess tracker({program,
+                              "--tracker.key",
+                              (dir / "tracker.key").string(),
+                              "--tracker.listen",
+                              "127.0.0.1:0",
+                              "--tracker.state-file",
+                              "",
+                              "--tracker.http",
+                              "",
+                              "--run.id",
+                              "bench",
+                              "--run.config",
+                              config,
+                              "--admission.policy",
+                              "open",
+                              "--run.shard-count",
+                              std::to_string(std::max<std::size_t>(peers, 64)),
+                              "--tracker.max-connections-per-address",
+                              std::to_string(peers + 16),
+                              "--tracker.max-members-per-address",
+                              "0",
+                              "--tracker.max-connections",
+                              std::to_string(peers + 16)},
+                             dir / "tracker.log");
   const std::string line = tracker.read_line();  // "listening on HOST:PORT as KEY"
   const auto as = line.find(" as ");
   if (!line.starts_with("listening on ") || as == std::string::npos) {
@@ -286,7 +311,11 @@ ServerFigures server_figures(std::size_t peers, int measure_s, const std::string
   const auto endpoint =
       net::resolve(io, net::parse_host_port(line.substr(13, as - 13), /*allow_any_port=*/false));
   const auto pinned = secure::parse_public_key(line.substr(as + 4));
-  const auto settings = train::run_settings(cli::load_train_config(config));
+  // The join carries what a real peer's does: the run's settings and genesis (the tracker refuses
+  // another initial state).
+  const train::TrainConfig run = cli::load_train_config(config);
+  const auto settings = train::run_settings(run);
+  const Digest genesis = train::genesis_state(run).hash();
 
   // Clients join a few at a time (the tracker caps connections in their handshake per address).
   std::vector<std::unique_ptr<Client>> clients;
@@ -296,7 +325,7 @@ ServerFigures server_figures(std::size_t peers, int measure_s, const std::string
   std::function<void()> connect_next = [&] {
     if (next == peers) return;
     const std::size_t i = next++;
-    clients[i]->connect(io, endpoint, pinned, join_request(i, settings), [&](bool ok) {
+    clients[i]->connect(io, endpoint, pinned, join_request(i, settings, genesis), [&](bool ok) {
       ++settled;
       joined += ok;
       if (settled % 100 == 0)
@@ -313,6 +342,13 @@ ServerFigures server_figures(std::size_t peers, int measure_s, const std::string
                joined, peers, seconds_since(start), status_kib(tracker.pid(), "VmRSS") / 1024.0,
                status_kib(tracker.pid(), "VmHWM") / 1024.0);
 
+  ServerFigures f;
+  if (joined != peers) {
+    std::fprintf(stderr, "server: FAILED: %zu of %zu clients did not join; the tracker's log: %s\n",
+                 peers - joined, peers, (dir / "tracker.log").c_str());
+    return f;
+  }
+
   // Measured after one period of settling.
   std::vector<double> rtts;
   boost::asio::steady_timer phase(io);
@@ -323,15 +359,17 @@ ServerFigures server_figures(std::size_t peers, int measure_s, const std::string
     phase.async_wait([&](const boost::system::error_code&) { io.stop(); });
   });
   io.run();
-  ServerFigures f;
   f.rss_mb = status_kib(tracker.pid(), "VmRSS") / 1024.0;
-  f.heartbeats_per_s = static_cast<double>(rtts.size()) / measure_s;
-  if (!rtts.empty()) {
-    std::sort(rtts.begin(), rtts.end());
-    f.p99_ms = rtts[std::min(rtts.size() - 1, rtts.size() * 99 / 100)];
-    std::fprintf(stderr, "server: %zu acks in %d s; median %.2f ms, p99 %.2f ms, max %.2f ms\n",
-                 rtts.size(), measure_s, rtts[rtts.size() / 2], f.p99_ms, rtts.back());
+  if (rtts.empty()) {
+    std::fprintf(stderr, "server: FAILED: no heartbeat acked in %d s; the tracker's log: %s\n",
+                 measure_s, (dir / "tracker.log").c_str());
+    return f;
   }
+  f.heartbeats_per_s = static_cast<double>(rtts.size()) / measure_s;
+  std::sort(rtts.begin(), rtts.end());
+  f.p99_ms = rtts[std::min(rtts.size() - 1, rtts.size() * 99 / 100)];
+  std::fprintf(stderr, "server: %zu acks in %d s; median %.2f ms, p99 %.2f ms, max %.2f ms\n",
+               rtts.size(), measure_s, rtts[rtts.size() / 2], f.p99_ms, rtts.back());
   std::fprintf(stderr, "server: tracker RSS %.1f MB (peak %.1f MB)\n", f.rss_mb,
                status_kib(tracker.pid(), "VmHWM") / 1024.0);
   std::filesystem::remove_all(dir);
@@ -361,5 +399,7 @@ int main(int argc, char** argv) {
       "tracker-load: core_events_per_s=%.0f server_heartbeats_per_s=%.1f server_p99_ms=%.2f "
       "rss_mb=%.1f\n",
       core, server.heartbeats_per_s, server.p99_ms, server.rss_mb);
-  return 0;
+  const bool measured = std::isfinite(core) && core > 0 && std::isfinite(server.heartbeats_per_s) &&
+                        std::isfinite(server.p99_ms) && std::isfinite(server.rss_mb);
+  return measured ? 0 : 1;
 }

@@ -104,7 +104,7 @@ QuorumInput TrackerCore::quorum_input() const {
 
 bool TrackerCore::waited_for(const PeerKey& key, const MemberRecord& m) const {
   return m.catch_up_wait || m.rounds_missed < config_.wait_rounds ||
-         std::find(previous_group_.begin(), previous_group_.end(), key) != previous_group_.end();
+         std::ranges::binary_search(previous_group_, key);
 }
 
 TimePoint TrackerCore::formation_deadline(const QuorumInput& in) const {
@@ -125,6 +125,7 @@ void TrackerCore::note_unjudged(const PeerKey& a, const PeerKey& b) {
 }
 
 std::optional<Duration> TrackerCore::round_phase() const {
+  if (!config_.pacing.on()) return std::nullopt;  // runs paced by steps: no O(members) pass
   std::vector<float> step_seconds;
   for (const auto& [key, m] : members_) step_seconds.push_back(m.step_seconds);
   return paced_phase(step_seconds, config_.pacing);
@@ -376,6 +377,7 @@ void TrackerCore::commit(TimePoint now, const Digest& hash) {
       .state_hash = hash});
   if (history_.size() > TrackerSnapshot::kMaxHistory) history_.erase(history_.begin());
   previous_group_ = attempt.members;
+  std::ranges::sort(previous_group_);  // waited_for() looks each member up in it
   // The next reference may fall by at most the limit per round: honest updates shrink as the
   // learning rate decays, not by orders of magnitude at once.
   norm_floor_ = config_.update_norm_limit > 0 ? median_norm_ / config_.update_norm_limit : 0;

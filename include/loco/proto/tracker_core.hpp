@@ -477,7 +477,7 @@ class TrackerCore {
   // round ends, so that a peer is answered once a round however often it asks.
   std::set<PeerKey> held_back_;
   TimePoint first_ready_ = kNever;
-  std::vector<PeerKey> previous_group_;
+  std::vector<PeerKey> previous_group_;  // sorted: quorum_input() looks up every member in it
   std::optional<Attempt> attempt_;
   std::optional<PendingRetry> pending_retry_;
   std::set<PeerKey> reported_;  // members that reported a failure in next_round()
