@@ -130,25 +130,28 @@ std::optional<Duration> TrackerCore::known_phase() const {
   return phase;
 }
 
-Duration TrackerCore::vain_wait() const {
-  return std::max(known_phase().value_or(Duration::zero()), config_.join_timeout);
+Duration TrackerCore::vain_wait(std::optional<Duration> phase) const {
+  return std::max(phase.value_or(Duration::zero()), config_.join_timeout);
+}
+
+bool TrackerCore::quorum_stuck(const QuorumInput& in) const {
+  return !ready_.empty() && in.ready >= std::max<std::size_t>(config_.min_peers, 1) &&
+         formation_deadline(in) == kNever;
 }
 
 TimePoint TrackerCore::vain_wait_end(const QuorumInput& in) const {
-  if (ready_.empty() || in.ready < std::max<std::size_t>(config_.min_peers, 1) ||
-      formation_deadline(in) != kNever)
-    return kNever;
-  return std::max(first_ready_, quorum_wait_from_) + vain_wait();
+  if (!quorum_stuck(in)) return kNever;
+  return std::max(first_ready_, quorum_wait_from_) + vain_wait(known_phase());
 }
 
 void TrackerCore::count_wait_in_vain(TimePoint now) {
   if (attempt_ || pending_retry_ || ready_.empty()) return;
   // The time first: the quorum's input is a pass over the members, and this runs at every input.
   const std::optional<Duration> phase = known_phase();
-  const Duration wait = std::max(phase.value_or(Duration::zero()), config_.join_timeout);
+  const Duration wait = vain_wait(phase);
   if (std::max(first_ready_, quorum_wait_from_) + wait > now) return;
   const QuorumInput in = quorum_input();
-  if (vain_wait_end(in) > now) return;
+  if (!quorum_stuck(in)) return;
   quorum_wait_from_ = now;
   ++round_attempts_;  // benches run out while no round forms, too
   std::size_t missed = 0;

@@ -459,6 +459,35 @@ TEST(TrackerLiveness, MembersNoLongerWaitedForDoNotCountAsLive) {
   EXPECT_FALSE(in_group(*g, 4));
 }
 
+// Before the tracker has measured a round, nobody is counted out, but each wait in vain is a
+// round attempt: two members benched for two attempts (as a restarted tracker finds them) beside
+// two silent ones and two ready ones come back after two join_timeouts, told so since they asked
+// meanwhile, and the four form the first round (counted in rounds formed alone, the benches
+// never ran out: 2 of 4 live ready for good).
+TEST(TrackerLiveness, BenchesRunOutWhileSilentMembersHoldTheFirstRound) {
+  Harness h;
+  h.start();
+  TrackerSnapshot saved = h.tracker->snapshot();
+  for (std::uint8_t n = 1; n <= 2; ++n)
+    saved.benched.push_back(BenchedKey{.key = key(n).public_key(), .until = 2, .times = 1});
+  h.start(decode_snapshot(encode(saved), "state"));
+  for (std::uint8_t n = 1; n <= 6; ++n) h.join(n);  // 5 and 6 never say ready
+  for (int times = 0; times < 2; ++times)
+    for (std::uint8_t n = 1; n <= 4; ++n) h.ready(n);
+  ASSERT_EQ(h.count(1, Kind::abort_round), 1u) << "told once that it sits out";
+  h.run_for(2 * h.config.join_timeout - 1s);
+  EXPECT_FALSE(running(h));
+  EXPECT_EQ(h.count(1, Kind::abort_round), 1u);
+  h.run_for(1s);
+  EXPECT_EQ(h.count(1, Kind::abort_round), 2u) << "its bench ended: told to say ready again";
+  h.ready(1);
+  h.ready(2);
+  const auto g = running(h);
+  ASSERT_TRUE(g) << "4 of 6 live members ready, the first long since";
+  EXPECT_EQ(g->members.size(), 4u);
+  EXPECT_TRUE(in_group(*g, 1));
+}
+
 // A wait counts against the members not ready only once it lasts the run's phase as its rounds
 // measured it: one member ready at once after a commit, the three others ready after a phase
 // (here 250 s, longer than wait_rounds join_timeouts) are not counted out, and the round forms

@@ -276,15 +276,17 @@ class TrackerCore {
   bool missing(const PeerKey& key, const MemberRecord& m) const;
   // Silent members (heartbeating, never ready) as many as the ready ones would hold the quorum
   // for good, with no round formed to count them missed, and benches counted in round attempts
-  // would never run out. A wait of vain_wait() with at least min_peers ready and no majority of
-  // the live members (count_wait_in_vain) counts as a round attempt, and, once the run's phase is
-  // known, as a missed round for each member missing. The wait is join_timeout, or that phase
-  // when longer: the tracker's pace, or the shortest of its recent rounds from commit to commit.
-  // An honest member is ready within a phase; one member ready at once must not get members on
-  // long phases counted out and form a group alone, so before the phase is known (this process's
+  // would never run out. A wait of vain_wait(known_phase()) with at least min_peers ready and no
+  // majority of the live members (count_wait_in_vain) counts as a round attempt, and, once the
+  // run's phase is known, as a missed round for each member missing. The wait is join_timeout, or
+  // that phase when longer: the tracker's pace, or the shortest of its recent rounds from commit to
+  // commit. An honest member is ready within a phase; one member ready at once must not get members
+  // on long phases counted out and form a group alone, so before the phase is known (this process's
   // first commit, unless paced) nobody is counted out.
   std::optional<Duration> known_phase() const;
-  Duration vain_wait() const;
+  Duration vain_wait(std::optional<Duration> phase) const;
+  // Members ready, at least min_peers, and no group may form: the quorum waits, maybe in vain.
+  bool quorum_stuck(const QuorumInput& in) const;
   TimePoint vain_wait_end(const QuorumInput& in) const;  // kNever: no wait in vain under way
   void count_wait_in_vain(TimePoint now);
   // Lets the ready members go when too few are ready (release_time).
@@ -479,7 +481,7 @@ class TrackerCore {
   // last commit, give-up or wait in vain.
   TimePoint quorum_wait_from_{};
   // This process's last commit (its start, before one), and the last kRecentPeriods rounds' times
-  // from commit to commit (vain_wait()).
+  // from commit to commit (known_phase()).
   TimePoint last_commit_at_{};
   static constexpr std::size_t kRecentPeriods = 4;
   std::deque<Duration> recent_periods_;
