@@ -18,6 +18,8 @@ TrackerCore::TrackerCore(TrackerCoreConfig config, const secure::KeyPair& identi
       settings_digest_(proto::settings_digest(config_.settings)),
       shard_taken_(config_.shard_count, false) {
   latest_now_ = now;
+  last_commit_at_ = now;
+  quorum_wait_from_ = now;
   if (config_.shard_count == 0)
     throw Error(ErrorCategory::config, "the run needs at least one data shard");
   if (config_.genesis == Digest{})
@@ -209,7 +211,7 @@ TimePoint TrackerCore::poll_timeout() const {
   // Nobody ready: no group forms and nobody is let go (and the quorum's input costs O(members)).
   if (!attempt_ && !pending_retry_ && !ready_.empty()) {
     const QuorumInput in = quorum_input();
-    next = std::min({next, formation_deadline(in), release_time(in)});
+    next = std::min({next, formation_deadline(in), release_time(in), vain_wait_end(in)});
   }
   return next;
 }

@@ -77,15 +77,16 @@ QuorumInput TrackerCore::quorum_input() const {
                  .straggler_wait = straggler_wait()};
   // Members told to sit the round out are not live for it: counted, k liars that get 2k honest
   // members benched would hold back every group of a run of 4k for as long as the benches last.
+  // Nor are members no longer waited for: counted, k silent members (heartbeating, never ready)
+  // would hold back every group of a run of 2k for good.
   for (const auto& [key, m] : members_) {
     if (ready_.contains(key)) {
       ++in.live;
       ++in.eligible;
       continue;
     }
-    if (sits_out(key)) continue;
+    if (sits_out(key) || !waited_for(key, m)) continue;
     ++in.live;
-    if (!waited_for(key, m)) continue;
     if (m.resyncing) {
       // In a run bounded by time a member fetching the state is not waited for: once in sync it
       // trains a whole phase, so the group could not wait for it anyway, and one stopped mid-round
@@ -95,16 +96,80 @@ QuorumInput TrackerCore::quorum_input() const {
       ++in.eligible;
     }
   }
-  // Those of the last group that are gone, or sit this round out, cannot be waited for.
-  in.previous_group_ready = std::all_of(
-      previous_group_.begin(), previous_group_.end(),
-      [&](const PeerKey& k) { return ready_.contains(k) || !members_.contains(k) || sits_out(k); });
+  // Those of the last group that are gone, sit this round out or are no longer waited for cannot
+  // hold the fast path.
+  in.previous_group_ready =
+      std::all_of(previous_group_.begin(), previous_group_.end(), [&](const PeerKey& k) {
+        const auto m = members_.find(k);
+        return ready_.contains(k) || m == members_.end() || sits_out(k) ||
+               !waited_for(k, m->second);
+      });
   return in;
 }
 
 bool TrackerCore::waited_for(const PeerKey& key, const MemberRecord& m) const {
-  return m.catch_up_wait || m.rounds_missed < config_.wait_rounds ||
-         std::ranges::binary_search(previous_group_, key);
+  if (m.catch_up_wait) return true;  // once per join, its fetch ended behind the run
+  // A member of the last committed group is waited for until it misses a round even with
+  // wait_rounds 0; not beyond wait_rounds, or silent members of that group would count for ever.
+  const bool last_group = std::ranges::binary_search(previous_group_, key);
+  return m.rounds_missed < std::max<std::uint32_t>(config_.wait_rounds, last_group ? 1 : 0);
+}
+
+bool TrackerCore::missing(const PeerKey& key, const MemberRecord& m) const {
+  return !ready_.contains(key) && waited_for(key, m) && (m.resyncing || in_sync(m)) &&
+         !sits_out(key);
+}
+
+std::optional<Duration> TrackerCore::known_phase() const {
+  std::optional<Duration> phase;
+  if (config_.pacing.on()) phase = round_phase();  // a pass over the members: only when paced
+  if (!recent_periods_.empty()) {
+    const Duration shortest = *std::min_element(recent_periods_.begin(), recent_periods_.end());
+    phase = std::max(phase.value_or(Duration::zero()), shortest);
+  }
+  return phase;
+}
+
+Duration TrackerCore::vain_wait(std::optional<Duration> phase) const {
+  return std::max(phase.value_or(Duration::zero()), config_.join_timeout);
+}
+
+bool TrackerCore::quorum_stuck(const QuorumInput& in) const {
+  return !ready_.empty() && in.ready >= std::max<std::size_t>(config_.min_peers, 1) &&
+         formation_deadline(in) == kNever;
+}
+
+TimePoint TrackerCore::vain_wait_end(const QuorumInput& in) const {
+  if (!quorum_stuck(in)) return kNever;
+  return std::max(first_ready_, quorum_wait_from_) + vain_wait(known_phase());
+}
+
+void TrackerCore::count_wait_in_vain(TimePoint now) {
+  if (attempt_ || pending_retry_ || ready_.empty()) return;
+  // The time first: the quorum's input is a pass over the members, and this runs at every input.
+  const std::optional<Duration> phase = known_phase();
+  const Duration wait = vain_wait(phase);
+  if (std::max(first_ready_, quorum_wait_from_) + wait > now) return;
+  const QuorumInput in = quorum_input();
+  if (!quorum_stuck(in)) return;
+  quorum_wait_from_ = now;
+  ++round_attempts_;  // benches run out while no round forms, too
+  std::size_t missed = 0;
+  if (phase)
+    for (auto& [key, m] : members_)
+      if (missing(key, m)) {
+        ++m.rounds_missed;
+        ++missed;
+      }
+  const std::string what =
+      fmt::format("round {}: {} of {} live members ready after {} s, no majority", next_round(),
+                  in.ready, in.live, std::chrono::duration<double>(wait).count());
+  event(TrackerEvent::Kind::notice, std::nullopt,
+        phase ? fmt::format("{}: the {} not ready miss a round (after {} they are not waited for)",
+                            what, missed, config_.wait_rounds)
+              : what + " (no round measured yet to count those not ready out by)");
+  for (const auto& [key, m] : members_)
+    if (benched_.contains(key) && !benched(key)) let_back(key, what + ": a bench ended");
 }
 
 TimePoint TrackerCore::formation_deadline(const QuorumInput& in) const {
@@ -169,6 +234,7 @@ void TrackerCore::release_held_back(const std::string& reason) {
 }
 
 void TrackerCore::try_form(TimePoint now) {
+  count_wait_in_vain(now);
   // Each pass either forms the group or drops refused updates from ready_, so this ends.
   while (!attempt_ && !pending_retry_ && !ready_.empty() && formation_deadline() <= now) {
     const Screened screened = screen_updates(ready_, config_.update_norm_limit, norm_floor_);
@@ -196,9 +262,7 @@ void TrackerCore::start_attempt(TimePoint now, std::vector<PeerKey> group, bool 
     // Those the rule waited for and that are not in the group missed this round. One told to
     // sit it out did not: counted, a member back from its bench would not be waited for.
     for (auto& [key, m] : members_)
-      if (!ready_.contains(key) && waited_for(key, m) && (m.resyncing || in_sync(m)) &&
-          !sits_out(key))
-        ++m.rounds_missed;
+      if (missing(key, m)) ++m.rounds_missed;
     for (auto& [key, m] : members_) m.catch_up_wait = false;  // waited for in this formation
   }
   ++attempts_this_round_;
@@ -279,11 +343,15 @@ void TrackerCore::let_benched_back_if_too_few() {
         fmt::format("round {}: {}", next_round(), reason));
   for (const PeerKey& key : sitting) {
     benched_.at(key).until = 0;  // `times` stays: a bench that follows is as long as it was due
-    refused_.erase(key);
-    // It asked again since it was told it sits out: told now, it says ready again.
-    if (held_back_.erase(key) > 0)
-      send(key, AbortRound{.round = next_round(), .attempt = 0, .reason = reason, .retry = false});
+    let_back(key, reason);
   }
+}
+
+void TrackerCore::let_back(const PeerKey& key, const std::string& reason) {
+  refused_.erase(key);
+  // It asked again since it was told it sits out: told now, it says ready again.
+  if (held_back_.erase(key) > 0)
+    send(key, AbortRound{.round = next_round(), .attempt = 0, .reason = reason, .retry = false});
 }
 
 bool TrackerCore::in_attempt(const PeerKey& peer) const {
@@ -382,7 +450,13 @@ void TrackerCore::commit(TimePoint now, const Digest& hash) {
   // learning rate decays, not by orders of magnitude at once.
   norm_floor_ = config_.update_norm_limit > 0 ? median_norm_ / config_.update_norm_limit : 0;
   held_back_.clear();  // out of sync now: each is told to fetch the committed state
-  give_up_round();     // the next round starts from nothing ready
+  // The next round starts from nothing ready: those ready outside the attempt said so on the state
+  // before this one, and resync_out_of_sync() below tells each to fetch this one.
+  ready_.clear();
+  end_round(now);
+  if (recent_periods_.size() == kRecentPeriods) recent_periods_.pop_front();
+  recent_periods_.push_back(now - last_commit_at_);
+  last_commit_at_ = now;
   last_attempt_number_ = 0;
   ++counters_.rounds_committed;
   // Saved before the commits go out (call order in the header): a commit the tracker could forget
@@ -517,7 +591,7 @@ void TrackerCore::abort_attempt(TimePoint now, const std::string& reason,
         .round = next_round(), .attempt = attempt.number, .reason = reason, .retry = false};
     for (const PeerKey& k : attempt.members)
       if (members_.contains(k)) send(k, message);
-    give_up_round();
+    give_up_round(now, attempt.members);
     return;
   }
   retry_or_give_up(now, reason, attempt.members, excluded, /*told=*/false);
@@ -562,17 +636,26 @@ void TrackerCore::retry_or_give_up(TimePoint now, const std::string& reason,
     start_attempt(now, std::move(survivors), /*formed=*/false);
     return;
   }
-  give_up_round();
+  give_up_round(now, members);
 }
 
-void TrackerCore::give_up_round() {
+void TrackerCore::give_up_round(TimePoint now, const std::vector<PeerKey>& attempt) {
+  // Its members were told to train on and say ready again. Those ready outside it (a newcomer, a
+  // member back from its bench) were told nothing and stay ready: forgotten, each would wait for
+  // a group that never comes, counted as live and not ready.
+  for (const PeerKey& k : attempt) ready_.erase(k);
+  end_round(now);
+}
+
+void TrackerCore::end_round(TimePoint now) {
   release_held_back(fmt::format("round {} was given up", next_round()));
   reported_.clear();
   disputed_segments_.clear();
   relay_deadline_used_ = false;
-  ready_.clear();
   refused_.clear();
   first_ready_ = kNever;
+  for (const auto& [key, entry] : ready_) first_ready_ = std::min(first_ready_, entry.at);
+  quorum_wait_from_ = now;  // the members told to train on get a whole wait
   attempts_this_round_ = 0;
 }
 

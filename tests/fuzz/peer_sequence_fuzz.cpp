@@ -8,17 +8,22 @@
 // newcomer that fetches, possibly from a liar); a liar's link to a peer drops. After every action,
 // every honest peer's state must be finite, and two honest peers at the same round must hold the
 // same state (the run's one state: liars may cost rounds, never split or poison them). The timers
-// must move on (Net::run_until), and nothing but Error may leave a core.
+// must move on (Net::run_until), and nothing but Error may leave a core. Then the run must go on
+// (expect_rounds_go_on): with the liars silent and every honest peer back, rounds keep committing.
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "../proto/peer_core_net.hpp"
@@ -56,6 +61,10 @@ struct Run {
   std::size_t passing = 0;  // the next liars' messages on the wire: let through
 
   Run() {
+    // A liar silent in a group stalls it for round_timeout: a minute, not five, so that the
+    // liveness check's 10 minutes hold a few such attempts.
+    net.config.round_timeout = std::chrono::minutes(1);
+    net.tracker = std::make_unique<TrackerCore>(net.config, net.tracker_key, std::nullopt, net.now);
     for (std::uint8_t n = 1; n <= kLiars[1]; ++n) net.add(n);
     net.on_wire = [this](const pt::Net::Wire& w) {
       const std::optional<std::uint8_t> liar = liar_of(w.from);
@@ -172,6 +181,62 @@ struct Run {
     }
   }
 
+  // The liveness check (docs/SECURITY.md, "Liveness"): after whatever the fuzzed actions did, the
+  // liars go silent (connected and heartbeating, nothing they send another peer arrives, never
+  // ready again), the honest peers that were killed come back as newcomers, and each idle honest
+  // peer says ready every virtual second, as loco-peer would after training. At least two more
+  // rounds must commit within 10 virtual minutes.
+  void expect_rounds_go_on(std::span<const std::uint8_t> input) {
+    net.on_wire = [this](const pt::Net::Wire& w) { return !liar_of(w.from); };
+    held.clear();
+    for (std::uint8_t n = 1; n <= kHonest; ++n)
+      if (!net.peers.at(n).up) net.add(n);
+    const std::uint64_t from = committed();
+    const TimePoint until = net.now + std::chrono::minutes(10);
+    while (committed() < from + 2) {
+      if (net.now >= until) stuck(input, from);
+      for (std::uint8_t n = 1; n <= kHonest; ++n)
+        if (idle(n)) net.ready(n, 0.01f);
+      net.run_for(std::chrono::seconds(1));
+      check();
+    }
+  }
+
+  std::uint64_t committed() const { return net.tracker->status(net.now).committed_round; }
+
+  // Says what the tracker and the peers were doing, and writes the input out to replay it
+  // (fuzz-smoke-peer_sequence FILE).
+  [[noreturn]] void stuck(std::span<const std::uint8_t> input, std::uint64_t from) const {
+    const TrackerStatus s = net.tracker->status(net.now);
+    std::fprintf(stderr,
+                 "rounds stopped: round %llu committed at the check's start, %llu 10 min later; "
+                 "tracker: %s; %zu member(s), %zu benched\n",
+                 static_cast<unsigned long long>(from),
+                 static_cast<unsigned long long>(s.committed_round), s.phase.c_str(),
+                 s.members.size(), net.tracker->snapshot().benched.size());
+    for (const auto& [n, p] : net.peers) {
+      const auto member =
+          std::find_if(s.members.begin(), s.members.end(), [&](const MemberStatus& m) {
+            return m.public_key == secure::to_hex(p.key.public_key());
+          });
+      std::fprintf(stderr, "  peer %d%s: %s, ready for round %llu, state round %llu, %s\n", n,
+                   liar_of(p.key.public_key()) ? " (liar)" : "", p.up ? "up" : "down",
+                   static_cast<unsigned long long>(p.up ? p.core->ready_round() : 0),
+                   static_cast<unsigned long long>(p.state.round),
+                   member == s.members.end() ? "not a member"
+                   : member->in_sync         ? "a member in sync"
+                                             : "a member out of sync");
+    }
+    std::uint64_t hash = 14695981039346656037ull;  // FNV-1a: a file name per input
+    for (const std::uint8_t b : input) hash = (hash ^ b) * 1099511628211ull;
+    const std::string file = "peer_sequence-stuck-" + std::to_string(hash);
+    std::ofstream(file, std::ios::binary)
+        .write(reinterpret_cast<const char*>(input.data()),
+               static_cast<std::streamsize>(input.size()));
+    broken("no two rounds committed in 10 virtual minutes; replay: fuzz-smoke-peer_sequence " +
+           file);
+  }
+
   void check() const {
     for (std::uint8_t a = 1; a <= kHonest; ++a) {
       const pt::Net::Peer& p = net.peers.at(a);
@@ -200,6 +265,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   run.net.run_for(std::chrono::seconds(30));  // whatever is pending settles
   run.check();
+  run.expect_rounds_go_on({data, size});
   return 0;
 }
 

@@ -1,7 +1,9 @@
 // The tracker core keeps forming rounds whatever its members' lies make it bench (docs/SECURITY.md,
 // "Liveness"), in virtual time: benched members do not count toward the quorum, benches run out
-// in the rounds the run attempts, a run whose members are all benched lets them back, and in a
-// group of two an accusation or a dispute benches no one.
+// in the rounds the run attempts, a run whose members are all benched lets them back, in a group
+// of two an accusation or a dispute benches no one, a round given up keeps the members that said
+// ready outside its attempt, and silent members stop counting once the quorum waited for them in
+// vain.
 
 #include <gtest/gtest.h>
 
@@ -426,6 +428,160 @@ TEST(TrackerLiveness, ABenchRunsOutInRoundsAttemptedThatNeverCommitted) {
   const auto g = running(h);
   ASSERT_TRUE(g);
   EXPECT_TRUE(in_group(*g, 1)) << "its bench ran out with no round committed";
+}
+
+// A newcomer says ready while a group runs without it; that round is given up (no state reached
+// a majority). The newcomer was told nothing, so it is still ready: the next group, with the
+// others ready again, forms at once and has it (the round forgot it, and it waited for a group
+// that never came, counted as live and not ready).
+TEST(TrackerLiveness, ARoundGivenUpKeepsTheMembersReadyOutsideItsAttempt) {
+  Harness h;
+  h.start();
+  for (std::uint8_t n = 1; n <= 3; ++n) h.join(n);
+  all_ready(h);
+  ASSERT_TRUE(running(h));
+  h.join(4);  // at the genesis, the run's state: in sync
+  h.ready(4);
+  h.finish_round({{1, digest_of(101)}, {2, digest_of(102)}, {3, digest_of(103)}});
+  ASSERT_FALSE(running(h)) << "no majority: given up";
+  EXPECT_EQ(h.count(4, Kind::abort_round), 0u) << "4 was in no attempt of the round";
+  for (std::uint8_t n = 1; n <= 3; ++n) h.ready(n);
+  const auto g = running(h);
+  ASSERT_TRUE(g) << "every member ready: at once";
+  EXPECT_EQ(g->members.size(), 4u);
+  EXPECT_TRUE(in_group(*g, 4));
+}
+
+// The same when the round is given up for want of members after reports: 1 names 2 twice, both
+// sit the retry out and 1 is benched, and the one left is too few. The newcomer that said ready
+// meanwhile is in the next group, formed at once when the others not benched are ready.
+TEST(TrackerLiveness, ARoundGivenUpAfterReportsKeepsTheMembersReadyOutsideItsAttempt) {
+  Harness h;
+  h.start();
+  for (std::uint8_t n = 1; n <= 3; ++n) h.join(n);
+  all_ready(h);
+  h.join(4);
+  h.ready(4);
+  for (int report = 0; report < 2; ++report) {
+    accuse(h, 1, 2);
+    h.run_for(h.config.accusation_grace);
+  }
+  ASSERT_FALSE(running(h)) << "one of the group of three left: given up";
+  ASSERT_EQ(bench_times(h, 1), 1u);
+  EXPECT_EQ(h.count(4, Kind::abort_round), 0u);
+  h.ready(2);
+  h.ready(3);
+  const auto g = running(h);
+  ASSERT_TRUE(g) << "every member not benched is ready: at once";
+  EXPECT_EQ(g->members.size(), 3u);
+  EXPECT_TRUE(in_group(*g, 4));
+}
+
+// Two members of the last group go silent (connected, heartbeating, never ready) beside the two
+// others: 2 of 4 live members ready is no majority, and no round forms to count the silent ones
+// missed. Each wait in vain counts as a missed round: the wait is join_timeout, or the last
+// round's period when longer (here 50 s); after wait_rounds (2) of them the silent members are
+// no longer waited for nor live, and the round forms at once; the next forms without waiting.
+TEST(TrackerLiveness, SilentMembersStopHoldingTheQuorumAfterWaitRoundsWaitsInVain) {
+  Harness h;
+  h.config.join_timeout = 20s;
+  h.config.wait_rounds = 2;
+  h.start();
+  for (std::uint8_t n = 1; n <= 4; ++n) h.join(n);
+  h.run_for(50s);  // the first phase
+  all_ready(h);
+  h.finish_round();
+  ASSERT_EQ(h.tracker->snapshot().committed_round, 1u);
+  h.run_for(50s);
+  const TimePoint first = h.now;
+  h.ready(1);
+  h.ready(2);
+  h.run_until(first + 2 * 50s - 1s);
+  EXPECT_FALSE(running(h)) << "waited for twice the round's period";
+  h.run_for(1s);
+  const auto g = running(h);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->members.size(), 2u);
+  EXPECT_FALSE(in_group(*g, 3));
+  h.finish_round({}, digest_of(2));
+  h.ready(1);
+  h.ready(2);
+  EXPECT_TRUE(running(h)) << "the silent members are not waited for";
+}
+
+// Members no longer waited for (two that missed wait_rounds rounds formed without them) are not
+// live either: when three of the four others are ready, the round forms join_timeout after the
+// first, with three of the four live members (counted, the two held it back for good: 3 of 6).
+TEST(TrackerLiveness, MembersNoLongerWaitedForDoNotCountAsLive) {
+  Harness h;
+  h.config.join_timeout = 20s;
+  h.config.wait_rounds = 1;
+  h.start();
+  for (std::uint8_t n = 1; n <= 6; ++n) h.join(n);
+  for (std::uint8_t n = 1; n <= 4; ++n) h.ready(n);
+  h.run_for(20s);
+  const auto first = running(h);
+  ASSERT_TRUE(first) << "4 of 6 live ready";
+  ASSERT_EQ(first->members.size(), 4u);
+  h.finish_round();
+  for (std::uint8_t n = 1; n <= 3; ++n) h.ready(n);
+  h.run_for(20s);
+  const auto g = running(h);
+  ASSERT_TRUE(g) << "5 and 6 are not waited for: 3 of the 4 live members are ready";
+  EXPECT_EQ(g->members.size(), 3u);
+  EXPECT_FALSE(in_group(*g, 4));
+}
+
+// Before the tracker has measured a round, nobody is counted out, but each wait in vain is a
+// round attempt: two members benched for two attempts (as a restarted tracker finds them) beside
+// two silent ones and two ready ones come back after two join_timeouts, told so since they asked
+// meanwhile, and the four form the first round (counted in rounds formed alone, the benches
+// never ran out: 2 of 4 live ready for good).
+TEST(TrackerLiveness, BenchesRunOutWhileSilentMembersHoldTheFirstRound) {
+  Harness h;
+  h.start();
+  TrackerSnapshot saved = h.tracker->snapshot();
+  for (std::uint8_t n = 1; n <= 2; ++n)
+    saved.benched.push_back(BenchedKey{.key = key(n).public_key(), .until = 2, .times = 1});
+  h.start(decode_snapshot(encode(saved), "state"));
+  for (std::uint8_t n = 1; n <= 6; ++n) h.join(n);  // 5 and 6 never say ready
+  for (int times = 0; times < 2; ++times)
+    for (std::uint8_t n = 1; n <= 4; ++n) h.ready(n);
+  ASSERT_EQ(h.count(1, Kind::abort_round), 1u) << "told once that it sits out";
+  h.run_for(2 * h.config.join_timeout - 1s);
+  EXPECT_FALSE(running(h));
+  EXPECT_EQ(h.count(1, Kind::abort_round), 1u);
+  h.run_for(1s);
+  EXPECT_EQ(h.count(1, Kind::abort_round), 2u) << "its bench ended: told to say ready again";
+  h.ready(1);
+  h.ready(2);
+  const auto g = running(h);
+  ASSERT_TRUE(g) << "4 of 6 live members ready, the first long since";
+  EXPECT_EQ(g->members.size(), 4u);
+  EXPECT_TRUE(in_group(*g, 1));
+}
+
+// A wait counts against the members not ready only once it lasts the run's phase as its rounds
+// measured it: one member ready at once after a commit, the three others ready after a phase
+// (here 250 s, longer than wait_rounds join_timeouts) are not counted out, and the round forms
+// once two of them are ready (with the first, long since ready: a majority of the four). Counted
+// out after three join_timeouts, the first would have formed it alone.
+TEST(TrackerLiveness, AMemberReadyAtOnceDoesNotGetTheOthersCountedOut) {
+  Harness h;
+  h.start();
+  for (std::uint8_t n = 1; n <= 4; ++n) h.join(n);
+  h.run_for(250s);
+  all_ready(h);
+  h.finish_round();
+  h.ready(4);
+  h.run_for(250s);
+  EXPECT_FALSE(running(h)) << "1 of 4 ready: no majority";
+  h.ready(1);
+  h.ready(2);
+  const auto g = running(h);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->members.size(), 3u);
+  EXPECT_TRUE(in_group(*g, 4));
 }
 
 }  // namespace

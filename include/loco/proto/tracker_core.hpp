@@ -43,9 +43,11 @@
 //   lying members cost a round at most 2k extra attempts and k honest members.
 //   Members ready while fewer than min_peers are get abort(no retry) after join_timeout
 //   (release_time()): they keep training and say ready again.
-//   Liveness (docs/SECURITY.md): a member benched or refused for the round counts neither as live
-//   nor as one of the previous group; a bench counts round attempts; too few unbenched members
-//   let every bench end.
+//   Liveness (docs/SECURITY.md): a member benched or refused for the round, or no longer waited
+//   for, counts neither as live nor as one of the previous group; a quorum that waits a phase in
+//   vain counts a missed round for the members not ready; a bench counts round attempts; too few
+//   unbenched members let every bench end; a round given up keeps the members ready outside its
+//   attempt.
 //
 // Reachability (tracker_reachability.cpp): a join asks the driver to dial the peer's registered
 // address back (poll_probe(), drained with the events); the driver reports what it found
@@ -173,8 +175,9 @@ class TrackerCore {
     // without taking it, so that members staying cannot keep the model from anyone.
     bool owns_shard = true;
     std::string network;  // of its connection when it joined
-    // Rounds formed without it while the fast path waited for it (not ready, or fetching), since
-    // it last took part in a committed round: at wait_rounds it is no longer waited for.
+    // Rounds formed without it while the quorum waited for it (not ready, or fetching), and waits
+    // of the quorum in vain (count_wait_in_vain), since it last took part in a committed round: at
+    // wait_rounds it is no longer waited for, nor counted as live.
     std::uint32_t rounds_missed = 0;
     // It ended a fetch behind the run (rounds committed while it downloaded): the next round to
     // form waits for its fetch of the newest state as for a member catching up, whatever
@@ -287,10 +290,28 @@ class TrackerCore {
   Duration straggler_wait() const;
   // The quorum rule's input as of now (`now` left at its minimum).
   QuorumInput quorum_input() const;
-  // Whether the fast path waits for member `key` (not ready): a member of the last committed
-  // group, one that has missed fewer than wait_rounds rounds, or one catching up after a fetch
-  // that ended behind the run (MemberRecord::catch_up_wait).
+  // Whether the quorum waits for member `key` (not ready), and counts it as live: one that has
+  // missed fewer than wait_rounds rounds (at least one for a member of the last committed group),
+  // or one catching up after a fetch that ended behind the run (MemberRecord::catch_up_wait).
   bool waited_for(const PeerKey& key, const MemberRecord& m) const;
+  // Waited for, not ready, not sitting out, and holding the run's state or fetching it: a group
+  // formed now, or a wait in vain, counts a round it missed.
+  bool missing(const PeerKey& key, const MemberRecord& m) const;
+  // Silent members (heartbeating, never ready) as many as the ready ones would hold the quorum
+  // for good, with no round formed to count them missed, and benches counted in round attempts
+  // would never run out. A wait of vain_wait(known_phase()) with at least min_peers ready and no
+  // majority of the live members (count_wait_in_vain) counts as a round attempt, and, once the
+  // run's phase is known, as a missed round for each member missing. The wait is join_timeout, or
+  // that phase when longer: the tracker's pace, or the shortest of its recent rounds from commit to
+  // commit. An honest member is ready within a phase; one member ready at once must not get members
+  // on long phases counted out and form a group alone, so before the phase is known (this process's
+  // first commit, unless paced) nobody is counted out.
+  std::optional<Duration> known_phase() const;
+  Duration vain_wait(std::optional<Duration> phase) const;
+  // Members ready, at least min_peers, and no group may form: the quorum waits, maybe in vain.
+  bool quorum_stuck(const QuorumInput& in) const;
+  TimePoint vain_wait_end(const QuorumInput& in) const;  // kNever: no wait in vain under way
+  void count_wait_in_vain(TimePoint now);
   // Lets the ready members go when too few are ready (release_time).
   void release_if_too_few(TimePoint now);
   // A new group for next_round() (formed: true) or the retry of an aborted attempt (false).
@@ -310,7 +331,12 @@ class TrackerCore {
   void retry_or_give_up(TimePoint now, const std::string& reason,
                         const std::vector<PeerKey>& members, const std::set<PeerKey>& excluded,
                         bool told);
-  void give_up_round();
+  // Ends next_round()'s formation without a commit: `attempt`'s members' ready entries go, the
+  // others stay (end_round()).
+  void give_up_round(TimePoint now, const std::vector<PeerKey>& attempt);
+  // Resets what lasts a round (reports, disputes, refusals, attempts) and starts a new quorum
+  // wait from the ready entries left.
+  void end_round(TimePoint now);
   void release_held_back(const std::string& reason);
   void add_accusation(TimePoint now, const PeerKey& from, const RoundFailed& failed);
   void settle_accusation(TimePoint now);
@@ -328,6 +354,8 @@ class TrackerCore {
   // When fewer members than a round needs (min_peers) are not benched, every bench ends: a bench
   // keeps a liar from costing retries, and must never keep the run from forming a round.
   void let_benched_back_if_too_few();
+  // `key` may say ready again this round: told so if it asked since it was told it sits out.
+  void let_back(const PeerKey& key, const std::string& reason);
 
   // Shared state (tracker_sync.cpp).
   bool in_sync(const MemberRecord& m) const;
@@ -477,6 +505,14 @@ class TrackerCore {
   // round ends, so that a peer is answered once a round however often it asks.
   std::set<PeerKey> held_back_;
   TimePoint first_ready_ = kNever;
+  // The quorum's wait for the members not ready runs from here (or first_ready_, if later): the
+  // last commit, give-up or wait in vain.
+  TimePoint quorum_wait_from_{};
+  // This process's last commit (its start, before one), and the last kRecentPeriods rounds' times
+  // from commit to commit (known_phase()).
+  TimePoint last_commit_at_{};
+  static constexpr std::size_t kRecentPeriods = 4;
+  std::deque<Duration> recent_periods_;
   std::vector<PeerKey> previous_group_;  // sorted: quorum_input() looks up every member in it
   std::optional<Attempt> attempt_;
   std::optional<PendingRetry> pending_retry_;
