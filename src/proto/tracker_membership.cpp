@@ -46,6 +46,7 @@ void TrackerCore::handle_join(TimePoint now, const PeerKey& from, const JoinRequ
   if (config_.gossip) gossip_state_reported(request.state_round);
   m.resyncing = false;
   heard_from(from, now);
+  rejoined_after_restart(from);
   ready_.erase(from);
 
   // A restarted tracker may be behind its peers: settle on their state before telling this one

@@ -64,6 +64,12 @@ struct TrackerCoreConfig {
   Duration eviction_timeout = std::chrono::seconds(10);
   Duration view_interval = std::chrono::milliseconds(500);  // views go out at most this often
   std::uint32_t min_peers = 1;  // a round needs at least this many members
+  // A tracker restarted from its state file forms no round for up to this long after it starts,
+  // until every member of its last saved view has joined again (peers reconnect within a second
+  // or two of a quick restart, tracker_reconnect() in backoff.hpp): otherwise the first one back
+  // trains a round alone and the others throw their phase away. Then it goes on with whoever is
+  // there. 0: no wait.
+  Duration restart_grace = std::chrono::seconds(5);
   // The timed quorum waits this long after the first peer is ready (longer than a newcomer's
   // state recovery, or newcomers never get in).
   Duration join_timeout = std::chrono::seconds(30);

@@ -358,6 +358,14 @@ class TrackerCore {
   // member holds it, the tracker has no copy) and the peer does not hold it itself.
   std::optional<std::string> end_refusal(const JoinRequest& request) const;
 
+  // A tracker restart (tracker_restart.cpp): the members of the saved view are waited for, up to
+  // restart_grace, before a round forms.
+  void await_last_view(TimePoint now, const TrackerSnapshot& restored);
+  void rejoined_after_restart(const PeerKey& peer);
+  void restart_grace_timer(TimePoint now);
+  // No group forms before this (TimePoint::min(): no restart wait).
+  TimePoint restart_hold() const { return awaited_.empty() ? TimePoint::min() : awaited_until_; }
+
   // Reachability (tracker_reachability.cpp).
   // At join: probe the member's address again (a new process may listen elsewhere, or be
   // reachable now); until the probe ends it is listed as its key's last probe of the same address
@@ -446,6 +454,11 @@ class TrackerCore {
   // The latest `now` of any input: snapshot() saves how long each bar has left from it.
   TimePoint latest_now_{};
   TimePoint reconcile_after_{};  // a restarted tracker waits this long for its peers to return
+  // Members of the restored view not joined again yet, waited for until awaited_until_; the count
+  // of them at the restart, for the log.
+  std::set<PeerKey> awaited_;
+  TimePoint awaited_until_{};
+  std::size_t awaited_at_restart_ = 0;
   bool no_known_state_noted_ = false;       // said once that no live peer holds a committed state
   bool final_state_missing_noted_ = false;  // said once that no one holds the final state
 
