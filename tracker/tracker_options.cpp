@@ -165,6 +165,10 @@ void add_tracker_options(CLI::App& app, TrackerOptions& o) {
                  "Without every peer ready, a round forms this long after the first is ready "
                  "(longer than a newcomer's state download)")
       ->capture_default_str();
+  app.add_option("--run.restart-grace", o.restart_grace,
+                 "Restarted from its state file, the tracker forms no round until the members of "
+                 "its last saved view are back, or for this long at most (0s: no wait)")
+      ->capture_default_str();
   app.add_option("--run.round-timeout", o.round_timeout,
                  "A group that has not finished its round in this time is aborted")
       ->capture_default_str();
@@ -244,6 +248,7 @@ proto::TrackerCoreConfig to_core_config(const TrackerOptions& o) {
   c.heartbeat_interval = duration(o.heartbeat_interval, "--run.heartbeat-interval");
   c.eviction_timeout = duration(o.eviction_timeout, "--run.eviction-timeout");
   c.join_timeout = duration(o.join_timeout, "--run.join-timeout");
+  c.restart_grace = net::parse_duration(o.restart_grace, "--run.restart-grace", kMaxTimeout);
   c.round_timeout = duration(o.round_timeout, "--run.round-timeout");
   c.report_grace = duration(o.report_grace, "--run.report-grace");
   c.accusation_grace = duration(o.accusation_grace, "--run.accusation-grace");

@@ -61,6 +61,7 @@ struct TrackerOptions {
   std::string heartbeat_interval = "2s";
   std::string eviction_timeout = "10s";
   std::string join_timeout = "30s";
+  std::string restart_grace = "5s";
   std::string round_timeout = "300s";
   std::string report_grace = "10s";
   std::string accusation_grace = "2s";

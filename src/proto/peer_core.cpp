@@ -655,8 +655,9 @@ void PeerCore::note_own_reachability() {
                      self->address),
          false);
   } else {
-    note(fmt::format("not reachable from the internet at {} (the tracker could not connect to "
-                     "it): this peer connects to the reachable members itself and they answer on "
+    note(fmt::format("not reachable from the internet at {} (the tracker's probe of this "
+                     "address, at this peer's join, got no answer from it there): this peer "
+                     "connects to the reachable members itself and they answer on "
                      "that link; its links with other unreachable peers go through a reachable "
                      "one that relays them. To be reachable, turn on UPnP or NAT-PMP on the "
                      "router, or forward this port and set --peer.advertise",

@@ -61,6 +61,7 @@ TrackerCore::TrackerCore(TrackerCoreConfig config, const secure::KeyPair& identi
   // Peers of the run reconnect over the next seconds; until then, nobody holding the committed
   // state is not yet a reason to fall back on another state (see reconcile()).
   reconcile_after_ = now + config_.eviction_timeout;
+  await_last_view(now, *restored);
 }
 
 // A token bucket per connection: `message_burst` messages, refilled at `message_rate` a second.
@@ -186,6 +187,7 @@ void TrackerCore::on_timer(TimePoint now) {
   if (pending_retry_ && now >= pending_retry_->deadline) settle_accusation(now);
   judging_timer(now);
   reconcile(now);
+  restart_grace_timer(now);
   custody_timer(now);
   probe_timer(now);
   try_form(now);
@@ -208,6 +210,7 @@ TimePoint TrackerCore::poll_timeout() const {
     next = std::min(next, reconcile_after_);
   next = std::min(next, custody_deadline());
   next = std::min(next, probe_deadline());
+  if (!awaited_.empty()) next = std::min(next, awaited_until_);
   // Nobody ready: no group forms and nobody is let go (and the quorum's input costs O(members)).
   if (!attempt_ && !pending_retry_ && !ready_.empty()) {
     const QuorumInput in = quorum_input();
@@ -260,7 +263,8 @@ TrackerSnapshot TrackerCore::snapshot() const {
                     .lost_rounds = lost_rounds_,
                     .barred = {},
                     .benched = {},
-                    .disputes = {}};
+                    .disputes = {},
+                    .members = {}};
   for (const auto& [key, until] : barred_)
     if (until > latest_now_)
       s.barred.push_back(BarredKey{
@@ -275,6 +279,11 @@ TrackerSnapshot TrackerCore::snapshot() const {
   for (const auto& [a, partners] : disputes_)
     for (const PeerKey& b : partners)
       if (a < b) s.disputes.push_back(DisputedPair{a, b});
+  // Those still awaited after a restart too: a tracker that restarts again within the grace
+  // waits for them as well.
+  std::set<PeerKey> members(awaited_);
+  for (const auto& [key, m] : members_) members.insert(key);
+  s.members.assign(members.begin(), members.end());
   return s;
 }
 

@@ -40,7 +40,7 @@ void TrackerCore::handle_join(TimePoint now, const PeerKey& from, const JoinRequ
   m.member.key = from;
   if (const auto network = networks_.find(from); network != networks_.end())
     m.network = network->second;
-  const std::string previous_address = std::exchange(m.member.address, request.listen_address);
+  m.member.address = request.listen_address;
   m.member.upload_bps = request.upload_bps;
   m.relay_pairs = request.relay_pairs;
   m.state_round = request.state_round;
@@ -49,6 +49,7 @@ void TrackerCore::handle_join(TimePoint now, const PeerKey& from, const JoinRequ
   m.resyncing = false;
   m.catch_up_wait = m.catch_up_used = false;
   heard_from(from, now);
+  rejoined_after_restart(from);
   ready_.erase(from);
 
   // A restarted tracker may be behind its peers: settle on their state before telling this one
@@ -71,7 +72,7 @@ void TrackerCore::handle_join(TimePoint now, const PeerKey& from, const JoinRequ
         fmt::format("{} at {} (shard {}, state of round {})", rejoin ? "joined again" : "joined",
                     request.listen_address, m.member.shard, request.state_round));
   membership_changed(now);
-  measure_reachability(now, from, rejoin, previous_address);
+  measure_reachability(now, from);
   // The newcomer gets the full view with the next broadcast: at once (on_message's on_timer)
   // unless one went out less than view_interval ago, so a burst of joins costs one full view,
   // not one per join.
@@ -137,6 +138,7 @@ void TrackerCore::remove_member(TimePoint now, const PeerKey& peer, TrackerEvent
   silence_deadlines_.erase({it->second.last_seen + config_.eviction_timeout, peer});
   probing_.erase(peer);            // a late result is ignored
   std::erase(probe_queue_, peer);  // the queue holds members only: at most shard_count
+  probe_waiting_.erase(peer);      // as does this
   if (it->second.owns_shard) shard_taken_[it->second.member.shard] = false;
   members_.erase(it);
   ready_.erase(peer);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
 
 #include "loco/proto/tracker_core.hpp"
 
@@ -15,34 +16,35 @@ double seconds(Duration d) {
   return std::chrono::duration<double>(d).count();
 }
 
+// Keeps the starts of the last `keep` probes within `interval` of `now` (oldest first).
+void prune(std::deque<TimePoint>& starts, TimePoint now, Duration interval, std::size_t keep) {
+  while (!starts.empty() && (starts.front() + interval <= now || starts.size() > keep))
+    starts.pop_front();
+}
+
+// Makes room for one more entry in a map bounded at `max` entries: those whose last probe is older
+// than the interval go first, then the first by key.
+template <typename Map, typename StartsOf>
+void make_room(Map& map, std::size_t max, TimePoint now, Duration interval, StartsOf starts_of) {
+  if (map.size() < max) return;
+  std::erase_if(map, [&](const auto& entry) {
+    const std::deque<TimePoint>& starts = starts_of(entry.second);
+    return starts.empty() || starts.back() + interval <= now;
+  });
+  if (map.size() >= max) map.erase(map.begin());
+}
+
 }  // namespace
 
-void TrackerCore::measure_reachability(TimePoint now, const PeerKey& peer, bool rejoin,
-                                       const std::string& previous_address) {
+void TrackerCore::measure_reachability(TimePoint now, const PeerKey& peer) {
   MemberRecord& m = members_.at(peer);
-  const bool queued =
-      std::find(probe_queue_.begin(), probe_queue_.end(), peer) != probe_queue_.end();
-  if (rejoin && previous_address == m.member.address &&
-      (m.member.reachability != Reachability::unmeasured || probing_.contains(peer) || queued))
-    return;  // measured, or being measured, at this address
-  m.member.reachability = Reachability::unmeasured;
-  probing_.erase(peer);
+  probing_.erase(peer);  // a result of an earlier join's probe is ignored
   std::erase(probe_queue_, peer);
-  if (const auto last = probed_.find(peer);
-      last != probed_.end() && now < last->second.at + config_.probe_interval) {
-    if (last->second.address == m.member.address &&
-        last->second.found != Reachability::unmeasured) {
-      set_reachability(now, peer, last->second.found,
-                       fmt::format("as its probe at this address found {} s ago",
-                                   seconds(now - last->second.at)));
-      return;
-    }
-    ++counters_.probes_unreached;
-    set_reachability(now, peer, Reachability::unreachable,
-                     fmt::format("not probed: its key was probed less than {} s ago",
-                                 seconds(config_.probe_interval)));
-    return;
-  }
+  probe_waiting_.erase(peer);
+  const auto last = probed_.find(peer);
+  m.member.reachability = last != probed_.end() && last->second.address == m.member.address
+                              ? last->second.found
+                              : Reachability::unmeasured;
   probe_queue_.push_back(peer);
   start_probes(now);
 }
@@ -52,15 +54,55 @@ void TrackerCore::start_probes(TimePoint now) {
     const PeerKey peer = probe_queue_.front();
     probe_queue_.pop_front();
     const std::string& address = members_.at(peer).member.address;  // leavers are taken out
-    if (probed_.size() >= kMaxBarred)
-      std::erase_if(probed_, [&](const auto& entry) {
-        return entry.second.at + config_.probe_interval <= now;
-      });
-    if (probed_.size() >= kMaxBarred) probed_.erase(probed_.begin());
-    probed_[peer] = ProbeRecord{.at = now, .address = address, .found = {}};
+    if (const TimePoint at = probe_allowed_at(now, peer, address); at > now) {
+      probe_waiting_[peer] = at;
+      event(TrackerEvent::Kind::notice, peer,
+            fmt::format("not probed yet at {}: its key or that address was probed {} times in the "
+                        "last {} s; probed in {} s, {} until then",
+                        address, config_.probes_per_interval, seconds(config_.probe_interval),
+                        seconds(at - now),
+                        members_.at(peer).member.reachability == Reachability::unmeasured
+                            ? "not measured"
+                            : "listed as its last probe there found"));
+      continue;
+    }
+    count_probe(now, peer, address);
     probing_[peer] = now + config_.probe_timeout;
     probes_out_.push_back(Probe{.peer = peer, .address = address});
   }
+}
+
+TimePoint TrackerCore::probe_allowed_at(TimePoint now, const PeerKey& peer,
+                                        const std::string& address) {
+  const std::size_t per_interval = std::max<std::uint32_t>(config_.probes_per_interval, 1);
+  TimePoint at = now;
+  const auto after = [&](std::deque<TimePoint>& starts) {
+    prune(starts, now, config_.probe_interval, per_interval);
+    if (starts.size() >= per_interval) at = std::max(at, starts.front() + config_.probe_interval);
+  };
+  if (const auto key = probed_.find(peer); key != probed_.end()) after(key->second.starts);
+  if (const auto addr = address_probes_.find(address); addr != address_probes_.end())
+    after(addr->second);
+  return at;
+}
+
+void TrackerCore::count_probe(TimePoint now, const PeerKey& peer, const std::string& address) {
+  const std::size_t per_interval = std::max<std::uint32_t>(config_.probes_per_interval, 1);
+  const auto add = [&](std::deque<TimePoint>& starts) {
+    starts.push_back(now);
+    prune(starts, now, config_.probe_interval, per_interval);
+  };
+  if (!probed_.contains(peer))
+    make_room(probed_, kMaxBarred, now, config_.probe_interval,
+              [](const ProbeRecord& r) -> const ProbeStarts& { return r.starts; });
+  ProbeRecord& record = probed_[peer];
+  record.address = address;
+  record.found = Reachability::unmeasured;
+  add(record.starts);
+  if (!address_probes_.contains(address))
+    make_room(address_probes_, kMaxBarred, now, config_.probe_interval,
+              [](const ProbeStarts& starts) -> const ProbeStarts& { return starts; });
+  add(address_probes_[address]);
 }
 
 std::optional<Probe> TrackerCore::poll_probe() {
@@ -96,12 +138,21 @@ void TrackerCore::probe_timer(TimePoint now) {
                 fmt::format("it did not answer the tracker's probe within {} s",
                             seconds(config_.probe_timeout)));
   }
+  for (auto it = probe_waiting_.begin(); it != probe_waiting_.end();) {
+    if (it->second > now) {
+      ++it;
+      continue;
+    }
+    probe_queue_.push_back(it->first);
+    it = probe_waiting_.erase(it);
+  }
   start_probes(now);
 }
 
 TimePoint TrackerCore::probe_deadline() const {
   TimePoint next = kNever;
   for (const auto& [peer, deadline] : probing_) next = std::min(next, deadline);
+  for (const auto& [peer, at] : probe_waiting_) next = std::min(next, at);
   return next;
 }
 

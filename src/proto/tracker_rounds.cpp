@@ -173,7 +173,7 @@ void TrackerCore::count_wait_in_vain(TimePoint now) {
 }
 
 TimePoint TrackerCore::formation_deadline(const QuorumInput& in) const {
-  const TimePoint at = formation_time(in);
+  const TimePoint at = std::max(formation_time(in), restart_hold());
   if (at == kNever || ready_.size() != 2 || in.live <= 2) return at;
   const auto first = ready_.begin()->first, second = std::next(ready_.begin())->first;
   if (!unjudged_.contains({first, second})) return at;

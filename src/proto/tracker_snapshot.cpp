@@ -12,8 +12,9 @@ namespace loco::proto {
 namespace {
 
 constexpr std::string_view kMagic = "loco-tracker-state";
-// Format 2 added the lost rounds, format 3 the keys held against; older files are still read.
-constexpr std::uint8_t kVersion = 3;
+// Format 2 added the lost rounds, format 3 the keys held against, format 4 the members; older
+// files are still read.
+constexpr std::uint8_t kVersion = 4;
 constexpr std::uint8_t kOldestVersion = 1;
 constexpr std::size_t kRecordBytes = 8 + 8 + 4 + 4 + 32;
 constexpr std::size_t kLostBytes = 4 * 8;
@@ -99,6 +100,7 @@ std::vector<std::byte> encode(const TrackerSnapshot& s) {
     w.bytes(d.first.bytes);
     w.bytes(d.second.bytes);
   });
+  write_list(w, s.members, kMaxMembers, [&](const PeerKey& k) { w.bytes(k.bytes); });
   std::vector<std::byte> out = w.finish();
   const Digest check = blake2b(std::span<const std::byte>(out));
   const auto* p = reinterpret_cast<const std::byte*>(check.data());
@@ -167,6 +169,12 @@ TrackerSnapshot decode_snapshot(std::span<const std::byte> bytes, std::string_vi
       return d;
     });
   }
+  if (version >= 4)
+    s.members = read_list<PeerKey>(fields, kMaxMembers, kSavedKeyBytes, [&] {
+      PeerKey k{};
+      fields.bytes(k.bytes);
+      return k;
+    });
   fields.expect_end();
   return s;
 }

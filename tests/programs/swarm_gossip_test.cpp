@@ -24,7 +24,7 @@ namespace {
 using test::LocalSwarm;
 using test::PeerProcess;
 
-constexpr std::uint64_t kRounds = 12;
+constexpr std::uint64_t kGossipRounds = 12;
 
 // The tracker's /metrics, read until it shows a spread between its members (each peer renews its
 // sketch every round, and after round 1, which every peer applies alone, no two peers in
@@ -41,7 +41,7 @@ bool tracker_shows_a_spread(const test::TrackerProcess& tracker) {
 }
 
 TEST(SwarmGossip, EightPeersInGroupsOfFourHoldOnlyTheirGroupsStates) {
-  LocalSwarm swarm("gossip-eight", kRounds, {}, test::kDiLoCoStrategy + "gossip-group = 4\n");
+  LocalSwarm swarm("gossip-eight", kGossipRounds, {}, test::kDiLoCoStrategy + "gossip-group = 4\n");
   ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
   // Inner steps of 50 ms: rounds of 0.2 s, long against a group's exchange on loopback. A group
   // whose partners hold another view (peers still joining) gives up after 3 s and applies alone.
@@ -56,7 +56,7 @@ TEST(SwarmGossip, EightPeersInGroupsOfFourHoldOnlyTheirGroupsStates) {
     EXPECT_EQ(p->process().wait(), 0) << swarm.logs();
   }
   std::size_t grouped = 0;  // rounds a peer applied with at least one partner
-  for (std::uint64_t r = 1; r <= kRounds; ++r) {
+  for (std::uint64_t r = 1; r <= kGossipRounds; ++r) {
     std::map<std::string, std::vector<std::size_t>> holders;  // state at round r → its members
     for (const PeerProcess* p : peers)
       for (const test::RoundLine& line : p->rounds())
@@ -74,10 +74,10 @@ TEST(SwarmGossip, EightPeersInGroupsOfFourHoldOnlyTheirGroupsStates) {
   }
   EXPECT_GT(grouped, 0u) << "some peers averaged\n" << swarm.logs();
   std::printf("%zu of %llu peer-rounds applied with partners\n", grouped,
-              static_cast<unsigned long long>(8 * kRounds));
+              static_cast<unsigned long long>(8 * kGossipRounds));
   for (const PeerProcess* p : peers) {
-    ASSERT_EQ(p->rounds().size(), kRounds) << swarm.logs();
-    EXPECT_LT(mean_loss(p->rounds(), kRounds - 3, 3), 0.9 * mean_loss(p->rounds(), 0, 3))
+    ASSERT_EQ(p->rounds().size(), kGossipRounds) << swarm.logs();
+    EXPECT_LT(mean_loss(p->rounds(), kGossipRounds - 3, 3), 0.9 * mean_loss(p->rounds(), 0, 3))
         << swarm.logs();
   }
 }

@@ -648,7 +648,8 @@ TrackerSnapshot sample_snapshot() {
                          .lost_rounds = {},
                          .barred = {},
                          .benched = {},
-                         .disputes = {}};
+                         .disputes = {},
+                         .members = {}};
 }
 
 TEST(TrackerSnapshot, ADamagedFileIsRefused) {
@@ -659,6 +660,7 @@ TEST(TrackerSnapshot, ADamagedFileIsRefused) {
   s.barred = {BarredKey{.key = key(7).public_key(), .remaining_ms = 60000}};
   s.benched = {BenchedKey{.key = key(8).public_key(), .until = 20, .times = 2}};
   s.disputes = {DisputedPair{.first = key(7).public_key(), .second = key(8).public_key()}};
+  s.members = {key(7).public_key(), key(9).public_key()};
   auto bytes = encode(s);
   EXPECT_EQ(decode_snapshot(bytes, "f"), s);
   for (std::size_t i = 0; i < bytes.size(); i += 7) {
@@ -670,8 +672,8 @@ TEST(TrackerSnapshot, ADamagedFileIsRefused) {
     EXPECT_THROW(decode_snapshot(std::span(bytes).first(n), "f"), Error) << n << " bytes";
 }
 
-// State files of the earlier formats (1: no lost rounds; 2: no keys held against) are still
-// read: a tracker upgraded in place keeps its run.
+// State files of the earlier formats (1: no lost rounds; 2: no keys held against; 3: no members)
+// are still read: a tracker upgraded in place keeps its run.
 TEST(TrackerSnapshot, FilesOfTheEarlierFormatsAreStillRead) {
   const TrackerSnapshot s = sample_snapshot();
   const std::size_t version_at = std::string_view("loco-tracker-state").size();
@@ -684,16 +686,17 @@ TEST(TrackerSnapshot, FilesOfTheEarlierFormatsAreStillRead) {
     for (const std::uint8_t b : check) bytes.push_back(static_cast<std::byte>(b));
     return bytes;
   };
-  EXPECT_EQ(decode_snapshot(older(1, 4), "f"), s);
-  EXPECT_EQ(decode_snapshot(older(2, 3), "f"), s);
-  EXPECT_THROW(decode_snapshot(older(4, 0), "f"), Error) << "a format this build does not know";
+  EXPECT_EQ(decode_snapshot(older(1, 5), "f"), s);
+  EXPECT_EQ(decode_snapshot(older(2, 4), "f"), s);
+  EXPECT_EQ(decode_snapshot(older(3, 1), "f"), s);
+  EXPECT_THROW(decode_snapshot(older(5, 0), "f"), Error) << "a format this build does not know";
 }
 
 // A file that claims more keys than the tracker ever holds is refused before anything is
 // allocated for them.
-TEST(TrackerSnapshot, AFileClaimingTooManyHeldKeysIsRefused) {
+TEST(TrackerSnapshot, AFileClaimingTooManyKeysIsRefused) {
   std::vector<std::byte> bytes = encode(sample_snapshot());
-  bytes.resize(bytes.size() - 32 - 4);  // the disputes' count, then the checksum
+  bytes.resize(bytes.size() - 32 - 4);  // the members' count, then the checksum
   const std::uint32_t too_many = TrackerSnapshot::kMaxHeldAgainst + 1;
   for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<std::byte>(too_many >> (8 * i)));
   const Digest check = blake2b(std::span<const std::byte>(bytes));

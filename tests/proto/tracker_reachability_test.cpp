@@ -72,41 +72,91 @@ TEST(TrackerReachability, AResultForAnotherAddressOrALateOneIsIgnored) {
   EXPECT_EQ(h.tracker->status(h.now).members_reachable, 0u) << "too late: measured unreachable";
 }
 
-// Joining again and again cannot make the tracker dial at will: one probe per key per
-// probe_interval; a join again at the same address keeps its measurement, at another address
-// within the interval it is listed unreachable without a probe.
-TEST(TrackerReachability, AKeyIsProbedAtMostOncePerInterval) {
+JoinRequest at_port(const Harness& h, std::uint8_t n, int port) {
+  JoinRequest r = h.join_request(n);
+  r.listen_address = "127.0.0.1:" + std::to_string(port);
+  return r;
+}
+
+// Peer n's process restarts: its tracker link drops, and it joins again listening at `port`.
+void restart_at(Harness& h, std::uint8_t n, int port, Answer answer) {
+  h.disconnect(n);
+  h.add(n, at_port(h, n, port)).probe = answer;
+  h.connect(n);
+}
+
+// A restarted peer listens on a new port: its earlier probe says nothing about it, so it is probed
+// there again, whenever its key was last probed (issue 49: it was listed unreachable unprobed).
+TEST(TrackerReachability, ARestartedPeerAtANewAddressIsProbedAgain) {
   Harness h;
   h.config.probe_interval = std::chrono::seconds(60);
   h.start();
   join_answering(h, 1, Answer::reached);
   h.run_for(std::chrono::seconds(1));
+  ASSERT_EQ(listed(h, 1, 1), Reachability::reachable);
+  restart_at(h, 1, 9501, Answer::reached);
+  h.run_for(std::chrono::seconds(1));
   EXPECT_EQ(listed(h, 1, 1), Reachability::reachable);
-
-  h.disconnect(1);  // its tracker link dropped: no longer a member
-  h.peers.at(1).probe = Answer::unanswered;
-  h.connect(1);  // back at the same address
-  h.run_for(std::chrono::seconds(1));
-  EXPECT_EQ(listed(h, 1, 1), Reachability::reachable) << "kept, not probed again";
-
-  JoinRequest elsewhere = h.join_request(1);
-  elsewhere.listen_address = "127.0.0.1:9999";
-  h.disconnect(1);
-  h.add(1, elsewhere).probe = Answer::reached;
-  h.connect(1);
-  h.run_for(std::chrono::seconds(1));
-  EXPECT_EQ(listed(h, 1, 1), Reachability::unreachable) << "not probed again within the interval";
-  EXPECT_EQ(h.tracker->status(h.now).probes_reached, 1u);
-
-  h.run_for(std::chrono::seconds(60));
-  h.disconnect(1);
-  JoinRequest later = h.join_request(1);
-  later.listen_address = "127.0.0.1:9998";
-  h.add(1, later).probe = Answer::reached;
-  h.connect(1);
-  h.run_for(std::chrono::seconds(1));
-  EXPECT_EQ(listed(h, 1, 1), Reachability::reachable) << "probed again after the interval";
   EXPECT_EQ(h.tracker->status(h.now).probes_reached, 2u);
+  EXPECT_EQ(h.tracker->status(h.now).probes_unreached, 0u);
+}
+
+// A join at the same address is probed again too (a new process may be reachable now), and is
+// listed as the last probe there found meanwhile, not as unmeasured.
+TEST(TrackerReachability, AJoinAgainAtTheSameAddressIsProbedAndKeepsItsMeasurementMeanwhile) {
+  Harness h;
+  h.start();
+  join_answering(h, 1, Answer::refused);
+  h.run_for(std::chrono::seconds(1));
+  ASSERT_EQ(listed(h, 1, 1), Reachability::unreachable);
+  h.disconnect(1);
+  h.peers.at(1).probe = Answer::unanswered;
+  h.connect(1);
+  EXPECT_EQ(h.tracker->status(h.now).members_unreachable, 1u) << "as the last probe there found";
+  h.run_for(h.config.probe_timeout + std::chrono::seconds(1));
+  h.disconnect(1);
+  h.peers.at(1).probe = Answer::reached;  // its operator forwarded the port
+  h.connect(1);
+  h.run_for(std::chrono::seconds(1));
+  EXPECT_EQ(listed(h, 1, 1), Reachability::reachable);
+}
+
+// Joining again and again cannot make the tracker dial at will: a key is probed at most
+// probes_per_interval times in any probe_interval. A join past that is not listed unreachable
+// unprobed: its probe waits until the oldest of those is an interval old, and it is listed
+// unmeasured until then (a new address) or as measured there before.
+TEST(TrackerReachability, AKeyIsProbedAtMostProbesPerIntervalTimes) {
+  Harness h;
+  h.config.probe_interval = std::chrono::seconds(60);
+  h.config.probes_per_interval = 3;
+  h.start();
+  join_answering(h, 1, Answer::refused);
+  const TimePoint first = h.now;
+  for (int port = 9100; port < 9110; ++port) {  // a liar joins again in a loop, each time elsewhere
+    h.run_for(std::chrono::milliseconds(100));
+    restart_at(h, 1, port, Answer::refused);
+  }
+  EXPECT_EQ(h.tracker->status(h.now).probes_unreached, 3u);
+  EXPECT_EQ(h.tracker->status(h.now).members_unreachable, 0u) << "not listed without a probe";
+  h.run_until(first + std::chrono::seconds(60) - std::chrono::milliseconds(1));
+  EXPECT_EQ(h.tracker->status(h.now).probes_unreached, 3u);
+  h.run_until(first + std::chrono::seconds(61));
+  EXPECT_EQ(h.tracker->status(h.now).probes_unreached, 4u) << "its waiting probe, at the interval";
+  EXPECT_EQ(listed(h, 1, 1), Reachability::unreachable);
+}
+
+// Many keys naming one address (a third party's) get it dialled at most probes_per_interval
+// times in any interval, whoever they are.
+TEST(TrackerReachability, AnAddressIsProbedAtMostProbesPerIntervalTimes) {
+  Harness h;
+  h.config.probes_per_interval = 2;
+  h.start();
+  for (std::uint8_t n = 1; n <= 6; ++n) {
+    h.add(n, at_port(h, n, 80)).probe = Answer::refused;
+    h.connect(n);
+  }
+  EXPECT_EQ(h.tracker->status(h.now).probes_unreached, 2u);
+  EXPECT_EQ(h.tracker->status(h.now).members_unreachable, 2u);
 }
 
 // At most max_probes are under way; the others wait their turn and are probed as slots free.

@@ -64,6 +64,12 @@ struct TrackerCoreConfig {
   Duration eviction_timeout = std::chrono::seconds(10);
   Duration view_interval = std::chrono::milliseconds(500);  // views go out at most this often
   std::uint32_t min_peers = 1;  // a round needs at least this many members
+  // A tracker restarted from its state file forms no round for up to this long after it starts,
+  // until every member of its last saved view has joined again (peers reconnect within a second
+  // or two of a quick restart, tracker_reconnect() in backoff.hpp): otherwise the first one back
+  // trains a round alone and the others throw their phase away. Then it goes on with whoever is
+  // there. 0: no wait.
+  Duration restart_grace = std::chrono::seconds(5);
   // The timed quorum waits this long after the first peer is ready (longer than a newcomer's
   // state recovery, or newcomers never get in).
   Duration join_timeout = std::chrono::seconds(30);
@@ -115,15 +121,18 @@ struct TrackerCoreConfig {
   // unnoticed; it costs each member about twice the reduce-scatter's upload.
   bool check_owners = true;
   std::uint32_t donors_per_resync = 3;
-  // Reachability (tracker_reachability.cpp, docs/TRACKER.md): at join the tracker dials the
+  // Reachability (tracker_reachability.cpp, docs/TRACKER.md): at each join the tracker dials the
   // address a peer registered, once, and lists it reachable only if the peer answers there with
-  // its own key within probe_timeout. At most max_probes are under way at once (later joins wait
-  // their turn), and one key is probed at most once per probe_interval (a join within it keeps
-  // the earlier measurement for the same address, else is listed unreachable): joining again and
-  // again cannot make the tracker dial hosts at a peer's will.
+  // its own key within probe_timeout (a restarted peer listens on another port: its earlier
+  // measurement says nothing of the new one). At most max_probes are under way at once (later
+  // joins wait their turn), and one key, like one address, is probed at most probes_per_interval
+  // times in any probe_interval: a join past that waits for its probe until the oldest of those
+  // is probe_interval old, so joining again and again cannot make the tracker dial hosts at a
+  // peer's will.
   Duration probe_timeout = std::chrono::seconds(3);
   std::uint32_t max_probes = 16;
   Duration probe_interval = std::chrono::seconds(60);
+  std::uint32_t probes_per_interval = 4;
   CustodyConfig custody;
   // The run's final round (train/run_end.hpp, from the run config's train.steps; 0: the run
   // declares no end): once it commits, no round forms after it, the tracker pulls its state for

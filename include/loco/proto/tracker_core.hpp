@@ -414,12 +414,26 @@ class TrackerCore {
   // member holds it, the tracker has no copy) and the peer does not hold it itself.
   std::optional<std::string> end_refusal(const JoinRequest& request) const;
 
+  // A tracker restart (tracker_restart.cpp): the members of the saved view are waited for, up to
+  // restart_grace, before a round forms.
+  void await_last_view(TimePoint now, const TrackerSnapshot& restored);
+  void rejoined_after_restart(const PeerKey& peer);
+  void restart_grace_timer(TimePoint now);
+  // No group forms before this (TimePoint::min(): no restart wait).
+  TimePoint restart_hold() const { return awaited_.empty() ? TimePoint::min() : awaited_until_; }
+
   // Reachability (tracker_reachability.cpp).
-  // At join: probe the member's address; within probe_interval of its key's last probe, take
-  // that probe's outcome if it was of the same address, else list it unreachable unprobed.
-  void measure_reachability(TimePoint now, const PeerKey& peer, bool rejoin,
-                            const std::string& previous_address);
+  // At join: probe the member's address again (a new process may listen elsewhere, or be
+  // reachable now); until the probe ends it is listed as its key's last probe of the same address
+  // found, else not measured. Never listed unreachable without a probe of that address.
+  void measure_reachability(TimePoint now, const PeerKey& peer);
+  // Starts the queued probes that fit max_probes; one whose key or address has had
+  // probes_per_interval probes in the last probe_interval waits (probe_waiting_) until it may.
   void start_probes(TimePoint now);
+  // When `peer` may next be probed at `address`: now, or when the oldest of the last
+  // probes_per_interval probes of the key, or of the address, is probe_interval old.
+  TimePoint probe_allowed_at(TimePoint now, const PeerKey& peer, const std::string& address);
+  void count_probe(TimePoint now, const PeerKey& peer, const std::string& address);
   void probe_timer(TimePoint now);
   TimePoint probe_deadline() const;
   // A probe's outcome (a result, or the timeout): remembered for probe_interval, counted, set.
@@ -496,6 +510,11 @@ class TrackerCore {
   // The latest `now` of any input: snapshot() saves how long each bar has left from it.
   TimePoint latest_now_{};
   TimePoint reconcile_after_{};  // a restarted tracker waits this long for its peers to return
+  // Members of the restored view not joined again yet, waited for until awaited_until_; the count
+  // of them at the restart, for the log.
+  std::set<PeerKey> awaited_;
+  TimePoint awaited_until_{};
+  std::size_t awaited_at_restart_ = 0;
   bool no_known_state_noted_ = false;       // said once that no live peer holds a committed state
   bool final_state_missing_noted_ = false;  // said once that no one holds the final state
 
@@ -578,14 +597,20 @@ class TrackerCore {
 
   std::deque<PeerKey> probe_queue_;       // joined, waiting for a probe slot
   std::map<PeerKey, TimePoint> probing_;  // probes under way, by their deadline
+  // Members whose key or address used its probes of the interval, by when the next may start.
+  std::map<PeerKey, TimePoint> probe_waiting_;
+  // The starts of the last probes_per_interval probes of a key, or of an address, oldest first.
+  using ProbeStarts = std::deque<TimePoint>;
   // Each key's last probe, kept across its leaving: a peer whose tracker link drops and comes
-  // back keeps its measurement. At most kMaxBarred entries.
+  // back at the same address is listed as measured while it is probed again. At most kMaxBarred
+  // entries, as address_probes_.
   struct ProbeRecord {
-    TimePoint at{};
+    ProbeStarts starts;
     std::string address;
     Reachability found = Reachability::unmeasured;  // until the probe ends
   };
   std::map<PeerKey, ProbeRecord> probed_;
+  std::map<std::string, ProbeStarts> address_probes_;
   std::deque<Probe> probes_out_;
 
   std::deque<TrackerEvent> events_;

@@ -2,12 +2,14 @@
 // What the tracker saves to survive a crash or a restart: enough to continue the same run (its
 // id and settings, the last committed round and its hash, the genesis hash, the epoch), the
 // recent rounds for the status page, and what it holds against keys (bars, benches, disputes:
-// docs/SECURITY.md), so that a restart does not let a proven liar back in. Members are not saved:
-// live peers reconnect and join again.
+// docs/SECURITY.md), so that a restart does not let a proven liar back in. Members are saved by
+// key only: live peers reconnect and join again, and a restarted tracker waits a short grace for
+// them before it forms a round (TrackerCoreConfig::restart_grace).
 //
 // File format (little-endian, written atomically by the server):
 //   "loco-tracker-state" ‖ u8 version ‖ fields below ‖ BLAKE2b-256 of everything before it.
-// Version 3 added the keys held against; files of versions 1 and 2 are still read.
+// Version 3 added the keys held against, version 4 the members; files of versions 1 to 3 are
+// still read.
 
 #include <bit>
 #include <cstdint>
@@ -91,6 +93,9 @@ struct TrackerSnapshot {
   std::vector<BarredKey> barred;        // files of formats 1 and 2 have none, nor these two:
   std::vector<BenchedKey> benched;
   std::vector<DisputedPair> disputes;
+  // The members of the view when it was saved (at most kMaxMembers; files of formats 1 to 3 have
+  // none).
+  std::vector<PeerKey> members;
 
   bool operator==(const TrackerSnapshot&) const = default;
 };
