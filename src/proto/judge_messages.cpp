@@ -16,6 +16,13 @@ void write_case(ByteWriter& w, std::uint64_t round, std::uint32_t attempt, std::
   w.u32(segment);
 }
 
+template <typename Message>
+void read_case(ByteReader& r, Message& m) {
+  m.round = r.u64();
+  m.attempt = r.u32();
+  m.segment = r.u32();
+}
+
 }  // namespace
 
 std::vector<std::byte> encode(const JudgeCall& m) {
@@ -31,9 +38,7 @@ std::vector<std::byte> encode(const JudgeCall& m) {
 JudgeCall decode_judge_call(std::span<const std::byte> body) {
   ByteReader r = open_message(body, JudgeCall::kType);
   JudgeCall m;
-  m.round = r.u64();
-  m.attempt = r.u32();
-  m.segment = r.u32();
+  read_case(r, m);
   r.bytes(m.judge.bytes);
   m.grace_ms = r.u32();
   if (m.grace_ms > kMaxJudgeGraceMs) r.fail(fmt::format("a grace of {} ms", m.grace_ms));
@@ -58,9 +63,7 @@ std::vector<std::byte> encode(const JudgeChunk& m) {
 JudgeChunk decode_judge_chunk(std::span<const std::byte> body) {
   ByteReader r = open_message(body, JudgeChunk::kType);  // the size is checked here
   JudgeChunk m;
-  m.round = r.u64();
-  m.attempt = r.u32();
-  m.segment = r.u32();
+  read_case(r, m);
   m.chunk = r.u32();
   const std::span<const std::byte> rest = r.rest();
   m.bytes.assign(rest.begin(), rest.end());
@@ -78,9 +81,7 @@ std::vector<std::byte> encode(const JudgeInputs& m) {
 JudgeInputs decode_judge_inputs(std::span<const std::byte> body) {
   ByteReader r = open_message(body, JudgeInputs::kType);
   JudgeInputs m;
-  m.round = r.u64();
-  m.attempt = r.u32();
-  m.segment = r.u32();
+  read_case(r, m);
   const std::size_t n = r.count(kMaxMembers, kStatementBytes);
   m.inputs.reserve(n);
   for (std::size_t i = 0; i < n; ++i) m.inputs.push_back(read_statement(r));
