@@ -182,7 +182,7 @@ TEST(TrackerLiveness, TwoCollidingDisputersOfSixCannotStopTheRun) {
 
 // With judges answering, each lie is decided by its evidence: a liar is benched on its first lie
 // wherever an honest member judges it, and an honest member only where a liar judged a liar's
-// dispute with it (the bound in docs/SECURITY.md): here 3 honest benches in 10 lies, each one a
+// dispute with it (the bound in docs/SECURITY.md): here 4 honest benches in 10 lies, each one a
 // fellow liar's verdict, against 7 under the counting rule above; the first round commits at
 // attempt 5 (7 above), and four members are benched at once only once (4 times above).
 TEST(TrackerLiveness, TwoCollidingDisputersOfSixAreBenchedOnTheirFirstLieWhereJudgesDecide) {
@@ -196,9 +196,9 @@ TEST(TrackerLiveness, TwoCollidingDisputersOfSixAreBenchedOnTheirFirstLieWhereJu
     framed += by_liars;
   }
   EXPECT_EQ(run.lies, 10u);
-  EXPECT_EQ(framed, 3u);
-  EXPECT_EQ(honest_benched, 3u);
-  EXPECT_EQ(run.liar_benches[0], 4u);
+  EXPECT_EQ(framed, 4u);
+  EXPECT_EQ(honest_benched, 4u);
+  EXPECT_EQ(run.liar_benches[0], 3u);
   EXPECT_EQ(run.liar_benches[1], 3u);
   EXPECT_EQ(run.four_benched_at.size(), 1u);
   EXPECT_EQ(run.committed_at.size(), run.committed);
