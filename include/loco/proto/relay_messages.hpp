@@ -4,7 +4,7 @@
 // names (Group::relays). Each end sends `relay_data` to the relay naming the other end; the relay
 // forwards it naming the sender instead. The payload is opaque to the relay: on the real network
 // it is the bytes of the secure channel the two ends run with each other end to end
-// (net/relayed_link.hpp), so the relay can drop or delay it but not read or change it unseen.
+// (net/relayed_links.hpp), so the relay can drop or delay it but not read or change it unseen.
 // A relay that will not carry a pair answers `relay_refused`, and the sender treats the link as
 // failed because of the relay (relay_core.hpp).
 

@@ -41,7 +41,8 @@
 // The round overlaps the next inner phase (train/overlapped_group.hpp: start, mean, land): the
 // compute thread waits for the all-reduce only; the network thread hashes the state the mean
 // leads to and reports it, and the compute thread installs it between two steps once committed.
-// Thread crossings: Δ out, the mean in, the commit in, the state to serve out.
+// Thread crossings, six: Δ out, the mean in, `previewed` out, the tentative state's hash in
+// (`reported`), the commit in, the installed state to serve out.
 //
 // A round in two halves, for an asynchronous group (swarm_async_group.hpp): begin_round hands Δ
 // (and the tentative, which the network thread then computes and reports as soon as the mean is
