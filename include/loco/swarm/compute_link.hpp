@@ -3,9 +3,9 @@
 // commands the compute thread gives the peer's protocol core (ready, round done, serve...) and
 // the core's events turned into the Mailbox events the compute thread waits for. Both drivers of
 // proto::PeerCore use it: loco-peer's Asio session (swarm_session.hpp) and the simulator's
-// process (sim/peer_node.hpp), whose compute thread runs in virtual time (sim/strategy_process.hpp).
-// So the rounds of every strategy run through the same code in both. It neither reads a clock
-// nor performs I/O: its driver calls drive() on the core after each call.
+// process (sim/peer_node.hpp), whose compute thread runs in virtual time
+// (sim/strategy_process.hpp). So the rounds of every strategy run through the same code in both. It
+// neither reads a clock nor performs I/O: its driver calls drive() on the core after each call.
 //
 // The one thing it computes is an asynchronous round's tentative state: the manifest of the state
 // the mean leads to, computed on the network side as soon as the collective is done (DiLoCo's,

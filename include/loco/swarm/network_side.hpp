@@ -2,8 +2,8 @@
 // Where a peer's network side runs, as its compute thread (swarm_group.hpp) sees it: a place to
 // send commands to the peer's ComputeLink and a mailbox of events to wait on. Two of them:
 //   - SwarmThread (swarm_thread.hpp): loco-peer's, an io_context thread running SwarmSession;
-//   - sim::StrategyProcess::Side (sim/strategy_process.hpp): the simulator's, which runs the compute
-//     thread in turns with the event loop, in virtual time.
+//   - sim::StrategyProcess::Side (sim/strategy_process.hpp): the simulator's, which runs the
+//     compute thread in turns with the event loop, in virtual time.
 // So a strategy's rounds run the same SwarmGroup code over a real network and a simulated one.
 
 #include <functional>
