@@ -132,15 +132,13 @@ struct SafetensorsFile::Source {
   std::function<bool(void* out, std::size_t bytes)> read;  // exactly `bytes`, or false
 };
 
-SafetensorsFile SafetensorsFile::load(Source& source) {
-  const Reader reader(source.name);
-  const std::uint64_t file_size = source.size;
-  auto read_exactly = [&](void* out, std::size_t bytes) {
-    if (bytes > 0 && !source.read(out, bytes))
-      reader.fail("ended early (was it changed while read?)");
-  };
+namespace {
 
-  // 1. Header length, checked against the file before the header is read.
+using ReadExactly = std::function<void(void* out, std::size_t bytes)>;
+
+// Step 1: the header, its length checked against the file before the header is read.
+std::string read_header(const Reader& reader, std::uint64_t file_size,
+                        const ReadExactly& read_exactly) {
   if (file_size < 8) reader.fail("is " + std::to_string(file_size) + " bytes, too short");
   unsigned char length_bytes[8];
   read_exactly(length_bytes, 8);
@@ -153,44 +151,67 @@ SafetensorsFile SafetensorsFile::load(Source& source) {
   if (header_size > kMaxHeaderBytes) reader.fail("declares a header over 100 MB");
   std::string header(header_size, '\0');
   read_exactly(header.data(), header.size());
+  return header;
+}
 
-  // 2. The header: parsed, then every entry checked.
+// Step 2: the header parsed, every entry checked. The entries point into `json` and `shapes`.
+std::vector<Entry> tensor_entries(const Reader& reader, const JsonValue& json,
+                                  std::vector<std::vector<std::int64_t>>& shapes,
+                                  Metadata& metadata) {
+  if (!json.is_object()) reader.fail("has a header that is not a JSON object");
+  std::vector<Entry> entries;
+  shapes.resize(json.object().size());
+  for (std::size_t i = 0; i < json.object().size(); ++i) {
+    const auto& [name, entry] = json.object()[i];
+    if (name == "__metadata__") {
+      metadata = reader.metadata(entry);
+    } else {
+      entries.push_back(reader.tensor_entry(name, entry, shapes[i]));
+    }
+  }
+  return entries;
+}
+
+// Step 4: the digest, when the file has one (loco's own files do; other tools' do not), taken
+// out of the metadata; it must be well-formed.
+std::optional<std::string> take_digest(const Reader& reader, Metadata& metadata) {
+  const auto digest = metadata.find(std::string(kDigestKey));
+  if (digest == metadata.end()) return std::nullopt;
+  if (digest->second.size() != 64) {
+    reader.fail("has a malformed '" + std::string(kDigestKey) + "' digest in its metadata");
+  }
+  std::string stored = digest->second;
+  metadata.erase(digest);
+  return stored;
+}
+
+}  // namespace
+
+SafetensorsFile SafetensorsFile::load(Source& source) {
+  const Reader reader(source.name);
+  const std::uint64_t file_size = source.size;
+  const ReadExactly read_exactly = [&](void* out, std::size_t bytes) {
+    if (bytes > 0 && !source.read(out, bytes))
+      reader.fail("ended early (was it changed while read?)");
+  };
+  const std::string header = read_header(reader, file_size, read_exactly);
+
   SafetensorsFile out;
   out.name_ = source.name;
-  JsonValue json = [&] {
+  const JsonValue json = [&] {
     try {
       return parse_json(header, kHeaderLimits);
     } catch (const Error& e) {
       reader.fail(std::string("has a malformed header: ") + e.what());
     }
   }();
-  if (!json.is_object()) reader.fail("has a header that is not a JSON object");
-  std::vector<Entry> entries;
-  std::vector<std::vector<std::int64_t>> shapes(json.object().size());
-  for (std::size_t i = 0; i < json.object().size(); ++i) {
-    const auto& [name, entry] = json.object()[i];
-    if (name == "__metadata__") {
-      out.metadata_ = reader.metadata(entry);
-    } else {
-      entries.push_back(reader.tensor_entry(name, entry, shapes[i]));
-    }
-  }
+  std::vector<std::vector<std::int64_t>> shapes;
+  std::vector<Entry> entries = tensor_entries(reader, json, shapes, out.metadata_);
 
   // 3. Offsets: in data order they must tile the data section exactly.
-  const std::uint64_t data_size = file_size - 8 - header_size;
+  const std::uint64_t data_size = file_size - 8 - header.size();
   reader.check_tiling(entries, data_size);
-
-  // 4. The digest, when the file has one (loco's own files do; other tools' do not): it must be
-  // well-formed and match the data read.
-  std::optional<std::string> stored_digest;
-  if (const auto digest = out.metadata_.find(std::string(kDigestKey));
-      digest != out.metadata_.end()) {
-    if (digest->second.size() != 64) {
-      reader.fail("has a malformed '" + std::string(kDigestKey) + "' digest in its metadata");
-    }
-    stored_digest = digest->second;
-    out.metadata_.erase(digest);
-  }
+  const std::optional<std::string> stored_digest = take_digest(reader, out.metadata_);
 
   // 5. The data: read straight into the fp32 buffer when every tensor is F32, else read as
   // stored and converted tensor by tensor. Sizes are bounded by the file's (checked above).
