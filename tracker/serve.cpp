@@ -34,6 +34,62 @@ std::optional<proto::TrackerSnapshot> load_state(const std::string& path) {
   return proto::decode_snapshot(std::as_bytes(std::span(text)), path);
 }
 
+net::HostPort parse_address(const std::string& text, const char* option) {
+  try {
+    return net::parse_host_port(text, /*allow_any_port=*/true);
+  } catch (const Error& e) {
+    throw Error(ErrorCategory::config, fmt::format("{}: {}", option, e.message()));
+  }
+}
+
+// How the tracker's listener sets up each connection's channel.
+net::BundleListenerConfig listener_config(const TrackerOptions& options, const secure::KeyPair& key,
+                                          net::ListenerLimits limits) {
+  // What an admitted connection may send before its peer joined (TrackerService narrows it
+  // once the peer has joined): a frame carries at most one whole message and its stripe header.
+  const std::uint64_t joining_frame = options.max_buffer_joining + net::kStripeHeaderBytes;
+  // The channel's message limit also bounds what the tracker sends: the largest tracker -> peer
+  // message is a view delta (4 MiB, proto/message_type.cpp). What a peer may send is narrowed by
+  // the frame size here and by TrackerService (BufferCaps) once its bundle is up.
+  const std::uint64_t largest_message = (std::uint64_t{4} << 20) + net::kStripeHeaderBytes;
+  return net::BundleListenerConfig{
+      .setup =
+          net::ChannelSetup{
+              .identity = &key,
+              .config = secure::ChannelConfig{.run_id = options.run_id,
+                                              .max_message_bytes = largest_message,
+                                              .max_frame_bytes =
+                                                  static_cast<std::uint32_t>(joining_frame)},
+              .accept = [](const secure::PublicKey&) { return true; },
+              .peer_label = {}},
+      .limits = limits,
+      .max_streams = 1,
+      .link = nullptr,
+  };
+}
+
+// The status page (and the model's download) on --tracker.http, when it is set.
+std::shared_ptr<StatusHttpServer> start_status_page(boost::asio::io_context& io,
+                                                    const TrackerOptions& options,
+                                                    const DownloadLimits& downloads,
+                                                    TrackerService& service) {
+  if (options.http.empty()) return nullptr;
+  const net::HostPort address = parse_address(options.http, "--tracker.http");
+  auto http = StatusHttpServer::create(
+      io, net::resolve(io, address), [&service] { return service.status(); },
+      StatusHttpLimits{.download = downloads},
+      model_source(options, [&service]() -> std::optional<HeldCopy> {
+        const auto entry = service.core().custody();
+        if (!entry) return std::nullopt;
+        return HeldCopy{.round = entry->round,
+                        .state_hash = entry->state_hash,
+                        .state = service.core().custody_state()};
+      }));
+  http->start();
+  spdlog::info("status page at http://{}/", fmt::streamed(http->local_endpoint()));
+  return http;
+}
+
 }  // namespace
 
 int serve(const TrackerOptions& options) {
@@ -42,12 +98,7 @@ int serve(const TrackerOptions& options) {
       throw Error(ErrorCategory::config,
                   "--tracker.key: no identity key file; make one with `loco-tracker keygen --out "
                   "tracker.key` and give its public key to the peers");
-    net::HostPort address;
-    try {
-      address = net::parse_host_port(options.listen, /*allow_any_port=*/true);
-    } catch (const Error& e) {
-      throw Error(ErrorCategory::config, fmt::format("--tracker.listen: {}", e.message()));
-    }
+    const net::HostPort address = parse_address(options.listen, "--tracker.listen");
     const proto::TrackerCoreConfig config = to_core_config(options);
     const net::ListenerLimits limits = to_listener_limits(options);
     const DownloadLimits downloads = to_download_limits(options);  // checked before anything runs
@@ -59,58 +110,17 @@ int serve(const TrackerOptions& options) {
 
     boost::asio::io_context io;
     const auto start = steady_now();
-    // What an admitted connection may send before its peer joined (TrackerService narrows it
-    // once the peer has joined): a frame carries at most one whole message and its stripe header.
-    const std::uint64_t joining_frame = options.max_buffer_joining + net::kStripeHeaderBytes;
-    // The channel's message limit also bounds what the tracker sends: the largest tracker -> peer
-    // message is a view delta (4 MiB, proto/message_type.cpp). What a peer may send is narrowed by
-    // the frame size here and by TrackerService (BufferCaps) once its bundle is up.
-    const std::uint64_t largest_message = (std::uint64_t{4} << 20) + net::kStripeHeaderBytes;
-    net::BundleListenerConfig listener{
-        .setup =
-            net::ChannelSetup{
-                .identity = &key,
-                .config = secure::ChannelConfig{.run_id = options.run_id,
-                                                .max_message_bytes = largest_message,
-                                                .max_frame_bytes =
-                                                    static_cast<std::uint32_t>(joining_frame)},
-                .accept = [](const secure::PublicKey&) { return true; },
-                .peer_label = {}},
-        .limits = limits,
-        .max_streams = 1,
-        .link = nullptr,
-    };
     // Custody copies live next to the state file; without one they are kept in memory only.
     std::unique_ptr<CustodyStore> custody;
     if (config.custody.every > 0 && !options.state_file.empty())
       custody = std::make_unique<CustodyStore>(options.state_file + ".custody", options.run_id,
                                                to_custody_limits(options));
     TrackerService service(
-        io, net::resolve(io, address), std::move(listener),
+        io, net::resolve(io, address), listener_config(options, key, limits),
         std::make_unique<proto::TrackerCore>(config, key, std::move(restored), start),
         options.state_file, std::move(custody), to_buffer_caps(options));
     service.start();
-    std::shared_ptr<StatusHttpServer> http;
-    if (!options.http.empty()) {
-      net::HostPort http_address;
-      try {
-        http_address = net::parse_host_port(options.http, /*allow_any_port=*/true);
-      } catch (const Error& e) {
-        throw Error(ErrorCategory::config, fmt::format("--tracker.http: {}", e.message()));
-      }
-      http = StatusHttpServer::create(
-          io, net::resolve(io, http_address), [&service] { return service.status(); },
-          StatusHttpLimits{.download = downloads},
-          model_source(options, [&service]() -> std::optional<HeldCopy> {
-            const auto entry = service.core().custody();
-            if (!entry) return std::nullopt;
-            return HeldCopy{.round = entry->round,
-                            .state_hash = entry->state_hash,
-                            .state = service.core().custody_state()};
-          }));
-      http->start();
-      spdlog::info("status page at http://{}/", fmt::streamed(http->local_endpoint()));
-    }
+    const auto http = start_status_page(io, options, downloads, service);
 
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);
     boost::asio::steady_timer grace(io);
