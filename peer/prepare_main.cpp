@@ -113,7 +113,7 @@ loco::data::Tokenizer dataset_tokenizer(const Options& o) {
     spdlog::info("training a SentencePiece {} model of {} tokens on {}", o.sentencepiece.type,
                  o.sentencepiece.vocab, o.input);
     loco::data::train_sentencepiece(o.input, model, o.sentencepiece);
-  } else if (fs::absolute(o.tokenizer_model) != fs::absolute(model)) {
+  } else if (!fs::exists(model) || !fs::equivalent(o.tokenizer_model, model)) {
     fs::copy_file(o.tokenizer_model, model, fs::copy_options::overwrite_existing);
   }
   return loco::data::Tokenizer::load_sentencepiece(model);
