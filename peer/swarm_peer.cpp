@@ -144,6 +144,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
       return 0;
     }
     loop.set_shard(data::ShardSpec{joined.reply.shard_index, joined.reply.shard_count});
+    train::log_data_sample(corpus, {joined.reply.shard_index, joined.reply.shard_count});
     if (joined.fetched) {
       strategy.begin(loop, train::Start::joined);  // at the run's place in the lr schedule
     } else if (resumed) {

@@ -12,6 +12,7 @@ packages=(
   python3 python3-numpy iproute2
   libminiupnpc-dev                # UPnP-IGD port mapping (net/upnp_mapping.hpp)
   libnatpmp-dev                   # NAT-PMP/PCP port mapping (net/natpmp_mapping.hpp)
+  libsentencepiece-dev            # subword tokenizers of real-text datasets (data/tokenizer.hpp)
   nftables miniupnpd-nftables     # home routers in network namespaces (tests/programs/home_router_test.cpp)
   chromium chromium-driver fonts-dejavu-core  # the status page's browser test (headless)
 )

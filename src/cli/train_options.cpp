@@ -34,7 +34,8 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
   add("--model.mlp-embed", c.model.mlp_embed, "MLP model: embedding width");
   add("--model.mlp-hidden", c.model.mlp_hidden, "MLP model: hidden width");
 
-  add("--data.source", c.data.source, "markov (synthetic, known entropy floor) or files");
+  add("--data.source", c.data.source,
+      "markov (synthetic, known entropy floor), files (two token files) or dataset (a manifest)");
   add("--data.markov-order", c.data.markov.order, "Markov source: tokens of context");
   add("--data.markov-successors", c.data.markov.successors,
       "Markov source: likely next tokens per state");
@@ -45,6 +46,11 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
   add("--data.markov-val-tokens", c.data.markov_val_tokens, "Markov source: validation tokens");
   add_path("--data.train-file", c.data.train_file, "training token file (source = files)");
   add_path("--data.val-file", c.data.val_file, "validation token file (source = files)");
+  add_path("--data.manifest", c.data.manifest,
+           "the dataset's manifest.txt or its folder (source = dataset; loco-prepare --out-dir)");
+  add("--data.manifest-hash", c.data.manifest_hash,
+      "the manifest's BLAKE2b-256 (64 hex digits; source = dataset): every shard is checked "
+      "against it");
   add("--data.shard-index", c.data.shard.index, "this process's shard of the training tokens");
   add("--data.shard-count", c.data.shard.count, "number of shards");
 

@@ -28,6 +28,9 @@ void add_peer_options(CLI::App& app, PeerOptions& o) {
   add("--peer.checkpoint-rounds", o.checkpoint_rounds, "Rounds between checkpoints");
   add("--peer.streams", o.streams, "Parallel TCP streams to each other peer (1-16)");
   add("--peer.threads", o.threads, "Compute threads (0: the run config's train.threads)");
+  add_path("--peer.dataset", o.dataset,
+           "Folder holding the run's dataset (its manifest.txt), if not the run config's "
+           "data.manifest; every shard is checked against the run's manifest-hash");
   add("--peer.max-handshakes", o.max_handshakes, "Connections in their handshake at once");
   add("--peer.max-per-address", o.max_per_address,
       "Connections from one address not yet admitted (handshake or hello)");

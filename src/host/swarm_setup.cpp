@@ -25,6 +25,12 @@ train::TrainConfig load_run_config(const PeerOptions& o) {
   train::TrainConfig config = cli::load_train_config(o.run_config);
   train::check_swarm_strategy(config, o.run_config);
   if (o.threads > 0) config.train.threads = o.threads;
+  if (!o.dataset.empty()) {
+    if (config.data.source != "dataset")
+      throw Error(ErrorCategory::config, "--peer.dataset: the run's data.source is '" +
+                                             config.data.source + "', not a dataset");
+    config.data.manifest = o.dataset;  // a folder: its manifest.txt
+  }
   return config;
 }
 

@@ -1,9 +1,15 @@
 #include "loco/train/corpus.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <filesystem>
 
 #include "loco/core/error.hpp"
 #include "loco/core/hash.hpp"
+#include "loco/data/batch_sampler.hpp"
+#include "loco/data/dataset_reader.hpp"
 #include "loco/data/markov_source.hpp"
 
 namespace loco::train {
@@ -14,10 +20,10 @@ Corpus::Corpus(const DataSection& config, std::uint32_t vocab) {
     markov.vocab_size = vocab;
     const data::MarkovSource source(markov);
     // Two independent sequences of the same chain: different start states and draws.
-    generated_train_ = source.generate(config.markov_train_tokens, 1);
-    generated_validation_ = source.generate(config.markov_val_tokens, 2);
-    train_ = generated_train_;
-    validation_ = generated_validation_;
+    owned_train_ = source.generate(config.markov_train_tokens, 1);
+    owned_validation_ = source.generate(config.markov_val_tokens, 2);
+    train_ = owned_train_;
+    validation_ = owned_validation_;
     entropy_floor_ = source.entropy_rate();
   } else if (config.source == "files") {
     if (config.train_file.empty() || config.val_file.empty()) {
@@ -32,10 +38,55 @@ Corpus::Corpus(const DataSection& config, std::uint32_t vocab) {
     content_identity_ = fmt::format("data.train-tokens={}\ndata.val-tokens={}\n",
                                     to_hex(blake2b(std::as_bytes(train_))),
                                     to_hex(blake2b(std::as_bytes(validation_))));
+  } else if (config.source == "dataset") {
+    read_dataset(config, vocab);
   } else {
     throw Error(ErrorCategory::config,
-                "data.source must be 'markov' or 'files', not '" + config.source + "'");
+                "data.source must be 'markov', 'files' or 'dataset', not '" + config.source + "'");
   }
+}
+
+void Corpus::read_dataset(const DataSection& config, std::uint32_t vocab) {
+  if (config.manifest.empty())
+    throw Error(ErrorCategory::config,
+                "data.source = dataset needs data.manifest: the manifest.txt of the dataset's "
+                "folder (loco-prepare --out-dir writes one)");
+  // Every shard is read and checked here, before the first step (the run's config names the
+  // manifest by hash; the manifest names each shard and the tokenizer model by hash).
+  std::filesystem::path manifest = config.manifest;
+  if (std::filesystem::is_directory(manifest)) manifest /= data::kManifestName;
+  data::Dataset dataset = data::read_dataset(manifest, config.manifest_hash);
+  if (dataset.manifest.vocab > vocab)
+    throw Error(ErrorCategory::config,
+                fmt::format("the dataset's tokenizer has {} tokens, more than model.vocab = {}",
+                            dataset.manifest.vocab, vocab));
+  tokenizer_.emplace(data::read_tokenizer(dataset.folder, dataset.manifest));
+  owned_train_ = std::move(dataset.train);
+  owned_validation_ = std::move(dataset.validation);
+  train_ = owned_train_;
+  validation_ = owned_validation_;
+  manifest_ = std::move(dataset.manifest);
+}
+
+std::string Corpus::sample(data::ShardSpec shard, std::size_t tokens) const {
+  if (!tokenizer_) return {};
+  const data::TokenRange range = data::shard_range(train_.size(), shard);
+  const std::size_t n = std::min<std::size_t>(tokens, range.end - range.begin);
+  const std::span<const std::uint16_t> part = train_.subspan(range.begin, n);
+  const std::vector<std::uint32_t> wide(part.begin(), part.end());
+  return data::printable(tokenizer_->decode(wide));
+}
+
+void log_data_sample(const Corpus& corpus, data::ShardSpec shard) {
+  const data::DatasetManifest* manifest = corpus.manifest();
+  if (manifest == nullptr) return;
+  const data::ShardSpan held = data::train_shards_of(*manifest, shard);
+  const data::TokenRange range = data::shard_range(corpus.train().size(), shard);
+  if (held.first < held.end)
+    spdlog::info("data shard {} of {}: dataset shards {} to {} ({} tokens, {} tokenizer)",
+                 shard.index, shard.count, manifest->train[held.first].name,
+                 manifest->train[held.end - 1].name, range.end - range.begin, manifest->tokenizer);
+  spdlog::info("sample: \"{}\"", corpus.sample(shard, 64));
 }
 
 std::string checkpoint_identity(const TrainConfig& config, const Corpus& corpus) {

@@ -39,6 +39,9 @@ std::vector<proto::Setting> run_settings(const TrainConfig& config) {
     s.push_back({"data.markov-uniform-mix", fmt::format("{}", m.uniform_mix)});
     s.push_back({"data.markov-seed", std::to_string(m.seed)});
   }
+  // The manifest names every shard and the tokenizer model by hash: one setting fixes them all.
+  if (config.data.source == "dataset")
+    s.push_back({"data.manifest-hash", config.data.manifest_hash});
   s.push_back({"strategy.kind", config.strategy.kind});
   if (config.strategy.kind == "diloco") {
     s.push_back({"strategy.diloco-h", std::to_string(config.strategy.diloco_h)});

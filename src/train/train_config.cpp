@@ -62,6 +62,20 @@ void validate_model(const TrainConfig& c) {
   }
 }
 
+void validate_data(const DataSection& data) {
+  if (data.shard.count < 1 || data.shard.index >= data.shard.count) {
+    config_fail("data.shard-index must be below data.shard-count (at least 1)");
+  }
+  if (data.source == "dataset") {
+    const bool hex = data.manifest_hash.size() == 64 &&
+                     data.manifest_hash.find_first_not_of("0123456789abcdef") == std::string::npos;
+    if (!hex)
+      config_fail(
+          "data.manifest-hash must be the manifest's BLAKE2b-256, 64 lowercase hex digits "
+          "(loco-prepare --out-dir prints it)");
+  }
+}
+
 }  // namespace
 
 void TrainConfig::validate() const {
@@ -77,9 +91,7 @@ void TrainConfig::validate() const {
   if (train.log_every < 1) config_fail("train.log-every must be at least 1");
   if (train.eval_batches < 1) config_fail("train.eval-batches must be at least 1");
   if (train.threads < 1 || train.threads > 1024) config_fail("train.threads must be in [1, 1024]");
-  if (data.shard.count < 1 || data.shard.index >= data.shard.count) {
-    config_fail("data.shard-index must be below data.shard-count (at least 1)");
-  }
+  validate_data(data);
   if (strategy.kind != "none" && strategy.kind != "diloco" && strategy.kind != "ddp" &&
       strategy.kind != "streaming" && strategy.kind != "demo")
     config_fail("strategy.kind must be 'none', 'diloco', 'ddp', 'streaming' or 'demo', not '" +
@@ -153,6 +165,7 @@ std::string TrainConfig::identity() const {
         m.order, m.successors, m.uniform_mix, m.seed, data.markov_train_tokens,
         data.markov_val_tokens);
   }  // token files: by content (checkpoint_identity), not by path
+  if (data.source == "dataset") s += fmt::format("data.manifest-hash={}\n", data.manifest_hash);
   s += fmt::format("train.steps={}\ntrain.batch={}\ntrain.seed={}\n", train.steps, train.batch,
                    train.seed);
   s += fmt::format("strategy.kind={}\n", strategy.kind);

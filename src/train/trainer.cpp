@@ -45,6 +45,7 @@ TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* st
   // 1. Data, the inner loop on this process's shard, the strategy (alone: a group of one).
   const Corpus corpus(config.data, static_cast<std::uint32_t>(config.model.gpt.vocab));
   InnerLoop loop(config, corpus);
+  log_data_sample(corpus, config.data.shard);
   SoloGroup alone;
   LocalAsyncGroup alone_async(1, config.strategy.fragment_codec);
   SoloGather alone_gather;

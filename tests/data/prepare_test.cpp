@@ -5,10 +5,12 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "../support/temp_dir.hpp"
 #include "loco/core/rng.hpp"
+#include "loco/data/dataset_reader.hpp"
 #include "loco/data/markov_source.hpp"
 #include "loco/data/token_file.hpp"
 
@@ -90,6 +92,33 @@ TEST(LocoPrepare, FailsCleanlyOnBadInput) {
   std::ofstream(dir / "one.txt") << "x";
   EXPECT_EQ(run_prepare("--input " + (dir / "one.txt").string() + outs).exit_code, 1);
   EXPECT_NE(run_prepare("--source markov --markov.vocab 300" + outs).exit_code, 0);
+  // Neither token files nor a dataset folder to write.
+  EXPECT_EQ(run_prepare("--input " + (dir / "one.txt").string()).exit_code, 1);
+  // A SentencePiece model given to the byte tokenizer.
+  EXPECT_EQ(run_prepare("--input " + (dir / "one.txt").string() + " --out-dir " +
+                        (dir / "d").string() + " --tokenizer.model " + (dir / "one.txt").string())
+                .exit_code,
+            1);
+}
+
+TEST(LocoPrepare, WritesADatasetAndPrintsTheHashTheRunConfigNames) {
+  test::TempDir dir;
+  std::string text;
+  for (int i = 0; i < 200; ++i) text += "line " + std::to_string(i) + " of the text\n";
+  std::ofstream(dir / "in.txt", std::ios::binary) << text;
+  const ProcessResult run = run_prepare("--input " + (dir / "in.txt").string() + " --out-dir " +
+                                        (dir / "data").string() + " --shard-tokens 1000");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::ifstream in(dir / "data" / "manifest.txt", std::ios::binary);
+  const std::string manifest((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+  const std::string hash = to_hex(blake2b(std::as_bytes(std::span(manifest))));
+  EXPECT_NE(run.output.find("manifest-hash: " + hash + "\n"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("source = \"dataset\""), std::string::npos) << run.output;
+  const Dataset read = read_dataset(dir / "data" / "manifest.txt", hash);
+  EXPECT_EQ(read.manifest.tokenizer, "bytes");
+  EXPECT_EQ(read.train.size() + read.validation.size(), text.size());
+  EXPECT_EQ(read.manifest.train.size(), (read.train.size() + 999) / 1000);
 }
 
 }  // namespace

@@ -36,6 +36,9 @@ struct PeerOptions {
   std::uint64_t checkpoint_rounds = 10;
   std::uint32_t streams = 1;  // parallel TCP streams per peer pair
   int threads = 0;            // compute threads (0: the run config's)
+  // The folder holding the run's dataset (its manifest.txt), if not where the run config's
+  // data.manifest says: the organiser's path need not be the volunteer's. Sets data.manifest.
+  std::string dataset;
   // What this peer's listener takes on at once; the other caps are ListenerLimits::peer_defaults
   std::size_t max_handshakes = net::ListenerLimits::peer_defaults().max_handshakes;
   std::size_t max_per_address = net::ListenerLimits::peer_defaults().max_pending_per_source;
@@ -61,7 +64,8 @@ struct PeerOptions {
 // Registers the options on `app`, bound to the fields of `options`.
 void add_peer_options(CLI::App& app, PeerOptions& options);
 
-// The run's loco-train config (options.run_config), with options.threads applied. Throws
+// The run's loco-train config (options.run_config), with options.threads and options.dataset
+// applied. Throws
 // Error(config) when it is missing, unreadable, or its strategy cannot train over a swarm.
 train::TrainConfig load_run_config(const PeerOptions& options);
 

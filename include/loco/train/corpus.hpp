@@ -1,6 +1,7 @@
 #pragma once
 // The training and validation tokens of a run, from the synthetic Markov source (generated in
-// memory, with its exact entropy rate) or from token files (memory-mapped).
+// memory, with its exact entropy rate), from token files (memory-mapped), or from a dataset's
+// shards (data/dataset_reader.hpp: read into memory, each checked against the run's manifest).
 
 #include <cstdint>
 #include <memory>
@@ -9,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "loco/data/dataset_manifest.hpp"
 #include "loco/data/token_file.hpp"
+#include "loco/data/tokenizer.hpp"
 #include "loco/train/train_config.hpp"
 
 namespace loco::train {
@@ -27,14 +30,30 @@ class Corpus {
   // Token files: lines naming the BLAKE2b of each file's tokens (read once, at construction, at
   // about 1 GB/s). Empty for the Markov source, which its options fix.
   const std::string& content_identity() const { return content_identity_; }
+  // A dataset's manifest (null for the other sources).
+  const data::DatasetManifest* manifest() const { return manifest_ ? &*manifest_ : nullptr; }
+  // The text of the first `tokens` tokens of `shard`, decoded by the dataset's tokenizer and made
+  // printable, for a human to check the data (a "sample" log line). Empty for the other sources:
+  // their tokens are not known to be text.
+  std::string sample(data::ShardSpec shard, std::size_t tokens) const;
 
  private:
-  std::vector<std::uint16_t> generated_train_, generated_validation_;
+  void read_dataset(const DataSection& config, std::uint32_t vocab);
+
+  // Tokens held in memory: generated (Markov) or read from a dataset's shards.
+  std::vector<std::uint16_t> owned_train_, owned_validation_;
   std::optional<data::TokenFile> train_file_, validation_file_;
   std::span<const std::uint16_t> train_, validation_;
   std::optional<double> entropy_floor_;
+  std::optional<data::DatasetManifest> manifest_;
+  std::optional<data::Tokenizer> tokenizer_;
   std::string content_identity_;
 };
+
+// For a dataset: logs which manifest shards hold `shard`'s tokens, and a "sample" line, the first
+// 64 tokens of `shard` as text, for a human to check the data and its tokenizer. Nothing for the
+// other sources.
+void log_data_sample(const Corpus& corpus, data::ShardSpec shard);
 
 // What a checkpoint of this run is saved and resumed under: the options that fix its layout and
 // data stream (TrainConfig::identity) and the data by content, so other tokens at the same path

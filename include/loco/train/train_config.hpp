@@ -30,13 +30,17 @@ struct ModelSection {
 };
 
 struct DataSection {
-  std::string source = "markov";  // "markov" (synthetic, entropy floor known) or "files"
-  data::MarkovConfig markov;      // vocab_size is taken from the model
+  // "markov" (synthetic, entropy floor known), "files" (two token files) or "dataset" (a
+  // manifest of checked shards, data/dataset_manifest.hpp)
+  std::string source = "markov";
+  data::MarkovConfig markov;  // vocab_size is taken from the model
   std::uint64_t markov_train_tokens = 1'000'000;
   std::uint64_t markov_val_tokens = 100'000;
   std::string train_file;  // token files (docs/FORMATS.md) when source = "files"
   std::string val_file;
-  data::ShardSpec shard;  // this process reads only this shard of the training tokens
+  std::string manifest;       // source = "dataset": the manifest file, or its folder (loco-prepare)
+  std::string manifest_hash;  // its BLAKE2b-256, 64 lowercase hex digits: names the dataset
+  data::ShardSpec shard;      // this process reads only this shard of the training tokens
 };
 
 struct TrainSection {
