@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Every repository path cited in a C++ comment or a Markdown page exists.
 
-A citation is a path whose first folder is one of the repository's top folders or one of src/'s
-modules ("swarm/swarm_group.hpp" in a comment means include/loco/swarm/ or src/swarm/). Moving or
+A citation is a path whose first folder is one of the repository's top folders, or a source file
+under one of src/'s modules ("swarm/swarm_group.hpp" in a comment means include/loco/swarm/ or
+src/swarm/). Moving or
 renaming a file leaves such citations stale; this check names each one with the files citing it.
 Usage: cited_paths.py --source ROOT [FILE...] (without files: every tracked file but the fixtures).
 """
@@ -54,8 +55,8 @@ def stale_citations(root, files):
             for match in CITATION.finditer(line):
                 cited = match.group(1)
                 first = cited.split("/")[0]
-                if first not in TOP_FOLDERS and first not in modules:
-                    continue
+                if first not in TOP_FOLDERS and not (first in modules and cited.endswith(CPP_SUFFIXES)):
+                    continue  # a module's name also begins example paths ("data/manifest.txt")
                 if not any(os.path.exists(os.path.join(root, base, cited)) for base in BASES):
                     stale.setdefault(cited, set()).add(name)
     return stale
