@@ -12,6 +12,7 @@
 #include "loco/core/assert.hpp"
 #include "loco/core/error.hpp"
 #include "loco/core/sum_of_squares.hpp"
+#include "loco/proto/round_pace.hpp"
 
 namespace loco::train {
 
@@ -65,12 +66,24 @@ void DiLoCo::rebased() {
 
 void DiLoCo::new_phase() {
   phase_steps_ = 0;
-  if (timed()) phase_start_ = config_.clock();
+  if (timed()) phase_start_ = steps_start_ = config_.clock();
+}
+
+// The tracker tells a member left out of a round to fetch when that round commits, a commit's
+// round trip after the others began their phase at its mean. Counted from the fetch's end, the
+// member's phase ended a fetch after theirs, past the straggler wait: it missed the round and
+// fetched again, every round (issue 49). Counted from the resync, and an eighth of a phase early
+// for that round trip, it says ready with them (or at its next step, when the fetch outlasted
+// the phase), with the tokens of the steps it took.
+void DiLoCo::phase_from(TimePoint told) {
+  if (!timed() || told == TimePoint{}) return;
+  const auto early = std::chrono::duration_cast<Duration>(phase_ * (proto::kStragglerShare / 2));
+  phase_start_ = std::min(phase_start_, told - early);
 }
 
 float DiLoCo::step_seconds() const {
   if (!config_.paced || phase_steps_ == 0) return 0;
-  const double elapsed = std::chrono::duration<double>(config_.clock() - phase_start_).count();
+  const double elapsed = std::chrono::duration<double>(config_.clock() - steps_start_).count();
   return static_cast<float>(elapsed / static_cast<double>(phase_steps_));
 }
 
@@ -194,8 +207,7 @@ RoundResult DiLoCo::round(Arena& params, std::span<float> delta) {
     const std::shared_ptr<const proto::RoundMean> mean = overlapped_->mean();
     times_.exchange_s = seconds_since(exchange_start);
     if (!mean) {  // the round ended without a mean: skipped or replaced
-      land(params);
-      new_phase();  // skipped: Δ spans both phases
+      if (land(params).kind != RoundResult::Kind::replaced) new_phase();  // Δ spans both phases
       return last_;
     }
     const TimePoint preview_start = now();
@@ -234,6 +246,7 @@ RoundResult DiLoCo::round(Arena& params, std::span<float> delta) {
   if (last_.kind != RoundResult::Kind::skipped) {
     params.copy_from(theta());
     rebased();
+    if (last_.kind == RoundResult::Kind::replaced) phase_from(last_.told);
   } else {
     new_phase();  // Δ spans both phases; the tokens count on
   }
@@ -287,6 +300,7 @@ RoundResult DiLoCo::land(Arena& params) {
   if (last_.kind == RoundResult::Kind::replaced) {
     params.copy_from(theta());
     rebased();
+    phase_from(last_.told);
   }
   return last_;
 }
