@@ -8,7 +8,8 @@
 #           which a round's nominal H = ROUND_SECONDS / t (the learning-rate schedule's length)
 #   hetero  the same 4 peers, the last one three times slower (--debug.step-slowdown 3: each of
 #           its steps takes 3 times its compute, whatever the machine's load), SECONDS of rounds
-#           of nominal H, the [strategy] saying nothing of time: the defaults
+#           of nominal H, the [strategy] saying nothing of time and the tracker's min-peers
+#           left at 1: the defaults (HETERO_MIN_PEERS=4 as the other runs)
 #   equal   4 equal peers in rounds of fixed H (tracker-paced = false), H the hetero run's fast
 #           peers' steps a round, as many steps each as give the hetero run's total tokens
 # The hetero run weighs each Δ by its tokens; the equal one takes the plain mean. Per run: the peers' steps, total steps, mean validation
@@ -94,7 +95,10 @@ echo "calibration: a step takes $(awk -v t="$step_s" 'BEGIN { printf "%.1f", 100
 printf "%-7s %-24s %8s %9s %7s %10s %6s\n" run steps total val_loss wall_s util states
 steps=$((rounds * h))
 swarm_config hetero "$(hetero "$h")"
-swarm_run hetero "$out/hetero.toml" "$link" "$latency" "--debug.step-slowdown $slowdown"
+# The tracker's default too: a round of at least one member. With every peer (the other runs'
+# min-peers), round 1 waits for the slow peer's first phase, H steps of its own (no phase is known
+# before anyone has measured a step): 3 x as long as the others', once a run.
+min_peers=${HETERO_MIN_PEERS:-1} swarm_run hetero "$out/hetero.toml" "$link" "$latency" "--debug.step-slowdown $slowdown"
 report hetero
 
 # The hetero run's tokens over 4 equal peers, in rounds of its fast peers' steps a round.

@@ -56,7 +56,17 @@ bool DiLoCo::phase_over(const InnerLoop& loop) const {
   if (base_steps_ == 0) return false;
   // Paced, before the tracker set a phase: H steps of its own.
   if (phase_ == Duration::zero()) return phase_steps_ >= config_.inner_steps;
-  return config_.clock() - phase_start_ >= phase_;
+  const Duration elapsed = config_.clock() - phase_start_;
+  if (elapsed >= phase_) return true;
+  // A member slower than the phase's nominal step (P / H: the median member's, when paced) ends
+  // its phase early rather than let its next step end more than a nominal step past P: the group
+  // forms when its last member is ready, and a member 3x the median's step held every round up
+  // to 3 nominal steps past P (the others' utilisation, issue 49). A member as fast as the median
+  // or faster ends at P, as before.
+  const Duration own_step =
+      (config_.clock() - steps_start_) / static_cast<Duration::rep>(phase_steps_);
+  const Duration nominal = phase_ / static_cast<Duration::rep>(config_.inner_steps);
+  return elapsed + own_step > phase_ + nominal;
 }
 
 void DiLoCo::rebased() {

@@ -232,16 +232,22 @@ TEST(DiLoCoOverlap, ARoundBoundedByTimeEndsAtItsDeadlineAndClaimsItsSteps) {
   t.steps(1);  // 120 ms: the round starts
   ASSERT_EQ(t.group.token_claims.size(), 1u);
   EXPECT_EQ(t.group.token_claims[0], 4 * step_tokens);
-  t.step_time = 70ms;  // a slower machine: two steps a round
-  t.steps(2);
+  t.step_time = 40ms;  // a slower machine: three steps a round, the last ending 20 ms past it
+  t.steps(3);
   ASSERT_EQ(t.group.token_claims.size(), 2u);
-  EXPECT_EQ(t.group.token_claims[1], 2 * step_tokens);
+  EXPECT_EQ(t.group.token_claims[1], 3 * step_tokens);
   EXPECT_EQ(t.diloco.shared().round(), 1u) << "round 1 landed when round 2 started";
-  t.step_time = 500ms;  // one step past the round's time: still one step's round
+  // Slower still: a second step would end 40 ms past the round's 100 ms, more than its nominal
+  // step (100 / H = 25 ms) past; the round ends after one (the others do not wait for it).
+  t.step_time = 70ms;
   t.steps(1);
   ASSERT_EQ(t.group.token_claims.size(), 3u);
   EXPECT_EQ(t.group.token_claims[2], step_tokens);
-  EXPECT_EQ(t.loop.steps(), 7u) << "the step count is the steps taken";
+  t.step_time = 500ms;  // one step past the round's time: still one step's round
+  t.steps(1);
+  ASSERT_EQ(t.group.token_claims.size(), 4u);
+  EXPECT_EQ(t.group.token_claims[3], step_tokens);
+  EXPECT_EQ(t.loop.steps(), 9u) << "the step count is the steps taken";
 }
 
 // Paced by the tracker: the first phase is H steps of the member's own, the round claims the
