@@ -200,9 +200,12 @@ TEST(SimTimedRounds, AThreeTimesSlowerPeerUnderTheDefaultsIsInTheRoundsWithItsTo
 }
 
 // The slow peer killed mid-run and restarted at once: it joins, fetches the run's state, and is
-// in the rounds again within two of its return, with its tokens. Before, counting its phase from
-// each fetch's end, it was late by the fetch at every round, and fetched again every round.
-TEST(SimTimedRounds, ARestartedSlowPeerIsInTheRoundsAgainAfterOneFetch) {
+// in the rounds again, with its tokens. Its first phase after the join is H steps of its own
+// (the join's fetch brings no phase): at 3x the median's step, three rounds' time, after which
+// it is resynced and aligned; so it is back within five rounds of its return. Before, counting
+// its phase from each fetch's end, it was late by the fetch at every round, fetched again every
+// round, and never finished (seen with this seed).
+TEST(SimTimedRounds, ARestartedSlowPeerIsInTheRoundsAgainWithinFiveRounds) {
   spdlog::set_level(spdlog::level::warn);
   Swarm swarm(one_slow_peer_with_the_defaults(15, 16));
   std::uint64_t back_at = 0;  // the run's rounds when it restarted
@@ -219,8 +222,8 @@ TEST(SimTimedRounds, ARestartedSlowPeerIsInTheRoundsAgainAfterOneFetch) {
   const std::uint64_t after = swarm.rounds_committed() - back_at;
   ASSERT_GE(after, 8u) << "restarted at round " << back_at;
   const StrategyProcess& slow = *swarm.peer(0).process();
-  EXPECT_GE(slow.rounds_committed() + 2, after) << "restarted at round " << back_at;
-  EXPECT_GE(slow.shares() / static_cast<double>(after), 0.6 * kSlowComputeShare);
+  EXPECT_GE(slow.rounds_committed() + 5, after) << "restarted at round " << back_at;
+  EXPECT_GE(slow.shares() / static_cast<double>(after), 0.4 * kSlowComputeShare);
 }
 
 // A fault every ~10 s of virtual time in the run's first 50 s, each undone a little later; then
