@@ -19,7 +19,7 @@ out=${OUT:-$root/build/release/bench-gossip}
 
 source "$root/bench/lib/swarm_runs.sh"
 swarm_setup
-diloco="kind = \"diloco\"\ndiloco-h = 20\nouter-lr = 0.7\nouter-momentum = 0.9\ncodec = \"int8:block=256\"\n"
+diloco="kind = \"diloco\"\ndiloco-h = 20\nouter-lr = 0.7\nouter-momentum = 0.9\ncodec = \"int8:block=256\"\ntracker-paced = false\n"
 echo "model: GPT 2L d64 vocab 64 context 64 (108k parameters), $peers peers, batch 16 each, $steps steps, H = 20,"
 echo "  links 100Mbit up, 50ms one way"
 printf "%-10s %9s %9s %7s %14s %9s %8s %6s\n" run val_loss spread states sent/peer grouped wall_s util

@@ -37,7 +37,7 @@ source "$root/bench/lib/swarm_runs.sh"
 swarm_setup
 "$root/scripts/build.sh" "$root/build/release" Release -- loco-member-attacker >&2
 "$bin/loco-peer" keygen --out "$out/attacker.key" >/dev/null
-diloco='kind = "diloco"\ndiloco-h = 20\nouter-lr = 0.7\nouter-momentum = 0.9\ncodec = "int8:block=256"\n'
+diloco='kind = "diloco"\ndiloco-h = 20\nouter-lr = 0.7\nouter-momentum = 0.9\ncodec = "int8:block=256"\ntracker-paced = false\n'
 
 timed='kind = "diloco"\ndiloco-h = 20\nround-seconds = 2\nouter-lr = 0.7\nouter-momentum = 0.9\ncodec = "int8:block=256"\n'
 

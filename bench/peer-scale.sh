@@ -45,6 +45,7 @@ warmup-steps = 0
 kind = "diloco"
 diloco-h = $h
 codec = "int8:block=256"
+tracker-paced = false
 EOF
 # The loopback rate of the secure channel, measured now (1 GiB, best of 3).
 rate_gbit=$("$bin/bench-transport" 2>/dev/null | tail -1 | tr ' ' '\n' | sed -n 's/^encrypted_gbit_s=//p')

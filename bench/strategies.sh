@@ -40,7 +40,7 @@ strategy() {
   local outer="outer-lr = 0.7\nouter-momentum = 0.9\n"
   case $1 in
     ddp) echo 'kind = "ddp"\ncodec = "fp32"\n' ;;
-    diloco) echo "kind = \"diloco\"\ndiloco-h = $h\n${outer}codec = \"int8:block=256\"\n" ;;
+    diloco) echo "kind = \"diloco\"\ndiloco-h = $h\n${outer}codec = \"int8:block=256\"\ntracker-paced = false\n" ;;
     streaming) echo "kind = \"streaming\"\ndiloco-h = $h\nfragments = 3\ntau = 8\nalpha = 0.5\n${outer}fragment-codec = \"fp4:block=64\"\n" ;;
     eager) echo "kind = \"streaming\"\ndiloco-h = $h\nfragments = 1\ntau = 0\neager = \"overlapped\"\nalpha = 0.5\n${outer}fragment-codec = \"fp4:block=64\"\n" ;;
     demo) echo 'kind = "demo"\ndemo-chunk = 32\ndemo-topk = 4\ndemo-values = "sign"\n' ;;

@@ -25,7 +25,7 @@ out=${OUT:-$root/build/release/bench-wan}
 
 source "$root/bench/lib/swarm_runs.sh"
 swarm_setup
-swarm_config diloco "kind = \"diloco\"\ndiloco-h = $h\nouter-lr = 0.7\nouter-momentum = 0.9\ncodec = \"int8:block=256\"\n"
+swarm_config diloco "kind = \"diloco\"\ndiloco-h = $h\nouter-lr = 0.7\nouter-momentum = 0.9\ncodec = \"int8:block=256\"\ntracker-paced = false\n"
 swarm_run diloco "$out/diloco.toml" $upload $latency
 swarm_config ddp "kind = \"ddp\"\ncodec = \"fp32\"\n"
 swarm_run ddp "$out/ddp.toml" $upload $latency

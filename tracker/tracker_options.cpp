@@ -12,6 +12,7 @@
 #include "loco/train/genesis.hpp"
 #include "loco/train/run_end.hpp"
 #include "loco/train/run_settings.hpp"
+#include "loco/train/swarm_strategy.hpp"
 #include "loco/train/timed_rounds.hpp"
 
 namespace loco::tracker {
@@ -238,7 +239,8 @@ proto::TrackerCoreConfig to_core_config(const TrackerOptions& o) {
   proto::TrackerCoreConfig c;
   c.run_id = o.run_id;
   c.admission = admission(o);
-  const train::TrainConfig run = cli::load_train_config(o.run_config);
+  train::TrainConfig run = cli::load_train_config(o.run_config);
+  train::apply_swarm_defaults(run);  // as loco-peer does: the settings must be the peers'
   c.settings = train::run_settings(run);
   c.genesis = train::genesis_state(run).hash();
   c.gossip = run.strategy.gossip_group != 0;  // no rounds: groups average among themselves

@@ -28,15 +28,15 @@ swarm_config() {
 }
 
 # swarm_tracker NAME CONFIG: starts loco-tracker for run NAME (its output in $out/NAME.tracker.*),
-# with the options in $tracker_options too (split on spaces) and $shard_count shards (default: one a
-# peer), and sets tracker_pid,
+# with the options in $tracker_options too (split on spaces), $shard_count shards (default: one a
+# peer) and a round of at least $min_peers members (default: every peer), and sets tracker_pid,
 # tracker_address and tracker_key from its first line.
 swarm_tracker() {
   local name=$1 config=$2 extra=()
   read -r -a extra <<<"${tracker_options:-}"
   "$bin/loco-tracker" --tracker.key "$out/tracker.key" --tracker.listen 127.0.0.1:0 \
     --tracker.http 127.0.0.1:0 --tracker.state-file "$out/$name.tracker-state" --run.id "$name" \
-    --run.config "$config" --run.min-peers "$peers" --run.shard-count "${shard_count:-$peers}" --admission.policy open \
+    --run.config "$config" --run.min-peers "${min_peers:-$peers}" --run.shard-count "${shard_count:-$peers}" --admission.policy open \
     "${extra[@]}" >"$out/$name.tracker.out" 2>"$out/$name.tracker.log" &
   tracker_pid=$!
   swarm_pids+=("$tracker_pid")

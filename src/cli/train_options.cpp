@@ -98,7 +98,8 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
       "each member's update by its tokens; 0 = a round every diloco-h steps");
   add("--strategy.tracker-paced", c.strategy.tracker_paced,
       "DiLoCo over a swarm: rounds bounded by time whose inner phase the tracker sets to diloco-h "
-      "x the median member's step time (round-seconds, if > 0, is the first phase)");
+      "x the median member's step time (round-seconds, if > 0, is the first phase); unset: true "
+      "in all-reduce mode unless round-seconds > 0");
   // Streaming DiLoCo (kind = streaming; H is diloco-h).
   add("--strategy.fragments", c.strategy.fragments, "Streaming: fragments of whole layers (P)");
   add("--strategy.tau", c.strategy.tau, "Streaming: steps a fragment travels (τ < H/P)");

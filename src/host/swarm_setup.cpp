@@ -24,6 +24,7 @@ train::TrainConfig load_run_config(const PeerOptions& o) {
                 "diloco, ddp, streaming or demo), the one the tracker was given");
   train::TrainConfig config = cli::load_train_config(o.run_config);
   train::check_swarm_strategy(config, o.run_config);
+  train::apply_swarm_defaults(config);
   if (o.threads > 0) config.train.threads = o.threads;
   if (!o.dataset.empty()) {
     if (config.data.source != "dataset")

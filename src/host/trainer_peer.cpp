@@ -59,10 +59,11 @@ void check_supported(const PeerOptions& o, const train::TrainConfig& config) {
                     "(strategy.gossip-group = {}): all-reduce rounds only",
                     o.run_config, config.strategy.gossip_group));
   if (config.strategy.timed_rounds())
-    throw refused(
-        fmt::format("run config {}: a trainer peer's rounds come when its trainer calls them, not "
-                    "bounded by time (strategy.round-seconds = {}, tracker-paced = {})",
-                    o.run_config, config.strategy.round_seconds, config.strategy.tracker_paced));
+    throw refused(fmt::format(
+        "run config {}: a trainer peer's rounds come when its trainer calls them, not "
+        "bounded by time (strategy.round-seconds = {}, tracker-paced = {}; a DiLoCo run is paced "
+        "unless its run config says strategy.tracker-paced = false)",
+        o.run_config, config.strategy.round_seconds, config.strategy.paced()));
   if (!o.checkpoint.empty())
     throw refused(
         "peer.checkpoint: a trainer peer saves and loads loco's part when its trainer calls for "

@@ -142,6 +142,7 @@ void PeerCore::on_resync(TimePoint now, const Resync& resync) {
                                                                : PeerEvent::Kind::kept);
     out.round = resync.round;
     out.hash = resync.state_hash;
+    out.told = now;
     if (out.kind == PeerEvent::Kind::kept) client_.state_report();
     return;
   }
@@ -536,6 +537,7 @@ TimePoint PeerCore::poll_timeout() const {
 
 void PeerCore::start_fetch(TimePoint now, const Resync& resync) {
   fetching_ = resync;
+  fetch_told_ = now;
   reported_donors_.clear();
   ask_again_ = kNever;
   std::vector<PeerKey> donors;
@@ -558,6 +560,7 @@ void PeerCore::pump_fetch(TimePoint now) {
     out.round = fetching_.round;
     out.hash = fetching_.state_hash;
     out.phase = std::chrono::milliseconds(fetching_.phase_ms);
+    out.told = fetch_told_;
     out.state = std::make_shared<const std::vector<std::byte>>(fetcher_->state().begin(),
                                                                fetcher_->state().end());
     out.members.assign(fetcher_->served_by().begin(), fetcher_->served_by().end());

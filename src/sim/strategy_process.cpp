@@ -1,5 +1,7 @@
 #include "loco/sim/strategy_process.hpp"
 
+#include <utility>
+
 #include "loco/model/model.hpp"
 #include "loco/sim/peer_node.hpp"
 #include "loco/swarm/swarm_async_group.hpp"
@@ -143,11 +145,17 @@ void StrategyProcess::train() {
   if (joined.stopped) return;
   loop.set_shard(data::ShardSpec{joined.reply.shard_index, joined.reply.shard_count});
   if (joined.fetched) strategy->begin(loop, train::Start::joined);
+  std::uint64_t rounds_seen = 0;
   while (!stopping_ && train::more_to_train(config, loop.steps(), strategy->shared().round(),
                                             group.round_begun(), joined.reply.final_round)) {
     clock_ += step_time_;  // the step's compute, before anything it sends
     train::train_step(loop, *strategy);
     steps_ = loop.steps();
+    if (group.rounds_run() != std::exchange(rounds_seen, group.rounds_run()) &&
+        group.last_round().kind == train::RoundResult::Kind::committed) {
+      ++rounds_committed_;
+      shares_ += group.last_round().share;
+    }
   }
   strategy->finish(loop);
   update_buffers_ = group.update_buffers();

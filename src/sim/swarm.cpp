@@ -136,7 +136,8 @@ std::size_t Swarm::add_peer() {
   }
   link.download = link.upload;
   const NodeId node = network_->add_node(link);
-  const double tail = static_cast<double>(i % 100) < config_.slow_tail * 100 ? 10.0 : 1.0;
+  const double tail =
+      static_cast<double>(i % 100) < config_.slow_tail * 100 ? config_.slow_tail_factor : 1.0;
   const double factor = tail * std::exp(config_.step_time_spread * draws_.normal());
   auto disk = std::make_unique<PeerDisk>(PeerDisk{
       .index = i,

@@ -98,6 +98,7 @@ void ComputeLink::on_core_event(proto::PeerEvent& e) {
                  .members = e.members.size(),
                  .share = e.share,
                  .phase = e.phase,
+                 .told = e.told,
                  .mean = std::move(e.mean),
                  .parts = std::move(e.parts),
                  .state = std::move(e.state)};

@@ -307,8 +307,10 @@ std::optional<train::RoundResult> SwarmGroup::on_round_event(std::uint64_t round
       break;
     case SwarmEvent::Kind::fetched:  // paced: with the phase this member trains next
       load_fetched(e);
-      return train::RoundResult{
-          .kind = train::RoundResult::Kind::replaced, .phase = e.phase, .state = current_};
+      return train::RoundResult{.kind = train::RoundResult::Kind::replaced,
+                                .phase = e.phase,
+                                .state = current_,
+                                .told = e.told};
     default: break;  // must_fetch, joined again: keep waiting
   }
   return std::nullopt;

@@ -12,6 +12,7 @@
 #include "loco/core/assert.hpp"
 #include "loco/core/error.hpp"
 #include "loco/core/sum_of_squares.hpp"
+#include "loco/proto/round_pace.hpp"
 
 namespace loco::train {
 
@@ -55,7 +56,17 @@ bool DiLoCo::phase_over(const InnerLoop& loop) const {
   if (base_steps_ == 0) return false;
   // Paced, before the tracker set a phase: H steps of its own.
   if (phase_ == Duration::zero()) return phase_steps_ >= config_.inner_steps;
-  return config_.clock() - phase_start_ >= phase_;
+  const Duration elapsed = config_.clock() - phase_start_;
+  if (elapsed >= phase_) return true;
+  // A member slower than the phase's nominal step (P / H: the median member's, when paced) ends
+  // its phase early rather than let its next step end more than a nominal step past P: the group
+  // forms when its last member is ready, and a member 3x the median's step held every round up
+  // to 3 nominal steps past P (the others' utilisation, issue 49). A member as fast as the median
+  // or faster ends at P, as before.
+  const Duration own_step =
+      (config_.clock() - steps_start_) / static_cast<Duration::rep>(phase_steps_);
+  const Duration nominal = phase_ / static_cast<Duration::rep>(config_.inner_steps);
+  return elapsed + own_step > phase_ + nominal;
 }
 
 void DiLoCo::rebased() {
@@ -65,12 +76,24 @@ void DiLoCo::rebased() {
 
 void DiLoCo::new_phase() {
   phase_steps_ = 0;
-  if (timed()) phase_start_ = config_.clock();
+  if (timed()) phase_start_ = steps_start_ = config_.clock();
+}
+
+// The tracker tells a member left out of a round to fetch when that round commits, a commit's
+// round trip after the others began their phase at its mean. Counted from the fetch's end, the
+// member's phase ended a fetch after theirs, past the straggler wait: it missed the round and
+// fetched again, every round (issue 49). Counted from the resync, and an eighth of a phase early
+// for that round trip, it says ready with them (or at its next step, when the fetch outlasted
+// the phase), with the tokens of the steps it took.
+void DiLoCo::phase_from(TimePoint told) {
+  if (!timed() || told == TimePoint{}) return;
+  const auto early = std::chrono::duration_cast<Duration>(phase_ * (proto::kStragglerShare / 2));
+  phase_start_ = std::min(phase_start_, told - early);
 }
 
 float DiLoCo::step_seconds() const {
   if (!config_.paced || phase_steps_ == 0) return 0;
-  const double elapsed = std::chrono::duration<double>(config_.clock() - phase_start_).count();
+  const double elapsed = std::chrono::duration<double>(config_.clock() - steps_start_).count();
   return static_cast<float>(elapsed / static_cast<double>(phase_steps_));
 }
 
@@ -194,8 +217,7 @@ RoundResult DiLoCo::round(Arena& params, std::span<float> delta) {
     const std::shared_ptr<const proto::RoundMean> mean = overlapped_->mean();
     times_.exchange_s = seconds_since(exchange_start);
     if (!mean) {  // the round ended without a mean: skipped or replaced
-      land(params);
-      new_phase();  // skipped: Δ spans both phases
+      if (land(params).kind != RoundResult::Kind::replaced) new_phase();  // Δ spans both phases
       return last_;
     }
     const TimePoint preview_start = now();
@@ -234,6 +256,7 @@ RoundResult DiLoCo::round(Arena& params, std::span<float> delta) {
   if (last_.kind != RoundResult::Kind::skipped) {
     params.copy_from(theta());
     rebased();
+    if (last_.kind == RoundResult::Kind::replaced) phase_from(last_.told);
   } else {
     new_phase();  // Δ spans both phases; the tokens count on
   }
@@ -287,6 +310,7 @@ RoundResult DiLoCo::land(Arena& params) {
   if (last_.kind == RoundResult::Kind::replaced) {
     params.copy_from(theta());
     rebased();
+    phase_from(last_.told);
   }
   return last_;
 }

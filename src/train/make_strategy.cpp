@@ -24,7 +24,7 @@ std::unique_ptr<Strategy> make_strategy(const TrainConfig& config, InnerLoop& lo
                      .outer = s.outer,
                      .round_time = std::chrono::duration_cast<Duration>(
                          std::chrono::duration<double>(s.round_seconds)),
-                     .paced = s.tracker_paced,
+                     .paced = s.paced(),
                      .clock = std::move(clock)},
         loop.layout(), group,
         // A gossip round installs at once: no commit to overlap.
@@ -49,7 +49,7 @@ std::unique_ptr<Strategy> make_strategy(const TrainConfig& config, InnerLoop& lo
 
 std::string describe_strategy(const TrainConfig& config) {
   const StrategySection& s = config.strategy;
-  if (s.kind == "diloco" && s.tracker_paced)
+  if (s.kind == "diloco" && s.paced())
     return fmt::format(
         "diloco rounds paced by the tracker (H={} steps of the median member) codec={}", s.diloco_h,
         s.codec_spec());

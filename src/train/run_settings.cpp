@@ -51,7 +51,7 @@ std::vector<proto::Setting> run_settings(const TrainConfig& config) {
       s.push_back({"strategy.gossip-group", std::to_string(config.strategy.gossip_group)});
     if (config.strategy.round_seconds > 0)
       s.push_back({"strategy.round-seconds", fmt::format("{}", config.strategy.round_seconds)});
-    if (config.strategy.tracker_paced) s.push_back({"strategy.tracker-paced", "true"});
+    if (config.strategy.paced()) s.push_back({"strategy.tracker-paced", "true"});
   }
   if (config.strategy.kind != "none")
     s.push_back({"strategy.codec", compress::make_codec(config.strategy.codec_spec())->spec()});

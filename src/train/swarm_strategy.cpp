@@ -23,6 +23,12 @@ void check_swarm_strategy(const TrainConfig& config, const std::string& source) 
                             source, s.eager, s.fragments));
 }
 
+void apply_swarm_defaults(TrainConfig& config) {
+  StrategySection& s = config.strategy;
+  if (!s.tracker_paced)
+    s.tracker_paced = s.kind == "diloco" && s.gossip_group == 0 && s.round_seconds == 0;
+}
+
 std::string swarm_codec(const TrainConfig& config) {
   return config.strategy.kind == "streaming" ? config.strategy.fragment_codec
                                              : config.strategy.codec_spec();

@@ -13,7 +13,7 @@ void apply_timed_rounds(const TrainConfig& config, proto::TrackerCoreConfig& tra
     return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(count));
   };
   tracker.straggler_wait = seconds(proto::kStragglerShare * s.round_seconds);
-  if (s.tracker_paced)
+  if (s.paced())
     tracker.pacing = proto::RoundPacing{.steps = s.diloco_h, .first = seconds(s.round_seconds)};
 }
 

@@ -114,7 +114,7 @@ void TrainConfig::validate() const {
     config_fail(
         "strategy.round-seconds: rounds bounded by time are DiLoCo's (strategy.kind = "
         "\"diloco\")");
-  if (strategy.tracker_paced && (strategy.kind != "diloco" || strategy.gossip_group != 0))
+  if (strategy.paced() && (strategy.kind != "diloco" || strategy.gossip_group != 0))
     config_fail(
         "strategy.tracker-paced: the tracker paces DiLoCo's rounds in all-reduce mode "
         "(strategy.kind = \"diloco\", gossip-group = 0)");

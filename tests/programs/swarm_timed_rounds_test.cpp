@@ -188,5 +188,41 @@ TEST(SwarmTimedRounds, TheTrackerSetsThePhaseFromTheMembersStepTimes) {
   EXPECT_GE(weighed, 3u) << swarm.logs();
 }
 
+// The defaults with one peer three times slower (every step sleeps 10 ms, the slow peer's 30 ms
+// and 3 times its compute): a [strategy] that says nothing of time is paced by the tracker
+// (loco-tracker and loco-peer apply a swarm's defaults to the run config), so no round waits for
+// the slow peer's H steps, and it commits rounds with its tokens counted: from round 2 on (the
+// first phase is H steps of each peer's own) its share of each mean is below the fast peers'.
+// Before (issue 49), a run of the defaults made a round every H steps: the plain mean, each round
+// waiting for the slow peer; and with pacing asked for, a slow peer once left out was late by its
+// fetch at every round after.
+TEST(SwarmTimedRounds, AThreeTimesSlowerPeerUnderTheDefaultsCommitsRoundsWithItsTokens) {
+  const std::string defaults =
+      "[strategy]\nkind = \"diloco\"\ndiloco-h = 40\nouter-lr = 0.7\n"
+      "outer-momentum = 0.9\ncodec = \"int8:block=256\"\n";
+  // 8 rounds of H = 40: train.steps = 80 x kInnerSteps (4).
+  LocalSwarm swarm("run-defaults", 80, {"--run.min-peers", "3"}, defaults);
+  ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
+  const std::vector<PeerProcess*> peers = {
+      &swarm.add_peer("fast0", {"--debug.step-delay", "10"}),
+      &swarm.add_peer("fast1", {"--debug.step-delay", "10"}),
+      &swarm.add_peer("slow", {"--debug.step-delay", "30", "--debug.step-slowdown", "3"})};
+  run_to_the_end(swarm, peers);
+  std::size_t weighed = 0;
+  for (const test::RoundLine& r : peers[2]->rounds()) {
+    if (r.kind != "committed" || r.members != 3 || r.round < 2) continue;
+    EXPECT_GT(r.phase, 0.0) << "round " << r.round << ": paced by the tracker";
+    for (const test::RoundLine& f : peers[0]->rounds())
+      if (f.round == r.round && f.kind == "committed") {
+        EXPECT_EQ(f.state, r.state) << "round " << r.round;
+        EXPECT_GT(r.share, 0.0) << "round " << r.round << ": weighed by its tokens";
+        EXPECT_LT(r.share, f.share) << "round " << r.round << "\n" << swarm.logs();
+        ++weighed;
+      }
+  }
+  // 7 rounds after the first; on a loaded machine a slow step may miss one or two of them.
+  EXPECT_GE(weighed, 4u) << swarm.logs();
+}
+
 }  // namespace
 }  // namespace loco

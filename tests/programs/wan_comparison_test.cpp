@@ -105,7 +105,7 @@ TEST(WanComparison, DiLoCoSendsFarLessThanDdpAndBothLearnInStep) {
   const SwarmResult diloco =
       run_swarm(dir.path() / "diloco", "diloco",
                 "kind = \"diloco\"\ndiloco-h = 20\nouter-lr = 0.7\nouter-momentum = 0.9\n"
-                "codec = \"int8:block=256\"\n");
+                "codec = \"int8:block=256\"\ntracker-paced = false\n");
   const SwarmResult ddp =
       run_swarm(dir.path() / "ddp", "ddp", "kind = \"ddp\"\ncodec = \"fp32\"\n");
   expect_learned_in_step(diloco, "diloco");

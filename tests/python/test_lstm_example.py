@@ -27,7 +27,8 @@ def test_two_peers_of_the_lstm_example_hold_one_state_and_learn(tmp_path, spawn)
     assert 'kind = "external"' in genesis.stdout, genesis.stdout
     config = tmp_path / "run.toml"
     config.write_text(genesis.stdout + f"[train]\nsteps = {10 * rounds}\n[strategy]\n"
-                      'kind = "diloco"\ndiloco-h = 10\nouter-lr = 0.7\nouter-momentum = 0.9\n')
+                      'kind = "diloco"\ndiloco-h = 10\nouter-lr = 0.7\nouter-momentum = 0.9\n'
+                      'tracker-paced = false\n')
     tracker = Tracker(tmp_path, config, "lstm-example", min_peers=2)
     try:
         peers = [spawn([sys.executable, EXAMPLE, "--config", tracker.peer_config(tmp_path, f"p{i}"),

@@ -19,7 +19,7 @@ torch = pytest.importorskip("torch")
 import loco  # noqa: E402
 from own_model_peer import Model  # noqa: E402
 
-DILOCO = 'kind = "diloco"\ndiloco-h = 10\nouter-lr = 0.7\nouter-momentum = 0.9\n'
+DILOCO = 'kind = "diloco"\ndiloco-h = 10\nouter-lr = 0.7\nouter-momentum = 0.9\ntracker-paced = false\n'
 STREAMING = ('kind = "streaming"\ndiloco-h = 10\nfragments = 2\ntau = 2\nlayout = "balanced"\n'
              'fragment-codec = "fp4:block=64"\n')
 EAGER = 'kind = "streaming"\ndiloco-h = 10\nfragments = 1\nlayout = "balanced"\neager = "delayed"\n'

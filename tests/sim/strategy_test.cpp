@@ -17,6 +17,7 @@
 
 #include "loco/core/rng.hpp"
 #include "loco/sim/strategy_process.hpp"
+#include "loco/train/swarm_strategy.hpp"
 #include "strategy_support.hpp"
 
 namespace loco::sim {
@@ -147,6 +148,82 @@ TEST(SimTimedRounds, TheTrackerPacesThePhaseAtHTimesTheMedianStepTime) {
   const auto votes = finished_states(swarm);
   ASSERT_EQ(votes.size(), 1u);
   EXPECT_EQ(votes.begin()->second, 3u);
+}
+
+// Four peers, peer 0 three times slower than the others (100 ms a step, its 300), in a DiLoCo run
+// of `rounds` rounds of H = 20 whose [strategy] says nothing of time: the defaults a swarm's run
+// config gets (apply_swarm_defaults: loco-peer and loco-tracker apply them), over 20 Mbit/s links
+// 25 ms one way, so that fetching the state (θ ‖ v) outlasts a slow step.
+SwarmConfig one_slow_peer_with_the_defaults(std::uint64_t seed, std::uint64_t rounds) {
+  test::print_seed(seed);
+  train::TrainConfig config = tiny_run("diloco", rounds * 20)->config;
+  config.strategy.diloco_h = 20;
+  train::apply_swarm_defaults(config);
+  SwarmConfig c = strategy_swarm(seed, 4, std::make_shared<StrategyRun>(config));
+  c.slow_tail = 0.01;  // peer 0 of 0..3
+  c.slow_tail_factor = 3;
+  c.links.latency_min = c.links.latency_max = milliseconds(25);
+  c.links.bandwidth_min = c.links.bandwidth_max = 20'000'000;
+  return c;
+}
+
+// The slow peer's share of the swarm's compute: (1/3) / (3 + 1/3).
+constexpr double kSlowComputeShare = 0.1;
+
+// With the defaults, a peer 3x slower neither holds the others back (they take about 3 times its
+// steps: the tracker paces the rounds) nor is thrown out of the rounds (it is in every round after
+// the first with the steps it managed, weighed by its tokens). Before (issue 49), a run of the
+// defaults made a round every H steps, and the fast peers waited for the slow one each round (a
+// third of their compute); with pacing asked for, the slow peer, once left out, fetched the state
+// and counted its phase from the fetch's end: late by the fetch every round, it was in none.
+TEST(SimTimedRounds, AThreeTimesSlowerPeerUnderTheDefaultsIsInTheRoundsWithItsTokens) {
+  spdlog::set_level(spdlog::level::warn);
+  Swarm swarm(one_slow_peer_with_the_defaults(14, 12));
+  swarm.start();
+  ASSERT_TRUE(swarm.run_for(seconds(120)));
+  spdlog::set_level(spdlog::level::info);
+  EXPECT_EQ(test::violations(swarm), "");
+  for (std::size_t i = 0; i < swarm.peer_count(); ++i)
+    ASSERT_TRUE(swarm.peer_up(i) && swarm.peer(i).process()->finished()) << "peer " << i;
+  const StrategyProcess& slow = *swarm.peer(0).process();
+  const auto rounds = static_cast<double>(swarm.rounds_committed());
+  EXPECT_GE(rounds, 12.0);
+  for (std::size_t i = 1; i < swarm.peer_count(); ++i)
+    EXPECT_GT(static_cast<double>(swarm.peer(i).process()->steps()),
+              2.0 * static_cast<double>(slow.steps()))
+        << "peer " << i << " waited for the slow one";
+  EXPECT_GE(static_cast<double>(slow.rounds_committed()), rounds - 2) << "it sat rounds out";
+  EXPECT_GE(slow.shares() / rounds, 0.8 * kSlowComputeShare) << "its tokens' share of the run";
+  const auto votes = finished_states(swarm);
+  ASSERT_EQ(votes.size(), 1u);
+  EXPECT_EQ(votes.begin()->second, 4u);
+}
+
+// The slow peer killed mid-run and restarted at once: it joins, fetches the run's state, and is
+// in the rounds again, with its tokens. Its first phase after the join is H steps of its own
+// (the join's fetch brings no phase): at 3x the median's step, three rounds' time, after which
+// it is resynced and aligned; so it is back within five rounds of its return. Before, counting
+// its phase from each fetch's end, it was late by the fetch at every round, fetched again every
+// round, and never finished (seen with this seed).
+TEST(SimTimedRounds, ARestartedSlowPeerIsInTheRoundsAgainWithinFiveRounds) {
+  spdlog::set_level(spdlog::level::warn);
+  Swarm swarm(one_slow_peer_with_the_defaults(15, 16));
+  std::uint64_t back_at = 0;  // the run's rounds when it restarted
+  swarm.loop().at(TimePoint(seconds(15)), [&swarm, &back_at] {
+    back_at = swarm.rounds_committed();
+    swarm.restart_peer(0, false);
+  });
+  swarm.start();
+  ASSERT_TRUE(swarm.run_for(seconds(150)));
+  spdlog::set_level(spdlog::level::info);
+  EXPECT_EQ(test::violations(swarm), "");
+  for (std::size_t i = 0; i < swarm.peer_count(); ++i)
+    ASSERT_TRUE(swarm.peer_up(i) && swarm.peer(i).process()->finished()) << "peer " << i;
+  const std::uint64_t after = swarm.rounds_committed() - back_at;
+  ASSERT_GE(after, 8u) << "restarted at round " << back_at;
+  const StrategyProcess& slow = *swarm.peer(0).process();
+  EXPECT_GE(slow.rounds_committed() + 5, after) << "restarted at round " << back_at;
+  EXPECT_GE(slow.shares() / static_cast<double>(after), 0.4 * kSlowComputeShare);
 }
 
 // A fault every ~10 s of virtual time in the run's first 50 s, each undone a little later; then

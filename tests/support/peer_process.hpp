@@ -26,10 +26,11 @@ namespace loco::test {
 inline constexpr auto kRoundPatience = std::chrono::minutes(10);
 inline constexpr std::uint64_t kInnerSteps = 4;
 
-// The [strategy] of the tests' run: DiLoCo over kInnerSteps steps.
+// The [strategy] of the tests' run: DiLoCo over kInnerSteps steps, a round every kInnerSteps
+// (not the default's rounds paced by the tracker: the tests count steps and rounds exactly).
 inline const std::string kDiLoCoStrategy =
     "[strategy]\nkind = \"diloco\"\ndiloco-h = " + std::to_string(kInnerSteps) +
-    "\nouter-lr = 0.7\nouter-momentum = 0.9\ncodec = \"int8:block=256\"\n";
+    "\nouter-lr = 0.7\nouter-momentum = 0.9\ncodec = \"int8:block=256\"\ntracker-paced = false\n";
 
 // Writes the run config to `dir`/swarm.toml: `rounds` x kInnerSteps steps, with `strategy`.
 inline std::string write_swarm_config(const std::filesystem::path& dir, std::uint64_t rounds,

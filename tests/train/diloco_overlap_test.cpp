@@ -50,7 +50,7 @@ class ScriptedOverlap final : public OuterGroup, public OverlappedGroup {
     if (skip) return RoundResult{.kind = RoundResult::Kind::skipped};
     if (replace_with) {  // the run's state fetched into the shared state instead
       shared->set_round(*std::exchange(replace_with, std::nullopt));
-      return RoundResult{.kind = RoundResult::Kind::replaced};
+      return RoundResult{.kind = RoundResult::Kind::replaced, .phase = phase, .told = told};
     }
     std::vector<float> landed = delta_;
     for (float& x : landed) x *= landed_scale;
@@ -82,6 +82,7 @@ class ScriptedOverlap final : public OuterGroup, public OverlappedGroup {
   float landed_scale = 1.0f;
   bool skip = false;
   std::optional<std::uint64_t> replace_with;  // the next landing: replaced by this round's state
+  TimePoint told{};                           // with it: when the member was told to fetch
   SharedState* shared = nullptr;              // the strategy's, where a fetch puts the state
   int landings = 0;
   int previews = 0;
@@ -231,16 +232,22 @@ TEST(DiLoCoOverlap, ARoundBoundedByTimeEndsAtItsDeadlineAndClaimsItsSteps) {
   t.steps(1);  // 120 ms: the round starts
   ASSERT_EQ(t.group.token_claims.size(), 1u);
   EXPECT_EQ(t.group.token_claims[0], 4 * step_tokens);
-  t.step_time = 70ms;  // a slower machine: two steps a round
-  t.steps(2);
+  t.step_time = 40ms;  // a slower machine: three steps a round, the last ending 20 ms past it
+  t.steps(3);
   ASSERT_EQ(t.group.token_claims.size(), 2u);
-  EXPECT_EQ(t.group.token_claims[1], 2 * step_tokens);
+  EXPECT_EQ(t.group.token_claims[1], 3 * step_tokens);
   EXPECT_EQ(t.diloco.shared().round(), 1u) << "round 1 landed when round 2 started";
-  t.step_time = 500ms;  // one step past the round's time: still one step's round
+  // Slower still: a second step would end 40 ms past the round's 100 ms, more than its nominal
+  // step (100 / H = 25 ms) past; the round ends after one (the others do not wait for it).
+  t.step_time = 70ms;
   t.steps(1);
   ASSERT_EQ(t.group.token_claims.size(), 3u);
   EXPECT_EQ(t.group.token_claims[2], step_tokens);
-  EXPECT_EQ(t.loop.steps(), 7u) << "the step count is the steps taken";
+  t.step_time = 500ms;  // one step past the round's time: still one step's round
+  t.steps(1);
+  ASSERT_EQ(t.group.token_claims.size(), 4u);
+  EXPECT_EQ(t.group.token_claims[3], step_tokens);
+  EXPECT_EQ(t.loop.steps(), 9u) << "the step count is the steps taken";
 }
 
 // Paced by the tracker: the first phase is H steps of the member's own, the round claims the
@@ -288,6 +295,31 @@ TEST(DiLoCoOverlap, AReplacedRoundPlacesTheLoopOnce) {
   t.steps(4);  // round 3 lands, round 4 starts
   EXPECT_EQ(t.diloco.shared().round(), 3u);
   EXPECT_EQ(t.loop.steps(), 16u);
+}
+
+// A member left out of a round is told to fetch the run's state as that round commits, when the
+// others begin their next phase. Its own phase is counted from then (an eighth of a phase early,
+// for the commit's round trip), not from the fetch's end: it says ready with the others, with the
+// tokens of the steps it took since the fetch. Counted from the fetch's end, a paced slow peer
+// whose fetch outlasted the straggler wait missed every round (issue 49).
+TEST(DiLoCoOverlap, AFetchedStatesPhaseIsCountedFromTheResyncNotTheFetchsEnd) {
+  using namespace std::chrono_literals;
+  Trainer t(true, {}, /*paced=*/true);
+  const auto step_tokens = static_cast<std::uint64_t>(t.loop.tokens_per_step());
+  t.step_time = 30ms;
+  t.group.phase = 200ms;
+  t.group.outcome_early = true;
+  t.steps(4);  // H steps of its own (no phase yet): round 1 starts at 120 ms
+  t.group.replace_with = 2;
+  t.group.told = TimePoint(50ms);  // told to fetch at 50 ms; the fetch ends at the next step
+  t.steps(1);                      // 150 ms: replaced by round 2's state
+  ASSERT_EQ(t.diloco.shared().round(), 2u);
+  t.steps(2);  // 210 ms: 50 - 25 + 200 = 225 ms not reached
+  EXPECT_EQ(t.group.token_claims.size(), 1u);
+  t.steps(1);  // 240 ms: round 3 starts with the 3 steps since the fetch (from 150 ms: 7 steps)
+  ASSERT_EQ(t.group.token_claims.size(), 2u);
+  EXPECT_EQ(t.group.token_claims[1], 3 * step_tokens);
+  EXPECT_NEAR(t.group.step_claims[1], 0.030f, 1e-6f) << "its step time, not the fetch's";
 }
 
 TEST(DiLoCoOverlap, RoundsOfFixedHClaimNoTokens) {

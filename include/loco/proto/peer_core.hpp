@@ -142,6 +142,10 @@ struct PeerEvent {
   // With `mean` of a round paced by the tracker, or `fetched`: how long the next inner phase lasts
   // (Group::phase_ms, Resync::phase_ms); 0: the member keeps its own.
   Duration phase{};
+  // With `fetched`: when the resync that started this fetch arrived. The tracker resyncs a member
+  // left out of a round when that round commits, as the others begin their next phase: a member
+  // that counts its phase from then, not from the fetch's end, is ready with them.
+  TimePoint told{};
   std::shared_ptr<const RoundMean> mean{};
   std::shared_ptr<const std::vector<std::vector<std::byte>>> parts{};
   std::shared_ptr<const std::vector<std::byte>> state{};
@@ -354,6 +358,7 @@ class PeerCore {
 
   std::unique_ptr<StateFetcher> fetcher_;
   Resync fetching_{};
+  TimePoint fetch_told_{};      // when `fetching_` arrived (PeerEvent::told)
   bool fetch_pending_ = false;  // the application was told must_fetch and waits for fetched
   std::set<PeerKey> reported_donors_;
   Backoff fetch_backoff_;

@@ -93,6 +93,10 @@ class StrategyProcess {
   std::size_t update_buffers() const { return update_buffers_; }
   // Once finished: the outcome of its last round (SwarmGroup::last_round).
   const train::RoundResult& last_round() const { return last_round_; }
+  // The rounds it committed so far and the sum of its shares of their means (RoundResult::share:
+  // its tokens ÷ the group's in a weighted round), read after each step.
+  std::uint64_t rounds_committed() const { return rounds_committed_; }
+  double shares() const { return shares_; }
 
  private:
   class Side;
@@ -127,6 +131,8 @@ class StrategyProcess {
   std::uint64_t steps_ = 0;
   std::size_t update_buffers_ = 0;
   train::RoundResult last_round_;
+  std::uint64_t rounds_committed_ = 0;
+  double shares_ = 0;
 };
 
 }  // namespace loco::sim

@@ -47,7 +47,8 @@ struct SwarmConfig {
   // The share of peers 10x slower on top of the spread (the tail of volunteer machines): each peer
   // whose index mod 100 is below 100 x this.
   double slow_tail = 0;
-  Duration phase_time{0};  // PeerWorld::phase_time: 0, H steps a phase; else by time
+  double slow_tail_factor = 10;  // how many times slower those peers are
+  Duration phase_time{0};        // PeerWorld::phase_time: 0, H steps a phase; else by time
   LinkRanges links;
   link::LinkSettings tracker_link;  // the tracker's own access link
   NetworkConfig network;

@@ -47,6 +47,7 @@ struct SwarmEvent {
   std::size_t members = 0;  // of the group, with `mean`
   double share = 0;         // this member's share of a weighted mean (proto::PeerEvent::share)
   Duration phase{};         // the next inner phase, with `mean` (proto::PeerEvent::phase)
+  TimePoint told{};         // with `fetched`: when the fetch's resync arrived (PeerEvent::told)
   // Its own: a later attempt writes into no buffer the compute thread still reads (the ring's
   // working buffer comes back to its pool only when this lets it go).
   std::shared_ptr<const proto::RoundMean> mean{};

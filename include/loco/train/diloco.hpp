@@ -122,6 +122,8 @@ class DiLoCo final : public Strategy {
   // The local copy starts again from θ (or the state a mean leads to): a new phase.
   void rebased();
   void new_phase();
+  // Timed: after a replaced round, the phase counted from when this member was told to fetch.
+  void phase_from(TimePoint told);
   // Timed: the run's place in the learning-rate schedule for the next step (the class comment).
   void place_in_schedule(InnerLoop& loop) const;
   // Paced: the tracker's phase for the next phase, if the round brought one.
@@ -145,7 +147,8 @@ class DiLoCo final : public Strategy {
   std::uint64_t step_tokens_ = 0;
   std::uint64_t base_steps_ = 0;
   TimePoint phase_start_{};
-  std::uint64_t phase_steps_ = 0;  // steps since phase_start_
+  TimePoint steps_start_{};        // when the phase's first step began (its step time's start)
+  std::uint64_t phase_steps_ = 0;  // steps since steps_start_
   Duration phase_{};               // the phase's time: round_time, or the tracker's
 };
 

@@ -105,6 +105,9 @@ struct RoundResult {
   // the group agreed on), so that a caller printing it does not hash the state again. A group
   // that does not hash leaves it zero.
   Digest state{};
+  // Replaced: when this member was told to fetch the state, on the clock of the group's events
+  // (the strategy's clock); the run's next phase began about then. Zero: not known.
+  TimePoint told{};
 };
 
 class OuterGroup {

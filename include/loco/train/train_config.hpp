@@ -3,6 +3,7 @@
 // --section.key, TOML key `key` under `[section]`; see cli/train_options.hpp).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "loco/data/markov_source.hpp"
@@ -81,9 +82,12 @@ struct StrategySection {
   // DiLoCo over a swarm, all-reduce mode: rounds bounded by time whose phase the tracker sets,
   // diloco-h × the median member's measured step time (proto/round_pace.hpp); round_seconds,
   // if > 0, is the first phase (else each member's first phase is diloco-h of its own steps).
-  bool tracker_paced = false;
+  // Unset: a swarm's run config (apply_swarm_defaults, swarm_strategy.hpp) paces DiLoCo's
+  // all-reduce rounds unless round_seconds fixes them; anywhere else, not paced.
+  std::optional<bool> tracker_paced;
+  bool paced() const { return tracker_paced.value_or(false); }
   // Rounds bounded by time, fixed or paced by the tracker.
-  bool timed_rounds() const { return round_seconds > 0 || tracker_paced; }
+  bool timed_rounds() const { return round_seconds > 0 || paced(); }
 
   // Whether the inner loop steps with AdamW: every strategy but DeMo, which steps θ itself (the
   // sign of the members' mean) and keeps its own momentum; under DeMo no AdamW moment is allocated.
