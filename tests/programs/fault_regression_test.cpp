@@ -62,31 +62,31 @@ TEST(FaultRegression, AStreamingPeerThatGaveUpARoundTrainsOnToTheFinalRound) {
 }
 
 // Item 2: DiLoCo's round overlaps the next phase. Peer 2 stops itself (SIGSTOP) once the mean of
-// round 3 is in, before it reports: the tracker evicts it and commits round 3 with the other two.
-// Sent SIGCONT, it trains on from that mean, joins again and fetches round 3, which replaces its
-// own between two steps. The next round's start placed the loop at round x H a second time, so
-// its steps went back H ("round N | step S" twice) and it ran a round behind the run to its end.
-// Every peer must end at the final round, 10, after the run's 160 steps, with one state.
+// round 2 is in, before it reports: the tracker evicts it and commits round 2 with the other two.
+// Sent SIGCONT, it trains on from that mean, joins again (after its reconnect backoff, 0.5 s) and
+// fetches round 2, which replaces its own between two steps: its phase is 1.6 s (16 steps of
+// 100 ms). The next round's start placed the loop at round x H a second time, so its steps went
+// back H ("round N | step S" twice) and it ran a round behind the run to its end, where it started
+// a round past the final one. Every peer must end at the final round, 5, committed with the
+// others, after the run's 80 steps, with one state.
 TEST(FaultRegression, ADiLoCoPeerWhoseRoundIsReplacedEndsWithTheRunsStepsAndRound) {
-  constexpr std::uint64_t kH = 16, kFinalRound = 10;
+  constexpr std::uint64_t kH = 16, kFinalRound = 5;
   LocalSwarm swarm("fault-diloco-replaced", kFinalRound * kH / test::kInnerSteps,
                    {"--run.min-peers", "2", "--run.eviction-timeout", "2s"},
                    test::diloco_strategy(kH));
   ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
   const std::vector<std::string> options = {"--debug.step-delay", "20"};
-  std::vector<std::string> stopping = options;
-  stopping.insert(stopping.end(), {"--debug.stop-at", "mean:3"});
-  std::vector<PeerProcess*> peers = {&swarm.add_peer("peer0", options),
-                                     &swarm.add_peer("peer1", options),
-                                     &swarm.add_peer("peer2", stopping)};
-  // Round 3 (or a later one) commits without peer 2, frozen since its mean of round 3.
+  std::vector<PeerProcess*> peers = {
+      &swarm.add_peer("peer0", options), &swarm.add_peer("peer1", options),
+      &swarm.add_peer("peer2", {"--debug.step-delay", "100", "--debug.stop-at", "mean:2"})};
+  // Round 2 (or a later one) commits without peer 2, frozen since its mean of round 2.
   const auto without_peer2 = [&] {
     const auto& rounds = peers[0]->rounds();
-    return !rounds.empty() && rounds.back().round >= 3 && rounds.back().kind == "committed" &&
+    return !rounds.empty() && rounds.back().round >= 2 && rounds.back().kind == "committed" &&
            rounds.back().members == 2;
   };
   while (!without_peer2()) ASSERT_FALSE(peers[0]->wait_for("round ").empty()) << swarm.logs();
-  ASSERT_NE(peers[2]->log().find("--debug.stop-at: stopping at round 3"), std::string::npos)
+  ASSERT_NE(peers[2]->log().find("--debug.stop-at: stopping at round 2"), std::string::npos)
       << swarm.logs();
   ASSERT_EQ(::kill(peers[2]->process().pid(), SIGCONT), 0);
 
@@ -96,6 +96,12 @@ TEST(FaultRegression, ADiLoCoPeerWhoseRoundIsReplacedEndsWithTheRunsStepsAndRoun
     ASSERT_TRUE(end) << swarm.logs();
     EXPECT_EQ(end->round, kFinalRound) << "peer " << ends.size() << "\n" << swarm.logs();
     EXPECT_EQ(end->step, kFinalRound * kH) << "peer " << ends.size() << "\n" << swarm.logs();
+    // Its last round is the final round, committed with the others: a peer a round behind started
+    // one past it, refused ("the run ended at round 5 ... training on"), and skipped it.
+    ASSERT_FALSE(p->rounds().empty()) << swarm.logs();
+    EXPECT_EQ(p->rounds().back().round, kFinalRound) << "peer " << ends.size();
+    EXPECT_EQ(p->rounds().back().kind, "committed") << "peer " << ends.size() << "\n"
+                                                    << swarm.logs();
     if (!ends.empty()) {
       EXPECT_EQ(end->state, ends[0].state) << swarm.logs();
     }
