@@ -17,8 +17,11 @@ namespace loco::peer {
 void add_debug_fault_options(CLI::App& app, DebugFaultOptions& o) {
   app.add_option("--debug.die-at", o.die_at,
                  "For the test suite only: SIGKILL itself at PHASE:ROUND (inner, reduce-scatter, "
-                 "all-gather, serve, relay)")
+                 "all-gather, serve, relay, mean)")
       ->group("");  // hidden from --help
+  app.add_option("--debug.stop-at", o.stop_at,
+                 "For the test suite only: SIGSTOP itself once at PHASE:ROUND (as --debug.die-at)")
+      ->group("");
   app.add_option("--debug.step-delay", o.step_delay_ms,
                  "For the test suite only: milliseconds added to each inner step")
       ->group("");
@@ -29,32 +32,41 @@ void add_debug_fault_options(CLI::App& app, DebugFaultOptions& o) {
 }
 
 DebugFaults::DebugFaults(const DebugFaultOptions& o)
-    : step_delay_ms_(o.step_delay_ms), step_slowdown_(o.step_slowdown) {
-  if (o.die_at.empty()) return;
-  static constexpr std::array<std::pair<std::string_view, Phase>, 5> kPhases{{
+    : die_(parse("--debug.die-at", o.die_at)),
+      stop_(parse("--debug.stop-at", o.stop_at)),
+      step_delay_ms_(o.step_delay_ms),
+      step_slowdown_(o.step_slowdown) {}
+
+std::optional<DebugFaults::Point> DebugFaults::parse(const std::string& option,
+                                                     const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  static constexpr std::array<std::pair<std::string_view, Phase>, 6> kPhases{{
       {"inner", Phase::inner},
       {"reduce-scatter", Phase::reduce_scatter},
       {"all-gather", Phase::all_gather},
       {"serve", Phase::serve},
       {"relay", Phase::relay},
+      {"mean", Phase::mean},
   }};
-  const auto colon = o.die_at.find(':');
-  const std::string_view name = std::string_view(o.die_at).substr(0, colon);
-  for (const auto& [text, phase] : kPhases)
-    if (name == text) phase_ = phase;
+  std::optional<Point> point;
+  const auto colon = text.find(':');
+  const std::string_view name = std::string_view(text).substr(0, colon);
+  for (const auto& [phase_name, phase] : kPhases)
+    if (name == phase_name) point = Point{.phase = phase};
   try {
     if (colon == std::string::npos) throw std::invalid_argument("no round");
     std::size_t used = 0;
-    round_ = std::stoull(o.die_at.substr(colon + 1), &used);
-    if (used != o.die_at.size() - colon - 1) throw std::invalid_argument("trailing text");
+    if (point) point->round = std::stoull(text.substr(colon + 1), &used);
+    if (used != text.size() - colon - 1) throw std::invalid_argument("trailing text");
   } catch (const std::exception&) {
-    phase_.reset();
+    point.reset();
   }
-  if (!phase_)
+  if (!point)
     throw Error(ErrorCategory::config,
-                fmt::format("--debug.die-at {}: PHASE:ROUND, PHASE one of inner, reduce-scatter, "
-                            "all-gather, serve, relay",
-                            o.die_at));
+                fmt::format("{} {}: PHASE:ROUND, PHASE one of inner, reduce-scatter, all-gather, "
+                            "serve, relay, mean",
+                            option, text));
+  return point;
 }
 
 void DebugFaults::inner_step(std::uint64_t round, std::chrono::duration<double> compute) const {
@@ -64,19 +76,29 @@ void DebugFaults::inner_step(std::uint64_t round, std::chrono::duration<double> 
 }
 
 std::function<void(swarm::FaultPoint, std::uint64_t)> DebugFaults::swarm_hook() const {
-  if (!phase_ || *phase_ == Phase::inner) return {};
+  const auto in_swarm = [](const std::optional<Point>& p) { return p && p->phase != Phase::inner; };
+  if (!in_swarm(die_) && !in_swarm(stop_)) return {};
   return [this](swarm::FaultPoint point, std::uint64_t round) {
     switch (point) {
       case swarm::FaultPoint::reduce_scatter: reach(Phase::reduce_scatter, round); return;
       case swarm::FaultPoint::all_gather: reach(Phase::all_gather, round); return;
       case swarm::FaultPoint::serve: reach(Phase::serve, round); return;
       case swarm::FaultPoint::relay: reach(Phase::relay, round); return;
+      case swarm::FaultPoint::mean: reach(Phase::mean, round); return;
     }
   };
 }
 
 void DebugFaults::reach(Phase phase, std::uint64_t round) const {
-  if (phase_ != phase || round < round_) return;
+  const auto at = [&](const std::optional<Point>& p) {
+    return p && p->phase == phase && round >= p->round;
+  };
+  if (at(stop_) && !stopped_.exchange(true)) {
+    spdlog::warn("--debug.stop-at: stopping at round {}", round);
+    spdlog::default_logger()->flush();
+    ::raise(SIGSTOP);
+  }
+  if (!at(die_)) return;
   spdlog::warn("--debug.die-at: dying at round {}", round);
   spdlog::default_logger()->flush();
   ::raise(SIGKILL);

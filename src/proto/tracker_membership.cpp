@@ -47,7 +47,7 @@ void TrackerCore::handle_join(TimePoint now, const PeerKey& from, const JoinRequ
   m.state_hash = request.state_hash;
   if (config_.gossip) gossip_state_reported(request.state_round);
   m.resyncing = false;
-  m.catch_up_wait = m.catch_up_used = false;
+  m.catch_up_wait = false;
   heard_from(from, now);
   rejoined_after_restart(from);
   ready_.erase(from);

@@ -108,7 +108,7 @@ QuorumInput TrackerCore::quorum_input() const {
 }
 
 bool TrackerCore::waited_for(const PeerKey& key, const MemberRecord& m) const {
-  if (m.catch_up_wait) return true;  // once per join, its fetch ended behind the run
+  if (m.catch_up_wait) return true;  // its fetch ended behind the run (grant_catch_up)
   // A member of the last committed group is waited for until it misses a round even with
   // wait_rounds 0; not beyond wait_rounds, or silent members of that group would count for ever.
   const bool last_group = std::ranges::binary_search(previous_group_, key);

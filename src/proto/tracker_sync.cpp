@@ -61,13 +61,27 @@ void TrackerCore::handle_state_report(TimePoint now, const PeerKey& from,
   }
   // Fetched an old state (a round committed meanwhile) or a wrong one, or its fetch failed. Where
   // rounds are shorter than a download (DeMo's) and the rounds no longer wait for this member,
-  // each fetch would end behind the run again: once per join, the next round waits for its fetch
-  // of the newest state.
-  if (m.resyncing && !m.catch_up_used && committed_here(report.round, report.state_hash)) {
-    m.catch_up_used = true;
+  // each fetch would end behind the run again: the next round waits for its fetch of the newest
+  // state, at most once per key in kCatchUpRounds rounds.
+  if (m.resyncing && committed_here(report.round, report.state_hash) && grant_catch_up(from))
     m.catch_up_wait = true;
-  }
   send_resync(now, from, /*again=*/m.resyncing);
+}
+
+bool TrackerCore::grant_catch_up(const PeerKey& peer) {
+  const auto granted = catch_up_granted_.find(peer);
+  if (granted != catch_up_granted_.end() && granted->second + kCatchUpRounds > next_round())
+    return false;
+  if (granted == catch_up_granted_.end() && catch_up_granted_.size() >= kMaxBarred) {
+    std::erase_if(catch_up_granted_,
+                  [&](const auto& entry) { return entry.second + kCatchUpRounds <= next_round(); });
+    if (catch_up_granted_.size() >= kMaxBarred)
+      catch_up_granted_.erase(
+          std::min_element(catch_up_granted_.begin(), catch_up_granted_.end(),
+                           [](const auto& a, const auto& b) { return a.second < b.second; }));
+  }
+  catch_up_granted_[peer] = next_round();
+  return true;
 }
 
 void TrackerCore::resync_out_of_sync(TimePoint now) {

@@ -182,6 +182,7 @@ void SwarmSession::on_core_event(proto::PeerEvent& e) {
     return;
   }
   if (e.kind == Kind::refused) link_->stop();
+  if (e.kind == Kind::mean) reach(FaultPoint::mean, e.round);
   compute_->on_core_event(e);
 }
 

@@ -19,16 +19,12 @@ namespace {
 using test::LocalSwarm;
 using test::PeerProcess;
 
-// Chunks of 16 per dimension, 4 components kept, their signs: the tests' model has d 32.
-std::string demo(bool late) {
-  return std::string("[strategy]\nkind = \"demo\"\ndemo-chunk = 16\ndemo-topk = 4\n") +
-         "demo-values = \"sign\"\ndemo-late = " + (late ? "true" : "false") + "\n";
-}
+using test::demo_strategy;
 
 TEST(SwarmDemo, FourPeersHoldTheSameStateAfterEveryStepAndTheLossFalls) {
   for (const bool late : {false, true}) {
     // 8 x 4 = 32 steps, each a round of the 4 peers.
-    LocalSwarm swarm("demo-four", 8, {"--run.min-peers", "4"}, demo(late));
+    LocalSwarm swarm("demo-four", 8, {"--run.min-peers", "4"}, demo_strategy(late));
     ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
     std::vector<PeerProcess*> peers;
     for (int i = 0; i < 4; ++i) peers.push_back(&swarm.add_peer("peer" + std::to_string(i)));
@@ -52,7 +48,7 @@ TEST(SwarmDemo, FourPeersHoldTheSameStateAfterEveryStepAndTheLossFalls) {
 // update still pending.
 void kill_in_an_all_gather_then_a_newcomer(const std::string& name, bool late) {
   constexpr std::uint64_t kFaultRound = 40;
-  LocalSwarm swarm(name, 1000, {"--run.min-peers", "2"}, demo(late));
+  LocalSwarm swarm(name, 1000, {"--run.min-peers", "2"}, demo_strategy(late));
   ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
   const std::vector<std::string> options = {"--debug.step-delay", "100"};
   PeerProcess& a = swarm.add_peer("peer0", options);

@@ -85,9 +85,8 @@ TEST(SwarmGossip, EightPeersInGroupsOfFourHoldOnlyTheirGroupsStates) {
 // The step count a peer's last progress line says ("peer …: round R, step S, …"), read from its
 // output up to that line.
 std::uint64_t final_steps(PeerProcess& peer) {
-  const std::string line = peer.wait_for("peer ");
-  const auto at = line.find(", step ");
-  return at == std::string::npos ? 0 : std::stoull(line.substr(at + 7));
+  const auto end = peer.wait_end();
+  return end ? end->step : 0;
 }
 
 // Phases clocked by time in gossip mode (strategy.round-seconds, docs/SCALE.md): a peer four times

@@ -20,13 +20,7 @@ using test::PeerProcess;
 
 // H = 4 (kInnerSteps), P = 2, τ = 1: fragments leave after steps 2, 4, 6, ... and land a step
 // later, so a run of R x 4 steps lands 2R − 1 fragment rounds (the last is in flight at the end).
-std::string streaming(std::uint64_t h = test::kInnerSteps, std::uint64_t tau = 1,
-                      std::size_t fragments = 2, const std::string& eager = "none") {
-  return "[strategy]\nkind = \"streaming\"\ndiloco-h = " + std::to_string(h) +
-         "\nfragments = " + std::to_string(fragments) + "\ntau = " + std::to_string(tau) +
-         "\neager = \"" + eager + "\"" +
-         "\nalpha = 0.5\nouter-lr = 0.7\nouter-momentum = 0.9\nfragment-codec = \"fp4:block=64\"\n";
-}
+using test::streaming_strategy;
 
 // A figure of a peer's summary line ("peer ...: seconds=... name=value ...").
 std::uint64_t summary_figure(const std::string& line, const std::string& name) {
@@ -36,7 +30,7 @@ std::uint64_t summary_figure(const std::string& line, const std::string& name) {
 }
 
 TEST(SwarmStreaming, FourPeersHoldTheSameStateAfterEveryFragmentRoundAndTheLossFalls) {
-  LocalSwarm swarm("stream-four", 10, {"--run.min-peers", "4"}, streaming());
+  LocalSwarm swarm("stream-four", 10, {"--run.min-peers", "4"}, streaming_strategy());
   ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
   std::vector<PeerProcess*> peers;
   for (int i = 0; i < 4; ++i) peers.push_back(&swarm.add_peer("peer" + std::to_string(i)));
@@ -63,7 +57,7 @@ TEST(SwarmStreaming, FourPeersHoldTheSameStateAfterEveryFragmentRoundAndTheLossF
 TEST(SwarmStreaming, InnerStepsGoOnWhileAFragmentIsOnASlowLink) {
   // H = 8, τ = 3: three inner steps may run while a fragment travels. Each peer's uplink is
   // 1 Mbit/s with 50 ms of latency: a fragment's ring takes far longer than an inner step.
-  LocalSwarm swarm("stream-slow", 8, {"--run.min-peers", "2"}, streaming(8, 3));
+  LocalSwarm swarm("stream-slow", 8, {"--run.min-peers", "2"}, streaming_strategy(8, 3));
   ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
   const std::vector<std::string> slow = {"--link.upload", "1Mbit", "--link.latency", "50ms"};
   PeerProcess& a = swarm.add_peer("peer0", slow);
@@ -88,7 +82,8 @@ TEST(SwarmStreaming, EagerUpdatesWithOneFragmentHoldTheSameStateAfterEveryRound)
   for (const std::string eager : {"overlapped", "delayed"}) {
     // H = 4, P = 1, τ = 0: round k leaves after step 4k and lands at the next send, so 10 x 4
     // steps land 9 rounds.
-    LocalSwarm swarm("stream-eager", 10, {"--run.min-peers", "2"}, streaming(4, 0, 1, eager));
+    LocalSwarm swarm("stream-eager", 10, {"--run.min-peers", "2"},
+                     streaming_strategy(4, 0, 1, eager));
     ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
     PeerProcess& a = swarm.add_peer("peer0");
     PeerProcess& b = swarm.add_peer("peer1");
@@ -102,7 +97,7 @@ TEST(SwarmStreaming, EagerUpdatesWithOneFragmentHoldTheSameStateAfterEveryRound)
 }
 
 TEST(SwarmStreaming, EagerUpdatesWithTwoFragmentsAreRefusedWithTheReason) {
-  LocalSwarm swarm("stream-eager-p2", 10, {}, streaming(4, 0, 2, "overlapped"));
+  LocalSwarm swarm("stream-eager-p2", 10, {}, streaming_strategy(4, 0, 2, "overlapped"));
   ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
   PeerProcess& peer = swarm.add_peer("peer0");
   EXPECT_EQ(peer.read_to_end(), "");
@@ -149,22 +144,24 @@ void survivors_of_a_kill_in_the_ring_hold_one_state(const std::string& run_id,
 }
 
 TEST(SwarmStreaming, APeerKilledInAFragmentRingLeavesTheOthersWithTheSameState) {
-  survivors_of_a_kill_in_the_ring_hold_one_state("stream-die", streaming());
+  survivors_of_a_kill_in_the_ring_hold_one_state("stream-die", streaming_strategy());
 }
 
 TEST(SwarmStreaming, APeerKilledInAnEagerRoundLeavesTheOthersWithTheSameState) {
-  survivors_of_a_kill_in_the_ring_hold_one_state("eager-die", streaming(4, 0, 1, "overlapped"));
+  survivors_of_a_kill_in_the_ring_hold_one_state("eager-die",
+                                                 streaming_strategy(4, 0, 1, "overlapped"));
 }
 
 TEST(SwarmStreaming, ANewcomerFetchesEveryFragmentAndEndsWithTheOthersState) {
-  EXPECT_GE(test::newcomer_after_round_five("stream-newcomer", streaming(), 3), 6u);
+  EXPECT_GE(test::newcomer_after_round_five("stream-newcomer", streaming_strategy(), 3), 6u);
 }
 
 TEST(SwarmStreaming, AnEagerNewcomerFetchesTheCommittedRoundAndEndsWithTheOthersState) {
   // Eager (P = 1): a round is always in flight and lands a whole H after it commits, so the
   // members' own copies are a round behind the committed state most of the time; they serve the
   // committed state from the commit on, or a newcomer could never fetch it.
-  EXPECT_GE(test::newcomer_after_round_five("eager-newcomer", streaming(4, 0, 1, "overlapped"), 3),
+  EXPECT_GE(test::newcomer_after_round_five("eager-newcomer",
+                                            streaming_strategy(4, 0, 1, "overlapped"), 3),
             6u);
 }
 

@@ -26,11 +26,34 @@ namespace loco::test {
 inline constexpr auto kRoundPatience = std::chrono::minutes(10);
 inline constexpr std::uint64_t kInnerSteps = 4;
 
-// The [strategy] of the tests' run: DiLoCo over kInnerSteps steps, a round every kInnerSteps
-// (not the default's rounds paced by the tracker: the tests count steps and rounds exactly).
-inline const std::string kDiLoCoStrategy =
-    "[strategy]\nkind = \"diloco\"\ndiloco-h = " + std::to_string(kInnerSteps) +
-    "\nouter-lr = 0.7\nouter-momentum = 0.9\ncodec = \"int8:block=256\"\ntracker-paced = false\n";
+// The [strategy] of a DiLoCo run of H = `h` inner steps, a round every `h` steps (not the
+// default's rounds paced by the tracker: the tests count steps and rounds exactly).
+inline std::string diloco_strategy(std::uint64_t h) {
+  return "[strategy]\nkind = \"diloco\"\ndiloco-h = " + std::to_string(h) +
+         "\nouter-lr = 0.7\nouter-momentum = 0.9\ncodec = \"int8:block=256\"\n"
+         "tracker-paced = false\n";
+}
+
+// The [strategy] of the tests' run: DiLoCo over kInnerSteps steps.
+inline const std::string kDiLoCoStrategy = diloco_strategy(kInnerSteps);
+
+// The [strategy] of a Streaming DiLoCo run: H = `h`, `fragments` fragments, each landing `tau`
+// steps after it leaves, eager updates `eager` (none, overlapped, delayed).
+inline std::string streaming_strategy(std::uint64_t h = kInnerSteps, std::uint64_t tau = 1,
+                                      std::size_t fragments = 2,
+                                      const std::string& eager = "none") {
+  return "[strategy]\nkind = \"streaming\"\ndiloco-h = " + std::to_string(h) +
+         "\nfragments = " + std::to_string(fragments) + "\ntau = " + std::to_string(tau) +
+         "\neager = \"" + eager + "\"" +
+         "\nalpha = 0.5\nouter-lr = 0.7\nouter-momentum = 0.9\nfragment-codec = \"fp4:block=64\"\n";
+}
+
+// The [strategy] of a DeMo run: a round every step, chunks of 16 per dimension, 4 components kept,
+// their signs (the tests' model has d 32); `late`: each step's all-gather overlaps the next step.
+inline std::string demo_strategy(bool late) {
+  return std::string("[strategy]\nkind = \"demo\"\ndemo-chunk = 16\ndemo-topk = 4\n") +
+         "demo-values = \"sign\"\ndemo-late = " + (late ? "true" : "false") + "\n";
+}
 
 // Writes the run config to `dir`/swarm.toml: `rounds` x kInnerSteps steps, with `strategy`.
 inline std::string write_swarm_config(const std::filesystem::path& dir, std::uint64_t rounds,
@@ -74,6 +97,24 @@ struct RoundLine {
       if (word == "phase") in >> r.phase;
     }
     return r;
+  }
+};
+
+// A peer's closing line: "peer K: round R, step S, validation loss L, ..., state H".
+struct PeerEnd {
+  std::uint64_t round = 0;
+  std::uint64_t step = 0;
+  std::string state;  // 16 hex digits
+
+  static std::optional<PeerEnd> parse(const std::string& line) {
+    const auto round = line.find(": round "), step = line.find(", step "),
+               state = line.rfind(", state ");
+    if (!line.starts_with("peer ") || round == std::string::npos || step == std::string::npos ||
+        state == std::string::npos)
+      return std::nullopt;
+    return PeerEnd{.round = std::stoull(line.substr(round + 8)),
+                   .step = std::stoull(line.substr(step + 7)),
+                   .state = line.substr(state + 8)};
   }
 };
 
@@ -133,6 +174,9 @@ class PeerProcess {
   bool wait_committed() {
     return wait_until([&] { return !committed().empty(); });
   }
+  // Reads up to its closing line (PeerEnd); nothing if its output ends first or a line is not
+  // awaited in time.
+  std::optional<PeerEnd> wait_end() { return PeerEnd::parse(wait_for("peer ")); }
   // Reads to the end of the output (the process is ending) and returns the last line.
   std::string read_to_end() {
     std::string last;

@@ -181,9 +181,8 @@ class TrackerCore {
     std::uint32_t rounds_missed = 0;
     // It ended a fetch behind the run (rounds committed while it downloaded): the next round to
     // form waits for its fetch of the newest state as for a member catching up, whatever
-    // rounds_missed says (catch_up_wait); once per join (catch_up_used).
+    // rounds_missed says; at most once per key in kCatchUpRounds rounds (grant_catch_up).
     bool catch_up_wait = false;
-    bool catch_up_used = false;
     Heartbeat stats;
     float step_seconds = 0;  // its last ready's measured step time (Ready::step_seconds), 0: none
     std::uint64_t donor_load = 0;       // resyncs it was named a donor for
@@ -367,6 +366,11 @@ class TrackerCore {
   // Whether this run committed (round, hash): the genesis, or a round of the history.
   bool committed_here(std::uint64_t round, const Digest& hash) const;
   void handle_state_report(TimePoint now, const PeerKey& from, const StateReport& report);
+  // Whether `peer`, whose fetch ended behind the run, gets a catch-up wait (MemberRecord::
+  // catch_up_wait) now: not when its key had one in the last kCatchUpRounds rounds, whether it
+  // joined again or left meanwhile. Per join, a liar that joined again and reported an old state
+  // before every round held each one join_timeout (docs/SECURITY.md, Liveness).
+  bool grant_catch_up(const PeerKey& peer);
   void resync_out_of_sync(TimePoint now);
   // `again`: the member reports, while told to fetch, a state that is not the run's: its fetch
   // from the donors it was named failed, and the tracker's custody copy of the state (if it holds
@@ -474,6 +478,10 @@ class TrackerCore {
   std::int64_t unix_ms_at_zero_ = 0;
 
   std::map<PeerKey, MemberRecord> members_;
+  // next_round() at each key's last catch-up wait (grant_catch_up), kept across its leaving; at
+  // most kMaxBarred entries, those older than kCatchUpRounds first.
+  static constexpr std::uint64_t kCatchUpRounds = 10;
+  std::map<PeerKey, std::uint64_t> catch_up_granted_;
   std::map<PeerKey, std::string> networks_;  // of the connected peers (on_connected)
   // What each connected peer may still send (config_.message_burst, refilled at message_rate).
   struct MessageBudget {

@@ -24,10 +24,11 @@
 
 namespace loco::swarm {
 
-// Where a test may make a peer die (peer/debug_faults.hpp): on the first all-reduce chunk of either
-// phase it receives (all_gather also on the first all-gather part), and on the first request for
-// the state it serves.
-enum class FaultPoint { reduce_scatter, all_gather, serve, relay };
+// Where a test may make a peer die or stop (peer/debug_faults.hpp): on the first all-reduce chunk
+// of either phase it receives (all_gather also on the first all-gather part), on the first request
+// for the state it serves, and when a round's mean is in (before the compute thread has it and the
+// peer reports the state it leads to).
+enum class FaultPoint { reduce_scatter, all_gather, serve, relay, mean };
 
 struct SwarmConfig {
   std::string run_id;
@@ -60,7 +61,8 @@ struct SwarmConfig {
   net::ListenerLimits listener_limits = net::ListenerLimits::peer_defaults();  // the mesh's
   // For the test suite only: this peer misbehaves (compute_link.hpp: scale, segment, nan, tokens).
   std::string poison;
-  // For the test suite only: called with the round at each fault point; may end the process.
+  // For the test suite only: called with the round at each fault point; may end or stop the
+  // process.
   std::function<void(FaultPoint, std::uint64_t round)> fault_point;
 };
 
