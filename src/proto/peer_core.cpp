@@ -616,22 +616,21 @@ void PeerCore::send(const PeerKey& to, MessageType type, std::vector<std::byte> 
     client_.relay(type, body);
     return;
   }
-  if (const std::optional<PeerKey> relay = relay_of(to)) {
-    transmits_.push_back(
-        Send{.to = *relay,
-             .address = address_of(*relay),
-             .their_link = on_their_link(reachability_of(config_.self), reachability_of(*relay)),
-             .type = type,
-             .body = std::move(body),
-             .relayed = RelayHeader{.round = ready_round_, .attempt = attempt_, .peer = to}});
-    return;
-  }
-  transmits_.push_back(
-      Send{.to = to,
-           .address = address_of(to),
-           .their_link = on_their_link(reachability_of(config_.self), reachability_of(to)),
-           .type = type,
-           .body = std::move(body)});
+  // The next hop: `to`, or the relay of this peer's link with it. Its view entry is looked up
+  // once for its address and reachability (a ring sends thousands of chunks a round).
+  const std::optional<PeerKey> relay = relay_of(to);
+  const PeerKey& hop = relay ? *relay : to;
+  const Member* m = client_.member(hop);
+  const Reachability reach = m != nullptr ? m->reachability : Reachability::unmeasured;
+  transmits_.push_back(Send{
+      .to = hop,
+      .address = m != nullptr ? m->address : address_of(hop),
+      .their_link = on_their_link(reachability_of(config_.self), reach),
+      .type = type,
+      .body = std::move(body),
+      .relayed =
+          relay ? std::optional(RelayHeader{.round = ready_round_, .attempt = attempt_, .peer = to})
+                : std::nullopt});
 }
 
 Reachability PeerCore::reachability_of(const PeerKey& peer) const {

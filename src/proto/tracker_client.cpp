@@ -109,10 +109,10 @@ void TrackerClient::handle(TimePoint now, MessageType type, std::span<const std:
           open_signed_view(body, config_.tracker_key, config_.run_id, config_.signature_memo.get());
       if (v.epoch <= view_.epoch && !view_.members.empty()) return;  // stale or repeated
       roster_.record(view_.members, v, 0);
-      view_ = v;
+      view_ = std::move(v);
       view_digest_ = MembersDigest::of(view_.members);
       view_requested_ = false;
-      emit(ClientEvent::Kind::view).view = std::move(v);
+      emit(ClientEvent::Kind::view).view_epoch = view_.epoch;
       return;
     }
     case MessageType::view_delta: {
@@ -130,7 +130,7 @@ void TrackerClient::handle(TimePoint now, MessageType type, std::span<const std:
         return;
       }
       roster_.record(replaced, view_, delta.removed_from_round);
-      emit(ClientEvent::Kind::view).view = view_;
+      emit(ClientEvent::Kind::view).view_epoch = view_.epoch;
       return;
     }
     case MessageType::group: emit(ClientEvent::Kind::group).group = decode<Group>(body); return;

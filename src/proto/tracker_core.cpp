@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "loco/core/assert.hpp"
 #include "loco/core/error.hpp"
 
 namespace loco::proto {
@@ -81,6 +82,7 @@ bool TrackerCore::spend_message(TimePoint now, const PeerKey& peer) {
 
 void TrackerCore::on_message(TimePoint now, const PeerKey& from, std::uint16_t type,
                              std::span<const std::byte> body) {
+  quorum_memo_.reset();
   latest_now_ = std::max(latest_now_, now);
   if (!spend_message(now, from)) {
     misbehaved(now, from,
@@ -167,10 +169,12 @@ void TrackerCore::dispatch(TimePoint now, const PeerKey& from, MessageType type,
 }
 
 void TrackerCore::on_connected(const PeerKey& peer, std::string network) {
+  quorum_memo_.reset();
   networks_[peer] = std::move(network);
 }
 
 void TrackerCore::on_disconnect(TimePoint now, const PeerKey& peer) {
+  quorum_memo_.reset();
   latest_now_ = std::max(latest_now_, now);
   networks_.erase(peer);
   budgets_.erase(peer);
@@ -181,6 +185,7 @@ void TrackerCore::on_disconnect(TimePoint now, const PeerKey& peer) {
 }
 
 void TrackerCore::on_timer(TimePoint now) {
+  quorum_memo_.reset();
   latest_now_ = std::max(latest_now_, now);
   evict_silent(now);
   if (attempt_) decide(now);  // a report grace or the round timeout may have passed
@@ -213,7 +218,15 @@ TimePoint TrackerCore::poll_timeout() const {
   if (!awaited_.empty()) next = std::min(next, awaited_until_);
   // Nobody ready: no group forms and nobody is let go (and the quorum's input costs O(members)).
   if (!attempt_ && !pending_retry_ && !ready_.empty()) {
-    const QuorumInput in = quorum_input();
+#ifndef NDEBUG
+    if (quorum_memo_) {  // the check is not the core's work: its pass is not counted
+      const std::uint64_t walked = quorum_members_walked_;
+      LOCO_ASSERT(*quorum_memo_ == quorum_input(),
+                  "the quorum's input changed after try_form() without a new input");
+      quorum_members_walked_ = walked;
+    }
+#endif
+    const QuorumInput in = quorum_memo_ ? *quorum_memo_ : quorum_input();
     next = std::min({next, formation_deadline(in), release_time(in), vain_wait_end(in)});
   }
   return next;

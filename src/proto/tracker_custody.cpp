@@ -18,6 +18,7 @@ std::optional<CustodyCopy> TrackerCore::poll_custody() {
 
 void TrackerCore::set_custody(StateManifest manifest,
                               std::shared_ptr<const std::vector<std::byte>> state) {
+  quorum_memo_.reset();
   custody_ = CustodyEntry{
       .round = manifest.round, .state_hash = manifest.state_hash(), .bytes = manifest.total_bytes};
   last_pulled_ = std::max(last_pulled_.value_or(0), manifest.round);

@@ -114,6 +114,7 @@ std::optional<Probe> TrackerCore::poll_probe() {
 
 void TrackerCore::on_probe_result(TimePoint now, const PeerKey& peer, const std::string& address,
                                   bool reached) {
+  quorum_memo_.reset();
   latest_now_ = std::max(latest_now_, now);
   const auto it = probing_.find(peer);
   const auto m = members_.find(peer);

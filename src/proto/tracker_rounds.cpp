@@ -79,15 +79,25 @@ QuorumInput TrackerCore::quorum_input() const {
   // members benched would hold back every group of a run of 4k for as long as the benches last.
   // Nor are members no longer waited for: counted, k silent members (heartbeating, never ready)
   // would hold back every group of a run of 2k for good.
+  // One merge of three lists ordered by key (the members, the ready ones, the last group): this
+  // runs after every tracker input while anyone is ready, so no lookup per member.
+  quorum_members_walked_ += members_.size();
+  auto ready = ready_.begin();
+  auto last = previous_group_.begin();
   for (const auto& [key, m] : members_) {
-    if (ready_.contains(key)) {
-      ++in.live;
-      ++in.eligible;
-      continue;
-    }
-    if (sits_out(key) || !waited_for(key, m)) continue;
+    while (ready != ready_.end() && ready->first < key) ++ready;
+    while (last != previous_group_.end() && *last < key) ++last;
+    const bool is_ready = ready != ready_.end() && ready->first == key;
+    const bool in_last_group = last != previous_group_.end() && *last == key;
+    const bool counted = is_ready || (!sits_out(key) && waited_for(m, in_last_group));
+    // Those of the last group that are gone, sit this round out or are no longer waited for cannot
+    // hold the fast path.
+    if (in_last_group && !is_ready && counted) in.previous_group_ready = false;
+    if (!counted) continue;
     ++in.live;
-    if (m.resyncing) {
+    if (is_ready) {
+      ++in.eligible;
+    } else if (m.resyncing) {
       // In a run bounded by time a member fetching the state is not waited for: once in sync it
       // trains a whole phase, so the group could not wait for it anyway, and one stopped mid-round
       // (told to fetch when the round it missed committed) would hold every round till evicted.
@@ -96,23 +106,18 @@ QuorumInput TrackerCore::quorum_input() const {
       ++in.eligible;
     }
   }
-  // Those of the last group that are gone, sit this round out or are no longer waited for cannot
-  // hold the fast path.
-  in.previous_group_ready =
-      std::all_of(previous_group_.begin(), previous_group_.end(), [&](const PeerKey& k) {
-        const auto m = members_.find(k);
-        return ready_.contains(k) || m == members_.end() || sits_out(k) ||
-               !waited_for(k, m->second);
-      });
   return in;
 }
 
 bool TrackerCore::waited_for(const PeerKey& key, const MemberRecord& m) const {
+  return waited_for(m, std::ranges::binary_search(previous_group_, key));
+}
+
+bool TrackerCore::waited_for(const MemberRecord& m, bool in_last_group) const {
   if (m.catch_up_wait) return true;  // its fetch ended behind the run (grant_catch_up)
   // A member of the last committed group is waited for until it misses a round even with
   // wait_rounds 0; not beyond wait_rounds, or silent members of that group would count for ever.
-  const bool last_group = std::ranges::binary_search(previous_group_, key);
-  return m.rounds_missed < std::max<std::uint32_t>(config_.wait_rounds, last_group ? 1 : 0);
+  return m.rounds_missed < std::max<std::uint32_t>(config_.wait_rounds, in_last_group ? 1 : 0);
 }
 
 bool TrackerCore::missing(const PeerKey& key, const MemberRecord& m) const {
@@ -151,7 +156,10 @@ void TrackerCore::count_wait_in_vain(TimePoint now) {
   const Duration wait = vain_wait(phase);
   if (std::max(first_ready_, quorum_wait_from_) + wait > now) return;
   const QuorumInput in = quorum_input();
-  if (!quorum_stuck(in)) return;
+  if (!quorum_stuck(in)) {
+    quorum_memo_ = in;  // nothing changed: try_form() forms from it
+    return;
+  }
   quorum_wait_from_ = now;
   ++round_attempts_;  // benches run out while no round forms, too
   std::size_t missed = 0;
@@ -211,7 +219,9 @@ Duration TrackerCore::straggler_wait() const {
 }
 
 void TrackerCore::release_if_too_few(TimePoint now) {
-  if (attempt_ || ready_.empty() || release_time(quorum_input()) > now) return;
+  if (attempt_ || ready_.empty()) return;
+  if (release_time(quorum_memo_ ? *quorum_memo_ : quorum_input()) > now) return;
+  quorum_memo_.reset();
   const std::string reason =
       fmt::format("{} peer(s) ready, the run needs {}", ready_.size(), config_.min_peers);
   event(TrackerEvent::Kind::round_aborted, std::nullopt,
@@ -234,9 +244,16 @@ void TrackerCore::release_held_back(const std::string& reason) {
 }
 
 void TrackerCore::try_form(TimePoint now) {
-  count_wait_in_vain(now);
+  quorum_memo_.reset();
+  count_wait_in_vain(now);  // leaves quorum_memo_ set when it computed it and changed nothing
   // Each pass either forms the group or drops refused updates from ready_, so this ends.
-  while (!attempt_ && !pending_retry_ && !ready_.empty() && formation_deadline() <= now) {
+  while (!attempt_ && !pending_retry_ && !ready_.empty()) {
+    const QuorumInput in = quorum_memo_ ? *quorum_memo_ : quorum_input();
+    if (formation_deadline(in) > now) {
+      quorum_memo_ = in;  // nothing changes before release_if_too_few() reads it
+      break;
+    }
+    quorum_memo_.reset();  // what follows changes who is ready, or forms the group
     const Screened screened = screen_updates(ready_, config_.update_norm_limit, norm_floor_);
     for (const auto& [key, reason] : screened.refused) {
       ready_.erase(key);

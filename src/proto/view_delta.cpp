@@ -25,6 +25,34 @@ bool key_less(const Member& a, const Member& b) {
   return a.key < b.key;
 }
 
+// One merge of `members` (ordered by key) with `delta`. Updates `digest` and fills `out` (moving
+// the members kept out of `members`), each when given: a first pass checks the digest without a
+// copy, a second builds the list. False where a key is both removed and changed, or a removed key
+// is not there.
+bool merge_delta(std::vector<Member>& members, const ViewDelta& delta, MembersDigest* digest,
+                 std::vector<Member>* out) {
+  auto removed = delta.removed.begin();
+  auto changed = delta.changed.begin();
+  const auto add = [&](const Member& m) {
+    if (digest != nullptr) digest->add(m);
+    if (out != nullptr) out->push_back(m);
+  };
+  for (Member& m : members) {
+    while (changed != delta.changed.end() && changed->key < m.key) add(*changed++);
+    const bool is_removed = removed != delta.removed.end() && *removed == m.key;
+    if (is_removed) ++removed;
+    const bool is_changed = changed != delta.changed.end() && changed->key == m.key;
+    if (is_removed && is_changed) return false;  // a delta never does both
+    if ((is_removed || is_changed) && digest != nullptr) digest->remove(m);
+    if (is_changed)
+      add(*changed++);
+    else if (!is_removed && out != nullptr)
+      out->push_back(std::move(m));
+  }
+  for (; changed != delta.changed.end(); ++changed) add(*changed);
+  return removed == delta.removed.end();
+}
+
 }  // namespace
 
 MembersDigest MembersDigest::of(std::span<const Member> members) {
@@ -75,33 +103,12 @@ ViewDelta view_delta(const View& from, const View& to, const MembersDigest& to_d
 bool apply_view_delta(View& view, MembersDigest& digest, const ViewDelta& delta) {
   if (delta.base_epoch != view.epoch) return false;
   MembersDigest next = digest;
+  // A removed member this view does not hold, or another list than the tracker's: a gap.
+  if (!merge_delta(view.members, delta, &next, nullptr) || next.value() != delta.members_digest)
+    return false;
   std::vector<Member> members;
   members.reserve(view.members.size() + delta.changed.size());
-  auto removed = delta.removed.begin();
-  auto changed = delta.changed.begin();
-  for (const Member& m : view.members) {
-    while (changed != delta.changed.end() && changed->key < m.key) {
-      next.add(*changed);
-      members.push_back(*changed++);
-    }
-    const bool is_removed = removed != delta.removed.end() && *removed == m.key;
-    if (is_removed) ++removed;
-    const bool is_changed = changed != delta.changed.end() && changed->key == m.key;
-    if (is_removed && is_changed) return false;  // a delta never does both
-    if (is_removed || is_changed) next.remove(m);
-    if (is_changed) {
-      next.add(*changed);
-      members.push_back(*changed++);
-    } else if (!is_removed) {
-      members.push_back(m);
-    }
-  }
-  for (; changed != delta.changed.end(); ++changed) {
-    next.add(*changed);
-    members.push_back(*changed);
-  }
-  // A removed member this view does not hold, or another list than the tracker's: a gap.
-  if (removed != delta.removed.end() || next.value() != delta.members_digest) return false;
+  merge_delta(view.members, delta, nullptr, &members);
   view.members = std::move(members);
   view.epoch = delta.epoch;
   digest = next;

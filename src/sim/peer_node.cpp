@@ -80,6 +80,7 @@ void PeerNode::start_core(const Digest& genesis, std::uint64_t round, const Dige
   held_round_ = round;
   state_hash_ = hash;
   GossipGroupings* groupings = world_.groupings;
+  member_seen_.reset();
   core_ = std::make_unique<proto::PeerCore>(
       proto::PeerCoreConfig{
           .self = key_,
@@ -163,7 +164,7 @@ void PeerNode::on_message(NodeId from, std::uint16_t type, std::span<const std::
     return;
   }
   const proto::PeerKey& key = world_.directory->key(from);
-  if (!accepted(type, body.size(), proto::Route::peer_to_peer) || !core_->client().is_member(key)) {
+  if (!accepted(type, body.size(), proto::Route::peer_to_peer) || !sent_by_member(key)) {
     world_.network->close(node_, from);
     return;
   }
@@ -181,6 +182,14 @@ void PeerNode::on_message(NodeId from, std::uint16_t type, std::span<const std::
     world_.network->close(node_, from);
   }
   drive();
+}
+
+bool PeerNode::sent_by_member(const proto::PeerKey& key) {
+  const std::uint64_t epoch = core_->client().view().epoch;
+  if (member_seen_ && member_seen_->epoch == epoch && member_seen_->key == key) return true;
+  if (!core_->client().is_member(key)) return false;
+  member_seen_ = MemberSeen{.key = key, .epoch = epoch};
+  return true;
 }
 
 void PeerNode::on_relay_data(const proto::PeerKey& from, std::span<const std::byte> body) {

@@ -143,7 +143,7 @@ TEST(TrackerViews, ABurstOfJoinsIsOneBroadcastOfOneFullViewAndOneDelta) {
   Harness h;
   h.start();
   h.join(1);  // the first broadcast: a full view to peer 1
-  const std::uint64_t first = h.last(1, Kind::view)->view.epoch;
+  const std::uint64_t first = h.last(1, Kind::view)->view_epoch;
   // Three more join within the view interval: no view goes out yet.
   for (std::uint8_t n = 2; n <= 4; ++n)
     h.tracker->on_message(h.now, key(n).public_key(),

@@ -40,6 +40,8 @@ struct QuorumInput {
   // Rounds bounded by time: a member still training this long after the first is ready is not
   // waited for (0: join_timeout). Such a run counts no member catching up (tracker_rounds.cpp).
   Duration straggler_wait{};
+
+  bool operator==(const QuorumInput&) const = default;
 };
 
 // When the next round's group may form:

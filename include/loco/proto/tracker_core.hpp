@@ -148,6 +148,10 @@ class TrackerCore {
   // The members' spread (TrackerStatus::spread), shown by status() until the next report, when
   // the members send no sketches (the simulator, which reads it off their states).
   void set_spread(double rms) { counters_.spread = rms; }
+  // Member records the quorum rule's passes have walked (quorum_input()): at most one pass over the
+  // members per input, and only while members are ready. A work count, not a time, for tests to
+  // bound (tests/sim/scale_work_test.cpp, docs/SCALE.md).
+  std::uint64_t quorum_members_walked() const { return quorum_members_walked_; }
 
   const TrackerCoreConfig& config() const { return config_; }
   bool has_member(const PeerKey& peer) const { return members_.contains(peer); }
@@ -274,10 +278,9 @@ class TrackerCore {
   // run, round and attempt, deterministic and unpredictable to the members.
   void order_unsteerably(std::vector<PeerKey>& group) const;
   void try_form(TimePoint now);
-  // When the quorum rule lets the next group form (see formation_time), ignoring `now`.
-  TimePoint formation_deadline() const { return formation_deadline(quorum_input()); }
-  // formation_time(in), later by a join_timeout when the ready members are a pair that could not
-  // judge each other (unjudged_) and another member is live: a third member's word decides there.
+  // When the quorum rule lets the next group form, ignoring `now`: formation_time(in), later by a
+  // join_timeout when the ready members are a pair that could not judge each other (unjudged_) and
+  // another member is live: a third member's word decides there.
   TimePoint formation_deadline(const QuorumInput& in) const;
   // Two members whose accusation or dispute nobody else could judge (a group of two): the next
   // group forms with a third member where one comes in time.
@@ -293,6 +296,7 @@ class TrackerCore {
   // missed fewer than wait_rounds rounds (at least one for a member of the last committed group),
   // or one catching up after a fetch that ended behind the run (MemberRecord::catch_up_wait).
   bool waited_for(const PeerKey& key, const MemberRecord& m) const;
+  bool waited_for(const MemberRecord& m, bool in_last_group) const;  // without the lookup
   // Waited for, not ready, not sitting out, and holding the run's state or fetching it: a group
   // formed now, or a wait in vain, counts a round it missed.
   bool missing(const PeerKey& key, const MemberRecord& m) const;
@@ -540,7 +544,13 @@ class TrackerCore {
   TimePoint last_commit_at_{};
   static constexpr std::size_t kRecentPeriods = 4;
   std::deque<Duration> recent_periods_;
-  std::vector<PeerKey> previous_group_;  // sorted: quorum_input() looks up every member in it
+  std::vector<PeerKey> previous_group_;  // sorted, as members_ and ready_: quorum_input() merges
+  // quorum_input() as try_form() last computed it, for release_if_too_few() and poll_timeout()
+  // after the same input (1,000 members: three passes over them per tracker input were a fifth of
+  // the simulator's time, docs/SCALE.md). Dropped by try_form() and by every public method that
+  // changes the core's state, before it changes anything.
+  std::optional<QuorumInput> quorum_memo_;
+  mutable std::uint64_t quorum_members_walked_ = 0;
   std::optional<Attempt> attempt_;
   std::optional<PendingRetry> pending_retry_;
   std::set<PeerKey> reported_;  // members that reported a failure in next_round()

@@ -158,6 +158,16 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   PeerDisk& disk_;
   proto::PeerKey key_;
   std::unique_ptr<proto::PeerCore> core_;
+  // Whether a peer's message comes from a member of the view. loco-peer checks it once, at the
+  // handshake; the simulator, which has none, at every message. The last sender found, and the
+  // view's epoch then (views change only to a later epoch): a ring's chunks come from one
+  // neighbour, so that check is a lookup per sender and view, not per message (docs/SCALE.md).
+  bool sent_by_member(const proto::PeerKey& key);
+  struct MemberSeen {
+    proto::PeerKey key;
+    std::uint64_t epoch = 0;
+  };
+  std::optional<MemberSeen> member_seen_;  // of core_'s view; reset with core_
   bool tracker_open_ = false;
   struct Awaiting {
     std::deque<proto::PeerCore::Send> messages;
