@@ -23,6 +23,10 @@ train::TrainConfig checked(train::TrainConfig config) {
 // The join waits for the tracker however long the simulated run keeps it away (a crash of the
 // tracker): the wait is in real time, which the simulator does not advance.
 constexpr Duration kJoinPatience = std::chrono::hours(24 * 365);
+// At the run's final round a peer waits this long for the tracker's word that it holds the final
+// state (loco-peer's --peer.end-wait default), looking every kEndPoll of virtual time.
+constexpr Duration kEndWait = std::chrono::seconds(120);
+constexpr Duration kEndPoll = std::chrono::milliseconds(100);
 
 }  // namespace
 
@@ -152,7 +156,20 @@ void StrategyProcess::train() {
   strategy->finish(loop);
   update_buffers_ = group.update_buffers();
   last_round_ = group.last_round();
-  group.leave("finished its steps");
+  const std::uint64_t final_round = joined.reply.final_round;
+  const bool at_end = final_round != 0 && strategy->shared().round() >= final_round;
+  if (at_end) wait_for_the_run_end();
+  group.leave(at_end ? "the run is over" : "finished its steps");
+}
+
+// As loco-peer at the run's final round (peer/swarm_peer.cpp): the last holders of the final state
+// stay until the tracker says it keeps it (or keeps no copy), at most kEndWait.
+void StrategyProcess::wait_for_the_run_end() {
+  const TimePoint until = clock_ + kEndWait;
+  while (!stopping_ && !mailbox_.wait_run_ended(Duration::zero()) && clock_ < until) {
+    clock_ += kEndPoll;
+    wait_for(Waiting::clock);
+  }
 }
 
 void StrategyProcess::schedule(std::function<void(PeerNode&)> action) {

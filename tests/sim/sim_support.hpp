@@ -33,6 +33,7 @@ inline SwarmConfig instant_swarm(std::uint64_t seed, std::size_t peers) {
   c.compute.dim = 256;
   c.compute.inner_steps = 10;
   c.step_time = std::chrono::milliseconds(100);
+  c.check_holding = true;  // holding_check.hpp
   return c;
 }
 

@@ -42,8 +42,8 @@ class PeerNode;
 struct StrategyRun {
   // config.strategy is checked as loco-peer checks it (train/swarm_strategy.hpp); each process
   // stops as loco-peer does, after config.train.steps inner steps and at the run's final round
-  // (train/run_end.hpp), which the simulator's tracker announces only when a test sets
-  // SwarmConfig::tracker.final_round (loco-tracker always does).
+  // (train/run_end.hpp), which the simulator's tracker announces as loco-tracker does (swarm.hpp);
+  // there it waits for the tracker's word that the final state is kept before it leaves.
   explicit StrategyRun(train::TrainConfig config);
 
   train::TrainConfig config;
@@ -100,6 +100,8 @@ class StrategyProcess {
 
   // The compute thread's body: loco-peer's training loop, with virtual time.
   void train();
+  // Compute thread: waits for the tracker's word at the run's final round, in virtual time.
+  void wait_for_the_run_end();
   // Compute thread: schedules `action` on the event loop at its clock.
   void schedule(std::function<void(PeerNode&)> action);
   // Compute thread: yields until an event is waiting (Waiting::event) or until the event loop
