@@ -1,5 +1,6 @@
 #include "loco/sim/strategy_process.hpp"
 
+#include "loco/core/error.hpp"
 #include "loco/model/model.hpp"
 #include "loco/sim/peer_node.hpp"
 #include "loco/swarm/swarm_async_group.hpp"
@@ -142,8 +143,13 @@ void StrategyProcess::train() {
       config, loop, group, &async_group, &group, &group, [this] { return clock_; }, &group);
   group.bind(strategy->shared());
   strategy->begin(loop, train::Start::fresh);
-  const swarm::JoinOutcome joined =
-      group.join(strategy->shared().manifest(), /*at_genesis=*/true, kJoinPatience);
+  swarm::JoinOutcome joined;
+  try {
+    joined = group.join(strategy->shared().manifest(), /*at_genesis=*/true, kJoinPatience);
+  } catch (const Error& e) {  // refused (the run is over and no one can hand over its state...)
+    refusal_ = e.what();      // loco-peer exits with this message
+    return;
+  }
   if (joined.stopped) return;
   loop.set_shard(data::ShardSpec{joined.reply.shard_index, joined.reply.shard_count});
   if (joined.fetched) strategy->begin(loop, train::Start::joined);

@@ -152,11 +152,7 @@ Outcome run_schedule(std::uint64_t seed, bool liar = false) {
 
 // `n` seeds (each is 10-20 s under the sanitizers: CI's time is bounded), or the environment's.
 std::vector<std::uint64_t> seeds(std::uint64_t n = 4) {
-  if (const char* one = std::getenv("LOCO_SIM_SEED")) return {std::stoull(one)};
-  if (const char* many = std::getenv("LOCO_SIM_SEEDS")) n = std::stoull(many);
-  std::vector<std::uint64_t> out;
-  for (std::uint64_t s = 1; s <= n; ++s) out.push_back(1000 + s);
-  return out;
+  return test::seeds(1001, n);
 }
 
 TEST(SimFaults, RandomSchedulesKeepEveryInvariant) {

@@ -26,6 +26,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "loco/swarm/compute_link.hpp"
@@ -93,6 +94,8 @@ class StrategyProcess {
   std::size_t update_buffers() const { return update_buffers_; }
   // Once finished: the outcome of its last round (SwarmGroup::last_round).
   const train::RoundResult& last_round() const { return last_round_; }
+  // Once finished: why the tracker refused its join, with which loco-peer exits (empty: joined).
+  const std::string& refusal() const { return refusal_; }
 
  private:
   class Side;
@@ -129,6 +132,7 @@ class StrategyProcess {
   std::uint64_t steps_ = 0;
   std::size_t update_buffers_ = 0;
   train::RoundResult last_round_;
+  std::string refusal_;
 };
 
 }  // namespace loco::sim
