@@ -153,6 +153,7 @@ void StrategyProcess::train() {
   if (joined.stopped) return;
   loop.set_shard(data::ShardSpec{joined.reply.shard_index, joined.reply.shard_count});
   if (joined.fetched) strategy->begin(loop, train::Start::joined);
+  steps_ = loop.steps();  // a peer that fetched is at the run's step (none left after the end)
   while (!stopping_ && train::more_to_train(config, loop.steps(), strategy->shared().round(),
                                             group.round_begun(), joined.reply.final_round)) {
     clock_ += step_time_;  // the step's compute, before anything it sends
