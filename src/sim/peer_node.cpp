@@ -113,6 +113,7 @@ void PeerNode::schedule_at(TimePoint when, std::function<void(PeerNode&)> action
 }
 
 void PeerNode::leave() {
+  leaving_ = true;
   if (!core_) return;  // a strategy peer that has not joined yet
   core_->leave("leaving the run");
   drive();

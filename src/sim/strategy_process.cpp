@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "loco/core/error.hpp"
 #include "loco/model/model.hpp"
 #include "loco/sim/peer_node.hpp"
 #include "loco/swarm/swarm_async_group.hpp"
@@ -25,6 +26,10 @@ train::TrainConfig checked(train::TrainConfig config) {
 // The join waits for the tracker however long the simulated run keeps it away (a crash of the
 // tracker): the wait is in real time, which the simulator does not advance.
 constexpr Duration kJoinPatience = std::chrono::hours(24 * 365);
+// At the run's final round a peer waits this long for the tracker's word that it holds the final
+// state (loco-peer's --peer.end-wait default), looking every kEndPoll of virtual time.
+constexpr Duration kEndWait = std::chrono::seconds(120);
+constexpr Duration kEndPoll = std::chrono::milliseconds(100);
 
 }  // namespace
 
@@ -140,12 +145,18 @@ void StrategyProcess::train() {
       config, loop, group, &async_group, &group, &group, [this] { return clock_; }, &group);
   group.bind(strategy->shared());
   strategy->begin(loop, train::Start::fresh);
-  const swarm::JoinOutcome joined =
-      group.join(strategy->shared().manifest(), /*at_genesis=*/true, kJoinPatience);
+  swarm::JoinOutcome joined;
+  try {
+    joined = group.join(strategy->shared().manifest(), /*at_genesis=*/true, kJoinPatience);
+  } catch (const Error& e) {  // refused (the run is over and no one can hand over its state...)
+    refusal_ = e.what();      // loco-peer exits with this message
+    return;
+  }
   if (joined.stopped) return;
   loop.set_shard(data::ShardSpec{joined.reply.shard_index, joined.reply.shard_count});
   if (joined.fetched) strategy->begin(loop, train::Start::joined);
   std::uint64_t rounds_seen = 0;
+  steps_ = loop.steps();  // a peer that fetched is at the run's step (none left after the end)
   while (!stopping_ && train::more_to_train(config, loop.steps(), strategy->shared().round(),
                                             group.round_begun(), joined.reply.final_round)) {
     clock_ += step_time_;  // the step's compute, before anything it sends
@@ -160,7 +171,20 @@ void StrategyProcess::train() {
   strategy->finish(loop);
   update_buffers_ = group.update_buffers();
   last_round_ = group.last_round();
-  group.leave("finished its steps");
+  const std::uint64_t final_round = joined.reply.final_round;
+  const bool at_end = final_round != 0 && strategy->shared().round() >= final_round;
+  if (at_end) wait_for_the_run_end();
+  group.leave(at_end ? "the run is over" : "finished its steps");
+}
+
+// As loco-peer at the run's final round (peer/swarm_peer.cpp): the last holders of the final state
+// stay until the tracker says it keeps it (or keeps no copy), at most kEndWait.
+void StrategyProcess::wait_for_the_run_end() {
+  const TimePoint until = clock_ + kEndWait;
+  while (!stopping_ && !mailbox_.wait_run_ended(Duration::zero()) && clock_ < until) {
+    clock_ += kEndPoll;
+    wait_for(Waiting::clock);
+  }
 }
 
 void StrategyProcess::schedule(std::function<void(PeerNode&)> action) {

@@ -5,6 +5,7 @@
 
 #include "loco/core/assert.hpp"
 #include "loco/core/error.hpp"
+#include "loco/train/run_end.hpp"
 #include "loco/train/swarm_strategy.hpp"
 #include "loco/train/timed_rounds.hpp"
 
@@ -29,6 +30,8 @@ SwarmConfig with_defaults(SwarmConfig c) {
       throw Error(ErrorCategory::invalid_argument,
                   "the simulator's strategy peers average in the tracker's groups, not in gossip");
     c.tracker.settings = c.strategy->settings;
+    if (c.tracker.final_round == 0) c.tracker.final_round = train::final_round(c.strategy->config);
+    if (c.tracker.custody.every == 0) c.tracker.custody.every = 10;
     train::apply_timed_rounds(c.strategy->config, c.tracker);
     c.codec = train::swarm_codec(c.strategy->config);
     c.spread_every = Duration{0};
@@ -115,6 +118,7 @@ Swarm::Swarm(SwarmConfig config)
                      .phase_time = config_.phase_time};
   for (std::size_t i = 0; i < config_.peers; ++i) add_peer();
   initial_peers_ = config_.peers;
+  if (config_.check_holding) loop_.set_after_each([this] { holding_.check(*this); });
 }
 
 Swarm::~Swarm() = default;
@@ -152,6 +156,7 @@ std::size_t Swarm::add_peer() {
   disks_.push_back(std::move(disk));
   nodes_.push_back(node);
   processes_.push_back(nullptr);
+  stops_.push_back(0);
   return i;
 }
 
@@ -187,6 +192,7 @@ void Swarm::start_peer(std::size_t i) {
 
 void Swarm::crash_peer(std::size_t i, bool notify) {
   if (!processes_[i]) return;
+  ++stops_[i];
   network_->kill(nodes_[i], notify);
   processes_[i].reset();
 }
@@ -199,6 +205,7 @@ void Swarm::restart_peer(std::size_t i, bool with_checkpoint) {
 
 void Swarm::leave_peer(std::size_t i) {
   if (!processes_[i]) return;
+  ++stops_[i];
   processes_[i]->leave();
   // The leave message goes out; then the process ends (SwarmGroup::leave waits 2 s at most).
   std::weak_ptr<PeerNode> leaving = processes_[i];

@@ -22,9 +22,10 @@ void TrackerNode::start() {
       std::make_unique<proto::TrackerCore>(config_, identity_, std::move(restored), loop_.now());
   ++process_;
   timer_at_ = kNever;
+  if (custody_manifest_) core_->set_custody(*custody_manifest_, custody_bytes_);
   network_.attach(node_, this);
   // A new run's state exists from the start (TrackerService::start()).
-  disk_ = proto::encode(core_->snapshot());
+  save();
   drive();
 }
 
@@ -64,9 +65,10 @@ void TrackerNode::on_close(NodeId peer, const std::string& /*why*/) {
 
 void TrackerNode::drive() {
   std::vector<NodeId> to_close;
+  // First: a copy handed back to the core may make it say more (the run's final state is kept).
+  while (auto copy = core_->poll_custody()) keep_custody(std::move(*copy));
   while (auto event = core_->poll_event()) {
-    if (event->kind == proto::TrackerEvent::Kind::state_changed)
-      disk_ = proto::encode(core_->snapshot());
+    if (event->kind == proto::TrackerEvent::Kind::state_changed) save();
     if (event->disconnect && event->peer && directory_.knows(*event->peer))
       to_close.push_back(directory_.node(*event->peer));
     if (observer_) observer_(*event);
@@ -82,6 +84,20 @@ void TrackerNode::drive() {
     network_.close(node_, peer);
   }
   arm_timer();
+}
+
+void TrackerNode::save() {
+  const proto::TrackerSnapshot snapshot = core_->snapshot();
+  committed_ = {snapshot.committed_round, snapshot.committed_hash};
+  disk_ = proto::encode(snapshot);
+}
+
+// As TrackerService::keep_custody: stored (here only the newest), then served by the core.
+void TrackerNode::keep_custody(proto::CustodyCopy copy) {
+  custody_held_ = {copy.manifest.round, copy.manifest.state_hash()};
+  custody_manifest_ = copy.manifest;
+  custody_bytes_ = std::make_shared<const std::vector<std::byte>>(std::move(copy.state));
+  core_->set_custody(std::move(copy.manifest), custody_bytes_);
 }
 
 // The simulated dial back: the secure channel's handshake takes two round trips, and succeeds when

@@ -43,6 +43,8 @@ SwarmConfig fault_swarm(std::uint64_t seed, bool liar) {
   c.step_time = milliseconds(500);
   c.step_time_spread = 0.3;
   c.chunk_values = 512;
+  c.tracker.custody.every = 10;  // loco-tracker's default: the tracker holds a copy too
+  c.check_holding = true;        // holding_check.hpp
   // Both ways a group averages, by the seed's parity: the direct exchange is loco-peer's default.
   c.all_reduce =
       seed % 2 == 0 ? proto::AllReduceAlgorithm::direct : proto::AllReduceAlgorithm::ring;
@@ -114,7 +116,8 @@ void schedule_faults(Swarm& swarm, std::uint64_t seed) {
 struct Outcome {
   std::uint64_t trace = 0;
   std::uint64_t rounds = 0;
-  std::string failure;  // empty: every invariant held
+  std::uint64_t lost = 0;  // the run's state lost to faults (holding_check.hpp)
+  std::string failure;     // empty: every invariant held
 };
 
 Outcome run_schedule(std::uint64_t seed, bool liar = false) {
@@ -142,26 +145,24 @@ Outcome run_schedule(std::uint64_t seed, bool liar = false) {
         "  after recovery the peers hold " + std::to_string(votes.size()) + " different states\n";
   out.trace = swarm.loop().trace_hash();
   out.rounds = swarm.rounds_committed();
+  out.lost = swarm.holding().lost_to_faults();
   if (out.rounds < 10) out.failure += "  only " + std::to_string(out.rounds) + " rounds\n";
   return out;
 }
 
 // `n` seeds (each is 10-20 s under the sanitizers: CI's time is bounded), or the environment's.
 std::vector<std::uint64_t> seeds(std::uint64_t n = 4) {
-  if (const char* one = std::getenv("LOCO_SIM_SEED")) return {std::stoull(one)};
-  if (const char* many = std::getenv("LOCO_SIM_SEEDS")) n = std::stoull(many);
-  std::vector<std::uint64_t> out;
-  for (std::uint64_t s = 1; s <= n; ++s) out.push_back(1000 + s);
-  return out;
+  return test::seeds(1001, n);
 }
 
 TEST(SimFaults, RandomSchedulesKeepEveryInvariant) {
   for (const std::uint64_t seed : seeds()) {
     test::print_seed(seed);
     const Outcome out = run_schedule(seed);
-    std::printf("[ SIM SEED ] %llu: %llu rounds committed, trace %016llx\n",
-                static_cast<unsigned long long>(seed), static_cast<unsigned long long>(out.rounds),
-                static_cast<unsigned long long>(out.trace));
+    std::printf(
+        "[ SIM SEED ] %llu: %llu rounds committed, %llu states lost to faults, trace %016llx\n",
+        static_cast<unsigned long long>(seed), static_cast<unsigned long long>(out.rounds),
+        static_cast<unsigned long long>(out.lost), static_cast<unsigned long long>(out.trace));
     EXPECT_TRUE(out.failure.empty())
         << out.failure << test::replay_hint(seed, "SimFaults.RandomSchedulesKeepEveryInvariant");
   }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "loco/sim/swarm.hpp"
 
@@ -15,6 +16,16 @@ namespace loco::sim::test {
 inline std::string replay_hint(std::uint64_t seed, const std::string& filter) {
   return "seed " + std::to_string(seed) + "; replay: LOCO_SIM_SEED=" + std::to_string(seed) +
          " build/release/bin/loco_test_sim --gtest_filter='" + filter + "'";
+}
+
+// The seeds a randomised test runs: `n` from `first` on, LOCO_SIM_SEEDS=N of them instead, or the
+// one LOCO_SIM_SEED names (to replay it).
+inline std::vector<std::uint64_t> seeds(std::uint64_t first, std::uint64_t n) {
+  if (const char* one = std::getenv("LOCO_SIM_SEED")) return {std::stoull(one)};
+  if (const char* many = std::getenv("LOCO_SIM_SEEDS")) n = std::stoull(many);
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t s = 0; s < n; ++s) out.push_back(first + s);
+  return out;
 }
 
 inline void print_seed(std::uint64_t seed) {
@@ -33,6 +44,7 @@ inline SwarmConfig instant_swarm(std::uint64_t seed, std::size_t peers) {
   c.compute.dim = 256;
   c.compute.inner_steps = 10;
   c.step_time = std::chrono::milliseconds(100);
+  c.check_holding = true;  // holding_check.hpp
   return c;
 }
 

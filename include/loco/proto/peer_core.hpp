@@ -232,6 +232,9 @@ class PeerCore {
   std::uint64_t served_round() const { return served_round_; }
   // The round this peer is ready for (0: none).
   std::uint64_t ready_round() const { return ready_round_; }
+  // The hash round_done reported for ready_round() (zero: none yet): the state this member holds
+  // once the round commits with it.
+  const Digest& reported() const { return reported_; }
   // This peer's update for the round under way as the group sums it: for the direct exchange,
   // once its collective started, the values its encoded update decodes to; otherwise Δ as handed
   // over. A copy (the simulator's ledger checks the mean against it). None: no update (not

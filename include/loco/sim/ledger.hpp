@@ -11,6 +11,8 @@
 //   5. the tracker never commits a round twice, and its committed round never goes back;
 //   6. gossip mode: every member that applies a group's round applies the same state hash (the
 //      group is identified by round, attempt and members; a peer alone is a group of one).
+//   7. every committed round is held by the tracker or a live member until a later round is
+//      (holding_check.hpp, which reports here through violation()).
 // A violation is recorded with its virtual time, not thrown: the test prints them with the seed.
 
 #include <cstdint>
@@ -52,6 +54,8 @@ class Ledger {
   void copied(TimePoint now, const proto::PeerKey& peer, std::uint64_t round, const Digest& hash);
   void committed(TimePoint now, std::uint64_t round, const Digest& hash);
 
+  // A broken invariant, with its virtual time.
+  void violation(TimePoint now, const std::string& what);
   const std::vector<std::string>& violations() const { return violations_; }
   std::uint64_t installs() const { return installs_; }
   // Gossip mode: the rounds peers applied alone (a group of one), of all they applied, and of
@@ -62,7 +66,6 @@ class Ledger {
   std::uint64_t highest_round() const { return highest_; }
 
  private:
-  void violation(TimePoint now, const std::string& what);
   void applied(TimePoint now, const proto::PeerKey& peer, std::uint64_t from_round,
                std::uint64_t round);
 

@@ -104,6 +104,12 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   // The round and hash of the state it holds (a strategy peer's: committed with it or fetched).
   std::uint64_t held_round() const { return process_ ? held_round_ : state_.round; }
   const Digest& held_hash() const { return state_hash_; }
+  // The round this member reported done and the hash it reported, whose commit has not reached it
+  // yet (round 0: none): the state it holds once the round commits with that hash.
+  std::uint64_t reported_round() const { return core_ ? core_->ready_round() : 0; }
+  Digest reported_hash() const { return core_ ? core_->reported() : Digest{}; }
+  // Still in the run: not told to leave, and a strategy peer's training not over (it left).
+  bool in_run() const { return !leaving_ && !(process_ && process_->finished()); }
   // A strategy peer's compute thread (null for a modelled peer).
   const StrategyProcess* process() const { return process_.get(); }
   bool in_all_reduce() const { return core_->collective_running(); }
@@ -188,6 +194,7 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   proto::StateManifest tentative_manifest_;
   std::uint64_t installed_ = 0;
   std::uint64_t held_round_ = 0;  // a strategy peer's (a modelled one's is state_.round)
+  bool leaving_ = false;          // leave() was called
 
   // A strategy peer's: the hand-off with its compute thread, and the thread (destroyed first).
   std::unique_ptr<swarm::ComputeLink> link_;

@@ -26,6 +26,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "loco/swarm/compute_link.hpp"
@@ -42,8 +43,8 @@ class PeerNode;
 struct StrategyRun {
   // config.strategy is checked as loco-peer checks it (train/swarm_strategy.hpp); each process
   // stops as loco-peer does, after config.train.steps inner steps and at the run's final round
-  // (train/run_end.hpp), which the simulator's tracker announces only when a test sets
-  // SwarmConfig::tracker.final_round (loco-tracker always does).
+  // (train/run_end.hpp), which the simulator's tracker announces as loco-tracker does (swarm.hpp);
+  // there it waits for the tracker's word that the final state is kept before it leaves.
   explicit StrategyRun(train::TrainConfig config);
 
   train::TrainConfig config;
@@ -97,6 +98,8 @@ class StrategyProcess {
   // its tokens ÷ the group's in a weighted round), read after each step.
   std::uint64_t rounds_committed() const { return rounds_committed_; }
   double shares() const { return shares_; }
+  // Once finished: why the tracker refused its join, with which loco-peer exits (empty: joined).
+  const std::string& refusal() const { return refusal_; }
 
  private:
   class Side;
@@ -104,6 +107,8 @@ class StrategyProcess {
 
   // The compute thread's body: loco-peer's training loop, with virtual time.
   void train();
+  // Compute thread: waits for the tracker's word at the run's final round, in virtual time.
+  void wait_for_the_run_end();
   // Compute thread: schedules `action` on the event loop at its clock.
   void schedule(std::function<void(PeerNode&)> action);
   // Compute thread: yields until an event is waiting (Waiting::event) or until the event loop
@@ -133,6 +138,7 @@ class StrategyProcess {
   train::RoundResult last_round_;
   std::uint64_t rounds_committed_ = 0;
   double shares_ = 0;
+  std::string refusal_;
 };
 
 }  // namespace loco::sim

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "loco/core/rng.hpp"
+#include "loco/sim/holding_check.hpp"
 #include "loco/sim/noisy_quadratic.hpp"
 #include "loco/sim/peer_node.hpp"
 #include "loco/sim/tracker_node.hpp"
@@ -42,6 +43,8 @@ struct SwarmConfig {
   // are the run's; `compute`, `model`, `behaviours` and checkpoints are not used (a restarted
   // peer starts from the genesis and fetches the run's state), and gossip mode is not available.
   std::shared_ptr<const StrategyRun> strategy;
+  // With a strategy, the tracker announces the run's final round (train/run_end.hpp) and keeps
+  // custody copies every 10 rounds, as loco-tracker does by default, unless `tracker` sets them.
   Duration step_time = std::chrono::milliseconds(100);
   double step_time_spread = 0;  // σ of the log of a peer's step time (heterogeneous compute)
   // The share of peers 10x slower on top of the spread (the tail of volunteer machines): each peer
@@ -69,6 +72,9 @@ struct SwarmConfig {
   // What each reachable peer relays for pairs of unreachable ones (proto/relay_core.hpp).
   proto::RelayBudget relay{};
   std::map<std::size_t, proto::RelayBudget> relay_of_peer;  // by peer index, instead of `relay`
+  // After every event, that the run's committed state is held by the tracker or a live member
+  // (holding_check.hpp; a pass over the peers each event, so off for the largest swarms).
+  bool check_holding = false;
 };
 
 class Swarm {
@@ -88,6 +94,9 @@ class Swarm {
   void restart_peer(std::size_t i, bool with_checkpoint);
   void leave_peer(std::size_t i);  // a clean leave: tells the tracker, then stops
   bool peer_up(std::size_t i) const { return processes_[i] != nullptr; }
+  // How often the swarm stopped peer i (a crash, a restart, a clean leave): the faults.
+  std::uint64_t stops(std::size_t i) const { return stops_.at(i); }
+  bool gossip() const { return config_.gossip_group != 0; }
   const PeerNode& peer(std::size_t i) const { return *processes_.at(i); }
   NodeId peer_node(std::size_t i) const { return nodes_.at(i); }
   const proto::PeerKey& peer_key(std::size_t i) const {
@@ -109,6 +118,7 @@ class Swarm {
   // tracker() would replace that).
   void watch_tracker(TrackerNode::Observer watcher) { tracker_watcher_ = std::move(watcher); }
   Ledger& ledger() { return ledger_; }
+  const HoldingCheck& holding() const { return holding_; }
   ComputeModel& compute() const { return *compute_; }
   std::uint64_t rounds_committed() const { return rounds_committed_; }
   std::uint64_t rounds_aborted() const { return rounds_aborted_; }
@@ -138,6 +148,8 @@ class Swarm {
   std::vector<std::unique_ptr<PeerDisk>> disks_;
   std::vector<NodeId> nodes_;
   std::vector<std::shared_ptr<PeerNode>> processes_;
+  std::vector<std::uint64_t> stops_;
+  HoldingCheck holding_;
   Rng draws_;  // links, step times, churn
   std::size_t initial_peers_ = 0;
   std::uint64_t rounds_committed_ = 0;

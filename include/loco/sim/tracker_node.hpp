@@ -7,12 +7,14 @@
 //
 // The saved snapshot is its disk: crash() loses the process and everything not saved; start()
 // after a crash restores the core from the saved bytes (decode_snapshot(), the same path a
-// restarted loco-tracker takes).
+// restarted loco-tracker takes). The newest custody copy the core pulled is on that disk too, and
+// handed to the restarted core (set_custody), as loco-tracker's custody folder is.
 
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "loco/proto/tracker_core.hpp"
@@ -42,6 +44,10 @@ class TrackerNode final : public NodeHandler {
   NodeId node() const { return node_; }
   // The core's inputs so far (messages, disconnects, timers), over every process.
   std::uint64_t inputs() const { return inputs_; }
+  // The run's committed round and state as last saved (also while the process is down), and the
+  // round and state of the newest custody copy on its disk (round 0: none).
+  const std::pair<std::uint64_t, Digest>& committed() const { return committed_; }
+  const std::pair<std::uint64_t, Digest>& custody_held() const { return custody_held_; }
 
   void on_open(NodeId peer) override;
   void on_message(NodeId from, std::uint16_t type, std::span<const std::byte> body) override;
@@ -49,6 +55,8 @@ class TrackerNode final : public NodeHandler {
 
  private:
   void drive();
+  void save();  // the snapshot to the disk
+  void keep_custody(proto::CustodyCopy copy);
   // The reachability probe the core asked for, answered from the simulated network.
   void answer_probe(const proto::Probe& probe);
   void arm_timer();
@@ -60,8 +68,12 @@ class TrackerNode final : public NodeHandler {
   const secure::KeyPair& identity_;
   const Directory& directory_;
   std::unique_ptr<proto::TrackerCore> core_;
-  std::optional<std::vector<std::byte>> disk_;  // the saved snapshot
-  std::map<NodeId, bool> connected_;            // peers with a current connection
+  std::optional<std::vector<std::byte>> disk_;                   // the saved snapshot
+  std::pair<std::uint64_t, Digest> committed_{};                 // as saved in disk_
+  std::shared_ptr<const std::vector<std::byte>> custody_bytes_;  // the newest custody copy
+  std::optional<proto::StateManifest> custody_manifest_;
+  std::pair<std::uint64_t, Digest> custody_held_{};
+  std::map<NodeId, bool> connected_;  // peers with a current connection
   TimePoint timer_at_ = kNever;
   std::uint64_t process_ = 0;  // which process armed a timer
   std::uint64_t inputs_ = 0;
