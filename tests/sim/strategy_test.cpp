@@ -18,8 +18,8 @@
 
 #include "loco/core/rng.hpp"
 #include "loco/sim/strategy_process.hpp"
-#include "loco/train/swarm_strategy.hpp"
 #include "loco/train/run_end.hpp"
+#include "loco/train/swarm_strategy.hpp"
 #include "strategy_support.hpp"
 
 namespace loco::sim {
