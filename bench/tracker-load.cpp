@@ -5,17 +5,22 @@
 //  2. server: a real loco-tracker process and, in this process, one Asio client per peer (default
 //     1,000) over loopback, each authenticated on its own connection, joined, and heartbeating
 //     every 2 s; the figures are the heartbeat acks per second, the 99th percentile of the time
-//     from a heartbeat to its ack, and the tracker's resident memory (/proc/PID/status VmRSS)
-//     with every peer connected.
+//     from a heartbeat to its ack, the tracker's resident memory (/proc/PID/status VmRSS) with
+//     every peer connected, and the tracker's CPU time per second of wall time (/proc/PID/stat)
+//     while measuring: on a machine shared with other work the acks may wait for a core the
+//     tracker does not get, and this says how much of one it used.
 // Prints progress to stderr and, as its last line:
-//   tracker-load: core_events_per_s=... server_heartbeats_per_s=... server_p99_ms=... rss_mb=...
+//   tracker-load: core_events_per_s=... server_peers=... joined=... join_s=...
+//   server_heartbeats_per_s=... server_p99_ms=... rss_mb=... tracker_cpu=...
 // A part that did not run or measured nothing (a client refused, no heartbeat acked) prints "nan"
 // for its figures, says why on stderr (keeping the tracker's log), and the exit status is 1.
-// Options: --core-peers N --server-peers N --measure-s S --tracker PATH (another loco-tracker
-// binary, e.g. an older build to compare with; default: the one next to this program).
+// Options: --core-peers N --server-peers N --measure-s S --join-s S (how long the clients may take
+// to join; then the part fails) --tracker PATH (another loco-tracker binary, e.g. an older build to
+// compare with; default: the one next to this program).
 // The tracker runs with configs/tiny.toml as its run config.
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
@@ -29,6 +34,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -52,6 +58,7 @@ struct Options {
   std::size_t core_peers = 10'000;
   std::size_t server_peers = 1'000;
   int measure_s = 20;
+  int join_s = 600;
   std::string tracker;  // "": next to this program
 };
 
@@ -68,6 +75,8 @@ Options parse(int argc, char** argv) {
       o.server_peers = value;
     } else if (flag == "--measure-s") {
       o.measure_s = static_cast<int>(value);
+    } else if (flag == "--join-s") {
+      o.join_s = static_cast<int>(value);
     } else {
       std::fprintf(stderr, "unknown option %s\n", flag.c_str());
       std::exit(2);
@@ -162,10 +171,28 @@ double core_events_per_s(std::size_t peers) {
 // Part 2: a real loco-tracker and `peers` clients over loopback. A figure not measured (a client
 // not joined, no ack) is NaN, printed as "nan", and the benchmark fails.
 struct ServerFigures {
+  std::size_t joined = 0;
+  double join_s = std::nan("");  // until every client joined
   double heartbeats_per_s = std::nan("");
   double p99_ms = std::nan("");
   double rss_mb = std::nan("");
+  double tracker_cpu = std::nan("");  // CPU seconds per second of wall time while measuring
 };
+
+// The process's user and system CPU time so far (/proc/PID/stat, fields 14 and 15).
+double cpu_seconds(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  std::getline(stat, text);
+  const auto end = text.rfind(')');  // the command name may hold spaces
+  if (end == std::string::npos) return std::nan("");
+  std::istringstream fields(text.substr(end + 2));
+  std::string field;
+  unsigned long long user = 0, system = 0;
+  for (int i = 3; i <= 13; ++i) fields >> field;  // state .. cmajflt
+  fields >> user >> system;
+  return static_cast<double>(user + system) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
 
 std::size_t status_kib(pid_t pid, const std::string& field) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
@@ -271,7 +298,8 @@ class Client {
   bool settled_ = false;
 };
 
-ServerFigures server_figures(std::size_t peers, int measure_s, const std::string& program) {
+ServerFigures server_figures(std::size_t peers, int measure_s, int join_s,
+                             const std::string& program) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("loco-tracker-load-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
@@ -336,13 +364,20 @@ ServerFigures server_figures(std::size_t peers, int measure_s, const std::string
     });
   };
   for (int i = 0; i < 8; ++i) connect_next();
+  boost::asio::steady_timer join_deadline(io);
+  join_deadline.expires_after(std::chrono::seconds(join_s));
+  join_deadline.async_wait([&](const boost::system::error_code& error) {
+    if (!error) io.stop();
+  });
   io.run();
+  join_deadline.cancel();
   io.restart();
-  std::fprintf(stderr, "server: %zu of %zu joined in %.1f s; tracker RSS %.1f MB (peak %.1f)\n",
-               joined, peers, seconds_since(start), status_kib(tracker.pid(), "VmRSS") / 1024.0,
-               status_kib(tracker.pid(), "VmHWM") / 1024.0);
-
   ServerFigures f;
+  f.joined = joined;
+  const double join_wall = seconds_since(start);
+  std::fprintf(stderr, "server: %zu of %zu joined in %.1f s; tracker RSS %.1f MB (peak %.1f)\n",
+               joined, peers, join_wall, status_kib(tracker.pid(), "VmRSS") / 1024.0,
+               status_kib(tracker.pid(), "VmHWM") / 1024.0);
   if (joined != peers) {
     std::fprintf(stderr, "server: FAILED: %zu of %zu clients did not join; the tracker's log: %s\n",
                  peers - joined, peers, (dir / "tracker.log").c_str());
@@ -350,15 +385,19 @@ ServerFigures server_figures(std::size_t peers, int measure_s, const std::string
   }
 
   // Measured after one period of settling.
+  f.join_s = join_wall;
   std::vector<double> rtts;
+  double cpu_before = 0;
   boost::asio::steady_timer phase(io);
   phase.expires_after(std::chrono::seconds(2));
   phase.async_wait([&](const boost::system::error_code&) {
     for (auto& c : clients) c->rtts_ms = &rtts;
+    cpu_before = cpu_seconds(tracker.pid());
     phase.expires_after(std::chrono::seconds(measure_s));
     phase.async_wait([&](const boost::system::error_code&) { io.stop(); });
   });
   io.run();
+  f.tracker_cpu = (cpu_seconds(tracker.pid()) - cpu_before) / measure_s;
   f.rss_mb = status_kib(tracker.pid(), "VmRSS") / 1024.0;
   if (rtts.empty()) {
     std::fprintf(stderr, "server: FAILED: no heartbeat acked in %d s; the tracker's log: %s\n",
@@ -370,8 +409,8 @@ ServerFigures server_figures(std::size_t peers, int measure_s, const std::string
   f.p99_ms = rtts[std::min(rtts.size() - 1, rtts.size() * 99 / 100)];
   std::fprintf(stderr, "server: %zu acks in %d s; median %.2f ms, p99 %.2f ms, max %.2f ms\n",
                rtts.size(), measure_s, rtts[rtts.size() / 2], f.p99_ms, rtts.back());
-  std::fprintf(stderr, "server: tracker RSS %.1f MB (peak %.1f MB)\n", f.rss_mb,
-               status_kib(tracker.pid(), "VmHWM") / 1024.0);
+  std::fprintf(stderr, "server: tracker RSS %.1f MB (peak %.1f MB), %.2f s of CPU a second\n",
+               f.rss_mb, status_kib(tracker.pid(), "VmHWM") / 1024.0, f.tracker_cpu);
   std::filesystem::remove_all(dir);
   return f;
 }
@@ -394,11 +433,12 @@ int main(int argc, char** argv) {
       !o.tracker.empty()
           ? o.tracker
           : (std::filesystem::canonical(argv[0]).parent_path() / "loco-tracker").string();
-  const ServerFigures server = server_figures(o.server_peers, o.measure_s, tracker);
+  const ServerFigures server = server_figures(o.server_peers, o.measure_s, o.join_s, tracker);
   std::printf(
-      "tracker-load: core_events_per_s=%.0f server_heartbeats_per_s=%.1f server_p99_ms=%.2f "
-      "rss_mb=%.1f\n",
-      core, server.heartbeats_per_s, server.p99_ms, server.rss_mb);
+      "tracker-load: core_events_per_s=%.0f server_peers=%zu joined=%zu join_s=%.1f "
+      "server_heartbeats_per_s=%.1f server_p99_ms=%.2f rss_mb=%.1f tracker_cpu=%.2f\n",
+      core, o.server_peers, server.joined, server.join_s, server.heartbeats_per_s, server.p99_ms,
+      server.rss_mb, server.tracker_cpu);
   const bool measured = std::isfinite(core) && core > 0 && std::isfinite(server.heartbeats_per_s) &&
                         std::isfinite(server.p99_ms) && std::isfinite(server.rss_mb);
   return measured ? 0 : 1;

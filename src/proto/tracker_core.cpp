@@ -196,7 +196,7 @@ void TrackerCore::on_timer(TimePoint now) {
   custody_timer(now);
   probe_timer(now);
   try_form(now);
-  if (view_dirty_ && now >= view_sent_at_ + config_.view_interval) flush_view(now);
+  if (view_dirty_ && now >= next_view_at()) flush_view(now);
 }
 
 TimePoint TrackerCore::poll_timeout() const {
@@ -209,7 +209,7 @@ TimePoint TrackerCore::poll_timeout() const {
   }
   if (pending_retry_) next = std::min(next, pending_retry_->deadline);
   next = std::min(next, judging_deadline());
-  if (view_dirty_) next = std::min(next, view_sent_at_ + config_.view_interval);
+  if (view_dirty_) next = std::min(next, next_view_at());
   // reconcile() waits for a running attempt or retry to end (their deadlines are above).
   if (!config_.gossip && !members_.empty() && !state_available() && !attempt_ && !pending_retry_)
     next = std::min(next, reconcile_after_);

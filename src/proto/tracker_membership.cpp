@@ -210,6 +210,15 @@ void TrackerCore::flush_view(TimePoint now) {
   view_sent_at_ = now;
 }
 
+TimePoint TrackerCore::next_view_at() const {
+  Duration spacing = config_.view_interval;
+  if (config_.view_send_rate > 0)
+    spacing =
+        std::max(spacing, std::chrono::duration_cast<Duration>(std::chrono::duration<double>(
+                              static_cast<double>(members_.size()) / config_.view_send_rate)));
+  return view_sent_at_ + spacing;
+}
+
 std::shared_ptr<const std::vector<std::byte>> TrackerCore::broadcast_body() {
   if (broadcast_full_ == nullptr)
     broadcast_full_ = std::make_shared<const std::vector<std::byte>>(

@@ -96,8 +96,10 @@ void TrackerCore::send_resync(TimePoint now, const PeerKey& peer, bool again) {
 void TrackerCore::send_resync(TimePoint now, const PeerKey& peer, std::uint64_t round,
                               const Digest& hash, bool again) {
   // The donors admit only members of the view they hold: a newcomer not in it yet would be turned
-  // away by every donor it is named.
-  if (view_dirty_) flush_view(now);
+  // away by every donor it is named. A member the last broadcast lists (one that joins again) is
+  // in their views already: it gets no early broadcast, however often it joins again.
+  if (view_dirty_ && !std::ranges::binary_search(broadcast_.members, peer, {}, &Member::key))
+    flush_view(now);
   MemberRecord& m = members_.at(peer);
   m.resyncing = true;
   ready_.erase(peer);

@@ -231,12 +231,22 @@ SecureChannel::OutFrame& SecureChannel::append_frame(std::size_t bytes, TimePoin
   if (!spare_.empty()) {
     frame = std::move(spare_.back());
     spare_.pop_back();
+    // A spare left from one large message (a tracker's full membership view to a newcomer) is not
+    // kept for small frames: each connection would hold that memory for as long as it lasts.
+    if (frame.bytes.size() > kReadStepBytes && frame.bytes.size() / 8 > bytes) frame.bytes = {};
   }
   if (frame.bytes.size() < bytes) frame.bytes.resize(bytes);
   frame.size = bytes;
   pending_bytes_ += bytes;
   out_.push_back(std::move(frame));
   return out_.back();
+}
+
+std::size_t SecureChannel::held_transmit_bytes() const {
+  std::size_t held = 0;
+  for (const OutFrame& f : out_) held += f.bytes.size();
+  for (const OutFrame& f : spare_) held += f.bytes.size();
+  return held;
 }
 
 std::span<const std::byte> SecureChannel::poll_transmit() const {

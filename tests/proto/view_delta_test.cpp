@@ -232,5 +232,68 @@ TEST(TrackerViews, AMemberAskingForTheViewAgainGetsItOncePerBroadcast) {
   EXPECT_EQ(ask(100), 1u) << "the new broadcast, once";
 }
 
+// A member out of sync that joins again and again (as fast as the message rate lets it) would make
+// the tracker send one message to each member per join if each resync sent the view at once (the
+// donors must hold the member in their view): it is in the last broadcast already, so the members
+// get one delta per view interval however often it joins (before: one per join).
+TEST(TrackerViews, AMemberJoiningAgainAndAgainCostsTheOthersOneDeltaPerViewInterval) {
+  Harness h;
+  h.start();
+  for (std::uint8_t n = 1; n <= 3; ++n) h.join(n);
+  for (std::uint8_t n = 1; n <= 3; ++n) h.ready(n);
+  h.finish_round();  // a newcomer at the genesis is out of sync: it is told to fetch the state
+  h.join(9);
+  ASSERT_TRUE(h.last(9, Kind::resync));
+  h.run_for(10s);
+  std::size_t to_member = 0, resyncs = 0;
+  const auto count = [&] {
+    for (const Transmit& t : drain(*h.tracker)) {
+      to_member += t.to == key(1).public_key() &&
+                   (t.type == MessageType::view || t.type == MessageType::view_delta);
+      resyncs += t.to == key(9).public_key() && t.type == MessageType::resync;
+    }
+  };
+  for (int i = 0; i < 40; ++i) {  // 40 joins in 400 ms: within one view interval
+    h.tracker->on_message(h.now, key(9).public_key(),
+                          static_cast<std::uint16_t>(MessageType::join_request),
+                          encode(h.join_request(9)));
+    count();
+    h.now += 10ms;
+    h.tracker->on_timer(h.now);
+    count();
+  }
+  EXPECT_EQ(resyncs, 40u) << "each join is answered";
+  EXPECT_EQ(to_member, 1u) << "the first join's delta at once (the views were quiet), then none";
+  h.now += h.config.view_interval;
+  h.tracker->on_timer(h.now);
+  count();
+  EXPECT_EQ(to_member, 2u) << "one more delta for the other 39 joins";
+}
+
+// A broadcast is a message to every member whatever changed: with many members the broadcasts are
+// spaced so that they average at most view_send_rate messages a second.
+TEST(TrackerViews, WithManyMembersTheBroadcastsAreSpacedByTheSendRate) {
+  Harness h;
+  h.config.view_send_rate = 4;  // 10 members: a broadcast every 2.5 s at most
+  h.start();
+  for (std::uint8_t n = 1; n <= 8; ++n) h.join(n);
+  h.run_for(10s);
+  h.join(9);  // the views were quiet: this one goes out at once
+  const TimePoint broadcast = h.now;
+  ASSERT_EQ(h.last(1, Kind::view)->view.members.size(), 9u);
+  h.tracker->on_message(h.now, key(10).public_key(),
+                        static_cast<std::uint16_t>(MessageType::join_request),
+                        encode(h.join_request(10)));
+  for (;;) {
+    bool delta = false;
+    for (const Transmit& t : drain(*h.tracker))
+      delta = delta || (t.to == key(1).public_key() && t.type == MessageType::view_delta);
+    if (delta) break;
+    h.now = h.tracker->poll_timeout();
+    h.tracker->on_timer(h.now);
+  }
+  EXPECT_EQ(h.now, broadcast + 2500ms) << "10 members at 4 messages a second";
+}
+
 }  // namespace
 }  // namespace loco::proto

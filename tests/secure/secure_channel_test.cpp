@@ -60,6 +60,28 @@ TEST(SecureChannel, HandshakeAuthenticatesBothEndsAndMessagesFlowBothWays) {
   EXPECT_NO_THROW(pair.responder->handle_eof());
 }
 
+// Sent frames are kept for reuse, but not one left from a single large message (a tracker's full
+// view to a newcomer) while only small ones follow: a tracker with 10,000 connections would hold
+// one per connection for as long as it lasts.
+TEST(SecureChannel, ASentLargeFrameIsNotKeptForSmallOnes) {
+  ChannelPair pair;
+  pair.connect();
+  pair.initiator->send_message(pair.now, 1, pattern(700'000, 1));
+  pair.pump();
+  EXPECT_GE(pair.initiator->held_transmit_bytes(), 700'000u) << "kept while nothing else is sent";
+  pair.initiator->send_message(pair.now, 2, pattern(100, 2));
+  pair.pump();
+  EXPECT_LT(pair.initiator->held_transmit_bytes(), 1'000u);
+  ASSERT_EQ(pair.responder_inbox.messages.size(), 2u);
+  // Frames of one size are reused.
+  for (int i = 0; i < 3; ++i) pair.initiator->send_message(pair.now, 3, pattern(200'000, 3));
+  pair.pump();
+  const std::size_t held = pair.initiator->held_transmit_bytes();
+  pair.initiator->send_message(pair.now, 3, pattern(200'000, 4));
+  pair.pump();
+  EXPECT_EQ(pair.initiator->held_transmit_bytes(), held);
+}
+
 TEST(SecureChannel, FramesCarryTheSizeTheCodecPromises) {
   ChannelPair pair;
   pair.initiator_config.max_frame_bytes = 1000;

@@ -63,6 +63,11 @@ struct TrackerCoreConfig {
   Duration heartbeat_interval = std::chrono::seconds(2);
   Duration eviction_timeout = std::chrono::seconds(10);
   Duration view_interval = std::chrono::milliseconds(500);  // views go out at most this often
+  // A broadcast is one message to every member, whatever changed: with many members the views go
+  // out less often, so that they average at most this many messages a second (up to 1,000 members:
+  // every view_interval; 10,000: every 5 s, against 5,000 heartbeat acks a second at 2 s
+  // heartbeats). 0: every view_interval.
+  double view_send_rate = 2'000;
   std::uint32_t min_peers = 1;  // a round needs at least this many members
   // A tracker restarted from its state file forms no round for up to this long after it starts,
   // until every member of its last saved view has joined again (peers reconnect within a second

@@ -511,6 +511,9 @@ class TrackerCore {
   View broadcast_;                                                // epoch 0: none yet
   std::shared_ptr<const std::vector<std::byte>> broadcast_full_;  // broadcast_, once encoded
   std::set<PeerKey> newcomers_;
+  // When the next broadcast may go out: view_interval after the last, or longer with many members
+  // (TrackerCoreConfig::view_send_rate).
+  TimePoint next_view_at() const;
   std::uint64_t gossip_frontier_ = 0;  // the newest round any member has reported (gossip mode)
   std::uint64_t gossip_next_round_ = 0;
   std::optional<TimePoint> gossip_next_round_at_;
