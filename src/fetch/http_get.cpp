@@ -164,17 +164,18 @@ void http_get(const HttpSource& source, const std::string& name, Want want, cons
     parser.get().body().size = chunk.size();
     stream.expires_after(limits.io_timeout);
     ec = run_one(io, [&](auto done) { http::async_read(stream, buffer, parser, done); });
+    // The bytes that came before an error are kept: a resumed download starts after them.
+    const std::size_t n = chunk.size() - parser.get().body().size;
+    if (got + n > most)
+      refuse(source, name, fmt::format("sends more than the {} bytes asked for", most));
+    got += n;
+    if (n > 0) sink(from + got - n, std::span<const char>(chunk.data(), n));
     if (ec == http::error::need_buffer) ec = {};
     if (ec == http::error::body_limit)
       refuse(source, name, fmt::format("sends more than the file's {} bytes", want.total));
     if (ec == http::error::partial_message || ec == http::error::end_of_stream)
       broke(source, name, fmt::format("the body ended after {} of {} bytes", got, most));
     step("reading the body");
-    const std::size_t n = chunk.size() - parser.get().body().size;
-    if (got + n > most)
-      refuse(source, name, fmt::format("sends more than the {} bytes asked for", most));
-    got += n;
-    if (n > 0) sink(from + got - n, std::span<const char>(chunk.data(), n));
   }
   if (want.exact && got != most)
     broke(source, name, fmt::format("the body ended after {} of {} bytes", got, most));
