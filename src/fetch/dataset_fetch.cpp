@@ -123,48 +123,68 @@ struct Fetcher {
   std::vector<HttpSource> sources;
   fs::path folder;
 
+  // The rest of `file` from `source` into its .part; returns the bytes the .part held before
+  // (an earlier download's). Throws as http_get, and Error(io) for the cache's disk.
+  std::uint64_t download(const data::DatasetFile& file, const HttpSource& source,
+                         Progress& progress) {
+    PartFile part(folder / (file.name + ".part"));
+    if (part.size() > file.bytes) part.truncate(0);
+    const std::uint64_t kept = part.size();
+    if (kept > 0 && kept < file.bytes)
+      spdlog::info("data: {}: resuming at byte {} of {} from {}", file.name, kept, file.bytes,
+                   source.url);
+    if (kept < file.bytes)
+      http_get(
+          source, file.name, Want{.offset = kept, .total = file.bytes, .exact = true},
+          [&](std::uint64_t at, std::span<const char> bytes) {
+            if (at != part.size()) part.truncate(at);  // the whole file again: start over
+            part.append(bytes);
+            progress.received(bytes.size(), part.size(), file.name, source);
+          },
+          plan.limits);
+    part.sync();
+    return kept;
+  }
+
   // One file from the first source that gives it whole and checked; its .part kept between
-  // sources (a dropped connection resumes where it ended).
+  // sources (a dropped connection resumes where it ended). A file that fails its hash after a
+  // resume is fetched again whole from the same source before the source is blamed: the bytes
+  // from before (an earlier source, a crash's unwritten tail) may be the bad ones.
   void fetch_file(const data::DatasetFile& file, Progress& progress) {
-    const fs::path final_path = folder / file.name;
     const fs::path part_path = folder / (file.name + ".part");
     std::string failures;
     for (const HttpSource& source : sources) {
-      try {
-        PartFile part(part_path);
-        if (part.size() > file.bytes) part.truncate(0);
-        if (part.size() > 0 && part.size() < file.bytes)
-          spdlog::info("data: {}: resuming at byte {} of {} from {}", file.name, part.size(),
-                       file.bytes, source.url);
-        if (part.size() < file.bytes)
-          http_get(
-              source, file.name, Want{.offset = part.size(), .total = file.bytes, .exact = true},
-              [&](std::uint64_t at, std::span<const char> bytes) {
-                if (at != part.size()) part.truncate(at);  // the whole file again: start over
-                part.append(bytes);
-                progress.received(bytes.size(), part.size(), file.name, source);
-              },
-              plan.limits);
-        part.sync();
-      } catch (const Error& e) {
-        if (e.category() == ErrorCategory::io) throw;  // our disk, not the source
-        spdlog::warn("data: source {} skipped for {}: {}", source.url, file.name, e.message());
-        failures += "\n  " + e.message();
-        continue;
-      }
-      if (digest_if_sized(part_path, file.bytes) != file.blake2b) {
-        spdlog::warn(
-            "data: source {} skipped for {}: the file fails its BLAKE2b check against the "
-            "manifest (a corrupted or different file); fetching it again from the next source",
-            source.url, file.name);
-        failures += "\n  " + source.url + file.name + ": fails its BLAKE2b check";
+      for (bool again = true; again;) {
+        std::uint64_t kept = 0;
+        try {
+          kept = download(file, source, progress);
+        } catch (const Error& e) {
+          if (e.category() == ErrorCategory::io) throw;  // our disk, not the source
+          spdlog::warn("data: source {} skipped for {}: {}", source.url, file.name, e.message());
+          failures += "\n  " + e.message();
+          break;
+        }
+        if (digest_if_sized(part_path, file.bytes) == file.blake2b) {
+          fs::rename(part_path, folder / file.name);
+          progress.checked(file.bytes);
+          spdlog::info("data: {} checked ({} bytes, from {})", file.name, file.bytes, source.url);
+          return;
+        }
         fs::remove(part_path);
-        continue;
+        again = kept > 0;
+        if (again) {
+          spdlog::warn(
+              "data: {} fails its BLAKE2b check after resuming at byte {}: fetching it "
+              "whole from {}",
+              file.name, kept, source.url);
+        } else {
+          spdlog::warn(
+              "data: source {} skipped for {}: the file fails its BLAKE2b check against the "
+              "manifest (a corrupted or different file); fetching it from the next source",
+              source.url, file.name);
+          failures += "\n  " + source.url + file.name + ": fails its BLAKE2b check";
+        }
       }
-      fs::rename(part_path, final_path);
-      progress.checked(file.bytes);
-      spdlog::info("data: {} checked ({} bytes, from {})", file.name, file.bytes, source.url);
-      return;
     }
     throw Error(ErrorCategory::network,
                 "data: no source gave '" + file.name + "' whole and checked:" + failures);

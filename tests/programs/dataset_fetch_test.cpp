@@ -2,7 +2,8 @@
 // real HTTP server the test starts, Debian's python3 -m http.server, serving a copy with one
 // corrupted shard) and from the tracker's HTTP server (--tracker.dataset). The corrupted shard is
 // named, skipped, and fetched from the tracker; a peer whose cache holds half a shard from an
-// interrupted download resumes it with a Range; both train the same states.
+// interrupted download resumes it with a Range (and one whose half is garbage, fetches it again
+// whole); both train the same states.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -107,6 +108,10 @@ TEST(DatasetFetch, PeersFetchFromAMirrorAndTheTrackerSkippingACorruptedShardAndR
     in.read(half.data(), static_cast<std::streamsize>(half.size()));
     std::ofstream(cache_b / "train-00001.bin.part", std::ios::binary) << half;
   }
+  // ... and a crash left the validation shard's .part with a tail that never reached the disk.
+  const std::uint64_t val_bytes = fs::file_size(data / "val-00000.bin");
+  std::ofstream(cache_b / "val-00000.bin.part", std::ios::binary)
+      << std::string(val_bytes / 2, '\0');
 
   test::SwarmRun run{.dir = dir.path(),
                      .run_id = "run-fetch",
@@ -132,10 +137,14 @@ TEST(DatasetFetch, PeersFetchFromAMirrorAndTheTrackerSkippingACorruptedShardAndR
                              HasSubstr("train-00001.bin checked (" + std::to_string(shard_bytes) +
                                        " bytes, from " + mirror.url)))
       << a.log();
-  // b: the half shard resumed from the tracker, with a Range.
-  EXPECT_THAT(b.log(), AllOf(HasSubstr("train-00001.bin: resuming at byte " +
-                                       std::to_string(shard_bytes / 2)),
-                             Not(HasSubstr("skipped"))))
+  // b: the half shard resumed from the tracker, with a Range; the bad .part fetched again whole,
+  // the tracker not blamed for it.
+  EXPECT_THAT(
+      b.log(),
+      AllOf(HasSubstr("train-00001.bin: resuming at byte " + std::to_string(shard_bytes / 2)),
+            HasSubstr("val-00000.bin fails its BLAKE2b check after resuming at byte " +
+                      std::to_string(val_bytes / 2)),
+            HasSubstr("val-00000.bin checked"), Not(HasSubstr("skipped"))))
       << b.log();
   EXPECT_FALSE(fs::exists(cache_b / "train-00001.bin.part"));
   EXPECT_TRUE(test::same_states({&a, &b}, 1, kRounds)) << a.log() << b.log();
