@@ -98,8 +98,9 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
   try {
     // 1. The run's config, this peer's identity, its data, its inner loop, the strategy with the
     // swarm.
-    const train::TrainConfig config = host::load_run_config(o);
+    train::TrainConfig config = host::load_run_config(o);
     train::require_own_model(config);  // before its data is read
+    host::fetch_run_data(o, config);   // from the run's mirrors, when it has a data cache
     const Duration end_wait =
         net::parse_duration(o.end_wait, "--peer.end-wait", std::chrono::hours(24));
     const Duration seed_after_end =

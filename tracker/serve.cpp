@@ -73,19 +73,33 @@ std::shared_ptr<StatusHttpServer> start_status_page(boost::asio::io_context& io,
                                                     const TrackerOptions& options,
                                                     const DownloadLimits& downloads,
                                                     TrackerService& service) {
-  if (options.http.empty()) return nullptr;
+  if (options.http.empty()) {
+    if (!options.dataset.empty())
+      throw Error(ErrorCategory::config,
+                  "--tracker.dataset: it is served on the status server, and --tracker.http is "
+                  "empty");
+    return nullptr;
+  }
   const net::HostPort address = parse_address(options.http, "--tracker.http");
+  // Checked before the server listens: a folder that is not the dataset stops the tracker.
+  const auto dataset = options.dataset.empty() ? nullptr : DatasetFiles::open(options.dataset);
   auto http = StatusHttpServer::create(
       io, net::resolve(io, address), [&service] { return service.status(); },
-      StatusHttpLimits{.download = downloads},
-      model_source(options, [&service]() -> std::optional<HeldCopy> {
-        const auto entry = service.core().custody();
-        if (!entry) return std::nullopt;
-        return HeldCopy{.round = entry->round,
-                        .state_hash = entry->state_hash,
-                        .state = service.core().custody_state()};
-      }));
+      StatusHttpLimits{.download = downloads, .max_dataset_downloads = options.dataset_downloads},
+      model_source(options,
+                   [&service]() -> std::optional<HeldCopy> {
+                     const auto entry = service.core().custody();
+                     if (!entry) return std::nullopt;
+                     return HeldCopy{.round = entry->round,
+                                     .state_hash = entry->state_hash,
+                                     .state = service.core().custody_state()};
+                   }),
+      dataset);
   http->start();
+  if (dataset)
+    spdlog::info("serving dataset {} ({} files) at http://{}/dataset/",
+                 dataset->manifest_hash().substr(0, 16), dataset->size(),
+                 fmt::streamed(http->local_endpoint()));
   spdlog::info("status page at http://{}/", fmt::streamed(http->local_endpoint()));
   return http;
 }

@@ -15,6 +15,7 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
+#include <fstream>
 #include <optional>
 #include <vector>
 
@@ -84,7 +85,7 @@ class StatusHttpServer::Session : public std::enable_shared_from_this<Session> {
 
   const std::string& source() const { return source_; }
   std::uint64_t serial() const { return serial_; }  // the order of arrival
-  bool downloading() const { return static_cast<bool>(download_); }
+  bool downloading() const { return static_cast<bool>(download_) || file_.has_value(); }
 
  private:
   void leave_counts() {
@@ -109,9 +110,11 @@ class StatusHttpServer::Session : public std::enable_shared_from_this<Session> {
     if (!error) {
       ++requests_;
       const auto& request = parser_->get();
-      Reply reply = respond(request, server_->renderer_, &server_->models_, source_);
+      Reply reply =
+          respond(request, server_->renderer_, &server_->models_, source_, &server_->dataset_);
       response_ = std::move(reply.response);
       download_ = std::move(reply.download);
+      file_ = std::move(reply.file);
       const bool keep_alive =
           request.keep_alive() && requests_ < server_->limits_.max_requests_per_connection;
       write_response(keep_alive);
@@ -138,6 +141,8 @@ class StatusHttpServer::Session : public std::enable_shared_from_this<Session> {
             spdlog::debug("status server: response to {}: {}", self->client_, error.message());
           } else if (self->download_) {
             self->write_body(keep_alive);
+          } else if (self->file_) {
+            self->open_file(keep_alive);
           } else {
             self->next(keep_alive);
           }
@@ -156,12 +161,7 @@ class StatusHttpServer::Session : public std::enable_shared_from_this<Session> {
       return;
     }
     const std::size_t n = std::min(kChunkBytes, bytes.size() - sent_);
-    const DownloadLimits& limits = server_->models_.limits();
-    const auto average =
-        body_start_ + limits.grace +
-        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
-            static_cast<double>(sent_ + n) / static_cast<double>(limits.floor_bytes_per_second)));
-    stream_.expires_at(std::min<Clock::time_point>(average, Clock::now() + limits.grace));
+    expire_at_floor(sent_ + n);
     begin_operation();
     asio::async_write(
         stream_, asio::buffer(bytes.data() + sent_, n),
@@ -170,6 +170,65 @@ class StatusHttpServer::Session : public std::enable_shared_from_this<Session> {
           if (error) return self->cut_off(error);
           self->sent_ += n;
           self->write_body(keep_alive);
+        });
+  }
+
+  // A body's deadline for its first `bytes`: the floor rate's average from its start (after the
+  // grace), and at most the grace from now.
+  void expire_at_floor(std::uint64_t bytes) {
+    const DownloadLimits& limits = server_->models_.limits();
+    const auto average =
+        body_start_ + limits.grace +
+        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+            static_cast<double>(bytes) / static_cast<double>(limits.floor_bytes_per_second)));
+    stream_.expires_at(std::min<Clock::time_point>(average, Clock::now() + limits.grace));
+  }
+
+  void open_file(bool keep_alive) {
+    file_stream_.open(file_->path, std::ios::binary);
+    file_stream_.seekg(static_cast<std::streamoff>(file_->first));
+    if (!file_stream_) {
+      spdlog::warn("status server: cannot read the dataset file {}", file_->path.string());
+      file_.reset();  // the session ends: the client sees a short body
+      return;
+    }
+    sent_ = 0;
+    write_file_body(keep_alive);
+  }
+
+  // A dataset file's bytes after its header, a chunk at a time, at the model's floor rate.
+  void write_file_body(bool keep_alive) {
+    const std::uint64_t length = file_->end - file_->first;
+    if (sent_ == length) {
+      file_stream_.close();
+      file_.reset();
+      sent_ = 0;
+      next(keep_alive);
+      return;
+    }
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBytes, length - sent_));
+    file_chunk_.resize(kChunkBytes);
+    file_stream_.read(file_chunk_.data(), static_cast<std::streamsize>(n));
+    if (static_cast<std::size_t>(file_stream_.gcount()) != n) {
+      spdlog::warn("status server: the dataset file {} ended early (changed on disk?)",
+                   file_->path.string());
+      file_.reset();
+      return;
+    }
+    expire_at_floor(sent_ + n);
+    begin_operation();
+    asio::async_write(
+        stream_, asio::buffer(file_chunk_.data(), n),
+        [self = shared_from_this(), keep_alive, n](const beast::error_code& error, std::size_t) {
+          self->end_operation();
+          if (error) {
+            spdlog::debug("status server: dataset download to {} ended at {} bytes: {}",
+                          self->client_, self->sent_, error.message());
+            self->file_.reset();
+            return;
+          }
+          self->sent_ += n;
+          self->write_file_body(keep_alive);
         });
   }
 
@@ -229,30 +288,33 @@ class StatusHttpServer::Session : public std::enable_shared_from_this<Session> {
   std::uint64_t serial_;
   std::optional<http::request_parser<http::empty_body>> parser_;  // a fresh one per request
   HttpResponse response_;
-  ModelGate::Lease download_;  // while the model's bytes are written: dropped before server_
-  std::size_t sent_ = 0;       // of the model's bytes
+  ModelGate::Lease download_;     // while the model's bytes are written: dropped before server_
+  std::optional<FileBody> file_;  // while a dataset file's bytes are written: its place
+  std::ifstream file_stream_;
+  std::vector<char> file_chunk_;
+  std::uint64_t sent_ = 0;  // of the model's or the file's bytes
   Clock::time_point body_start_;
   std::array<char, 1024> drain_buffer_{};
   unsigned requests_ = 0;
   bool operation_pending_ = false;
 };
 
-std::shared_ptr<StatusHttpServer> StatusHttpServer::create(asio::io_context& io,
-                                                           const tcp::endpoint& endpoint,
-                                                           StatusSource status,
-                                                           StatusHttpLimits limits,
-                                                           ModelSource model) {
-  return std::shared_ptr<StatusHttpServer>(
-      new StatusHttpServer(io, endpoint, std::move(status), limits, std::move(model)));
+std::shared_ptr<StatusHttpServer> StatusHttpServer::create(
+    asio::io_context& io, const tcp::endpoint& endpoint, StatusSource status,
+    StatusHttpLimits limits, ModelSource model, std::shared_ptr<const DatasetFiles> dataset) {
+  return std::shared_ptr<StatusHttpServer>(new StatusHttpServer(
+      io, endpoint, std::move(status), limits, std::move(model), std::move(dataset)));
 }
 
 StatusHttpServer::StatusHttpServer(asio::io_context& io, const tcp::endpoint& endpoint,
-                                   StatusSource status, StatusHttpLimits limits, ModelSource model)
+                                   StatusSource status, StatusHttpLimits limits, ModelSource model,
+                                   std::shared_ptr<const DatasetFiles> dataset)
     : acceptor_(io),
       retry_timer_(io),
       limits_(limits),
       renderer_(std::move(status), limits.status_max_age),
-      models_(std::move(model), limits.download) {
+      models_(std::move(model), limits.download),
+      dataset_{.files = std::move(dataset), .max_downloads = limits.max_dataset_downloads} {
   boost::system::error_code error;
   acceptor_.open(endpoint.protocol(), error);
   if (!error) acceptor_.set_option(tcp::acceptor::reuse_address(true), error);

@@ -1,6 +1,7 @@
 #pragma once
 // The tracker's HTTP status server, on its own port: GET / (the status page), /status (JSON),
-// /metrics (Prometheus) and /model.safetensors (the run's model); status_routes.hpp says what each
+// /metrics (Prometheus), /model.safetensors (the run's model) and /dataset/<name> (the dataset's
+// files, dataset_files.hpp); status_routes.hpp says what each
 // answers.
 //
 // It faces the public internet, so everything a client can make it hold is bounded: request
@@ -39,18 +40,20 @@ struct StatusHttpLimits {
   unsigned max_requests_per_connection = 100;
   // /status and /metrics are rendered at most once per this, however often they are asked for.
   std::chrono::milliseconds status_max_age = std::chrono::seconds(1);
-  // The model file's places and floor rate (model_download.hpp).
+  // The model file's places and floor rate (model_download.hpp); the floor rate and grace apply to
+  // the dataset's files too, of which at most max_dataset_downloads are written at once.
   DownloadLimits download{};
+  std::size_t max_dataset_downloads = 16;
 };
 
 class StatusHttpServer : public std::enable_shared_from_this<StatusHttpServer> {
  public:
   // Binds and listens on `endpoint` (port 0: any); throws Error(io) when it cannot. Without a
-  // `model` source, /model.safetensors is 404.
-  static std::shared_ptr<StatusHttpServer> create(boost::asio::io_context& io,
-                                                  const boost::asio::ip::tcp::endpoint& endpoint,
-                                                  StatusSource status, StatusHttpLimits limits = {},
-                                                  ModelSource model = {});
+  // `model` source, /model.safetensors is 404; without a `dataset`, /dataset/ is.
+  static std::shared_ptr<StatusHttpServer> create(
+      boost::asio::io_context& io, const boost::asio::ip::tcp::endpoint& endpoint,
+      StatusSource status, StatusHttpLimits limits = {}, ModelSource model = {},
+      std::shared_ptr<const DatasetFiles> dataset = nullptr);
   ~StatusHttpServer();
   StatusHttpServer(const StatusHttpServer&) = delete;
   StatusHttpServer& operator=(const StatusHttpServer&) = delete;
@@ -69,7 +72,8 @@ class StatusHttpServer : public std::enable_shared_from_this<StatusHttpServer> {
   class Session;
 
   StatusHttpServer(boost::asio::io_context& io, const boost::asio::ip::tcp::endpoint& endpoint,
-                   StatusSource status, StatusHttpLimits limits, ModelSource model);
+                   StatusSource status, StatusHttpLimits limits, ModelSource model,
+                   std::shared_ptr<const DatasetFiles> dataset);
   void accept();
   void on_accept(const boost::system::error_code& error, boost::asio::ip::tcp::socket socket);
   // Every connection is taken: closes the oldest of the addresses holding the most (a model
@@ -84,6 +88,7 @@ class StatusHttpServer : public std::enable_shared_from_this<StatusHttpServer> {
   StatusHttpLimits limits_;
   StatusRenderer renderer_;
   ModelGate models_;
+  DatasetServe dataset_;  // its downloads' places outlive no session: sessions_ end first
   std::unordered_set<Session*> sessions_;          // each removes itself when it ends
   std::map<std::string, std::size_t> per_source_;  // open connections by net::source_of
   std::uint64_t next_serial_ = 0;                  // of the next session

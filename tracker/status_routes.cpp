@@ -88,6 +88,52 @@ Reply model(unsigned version, ModelGate* models, const std::string& address, boo
   return none();
 }
 
+// A file of the dataset: its header (the body is written from reply.file), or why not.
+Reply dataset_file(const http::request_header<>& request, std::string_view name,
+                   DatasetServe* dataset, bool head) {
+  const unsigned version = request.version();
+  const ServedFile* file =
+      dataset != nullptr && dataset->files != nullptr ? dataset->files->find(name) : nullptr;
+  if (file == nullptr)
+    return Reply{.response = text(http::status::not_found, version,
+                                  dataset != nullptr && dataset->files != nullptr
+                                      ? "not a file of this tracker's dataset\n"
+                                      : "this tracker serves no dataset\n"),
+                 .download = {}};
+  const auto range_header = request[http::field::range];
+  const RangeAsk ask =
+      parse_range(std::string_view(range_header.data(), range_header.size()), file->bytes);
+  if (ask.kind == RangeAsk::Kind::unsatisfiable) {
+    HttpResponse refusal = error_response(http::status::range_not_satisfiable, version);
+    refusal.set(http::field::content_range, fmt::format("bytes */{}", file->bytes));
+    return Reply{.response = std::move(refusal), .download = {}};
+  }
+  const std::uint64_t first = ask.kind == RangeAsk::Kind::part ? ask.first : 0;
+  const std::uint64_t end = ask.kind == RangeAsk::Kind::part ? ask.end : file->bytes;
+  if (!head && dataset->active >= dataset->max_downloads) {
+    HttpResponse busy = text(http::status::service_unavailable, version,
+                             fmt::format("{} dataset downloads under way, the most at once: try "
+                                         "again in a few seconds\n",
+                                         dataset->active));
+    busy.set(http::field::retry_after, "5");
+    return Reply{.response = std::move(busy), .download = {}};
+  }
+  HttpResponse header = make_response(
+      ask.kind == RangeAsk::Kind::part ? http::status::partial_content : http::status::ok, version,
+      file->text ? "text/plain; charset=utf-8" : "application/octet-stream", {});
+  header.set(http::field::accept_ranges, "bytes");
+  if (ask.kind == RangeAsk::Kind::part)
+    header.set(http::field::content_range,
+               fmt::format("bytes {}-{}/{}", first, end - 1, file->bytes));
+  header.content_length(end - first);
+  if (head) return Reply{.response = std::move(header), .download = {}};
+  return Reply{
+      .response = std::move(header),
+      .download = {},
+      .file = FileBody{
+          .path = file->path, .first = first, .end = end, .place = FilePlace(&dataset->active)}};
+}
+
 Reply route(std::string_view path, unsigned version, StatusRenderer& renderer, ModelGate* models,
             const std::string& address, bool head) {
   if (path == "/") {
@@ -97,9 +143,11 @@ Reply route(std::string_view path, unsigned version, StatusRenderer& renderer, M
     return Reply{.response = std::move(page), .download = {}};
   }
   if (path != "/status" && path != "/metrics" && path != "/model.safetensors") {
-    return Reply{.response = text(http::status::not_found, version,
-                                  "not found: try /, /status, /metrics or /model.safetensors\n"),
-                 .download = {}};
+    return Reply{
+        .response = text(
+            http::status::not_found, version,
+            "not found: try /, /status, /metrics, /model.safetensors or /dataset/manifest.txt\n"),
+        .download = {}};
   }
   try {
     if (path == "/model.safetensors") return model(version, models, address, head);
@@ -120,7 +168,7 @@ Reply route(std::string_view path, unsigned version, StatusRenderer& renderer, M
 }  // namespace
 
 Reply respond(const http::request_header<>& request, StatusRenderer& renderer, ModelGate* models,
-              const std::string& address) {
+              const std::string& address, DatasetServe* dataset) {
   const unsigned version = request.version();
   if (request.method() != http::verb::get && request.method() != http::verb::head) {
     HttpResponse refusal = error_response(http::status::method_not_allowed, version);
@@ -129,6 +177,12 @@ Reply respond(const http::request_header<>& request, StatusRenderer& renderer, M
   }
   const bool head = request.method() == http::verb::head;
   const std::string_view target(request.target().data(), request.target().size());
+  constexpr std::string_view kDataset = "/dataset/";
+  if (target.starts_with(kDataset)) {
+    Reply reply = dataset_file(request, target.substr(kDataset.size()), dataset, head);
+    if (head) reply.response.body().clear();
+    return reply;
+  }
   Reply reply = route(target.substr(0, target.find('?')), version, renderer, models, address, head);
   // The Content-Length a GET would have had stays: make_response set it before.
   if (head) reply.response.body().clear();

@@ -136,6 +136,14 @@ void add_tracker_options(CLI::App& app, TrackerOptions& o) {
                  "others wait in line")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
+  app.add_option("--tracker.dataset", o.dataset,
+                 "A dataset folder (loco-prepare --out-dir) served on the status server as "
+                 "/dataset/<name>, for peers to fetch (list it in the run's data.mirrors)")
+      ->capture_default_str();
+  app.add_option("--tracker.dataset-downloads", o.dataset_downloads,
+                 "Dataset files written at once; more are asked to come back (503)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   app.add_option("--tracker.model-download-floor", o.model_download_floor,
                  "A model download slower than this (e.g. 256kbit) is cut off, giving its place to "
                  "the next in line")

@@ -53,6 +53,10 @@ struct TrackerOptions {
   // per address, and the rate below which a download is cut off.
   std::size_t model_downloads = DownloadLimits{}.max_downloads;
   std::string model_download_floor = "256kbit";
+  // GET /dataset/<name> (dataset_files.hpp): the folder served ("": none) and the downloads
+  // written at once (at the model's floor rate).
+  std::string dataset;
+  std::size_t dataset_downloads = 16;
   // [run]: the training run it coordinates
   std::string run_id;
   std::string run_config;  // the loco-train config every peer of the run trains with

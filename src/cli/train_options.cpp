@@ -51,6 +51,9 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
   add("--data.manifest-hash", c.data.manifest_hash,
       "the manifest's BLAKE2b-256 (64 hex digits; source = dataset): every shard is checked "
       "against it");
+  add("--data.mirrors", c.data.mirrors,
+      "source = dataset: http:// URLs of folders serving the dataset's files, tried in order by "
+      "peers with --peer.data-cache");
   add("--data.shard-index", c.data.shard.index, "this process's shard of the training tokens");
   add("--data.shard-count", c.data.shard.count, "number of shards");
 

@@ -31,6 +31,11 @@ void add_peer_options(CLI::App& app, PeerOptions& o) {
   add_path("--peer.dataset", o.dataset,
            "Folder holding the run's dataset (its manifest.txt), if not the run config's "
            "data.manifest; every shard is checked against the run's manifest-hash");
+  add_path("--peer.data-cache", o.data_cache,
+           "Folder a peer fetches the run's dataset into from its data.mirrors (when it has no "
+           "--peer.dataset); each file checked against the manifest before it is used");
+  add("--peer.data-cache-mib", o.data_cache_mib,
+      "The data cache's cap in MiB: a larger dataset is refused before a byte is fetched");
   add("--peer.max-handshakes", o.max_handshakes, "Connections in their handshake at once");
   add("--peer.max-per-address", o.max_per_address,
       "Connections from one address not yet admitted (handshake or hello)");

@@ -95,6 +95,7 @@ std::unique_ptr<TrainerPeer> TrainerPeer::open(const std::filesystem::path& conf
   const PeerOptions options = read_options(config_file, common);
   init_logging(common.log_level, common.log_format);
   train::TrainConfig config = load_run_config(options);
+  fetch_run_data(options, config);
   check_supported(options, config);
   if (options.key_file.empty())
     throw refused(

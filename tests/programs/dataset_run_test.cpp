@@ -12,25 +12,15 @@
 
 #include "../support/english_text.hpp"
 #include "../support/local_swarm.hpp"
+#include "../support/run_prepare.hpp"
 
 namespace loco {
 namespace {
 
 using test::PeerProcess;
+using test::run_prepare;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
-
-// Runs loco-prepare with `args`; its stdout.
-std::string run_prepare(const std::string& args) {
-  const std::string command = std::string(LOCO_BIN_DIR) + "/loco-prepare " + args + " 2>&1";
-  std::string output;
-  std::FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return output;
-  char buffer[256];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
-  EXPECT_EQ(::pclose(pipe), 0) << output;
-  return output;
-}
 
 std::string run_config(const std::filesystem::path& dir, const std::string& manifest,
                        const std::string& hash, std::uint64_t rounds) {

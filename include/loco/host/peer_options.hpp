@@ -4,6 +4,7 @@
 // both kinds of peer. From them, the run's config and the swarm's SwarmConfig.
 // Test-only options (loco-peer's --debug.*) are loco-peer's own, not here.
 
+#include <cstdint>
 #include <string>
 
 #include "loco/cli/link_options.hpp"
@@ -39,6 +40,10 @@ struct PeerOptions {
   // The folder holding the run's dataset (its manifest.txt), if not where the run config's
   // data.manifest says: the organiser's path need not be the volunteer's. Sets data.manifest.
   std::string dataset;
+  // Where a peer without --peer.dataset fetches the run's dataset to, from the run config's
+  // data.mirrors (loco/fetch/dataset_fetch.hpp), and that folder's cap. Empty: no fetching.
+  std::string data_cache;
+  std::uint64_t data_cache_mib = 65536;
   // What this peer's listener takes on at once; the other caps are ListenerLimits::peer_defaults
   std::size_t max_handshakes = net::ListenerLimits::peer_defaults().max_handshakes;
   std::size_t max_per_address = net::ListenerLimits::peer_defaults().max_pending_per_source;
@@ -68,6 +73,11 @@ void add_peer_options(CLI::App& app, PeerOptions& options);
 // applied. Throws
 // Error(config) when it is missing, unreadable, or its strategy cannot train over a swarm.
 train::TrainConfig load_run_config(const PeerOptions& options);
+
+// With options.data_cache set and no options.dataset, fetches the run's dataset from its
+// data.mirrors into the cache (every file checked) and points config.data.manifest at it.
+// Throws as fetch::fetch_dataset.
+void fetch_run_data(const PeerOptions& options, train::TrainConfig& config);
 
 // The swarm's settings from the options and the run's config. Throws Error(config) naming the
 // option at fault.

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "loco/data/markov_source.hpp"
 #include "loco/data/sampler_cursor.hpp"
@@ -41,7 +42,10 @@ struct DataSection {
   std::string val_file;
   std::string manifest;       // source = "dataset": the manifest file, or its folder (loco-prepare)
   std::string manifest_hash;  // its BLAKE2b-256, 64 lowercase hex digits: names the dataset
-  data::ShardSpec shard;      // this process reads only this shard of the training tokens
+  // Base URLs a peer fetches the dataset from, in order (loco/fetch/dataset_fetch.hpp); not part
+  // of the run's settings: every byte is checked against manifest_hash wherever it comes from.
+  std::vector<std::string> mirrors;
+  data::ShardSpec shard;  // this process reads only this shard of the training tokens
 };
 
 struct TrainSection {

@@ -1,0 +1,58 @@
+#pragma once
+// One HTTP/1.1 GET of a file from a dataset's source (a mirror, the tracker's HTTP server), its
+// body streamed to the caller a chunk at a time, with a Range to resume a partial file. Plain HTTP
+// only for now (Boost.Beast over TCP); HTTPS is refused with a clear error until it is built.
+//
+// The server is not trusted: its headers are capped (header_limit), a body larger than the caller
+// expects is refused before a byte of it is taken (Content-Length) or as soon as it passes the
+// expectation (chunked), an HTML page is refused (a portal or an error page served as 200), and
+// each read and write has a deadline. The caller checks the bytes themselves (the manifest's
+// BLAKE2b).
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace loco::fetch {
+
+// A source's base URL, e.g. "http://mirror.example:8080/datasets/wiki/": files are fetched from
+// its path followed by their name.
+struct HttpSource {
+  std::string url;  // as given, for the log
+  std::string host;
+  std::string port;
+  std::string path;  // starts and ends with '/'
+};
+
+// Throws Error(config) for anything but http://host[:port][/path] (https: not yet supported).
+HttpSource parse_http_source(std::string_view url);
+
+struct HttpGetLimits {
+  std::chrono::milliseconds io_timeout = std::chrono::seconds(30);  // per read or write
+  std::uint32_t max_header_bytes = 16 * 1024;
+};
+
+// The body's bytes as they arrive, in order, with the file offset of the first (`at` is 0 at the
+// first chunk when the server ignored the Range and sends the whole file).
+using BodySink = std::function<void(std::uint64_t at, std::span<const char>)>;
+
+// The bytes asked for: [offset, total) of a file of `total` bytes (a Range when offset > 0), or,
+// when `exact` is false, a file of at most `total` bytes (offset 0: a manifest, whose size is
+// not known before it is read).
+struct Want {
+  std::uint64_t offset = 0;
+  std::uint64_t total = 0;
+  bool exact = true;
+};
+
+// GETs `name` from `source`. A 206 must cover exactly the range asked for; a 200 must be the whole
+// file (the caller then starts over). Throws Error(network) for a connection that fails, times out
+// or ends early (a truncated body), Error(format) for a status other than 200/206, a wrong length
+// or range, or an HTML page: each message says which.
+void http_get(const HttpSource& source, const std::string& name, Want want, const BodySink& sink,
+              const HttpGetLimits& limits = {});
+
+}  // namespace loco::fetch
