@@ -280,7 +280,8 @@ TEST(TrackerViews, WithManyMembersTheBroadcastsAreSpacedByTheSendRate) {
   h.run_for(10s);
   h.join(9);  // the views were quiet: this one goes out at once
   const TimePoint broadcast = h.now;
-  ASSERT_EQ(h.last(1, Kind::view)->view.members.size(), 9u);
+  ASSERT_TRUE(h.last(1, Kind::view));
+  ASSERT_EQ(h.peers.at(1).client->view().members.size(), 9u);
   h.tracker->on_message(h.now, key(10).public_key(),
                         static_cast<std::uint16_t>(MessageType::join_request),
                         encode(h.join_request(10)));
