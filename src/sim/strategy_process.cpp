@@ -144,7 +144,10 @@ void StrategyProcess::train() {
       group.join(strategy->shared().manifest(), /*at_genesis=*/true, kJoinPatience);
   if (joined.stopped) return;
   loop.set_shard(data::ShardSpec{joined.reply.shard_index, joined.reply.shard_count});
-  if (joined.fetched) strategy->begin(loop, train::Start::joined);
+  if (joined.fetched) {
+    strategy->begin(loop, train::Start::joined);
+    strategy->joined_paced(joined.phase, joined.told);
+  }
   std::uint64_t rounds_seen = 0;
   while (!stopping_ && train::more_to_train(config, loop.steps(), strategy->shared().round(),
                                             group.round_begun(), joined.reply.final_round)) {

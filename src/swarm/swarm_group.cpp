@@ -103,6 +103,8 @@ JoinOutcome SwarmGroup::join(const proto::StateManifest& genesis, bool at_genesi
         load_fetched(*e);
         outcome.fetched = true;
         outcome.donors = e->donors;
+        outcome.phase = e->phase;
+        outcome.told = e->told;
         return outcome;
       default: break;  // must_fetch: the fetch is under way
     }

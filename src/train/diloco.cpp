@@ -51,6 +51,11 @@ void DiLoCo::begin(InnerLoop& loop, Start how) {
   place_in_schedule(loop);
 }
 
+void DiLoCo::joined_paced(Duration phase, TimePoint told) {
+  take_phase(RoundResult{.kind = RoundResult::Kind::replaced, .phase = phase});
+  phase_from(told);
+}
+
 bool DiLoCo::phase_over(const InnerLoop& loop) const {
   if (!timed()) return loop.steps() % config_.inner_steps == 0;
   if (base_steps_ == 0) return false;

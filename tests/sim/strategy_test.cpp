@@ -200,12 +200,13 @@ TEST(SimTimedRounds, AThreeTimesSlowerPeerUnderTheDefaultsIsInTheRoundsWithItsTo
 }
 
 // The slow peer killed mid-run and restarted at once: it joins, fetches the run's state, and is
-// in the rounds again, with its tokens. Its first phase after the join is H steps of its own
-// (the join's fetch brings no phase): at 3x the median's step, three rounds' time, after which
-// it is resynced and aligned; so it is back within five rounds of its return. Before, counting
-// its phase from each fetch's end, it was late by the fetch at every round, fetched again every
-// round, and never finished (seen with this seed).
-TEST(SimTimedRounds, ARestartedSlowPeerIsInTheRoundsAgainWithinFiveRounds) {
+// in the rounds again, with its tokens, from the round after the one it was killed in. Its first
+// phase after the join lasts the tracker's phase, which the join's resync carries, counted from
+// that resync (DiLoCo::joined_paced), so it ends about with the others'. Before, that phase was H
+// steps of its own, three rounds' time at 3x the median's step: it sat out three rounds after
+// its return (seen with this seed: in 7 of the 10 rounds after). Before that, counting its phase
+// from each fetch's end, it was late by the fetch at every round and never finished.
+TEST(SimTimedRounds, ARestartedSlowPeerIsInTheRoundsFromTheOneAfterItsReturn) {
   spdlog::set_level(spdlog::level::warn);
   Swarm swarm(one_slow_peer_with_the_defaults(15, 16));
   std::uint64_t back_at = 0;  // the run's rounds when it restarted
@@ -222,7 +223,7 @@ TEST(SimTimedRounds, ARestartedSlowPeerIsInTheRoundsAgainWithinFiveRounds) {
   const std::uint64_t after = swarm.rounds_committed() - back_at;
   ASSERT_GE(after, 8u) << "restarted at round " << back_at;
   const StrategyProcess& slow = *swarm.peer(0).process();
-  EXPECT_GE(slow.rounds_committed() + 5, after) << "restarted at round " << back_at;
+  EXPECT_GE(slow.rounds_committed() + 1, after) << "restarted at round " << back_at;
   EXPECT_GE(slow.shares() / static_cast<double>(after), 0.4 * kSlowComputeShare);
 }
 

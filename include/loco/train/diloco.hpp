@@ -81,6 +81,7 @@ class DiLoCo final : public Strategy {
          OverlappedGroup* overlapped = nullptr);
 
   void begin(InnerLoop& loop, Start how) override;
+  void joined_paced(Duration phase, TimePoint told) override;
   bool on_gradients(InnerLoop&) override { return true; }
   void after_step(InnerLoop& loop) override;
   void finish(InnerLoop& loop) override;
