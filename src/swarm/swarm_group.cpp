@@ -205,6 +205,15 @@ train::RoundResult SwarmGroup::land(const std::function<void(const proto::RoundM
       }});
 }
 
+std::optional<train::RoundResult> SwarmGroup::take_replaced() {
+  const auto fetched = [](const SwarmEvent& e) { return e.kind == SwarmEvent::Kind::fetched; };
+  if (begun_ != 0 || !side_->holds(fetched)) return std::nullopt;
+  // No round is open: the events before it are of rounds that ended (stale) or of the fetch.
+  while (const auto e = wait_event())
+    if (fetched(*e)) return landed(*on_round_event(0, *e, {}, {}));
+  return std::nullopt;  // stopped
+}
+
 train::RoundResult SwarmGroup::run_gather(const train::GatherInput& input) {
   LOCO_ASSERT(begun_ == 0, "a gather round begun while another round is open");
   progress_ = {};

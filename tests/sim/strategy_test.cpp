@@ -172,7 +172,11 @@ constexpr double kSlowComputeShare = 0.1;
 
 // With the defaults, a peer 3x slower neither holds the others back (they take about 3 times its
 // steps: the tracker paces the rounds) nor is thrown out of the rounds (it is in every round after
-// the first with the steps it managed, weighed by its tokens). Before (issue 49), a run of the
+// the first with the steps it managed, weighed by its tokens: left out of the first, whose phase
+// no one had measured, it takes the state the run resyncs it to at its next step, its phase
+// counted from that resync, and is in the second; before, it trained out its H steps of its own on
+// the state the run had left first and sat out the second too: in 10 of 12 rounds). Before (issue
+// 49), a run of the
 // defaults made a round every H steps, and the fast peers waited for the slow one each round (a
 // third of their compute); with pacing asked for, the slow peer, once left out, fetched the state
 // and counted its phase from the fetch's end: late by the fetch every round, it was in none.
@@ -192,7 +196,7 @@ TEST(SimTimedRounds, AThreeTimesSlowerPeerUnderTheDefaultsIsInTheRoundsWithItsTo
     EXPECT_GT(static_cast<double>(swarm.peer(i).process()->steps()),
               2.0 * static_cast<double>(slow.steps()))
         << "peer " << i << " waited for the slow one";
-  EXPECT_GE(static_cast<double>(slow.rounds_committed()), rounds - 2) << "it sat rounds out";
+  EXPECT_GE(static_cast<double>(slow.rounds_committed()), rounds - 1) << "it sat rounds out";
   EXPECT_GE(slow.shares() / rounds, 0.8 * kSlowComputeShare) << "its tokens' share of the run";
   const auto votes = finished_states(swarm);
   ASSERT_EQ(votes.size(), 1u);

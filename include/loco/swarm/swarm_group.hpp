@@ -122,6 +122,7 @@ class SwarmGroup final : public train::OuterGroup,
   void previewed() override;
   bool outcome_in() const override;
   train::RoundResult land(const std::function<void(const proto::RoundMean&)>& install) override;
+  std::optional<train::RoundResult> take_replaced() override;
   // DeMo's delayed apply (train/overlapped_gather.hpp): the network thread computes the
   // tentative state from the parts, reports its hash and serves it from the commit on.
   void start_gather(train::GatherStart input) override;
