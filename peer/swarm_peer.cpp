@@ -148,6 +148,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     train::log_data_sample(corpus, {joined.reply.shard_index, joined.reply.shard_count});
     if (joined.fetched) {
       strategy.begin(loop, train::Start::joined);  // at the run's place in the lr schedule
+      strategy.joined_paced(joined.phase, joined.told);
     } else if (resumed) {
       try {
         loop.sampler().restore(cursor);

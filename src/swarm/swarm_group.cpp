@@ -103,6 +103,8 @@ JoinOutcome SwarmGroup::join(const proto::StateManifest& genesis, bool at_genesi
         load_fetched(*e);
         outcome.fetched = true;
         outcome.donors = e->donors;
+        outcome.phase = e->phase;
+        outcome.told = e->told;
         return outcome;
       default: break;  // must_fetch: the fetch is under way
     }
@@ -201,6 +203,15 @@ train::RoundResult SwarmGroup::land(const std::function<void(const proto::RoundM
       .round = begun_, .delta = {}, .delta_norm = 0, .tentative = {}, .install = [&] {
         install(*progress_.mean);
       }});
+}
+
+std::optional<train::RoundResult> SwarmGroup::take_replaced() {
+  const auto fetched = [](const SwarmEvent& e) { return e.kind == SwarmEvent::Kind::fetched; };
+  if (begun_ != 0 || !side_->holds(fetched)) return std::nullopt;
+  // No round is open: the events before it are of rounds that ended (stale) or of the fetch.
+  while (const auto e = wait_event())
+    if (fetched(*e)) return landed(*on_round_event(0, *e, {}, {}));
+  return std::nullopt;  // stopped
 }
 
 train::RoundResult SwarmGroup::run_gather(const train::GatherInput& input) {

@@ -51,6 +51,11 @@ void DiLoCo::begin(InnerLoop& loop, Start how) {
   place_in_schedule(loop);
 }
 
+void DiLoCo::joined_paced(Duration phase, TimePoint told) {
+  take_phase(RoundResult{.kind = RoundResult::Kind::replaced, .phase = phase});
+  phase_from(told);
+}
+
 bool DiLoCo::phase_over(const InnerLoop& loop) const {
   if (!timed()) return loop.steps() % config_.inner_steps == 0;
   if (base_steps_ == 0) return false;
@@ -122,7 +127,24 @@ void DiLoCo::after_step(InnerLoop& loop) {
     round(loop);
   else if (pending_ != 0 && overlapped_->outcome_in())
     placed(loop, land(loop.params()));
+  else if (pending_ == 0 && config_.paced && overlapped_ != nullptr)
+    take_replaced(loop);
   place_in_schedule(loop);
+}
+
+// A member left out of a round is told to fetch the state when the round commits, mid-phase; its
+// steps since are on a state the run has left (its Δ would be refused), and finished, the phase
+// ended a phase after the others' next one: a slow member at the run's start, whose first phase
+// is H steps of its own, sat out two rounds (issue 49). Taken at the next step, its phase counts
+// from the resync, as a replaced round's.
+void DiLoCo::take_replaced(InnerLoop& loop) {
+  const std::optional<RoundResult> replaced = overlapped_->take_replaced();
+  if (!replaced) return;
+  last_ = *replaced;
+  take_phase(last_);
+  loop.params().copy_from(theta());
+  rebased();
+  phase_from(last_.told);
 }
 
 void DiLoCo::finish(InnerLoop& loop) {

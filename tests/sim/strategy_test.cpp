@@ -174,7 +174,11 @@ constexpr double kSlowComputeShare = 0.1;
 
 // With the defaults, a peer 3x slower neither holds the others back (they take about 3 times its
 // steps: the tracker paces the rounds) nor is thrown out of the rounds (it is in every round after
-// the first with the steps it managed, weighed by its tokens). Before (issue 49), a run of the
+// the first with the steps it managed, weighed by its tokens: left out of the first, whose phase
+// no one had measured, it takes the state the run resyncs it to at its next step, its phase
+// counted from that resync, and is in the second; before, it trained out its H steps of its own on
+// the state the run had left first and sat out the second too: in 10 of 12 rounds). Before (issue
+// 49), a run of the
 // defaults made a round every H steps, and the fast peers waited for the slow one each round (a
 // third of their compute); with pacing asked for, the slow peer, once left out, fetched the state
 // and counted its phase from the fetch's end: late by the fetch every round, it was in none.
@@ -194,7 +198,7 @@ TEST(SimTimedRounds, AThreeTimesSlowerPeerUnderTheDefaultsIsInTheRoundsWithItsTo
     EXPECT_GT(static_cast<double>(swarm.peer(i).process()->steps()),
               2.0 * static_cast<double>(slow.steps()))
         << "peer " << i << " waited for the slow one";
-  EXPECT_GE(static_cast<double>(slow.rounds_committed()), rounds - 2) << "it sat rounds out";
+  EXPECT_GE(static_cast<double>(slow.rounds_committed()), rounds - 1) << "it sat rounds out";
   EXPECT_GE(slow.shares() / rounds, 0.8 * kSlowComputeShare) << "its tokens' share of the run";
   const auto votes = finished_states(swarm);
   ASSERT_EQ(votes.size(), 1u);
@@ -202,12 +206,13 @@ TEST(SimTimedRounds, AThreeTimesSlowerPeerUnderTheDefaultsIsInTheRoundsWithItsTo
 }
 
 // The slow peer killed mid-run and restarted at once: it joins, fetches the run's state, and is
-// in the rounds again, with its tokens. Its first phase after the join is H steps of its own
-// (the join's fetch brings no phase): at 3x the median's step, three rounds' time, after which
-// it is resynced and aligned; so it is back within five rounds of its return. Before, counting
-// its phase from each fetch's end, it was late by the fetch at every round, fetched again every
-// round, and never finished (seen with this seed).
-TEST(SimTimedRounds, ARestartedSlowPeerIsInTheRoundsAgainWithinFiveRounds) {
+// in the rounds again, with its tokens, from the round after the one it was killed in. Its first
+// phase after the join lasts the tracker's phase, which the join's resync carries, counted from
+// that resync (DiLoCo::joined_paced), so it ends about with the others'. Before, that phase was H
+// steps of its own, three rounds' time at 3x the median's step: it sat out three rounds after
+// its return (seen with this seed: in 7 of the 10 rounds after). Before that, counting its phase
+// from each fetch's end, it was late by the fetch at every round and never finished.
+TEST(SimTimedRounds, ARestartedSlowPeerIsInTheRoundsFromTheOneAfterItsReturn) {
   spdlog::set_level(spdlog::level::warn);
   Swarm swarm(one_slow_peer_with_the_defaults(15, 16));
   std::uint64_t back_at = 0;  // the run's rounds when it restarted
@@ -224,7 +229,7 @@ TEST(SimTimedRounds, ARestartedSlowPeerIsInTheRoundsAgainWithinFiveRounds) {
   const std::uint64_t after = swarm.rounds_committed() - back_at;
   ASSERT_GE(after, 8u) << "restarted at round " << back_at;
   const StrategyProcess& slow = *swarm.peer(0).process();
-  EXPECT_GE(slow.rounds_committed() + 5, after) << "restarted at round " << back_at;
+  EXPECT_GE(slow.rounds_committed() + 1, after) << "restarted at round " << back_at;
   EXPECT_GE(slow.shares() / static_cast<double>(after), 0.4 * kSlowComputeShare);
 }
 

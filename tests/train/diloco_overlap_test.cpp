@@ -45,6 +45,12 @@ class ScriptedOverlap final : public OuterGroup, public OverlappedGroup {
     if (on_previewed) on_previewed();
   }
   bool outcome_in() const override { return outcome_early; }
+  std::optional<RoundResult> take_replaced() override {
+    ++replaced_asks;
+    if (!waiting) return std::nullopt;
+    shared->set_round(*std::exchange(waiting, std::nullopt));
+    return RoundResult{.kind = RoundResult::Kind::replaced, .phase = phase, .told = told};
+  }
   RoundResult land(const std::function<void(const proto::RoundMean&)>& install) override {
     ++landings;
     if (skip) return RoundResult{.kind = RoundResult::Kind::skipped};
@@ -83,7 +89,9 @@ class ScriptedOverlap final : public OuterGroup, public OverlappedGroup {
   bool skip = false;
   std::optional<std::uint64_t> replace_with;  // the next landing: replaced by this round's state
   TimePoint told{};                           // with it: when the member was told to fetch
-  SharedState* shared = nullptr;              // the strategy's, where a fetch puts the state
+  std::optional<std::uint64_t> waiting;       // fetched between rounds: take_replaced() gives it
+  int replaced_asks = 0;
+  SharedState* shared = nullptr;  // the strategy's, where a fetch puts the state
   int landings = 0;
   int previews = 0;
   std::function<void()> on_previewed;  // as the group is told previewed()
@@ -320,6 +328,52 @@ TEST(DiLoCoOverlap, AFetchedStatesPhaseIsCountedFromTheResyncNotTheFetchsEnd) {
   ASSERT_EQ(t.group.token_claims.size(), 2u);
   EXPECT_EQ(t.group.token_claims[1], 3 * step_tokens);
   EXPECT_NEAR(t.group.step_claims[1], 0.030f, 1e-6f) << "its step time, not the fetch's";
+}
+
+// Left out of a round mid-phase (its first, H steps of its own: no phase yet), a paced member
+// takes the state it was resynced to at its next step, its phase counted from the resync, rather
+// than train out H steps on the state the run left (issue 49).
+TEST(DiLoCoOverlap, APacedMemberTakesTheStateItWasResyncedToAtItsNextStep) {
+  using namespace std::chrono_literals;
+  Trainer t(true, {}, /*paced=*/true);
+  const auto step_tokens = static_cast<std::uint64_t>(t.loop.tokens_per_step());
+  t.step_time = 30ms;
+  t.group.phase = 200ms;
+  t.steps(2);  // 60 ms, of H = 4 steps of its own
+  t.group.waiting = 2;
+  t.group.told = TimePoint(50ms);
+  t.steps(1);  // 90 ms: round 2's state, its phase from 50 - 25 = 25 ms
+  ASSERT_EQ(t.diloco.shared().round(), 2u);
+  t.steps(4);  // 210 ms: H = 4 steps of its own would have started a round at 120 ms
+  EXPECT_TRUE(t.group.token_claims.empty());
+  t.steps(1);  // 240 ms: 215 ms of the 200 ms phase; the 5 steps since the state came
+  ASSERT_EQ(t.group.token_claims.size(), 1u);
+  EXPECT_EQ(t.group.token_claims[0], 5 * step_tokens);
+}
+
+TEST(DiLoCoOverlap, RoundsOfFixedHDoNotLookForAReplacedStateBetweenRounds) {
+  Trainer t(true);
+  t.group.waiting = 2;
+  t.steps(3);
+  EXPECT_EQ(t.group.replaced_asks, 0);
+  EXPECT_EQ(t.diloco.shared().round(), 0u);
+}
+
+// A newcomer of a paced run trains the phase its join's resync carried, counted from that resync,
+// not H steps of its own (issue 49).
+TEST(DiLoCoOverlap, ANewcomersFirstPacedPhaseIsTheJoinsPhaseFromItsResync) {
+  using namespace std::chrono_literals;
+  Trainer t(true, {}, /*paced=*/true);
+  const auto step_tokens = static_cast<std::uint64_t>(t.loop.tokens_per_step());
+  t.step_time = 30ms;
+  t.now = TimePoint(100ms);
+  t.diloco.begin(t.loop, Start::joined);
+  t.diloco.joined_paced(200ms, TimePoint(100ms));  // from 100 - 25 = 75 ms
+  t.steps(5);                                      // 250 ms: 175 ms of the phase
+  EXPECT_TRUE(t.group.token_claims.empty()) << "not H = 4 steps of its own";
+  t.steps(1);  // 280 ms: 205 ms
+  ASSERT_EQ(t.group.token_claims.size(), 1u);
+  EXPECT_EQ(t.group.token_claims[0], 6 * step_tokens);
 }
 
 TEST(DiLoCoOverlap, RoundsOfFixedHClaimNoTokens) {

@@ -68,7 +68,11 @@ struct JoinOutcome {
   proto::JoinReply reply;
   bool fetched = false;  // the shared state was replaced by the run's (train::Start::joined)
   std::vector<secure::PublicKey> donors;  // with `fetched`: whose chunks it holds
-  bool stopped = false;                   // *stop turned true first: not joined, nothing changed
+  // With `fetched`, in a run paced by the tracker: the phase its resync carried (0: none) and
+  // when that resync came, on the clock of the group's events (train::Strategy::joined_paced).
+  Duration phase{};
+  TimePoint told{};
+  bool stopped = false;  // *stop turned true first: not joined, nothing changed
 };
 
 class SwarmGroup final : public train::OuterGroup,
@@ -118,6 +122,7 @@ class SwarmGroup final : public train::OuterGroup,
   void previewed() override;
   bool outcome_in() const override;
   train::RoundResult land(const std::function<void(const proto::RoundMean&)>& install) override;
+  std::optional<train::RoundResult> take_replaced() override;
   // DeMo's delayed apply (train/overlapped_gather.hpp): the network thread computes the
   // tentative state from the parts, reports its hash and serves it from the commit on.
   void start_gather(train::GatherStart input) override;

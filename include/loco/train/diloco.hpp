@@ -81,6 +81,7 @@ class DiLoCo final : public Strategy {
          OverlappedGroup* overlapped = nullptr);
 
   void begin(InnerLoop& loop, Start how) override;
+  void joined_paced(Duration phase, TimePoint told) override;
   bool on_gradients(InnerLoop&) override { return true; }
   void after_step(InnerLoop& loop) override;
   void finish(InnerLoop& loop) override;
@@ -126,6 +127,9 @@ class DiLoCo final : public Strategy {
   void phase_from(TimePoint told);
   // Timed: the run's place in the learning-rate schedule for the next step (the class comment).
   void place_in_schedule(InnerLoop& loop) const;
+  // Paced, between rounds: a state the run replaced this member's with (left out of a round)
+  // starts its phase now, not at the end of a phase on the state the run left behind.
+  void take_replaced(InnerLoop& loop);
   // Paced: the tracker's phase for the next phase, if the round brought one.
   void take_phase(const RoundResult& result);
   float step_seconds() const;  // over the phase so far

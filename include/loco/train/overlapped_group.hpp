@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -55,6 +56,10 @@ class OverlappedGroup {
   virtual bool outcome_in() const = 0;
   // Waits for the round's outcome; committed: install(the committed attempt's mean) ran first.
   virtual RoundResult land(const std::function<void(const proto::RoundMean& mean)>& install) = 0;
+  // With no round started: the run's state this member was told to fetch (it was left out of a
+  // round), once fetched, loaded into the shared state now and said as land() says replaced;
+  // nullopt, without waiting, when there is none yet.
+  virtual std::optional<RoundResult> take_replaced() { return std::nullopt; }
 };
 
 }  // namespace loco::train

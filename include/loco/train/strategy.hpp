@@ -51,6 +51,11 @@ class Strategy {
   virtual void begin(InnerLoop& loop, Start how) = 0;
   // Between backward and the optimizer step. False: the strategy updated the parameters itself.
   virtual bool on_gradients(InnerLoop& loop) = 0;
+  // After begin(joined), in a run paced by the tracker: the phase the join's fetch was told
+  // (`phase`, 0: none) and when it was told (`told`, zero: not known). DiLoCo's first phase lasts
+  // it, counted from then, as after a replaced round: without it a slow newcomer trained H steps
+  // of its own and sat out the rounds of that time (docs/STRATEGIES.md).
+  virtual void joined_paced(Duration /*phase*/, TimePoint /*told*/) {}
   // After each step.
   virtual void after_step(InnerLoop& loop) = 0;
   // After the last step, before the process leaves or checkpoints for the last time: lands a
