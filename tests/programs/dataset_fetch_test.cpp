@@ -13,16 +13,14 @@
 #include <string>
 
 #include "../support/child_process.hpp"
-#include "../support/english_text.hpp"
+#include "../support/dataset_runs.hpp"
 #include "../support/local_swarm.hpp"
-#include "../support/run_prepare.hpp"
 
 namespace loco {
 namespace {
 
 namespace fs = std::filesystem;
 using test::PeerProcess;
-using test::run_prepare;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -30,18 +28,8 @@ using ::testing::Not;
 // The run's config; `mirrors` a TOML array's items ("" for none: the tracker's own).
 std::string fetch_run_config(const fs::path& path, const std::string& hash,
                              const std::string& mirrors, std::uint64_t rounds) {
-  std::ofstream(path) << "log-level = \"info\"\n"
-                         "[model]\nkind = \"gpt\"\nvocab = 400\ncontext = 32\nn-layer = 1\n"
-                         "n-head = 2\nd-model = 32\n"
-                         "[data]\nsource = \"dataset\"\nmanifest-hash = \""
-                      << hash << "\"\n"
-                      << (mirrors.empty() ? "" : "mirrors = [" + mirrors + "]\n")
-                      << "[optim]\nlr = 3e-3\nmin-lr = 3e-4\nwarmup-steps = 4\n"
-                         "[train]\nsteps = "
-                      << rounds * test::kInnerSteps
-                      << "\nbatch = 8\nseed = 1\nthreads = 1\neval-every = 0\neval-batches = 2\n"
-                      << test::kDiLoCoStrategy;
-  return path.string();
+  return test::write_dataset_run_config(
+      path, hash, mirrors.empty() ? "" : "mirrors = [" + mirrors + "]\n", rounds);
 }
 
 // Debian's python3 serving `folder` on loopback; its base URL, "" when it did not start.
@@ -60,25 +48,14 @@ struct PythonMirror {
 
 TEST(DatasetFetch, PeersFetchFromAMirrorAndTheTrackerSkippingACorruptedShardAndResuming) {
   test::TempDir dir;
-  std::ofstream(dir / "text.txt", std::ios::binary) << test::english_text(2000);
-  const fs::path data = dir / "data";
-  const std::string prepared =
-      run_prepare("--input " + (dir / "text.txt").string() + " --out-dir " + data.string() +
-                  " --tokenizer sentencepiece --tokenizer.vocab 400 --shard-tokens 4096");
-  const auto at = prepared.find("manifest-hash: ");
-  ASSERT_NE(at, std::string::npos) << prepared;
-  const std::string hash = prepared.substr(at + 15, 64);
+  const test::PreparedDataset prepared = test::prepare_english_dataset(dir.path());
+  ASSERT_FALSE(prepared.hash.empty());
+  const fs::path& data = prepared.folder;
+  const std::string& hash = prepared.hash;
 
   // The mirror's copy: its first shard lost a bit on the way.
   fs::copy(data, dir / "mirror", fs::copy_options::recursive);
-  {
-    std::fstream f(dir / "mirror" / "train-00000.bin",
-                   std::ios::binary | std::ios::in | std::ios::out);
-    f.seekg(100);
-    const char c = static_cast<char>(f.get());
-    f.seekp(100);
-    f.put(static_cast<char>(c ^ 0x10));
-  }
+  test::flip_a_bit(dir / "mirror" / "train-00000.bin", 100);
   PythonMirror mirror(dir / "mirror", dir / "mirror.log");
   ASSERT_FALSE(mirror.url.empty()) << test::read_text(dir / "mirror.log");
 

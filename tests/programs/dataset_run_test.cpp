@@ -6,65 +6,34 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <fstream>
 #include <string>
 
-#include "../support/english_text.hpp"
+#include "../support/dataset_runs.hpp"
 #include "../support/local_swarm.hpp"
-#include "../support/run_prepare.hpp"
 
 namespace loco {
 namespace {
 
 using test::PeerProcess;
-using test::run_prepare;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
-std::string run_config(const std::filesystem::path& dir, const std::string& manifest,
-                       const std::string& hash, std::uint64_t rounds) {
-  const auto path = dir / "run.toml";
-  std::ofstream(path) << "log-level = \"info\"\n"
-                         "[model]\nkind = \"gpt\"\nvocab = 400\ncontext = 32\nn-layer = 1\n"
-                         "n-head = 2\nd-model = 32\n"
-                         "[data]\nsource = \"dataset\"\nmanifest = \""
-                      << manifest << "\"\nmanifest-hash = \"" << hash
-                      << "\"\n[optim]\nlr = 3e-3\nmin-lr = 3e-4\nwarmup-steps = 4\n"
-                         "[train]\nsteps = "
-                      << rounds * test::kInnerSteps
-                      << "\nbatch = 8\nseed = 1\nthreads = 1\neval-every = 0\neval-batches = 2\n"
-                      << test::kDiLoCoStrategy;
-  return path.string();
-}
-
 TEST(DatasetRun, PeersTrainFromACheckedDatasetAndACorruptedCopyIsRefused) {
   test::TempDir dir;
-  std::ofstream(dir / "text.txt", std::ios::binary) << test::english_text(2000);
-  const std::filesystem::path data = dir / "data";
-  const std::string prepared =
-      run_prepare("--input " + (dir / "text.txt").string() + " --out-dir " + data.string() +
-                  " --tokenizer sentencepiece --tokenizer.vocab 400 --shard-tokens 4096");
-  const auto at = prepared.find("manifest-hash: ");
-  ASSERT_NE(at, std::string::npos) << prepared;
-  const std::string hash = prepared.substr(at + 15, 64);
+  const test::PreparedDataset prepared = test::prepare_english_dataset(dir.path());
+  ASSERT_FALSE(prepared.hash.empty());
+  const std::filesystem::path& data = prepared.folder;
 
   // A volunteer's copy elsewhere, and one whose first shard lost a bit on the way.
   namespace fs = std::filesystem;
   fs::copy(data, dir / "copy", fs::copy_options::recursive);
   fs::copy(data, dir / "bad", fs::copy_options::recursive);
-  {
-    std::fstream f(dir / "bad" / "train-00000.bin",
-                   std::ios::binary | std::ios::in | std::ios::out);
-    f.seekg(100);
-    const char c = static_cast<char>(f.get());
-    f.seekp(100);
-    f.put(static_cast<char>(c ^ 0x10));
-  }
+  test::flip_a_bit(dir / "bad" / "train-00000.bin", 100);
 
   constexpr std::uint64_t kRounds = 3;
-  const std::string config =
-      run_config(dir.path(), (data / "manifest.txt").string(), hash, kRounds);
+  const std::string config = test::write_dataset_run_config(
+      dir / "run.toml", prepared.hash, "manifest = \"" + (data / "manifest.txt").string() + "\"\n",
+      kRounds);
   std::vector<std::string> tracker_options = test::kSwarmTimers;
   tracker_options.insert(tracker_options.end(), {"--run.min-peers", "2"});
   test::TrackerProcess tracker(dir.path(), "run-data", tracker_options, "127.0.0.1:0", config);
