@@ -267,7 +267,7 @@ TEST(TrackerCore, ARoundWaitsForAMemberFetchingTheState) {
 // A member the rounds no longer wait for (it missed wait_rounds rounds) whose fetch ends behind
 // the run (a round committed while it downloaded: DeMo's rounds are shorter than a download) is
 // waited for in the next round, as a member catching up, while it fetches the newest state; once
-// per join. Without that it fetched behind the run to the run's end (issue 49).
+// per key in 10 rounds. Without that it fetched behind the run to the run's end (issue 49).
 TEST(TrackerCore, AFetchThatEndsBehindTheRunIsWaitedForOnceInTheNextRound) {
   Harness h;
   h.config.join_timeout = 20s;
@@ -300,7 +300,7 @@ TEST(TrackerCore, AFetchThatEndsBehindTheRunIsWaitedForOnceInTheNextRound) {
   ASSERT_TRUE(g);
   EXPECT_EQ(g->group.round, 3u);
   EXPECT_EQ(g->group.members.size(), 3u);
-  // Once per join: a second fetch that ends behind is not waited for.
+  // Once in 10 rounds: a second fetch that ends behind, 2 rounds later, is not waited for.
   h.finish_round({{3, digest_of(7)}}, digest_of(3));  // its state differs: told to fetch round 3
   for (std::uint8_t n = 1; n <= 2; ++n) h.ready(n);
   h.run_for(20s);  // a member of the last group is waited for the join timeout
