@@ -31,9 +31,12 @@ static void write_peer_config(const char* name, const char* run) {
   write_file(name, text);
 }
 
+/* A DiLoCo run of rounds every H steps: a trainer peer's rounds come when its trainer calls them,
+ * so it cannot join the rounds the tracker paces (a DiLoCo swarm's default). */
 static void write_run_config(const char* name, const char* lines) {
   char text[1024];
-  snprintf(text, sizeof text, "%s[train]\nsteps = 40\n[strategy]\nkind = \"diloco\"\n", lines);
+  snprintf(text, sizeof text,
+           "%s[train]\nsteps = 40\n[strategy]\nkind = \"diloco\"\ntracker-paced = false\n", lines);
   write_file(name, text);
 }
 
