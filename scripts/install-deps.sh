@@ -15,6 +15,7 @@ packages=(
   libsentencepiece-dev            # subword tokenizers of real-text datasets (data/tokenizer.hpp)
   nftables miniupnpd-nftables     # home routers in network namespaces (tests/programs/home_router_test.cpp)
   chromium chromium-driver fonts-dejavu-core  # the status page's browser test (headless)
+  etcd-server etcd-client         # tracker replicas' consensus store (etcd/); tests start their own on loopback
 )
 for flag in "$@"; do
   case $flag in

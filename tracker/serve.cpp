@@ -5,8 +5,6 @@
 
 #include <boost/asio/signal_set.hpp>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 
 #include "loco/core/error.hpp"
 #include "loco/net/host_port.hpp"
@@ -22,16 +20,11 @@ namespace {
 constexpr auto kShutdownGrace = std::chrono::seconds(2);
 
 // The run's saved state, if the state file exists (a restart); nothing for a new run.
-std::optional<proto::TrackerSnapshot> load_state(const std::string& path) {
-  if (path.empty() || !std::filesystem::exists(path)) return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorCategory::io, fmt::format("cannot read the state file {}", path));
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (text.size() > (std::size_t{1} << 20))
-    throw Error(
-        ErrorCategory::format,
-        fmt::format("state file {} is {} bytes: not a loco-tracker state file", path, text.size()));
-  return proto::decode_snapshot(std::as_bytes(std::span(text)), path);
+std::optional<proto::TrackerSnapshot> load_state(StateStore* state) {
+  if (state == nullptr) return std::nullopt;
+  const auto bytes = state->load();
+  if (!bytes) return std::nullopt;
+  return proto::decode_snapshot(*bytes, state->where());
 }
 
 net::HostPort parse_address(const std::string& text, const char* option) {
@@ -117,7 +110,9 @@ int serve(const TrackerOptions& options) {
     const net::ListenerLimits limits = to_listener_limits(options);
     const DownloadLimits downloads = to_download_limits(options);  // checked before anything runs
     const secure::KeyPair key = secure::read_key_file(options.key_file, secure::KeyOwner::tracker);
-    auto restored = load_state(options.state_file);
+    std::unique_ptr<StateStore> state;
+    if (!options.state_file.empty()) state = std::make_unique<StateFile>(options.state_file);
+    auto restored = load_state(state.get());
     if (restored)
       spdlog::info("continuing run {} from {}: round {} committed", restored->run_id,
                    options.state_file, restored->committed_round);
@@ -132,7 +127,7 @@ int serve(const TrackerOptions& options) {
     TrackerService service(
         io, net::resolve(io, address), listener_config(options, key, limits),
         std::make_unique<proto::TrackerCore>(config, key, std::move(restored), start),
-        options.state_file, std::move(custody), to_buffer_caps(options));
+        std::move(state), std::move(custody), to_buffer_caps(options));
     service.start();
     const auto http = start_status_page(io, options, downloads, service);
 

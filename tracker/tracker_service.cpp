@@ -9,6 +9,7 @@
 
 #include "heap_usage.hpp"
 #include "loco/checkpoint/atomic_file.hpp"
+#include "loco/core/assert.hpp"
 #include "loco/core/error.hpp"
 #include "loco/net/stripe_layout.hpp"
 #include "loco/proto/message_type.hpp"
@@ -29,7 +30,7 @@ TrackerService::TrackerService(boost::asio::io_context& io,
                                const boost::asio::ip::tcp::endpoint& endpoint,
                                net::BundleListenerConfig listener,
                                std::unique_ptr<proto::TrackerCore> core,
-                               std::filesystem::path state_file,
+                               std::unique_ptr<StateStore> state,
                                std::unique_ptr<CustodyStore> custody, BufferCaps caps)
     : io_(io),
       core_(std::move(core)),
@@ -52,7 +53,7 @@ TrackerService::TrackerService(boost::asio::io_context& io,
                    net::RefusalTally(std::chrono::seconds(10), 8, 4,
                                      net::RefusalTally::Wording{.verb = "saw", .noun = "events"}),
                    spdlog::level::info),
-      state_file_(std::move(state_file)),
+      state_(std::move(state)),
       custody_(std::move(custody)),
       caps_(caps) {
   core_->set_wall_clock(
@@ -307,15 +308,18 @@ void TrackerService::log(const proto::TrackerEvent& event) {
 }
 
 void TrackerService::save() {
-  if (state_file_.empty()) return;
+  if (!state_) return;
   const std::vector<std::byte> bytes = proto::encode(core_->snapshot());
-  const std::span<const std::byte> parts[] = {bytes};
+  bool saved = true;
   try {
-    checkpoint::write_file_atomically(state_file_, parts);
+    saved = state_->save(bytes);
   } catch (const Error& e) {
     // The run goes on; a restart would fall back to the last state that was saved.
-    spdlog::error("cannot save the tracker's state: {}", e.what());
+    spdlog::error("cannot save the tracker's state to {}: {}", state_->where(), e.what());
   }
+  // Only the state file is wired here, and it never deposes its tracker. A replica's store can
+  // (etcd_state.hpp): until its driver stops at a false save, none may be handed to this one.
+  LOCO_ASSERT(saved, "a deposed tracker replica's state store in the single tracker's driver");
 }
 
 void TrackerService::keep_custody(proto::CustodyCopy copy) {

@@ -38,6 +38,7 @@
 #include "loco/proto/tracker_core.hpp"
 #include "log_tally.hpp"
 #include "reachability_probes.hpp"
+#include "state_store.hpp"
 
 namespace loco::tracker {
 
@@ -46,11 +47,12 @@ class TrackerService {
   static constexpr Duration kTrimInterval = std::chrono::seconds(1);
   static constexpr Duration kRelayHold = std::chrono::seconds(30);
 
-  // `state_file` (empty: not saved) receives the core's snapshot on every state_changed event;
-  // `custody` (null: custody copies kept in memory only) stores the copies the core pulls.
+  // `state` (null: not saved; the state file today, state_store.hpp) receives the core's snapshot
+  // on every state_changed event; `custody` (null: custody copies kept in memory only) stores the
+  // copies the core pulls.
   TrackerService(boost::asio::io_context& io, const boost::asio::ip::tcp::endpoint& endpoint,
                  net::BundleListenerConfig listener, std::unique_ptr<proto::TrackerCore> core,
-                 std::filesystem::path state_file, std::unique_ptr<CustodyStore> custody,
+                 std::unique_ptr<StateStore> state, std::unique_ptr<CustodyStore> custody,
                  BufferCaps caps = {});
 
   void start();
@@ -104,7 +106,7 @@ class TrackerService {
   LogTally warnings_;     // misbehaviour, refusals and reports: the first of a period per peer
   LogTally about_peers_;  // a peer's joins, leaves and notices: the first four of a period
   bool trim_armed_ = false;
-  std::filesystem::path state_file_;
+  std::unique_ptr<StateStore> state_;
   std::unique_ptr<CustodyStore> custody_;
   BufferCaps caps_;
   std::map<proto::PeerKey, TimePoint> relaying_;  // peers in a custody exchange, until when

@@ -76,7 +76,17 @@ class Parser {
     }
     if (c == '"') return JsonValue(parse_string());
     if (c == '-' || (c >= '0' && c <= '9')) return JsonValue(parse_integer());
-    fail("has an unsupported value (only objects, arrays, strings and integers)");
+    if (limits_.booleans && text_.substr(pos_, 4) == "true") {
+      pos_ += 4;
+      return JsonValue(true);
+    }
+    if (limits_.booleans && text_.substr(pos_, 5) == "false") {
+      pos_ += 5;
+      return JsonValue(false);
+    }
+    fail(limits_.booleans
+             ? "has an unsupported value (only objects, arrays, strings, integers and booleans)"
+             : "has an unsupported value (only objects, arrays, strings and integers)");
   }
 
   JsonValue parse_object(int depth) {
@@ -247,6 +257,11 @@ const std::string& JsonValue::string() const {
 std::int64_t JsonValue::integer() const {
   LOCO_ASSERT(is_integer(), "JsonValue is not an integer");
   return std::get<std::int64_t>(value_);
+}
+
+bool JsonValue::boolean() const {
+  LOCO_ASSERT(is_boolean(), "JsonValue is not a boolean");
+  return std::get<bool>(value_);
 }
 
 const JsonValue* JsonValue::find(std::string_view key) const {

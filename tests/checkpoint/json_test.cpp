@@ -79,6 +79,15 @@ TEST(Json, RefusesEverythingOutsideTheStrictSubset) {
   }
 }
 
+TEST(Json, TakesBooleansOnlyWhereAllowed) {
+  const JsonLimits booleans{.booleans = true};
+  const JsonValue v = parse_json("{\"a\":true,\"b\":[false]}", booleans);
+  EXPECT_TRUE(v.find("a")->boolean());
+  EXPECT_FALSE(v.find("b")->array()[0].boolean());
+  for (const char* text : {"null", "tru", "truex", "True", "[fals]"})
+    EXPECT_THROW(parse_json(text, booleans), Error) << text;
+}
+
 TEST(Json, EnforcesDepthAndSizeLimits) {
   const JsonLimits limits{.max_bytes = 64, .max_depth = 3};
   EXPECT_NO_THROW(parse_json("[[[]]]", limits));

@@ -1,0 +1,34 @@
+#pragma once
+// A tracker replica's durable state in etcd: one key, <prefix>state, written only by the leader
+// in a transaction fenced on its election (etcd/election.hpp), so a deposed replica (paused past
+// its lease, cut off) cannot overwrite what the new leader saved: its save() returns false and it
+// must announce nothing. Any replica loads the key when it becomes leader.
+//
+// Not wired into loco-tracker yet (docs/TRACKER.md, "Tracker replicas over etcd"): the next step
+// is a TrackerService that runs its core only while leading and stops at the first false save.
+
+#include <string>
+
+#include "loco/etcd/election.hpp"
+#include "loco/etcd/kv_store.hpp"
+#include "state_store.hpp"
+
+namespace loco::tracker {
+
+class EtcdState final : public StateStore {
+ public:
+  // `election` must be leading when save() is called, and outlive this store (as `store` must).
+  EtcdState(etcd::KvStore& store, etcd::Election& election, std::string key)
+      : store_(store), election_(election), key_(std::move(key)) {}
+
+  std::optional<std::vector<std::byte>> load() override;
+  bool save(std::span<const std::byte> state) override;
+  std::string where() const override { return "etcd key " + key_; }
+
+ private:
+  etcd::KvStore& store_;
+  etcd::Election& election_;
+  std::string key_;
+};
+
+}  // namespace loco::tracker

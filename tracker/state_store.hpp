@@ -1,0 +1,45 @@
+#pragma once
+// Where loco-tracker keeps its durable state: the TrackerCore's snapshot (proto::encode of
+// TrackerSnapshot), saved on every state_changed before the messages that depend on it go out,
+// and loaded once at start. Two stores: the state file (the default: one tracker) and a tracker
+// replica's fenced key in etcd (etcd_state.hpp; replicas are not wired into loco-tracker yet).
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace loco::tracker {
+
+// A saved state larger than this is not a loco-tracker state (the format's own bound is far
+// below); it also keeps a replica's state inside one etcd request (1.5 MiB by default).
+inline constexpr std::size_t kMaxStateBytes = std::size_t{1} << 20;
+
+class StateStore {
+ public:
+  virtual ~StateStore() = default;
+  // The saved state's bytes (at most kMaxStateBytes, else Error(format)); none for a new run.
+  virtual std::optional<std::vector<std::byte>> load() = 0;
+  // Saves `state` durably before returning true. False: this tracker may no longer save (a
+  // deposed replica) and must announce nothing of what it tried to save. Error(io or network):
+  // not saved this time; a restart falls back to the last state saved.
+  virtual bool save(std::span<const std::byte> state) = 0;
+  virtual std::string where() const = 0;  // for the log: a path, or etcd's key
+};
+
+// The state file, replaced atomically (checkpoint/atomic_file.hpp): a crash leaves the old or the
+// new state, never a mix. A file never deposes its tracker: save() is true or throws.
+class StateFile final : public StateStore {
+ public:
+  explicit StateFile(std::filesystem::path path) : path_(std::move(path)) {}
+  std::optional<std::vector<std::byte>> load() override;
+  bool save(std::span<const std::byte> state) override;
+  std::string where() const override { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace loco::tracker
