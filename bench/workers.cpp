@@ -27,7 +27,9 @@
 #include "loco/train/local_gather.hpp"
 #include "loco/train/local_groups.hpp"
 #include "loco/train/make_strategy.hpp"
+#include "loco/train/run_end.hpp"
 #include "loco/train/step_loop.hpp"
+#include "loco/train/strategy_kinds.hpp"
 
 namespace {
 
@@ -35,11 +37,10 @@ using namespace loco;
 using namespace loco::train;
 
 // What one worker hands its group over `steps` steps of a blocking all-reduce strategy: the
-// codec's message for the whole arena, once per round.
+// codec's message for the whole arena, once per round (DDP: a round a step; DiLoCo: one per H).
 std::uint64_t all_reduce_bytes(const TrainConfig& c, std::size_t arena_floats) {
-  const std::uint64_t rounds =
-      c.strategy.kind == "ddp" ? c.train.steps : c.train.steps / c.strategy.diloco_h;
-  return rounds * compress::make_codec(c.strategy.codec_spec())->max_encoded_size(arena_floats);
+  return final_round(c) *
+         compress::make_codec(c.strategy.codec_spec())->max_encoded_size(arena_floats);
 }
 
 }  // namespace
@@ -96,17 +97,18 @@ int main(int argc, char** argv) {
     for (std::size_t w = 1; w < workers; ++w)
       if (hashes[w] != hashes[0]) throw Error(ErrorCategory::protocol, "workers disagree");
 
-    const std::string& kind = config.strategy.kind;
+    const RoundGroup rounds = strategy_row(config.strategy.kind).group;
     const double m = static_cast<double>(workers);
     std::uint64_t handed = 0;
     double wire = 0;
-    if (kind == "demo") {
+    if (rounds == RoundGroup::all_gather) {
       handed = gather.bytes_contributed(0);
       wire = (m - 1) * static_cast<double>(handed + config.train.steps *
                                                         proto::AllGatherConfig::kHeaderBytes);
     } else {
-      handed = kind == "streaming" ? async.bytes_handed_over(0)
-                                   : all_reduce_bytes(config, loops[0]->layout()->size());
+      handed = rounds == RoundGroup::asynchronous
+                   ? async.bytes_handed_over(0)
+                   : all_reduce_bytes(config, loops[0]->layout()->size());
       wire = 2 * (m - 1) / m * static_cast<double>(handed);
     }
     const float val = loops[0]->evaluate();
@@ -120,8 +122,8 @@ int main(int argc, char** argv) {
     std::printf(
         "workers: kind=%s workers=%zu steps=%llu val_loss=%.4f handed_over_bytes=%llu "
         "wire_bytes=%.0f seconds=%.1f\n",
-        kind.c_str(), workers, static_cast<unsigned long long>(config.train.steps), val,
-        static_cast<unsigned long long>(handed), wire, seconds);
+        config.strategy.kind.c_str(), workers, static_cast<unsigned long long>(config.train.steps),
+        val, static_cast<unsigned long long>(handed), wire, seconds);
     return 0;
   } catch (const Error& e) {
     std::fprintf(stderr, "bench-workers: %s\n", e.what());

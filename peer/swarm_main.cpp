@@ -50,9 +50,9 @@ void add_swarm_options(CLI::App& app, SwarmOptions& o) {
       ->check(CLI::Range(1u, 64u))
       ->capture_default_str();
   app.add_option("--swarm.run-id", o.run_id, "The run's id")->capture_default_str();
-  loco::cli::add_path_option(
-      app, "--swarm.run-config", o.run_config,
-      "The run's loco-train config (model, data, [strategy] kind = diloco, ddp or streaming)");
+  loco::cli::add_path_option(app, "--swarm.run-config", o.run_config,
+                             "The run's loco-train config (model, data, [strategy] kind = diloco, "
+                             "ddp, streaming or demo)");
   loco::cli::add_path_option(app, "--swarm.folder", o.folder,
                              "The run folder: keys, each process's config and log")
       ->capture_default_str();

@@ -15,6 +15,7 @@
 #include "loco/loco.h"
 #include "loco/secure/identity.hpp"
 #include "loco/train/genesis_file.hpp"
+#include "loco/train/strategy_kinds.hpp"
 #include "loco/version.hpp"
 
 struct loco_peer {
@@ -131,9 +132,10 @@ void fill_result(const loco_peer* peer, const loco::train::RoundResult& r,
 loco_status check_streaming(const loco_peer* peer, const char* function) {
   if (const loco_status s = check_peer(peer, function); s != LOCO_OK) return s;
   if (peer->peer->streaming() != nullptr) return LOCO_OK;
-  return fail(const_cast<loco_peer*>(peer), LOCO_ERR_STATE,  // for its error message only
-              std::string(function) +
-                  ": the run is not a Streaming DiLoCo run ([strategy] kind = \"streaming\")");
+  return fail(
+      const_cast<loco_peer*>(peer), LOCO_ERR_STATE,  // for its error message only
+      std::string(function) + ": the run is not a Streaming DiLoCo run ([strategy] kind = \"" +
+          std::string(loco::train::strategy_name(loco::train::StrategyKind::streaming)) + "\")");
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "loco/proto/all_reduce.hpp"
 #include "loco/swarm/swarm_session.hpp"
 #include "loco/train/run_settings.hpp"
+#include "loco/train/strategy_kinds.hpp"
 #include "loco/train/swarm_strategy.hpp"
 #include "loco/train/train_config.hpp"
 
@@ -20,8 +21,9 @@ namespace loco::host {
 train::TrainConfig load_run_config(const PeerOptions& o) {
   if (o.run_config.empty())
     throw Error(ErrorCategory::config,
-                "--run.config: name the run's loco-train config (model, data, [strategy] kind = "
-                "diloco, ddp, streaming or demo), the one the tracker was given");
+                fmt::format("--run.config: name the run's loco-train config (model, data, "
+                            "[strategy] kind = {}), the one the tracker was given",
+                            train::strategy_names(&train::StrategyRow::over_swarm, '"')));
   train::TrainConfig config = cli::load_train_config(o.run_config);
   train::check_swarm_strategy(config, o.run_config);
   train::apply_swarm_defaults(config);

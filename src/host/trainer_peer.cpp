@@ -19,6 +19,7 @@
 #include "loco/swarm/swarm_thread.hpp"
 #include "loco/train/genesis.hpp"
 #include "loco/train/make_streaming.hpp"
+#include "loco/train/strategy_kinds.hpp"
 #include "loco/train/train_state_file.hpp"
 
 namespace loco::host {
@@ -48,11 +49,12 @@ PeerOptions read_options(const std::filesystem::path& file, cli::CommonOptions& 
 
 // What a trainer peer does not do (yet), refused rather than ignored.
 void check_supported(const PeerOptions& o, const train::TrainConfig& config) {
-  if (config.strategy.kind != "diloco" && config.strategy.kind != "streaming")
+  if (!train::strategy_row(config.strategy.kind).trainer_peer)
     throw refused(
-        fmt::format("run config {}: a trainer peer runs [strategy] kind = \"diloco\" or "
-                    "\"streaming\" rounds, not \"{}\"",
-                    o.run_config, config.strategy.kind));
+        fmt::format("run config {}: a trainer peer runs [strategy] kind = {} rounds, "
+                    "not \"{}\"",
+                    o.run_config, train::strategy_names(&train::StrategyRow::trainer_peer, '"'),
+                    config.strategy.kind));
   if (config.strategy.gossip_group != 0)
     throw refused(
         fmt::format("run config {}: a trainer peer does not run gossip rounds "
@@ -118,7 +120,7 @@ TrainerPeer::TrainerPeer(train::TrainConfig config, const secure::KeyPair& key,
       group_(std::make_unique<swarm::SwarmThread>(std::move(swarm), key_), &stop_),
       local_(layout_),
       buffers_(layout_->tensor_count()) {
-  if (config_.strategy.kind == "streaming") {
+  if (train::strategy_row(config_.strategy.kind).kind == train::StrategyKind::streaming) {
     async_.emplace(group_);
     streaming_.emplace(train::streaming_config(config_.strategy), layout_, *async_);
     fragment_tensors_ = tensors_by_fragment(streaming_->fragments());

@@ -13,6 +13,7 @@
 
 #include "loco/core/error.hpp"
 #include "loco/host/trainer_peer.hpp"
+#include "loco/train/strategy_kinds.hpp"
 
 namespace loco::host {
 
@@ -33,9 +34,10 @@ std::uint64_t TrainerPeer::state_step() const {
 
 void TrainerPeer::check_streaming(const char* function) const {
   if (!streaming_)
-    throw Error(ErrorCategory::invalid_argument,
-                fmt::format("{}: the run's [strategy] kind is \"{}\", not \"streaming\"", function,
-                            config_.strategy.kind));
+    throw Error(
+        ErrorCategory::invalid_argument,
+        fmt::format("{}: the run's [strategy] kind is \"{}\", not \"{}\"", function,
+                    config_.strategy.kind, train::strategy_name(train::StrategyKind::streaming)));
 }
 
 const std::vector<std::size_t>& TrainerPeer::fragment_tensors(std::size_t p) const {

@@ -3,14 +3,9 @@
 #include "loco/core/error.hpp"
 #include "loco/model/gpt.hpp"
 #include "loco/model/mlp.hpp"
-#include "loco/train/ddp.hpp"
-#include "loco/train/demo.hpp"
-#include "loco/train/diloco.hpp"
 #include "loco/train/genesis_file.hpp"
 #include "loco/train/init_params.hpp"
-#include "loco/train/make_demo.hpp"
-#include "loco/train/make_streaming.hpp"
-#include "loco/train/streaming_diloco.hpp"
+#include "loco/train/strategy_kinds.hpp"
 
 namespace loco::train {
 
@@ -42,13 +37,7 @@ void initial_parameters(const TrainConfig& config, const model::Model& model, Ar
 }
 
 std::vector<std::string> shared_state_names(const TrainConfig& config) {
-  const std::string& kind = config.strategy.kind;
-  if (kind == "diloco") return DiLoCo::shared_names();
-  if (kind == "ddp") return DataParallel::shared_names();
-  if (kind == "streaming")
-    return StreamingDiLoCo::shared_names(streaming_config(config.strategy).eager);
-  if (kind == "demo") return DeMo::shared_names(demo_config(config));
-  return {};
+  return strategy_row(config.strategy.kind).shared_names(config);
 }
 
 SharedState genesis_state(const TrainConfig& config) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "loco/core/error.hpp"
+
 namespace loco::train {
 
 DemoConfig demo_config(const TrainConfig& config) {
@@ -12,6 +14,24 @@ DemoConfig demo_config(const TrainConfig& config) {
                     .values = s.demo_values,
                     .late = s.demo_late,
                     .weight_decay = config.adamw.weight_decay};
+}
+
+void validate_demo(const TrainConfig& config) {
+  if (!config.strategy.codec.empty())
+    throw Error(ErrorCategory::config,
+                "strategy.codec does not apply to demo: its messages are set by "
+                "strategy.demo-chunk, demo-topk and demo-values");
+  demo_config(config).validate();
+}
+
+std::string demo_codec_spec(const StrategySection& s) {
+  return DemoConfig{.chunk = s.demo_chunk, .topk = s.demo_topk, .values = s.demo_values}
+      .codec_spec();
+}
+
+std::string describe_demo(const StrategySection& s) {
+  return fmt::format("{} beta={} late={} codec={}", s.kind, s.demo_beta, s.demo_late,
+                     s.codec_spec());
 }
 
 std::string demo_identity(const StrategySection& s) {

@@ -3,13 +3,19 @@
 #include <fmt/format.h>
 
 #include "loco/core/error.hpp"
-#include "loco/train/ddp.hpp"
-#include "loco/train/diloco.hpp"
-#include "loco/train/make_demo.hpp"
-#include "loco/train/make_streaming.hpp"
-#include "loco/train/no_strategy.hpp"
+#include "loco/train/strategy_kinds.hpp"
 
 namespace loco::train {
+namespace {
+
+[[noreturn]] void missing(const StrategyRow& row, const char* group) {
+  throw Error(ErrorCategory::config,
+              fmt::format("strategy.kind = \"{}\" needs {} (loco-train's local group or "
+                          "loco-peer's swarm)",
+                          row.name, group));
+}
+
+}  // namespace
 
 std::unique_ptr<Strategy> make_strategy(const TrainConfig& config, InnerLoop& loop,
                                         OuterGroup& group, AsyncOuterGroup* async_group,
@@ -17,53 +23,22 @@ std::unique_ptr<Strategy> make_strategy(const TrainConfig& config, InnerLoop& lo
                                         OverlappedGroup* overlapped_group,
                                         std::function<TimePoint()> clock,
                                         OverlappedGather* overlapped_gather) {
-  const StrategySection& s = config.strategy;
-  if (s.kind == "diloco")
-    return std::make_unique<DiLoCo>(
-        DiLoCoConfig{.inner_steps = s.diloco_h,
-                     .outer = s.outer,
-                     .round_time = std::chrono::duration_cast<Duration>(
-                         std::chrono::duration<double>(s.round_seconds)),
-                     .paced = s.paced(),
-                     .clock = std::move(clock)},
-        loop.layout(), group,
-        // A gossip round installs at once: no commit to overlap.
-        s.gossip_group == 0 ? overlapped_group : nullptr);
-  if (s.kind == "ddp") return std::make_unique<DataParallel>(loop.layout(), config.adamw, group);
-  if (s.kind == "streaming") {
-    if (async_group == nullptr)
-      throw Error(ErrorCategory::config,
-                  "strategy.kind = \"streaming\" needs an asynchronous group (loco-train's "
-                  "local group or loco-peer's swarm)");
-    return make_streaming(config, loop, *async_group);
-  }
-  if (s.kind == "demo") {
-    if (gather_group == nullptr)
-      throw Error(ErrorCategory::config,
-                  "strategy.kind = \"demo\" needs an all-gather group (loco-train's local "
-                  "group or loco-peer's swarm)");
-    return make_demo(config, loop, *gather_group, overlapped_gather);
-  }
-  return std::make_unique<NoStrategy>();
+  const StrategyRow& row = strategy_row(config.strategy.kind);
+  if (row.group == RoundGroup::asynchronous && async_group == nullptr)
+    missing(row, "an asynchronous group");
+  if (row.group == RoundGroup::all_gather && gather_group == nullptr)
+    missing(row, "an all-gather group");
+  return row.make(config, loop,
+                  StrategyGroups{.group = group,
+                                 .async = async_group,
+                                 .gather = gather_group,
+                                 .overlapped = overlapped_group,
+                                 .clock = std::move(clock),
+                                 .overlapped_gather = overlapped_gather});
 }
 
 std::string describe_strategy(const TrainConfig& config) {
-  const StrategySection& s = config.strategy;
-  if (s.kind == "diloco" && s.paced())
-    return fmt::format(
-        "diloco rounds paced by the tracker (H={} steps of the median member) codec={}", s.diloco_h,
-        s.codec_spec());
-  if (s.kind == "diloco" && s.round_seconds > 0)
-    return fmt::format("diloco rounds of {} s (nominal H={}) codec={}", s.round_seconds, s.diloco_h,
-                       s.codec_spec());
-  if (s.kind == "diloco") return fmt::format("diloco H={} codec={}", s.diloco_h, s.codec_spec());
-  if (s.kind == "ddp") return fmt::format("ddp codec={}", s.codec_spec());
-  if (s.kind == "streaming")
-    return fmt::format("streaming H={} P={} tau={} alpha={} codec={}", s.diloco_h, s.fragments,
-                       s.tau, s.alpha, s.fragment_codec);
-  if (s.kind == "demo")
-    return fmt::format("demo beta={} late={} codec={}", s.demo_beta, s.demo_late, s.codec_spec());
-  return s.kind;
+  return strategy_row(config.strategy.kind).describe(config.strategy);
 }
 
 }  // namespace loco::train

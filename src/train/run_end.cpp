@@ -2,21 +2,12 @@
 
 #include <algorithm>
 
-#include "loco/train/make_streaming.hpp"
+#include "loco/train/strategy_kinds.hpp"
 
 namespace loco::train {
 
 std::uint64_t final_round(const TrainConfig& config) {
-  const StrategySection& s = config.strategy;
-  const std::uint64_t steps = config.train.steps;
-  if (s.kind == "diloco") return s.gossip_group != 0 ? 0 : steps / s.diloco_h;
-  if (s.kind == "ddp" || s.kind == "demo") return steps;
-  if (s.kind != "streaming") return 0;
-  // Landing steps grow with the round: at most P rounds a cycle of H steps land by `steps`.
-  const StreamingConfig streaming = streaming_config(s);
-  std::uint64_t round = (steps / s.diloco_h + 1) * s.fragments;
-  while (round > 0 && landed_step(streaming, round) > steps) --round;
-  return round;
+  return strategy_row(config.strategy.kind).final_round(config);
 }
 
 bool more_to_train(const TrainConfig& config, std::uint64_t steps, std::uint64_t round,
@@ -32,7 +23,8 @@ bool more_to_train(const TrainConfig& config, std::uint64_t steps, std::uint64_t
   // the run's final round rather than leave a round or more early (issue 49).
   // The round begun at the last step lands in finish() (DiLoCo's overlapped round, DeMo's delayed
   // apply); Streaming's is still on the wire when the peers stop (final_round).
-  const std::uint64_t held = config.strategy.kind == "streaming" ? round : std::max(round, begun);
+  const std::uint64_t held =
+      strategy_row(config.strategy.kind).begun_round_lands ? std::max(round, begun) : round;
   return steps < config.train.steps || (final_round != 0 && held < final_round);
 }
 

@@ -5,8 +5,7 @@
 #include "loco/compress/codec.hpp"
 #include "loco/core/error.hpp"
 #include "loco/train/init_params.hpp"
-#include "loco/train/make_demo.hpp"
-#include "loco/train/make_streaming.hpp"
+#include "loco/train/strategy_kinds.hpp"
 
 namespace loco::train {
 
@@ -43,24 +42,17 @@ std::vector<proto::Setting> run_settings(const TrainConfig& config) {
   if (config.data.source == "dataset")
     s.push_back({"data.manifest-hash", config.data.manifest_hash});
   s.push_back({"strategy.kind", config.strategy.kind});
-  if (config.strategy.kind == "diloco") {
-    s.push_back({"strategy.diloco-h", std::to_string(config.strategy.diloco_h)});
-    s.push_back({"strategy.outer-lr", fmt::format("{}", config.strategy.outer.lr)});
-    s.push_back({"strategy.outer-momentum", fmt::format("{}", config.strategy.outer.momentum)});
-    if (config.strategy.gossip_group != 0)
-      s.push_back({"strategy.gossip-group", std::to_string(config.strategy.gossip_group)});
-    if (config.strategy.round_seconds > 0)
-      s.push_back({"strategy.round-seconds", fmt::format("{}", config.strategy.round_seconds)});
-    if (config.strategy.paced()) s.push_back({"strategy.tracker-paced", "true"});
-  }
-  if (config.strategy.kind != "none")
-    s.push_back({"strategy.codec", compress::make_codec(config.strategy.codec_spec())->spec()});
-  if (config.strategy.kind == "diloco" || config.strategy.kind == "ddp" ||
-      config.strategy.kind == "streaming")
-    s.push_back({"strategy.all-reduce", config.strategy.all_reduce});
-  if (config.strategy.kind == "streaming") add_streaming_settings(config.strategy, s);
-  if (config.strategy.kind == "demo") add_demo_settings(config, s);
+  strategy_row(config.strategy.kind).settings(config, s);
   return s;
+}
+
+void add_codec_setting(const TrainConfig& config, std::vector<proto::Setting>& settings) {
+  settings.push_back(
+      {"strategy.codec", compress::make_codec(config.strategy.codec_spec())->spec()});
+}
+
+void add_all_reduce_setting(const TrainConfig& config, std::vector<proto::Setting>& settings) {
+  settings.push_back({"strategy.all-reduce", config.strategy.all_reduce});
 }
 
 }  // namespace loco::train

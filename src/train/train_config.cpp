@@ -7,8 +7,7 @@
 #include "loco/compress/codec.hpp"
 #include "loco/core/error.hpp"
 #include "loco/proto/all_reduce.hpp"
-#include "loco/train/make_demo.hpp"
-#include "loco/train/make_streaming.hpp"
+#include "loco/train/strategy_kinds.hpp"
 
 namespace loco::train {
 
@@ -49,10 +48,6 @@ void validate_model(const TrainConfig& c) {
           model.genesis_blake2b + "'");
     if (!c.train.init.empty())
       config_fail("train.init: an external model's initial values are its genesis file's");
-    if (c.strategy.kind == "streaming" && c.strategy.layout != "balanced")
-      config_fail("strategy.layout = '" + c.strategy.layout +
-                  "' groups loco's own models' layers by name; an external model's fragments "
-                  "are runs of whole tensors balanced by size: strategy.layout = \"balanced\"");
   }
   model.gpt.validate();
   if (model.gpt.vocab > 65536) config_fail("model.vocab must be at most 65536 (tokens are uint16)");
@@ -92,34 +87,23 @@ void TrainConfig::validate() const {
   if (train.eval_batches < 1) config_fail("train.eval-batches must be at least 1");
   if (train.threads < 1 || train.threads > 1024) config_fail("train.threads must be in [1, 1024]");
   validate_data(data);
-  if (strategy.kind != "none" && strategy.kind != "diloco" && strategy.kind != "ddp" &&
-      strategy.kind != "streaming" && strategy.kind != "demo")
-    config_fail("strategy.kind must be 'none', 'diloco', 'ddp', 'streaming' or 'demo', not '" +
-                strategy.kind + "'");
-  if (strategy.kind == "streaming") streaming_config(strategy).validate();
-  if (strategy.kind == "demo") {
-    if (!strategy.codec.empty())
-      config_fail(
-          "strategy.codec does not apply to demo: its messages are set by strategy.demo-chunk, "
-          "demo-topk and demo-values");
-    demo_config(*this).validate();
-  }
-  if (strategy.kind == "diloco") {
-    if (strategy.diloco_h < 1) config_fail("strategy.diloco-h must be at least 1");
-    strategy.outer.validate();
-  }
+  const StrategyRow& row = strategy_row(strategy.kind);  // names the known kinds
+  row.validate(*this);
+  // DiLoCo's round options, refused for a strategy whose rounds do not take them.
+  const std::string takes_them = strategy_names(&StrategyRow::diloco_round_options, '"');
   if (!(strategy.round_seconds >= 0 && strategy.round_seconds <= 86'400))
     config_fail("strategy.round-seconds must be in [0, 86400] (0: a round every diloco-h steps)");
-  if (strategy.round_seconds > 0 && strategy.kind != "diloco")
+  if (strategy.round_seconds > 0 && !row.diloco_round_options)
+    config_fail(fmt::format(
+        "strategy.round-seconds: rounds bounded by time are DiLoCo's (strategy.kind = {})",
+        takes_them));
+  if (strategy.paced() && (!row.diloco_round_options || strategy.gossip_group != 0))
     config_fail(
-        "strategy.round-seconds: rounds bounded by time are DiLoCo's (strategy.kind = "
-        "\"diloco\")");
-  if (strategy.paced() && (strategy.kind != "diloco" || strategy.gossip_group != 0))
-    config_fail(
-        "strategy.tracker-paced: the tracker paces DiLoCo's rounds in all-reduce mode "
-        "(strategy.kind = \"diloco\", gossip-group = 0)");
+        fmt::format("strategy.tracker-paced: the tracker paces DiLoCo's rounds in all-reduce "
+                    "mode (strategy.kind = {}, gossip-group = 0)",
+                    takes_them));
   if (strategy.gossip_group != 0) {
-    if (strategy.kind != "diloco")
+    if (!row.diloco_round_options)
       config_fail("strategy.gossip-group: gossip mode averages DiLoCo rounds; strategy.kind is '" +
                   strategy.kind + "'");
     if (strategy.gossip_group < 2 || strategy.gossip_group > 8)
@@ -136,10 +120,11 @@ void TrainConfig::validate() const {
 }
 
 std::string StrategySection::codec_spec() const {
-  if (!codec.empty()) return codec;
-  if (kind == "demo")
-    return DemoConfig{.chunk = demo_chunk, .topk = demo_topk, .values = demo_values}.codec_spec();
-  return kind == "ddp" ? "fp32" : "int8:block=256";
+  return codec.empty() ? strategy_row(kind).default_codec(*this) : codec;
+}
+
+bool StrategySection::steps_with_adamw() const {
+  return strategy_row(kind).steps_with_adamw;
 }
 
 std::string TrainConfig::identity() const {
@@ -169,8 +154,7 @@ std::string TrainConfig::identity() const {
   s += fmt::format("train.steps={}\ntrain.batch={}\ntrain.seed={}\n", train.steps, train.batch,
                    train.seed);
   s += fmt::format("strategy.kind={}\n", strategy.kind);
-  if (strategy.kind == "streaming") s += streaming_identity(strategy);
-  if (strategy.kind == "demo") s += demo_identity(strategy);
+  s += strategy_row(strategy.kind).identity(strategy);
   return s;
 }
 

@@ -17,6 +17,7 @@
 #include "loco/train/local_groups.hpp"
 #include "loco/train/make_strategy.hpp"
 #include "loco/train/step_loop.hpp"
+#include "loco/train/strategy_kinds.hpp"
 #include "loco/train/training_checkpoint.hpp"
 
 namespace loco::train {
@@ -51,6 +52,7 @@ TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* st
   SoloGather alone_gather;
   const std::unique_ptr<Strategy> strategy =
       make_strategy(config, loop, alone, &alone_async.member(0), &alone_gather);
+  const StrategyRow& row = strategy_row(config.strategy.kind);
 
   // 2. Resume: every arena, the step, AdamW's step count, the round and the data cursor.
   TrainSummary summary;
@@ -81,7 +83,7 @@ TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* st
       "training a {} of {} parameters for steps {}..{} on {} training tokens, {} threads{}",
       config.model.kind, summary.parameters, loop.steps(), last_step,
       loop.sampler().range().end - loop.sampler().range().begin, config.train.threads,
-      config.strategy.kind == "none" ? "" : fmt::format(", {} alone", describe_strategy(config)));
+      row.kind == StrategyKind::none ? "" : fmt::format(", {} alone", describe_strategy(config)));
 
   // 3. The steps (step_loop.hpp), with a progress line every log_every steps, validation and
   // checkpoints.
@@ -128,7 +130,7 @@ TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* st
   spdlog::info("step {:>6} | validation loss {:.4f}{}", summary.end_step, *summary.val_loss,
                versus_floor(*summary.val_loss, summary.entropy_floor));
   checkpoint();
-  if (config.strategy.kind == "streaming") {
+  if (row.group == RoundGroup::asynchronous) {
     spdlog::info("streaming: {} bytes of encoded fragment deltas handed over, largest {} bytes",
                  alone_async.bytes_handed_over(0), alone_async.largest_message());
   }

@@ -28,7 +28,7 @@ std::unique_ptr<model::Model> make_model(const TrainConfig& config);
 // load_init_params throws for a bad --init file.
 void initial_parameters(const TrainConfig& config, const model::Model& model, Arena& params);
 
-// The names of the strategy's shared arenas (config.strategy.kind; none for kind "none").
+// The names of the strategy's shared arenas (its row's in strategy_kinds.hpp; none without one).
 std::vector<std::string> shared_state_names(const TrainConfig& config);
 
 // Throws what read_genesis throws for an external model's genesis file.

@@ -1,6 +1,6 @@
 #pragma once
 // The one place a strategy is built from the run's config (loco-train with a local group,
-// loco-peer with the swarm): [strategy] kind = none | diloco | ddp | streaming | demo.
+// loco-peer with the swarm), by the factory of its row in strategy_kinds.hpp.
 
 #include <functional>
 #include <memory>
@@ -18,12 +18,12 @@
 namespace loco::train {
 
 // The strategy of config.strategy.kind over `group`, `async_group` for Streaming DiLoCo or
-// `gather_group` for DeMo (all outlive it); DiLoCo's rounds overlap the next inner phase when
-// `overlapped_group` is given (the swarm's). Throws Error(config) for streaming without an
-// asynchronous group, or demo without a gather group. DiLoCo's rounds bounded by time
-// (strategy.round-seconds) read `clock` (the simulator's is its compute thread's virtual time).
-// DeMo's delayed apply (strategy.demo-late) overlaps the next step when `overlapped_gather` is
-// given (the swarm's).
+// `gather_group` for DeMo (all outlive it; the row's RoundGroup says which); DiLoCo's rounds
+// overlap the next inner phase when `overlapped_group` is given (the swarm's). Throws Error(config)
+// for an unknown kind, or when the group its rounds take is not given. DiLoCo's rounds bounded by
+// time (strategy.round-seconds) read `clock` (the simulator's is its compute thread's virtual
+// time). DeMo's delayed apply (strategy.demo-late) overlaps the next step when `overlapped_gather`
+// is given (the swarm's).
 std::unique_ptr<Strategy> make_strategy(const TrainConfig& config, InnerLoop& loop,
                                         OuterGroup& group, AsyncOuterGroup* async_group = nullptr,
                                         GatherGroup* gather_group = nullptr,

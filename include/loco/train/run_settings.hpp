@@ -13,6 +13,11 @@
 namespace loco::train {
 
 // Throws Error(io) when config.train.init is set and cannot be read.
+// The strategy's settings follow strategy.kind, in its row's order (strategy_kinds.hpp).
 std::vector<proto::Setting> run_settings(const TrainConfig& config);
+
+// What a strategy's row adds: strategy.codec (the codec's spec in full) and strategy.all-reduce.
+void add_codec_setting(const TrainConfig& config, std::vector<proto::Setting>& settings);
+void add_all_reduce_setting(const TrainConfig& config, std::vector<proto::Setting>& settings);
 
 }  // namespace loco::train

@@ -9,8 +9,9 @@
 namespace loco::train {
 
 // Throws Error(config), naming `source` (the config file), when the strategy cannot run over a
-// swarm: a kind other than diloco, ddp, streaming or demo; eager updates with more than one
-// fragment (their rounds travel a whole H, and the tracker runs one round at a time).
+// swarm: a kind whose row (strategy_kinds.hpp) is not over_swarm, or what its row's swarm_check
+// refuses (Streaming: eager updates with more than one fragment, whose rounds travel a whole H
+// while the tracker runs one round at a time).
 void check_swarm_strategy(const TrainConfig& config, const std::string& source);
 
 // A swarm's defaults, applied by loco-tracker and loco-peer to the run config they load (the
@@ -21,8 +22,8 @@ void check_swarm_strategy(const TrainConfig& config, const std::string& source);
 // (docs/STRATEGIES.md, "Rounds bounded by time").
 void apply_swarm_defaults(TrainConfig& config);
 
-// The codec of a round's contributions: Streaming's fragments travel in their own codec (4-bit
-// floats by default), every other strategy's in strategy.codec.
+// The codec of a round's contributions (the row's round_codec): Streaming's fragments travel in
+// their own codec (4-bit floats by default), every other strategy's in strategy.codec.
 std::string swarm_codec(const TrainConfig& config);
 
 }  // namespace loco::train

@@ -14,6 +14,7 @@
 #include "loco/optim/adamw.hpp"
 #include "loco/optim/outer_nesterov.hpp"
 #include "loco/optim/schedule.hpp"
+#include "loco/train/strategy_kinds.hpp"
 
 namespace loco::train {
 
@@ -64,13 +65,13 @@ struct TrainSection {
   std::string init;  // safetensors file of initial parameters (init_params.hpp); empty = seed
 };
 
-// What the inner loop takes part in (strategy.hpp). "none": plain local training; "diloco": a
-// DiLoCo round every `diloco_h` steps; "ddp": gradients averaged every step (alone in loco-train,
-// with the run's group in loco-peer); "streaming": Streaming DiLoCo over `fragments` fragments
-// (streaming_diloco.hpp), H = diloco_h; "demo": DeMo (demo.hpp), a gather of DCT components every
-// step.
+// What the inner loop takes part in (strategy.hpp). `kind` names a row of strategy_kinds.hpp:
+// none, plain local training; diloco, a DiLoCo round every `diloco_h` steps; ddp, gradients
+// averaged every step (alone in loco-train, with the run's group in loco-peer); streaming,
+// Streaming DiLoCo over `fragments` fragments (streaming_diloco.hpp), H = diloco_h; demo, DeMo
+// (demo.hpp), a gather of DCT components every step.
 struct StrategySection {
-  std::string kind = "none";
+  std::string kind{strategy_name(StrategyKind::none)};
   std::uint64_t diloco_h = 20;
   optim::OuterNesterovConfig outer;
   std::string codec;  // how updates travel between peers (compress/spec.hpp); empty: the default
@@ -95,7 +96,7 @@ struct StrategySection {
 
   // Whether the inner loop steps with AdamW: every strategy but DeMo, which steps θ itself (the
   // sign of the members' mean) and keeps its own momentum; under DeMo no AdamW moment is allocated.
-  bool steps_with_adamw() const { return kind != "demo"; }
+  bool steps_with_adamw() const;
   // The codec in effect: `codec`, or the strategy's default (DiLoCo int8:block=256, DDP fp32,
   // DeMo its DCT top-k codec from the demo options).
   std::string codec_spec() const;
