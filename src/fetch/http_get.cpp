@@ -193,7 +193,9 @@ void http_get(const HttpSource& source, const std::string& name, Want want, cons
     parser.get().body().data = chunk.data();
     parser.get().body().size = chunk.size();
     stream.expires_after(limits.io_timeout);
-    ec = run_one(io, [&](auto done) { http::async_read(stream, buffer, parser, done); });
+    // read_some: the bytes as they come (a sink that sees them, a rate that counts them), not
+    // once the chunk is full.
+    ec = run_one(io, [&](auto done) { http::async_read_some(stream, buffer, parser, done); });
     // The bytes that came before an error are kept: a resumed download starts after them.
     const std::size_t n = chunk.size() - parser.get().body().size;
     if (got + n > most)
