@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "fed_tokens.hpp"
 #include "loco/core/error.hpp"
+#include "loco/fetch/shard_feed.hpp"
 #include "loco/host/peer_options.hpp"
 #include "loco/proto/parameter_sketch.hpp"
 #include "loco/swarm/swarm_async_group.hpp"
@@ -100,7 +102,9 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     // swarm.
     train::TrainConfig config = host::load_run_config(o);
     train::require_own_model(config);  // before its data is read
-    host::fetch_run_data(o, config);   // from the run's mirrors, when it has a data cache
+    // From the run's mirrors, when it has a data cache: the manifest, tokenizer and validation
+    // shards now, its data shard's train shards while it trains (fetch/shard_feed.hpp).
+    const std::unique_ptr<fetch::ShardFeed> feed = host::start_data_feed(o, config);
     const Duration end_wait =
         net::parse_duration(o.end_wait, "--peer.end-wait", std::chrono::hours(24));
     const Duration seed_after_end =
@@ -111,7 +115,10 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
                   "--out peer.key`");
     const secure::KeyPair key = secure::read_key_file(o.key_file, secure::KeyOwner::peer);
     model::set_compute_threads(config.train.threads);
-    const train::Corpus corpus(config.data, static_cast<std::uint32_t>(config.model.gpt.vocab));
+    const auto vocab = static_cast<std::uint32_t>(config.model.gpt.vocab);
+    const train::Corpus corpus = feed ? train::Corpus(feed->manifest(), feed->folder(), vocab)
+                                      : train::Corpus(config.data, vocab);
+    const auto context = static_cast<std::uint32_t>(config.model.gpt.context);
     train::InnerLoop loop(config, corpus);
     const DebugFaults faults(o.debug);
     swarm::SwarmConfig swarm = host::swarm_config(o, config);
@@ -144,8 +151,15 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
       spdlog::info("stopped by a signal before joining the run");
       return 0;
     }
-    loop.set_shard(data::ShardSpec{joined.reply.shard_index, joined.reply.shard_count});
-    train::log_data_sample(corpus, {joined.reply.shard_index, joined.reply.shard_count});
+    const data::ShardSpec shard{joined.reply.shard_index, joined.reply.shard_count};
+    if (!feed) {
+      loop.set_shard(shard);
+      train::log_data_sample(corpus, shard);
+    } else if (!take_first_tokens(*feed, loop, corpus, shard, context, stop)) {
+      spdlog::info("stopped by a signal while its data arrived");
+      group.leave("stopped by a signal");
+      return 0;
+    }
     if (joined.fetched) {
       strategy.begin(loop, train::Start::joined);  // at the run's place in the lr schedule
       strategy.joined_paced(joined.phase, joined.told);
@@ -153,7 +167,9 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
       try {
         loop.sampler().restore(cursor);
       } catch (const Error&) {
-        spdlog::info("the tracker gave this peer another data shard: reading it from its start");
+        spdlog::info(
+            "the tracker gave this peer another data shard, or only part of it is in yet: reading "
+            "it from its start");
       }
     }
     spdlog::info("joined run {} as peer {}: shard {} of {}, round {}, {} parameters, {}", o.run_id,
@@ -232,6 +248,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
       if (async_group.in_flight()) ++in_flight_steps;
     };
     const auto done = [&](const train::StepOutcome& s) {
+      if (feed) take_more_tokens(*feed, loop, corpus, context);  // between steps
       if (group.rounds_run() != rounds_seen) {
         print_landed();
         publish_stats();  // the traffic and relayed bytes of the round that landed

@@ -84,6 +84,35 @@ beast::error_code run_one(asio::io_context& io, Start start) {
   return result;
 }
 
+// The minimum-rate rule (HttpGetLimits::min_bytes_per_s): counts a body's bytes per window.
+class RateFloor {
+ public:
+  explicit RateFloor(const HttpGetLimits& limits)
+      : window_(limits.rate_window),
+        floor_(limits.min_bytes_per_s * static_cast<std::uint64_t>(limits.rate_window.count()) /
+               1000),
+        start_(Clock::now()) {}
+
+  // `n` more bytes arrived; false when a whole window passed with fewer than the floor's bytes.
+  bool received(std::uint64_t n) {
+    bytes_ += n;
+    const auto now = Clock::now();
+    if (now - start_ < window_) return true;
+    if (bytes_ < floor_) return false;
+    start_ = now;
+    bytes_ = 0;
+    return true;
+  }
+  std::uint64_t floor() const { return floor_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  std::chrono::milliseconds window_;
+  std::uint64_t floor_;
+  Clock::time_point start_;
+  std::uint64_t bytes_ = 0;
+};
+
 }  // namespace
 
 HttpSource parse_http_source(std::string_view url) {
@@ -157,19 +186,27 @@ void http_get(const HttpSource& source, const std::string& name, Want want, cons
   const std::uint64_t from = check_header(source, name, parser, want);
   const std::uint64_t most = want.total - from;
   std::uint64_t got = 0;
+  RateFloor rate(limits);
 
   std::vector<char> chunk(kChunkBytes);
   while (!parser.is_done()) {
     parser.get().body().data = chunk.data();
     parser.get().body().size = chunk.size();
     stream.expires_after(limits.io_timeout);
-    ec = run_one(io, [&](auto done) { http::async_read(stream, buffer, parser, done); });
+    // read_some: the bytes as they come (a sink that sees them, a rate that counts them), not
+    // once the chunk is full.
+    ec = run_one(io, [&](auto done) { http::async_read_some(stream, buffer, parser, done); });
     // The bytes that came before an error are kept: a resumed download starts after them.
     const std::size_t n = chunk.size() - parser.get().body().size;
     if (got + n > most)
       refuse(source, name, fmt::format("sends more than the {} bytes asked for", most));
     got += n;
     if (n > 0) sink(from + got - n, std::span<const char>(chunk.data(), n));
+    if (!rate.received(n))
+      broke(source, name,
+            fmt::format("slower than the minimum rate: fewer than {} bytes in {} ms (after {} of "
+                        "{} bytes)",
+                        rate.floor(), limits.rate_window.count(), got, most));
     if (ec == http::error::need_buffer) ec = {};
     if (ec == http::error::body_limit)
       refuse(source, name, fmt::format("sends more than the file's {} bytes", want.total));

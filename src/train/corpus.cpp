@@ -56,37 +56,60 @@ void Corpus::read_dataset(const DataSection& config, std::uint32_t vocab) {
   std::filesystem::path manifest = config.manifest;
   if (std::filesystem::is_directory(manifest)) manifest /= data::kManifestName;
   data::Dataset dataset = data::read_dataset(manifest, config.manifest_hash);
-  if (dataset.manifest.vocab > vocab)
-    throw Error(ErrorCategory::config,
-                fmt::format("the dataset's tokenizer has {} tokens, more than model.vocab = {}",
-                            dataset.manifest.vocab, vocab));
+  manifest_ = dataset.manifest;
+  check_vocab(vocab);
   tokenizer_.emplace(data::read_tokenizer(dataset.folder, dataset.manifest));
   owned_train_ = std::move(dataset.train);
   owned_validation_ = std::move(dataset.validation);
   train_ = owned_train_;
   validation_ = owned_validation_;
-  manifest_ = std::move(dataset.manifest);
 }
 
-std::string Corpus::sample(data::ShardSpec shard, std::size_t tokens) const {
+Corpus::Corpus(const data::DatasetManifest& manifest, const std::filesystem::path& folder,
+               std::uint32_t vocab)
+    : manifest_(manifest) {
+  check_vocab(vocab);
+  tokenizer_.emplace(data::read_tokenizer(folder, manifest));
+  for (const data::DatasetFile& shard : manifest.validation) {
+    const std::vector<std::uint16_t> tokens = data::read_shard(folder, manifest, shard);
+    owned_validation_.insert(owned_validation_.end(), tokens.begin(), tokens.end());
+  }
+  validation_ = owned_validation_;
+}
+
+void Corpus::check_vocab(std::uint32_t vocab) const {
+  if (manifest_->vocab > vocab)
+    throw Error(ErrorCategory::config,
+                fmt::format("the dataset's tokenizer has {} tokens, more than model.vocab = {}",
+                            manifest_->vocab, vocab));
+}
+
+std::string Corpus::sample(const data::HeldTokens& held, data::ShardSpec shard,
+                           std::size_t tokens) const {
   if (!tokenizer_) return {};
-  const data::TokenRange range = data::shard_range(train_.size(), shard);
-  const std::size_t n = std::min<std::size_t>(tokens, range.end - range.begin);
-  const std::span<const std::uint16_t> part = train_.subspan(range.begin, n);
+  const data::TokenRange range = data::shard_range(held.total, shard);
+  const std::uint64_t end = std::min(range.end, held.first + held.tokens.size());
+  if (range.begin < held.first || end <= range.begin) return {};
+  const std::size_t n = std::min<std::size_t>(tokens, end - range.begin);
+  const std::span<const std::uint16_t> part = held.tokens.subspan(range.begin - held.first, n);
   const std::vector<std::uint32_t> wide(part.begin(), part.end());
   return data::printable(tokenizer_->decode(wide));
 }
 
 void log_data_sample(const Corpus& corpus, data::ShardSpec shard) {
+  log_data_sample(corpus, shard, corpus.held());
+}
+
+void log_data_sample(const Corpus& corpus, data::ShardSpec shard, const data::HeldTokens& held) {
   const data::DatasetManifest* manifest = corpus.manifest();
   if (manifest == nullptr) return;
-  const data::ShardSpan held = data::train_shards_of(*manifest, shard);
-  const data::TokenRange range = data::shard_range(corpus.train().size(), shard);
-  if (held.first < held.end)
+  const data::ShardSpan span = data::train_shards_of(*manifest, shard);
+  const data::TokenRange range = data::shard_range(manifest->train_tokens(), shard);
+  if (span.first < span.end)
     spdlog::info("data shard {} of {}: dataset shards {} to {} ({} tokens, {} tokenizer)",
-                 shard.index, shard.count, manifest->train[held.first].name,
-                 manifest->train[held.end - 1].name, range.end - range.begin, manifest->tokenizer);
-  spdlog::info("sample: \"{}\"", corpus.sample(shard, 64));
+                 shard.index, shard.count, manifest->train[span.first].name,
+                 manifest->train[span.end - 1].name, range.end - range.begin, manifest->tokenizer);
+  spdlog::info("sample: \"{}\"", corpus.sample(held, shard, 64));
 }
 
 std::string checkpoint_identity(const TrainConfig& config, const Corpus& corpus) {

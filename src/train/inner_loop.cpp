@@ -34,8 +34,9 @@ InnerLoop::InnerLoop(const TrainConfig& config, const Corpus& corpus)
       model_(make_model(config)),
       params_(model_->layout()),
       grads_(model_->layout()),
-      schedule_(schedule_of(config)),
-      sampler_(corpus.train(), sampler_config(config, config.data.shard)) {
+      schedule_(schedule_of(config)) {
+  if (!corpus.train().empty())
+    sampler_.emplace(corpus.train(), sampler_config(config, config.data.shard));
   if (config.strategy.steps_with_adamw()) optimizer_.emplace(model_->layout(), config.adamw);
   initial_parameters(config, *model_, params_);
 }
@@ -50,12 +51,24 @@ const optim::AdamW& InnerLoop::optimizer() const {
   return *optimizer_;
 }
 
+data::BatchSampler& InnerLoop::sampler() {
+  LOCO_ASSERT(sampler_, "no training tokens yet (set_tokens)");
+  return *sampler_;
+}
+
 void InnerLoop::set_shard(data::ShardSpec shard) {
-  sampler_ = data::BatchSampler(corpus_.train(), sampler_config(config_, shard));
+  sampler_.emplace(corpus_.train(), sampler_config(config_, shard));
+  held_memory_.reset();
+}
+
+void InnerLoop::set_tokens(data::HeldTokens held, data::ShardSpec shard,
+                           std::shared_ptr<const void> memory) {
+  sampler_.emplace(held, sampler_config(config_, shard));
+  held_memory_ = std::move(memory);  // after the new sampler: the old one's memory may go now
 }
 
 float InnerLoop::forward_backward() {
-  sampler_.next(batch_);
+  sampler().next(batch_);
   const float loss = model_->forward(params_, view(batch_));
   model_->backward(params_, grads_);
   return loss;

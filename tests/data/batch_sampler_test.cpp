@@ -109,6 +109,53 @@ TEST(BatchSampler, ShardsReadOnlyTheirRangeAndEachEpochVisitsEveryWindowOnce) {
   EXPECT_LE(unread, static_cast<int>(shards * context));
 }
 
+TEST(BatchSampler, OverHeldTokensDrawsOnlyTheShardsPartHeldAndTheWholeShardGivesTheSameBatches) {
+  // A file of 6000 tokens of which tokens [2000, 2000 + held) are held (a peer's manifest shards
+  // as they arrive); shard 1 of 2 is [3000, 6000).
+  const auto file = position_tokens(6000);
+  const SamplerConfig config{.batch_size = 4, .context = 16, .seed = 3, .shard = {1, 2}};
+  const auto held = [&](std::size_t n) {
+    return HeldTokens{.tokens = std::span(file).subspan(2000, n), .first = 2000, .total = 6000};
+  };
+  EXPECT_FALSE(holds_a_window(held(1000), config.shard, 16));  // ends where the shard starts
+  EXPECT_FALSE(holds_a_window(held(1016), config.shard, 16));  // 16 tokens: not 17
+  EXPECT_TRUE(holds_a_window(held(1017), config.shard, 16));
+  EXPECT_THROW(BatchSampler(held(1016), config), Error);
+
+  BatchSampler part(held(2000), config);  // [3000, 4000) of the shard
+  EXPECT_EQ(part.range().begin, 3000u);
+  EXPECT_EQ(part.range().end, 4000u);
+  Batch batch;
+  for (std::uint64_t i = 0; i < 2 * part.windows(); ++i) {
+    part.next(batch);
+    for (const std::int32_t t : batch.targets) ASSERT_LT(t, 4000);
+    for (const std::int32_t t : batch.inputs) ASSERT_GE(t, 3000);
+  }
+  // The whole shard held: the batches of a sampler over the whole file, cursor for cursor.
+  BatchSampler whole(held(4000), config);
+  BatchSampler reference(file, config);
+  Batch expected;
+  for (int i = 0; i < 50; ++i) {
+    whole.next(batch);
+    reference.next(expected);
+    ASSERT_EQ(batch.inputs, expected.inputs);
+  }
+  EXPECT_EQ(whole.save(), reference.save());
+  // A cursor of the whole shard is not restored over part of it.
+  EXPECT_THROW(part.restore(reference.save()), Error);
+  // Held tokens that miss the shard's start, or pass the file's end, are refused.
+  EXPECT_THROW(
+      BatchSampler(
+          HeldTokens{.tokens = std::span(file).subspan(3500, 2000), .first = 3500, .total = 6000},
+          config),
+      Error);
+  EXPECT_THROW(
+      BatchSampler(
+          HeldTokens{.tokens = std::span(file).subspan(3000, 3000), .first = 3500, .total = 6000},
+          config),
+      Error);
+}
+
 TEST(BatchSampler, OrderIsPinnedAcrossBuilds) {
   // Saved cursors stay valid only if the shuffle never changes: pin the first window starts.
   const auto tokens = position_tokens(10'000);

@@ -1,20 +1,26 @@
-// Peers that start with empty data folders fetch the run's dataset (issue 46): from a mirror (a
-// real HTTP server the test starts, Debian's python3 -m http.server, serving a copy with one
-// corrupted shard) and from the tracker's HTTP server (--tracker.dataset). The corrupted shard is
-// named, skipped, and fetched from the tracker; a peer whose cache holds half a shard from an
-// interrupted download resumes it with a Range (and one whose half is garbage, fetches it again
-// whole); both train the same states.
+// Peers that start with empty data folders fetch the shards they train on (issue 46): the
+// manifest shards their tracker-assigned data shard maps to and the validation shards, from a
+// mirror (a real HTTP server the test starts, Debian's python3 -m http.server, serving a copy with
+// corrupted shards) and from the tracker's HTTP server (--tracker.dataset). A corrupted shard is
+// named, skipped, and fetched from the tracker; a peer whose cache holds half a shard resumes it
+// with a Range (and one whose half is garbage, fetches it again whole); both train the same
+// states. A peer killed (SIGKILL) while a slow mirror trickles a shard to it resumes the shard
+// with a Range when it restarts, as the mirror's log of ranges shows.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <string>
+#include <thread>
 
 #include "../support/child_process.hpp"
 #include "../support/dataset_runs.hpp"
 #include "../support/local_swarm.hpp"
+#include "loco/data/dataset_manifest.hpp"
 
 namespace loco {
 namespace {
@@ -32,38 +38,69 @@ std::string fetch_run_config(const fs::path& path, const std::string& hash,
       path, hash, mirrors.empty() ? "" : "mirrors = [" + mirrors + "]\n", rounds);
 }
 
-// Debian's python3 serving `folder` on loopback; its base URL, "" when it did not start.
-struct PythonMirror {
-  explicit PythonMirror(const fs::path& folder, const fs::path& log)
-      : process({"/usr/bin/python3", "-u", "-m", "http.server", "0", "--bind", "127.0.0.1",
-                 "--directory", folder.string()},
-                log) {
-    const std::string line = process.read_line();  // "Serving HTTP on 127.0.0.1 port N (...)"
-    const auto at = line.find("(http://");
-    if (at != std::string::npos) url = line.substr(at + 1, line.find(')', at) - at - 1);
+// A mirror process that prints its base URL on its first line ("... http://HOST:PORT/ ...").
+struct Mirror {
+  Mirror(const std::vector<std::string>& argv, const fs::path& log) : process(argv, log) {
+    const std::string line = process.read_line();
+    const auto at = line.find("http://");
+    if (at != std::string::npos) url = line.substr(at, line.find('/', at + 7) + 1 - at);
   }
   test::ChildProcess process;
   std::string url;
 };
 
-TEST(DatasetFetch, PeersFetchFromAMirrorAndTheTrackerSkippingACorruptedShardAndResuming) {
+// Debian's python3 serving `folder` on loopback ("Serving HTTP on 127.0.0.1 port N (http://...)").
+Mirror python_mirror(const fs::path& folder, const fs::path& log) {
+  return Mirror({"/usr/bin/python3", "-u", "-m", "http.server", "0", "--bind", "127.0.0.1",
+                 "--directory", folder.string()},
+                log);
+}
+
+// The names of the manifest shards data shard `index` of `count` maps to.
+std::vector<std::string> shards_of(const fs::path& data, std::uint32_t index, std::uint32_t count) {
+  const data::DatasetManifest m = data::decode_manifest(test::read_text(data / "manifest.txt"));
+  const data::ShardSpan span = data::train_shards_of(m, {index, count});
+  std::vector<std::string> names;
+  for (std::size_t k = span.first; k < span.end; ++k) names.push_back(m.train[k].name);
+  return names;
+}
+
+// The data shard of 2 a peer's log says it trains on.
+std::uint32_t shard_in(const std::string& log) {
+  return log.find("data shard 1 of 2") != std::string::npos ? 1 : 0;
+}
+
+// Half of `from`'s bytes written to `to`: a download cut halfway.
+void write_half(const fs::path& from, const fs::path& to) {
+  std::ifstream in(from, std::ios::binary);
+  std::string half(fs::file_size(from) / 2, '\0');
+  in.read(half.data(), static_cast<std::streamsize>(half.size()));
+  std::ofstream(to, std::ios::binary) << half;
+}
+
+TEST(DatasetFetch, PeersFetchTheirShardsFromAMirrorAndTheTrackerSkippingCorruptedOnes) {
   test::TempDir dir;
   const test::PreparedDataset prepared = test::prepare_english_dataset(dir.path());
   ASSERT_FALSE(prepared.hash.empty());
   const fs::path& data = prepared.folder;
   const std::string& hash = prepared.hash;
+  const std::vector<std::vector<std::string>> spans = {shards_of(data, 0, 2),
+                                                       shards_of(data, 1, 2)};
+  ASSERT_FALSE(spans[0].empty());
+  ASSERT_FALSE(spans[1].empty());
+  ASSERT_NE(spans[0].front(), spans[1].back());  // each peer needs shards the other does not
 
-  // The mirror's copy: its first shard lost a bit on the way.
+  // The mirror's copy: the first shard of each data shard lost a bit on the way.
   fs::copy(data, dir / "mirror", fs::copy_options::recursive);
-  test::flip_a_bit(dir / "mirror" / "train-00000.bin", 100);
-  PythonMirror mirror(dir / "mirror", dir / "mirror.log");
+  for (const auto& span : spans) test::flip_a_bit(dir / "mirror" / span.front(), 100);
+  const Mirror mirror = python_mirror(dir / "mirror", dir / "mirror.log");
   ASSERT_FALSE(mirror.url.empty()) << test::read_text(dir / "mirror.log");
 
   constexpr std::uint64_t kRounds = 2;
   const std::string tracker_config = fetch_run_config(dir / "run.toml", hash, "", kRounds);
   std::vector<std::string> tracker_options = test::kSwarmTimers;
-  tracker_options.insert(tracker_options.end(),
-                         {"--run.min-peers", "2", "--tracker.dataset", data.string()});
+  tracker_options.insert(tracker_options.end(), {"--run.min-peers", "2", "--run.shard-count", "2",
+                                                 "--tracker.dataset", data.string()});
   test::TrackerProcess tracker(dir.path(), "run-fetch", tracker_options, "127.0.0.1:0",
                                tracker_config);
   ASSERT_TRUE(tracker.started()) << tracker.log();
@@ -75,16 +112,12 @@ TEST(DatasetFetch, PeersFetchFromAMirrorAndTheTrackerSkippingACorruptedShardAndR
       fetch_run_config(dir / "run-a.toml", hash, "\"" + mirror.url + "\", " + served, kRounds);
   const std::string tracker_first =
       fetch_run_config(dir / "run-b.toml", hash, served + ", \"" + mirror.url + "\"", kRounds);
-  // Peer b was killed halfway through a shard: its .part holds the first half.
+  // Peer b was killed halfway through the first shard of either data shard: its .part holds the
+  // first half ...
   const fs::path cache_b = dir / "cache-b" / hash.substr(0, 16);
   fs::create_directories(cache_b);
-  const std::uint64_t shard_bytes = fs::file_size(data / "train-00001.bin");
-  {
-    std::ifstream in(data / "train-00001.bin", std::ios::binary);
-    std::string half(shard_bytes / 2, '\0');
-    in.read(half.data(), static_cast<std::streamsize>(half.size()));
-    std::ofstream(cache_b / "train-00001.bin.part", std::ios::binary) << half;
-  }
+  for (const auto& span : spans)
+    write_half(data / span.front(), cache_b / (span.front() + ".part"));
   // ... and a crash left the validation shard's .part with a tail that never reached the disk.
   const std::uint64_t val_bytes = fs::file_size(data / "val-00000.bin");
   std::ofstream(cache_b / "val-00000.bin.part", std::ios::binary)
@@ -102,29 +135,106 @@ TEST(DatasetFetch, PeersFetchFromAMirrorAndTheTrackerSkippingACorruptedShardAndR
     EXPECT_TRUE(p->read_to_end().starts_with("peer ")) << p->log();
     EXPECT_EQ(p->process().wait(), 0) << p->log();
     EXPECT_THAT(p->log(), AllOf(HasSubstr("manifest " + hash.substr(0, 16) + " checked"),
-                                HasSubstr("dataset shards train-")))
+                                HasSubstr("dataset shards train-"), HasSubstr("val-00000.bin")))
         << p->log();
   }
-  // a: the mirror's corrupted shard named and skipped, fetched from the tracker; the rest from
-  // the mirror.
-  EXPECT_THAT(a.log(), AllOf(HasSubstr("source " + mirror.url +
-                                       " skipped for train-00000.bin: the file "
-                                       "fails its BLAKE2b check"),
-                             HasSubstr("train-00000.bin checked"),
-                             HasSubstr("train-00001.bin checked (" + std::to_string(shard_bytes) +
-                                       " bytes, from " + mirror.url)))
+  ASSERT_NE(shard_in(a.log()), shard_in(b.log())) << a.log() << b.log();
+  // Each peer fetched the shards of its data shard and no other.
+  for (PeerProcess* p : {&a, &b}) {
+    const std::vector<std::string>& mine = spans[shard_in(p->log())];
+    const std::set<std::string> own(mine.begin(), mine.end());
+    for (const std::string& name : mine)
+      EXPECT_THAT(p->log(), HasSubstr(name + " checked")) << p->log();
+    for (const std::string& name : spans[1 - shard_in(p->log())]) {
+      if (!own.contains(name)) {
+        EXPECT_THAT(p->log(), Not(HasSubstr(name + " checked"))) << name;
+      }
+    }
+  }
+  // a: the mirror's corrupted shard named and skipped, fetched from the tracker.
+  const std::string& a_first = spans[shard_in(a.log())].front();
+  EXPECT_THAT(a.log(), AllOf(HasSubstr("source " + mirror.url + " skipped for " + a_first +
+                                       ": the file fails its BLAKE2b check"),
+                             HasSubstr(a_first + " checked")))
       << a.log();
   // b: the half shard resumed from the tracker, with a Range; the bad .part fetched again whole,
   // the tracker not blamed for it.
-  EXPECT_THAT(
-      b.log(),
-      AllOf(HasSubstr("train-00001.bin: resuming at byte " + std::to_string(shard_bytes / 2)),
-            HasSubstr("val-00000.bin fails its BLAKE2b check after resuming at byte " +
-                      std::to_string(val_bytes / 2)),
-            HasSubstr("val-00000.bin checked"), Not(HasSubstr("skipped"))))
+  const std::string& b_first = spans[shard_in(b.log())].front();
+  EXPECT_THAT(b.log(),
+              AllOf(HasSubstr(b_first + ": resuming at byte " +
+                              std::to_string(fs::file_size(data / b_first) / 2)),
+                    HasSubstr("val-00000.bin fails its BLAKE2b check after resuming at byte " +
+                              std::to_string(val_bytes / 2)),
+                    HasSubstr("val-00000.bin checked"), Not(HasSubstr("skipped"))))
       << b.log();
-  EXPECT_FALSE(fs::exists(cache_b / "train-00001.bin.part"));
+  EXPECT_FALSE(fs::exists(cache_b / (b_first + ".part")));
   EXPECT_TRUE(test::same_states({&a, &b}, 1, kRounds)) << a.log() << b.log();
+}
+
+TEST(DatasetFetch, APeerKilledMidDownloadResumesTheShardWithARange) {
+  test::TempDir dir;
+  const test::PreparedDataset prepared = test::prepare_english_dataset(dir.path());
+  ASSERT_FALSE(prepared.hash.empty());
+  const fs::path& data = prepared.folder;
+  // A mirror that trickles the train shards (8 KiB each) at 8 KiB/s, the rest at full speed.
+  Mirror mirror({LOCO_SOURCE_DIR "/tests/support/slow_mirror.py", data.string(), "train-", "8192"},
+                dir / "mirror.log");
+  ASSERT_FALSE(mirror.url.empty()) << test::read_text(dir / "mirror.log");
+
+  constexpr std::uint64_t kRounds = 1;
+  const std::string config =
+      fetch_run_config(dir / "run.toml", prepared.hash, "\"" + mirror.url + "\"", kRounds);
+  std::vector<std::string> tracker_options = test::kSwarmTimers;
+  tracker_options.insert(tracker_options.end(), {"--run.min-peers", "1", "--run.shard-count", "2"});
+  test::TrackerProcess tracker(dir.path(), "run-kill", tracker_options, "127.0.0.1:0", config);
+  ASSERT_TRUE(tracker.started()) << tracker.log();
+  const test::SwarmRun run{.dir = dir.path(),
+                           .run_id = "run-kill",
+                           .config = config,
+                           .tracker_address = tracker.address(),
+                           .tracker_key = tracker.public_key()};
+  const std::vector<std::string> cache = {"--peer.data-cache", (dir / "cache").string()};
+  const fs::path folder = dir / "cache" / prepared.hash.substr(0, 16);
+
+  // Killed once the mirror has sent part of a train shard: the first GET of one names it.
+  std::string shard;
+  {
+    PeerProcess first(run, "c", cache);
+    for (std::string line = mirror.process.read_line(); !line.empty();
+         line = mirror.process.read_line()) {
+      if (line.starts_with("GET train-")) {
+        shard = line.substr(4, line.find(' ', 4) - 4);
+        break;
+      }
+    }
+    ASSERT_FALSE(shard.empty()) << first.log();
+    const fs::path part = folder / (shard + ".part");
+    const auto part_bytes = [&] {
+      std::error_code ec;
+      const std::uintmax_t n = fs::file_size(part, ec);
+      return ec ? 0 : n;
+    };
+    while (first.process().running() && part_bytes() == 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    EXPECT_EQ(first.process().stop(SIGKILL), -1);
+    EXPECT_FALSE(fs::exists(folder / shard)) << "killed after the shard was whole";
+  }
+  const std::uint64_t kept = fs::file_size(folder / (shard + ".part"));
+  ASSERT_GT(kept, 0u);
+
+  PeerProcess again(run, "c", cache);
+  EXPECT_TRUE(again.read_to_end().starts_with("peer ")) << again.log();
+  EXPECT_EQ(again.process().wait(), 0) << again.log();
+  // The mirror's log: the shard asked for again from a byte past 0, where the .part ended.
+  std::string ranges;
+  for (std::string line = mirror.process.read_line(1000); !line.empty();
+       line = mirror.process.read_line(1000))
+    ranges += line + "\n";
+  EXPECT_THAT(ranges, HasSubstr("GET " + shard + " from " + std::to_string(kept) + "\n")) << ranges;
+  EXPECT_THAT(again.log(),
+              AllOf(HasSubstr(shard + ": resuming at byte " + std::to_string(kept)),
+                    HasSubstr(shard + " checked"), HasSubstr("(the rest is being fetched)")))
+      << again.log();
 }
 
 }  // namespace

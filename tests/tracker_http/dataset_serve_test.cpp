@@ -9,6 +9,7 @@
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/streambuf.hpp>
 #include <boost/asio/write.hpp>
+#include <chrono>
 #include <fstream>
 #include <thread>
 
@@ -130,18 +131,24 @@ TEST(DatasetServe, AManifestNamingAMissingOrResizedFileIsRefusedAtStart) {
   EXPECT_THROW(DatasetFiles::open(dir.path()), Error);
 }
 
-// One connection answered with `reply`, whatever it asks.
+// One connection answered with `reply`, whatever it asks; with `trickle`, then a byte every
+// `trickle` until the client hangs up.
 class CannedServer {
  public:
-  explicit CannedServer(std::string reply) {
-    thread_ = std::thread([this, reply = std::move(reply)] {
+  explicit CannedServer(std::string reply,
+                        std::chrono::milliseconds trickle = std::chrono::milliseconds(0)) {
+    thread_ = std::thread([this, reply = std::move(reply), trickle] {
       asio::ip::tcp::socket socket(io_);
       acceptor_.accept(socket);
       asio::streambuf request;
       asio::read_until(socket, request, "\r\n\r\n");
       asio::write(socket, asio::buffer(reply));
-      boost::system::error_code ignored;
-      socket.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+      boost::system::error_code ec;
+      while (trickle.count() > 0 && !ec) {
+        std::this_thread::sleep_for(trickle);
+        asio::write(socket, asio::buffer("x", 1), ec);
+      }
+      socket.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
     });
   }
   ~CannedServer() { thread_.join(); }
@@ -200,6 +207,27 @@ TEST(HttpGet, TakesOnlyTheBytesAskedForAndNamesWhatIsWrong) {
   EXPECT_THAT(get_from("HTTP/1.1 200 OK\r\nX: " + std::string(20000, 'x') + "\r\n\r\n"),
               HasSubstr("header over the limit"));
   EXPECT_THAT(get_from("garbage\r\n\r\n"), HasSubstr("f.bin: reading the response"));
+}
+
+TEST(HttpGet, ASourceThatTricklesIsCutOffByTheMinimumRate) {
+  // A byte every 20 ms meets every read's deadline; 1,000 bytes a second in each 300 ms does not.
+  CannedServer server("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n",
+                      std::chrono::milliseconds(20));
+  const fetch::HttpGetLimits limits{.io_timeout = std::chrono::seconds(5),
+                                    .min_bytes_per_s = 1000,
+                                    .rate_window = std::chrono::milliseconds(300)};
+  std::uint64_t got = 0;
+  try {
+    fetch::http_get(
+        server.source(), "f.bin", fetch::Want{.offset = 0, .total = 100000},
+        [&](std::uint64_t, std::span<const char> bytes) { got += bytes.size(); }, limits);
+    ADD_FAILURE() << "a trickle of " << got << " bytes was taken whole";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::network);
+    EXPECT_THAT(e.message(), HasSubstr("f.bin: slower than the minimum rate: fewer than 300 bytes "
+                                       "in 300 ms"));
+  }
+  EXPECT_LT(got, 100000u);
 }
 
 TEST(HttpGet, SourcesAreHttpUrlsOnly) {

@@ -43,9 +43,10 @@ TEST(DatasetCorpus, TrainsOnTheShardsAndSamplesTheirText) {
   const Corpus corpus(config.data, 256);
   ASSERT_NE(corpus.manifest(), nullptr);
   EXPECT_EQ(corpus.train().size() + corpus.validation().size(), text.size());
-  EXPECT_EQ(corpus.sample({0, 1}, 20), data::printable(text.substr(0, 20)));
+  EXPECT_EQ(corpus.sample(corpus.held(), {0, 1}, 20), data::printable(text.substr(0, 20)));
   const data::TokenRange second = data::shard_range(corpus.train().size(), {1, 2});
-  EXPECT_EQ(corpus.sample({1, 2}, 10), data::printable(text.substr(second.begin, 10)));
+  EXPECT_EQ(corpus.sample(corpus.held(), {1, 2}, 10),
+            data::printable(text.substr(second.begin, 10)));
   EXPECT_THAT(config.identity(), HasSubstr("data.manifest-hash=" + config.data.manifest_hash));
 }
 

@@ -49,11 +49,26 @@ struct TokenRange {
 // The token range of `shard` in a file of `total` tokens.
 TokenRange shard_range(std::uint64_t total, ShardSpec shard);
 
+// The tokens [first, first + tokens.size()) of a file of `total`: the part of a dataset a peer
+// holds while its shard arrives (fetch/shard_feed.hpp), or the whole file.
+struct HeldTokens {
+  std::span<const std::uint16_t> tokens;
+  std::uint64_t first = 0;
+  std::uint64_t total = 0;
+};
+
+// Whether `held` holds the start of `shard` and at least one window of context + 1 of its tokens.
+bool holds_a_window(const HeldTokens& held, ShardSpec shard, std::uint32_t context);
+
 class BatchSampler {
  public:
   // `tokens` is the whole token file (it must outlive the sampler). Throws Error(invalid_argument)
   // for a zero batch size or context, a shard index ≥ count, or a shard shorter than one window.
   BatchSampler(std::span<const std::uint16_t> tokens, const SamplerConfig& config);
+  // Over the part of the file `held` holds: the shard's windows that lie in it (all of them once
+  // it holds the whole shard; a sampler over a part is replaced by a new one as more arrives).
+  // Throws as above, and for a `held` without the shard's start.
+  BatchSampler(HeldTokens held, const SamplerConfig& config);
 
   // Fills `batch` with the next batch_size windows and advances the cursor.
   void next(Batch& batch);
@@ -71,7 +86,7 @@ class BatchSampler {
  private:
   void start_epoch(std::uint64_t epoch);
 
-  std::span<const std::uint16_t> tokens_;
+  HeldTokens held_;
   SamplerConfig config_;
   TokenRange range_;
   std::uint64_t windows_ = 0;

@@ -2,20 +2,25 @@
 // A peer's dataset, fetched over HTTP from the sources a run lists (its mirrors, the tracker's
 // HTTP server: docs/TRACKER.md) into a cache folder, every byte checked before it is used.
 //
-// The manifest first, checked against the run's manifest-hash; then each file it names that the
-// cache lacks (the tokenizer model, the train and validation shards), written to <name>.part,
-// resumed with a Range after an interruption (a crash, a killed peer, a dropped connection),
-// checked against the manifest's size and BLAKE2b, and only then renamed into place. A source
-// that fails (unreachable, 404, HTML, wrong length, truncated, bytes failing their hash) is
-// named in the log and the file is fetched from the next one. Progress (bytes, rate, ETA) is
-// logged every few seconds.
+// The manifest first, checked against the run's manifest-hash; then, a file at a time as the
+// caller asks (the tokenizer model, the validation shards, the train shards of the peer's data
+// shard: fetch/shard_feed.hpp), each file the cache lacks is written to <name>.part, resumed with
+// a Range after an interruption (a crash, a killed peer, a dropped connection), checked against
+// the manifest's size and BLAKE2b, and only then renamed into place. A source that fails
+// (unreachable, 404, HTML, wrong length, truncated, too slow, bytes failing their hash) is named
+// in the log, the file is fetched from the next one, and the failed source is tried last from then
+// on. Room is made under the cache's cap before a byte is fetched (fetch/cache_cap.hpp); the
+// sizes come from the manifest, which the run's hash pins, never from a source.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "loco/data/dataset_manifest.hpp"
 #include "loco/fetch/http_get.hpp"
 
 namespace loco::fetch {
@@ -24,14 +29,47 @@ struct DatasetFetch {
   std::vector<std::string> sources;  // base URLs, tried in this order
   std::filesystem::path cache;       // the dataset goes into cache/<first 16 hex of its hash>
   std::string manifest_hash;         // the run's data.manifest-hash
-  std::uint64_t max_bytes = 0;       // the cache's cap: a larger dataset is refused up front
+  std::uint64_t max_bytes = 0;       // the cache's cap, over every dataset in it
   HttpGetLimits limits{};
   std::chrono::milliseconds progress_every = std::chrono::seconds(2);
+  // Set from another thread: a fetch in progress stops at its next chunk (FetchStopped).
+  const std::atomic<bool>* stop = nullptr;
 };
 
-// Returns the folder holding the checked dataset (its manifest.txt and every file it names).
-// Throws Error(config) for no source, a bad URL, or a dataset over the cap; Error(network) when
-// no source gave a file (each source's failure in the message); Error(io) for the cache's disk.
+// Thrown by DatasetFetcher::fetch once DatasetFetch::stop is set.
+struct FetchStopped {};
+
+// One dataset's folder in the cache, filled a file at a time. Used by one thread at a time.
+class DatasetFetcher {
+ public:
+  // Throws Error(config) for no source or a bad URL, Error(io) when the folder cannot be made.
+  explicit DatasetFetcher(DatasetFetch plan);
+  ~DatasetFetcher();
+  DatasetFetcher(const DatasetFetcher&) = delete;
+  DatasetFetcher& operator=(const DatasetFetcher&) = delete;
+
+  // The manifest: the cache's copy when it has the run's hash, else the first source's copy that
+  // has it. Throws Error(network) when no source gave it.
+  const data::DatasetManifest& open();
+  const data::DatasetManifest& manifest() const;
+  const std::filesystem::path& folder() const;
+
+  // The files the cap never evicts (with the manifest and the file being fetched): the ones in
+  // use. Names of the manifest's files.
+  void set_in_use(std::set<std::string> names);
+  // `file` (one the manifest names) checked in the folder: the cache's copy when it is whole and
+  // checked, else fetched. Returns whether it was fetched. Throws Error(network) when no source
+  // gave it whole and checked (each source's failure in the message), Error(resource) when the
+  // cap cannot hold it beside the files in use, Error(io) for the cache's disk.
+  bool fetch(const data::DatasetFile& file);
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+// The whole dataset (the manifest and every file it names) fetched and checked; returns its
+// folder. Throws as DatasetFetcher, and Error(resource) up front for a dataset over the cap.
 std::filesystem::path fetch_dataset(const DatasetFetch& plan);
 
 }  // namespace loco::fetch

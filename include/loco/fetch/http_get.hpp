@@ -33,6 +33,11 @@ HttpSource parse_http_source(std::string_view url);
 struct HttpGetLimits {
   std::chrono::milliseconds io_timeout = std::chrono::seconds(30);  // per read or write
   std::uint32_t max_header_bytes = 16 * 1024;
+  // The minimum rate of a body: fewer than min_bytes_per_s × rate_window bytes in any window of
+  // rate_window is a source cut off as too slow. A source that trickles (a byte every 29 s) meets
+  // every read's deadline; this rule is what ends it. 0: no minimum.
+  std::uint64_t min_bytes_per_s = 4096;
+  std::chrono::milliseconds rate_window = std::chrono::seconds(30);
 };
 
 // The body's bytes as they arrive, in order, with the file offset of the first (`at` is 0 at the
@@ -49,9 +54,9 @@ struct Want {
 };
 
 // GETs `name` from `source`. A 206 must cover exactly the range asked for; a 200 must be the whole
-// file (the caller then starts over). Throws Error(network) for a connection that fails, times out
-// or ends early (a truncated body), Error(format) for a status other than 200/206, a wrong length
-// or range, or an HTML page: each message says which.
+// file (the caller then starts over). Throws Error(network) for a connection that fails, times out,
+// ends early (a truncated body) or is slower than limits.min_bytes_per_s, Error(format) for a
+// status other than 200/206, a wrong length or range, or an HTML page: each message says which.
 void http_get(const HttpSource& source, const std::string& name, Want want, const BodySink& sink,
               const HttpGetLimits& limits = {});
 

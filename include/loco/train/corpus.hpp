@@ -4,12 +4,14 @@
 // shards (data/dataset_reader.hpp: read into memory, each checked against the run's manifest).
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "loco/data/batch_sampler.hpp"
 #include "loco/data/dataset_manifest.hpp"
 #include "loco/data/token_file.hpp"
 #include "loco/data/tokenizer.hpp"
@@ -22,6 +24,11 @@ class Corpus {
   // Generates or opens the tokens `config.data` describes, for `vocab` tokens. Throws the data
   // module's errors (a missing file, a token ≥ vocab, ...).
   Corpus(const DataSection& config, std::uint32_t vocab);
+  // A fetched dataset's validation shards and tokenizer (in `folder`, checked) without its
+  // training tokens: a peer's arrive a shard at a time (fetch/shard_feed.hpp, InnerLoop::
+  // set_tokens). Throws as above.
+  Corpus(const data::DatasetManifest& manifest, const std::filesystem::path& folder,
+         std::uint32_t vocab);
 
   std::span<const std::uint16_t> train() const { return train_; }
   std::span<const std::uint16_t> validation() const { return validation_; }
@@ -32,13 +39,16 @@ class Corpus {
   const std::string& content_identity() const { return content_identity_; }
   // A dataset's manifest (null for the other sources).
   const data::DatasetManifest* manifest() const { return manifest_ ? &*manifest_ : nullptr; }
-  // The text of the first `tokens` tokens of `shard`, decoded by the dataset's tokenizer and made
-  // printable, for a human to check the data (a "sample" log line). Empty for the other sources:
-  // their tokens are not known to be text.
-  std::string sample(data::ShardSpec shard, std::size_t tokens) const;
+  // The text of the first `tokens` tokens of `shard` in `held`, decoded by the dataset's tokenizer
+  // and made printable, for a human to check the data (a "sample" log line). Empty for the other
+  // sources: their tokens are not known to be text.
+  std::string sample(const data::HeldTokens& held, data::ShardSpec shard, std::size_t tokens) const;
+  // The training tokens as a whole (empty for a peer's fetched dataset).
+  data::HeldTokens held() const { return {.tokens = train_, .first = 0, .total = train_.size()}; }
 
  private:
   void read_dataset(const DataSection& config, std::uint32_t vocab);
+  void check_vocab(std::uint32_t vocab) const;
 
   // Tokens held in memory: generated (Markov) or read from a dataset's shards.
   std::vector<std::uint16_t> owned_train_, owned_validation_;
@@ -51,9 +61,10 @@ class Corpus {
 };
 
 // For a dataset: logs which manifest shards hold `shard`'s tokens, and a "sample" line, the first
-// 64 tokens of `shard` as text, for a human to check the data and its tokenizer. Nothing for the
-// other sources.
+// 64 tokens of `shard` (in `held`, by default the corpus's) as text, for a human to check the data
+// and its tokenizer. Nothing for the other sources.
 void log_data_sample(const Corpus& corpus, data::ShardSpec shard);
+void log_data_sample(const Corpus& corpus, data::ShardSpec shard, const data::HeldTokens& held);
 
 // What a checkpoint of this run is saved and resumed under: the options that fix its layout and
 // data stream (TrainConfig::identity) and the data by content, so other tokens at the same path

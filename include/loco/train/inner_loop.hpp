@@ -25,6 +25,8 @@ class InnerLoop {
   // The model of `config.model`, parameters initialised from config.train.seed (or read from
   // config.train.init, init_params.hpp), AdamW, and a
   // sampler over `corpus`'s training tokens for config.data.shard. `corpus` outlives the loop.
+  // A corpus without training tokens (a peer's, whose shard arrives later: fetch/shard_feed.hpp)
+  // leaves the loop without a sampler until set_tokens().
   InnerLoop(const TrainConfig& config, const Corpus& corpus);
 
   // One batch forward and backward: the gradients are in grads(); returns the mean loss.
@@ -41,9 +43,14 @@ class InnerLoop {
   bool has_optimizer() const { return optimizer_.has_value(); }
   optim::AdamW& optimizer();  // only if has_optimizer()
   const optim::AdamW& optimizer() const;
-  data::BatchSampler& sampler() { return sampler_; }
-  // Reads another shard from now on (the tracker assigns a peer its shard when it joins).
+  bool has_sampler() const { return sampler_.has_value(); }
+  data::BatchSampler& sampler();  // only if has_sampler()
+  // Reads another shard of the corpus from now on (the tracker assigns a peer its shard when it
+  // joins).
   void set_shard(data::ShardSpec shard);
+  // Reads `shard` of the tokens `held` holds from now on (data/batch_sampler.hpp), in memory that
+  // `memory` keeps alive until the next set_tokens().
+  void set_tokens(data::HeldTokens held, data::ShardSpec shard, std::shared_ptr<const void> memory);
   const std::shared_ptr<const ArenaLayout>& layout() const { return model_->layout(); }
   std::uint64_t steps() const { return steps_; }  // optimizer steps done
   void set_steps(std::uint64_t steps) { steps_ = steps; }
@@ -61,7 +68,8 @@ class InnerLoop {
   Arena params_, grads_;
   std::optional<optim::AdamW> optimizer_;
   optim::LrSchedule schedule_;
-  data::BatchSampler sampler_;
+  std::optional<data::BatchSampler> sampler_;
+  std::shared_ptr<const void> held_memory_;  // the tokens of set_tokens()
   data::Batch batch_;
   std::uint64_t steps_ = 0;
   std::optional<std::uint64_t> schedule_step_;
