@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# bench/run.sh real-text: loco on real English. The corpus is Vim's documentation
+# (/usr/share/vim/vim90/doc/*.txt, Debian's vim-runtime: 9.5 MB of English prose about an editor,
+# in every Debian archive, free to redistribute, and large enough that 4 peers train on shards of
+# their own without reading a window twice). loco-prepare cuts it into two datasets (docs/VOLUNTEER.md,
+# "Publishing a dataset"): an 8k-piece SentencePiece BPE model, and one token per byte.
+#
+# Three runs of the same GPT (2 layers, d 128, context 64) at equal tokens:
+#   subword-swarm   4 loco-peer processes and a loco-tracker on loopback, DiLoCo (H inner steps,
+#                   int8 pseudo-gradients), batch 16 a peer, each peer on its own shards;
+#   subword-single  one loco-train process, batch 64 (the data-parallel equivalent: the same
+#                   tokens a step as the 4 peers together, gradients of all of them in every step);
+#   bytes-single    the same one process on the byte-level dataset.
+# Loss is per token; bits per byte = loss / ln 2 / (bytes a token of the validation text), so the
+# two tokenizers compare: the subword model should reach fewer bits per byte for the same tokens.
+#
+# Writes the runs' logs and their training curves (tokens, bits per byte) to $OUT (default
+# build/release/bench-real-text; scripts/plot-real-text.sh plots them).
+# Last line: real-text: loss_ratio=… (final validation loss, swarm/single, subword) subword_bpb=…
+#   (the swarm's) bytes_bpb=…
+#   bytes_per_token=… tokens=…
+# Usage: bench/run.sh real-text [STEPS [H]]   (defaults 400 and 25; about 15 minutes on an idle
+#   machine of 2 cores)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+steps=${1:-400}
+h=${2:-25}
+peers=4
+batch=16
+context=64
+out=${OUT:-$root/build/release/bench-real-text}
+corpus_dir=/usr/share/vim/vim90/doc
+
+if ! compgen -G "$corpus_dir/*.txt" >/dev/null; then
+  echo "real-text: the corpus $corpus_dir/*.txt is missing (apt-get install vim-runtime)" >&2
+  echo "real-text: loss_ratio=nan subword_bpb=nan bytes_bpb=nan bytes_per_token=nan tokens=nan"
+  exit 1
+fi
+
+source "$root/bench/lib/swarm_runs.sh"
+swarm_setup  # builds loco-tracker and loco-peer, empties $out
+"$root/scripts/build.sh" "$root/build/release" Release -- loco-prepare loco-train >&2
+cat "$corpus_dir"/*.txt >"$out/corpus.txt"
+
+# prepare NAME ARGS...: a dataset in $out/NAME; prints its manifest's hash.
+prepare() {
+  local name=$1
+  shift
+  "$bin/loco-prepare" --input "$out/corpus.txt" --out-dir "$out/$name" --shard-tokens 131072 "$@" \
+    >"$out/$name.prepare.out" 2>"$out/$name.prepare.log"
+  sed -n 's/.*manifest-hash: \([0-9a-f]\{64\}\).*/\1/p' "$out/$name.prepare.out" | head -n 1
+}
+echo "tokenizing $(du -h "$out/corpus.txt" | cut -f1) of Vim's documentation..." >&2
+subword_hash=$(prepare subword --tokenizer sentencepiece --tokenizer.vocab 8000)
+bytes_hash=$(prepare bytes --tokenizer bytes)
+
+# run_config NAME VOCAB DATASET HASH BATCH STRATEGY: $out/NAME.toml.
+run_config() {
+  cat >"$out/$1.toml" <<EOF
+log-level = "info"
+[model]
+kind = "gpt"
+vocab = $2
+context = $context
+n-layer = 2
+n-head = 4
+d-model = 128
+[data]
+source = "dataset"
+manifest = "$out/$3"
+manifest-hash = "$4"
+[optim]
+lr = 3e-3
+min-lr = 3e-4
+warmup-steps = 20
+weight-decay = 0.1
+grad-clip = 1.0
+[train]
+steps = $steps
+batch = $5
+seed = 1
+threads = 1
+log-every = $h
+eval-every = $h
+eval-batches = 16
+[strategy]
+$(printf '%b' "$6")
+EOF
+}
+run_config subword-swarm 8000 subword "$subword_hash" $batch \
+  "kind = \"diloco\"\ndiloco-h = $h\nouter-lr = 0.7\nouter-momentum = 0.9\ncodec = \"int8:block=256\"\ntracker-paced = false"
+run_config subword-single 8000 subword "$subword_hash" $((batch * peers)) 'kind = "none"'
+run_config bytes-single 256 bytes "$bytes_hash" $((batch * peers)) 'kind = "none"'
+
+echo "training: 4 peers with DiLoCo (subword), then one process (subword), then one process (bytes)..." >&2
+swarm_run subword-swarm "$out/subword-swarm.toml" 1Gbit 1ms
+for name in subword-single bytes-single; do
+  "$bin/loco-train" --config "$out/$name.toml" --train.threads 2 >"$out/$name.out" 2>"$out/$name.log"
+done
+
+# The training curve of a log: "tokens loss" per progress line (the mean loss since the last one);
+# a swarm's is peer 1's, its tokens counting the 4 peers' together.
+tokens_a_step=$((batch * peers * context))
+curve() {
+  sed -n 's/.*step *\([0-9]*\)\/[0-9]* | loss \([0-9.]*\).*/\1 \2/p' "$1" |
+    awk -v t=$tokens_a_step '{ print $1 * t, $2 }'
+}
+curve "$out/subword-swarm.peer1.log" >"$out/subword-swarm.curve"
+curve "$out/subword-single.log" >"$out/subword-single.curve"
+curve "$out/bytes-single.log" >"$out/bytes-single.curve"
+# The final validation loss: the mean of the peers', or the one process's.
+swarm_val=$(swarm_figures subword-swarm | awk '{ print $1 }')
+single_val() { sed -n 's/^final train loss .*, validation loss \([0-9.]*\).*/\1/p' "$out/$1.out"; }
+
+# Bytes a token: the corpus's bytes over the subword dataset's tokens (both splits). SentencePiece
+# encodes a line at a time, so the newlines count as bytes but cost the subword model nothing: a
+# small bias in its favour (the byte-level model predicts one newline a line, ~40 bytes here).
+corpus_bytes=$(stat -c %s "$out/corpus.txt")
+subword_tokens=$(awk '/^(train|val): [0-9]+ tokens/ { s += $2 } END { print s }' "$out/subword.prepare.out")
+bytes_per_token=$(awk -v b="$corpus_bytes" -v t="$subword_tokens" 'BEGIN { printf "%.3f", b / t }')
+for name in subword-swarm subword-single; do
+  awk -v bpt="$bytes_per_token" '{ print $1, $2 / log(2) / bpt }' "$out/$name.curve" >"$out/$name.bpb"
+done
+awk '{ print $1, $2 / log(2) }' "$out/bytes-single.curve" >"$out/bytes-single.bpb"
+
+bpb() { awk -v l="$1" -v bpt="$2" 'BEGIN { printf "%.3f", l / log(2) / bpt }'; }
+subword_val=$(single_val subword-single)
+bytes_val=$(single_val bytes-single)
+printf "%-16s %10s %8s\n" run val_loss val_bpb
+printf "%-16s %10s %8s\n" subword-swarm "$swarm_val" "$(bpb "$swarm_val" "$bytes_per_token")"
+printf "%-16s %10s %8s\n" subword-single "$subword_val" "$(bpb "$subword_val" "$bytes_per_token")"
+printf "%-16s %10s %8s\n" bytes-single "$bytes_val" "$(bpb "$bytes_val" 1)"
+echo "(equal tokens: $((steps * tokens_a_step)) a run; $bytes_per_token bytes a subword token)"
+awk -v s="$swarm_val" -v p="$subword_val" -v b="$bytes_val" -v bpt="$bytes_per_token" \
+  -v t=$((steps * tokens_a_step)) 'BEGIN {
+  if (s == "" || p == "" || b == "" || bpt == "") {
+    print "real-text: loss_ratio=nan subword_bpb=nan bytes_bpb=nan bytes_per_token=nan tokens=nan"
+    exit 1
+  }
+  printf "real-text: loss_ratio=%.4f subword_bpb=%.3f bytes_bpb=%.3f bytes_per_token=%s tokens=%d\n",
+    s / p, s / log(2) / bpt, b / log(2), bpt, t }'
