@@ -32,7 +32,7 @@ out=${OUT:-$root/build/release/bench-real-text}
 corpus_dir=/usr/share/vim/vim90/doc
 
 if ! compgen -G "$corpus_dir/*.txt" >/dev/null; then
-  echo "real-text: the corpus $corpus_dir/*.txt is missing (apt-get install vim-runtime)" >&2
+  echo "real-text: the corpus $corpus_dir/*.txt is missing: scripts/install-deps.sh --with-text" >&2
   echo "real-text: loss_ratio=nan subword_bpb=nan bytes_bpb=nan bytes_per_token=nan tokens=nan"
   exit 1
 fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs loco's build and test dependencies from Debian's archive.
 # Idempotent: runs `apt-get update` once, and only when something is missing.
-# Usage: scripts/install-deps.sh [--with-python] [--with-torch] [--with-plots]
+# Usage: scripts/install-deps.sh [--with-python] [--with-torch] [--with-plots] [--with-text]
 set -euo pipefail
 
 packages=(
@@ -22,9 +22,10 @@ for flag in "$@"; do
     # OpenBLAS: without it torch falls back to the reference BLAS (~2 GFLOP/s, 20x slower)
     --with-torch) packages+=(python3-torch libopenblas0-pthread) ;;
     --with-plots) packages+=(gnuplot-nox) ;;  # scripts/plot-wan.sh; tests never need it
+    --with-text) packages+=(vim-runtime) ;;   # bench/real-text.sh's English corpus (Vim's docs)
     # The Python package (src/python/, -DLOCO_PYTHON=ON) and its tests
     --with-python) packages+=(pybind11-dev python3-pybind11 python3-pytest) ;;
-    *) echo "install-deps: unknown option $flag (--with-python, --with-torch, --with-plots)" >&2; exit 2 ;;
+    *) echo "install-deps: unknown option $flag (--with-python, --with-torch, --with-plots, --with-text)" >&2; exit 2 ;;
   esac
 done
 
