@@ -58,6 +58,10 @@ net::BundleListenerConfig listener_config(const TrackerOptions& options, const s
       .limits = limits,
       .max_streams = 1,
       .link = nullptr,
+      // Two frames ahead of each socket: a broadcast's full view to hundreds of newcomers (~700 KB
+      // each at 10,000 members) is encrypted as each connection drains, not all in one turn of
+      // the event loop, and a slow reader holds two frames of the tracker's memory, not its view.
+      .send_window_bytes = 2 * joining_frame,
   };
 }
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <boost/asio/post.hpp>
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -89,6 +91,9 @@ void TrackerService::stop(std::function<void()> on_idle) {
   join_timer_.cancel();
   warnings_.flush();
   about_peers_.flush();
+  outbox_.clear();
+  for (auto& [key, bundle] : detached_) bundle->close();
+  detached_.clear();
   for (auto& [key, peer] : peers_) peer.bundle->close();
   if (peers_.empty()) on_idle_();
 }
@@ -127,6 +132,7 @@ void TrackerService::on_ready(const std::shared_ptr<net::StreamBundle>& bundle,
     old->close();  // no longer current: its end is not a disconnect
   }
   relaying_.erase(key);
+  if (auto cut = detached_.extract(key)) cut.mapped()->close();  // the peer moved on
   peers_.emplace(key, Peer{.bundle = bundle,
                            .assembler = net::MessageAssembler(peer_message_limit, caps_.joining)});
   limit(key, caps_.joining);
@@ -167,7 +173,13 @@ void TrackerService::cut_off(const proto::PeerKey& key) {
   const std::shared_ptr<net::StreamBundle> bundle = std::move(it->second.bundle);
   peers_.erase(it);
   relaying_.erase(key);
-  bundle->close();  // after what is queued; no longer current, so nothing more is read
+  // No longer current, so nothing more it sends is read; closed after what is queued for it.
+  if (outbox_.empty()) {
+    bundle->close();
+  } else {
+    if (auto earlier = detached_.extract(key)) earlier.mapped()->close();
+    detached_.emplace(key, bundle);
+  }
   core_->on_disconnect(steady_now(), key);
 }
 
@@ -258,14 +270,10 @@ void TrackerService::drive() {
     log(*event);
   }
   narrow_finished_relays();
-  while (auto transmit = core_->poll_transmit()) {
-    const auto it = peers_.find(transmit->to);
-    if (it == peers_.end()) continue;  // gone meanwhile
-    if (transmit->type == proto::MessageType::state_to_peer) widen_for_relay(transmit->to);
-    const auto& body = transmit->body;  // shared by every recipient of a broadcast
-    it->second.bundle->send(static_cast<std::uint16_t>(transmit->type), *body,
-                            [body] {});  // the bytes live until sent
-  }
+  while (auto transmit = core_->poll_transmit()) outbox_.push_back(std::move(*transmit));
+  // One batch per turn of the loop: while a broadcast drains, each heartbeat read must not hand
+  // on another batch of it (the continuation is posted whenever the outbox is not empty).
+  if (!send_posted_) send_some();
   for (const proto::PeerKey& key : to_close) cut_off(key);
   if (!to_close.empty()) {
     drive();  // the core's answer to the disconnects
@@ -283,6 +291,36 @@ void TrackerService::drive() {
     core_->on_timer(steady_now());
     drive();
   });
+}
+
+void TrackerService::send_some() {
+  for (std::size_t n = 0; n < kTransmitsPerTurn && !outbox_.empty(); ++n) {
+    const proto::Transmit transmit = std::move(outbox_.front());
+    outbox_.pop_front();
+    const auto bundle = connection_of(transmit.to);
+    if (bundle == nullptr) continue;  // gone meanwhile
+    if (transmit.type == proto::MessageType::state_to_peer) widen_for_relay(transmit.to);
+    const auto& body = transmit.body;  // shared by every recipient of a broadcast
+    bundle->send(static_cast<std::uint16_t>(transmit.type), *body,
+                 [body] {});  // the bytes live until sent
+  }
+  if (outbox_.empty()) {
+    for (auto& [key, bundle] : detached_) bundle->close();
+    detached_.clear();
+    return;
+  }
+  if (send_posted_) return;
+  send_posted_ = true;
+  boost::asio::post(io_, [this] {
+    send_posted_ = false;
+    if (!stopping_) send_some();
+  });
+}
+
+std::shared_ptr<net::StreamBundle> TrackerService::connection_of(const proto::PeerKey& key) const {
+  if (const auto cut = detached_.find(key); cut != detached_.end()) return cut->second;
+  const auto it = peers_.find(key);
+  return it != peers_.end() ? it->second.bundle : nullptr;
 }
 
 void TrackerService::log(const proto::TrackerEvent& event) {

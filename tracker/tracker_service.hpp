@@ -20,10 +20,16 @@
 // otherwise, and a flood of connections that came and went would leave the RSS at its peak.
 // Reachability: each probe the core asks for is dialled (reachability_probes.hpp) and its outcome
 // handed back to the core.
+// Sending: the core's transmits go to an outbox, handed to the connections at most
+// kTransmitsPerTurn per turn of the event loop: a broadcast to 10,000 members (each message
+// encrypted for its connection) is spread over many turns, and the heartbeats that arrive meanwhile
+// are read between them instead of after it. A peer cut off while messages for it are still in
+// the outbox is detached at once and its connection closed once the outbox is empty.
 // Threads: everything on the io_context's thread.
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -46,6 +52,7 @@ class TrackerService {
  public:
   static constexpr Duration kTrimInterval = std::chrono::seconds(1);
   static constexpr Duration kRelayHold = std::chrono::seconds(30);
+  static constexpr std::size_t kTransmitsPerTurn = 256;
 
   // `state` (null: not saved; the state file today, state_store.hpp) receives the core's snapshot
   // on every state_changed event; `custody` (null: custody copies kept in memory only) stores the
@@ -78,6 +85,11 @@ class TrackerService {
   bool is_current(const std::shared_ptr<net::StreamBundle>& bundle) const;
   // Hands the core's outputs on: events (saved state first), then transmits, then closes.
   void drive();
+  // Hands up to kTransmitsPerTurn of the outbox on and, if more are left, continues in a later
+  // turn of the event loop; once it is empty, closes the connections cut off meanwhile.
+  void send_some();
+  // The connection a transmit to `key` goes on: one cut off but not yet closed first. Null: gone.
+  std::shared_ptr<net::StreamBundle> connection_of(const proto::PeerKey& key) const;
   void log(const proto::TrackerEvent& event);
   // Detaches `key`'s connection (nothing more it sends is read) and closes it once the messages
   // queued for it are out; the core hears of the disconnect.
@@ -111,6 +123,10 @@ class TrackerService {
   BufferCaps caps_;
   std::map<proto::PeerKey, TimePoint> relaying_;  // peers in a custody exchange, until when
   std::map<proto::PeerKey, Peer> peers_;
+  std::deque<proto::Transmit> outbox_;
+  bool send_posted_ = false;
+  // Cut off while the outbox held messages for them: closed once it is empty.
+  std::map<proto::PeerKey, std::shared_ptr<net::StreamBundle>> detached_;
   bool stopping_ = false;
   std::function<void()> on_idle_;
 };

@@ -144,6 +144,7 @@ void BundleListener::on_accepted(tcp::socket socket) {
   // Its failures (a flood of bad handshakes) are summarised with the refusals, not logged each.
   stream.connection->limit_incoming(kStreamHelloBytes, kStreamHelloBytes);
   stream.connection->set_quiet(true);
+  stream.connection->set_send_window(config_.send_window_bytes);
   stream.deadline = std::make_unique<boost::asio::steady_timer>(acceptor_.get_executor());
   stream.deadline->expires_after(config_.limits.bundle_timeout);
   stream.deadline->async_wait([weak, id](const boost::system::error_code& error) {

@@ -202,7 +202,7 @@ void Connection::pump_writes() {
     // Encrypt only as much as the window allows: the rest of a large message waits in the
     // caller's buffer until the socket has drained.
     while (channel_->established() && !outgoing_.empty() &&
-           channel_->pending_transmit_bytes() < kSendWindowBytes) {
+           channel_->pending_transmit_bytes() < send_window_) {
       Outgoing& message = outgoing_.front();
       if (!message.begun) {
         std::uint64_t size = 0;
@@ -210,8 +210,7 @@ void Connection::pump_writes() {
         channel_->begin_message(steady_now(), message.type, size);
         message.begun = true;
       }
-      while (channel_->chunk_capacity() > 0 &&
-             channel_->pending_transmit_bytes() < kSendWindowBytes) {
+      while (channel_->chunk_capacity() > 0 && channel_->pending_transmit_bytes() < send_window_) {
         while (message.rest.empty()) message.rest = message.parts[++message.part];
         const std::size_t n = std::min(channel_->chunk_capacity(), message.rest.size());
         channel_->write_chunk(message.rest.first(n));

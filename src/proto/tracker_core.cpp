@@ -84,6 +84,7 @@ void TrackerCore::on_message(TimePoint now, const PeerKey& from, std::uint16_t t
                              std::span<const std::byte> body) {
   quorum_memo_.reset();
   latest_now_ = std::max(latest_now_, now);
+  forgive_own_stall(now);
   if (!spend_message(now, from)) {
     misbehaved(now, from,
                fmt::format("sent more than {} messages at once ({} a second)",
@@ -187,6 +188,7 @@ void TrackerCore::on_disconnect(TimePoint now, const PeerKey& peer) {
 void TrackerCore::on_timer(TimePoint now) {
   quorum_memo_.reset();
   latest_now_ = std::max(latest_now_, now);
+  forgive_own_stall(now);
   evict_silent(now);
   if (attempt_) decide(now);  // a report grace or the round timeout may have passed
   if (pending_retry_ && now >= pending_retry_->deadline) settle_accusation(now);

@@ -177,6 +177,27 @@ void TrackerCore::evict_silent(TimePoint now) {
   }
 }
 
+void TrackerCore::forgive_own_stall(TimePoint now) {
+  if (config_.stall_grace <= Duration::zero() || silence_deadlines_.empty() ||
+      silence_deadlines_.begin()->first + config_.stall_grace >= now)
+    return;
+  const Duration late = now - silence_deadlines_.begin()->first;
+  const TimePoint until = now + config_.heartbeat_interval;
+  std::size_t forgiven = 0;
+  while (!silence_deadlines_.empty() && silence_deadlines_.begin()->first < until) {
+    const PeerKey peer = silence_deadlines_.begin()->second;
+    silence_deadlines_.erase(silence_deadlines_.begin());
+    silence_deadlines_.insert({until, peer});
+    members_.at(peer).last_seen = until - config_.eviction_timeout;  // heard_from's key
+    ++forgiven;
+  }
+  event(TrackerEvent::Kind::notice, std::nullopt,
+        fmt::format("the tracker itself was stalled (an input came {:.1f} s after a deadline): {} "
+                    "members due for eviction get {} s more to be heard",
+                    std::chrono::duration<double>(late).count(), forgiven,
+                    std::chrono::duration<double>(config_.heartbeat_interval).count()));
+}
+
 // Epochs are not saved on every change (a flood of joins would mean a flood of fsyncs): a
 // restarted tracker continues far above the last saved epoch instead (see the constructor).
 void TrackerCore::membership_changed(TimePoint /*now*/) {

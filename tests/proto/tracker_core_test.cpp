@@ -146,6 +146,41 @@ TEST(TrackerCore, ASilentPeerIsEvictedExactlyAtTheTimeout) {
   EXPECT_EQ(h.tracker->status(h.now).members.size(), 1u) << "peer 1 heartbeats and stays";
 }
 
+// The tracker's own stall is not its members' silence. Its loop could not run for 15 s (a burst of
+// work, a starved process): the first input after it is the eviction timer, 10 s late, while a
+// member's heartbeats wait unread. Nobody is evicted then; the members due get one heartbeat
+// interval (2 s) more, in which the one that heartbeats is heard and the one that hung is evicted.
+TEST(TrackerCore, ItsOwnStallDoesNotEvictMembersWhoseHeartbeatsWaitUnread) {
+  Harness h;
+  h.start();
+  h.join(1);
+  h.join(2);
+  h.run_for(5s);
+  h.peers.at(2).connected = false;  // hangs
+  h.now += 15s;                     // the stall: nothing reaches the tracker
+  const TimePoint stall_end = h.now;
+  h.tracker->on_timer(h.now);
+  h.pump();
+  EXPECT_TRUE(h.tracker_events_of(TrackerEvent::Kind::left).empty());
+  const auto notices = h.tracker_events_of(TrackerEvent::Kind::notice);
+  ASSERT_FALSE(notices.empty());
+  EXPECT_NE(notices.back().text.find("the tracker itself was stalled"), std::string::npos)
+      << notices.back().text;
+  // Peer 1's heartbeat, queued during the stall, is read next.
+  h.tracker->on_message(h.now, key(1).public_key(),
+                        static_cast<std::uint16_t>(MessageType::heartbeat), encode(Heartbeat{}));
+  h.pump();
+  h.run_for(20s);
+  const auto left = h.tracker_events_of(TrackerEvent::Kind::left);
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].peer, key(2).public_key());
+  TimePoint evicted_at{};
+  for (const auto& [t, e] : h.tracker_events)
+    if (e.kind == TrackerEvent::Kind::left) evicted_at = t;
+  EXPECT_EQ(evicted_at, stall_end + 2s);
+  EXPECT_EQ(h.tracker->status(h.now).members.size(), 1u);
+}
+
 TEST(TrackerCore, MembershipChangesStartNewEpochsWithSignedViews) {
   Harness h;
   h.start();

@@ -43,6 +43,8 @@ struct BundleListenerConfig {
   ListenerLimits limits = ListenerLimits::peer_defaults();
   std::uint32_t max_streams = kMaxStreams;  // per bundle; a hello asking for more is refused
   std::shared_ptr<LinkShaper> link;         // may be null: no link emulation
+  // Each stream's Connection::set_send_window.
+  std::size_t send_window_bytes = Connection::kSendWindowBytes;
 };
 
 class BundleListener : public std::enable_shared_from_this<BundleListener> {

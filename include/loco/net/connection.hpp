@@ -12,7 +12,8 @@
 // ahead this way lets latency pipeline instead of stopping every piece for a round trip.
 // Sending: send() queues a message whose bytes the caller keeps alive until its `on_sent`
 // callback; the connection encrypts it chunk by chunk into frame buffers only as the socket
-// drains (at most kSendWindowBytes queued), so a large tensor is never copied whole. A message
+// drains (at most kSendWindowBytes queued, or what set_send_window() says), so a large tensor is
+// never copied whole. A message
 // may be given as several parts (a gather list): they are sent as one message, and no frame
 // straddles two parts.
 // Receiving: on_chunk gets each decrypted chunk in order; its data is valid during the call. A
@@ -71,6 +72,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void close();
   void close_without_waiting();
   void set_quiet(bool quiet) { quiet_ = quiet; }
+  // How many encrypted bytes may wait for the socket before encryption stops (at least one frame
+  // is encrypted either way). A server with many connections keeps it small: each connection then
+  // encrypts a large message as its socket drains, not all at once (tracker/serve.cpp).
+  void set_send_window(std::size_t bytes) { send_window_ = bytes; }
   void pause_reading();
   void resume_reading();
   // What the peer may send from its next frame on (secure::SecureChannel::limit_incoming).
@@ -83,7 +88,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool cut_by_peer() const { return cut_by_peer_; }
   const secure::PublicKey& peer_identity() const { return channel_->peer_identity(); }
   const std::string& peer_name() const { return channel_->peer_name(); }
-  // Encrypted bytes waiting for the socket: at most kSendWindowBytes + one frame.
+  // Encrypted bytes waiting for the socket: at most the send window + one frame.
   std::size_t queued_bytes() const { return channel_->pending_transmit_bytes(); }
 
   struct Private;  // constructor key: create() only
@@ -133,6 +138,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::deque<Outgoing> outgoing_;
   std::deque<PacedPiece> paced_;  // covers the first paced_bytes_ of the channel's queue
   std::size_t paced_bytes_ = 0;
+  std::size_t send_window_ = kSendWindowBytes;
   bool reading_ = false;
   bool reading_paused_ = false;
   bool writing_ = false;

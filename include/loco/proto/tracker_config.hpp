@@ -62,6 +62,13 @@ struct TrackerCoreConfig {
   std::uint32_t message_burst = 500;
   Duration heartbeat_interval = std::chrono::seconds(2);
   Duration eviction_timeout = std::chrono::seconds(10);
+  // The tracker's own stall is not its members' silence. An input that comes more than this after
+  // a silence deadline it asked to be woken for means the tracker could not run (a long turn of
+  // its event loop, a starved or suspended process), and the heartbeats of that time may still be
+  // waiting unread: every member due for eviction by the next heartbeat interval gets until then.
+  // A member cannot cause it except by stalling the tracker, and then only delays evictions.
+  // 0: evict at the deadline whenever the input comes.
+  Duration stall_grace = std::chrono::seconds(1);
   Duration view_interval = std::chrono::milliseconds(500);  // views go out at most this often
   // A broadcast is one message to every member, whatever changed: with many members the views go
   // out less often, so that they average at most this many messages a second (up to 1,000 members:

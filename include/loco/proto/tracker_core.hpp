@@ -242,6 +242,8 @@ class TrackerCore {
                      const std::string& why, bool disconnect);
   void bar(TimePoint now, const PeerKey& peer);
   void evict_silent(TimePoint now);
+  // TrackerCoreConfig::stall_grace: called first by every input that may evict.
+  void forgive_own_stall(TimePoint now);
   void heard_from(const PeerKey& peer, TimePoint now);
   void membership_changed(TimePoint now);
   void flush_view(TimePoint now);

@@ -92,7 +92,8 @@ class SecureChannel {
   std::span<const std::byte> poll_transmit() const;
   void handle_transmitted(TimePoint now, std::size_t bytes);
   std::size_t pending_transmit_bytes() const { return pending_bytes_; }
-  // Buffer memory held for outgoing frames: queued, and sent ones kept for reuse.
+  // Buffer memory held for outgoing frames: queued, and sent ones kept for reuse while more are
+  // queued (once nothing is, none above kFirstReadBytes is kept).
   std::size_t held_transmit_bytes() const;
 
   // Timers.
