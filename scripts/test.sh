@@ -56,7 +56,7 @@ printf '{"version":{"major":1,"minor":0},"local":[{"cores":[%s]}]}\n' "$slots" \
   >build/ci/cores.json
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/ci --output-on-failure --parallel $((cores + 4)) --timeout 1200 \
-  --resource-spec-file build/ci/cores.json --label-exclude python
+  --resource-spec-file "$PWD/build/ci/cores.json" --label-exclude python
 
 phase "Python package: dependencies, build, tests (pytest)"
 scripts/install-deps.sh --with-python --with-torch  # torch: the tests of CPU tensors bound as they are
