@@ -48,9 +48,15 @@ phase "tests (ASan + UBSan)"
 mkdir -p build/ci/Testing/Temporary
 [[ -f build/ci/Testing/Temporary/CTestCostData.txt ]] ||
   cp scripts/test-costs.txt build/ci/Testing/Temporary/CTestCostData.txt
+# A test that keeps a core busy holds one of nproc "cores" slots (tests/CMakeLists.txt); up to 4
+# real-process tests, which mostly wait on sockets and timers, run beside them.
+cores=$(nproc)
+slots=$(seq 0 $((cores - 1)) | sed 's/.*/{"id":"&","slots":1}/' | paste -sd,)
+printf '{"version":{"major":1,"minor":0},"local":[{"cores":[%s]}]}\n' "$slots" \
+  >build/ci/cores.json
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build/ci --output-on-failure --parallel "$(nproc)" --timeout 1200 \
-  --label-exclude python
+  ctest --test-dir build/ci --output-on-failure --parallel $((cores + 4)) --timeout 1200 \
+  --resource-spec-file "$PWD/build/ci/cores.json" --label-exclude python
 
 phase "Python package: dependencies, build, tests (pytest)"
 scripts/install-deps.sh --with-python --with-torch  # torch: the tests of CPU tensors bound as they are
