@@ -63,11 +63,15 @@ void PeerMesh::close_inbound_once_outbound_closed() {
   for (auto& [key, in] : inbound_) in.bundle->close();
 }
 
-void PeerMesh::on_sent(const secure::PublicKey& peer) {
+void PeerMesh::on_sent(const secure::PublicKey& peer, std::uint64_t id) {
+  Outbound* out = current(peer, id);
+  if (out == nullptr) return;  // dropped or replaced meanwhile
+  if (--out->unsent == 0 && stopped_) out->bundle->close();
+}
+
+PeerMesh::Outbound* PeerMesh::current(const secure::PublicKey& peer, std::uint64_t id) {
   const auto it = outbound_.find(peer);
-  if (it == outbound_.end()) return;  // dropped meanwhile
-  Outbound& out = it->second;
-  if (--out.unsent == 0 && stopped_) out.bundle->close();
+  return it != outbound_.end() && it->second.id == id ? &it->second : nullptr;
 }
 
 BundleHandlers PeerMesh::inbound_handlers(const std::shared_ptr<StreamBundle>& bundle) {
@@ -148,64 +152,96 @@ void PeerMesh::send_on_their_link(const secure::PublicKey& peer, Queued message)
     waiting.messages.push_back(std::move(message));
     return;
   }
+  send_on(*in->second.bundle, std::move(message));
+}
+
+void PeerMesh::send_on(StreamBundle& bundle, Queued message) {
   auto [type, body] = std::move(message);
   bytes_sent_ += body->size();
-  in->second.bundle->send(static_cast<std::uint16_t>(type), *body, [body] {});
+  bundle.send(static_cast<std::uint16_t>(type), *body, [body] {});
 }
 
 bool PeerMesh::send(const secure::PublicKey& peer, const std::string& address,
-                    proto::MessageType type, std::vector<std::byte> body, bool their_link) {
+                    proto::MessageType type, std::vector<std::byte> body, proto::SendOn on) {
   if (stopped_) return false;
-  if (their_link) {
-    send_on_their_link(peer,
-                       Queued(type, std::make_shared<std::vector<std::byte>>(std::move(body))));
+  Queued message(type, std::make_shared<std::vector<std::byte>>(std::move(body)));
+  if (on == proto::SendOn::their) {
+    send_on_their_link(peer, std::move(message));
     return true;
   }
-  auto it = outbound_.find(peer);
-  if (it == outbound_.end()) {
-    boost::asio::ip::tcp::endpoint endpoint;
-    try {
-      endpoint = resolve(io_, parse_host_port(address));
-    } catch (const Error& e) {
-      spdlog::warn("peer {} at {}: {}", secure::short_id(peer), address, e.what());
-      return false;
-    }
-    connect(peer, endpoint);
-    it = outbound_.find(peer);
+  if (on == proto::SendOn::asker) {
+    // Its request came on the newest bundle its key opened. None: the asker went away (it asks
+    // again on its next one), and nothing is held for it.
+    if (const auto in = inbound_.find(peer); in != inbound_.end() && in->second.bundle->ready())
+      send_on(*in->second.bundle, std::move(message));
+    return true;
   }
-  it->second.waiting.emplace_back(type, std::make_shared<std::vector<std::byte>>(std::move(body)));
-  flush(it->second);
+  Outbound* out = outbound_to(peer, address);
+  if (out == nullptr) return false;
+  out->waiting.push_back(std::move(message));
+  flush(*out);
   return true;
 }
 
-void PeerMesh::connect(const secure::PublicKey& peer,
+PeerMesh::Outbound* PeerMesh::outbound_to(const secure::PublicKey& peer,
+                                          const std::string& address) {
+  // No address: a member the view no longer lists, whose round may still be on (the bundle
+  // there is serves it).
+  const auto it = outbound_.find(peer);
+  if (it != outbound_.end() && (address.empty() || it->second.address == address))
+    return &it->second;
+  boost::asio::ip::tcp::endpoint endpoint;
+  try {
+    endpoint = resolve(io_, parse_host_port(address));
+  } catch (const Error& e) {
+    spdlog::warn("peer {} at {}: {}", secure::short_id(peer), address, e.what());
+    return nullptr;
+  }
+  std::deque<Queued> waiting;
+  if (it != outbound_.end()) {
+    // The view lists the member elsewhere: it joined again from a new process, and the old one
+    // (frozen, or on a host that vanished) may never read again. What went to it belonged to
+    // rounds its new join aborted; what still waits goes to the new address. Dropping the old
+    // bundle closes its sockets without callbacks.
+    spdlog::info("peer {} now listens at {}, not {}: its link there is closed",
+                 secure::short_id(peer), address, it->second.address);
+    waiting = std::move(it->second.waiting);
+    outbound_.erase(it);
+  }
+  connect(peer, address, endpoint);
+  Outbound& out = outbound_.at(peer);
+  out.waiting = std::move(waiting);
+  return &out;
+}
+
+void PeerMesh::connect(const secure::PublicKey& peer, const std::string& address,
                        const boost::asio::ip::tcp::endpoint& endpoint) {
   ChannelSetup setup = config_.setup;
   setup.accept = [peer](const secure::PublicKey& k) { return k == peer; };
   setup.peer_label = fmt::format("peer {}", secure::short_id(peer));
   const std::weak_ptr<PeerMesh> self = weak_from_this();
+  const std::uint64_t id = ++next_outbound_id_;
   auto bundle = StreamBundle::connect(
       io_, endpoint, config_.bundle, std::move(setup),
       BundleHandlers{
           .on_ready =
-              [self, peer] {
+              [self, peer, id] {
                 auto mesh = self.lock();
                 if (!mesh) return;
-                if (auto it = mesh->outbound_.find(peer); it != mesh->outbound_.end())
-                  mesh->flush(it->second);
+                if (Outbound* out = mesh->current(peer, id)) mesh->flush(*out);
               },
           .on_chunk =
-              [self, peer](const BundleChunk& piece) {
+              [self, peer, id](const BundleChunk& piece) {
                 auto mesh = self.lock();
                 if (!mesh) return;
                 // What a reachable member sends back on the bundle this peer dialled.
-                if (auto it = mesh->outbound_.find(peer); it != mesh->outbound_.end())
-                  mesh->on_piece(peer, it->second.assembler, piece);
+                if (Outbound* out = mesh->current(peer, id))
+                  mesh->on_piece(peer, out->assembler, piece);
               },
           .on_closed =
-              [self, peer](const Error* error) {
+              [self, peer, id](const Error* error) {
                 auto mesh = self.lock();
-                if (!mesh) return;
+                if (!mesh || mesh->current(peer, id) == nullptr) return;
                 mesh->outbound_.erase(peer);
                 mesh->lost(peer, error != nullptr ? error->what() : "it closed");
                 mesh->close_inbound_once_outbound_closed();
@@ -215,6 +251,8 @@ void PeerMesh::connect(const secure::PublicKey& peer,
   outbound_.insert_or_assign(
       peer,
       Outbound{.bundle = std::move(bundle),
+               .address = address,
+               .id = id,
                .assembler = MessageAssembler(peer_message_limit, config_.limits.max_buffered_bytes),
                .waiting = {}});
 }
@@ -227,10 +265,11 @@ void PeerMesh::flush(Outbound& out) {
     bytes_sent_ += body->size();
     out.sent_since_keepalive = true;
     ++out.unsent;
-    if (!out.bundle->send(static_cast<std::uint16_t>(type), *body,
-                          [body, self = weak_from_this(), peer = out.bundle->peer_identity()] {
-                            if (auto mesh = self.lock()) mesh->on_sent(peer);
-                          }))
+    if (!out.bundle->send(
+            static_cast<std::uint16_t>(type), *body,
+            [body, self = weak_from_this(), peer = out.bundle->peer_identity(), id = out.id] {
+              if (auto mesh = self.lock()) mesh->on_sent(peer, id);
+            }))
       --out.unsent;  // the bundle is closing: its callback never runs
   }
 }

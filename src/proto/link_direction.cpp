@@ -11,4 +11,11 @@ LinkDirection link_direction(Reachability self, Reachability other) {
   return LinkDirection::unlinkable;
 }
 
+SendOn send_on(Reachability self, Reachability other, bool answer) {
+  const LinkDirection direction = link_direction(self, other);
+  if (direction == LinkDirection::dial) return SendOn::own;
+  if (answer) return SendOn::asker;
+  return direction == LinkDirection::await ? SendOn::their : SendOn::own;
+}
+
 }  // namespace loco::proto

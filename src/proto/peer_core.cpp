@@ -593,7 +593,7 @@ void PeerCore::unserve() {
 }
 
 void PeerCore::pump_server() {
-  while (auto t = server_.poll_transmit()) send(t->to, t->type, std::move(t->body));
+  while (auto t = server_.poll_transmit()) send(t->to, t->type, std::move(t->body), true);
 }
 
 void PeerCore::state_report(std::uint64_t round, const Digest& hash) {
@@ -611,7 +611,7 @@ void PeerCore::leave(const std::string& reason) {
 // --- outputs ---
 
 // A state-transfer message to the tracker goes over its link (custody); the rest to the peer.
-void PeerCore::send(const PeerKey& to, MessageType type, std::vector<std::byte> body) {
+void PeerCore::send(const PeerKey& to, MessageType type, std::vector<std::byte> body, bool answer) {
   if (to == tracker_key_) {
     client_.relay(type, body);
     return;
@@ -625,7 +625,7 @@ void PeerCore::send(const PeerKey& to, MessageType type, std::vector<std::byte> 
   transmits_.push_back(Send{
       .to = hop,
       .address = m != nullptr ? m->address : address_of(hop),
-      .their_link = on_their_link(reachability_of(config_.self), reach),
+      .on = send_on(reachability_of(config_.self), reach, answer && !relay),
       .type = type,
       .body = std::move(body),
       .relayed =

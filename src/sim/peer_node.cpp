@@ -254,7 +254,9 @@ void PeerNode::send_to_peer(proto::PeerCore::Send t) {
   if (t.type == proto::MessageType::relay_data && disk_.behaviour == Behaviour::relay_dropper &&
       !t.relayed)
     return;  // a relay that lies: it forwards nothing
-  if (t.their_link && !world_.network->is_open(node_, to)) {
+  if (t.on == proto::SendOn::asker && !world_.network->is_open(node_, to))
+    return;  // the asker's link is gone: it asks again
+  if (t.on == proto::SendOn::their && !world_.network->is_open(node_, to)) {
     Awaiting& waiting = awaiting_[to];
     if (waiting.messages.size() >= proto::kMaxAwaitingMessages ||
         waiting.bytes + t.body.size() > proto::kMaxAwaitingBytes) {

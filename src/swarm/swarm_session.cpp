@@ -121,7 +121,7 @@ void SwarmSession::drive() {
       if (t->relayed)  // through the end-to-end channel with the other end
         relayed_->send(steady_now(), t->to, *t->relayed, t->type, t->body);
       else
-        mesh_->send(t->to, t->address, t->type, std::move(t->body), t->their_link);
+        mesh_->send(t->to, t->address, t->type, std::move(t->body), t->on);
     }
     moved = drain_relayed();
   }

@@ -31,37 +31,46 @@ struct Swarm {
   boost::asio::io_context io;
   std::vector<std::unique_ptr<Member>> members;
   std::set<secure::PublicKey> allowed;
+  ListenerLimits member_limits;
 
-  explicit Swarm(std::size_t n, const ListenerLimits& limits = ListenerLimits::peer_defaults()) {
+  explicit Swarm(std::size_t n, const ListenerLimits& limits = ListenerLimits::peer_defaults())
+      : member_limits(limits) {
     for (std::size_t i = 0; i < n; ++i) members.push_back(std::make_unique<Member>());
     for (auto& m : members) allowed.insert(m->key.public_key());
-    for (auto& m : members) {
-      Member* self = m.get();
-      self->mesh = PeerMesh::create(
-          io, tcp::endpoint(boost::asio::ip::address_v4::loopback(), 0),
-          PeerMeshConfig{.setup = ChannelSetup{.identity = &self->key,
-                                               .config = secure::ChannelConfig{.run_id = "mesh"},
-                                               .accept =
-                                                   [this](const secure::PublicKey& k) {
-                                                     return allowed.contains(k);
-                                                   },
-                                               .peer_label = {}},
-                         .bundle = BundleConfig{.streams = 2, .unit_bytes = 64 << 10},
-                         .link = nullptr,
-                         .limits = limits,
-                         .prober = {}},
-          PeerMeshHandlers{
-              .on_message =
-                  [self](const secure::PublicKey& from, proto::MessageType type,
-                         std::span<const std::byte> body) {
-                    self->inbox.emplace_back(from, type,
-                                             std::vector<std::byte>(body.begin(), body.end()));
-                  },
-              .on_lost = [self](const secure::PublicKey&,
-                                const std::string& why) { self->lost.push_back(why); }});
-      self->mesh->start();
-      self->address = fmt::format("127.0.0.1:{}", self->mesh->local_endpoint().port());
-    }
+    for (auto& m : members) start(*m);
+  }
+  // A member's key in another process: a mesh of its own on another port.
+  Member& restart(const Member& old) {
+    members.push_back(std::make_unique<Member>());
+    members.back()->key = old.key;
+    start(*members.back());
+    return *members.back();
+  }
+  void start(Member& m) {
+    Member* self = &m;
+    self->mesh = PeerMesh::create(
+        io, tcp::endpoint(boost::asio::ip::address_v4::loopback(), 0),
+        PeerMeshConfig{.setup = ChannelSetup{.identity = &self->key,
+                                             .config = secure::ChannelConfig{.run_id = "mesh"},
+                                             .accept =
+                                                 [this](const secure::PublicKey& k) {
+                                                   return allowed.contains(k);
+                                                 },
+                                             .peer_label = {}},
+                       .bundle = BundleConfig{.streams = 2, .unit_bytes = 64 << 10},
+                       .link = nullptr,
+                       .limits = member_limits,
+                       .prober = {}},
+        PeerMeshHandlers{.on_message =
+                             [self](const secure::PublicKey& from, proto::MessageType type,
+                                    std::span<const std::byte> body) {
+                               self->inbox.emplace_back(
+                                   from, type, std::vector<std::byte>(body.begin(), body.end()));
+                             },
+                         .on_lost = [self](const secure::PublicKey&,
+                                           const std::string& why) { self->lost.push_back(why); }});
+    self->mesh->start();
+    self->address = fmt::format("127.0.0.1:{}", self->mesh->local_endpoint().port());
   }
   template <typename Pred>
   bool run_until(Pred done) {
@@ -84,7 +93,7 @@ TEST(PeerMesh, MembersExchangeMessagesInOrder) {
   }
 }
 
-// A member nobody can dial opens the link; the reachable one sends on it (their_link), holding
+// A member nobody can dial opens the link; the reachable one sends on it (SendOn::their), holding
 // what it sent before the link was there, and both directions arrive in order on one bundle.
 TEST(PeerMesh, AMessageForTheLinkTheOtherOpensWaitsForItAndGoesOnIt) {
   Swarm s(2);
@@ -92,7 +101,7 @@ TEST(PeerMesh, AMessageForTheLinkTheOtherOpensWaitsForItAndGoesOnIt) {
   Member& behind = *s.members[1];
   for (int i = 0; i < 3; ++i)
     ASSERT_TRUE(open.mesh->send(behind.key.public_key(), "", proto::MessageType::ring_chunk,
-                                std::vector<std::byte>(100 + i), /*their_link=*/true));
+                                std::vector<std::byte>(100 + i), proto::SendOn::their));
   // Nothing can go out yet: no address is dialled for a message on the other's link.
   for (int i = 0; i < 100; ++i) s.io.poll();
   EXPECT_TRUE(behind.inbox.empty());
@@ -104,10 +113,69 @@ TEST(PeerMesh, AMessageForTheLinkTheOtherOpensWaitsForItAndGoesOnIt) {
               100u + static_cast<std::size_t>(i))
         << "in order, on the bundle `behind` opened";
   ASSERT_TRUE(open.mesh->send(behind.key.public_key(), "", proto::MessageType::ring_chunk,
-                              std::vector<std::byte>(7), /*their_link=*/true));
+                              std::vector<std::byte>(7), proto::SendOn::their));
   ASSERT_TRUE(s.run_until([&] { return behind.inbox.size() == 4; }));
   EXPECT_TRUE(open.lost.empty());
   EXPECT_TRUE(behind.lost.empty());
+}
+
+// A member restarted in a new process with the same key, its old process still holding its
+// links open (here it runs on; frozen, it would read nothing). The donor answers the process that
+// asked, on the link it opened, and its own link follows the address the view lists now; the old
+// process gets nothing more. Then the two processes take turns asking: each is answered in turn,
+// and once they stop, nothing moves: replacing a link starts no exchange of its own.
+TEST(PeerMesh, TheNewestProcessOfAKeyIsAnsweredAndTheOwnLinkFollowsItsAddress) {
+  Swarm s(2);
+  Member& donor = *s.members[0];
+  Member& old = *s.members[1];
+  const secure::PublicKey k = old.key.public_key();
+  const auto ask = [&](Member& asker) {
+    ASSERT_TRUE(asker.mesh->send(donor.key.public_key(), donor.address,
+                                 proto::MessageType::state_request, std::vector<std::byte>(8)));
+  };
+  const auto answer = [&] {
+    ASSERT_TRUE(donor.mesh->send(k, "unused", proto::MessageType::state_manifest,
+                                 std::vector<std::byte>(16), proto::SendOn::asker));
+  };
+  ask(old);
+  ASSERT_TRUE(s.run_until([&] { return donor.inbox.size() == 1; }));
+  answer();
+  ASSERT_TRUE(
+      donor.mesh->send(k, old.address, proto::MessageType::ring_chunk, std::vector<std::byte>(32)));
+  ASSERT_TRUE(s.run_until([&] { return old.inbox.size() == 2; }));
+
+  Member& fresh = s.restart(old);
+  ask(fresh);
+  ASSERT_TRUE(s.run_until([&] { return donor.inbox.size() == 2; }));
+  answer();
+  ASSERT_TRUE(s.run_until([&] { return fresh.inbox.size() == 1; }));
+  EXPECT_EQ(std::get<1>(fresh.inbox[0]), proto::MessageType::state_manifest);
+  ASSERT_TRUE(donor.mesh->send(k, fresh.address, proto::MessageType::ring_chunk,
+                               std::vector<std::byte>(32)));
+  ASSERT_TRUE(s.run_until([&] { return fresh.inbox.size() == 2; }));
+  EXPECT_EQ(std::get<1>(fresh.inbox[1]), proto::MessageType::ring_chunk);
+  EXPECT_EQ(old.inbox.size(), 2u) << "nothing more for the old process";
+
+  // The two take turns: the newest link of the key wins each time.
+  for (Member* asker : {&old, &fresh, &old}) {
+    const std::size_t before = asker->inbox.size();
+    ask(*asker);
+    ASSERT_TRUE(s.run_until([&] { return donor.inbox.size() == 3; }));
+    donor.inbox.pop_back();
+    answer();
+    ASSERT_TRUE(s.run_until([&] { return asker->inbox.size() == before + 1; }));
+  }
+  const auto counts = [&] {
+    return std::vector<std::size_t>{donor.inbox.size(), old.inbox.size(), fresh.inbox.size(),
+                                    donor.lost.size(),  old.lost.size(),  fresh.lost.size()};
+  };
+  s.io.run_for(std::chrono::milliseconds(200));
+  const auto settled = counts();
+  s.io.run_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(counts(), settled) << "nothing moves by itself";
+  // Each lost its link to the donor once per turn of the other (and the old process its link
+  // from the donor once, when the donor dialled the new address); the donor lost nothing.
+  EXPECT_EQ(settled, (std::vector<std::size_t>{2, 4, 3, 0, 3, 2}));
 }
 
 TEST(PeerMesh, AStrangerIsRefusedAndItsMessagesNeverArrive) {

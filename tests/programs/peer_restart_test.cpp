@@ -51,5 +51,33 @@ TEST(PeerRestart, PeersRestartedOnNewPortsAreProbedThereAndKeepTrainingTogether)
   for (PeerProcess* p : peers) EXPECT_EQ(p->process().stop(SIGTERM), 0) << swarm.logs();
 }
 
+// A peer restarted while its old process is frozen (SIGSTOP: as a host that vanished with its
+// connections open), with the same key, on a new port. Its donors each had a link to the old
+// process at its old address; they must answer the new process at the address the tracker's view
+// now lists, not on the link to the frozen one, where nothing is read: there the fetch waited for
+// the donors' idle timeout (20 s) and failed. The restarted peer must commit a round with the
+// others within kRounds rounds of the one it was first told to fetch.
+TEST(PeerRestart, APeerRestartedWhileItsOldProcessIsFrozenFetchesAndTrainsWithinRounds) {
+  constexpr std::uint64_t kRounds = 8;
+  LocalSwarm swarm("run-frozen-restart", 1000, {"--run.min-peers", "2"});
+  ASSERT_TRUE(swarm.tracker().started()) << swarm.logs();
+  const std::vector<std::string> options = {"--debug.step-delay", "50"};
+  std::vector<PeerProcess*> peers;
+  for (int i = 0; i < 3; ++i) peers.push_back(&swarm.add_peer("peer" + std::to_string(i), options));
+  for (PeerProcess* p : peers) ASSERT_TRUE(commits_with(*p, 3, 0)) << swarm.logs();
+  PeerProcess& frozen = *peers[2];
+  ASSERT_EQ(::kill(frozen.process().pid(), SIGSTOP), 0);
+  peers[2] = &swarm.add_peer("peer2", options);
+
+  ASSERT_TRUE(commits_with(*peers[2], 3, 0)) << swarm.logs();
+  const auto fetched = peers[2]->first_fetch();
+  ASSERT_TRUE(fetched) << swarm.logs();
+  const std::uint64_t first = peers[2]->committed().begin()->first;
+  EXPECT_LE(first, *fetched + kRounds) << "told to fetch round " << *fetched << "\n"
+                                       << swarm.logs();
+  EXPECT_EQ(frozen.process().stop(SIGKILL), -1);
+  for (PeerProcess* p : peers) EXPECT_EQ(p->process().stop(SIGTERM), 0) << swarm.logs();
+}
+
 }  // namespace
 }  // namespace loco

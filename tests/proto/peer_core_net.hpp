@@ -63,7 +63,7 @@ struct Net {
     PeerKey to;
     MessageType type;
     std::vector<std::byte> body;
-    bool their_link = false;
+    SendOn on = SendOn::own;
   };
   std::deque<Wire> wire;
   std::vector<Wire> sent;             // every message between peers, bodies left out
@@ -208,9 +208,8 @@ struct Net {
         }
         while (auto t = p.core->poll_transmit()) {
           moved = true;
-          sent.push_back(Wire{p.key.public_key(), t->to, t->type, {}, t->their_link});
-          wire.push_back(
-              Wire{p.key.public_key(), t->to, t->type, std::move(t->body), t->their_link});
+          sent.push_back(Wire{p.key.public_key(), t->to, t->type, {}, t->on});
+          wire.push_back(Wire{p.key.public_key(), t->to, t->type, std::move(t->body), t->on});
         }
         while (auto o = p.core->client().poll_transmit()) {
           moved = true;

@@ -92,13 +92,13 @@ TEST(PeerCore, AReachableMemberSendsToAnUnreachableOneOnTheLinkItOpened) {
   std::size_t to_it = 0;
   for (const auto& w : net.sent) {
     if (w.from == behind) {
-      EXPECT_FALSE(w.their_link) << "it dials";
+      EXPECT_EQ(w.on, SendOn::own) << "it dials";
       opened += w.type == MessageType::link_open;
     } else if (w.to == behind) {
-      EXPECT_TRUE(w.their_link) << "others answer on its link";
+      EXPECT_EQ(w.on, SendOn::their) << "others answer on its link";
       ++to_it;
     } else {
-      EXPECT_FALSE(w.their_link) << "two reachable members: each on its own";
+      EXPECT_EQ(w.on, SendOn::own) << "two reachable members: each on its own";
     }
   }
   EXPECT_EQ(opened, 2u) << "one link_open to each reachable member, before its chunks";

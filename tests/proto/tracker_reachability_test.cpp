@@ -255,9 +255,21 @@ TEST(LinkDirection, TheUnreachableEndDials) {
   EXPECT_EQ(link_direction(R::unreachable, R::unmeasured), LinkDirection::dial);
   EXPECT_EQ(link_direction(R::unmeasured, R::unreachable), LinkDirection::await);
   EXPECT_EQ(link_direction(R::unreachable, R::unreachable), LinkDirection::unlinkable);
-  EXPECT_FALSE(on_their_link(R::reachable, R::unmeasured));
-  EXPECT_TRUE(on_their_link(R::reachable, R::unreachable));
-  EXPECT_FALSE(on_their_link(R::unreachable, R::reachable));
+  EXPECT_EQ(send_on(R::reachable, R::unmeasured, false), SendOn::own);
+  EXPECT_EQ(send_on(R::reachable, R::unreachable, false), SendOn::their);
+  EXPECT_EQ(send_on(R::unreachable, R::reachable, false), SendOn::own);
+}
+
+// An answer goes back on the link the asker opened, which its request came on: the asker's own
+// (not an older process of its key this peer dialled), except when this peer is the one that
+// dials, whose link the request came on.
+TEST(LinkDirection, AnAnswerGoesOnTheLinkTheAskerOpened) {
+  using R = Reachability;
+  EXPECT_EQ(send_on(R::reachable, R::reachable, true), SendOn::asker);
+  EXPECT_EQ(send_on(R::unmeasured, R::reachable, true), SendOn::asker);
+  EXPECT_EQ(send_on(R::reachable, R::unreachable, true), SendOn::asker);
+  EXPECT_EQ(send_on(R::unreachable, R::unreachable, true), SendOn::asker);
+  EXPECT_EQ(send_on(R::unreachable, R::reachable, true), SendOn::own);
 }
 
 }  // namespace

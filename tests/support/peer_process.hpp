@@ -193,6 +193,14 @@ class PeerProcess {
     return out;
   }
   std::string log() const { return read_text(log_); }
+  // The round of the first "fetching the state of round N" line of its log; nothing if none yet.
+  std::optional<std::uint64_t> first_fetch() const {
+    const std::string marker = "fetching the state of round ";
+    const std::string text = log();
+    const auto at = text.find(marker);
+    if (at == std::string::npos) return std::nullopt;
+    return std::stoull(text.substr(at + marker.size()));
+  }
   ChildProcess& process() { return *process_; }
 
  private:

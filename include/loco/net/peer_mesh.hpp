@@ -5,9 +5,16 @@
 // reachable members each direction has its own bundle: a peer sends on the bundle it opened and
 // receives on the ones others opened, so messages from one sender arrive in the order sent. A
 // member the others cannot reach dials, and the reachable one sends back on that bundle
-// (`their_link`, proto/link_direction.hpp), holding its messages until the bundle is there; so
+// (`SendOn::their`, proto/link_direction.hpp), holding its messages until the bundle is there; so
 // messages are read from every bundle, whoever opened it. Every bundle is shaped by the peer's
 // own link settings (LinkShaper), so a local swarm behaves like peers on a WAN.
+//
+// A member's key may come back in a new process (restarted, its old one frozen or on a host that
+// vanished with its connections open): the newest bundle a key opens replaces its older one, an
+// answer goes back on the bundle the asker opened (proto::SendOn::asker), and the bundle this
+// peer opened follows the member's address: a send to the address the view lists now, not the
+// one it dialled, closes the old bundle and dials the new address (the tracker's signed view
+// gives the address; only the key's holder can open a bundle for its key).
 //
 // The tracker's reachability probe (`prober`, its key) is a bundle from the tracker: welcomed,
 // logged and closed, nothing more.
@@ -34,6 +41,7 @@
 
 #include "loco/net/bundle_listener.hpp"
 #include "loco/net/message_assembler.hpp"
+#include "loco/proto/link_direction.hpp"
 #include "loco/proto/message_type.hpp"
 
 namespace loco::net {
@@ -68,11 +76,13 @@ class PeerMesh : public std::enable_shared_from_this<PeerMesh> {
   void stop();
   boost::asio::ip::tcp::endpoint local_endpoint() const { return listener_->local_endpoint(); }
 
-  // Sends `body` to `peer`: on the bundle this peer opened (at `address`, connecting first if
-  // needed), or with `their_link` on the one `peer` opened, once it is there. The bytes are kept
-  // alive until sent. False when `address` does not resolve.
+  // Sends `body` to `peer` (proto::SendOn): on the bundle this peer opened (at `address`,
+  // connecting first if needed, or again if the one it has goes to another address; "" keeps the
+  // one there is), on the one `peer` opened once it is there, or, an answer, on the one `peer`
+  // opened if it has one (else it is dropped). The bytes are kept alive until sent. False when
+  // `address` does not resolve.
   bool send(const secure::PublicKey& peer, const std::string& address, proto::MessageType type,
-            std::vector<std::byte> body, bool their_link = false);
+            std::vector<std::byte> body, proto::SendOn on = proto::SendOn::own);
   // Ends the connections with `peer` in both directions (a suspect, a departed member).
   void drop(const secure::PublicKey& peer);
 
@@ -87,6 +97,8 @@ class PeerMesh : public std::enable_shared_from_this<PeerMesh> {
   using Queued = std::pair<proto::MessageType, std::shared_ptr<std::vector<std::byte>>>;
   struct Outbound {
     std::shared_ptr<StreamBundle> bundle;
+    std::string address;   // dialled
+    std::uint64_t id = 0;  // tells its callbacks from those of an earlier bundle to the same key
     MessageAssembler assembler;  // what the other side sends back on it
     bool sent_since_keepalive = false;
     std::size_t unsent = 0;  // messages handed to the bundle whose stripes are not all taken
@@ -103,9 +115,16 @@ class PeerMesh : public std::enable_shared_from_this<PeerMesh> {
   void on_piece(const secure::PublicKey& peer, MessageAssembler& assembler,
                 const BundleChunk& piece);
   void send_on_their_link(const secure::PublicKey& peer, Queued message);
-  void connect(const secure::PublicKey& peer, const boost::asio::ip::tcp::endpoint& endpoint);
+  void send_on(StreamBundle& bundle, Queued message);
+  // The bundle to `peer` at `address`: the one there is, or a new one (which takes over what
+  // waited for an earlier one to another address); nullptr when `address` does not resolve.
+  Outbound* outbound_to(const secure::PublicKey& peer, const std::string& address);
+  void connect(const secure::PublicKey& peer, const std::string& address,
+               const boost::asio::ip::tcp::endpoint& endpoint);
+  // The bundle `id` to `peer`, if it is still the current one.
+  Outbound* current(const secure::PublicKey& peer, std::uint64_t id);
   void flush(Outbound& out);
-  void on_sent(const secure::PublicKey& peer);
+  void on_sent(const secure::PublicKey& peer, std::uint64_t id);
   void close_inbound_once_outbound_closed();
   void lost(const secure::PublicKey& peer, const std::string& why);
   void arm_keepalive();
@@ -124,6 +143,7 @@ class PeerMesh : public std::enable_shared_from_this<PeerMesh> {
   std::map<secure::PublicKey, Awaiting> awaiting_;  // for their bundle
   std::set<std::shared_ptr<StreamBundle>> probes_;  // the tracker's, until closed
   boost::asio::steady_timer keepalive_;
+  std::uint64_t next_outbound_id_ = 0;
   std::uint64_t bytes_sent_ = 0;
   std::uint64_t bytes_received_ = 0;
   bool stopped_ = false;

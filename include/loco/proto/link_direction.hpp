@@ -14,6 +14,7 @@
 // unreachable donor is never asked for (the tracker names reachable donors only).
 
 #include <cstddef>
+#include <cstdint>
 
 #include "loco/proto/tracker_messages.hpp"
 
@@ -35,9 +36,19 @@ LinkDirection link_direction(Reachability self, Reachability other);
 inline constexpr std::size_t kMaxAwaitingMessages = 4096;
 inline constexpr std::size_t kMaxAwaitingBytes = std::size_t{512} << 20;
 
-// Whether a message to `other` must go on the link `other` opened.
-inline bool on_their_link(Reachability self, Reachability other) {
-  return link_direction(self, other) == LinkDirection::await;
-}
+// The link a message goes on, as the peer core tells its driver.
+enum class SendOn : std::uint8_t {
+  own,    // the link this peer opened, dialled at the address the view lists if there is none
+  their,  // the link the other member opened, held for until it is there (await)
+  // An answer to a request (a state fetch's): the link the asker opened, the newest of its key,
+  // on which its request came; dropped if it has none. So the process that asked is answered,
+  // not an older process of the same key this peer still has a link to (a restarted peer whose
+  // old process is frozen), and nothing is kept for an asker that went away: it asks again.
+  asker,
+};
+
+// Where a message to `other` goes; `answer`: it answers a request `other` sent. When this peer
+// dials (link_direction's dial), the request came on its own link, and so does the answer.
+SendOn send_on(Reachability self, Reachability other, bool answer);
 
 }  // namespace loco::proto

@@ -70,6 +70,7 @@
 #include "loco/proto/early_messages.hpp"
 #include "loco/proto/encoded_update.hpp"
 #include "loco/proto/gossip_groups.hpp"
+#include "loco/proto/link_direction.hpp"
 #include "loco/proto/relay_core.hpp"
 #include "loco/proto/relay_messages.hpp"
 #include "loco/proto/round_mean.hpp"
@@ -208,9 +209,10 @@ class PeerCore {
   struct Send {
     PeerKey to;
     std::string address;  // where the view (or the resync's donor list) says it listens
-    // Goes on the link `to` opened, once it is there: `to` is reachable and this peer is not the
-    // one to dial (link_direction.hpp). Otherwise on the link this peer opens.
-    bool their_link = false;
+    // Which link it goes on (link_direction.hpp): this peer's own, the one `to` opened once it is
+    // there (`to` is unreachable, this peer is not), or, for an answer to `to`'s request, the one
+    // the request came on.
+    SendOn on = SendOn::own;
     MessageType type{};
     std::vector<std::byte> body;
     // Set: `to` is the relay of this peer's link with `relayed->peer`, both unreachable: the
@@ -271,7 +273,8 @@ class PeerCore {
   void start_fetch(TimePoint now, const Resync& resync);
   void pump_fetch(TimePoint now);
   void pump_server();
-  void send(const PeerKey& to, MessageType type, std::vector<std::byte> body);
+  // `answer`: to a request `to` sent (SendOn::asker).
+  void send(const PeerKey& to, MessageType type, std::vector<std::byte> body, bool answer = false);
   std::string address_of(const PeerKey& peer) const;
   // As the current view lists it (unmeasured for a key it does not list).
   Reachability reachability_of(const PeerKey& peer) const;
