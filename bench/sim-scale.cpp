@@ -17,7 +17,8 @@
 // --relay-pairs P (each reachable peer's relay budget, proto/relay_core.hpp) --max-relayed-links L
 // (the tracker's cap per group, 0: none) --slow-tail F (the share of peers 10x slower on top of
 // the spread) --phase-seconds S (phases clocked by time: each peer takes the steps that fit in S,
-// as strategy.round-seconds; 0: H = 100 steps). With --unreachable, a second line reports the
+// as strategy.round-seconds; 0: H = 100 steps) --log-rounds 1 (print the tracker's round events
+// and notices, with their virtual time). With --unreachable, a second line reports the
 // relays:
 //   sim-relays: unreachable=... relayed_links=... relays_blamed=... left_out=... mean_group=...
 //               relayed_mib_per_reachable_peer=... max_relayed_mib=...
@@ -51,6 +52,7 @@ struct Options {
   std::uint32_t max_relayed_links = 0;
   double slow_tail = 0;
   std::uint64_t phase_seconds = 0;
+  bool log_rounds = false;
 };
 
 Options parse(int argc, char** argv) {
@@ -88,6 +90,8 @@ Options parse(int argc, char** argv) {
       o.phase_seconds = std::strtoull(value, nullptr, 10);
     else if (flag == "--all-reduce")
       o.all_reduce = value;
+    else if (flag == "--log-rounds")
+      o.log_rounds = std::strtoul(value, nullptr, 10) != 0;
     else {
       std::fprintf(stderr, "unknown option %s\n", flag.c_str());
       std::exit(2);
@@ -150,6 +154,17 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < o.peers; ++i) {
     natted[i] = static_cast<double>(i % 100) < o.unreachable * 100;
     if (natted[i]) swarm.network().reachability().put_behind_nat(swarm.peer_node(i));
+  }
+
+  if (o.log_rounds) {
+    swarm.watch_tracker([&swarm](const proto::TrackerEvent& e) {
+      using Kind = proto::TrackerEvent::Kind;
+      if (e.kind != Kind::round_formed && e.kind != Kind::round_committed &&
+          e.kind != Kind::round_aborted && e.kind != Kind::notice)
+        return;
+      const double t = std::chrono::duration<double>(swarm.loop().now().time_since_epoch()).count();
+      std::fprintf(stderr, "round-log t=%.3f %s\n", t, e.text.c_str());
+    });
   }
 
   const auto wall_start = std::chrono::steady_clock::now();

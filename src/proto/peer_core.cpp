@@ -616,21 +616,35 @@ void PeerCore::send(const PeerKey& to, MessageType type, std::vector<std::byte> 
     client_.relay(type, body);
     return;
   }
-  // The next hop: `to`, or the relay of this peer's link with it. Its view entry is looked up
-  // once for its address and reachability (a ring sends thousands of chunks a round).
+  // The next hop: `to`, or the relay of this peer's link with it.
   const std::optional<PeerKey> relay = relay_of(to);
   const PeerKey& hop = relay ? *relay : to;
-  const Member* m = client_.member(hop);
+  const HopLookup& look = look_up_hop(hop);
+  const Member* m = look.member;
   const Reachability reach = m != nullptr ? m->reachability : Reachability::unmeasured;
   transmits_.push_back(Send{
       .to = hop,
       .address = m != nullptr ? m->address : address_of(hop),
-      .on = send_on(reachability_of(config_.self), reach, answer && !relay),
+      .on = send_on(look.self, reach, answer && !relay),
       .type = type,
       .body = std::move(body),
       .relayed =
           relay ? std::optional(RelayHeader{.round = ready_round_, .attempt = attempt_, .peer = to})
                 : std::nullopt});
+}
+
+const PeerCore::HopLookup& PeerCore::look_up_hop(const PeerKey& hop) {
+  const std::uint64_t changes = client_.view_changes();
+  if (!hop_lookup_ || hop_lookup_->view_changes != changes) {
+    hop_lookup_ = HopLookup{.view_changes = changes,
+                            .hop = hop,
+                            .member = client_.member(hop),
+                            .self = reachability_of(config_.self)};
+  } else if (hop_lookup_->hop != hop) {
+    hop_lookup_->hop = hop;
+    hop_lookup_->member = client_.member(hop);
+  }
+  return *hop_lookup_;
 }
 
 Reachability PeerCore::reachability_of(const PeerKey& peer) const {

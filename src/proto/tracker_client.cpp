@@ -111,6 +111,7 @@ void TrackerClient::handle(TimePoint now, MessageType type, std::span<const std:
       roster_.record(view_.members, v, 0);
       view_ = std::move(v);
       view_digest_ = MembersDigest::of(view_.members);
+      ++view_changes_;
       view_requested_ = false;
       emit(ClientEvent::Kind::view).view_epoch = view_.epoch;
       return;
@@ -129,6 +130,7 @@ void TrackerClient::handle(TimePoint now, MessageType type, std::span<const std:
         view_requested_ = true;
         return;
       }
+      ++view_changes_;
       roster_.record(replaced, view_, delta.removed_from_round);
       emit(ClientEvent::Kind::view).view_epoch = view_.epoch;
       return;

@@ -25,32 +25,31 @@ bool key_less(const Member& a, const Member& b) {
   return a.key < b.key;
 }
 
-// One merge of `members` (ordered by key) with `delta`. Updates `digest` and fills `out` (moving
-// the members kept out of `members`), each when given: a first pass checks the digest without a
-// copy, a second builds the list. False where a key is both removed and changed, or a removed key
-// is not there.
-bool merge_delta(std::vector<Member>& members, const ViewDelta& delta, MembersDigest* digest,
-                 std::vector<Member>* out) {
+// The list `members` (ordered by key) becomes with `delta`, built by one merge that moves the
+// members kept. `delta` was checked against `members` (apply_view_delta).
+std::vector<Member> merge_delta(std::vector<Member>& members, const ViewDelta& delta) {
+  std::vector<Member> out;
+  out.reserve(members.size() + delta.changed.size());
   auto removed = delta.removed.begin();
   auto changed = delta.changed.begin();
-  const auto add = [&](const Member& m) {
-    if (digest != nullptr) digest->add(m);
-    if (out != nullptr) out->push_back(m);
-  };
   for (Member& m : members) {
-    while (changed != delta.changed.end() && changed->key < m.key) add(*changed++);
-    const bool is_removed = removed != delta.removed.end() && *removed == m.key;
-    if (is_removed) ++removed;
-    const bool is_changed = changed != delta.changed.end() && changed->key == m.key;
-    if (is_removed && is_changed) return false;  // a delta never does both
-    if ((is_removed || is_changed) && digest != nullptr) digest->remove(m);
-    if (is_changed)
-      add(*changed++);
-    else if (!is_removed && out != nullptr)
-      out->push_back(std::move(m));
+    while (changed != delta.changed.end() && changed->key < m.key) out.push_back(*changed++);
+    if (removed != delta.removed.end() && *removed == m.key) {
+      ++removed;
+    } else if (changed != delta.changed.end() && changed->key == m.key) {
+      out.push_back(*changed++);
+    } else {
+      out.push_back(std::move(m));
+    }
   }
-  for (; changed != delta.changed.end(); ++changed) add(*changed);
-  return removed == delta.removed.end();
+  out.insert(out.end(), changed, delta.changed.end());
+  return out;
+}
+
+// The entry of `key` in `members` (ordered by key), or end().
+std::vector<Member>::iterator find_entry(std::vector<Member>& members, const PeerKey& key) {
+  const auto it = std::ranges::lower_bound(members, key, {}, &Member::key);
+  return it != members.end() && it->key == key ? it : members.end();
 }
 
 }  // namespace
@@ -100,16 +99,35 @@ ViewDelta view_delta(const View& from, const View& to, const MembersDigest& to_d
   return delta;
 }
 
+// O(changes x log members) to check, and to apply when no member comes or goes (a newcomer's
+// reachability, measured after its join): every member applies every delta, and the simulator
+// runs a thousand members.
 bool apply_view_delta(View& view, MembersDigest& digest, const ViewDelta& delta) {
   if (delta.base_epoch != view.epoch) return false;
   MembersDigest next = digest;
-  // A removed member this view does not hold, or another list than the tracker's: a gap.
-  if (!merge_delta(view.members, delta, &next, nullptr) || next.value() != delta.members_digest)
-    return false;
-  std::vector<Member> members;
-  members.reserve(view.members.size() + delta.changed.size());
-  merge_delta(view.members, delta, nullptr, &members);
-  view.members = std::move(members);
+  auto changed = delta.changed.begin();
+  for (const PeerKey& key : delta.removed) {
+    const auto it = find_entry(view.members, key);
+    if (it == view.members.end()) return false;  // not there: another base than the tracker's
+    while (changed != delta.changed.end() && changed->key < key) ++changed;
+    if (changed != delta.changed.end() && changed->key == key) return false;  // never both
+    next.remove(*it);
+  }
+  std::size_t added = 0;
+  for (const Member& m : delta.changed) {
+    const auto it = find_entry(view.members, m.key);
+    if (it != view.members.end())
+      next.remove(*it);
+    else
+      ++added;
+    next.add(m);
+  }
+  if (next.value() != delta.members_digest) return false;  // another list than the tracker's
+  if (delta.removed.empty() && added == 0) {
+    for (const Member& m : delta.changed) *find_entry(view.members, m.key) = m;
+  } else {
+    view.members = merge_delta(view.members, delta);
+  }
   view.epoch = delta.epoch;
   digest = next;
   return true;

@@ -85,10 +85,19 @@ bool Network::alive(const Connection& c, int side) const {
   return h.handler != nullptr && h.incarnation == c.incarnation[side];
 }
 
+std::shared_ptr<Network::Connection> Network::find_connection(NodeId from, NodeId to) const {
+  const std::shared_ptr<Connection>& last = hosts_[from].last_used;
+  if (last && !last->gone && key(last->node[0], last->node[1]) == key(from, to)) return last;
+  const auto it = connections_.find(key(from, to));
+  return it != connections_.end() ? it->second : nullptr;
+}
+
 std::shared_ptr<Network::Connection> Network::open_connection(NodeId from, NodeId to) {
-  if (const auto it = connections_.find(key(from, to)); it != connections_.end()) {
-    const auto& c = it->second;
-    if (alive(*c, 0) && alive(*c, 1) && !c->stalled) return c;
+  if (auto c = find_connection(from, to)) {
+    if (alive(*c, 0) && alive(*c, 1) && !c->stalled) {
+      hosts_[from].last_used = c;
+      return c;
+    }
     // A process that came back replaces its old connection; the other end gets on_open again.
     c->discard[0] = c->discard[1] = true;
     retire(c);
@@ -102,6 +111,7 @@ std::shared_ptr<Network::Connection> Network::open_connection(NodeId from, NodeI
     c->pacer[side] = hosts_[c->node[side]].link->make_pacer(counter_u64(config_.seed, c->id, side));
   }
   connections_[key(from, to)] = c;
+  hosts_[from].last_used = c;
 
   const Duration round_trip = settings(from).latency + settings(to).latency;
   if (!hosts_[to].reachable || !reach_.connected(from, to) || !reach_.accepts_connections(to)) {

@@ -186,11 +186,18 @@ void PeerNode::on_message(NodeId from, std::uint16_t type, std::span<const std::
 }
 
 bool PeerNode::sent_by_member(const proto::PeerKey& key) {
-  const std::uint64_t epoch = core_->client().view().epoch;
-  if (member_seen_ && member_seen_->epoch == epoch && member_seen_->key == key) return true;
+  const std::uint64_t changes = core_->client().view_changes();
+  if (member_seen_ && member_seen_->view_changes == changes && member_seen_->key == key)
+    return true;
   if (!core_->client().is_member(key)) return false;
-  member_seen_ = MemberSeen{.key = key, .epoch = epoch};
+  member_seen_ = MemberSeen{.key = key, .view_changes = changes};
   return true;
+}
+
+NodeId PeerNode::node_of(const proto::PeerKey& key) {
+  if (!last_sent_to_ || last_sent_to_->first != key)
+    last_sent_to_.emplace(key, world_.directory->node(key));
+  return last_sent_to_->second;
 }
 
 void PeerNode::on_relay_data(const proto::PeerKey& from, std::span<const std::byte> body) {
@@ -244,7 +251,7 @@ void PeerNode::drive() {
 }
 
 void PeerNode::send_to_peer(proto::PeerCore::Send t) {
-  const NodeId to = world_.directory->node(t.to);
+  const NodeId to = node_of(t.to);
   if (lying_member_ && t.type == proto::MessageType::ring_chunk)
     t.body = lying_member_->rewrite(std::move(t.body));
   if (t.relayed) {  // the simulator's payload is the message in the clear (network.hpp)

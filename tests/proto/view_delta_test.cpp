@@ -79,6 +79,66 @@ TEST(ViewDelta, ADeltaFromAnotherBaseOrToAnotherListIsNotApplied) {
   EXPECT_FALSE(apply_view_delta(missing, d3, delta));
 }
 
+// A delta that changes entries only (a newcomer's reachability, measured after its join):
+// applied in place, without rebuilding the list every member holds.
+TEST(ViewDelta, ADeltaThatOnlyChangesEntriesIsAppliedInPlace) {
+  const View from = view_of(4, {member(1), member(2), member(3)});
+  View to = from;
+  to.epoch = 5;
+  to.members[1].reachability = Reachability::reachable;
+  const ViewDelta delta = view_delta(from, to, MembersDigest::of(to.members));
+  ASSERT_EQ(delta.changed.size(), 1u);
+
+  View held = from;
+  MembersDigest digest = MembersDigest::of(held.members);
+  const Member* entries = held.members.data();
+  ASSERT_TRUE(apply_view_delta(held, digest, delta));
+  EXPECT_EQ(held, to);
+  EXPECT_EQ(digest, MembersDigest::of(to.members));
+  EXPECT_EQ(held.members.data(), entries) << "the list was rebuilt";
+}
+
+TEST(ViewDelta, ADeltaThatRemovesAndChangesOneKeyIsNotApplied) {
+  const View from = view_of(4, {member(1), member(2)});
+  Member changed = member(2);
+  changed.upload_bps += 1;
+  const View to = view_of(5, {member(1), changed});
+  ViewDelta delta = view_delta(from, to, MembersDigest::of(to.members));
+  delta.removed.push_back(member(2).key);
+
+  View held = from;
+  MembersDigest digest = MembersDigest::of(held.members);
+  EXPECT_FALSE(apply_view_delta(held, digest, delta));
+  EXPECT_EQ(held, from);
+}
+
+// Random pairs of lists (members come, go, change a field, or stay; a third of the trials only
+// change fields): the delta rebuilds the second list from the first, whichever way
+// apply_view_delta takes.
+TEST(ViewDelta, RandomDeltasRebuildTheTrackersList) {
+  Rng rng(50);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<Member> a;
+    std::vector<Member> b;
+    for (std::uint8_t n = 1; n <= 40; ++n) {
+      const std::uint64_t draw = rng.below(8);
+      Member m = member(n);
+      if (draw != 0 || trial % 3 != 0) a.push_back(m);  // 0: joins, in every third trial
+      if (draw == 2) m.reachability = Reachability::unreachable;
+      if (draw == 3) m.upload_bps += 1;
+      if (draw != 1 || trial % 2 == 1) b.push_back(m);  // 1: leaves, in odd trials only
+    }
+    const View from = view_of(7, a);
+    const View to = view_of(8, b);
+    View held = from;
+    MembersDigest digest = MembersDigest::of(held.members);
+    ASSERT_TRUE(apply_view_delta(held, digest, view_delta(from, to, MembersDigest::of(b))))
+        << "trial " << trial;
+    EXPECT_EQ(held, to) << "trial " << trial;
+    EXPECT_EQ(digest, MembersDigest::of(to.members)) << "trial " << trial;
+  }
+}
+
 // The simulator's clients share a memo of verified signatures: once the genuine delta is in it,
 // another key, another run or a flipped bit must still be refused.
 TEST(ViewDelta, ASignatureMemoRefusesWhatVerificationRefuses) {

@@ -276,6 +276,15 @@ class PeerCore {
   // `answer`: to a request `to` sent (SendOn::asker).
   void send(const PeerKey& to, MessageType type, std::vector<std::byte> body, bool answer = false);
   std::string address_of(const PeerKey& peer) const;
+  // send()'s lookups in the view, kept while it does not change (TrackerClient::view_changes()):
+  // a ring sends thousands of chunks a round, all to its successor.
+  struct HopLookup {
+    std::uint64_t view_changes = 0;
+    PeerKey hop{};
+    const Member* member = nullptr;  // hop's entry, null if the view does not list it
+    Reachability self = Reachability::unmeasured;
+  };
+  const HopLookup& look_up_hop(const PeerKey& hop);
   // As the current view lists it (unmeasured for a key it does not list).
   Reachability reachability_of(const PeerKey& peer) const;
   // Opens the links this peer must dial to the other members of its group (link_direction.hpp).
@@ -376,6 +385,8 @@ class PeerCore {
   Digest served_hash_{};
 
   Reachability reach_noted_ = Reachability::unmeasured;
+  // send()'s lookups in the view (TrackerClient::view_changes()).
+  std::optional<HopLookup> hop_lookup_;
   std::map<PeerKey, PeerKey> relay_of_;  // the attempt's relayed links: other end -> relay
   RelayCore relay_;
 

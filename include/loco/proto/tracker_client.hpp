@@ -133,6 +133,9 @@ class TrackerClient {
 
   bool joined() const { return joined_; }
   const View& view() const { return view_; }
+  // Counts the changes of view() (a full view or a delta applied): an entry of member() stays
+  // valid, and the same, while this does not change.
+  std::uint64_t view_changes() const { return view_changes_; }
   const JoinReply& membership() const { return reply_; }
   // A member of the current view (peer-to-peer connections accept only these).
   bool is_member(const secure::PublicKey& key) const { return member(key) != nullptr; }
@@ -167,6 +170,7 @@ class TrackerClient {
   JoinReply reply_;
   View view_;
   MembersDigest view_digest_;
+  std::uint64_t view_changes_ = 0;
   bool view_requested_ = false;
   GossipRoster roster_;
   std::uint64_t next_round_ = 0;

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "loco/core/assert.hpp"
 #include "loco/secure/identity.hpp"
 #include "loco/sim/network.hpp"
 
@@ -14,7 +15,9 @@ namespace loco::sim {
 
 class Directory {
  public:
+  // A key is added once: its node never changes (PeerNode keeps the last one it looked up).
   void add(NodeId node, const secure::PublicKey& key) {
+    LOCO_ASSERT(!nodes_.contains(key), "a key added to the directory twice");
     if (keys_.size() <= node) keys_.resize(node + 1);
     keys_[node] = key;
     nodes_[key] = node;

@@ -95,6 +95,9 @@ class Network {
     std::uint64_t incarnation = 0;  // of its process: attach() starts a new one
     std::uint64_t sent = 0;
     std::uint64_t received = 0;
+    // The connection this node last sent on, if not retired (then it is connections_' entry for
+    // its pair): a ring member sends every chunk to one successor, so mostly no table lookup.
+    std::shared_ptr<Connection> last_used{};
   };
   using Key = std::uint64_t;  // the smaller node's id, then the larger's
 
@@ -102,6 +105,7 @@ class Network {
   // The end's process is the one that opened the connection, and it is still up.
   bool alive(const Connection& c, int side) const;
   std::shared_ptr<Connection> open_connection(NodeId from, NodeId to);
+  std::shared_ptr<Connection> find_connection(NodeId from, NodeId to) const;
   void transmit(const std::shared_ptr<Connection>& c, int side, std::uint16_t type, Body body);
   void arrive(const std::shared_ptr<Connection>& c, int side, std::uint16_t type, Body body);
   void read(const std::shared_ptr<Connection>& c, int side);

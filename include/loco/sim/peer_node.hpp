@@ -166,14 +166,18 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   std::unique_ptr<proto::PeerCore> core_;
   // Whether a peer's message comes from a member of the view. loco-peer checks it once, at the
   // handshake; the simulator, which has none, at every message. The last sender found, and the
-  // view's epoch then (views change only to a later epoch): a ring's chunks come from one
-  // neighbour, so that check is a lookup per sender and view, not per message (docs/SCALE.md).
+  // view then (TrackerClient::view_changes()): a ring's chunks come from one neighbour, so that
+  // check is a lookup per sender and view, not per message (docs/SCALE.md).
   bool sent_by_member(const proto::PeerKey& key);
   struct MemberSeen {
     proto::PeerKey key;
-    std::uint64_t epoch = 0;
+    std::uint64_t view_changes = 0;
   };
   std::optional<MemberSeen> member_seen_;  // of core_'s view; reset with core_
+  // The node of the key this peer last sent to (a ring's successor): the directory never moves a
+  // key, so this saves a hash lookup per message.
+  std::optional<std::pair<proto::PeerKey, NodeId>> last_sent_to_;
+  NodeId node_of(const proto::PeerKey& key);
   bool tracker_open_ = false;
   struct Awaiting {
     std::deque<proto::PeerCore::Send> messages;
