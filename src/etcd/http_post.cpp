@@ -13,27 +13,18 @@
 #include <boost/beast/http/write.hpp>
 
 #include "loco/core/error.hpp"
+#include "loco/fetch/blocking_io.hpp"
 
 namespace loco::etcd {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
+using fetch::run_one;
 using tcp = asio::ip::tcp;
 
 namespace {
 
 constexpr std::uint32_t kMaxHeaderBytes = 16 * 1024;
-
-// Runs one asynchronous operation to its end (its deadline is the stream's): a blocking call
-// with a timeout, which Asio's blocking operations lack.
-template <class Start>
-beast::error_code run_one(asio::io_context& io, Start start) {
-  beast::error_code result;
-  start([&result](const beast::error_code& ec, auto&&...) { result = ec; });
-  io.restart();
-  io.run();
-  return result;
-}
 
 }  // namespace
 
@@ -47,20 +38,10 @@ PostAnswer http_post(const std::string& host, const std::string& port, std::stri
     if (ec)
       throw Error(ErrorCategory::network, fmt::format("{}: {}: {}", where, what, ec.message()));
   };
-  tcp::resolver resolver(io);
-  tcp::resolver::results_type endpoints;
-  ec = run_one(io, [&](auto done) {
-    resolver.async_resolve(host, port,
-                           [&, done](const beast::error_code& e, tcp::resolver::results_type r) {
-                             endpoints = std::move(r);
-                             done(e);
-                           });
-  });
-  step("resolving");
   beast::tcp_stream stream(io);
-  stream.expires_after(io_timeout);
-  ec = run_one(io, [&](auto done) { stream.async_connect(endpoints, done); });
-  step("connecting");
+  const char* failed = "";
+  ec = fetch::connect_within(io, stream, host, port, io_timeout, failed);
+  step(failed);
 
   http::request<http::string_body> request{http::verb::post, std::string(path), 11};
   request.set(http::field::host, host);

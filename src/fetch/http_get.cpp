@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "loco/core/error.hpp"
+#include "loco/fetch/blocking_io.hpp"
 
 namespace loco::fetch {
 namespace asio = boost::asio;
@@ -71,17 +72,6 @@ std::uint64_t check_header(const HttpSource& source, const std::string& name,
            fmt::format("is {} bytes, {} {}", *length, want.exact ? "expected" : "at most",
                        want.total));
   return 0;
-}
-
-// Runs one asynchronous operation to its end (its deadline is the stream's): a blocking call
-// with a timeout, which Asio's blocking operations lack.
-template <class Start>
-beast::error_code run_one(asio::io_context& io, Start start) {
-  beast::error_code result;
-  start([&result](const beast::error_code& ec, auto&&...) { result = ec; });
-  io.restart();
-  io.run();
-  return result;
 }
 
 // The minimum-rate rule (HttpGetLimits::min_bytes_per_s): counts a body's bytes per window.
@@ -152,20 +142,10 @@ void http_get(const HttpSource& source, const std::string& name, Want want, cons
   const auto step = [&](const char* what) {
     if (ec) broke(source, name, fmt::format("{}: {}", what, ec.message()));
   };
-  tcp::resolver resolver(io);
-  tcp::resolver::results_type endpoints;
-  ec = run_one(io, [&](auto done) {
-    resolver.async_resolve(source.host, source.port,
-                           [&, done](const beast::error_code& e, tcp::resolver::results_type r) {
-                             endpoints = std::move(r);
-                             done(e);
-                           });
-  });
-  step("resolving");
   beast::tcp_stream stream(io);
-  stream.expires_after(limits.io_timeout);
-  ec = run_one(io, [&](auto done) { stream.async_connect(endpoints, done); });
-  step("connecting");
+  const char* failed = "";
+  ec = connect_within(io, stream, source.host, source.port, limits.io_timeout, failed);
+  step(failed);
 
   http::request<http::empty_body> request{http::verb::get, source.path + name, 11};
   request.set(http::field::host, source.host);
