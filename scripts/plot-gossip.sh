@@ -7,16 +7,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-$root/build/release/bench-gossip}
 png=$root/docs/images/gossip-loss.png
-command -v gnuplot >/dev/null || {
-  echo "plot-gossip: gnuplot is missing: scripts/install-deps.sh --with-plots" >&2
-  exit 1
-}
-for run in allreduce gossip4 gossip2; do
-  [[ -s $dir/$run.curve ]] || {
-    echo "plot-gossip: no $dir/$run.curve: run bench/run.sh gossip first" >&2
-    exit 1
-  }
-done
+source "$root/scripts/plot-lib.sh"
+plot_needs plot-gossip gossip "$dir"/{allreduce,gossip4,gossip2}.curve
 gnuplot <<PLOT
 set terminal pngcairo size 1100,480 font "DejaVu Sans,11"
 set output "$png"

@@ -8,16 +8,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-$root/build/release/bench-real-text}
 png=${2:-$root/docs/images/real-text-bpb.png}
-command -v gnuplot >/dev/null || {
-  echo "plot-real-text: gnuplot is missing: scripts/install-deps.sh --with-plots" >&2
-  exit 1
-}
-for run in subword-swarm subword-single bytes-single; do
-  [[ -s $dir/$run.bpb ]] || {
-    echo "plot-real-text: no $dir/$run.bpb: run bench/run.sh real-text first" >&2
-    exit 1
-  }
-done
+source "$root/scripts/plot-lib.sh"
+plot_needs plot-real-text real-text "$dir"/{subword-swarm,subword-single,bytes-single}.bpb
 h=$(sed -n 's/^diloco-h = \([0-9]*\).*/\1/p' "$dir/subword-swarm.toml")
 gnuplot <<PLOT
 set terminal pngcairo size 900,560 font "DejaVu Sans,11"

@@ -9,17 +9,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-$root/build/release/bench-sim-gossip}
 png=$root/docs/images/sim-gossip.png
-command -v gnuplot >/dev/null || {
-  echo "plot-sim-gossip: gnuplot is missing: scripts/install-deps.sh --with-plots" >&2
-  exit 1
-}
+source "$root/scripts/plot-lib.sh"
 for peers in 16 64; do
-  for run in allreduce gossip4 gossip2; do
-    [[ -s $dir/p$peers/$run.curve ]] || {
-      echo "plot-sim-gossip: no $dir/p$peers/$run.curve: run bench/run.sh sim-gossip --peers $peers" >&2
-      exit 1
-    }
-  done
+  plot_needs plot-sim-gossip "sim-gossip --peers $peers" "$dir/p$peers"/{allreduce,gossip4,gossip2}.curve
 done
 # Columns: virtual_s mean_round loss spread bytes_per_peer.
 lines() {  # lines X_EXPRESSION Y_COLUMN [gossip]   (gossip: no all-reduce lines)

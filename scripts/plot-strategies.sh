@@ -9,14 +9,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-$root/build/release/bench-strategies}
 link=${2:-100Mbit}
 images=$root/docs/images
-command -v gnuplot >/dev/null || {
-  echo "plot-strategies: gnuplot is missing: scripts/install-deps.sh --with-plots" >&2
-  exit 1
-}
-[[ -s $dir/figures ]] || {
-  echo "plot-strategies: no $dir/figures: run bench/run.sh strategies first" >&2
-  exit 1
-}
+source "$root/scripts/plot-lib.sh"
+plot_needs plot-strategies strategies "$dir/figures"
 strategies=$(awk '{print $1}' "$dir/figures" | awk '!seen[$0]++' | tr '\n' ' ')
 
 # One file per strategy: "Mbit/s utilisation", in link order.

@@ -7,16 +7,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-$root/build/release/bench-wan}
 png=${2:-$root/docs/images/wan-loss-vs-bytes.png}
-command -v gnuplot >/dev/null || {
-  echo "plot-wan: gnuplot is missing: scripts/install-deps.sh --with-plots" >&2
-  exit 1
-}
-for run in diloco ddp; do
-  [[ -s $dir/$run.curve ]] || {
-    echo "plot-wan: no $dir/$run.curve: run bench/run.sh wan-diloco-vs-ddp first" >&2
-    exit 1
-  }
-done
+source "$root/scripts/plot-lib.sh"
+plot_needs plot-wan wan-diloco-vs-ddp "$dir/diloco.curve" "$dir/ddp.curve"
 h=$(sed -n 's/^diloco-h = \([0-9]*\).*/\1/p' "$dir/diloco.toml")
 # The first progress lines may show 0.0 MB sent (before a round): plot from the first nonzero.
 gnuplot <<PLOT
