@@ -236,7 +236,11 @@ void Connection::pump_writes() {
 
 void Connection::pace_new_bytes(TimePoint now) {
   std::size_t unpaced = channel_->pending_transmit_bytes() - paced_bytes_;
-  while (unpaced > 0) {
+  // Topped up again as each piece is written (on_write -> pump_writes).
+  const auto enough_ahead = [&] {
+    return paced_.size() >= kPacedPiecesAhead && paced_.back().release > now + kPaceAhead;
+  };
+  while (unpaced > 0 && !enough_ahead()) {
     const std::size_t piece = std::min(unpaced, kPacedPieceBytes);
     const LinkPacer::SendDecision decision = pacer_->on_send(now, piece);
     paced_.push_back(PacedPiece{piece, decision.release, decision.drop_connection});

@@ -147,5 +147,39 @@ TEST(ShapedConnection, HandshakeCompletesWhileAnotherConnectionHasBulkQueued) {
   EXPECT_GT(busy.client.connection->queued_bytes(), 0u);  // the bulk was still queued
 }
 
+// The CI failure of tests/python/test_peer_killed.py, again: a donor on a slow uplink had a
+// fetcher's state queued on one connection, and its round's messages on another waited behind all
+// of it. Two bulk connections of one link must take turns: the second one's message arrives while
+// the first still has most of its data queued. Both loops run, so both connections progress.
+TEST(ShapedConnection, ABulkMessageIsNotHeldBehindAnotherConnectionsWholeQueue) {
+  LinkSettings settings;
+  settings.upload = 1'000'000;
+  auto link = LinkShaper::create(settings, steady_now());
+  const std::vector<std::byte> stale(std::size_t{1} << 20, std::byte{0x42});      // 8.4 s
+  const std::vector<std::byte> round_data(std::size_t{128} << 10, std::byte{7});  // 1 s
+
+  LoopbackPair busy;
+  busy.client.pacer = link->make_pacer(1);
+  busy.server.hash_only = true;
+  busy.connect();
+  ASSERT_TRUE(busy.run_until([&] { return busy.client.established; }));
+  LoopbackPair second;
+  second.client.pacer = link->make_pacer(2);
+  second.server.hash_only = true;
+  second.connect();
+  ASSERT_TRUE(second.run_until([&] { return second.client.established; }));
+
+  busy.client.connection->send(1, stale);
+  second.client.connection->send(2, round_data);
+  ASSERT_TRUE(testing::run_io_until(second.io, [&] {
+    busy.io.poll();
+    return second.server.streamed_digest || second.server.ended;
+  }));
+  ASSERT_EQ(second.server.streamed_bytes, round_data.size()) << "the server ended first";
+  // Taking turns, it came after about 2 of the other's 16 pieces; behind the other's whole queue,
+  // after all 16.
+  EXPECT_GT(busy.client.connection->queued_bytes(), stale.size() / 2);
+}
+
 }  // namespace
 }  // namespace loco::net

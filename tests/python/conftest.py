@@ -85,7 +85,7 @@ class Tracker:
         self.public_keys[name] = loco.keygen(folder / f"{name}.key")
         path = folder / f"{name}.toml"
         path.write_text(
-            'log-level = "warn"\n'
+            'log-level = "info"\n'
             f'[peer]\nkey = "{name}.key"\nlisten = "127.0.0.1:0"\n'
             f'[run]\nid = "{self.run_id}"\nconfig = "{self.config}"\n'
             f'[tracker]\naddress = "{self.address}"\npublic-key = "{self.public_key}"\n'
@@ -143,15 +143,19 @@ def tracker_factory(tmp_path):
 
 
 @pytest.fixture
-def spawn():
-    """Starts a peer process (stdout and stderr piped); whatever still runs at the test's end
-    (a failed assertion) is killed, so that a peer that failed does not leave the others
+def spawn(tmp_path):
+    """Starts a process (stdout piped, stderr written to `process.log`, process-N.log in the
+    test's folder, where it stays for a failure's diagnosis); whatever still runs at the test's
+    end (a failed assertion) is killed, so that a peer that failed does not leave the others
     waiting for it."""
     processes = []
 
     def start(argv):
-        process = subprocess.Popen([str(a) for a in argv], stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True)
+        log = tmp_path / f"process-{len(processes)}.log"
+        with open(log, "w") as stderr:
+            process = subprocess.Popen([str(a) for a in argv], stdout=subprocess.PIPE,
+                                       stderr=stderr, text=True)
+        process.log = log
         processes.append(process)
         return process
 
@@ -169,8 +173,9 @@ def python_peer(spawn, config, rounds, seed, *options):
 
 def python_lines(process, timeout=120):
     """Every JSON line a Python peer printed, once it has ended well."""
-    out, err = process.communicate(timeout=timeout)
-    assert process.returncode == 0, f"a Python peer failed ({process.returncode}):\n{err}"
+    out, _ = process.communicate(timeout=timeout)
+    assert process.returncode == 0, \
+        f"a Python peer failed ({process.returncode}):\n{process.log.read_text()}"
     return [json.loads(line) for line in out.splitlines()]
 
 
@@ -183,8 +188,9 @@ def python_rounds(process, timeout=120):
 def loco_peer_rounds(process, timeout=120):
     """A loco-peer's rounds from its lines "round R KIND members M loss L state H"
     (peer/swarm_peer.hpp), as python_rounds gives them (state: H, the first 16 hex digits)."""
-    out, err = process.communicate(timeout=timeout)
-    assert process.returncode == 0, f"loco-peer failed ({process.returncode}):\n{err}"
+    out, _ = process.communicate(timeout=timeout)
+    assert process.returncode == 0, \
+        f"loco-peer failed ({process.returncode}):\n{process.log.read_text()}"
     rows = []
     for line in out.splitlines():
         w = line.split()

@@ -25,7 +25,7 @@ def test_two_loco_peers_and_two_pytorch_peers_hold_the_same_state(tracker_factor
                      "--markov.vocab", "64", "--markov.train-tokens", "200000",
                      "--markov.val-tokens", "20000", "--train-out", tmp_path / "train.bin",
                      "--val-out", tmp_path / "val.bin"])
-    assert prepare.wait(timeout=60) == 0, prepare.stderr.read()
+    assert prepare.wait(timeout=60) == 0, prepare.log.read_text()
     steps = 2 if streaming else rounds  # × H
     tracker = tracker_factory(
         min_peers=4, h=10, rounds=steps,

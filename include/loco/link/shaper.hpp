@@ -95,11 +95,14 @@
 // transfer is kept. What it costs: while new flows' bytes go, the link briefly carries more
 // than its rate (at most the quantum per new flow, and at most the rate again over the lane);
 // beyond its quantum, or behind its own queued bytes, a connection waits its turn in call order
-// (fq would give it an equal share instead: not emulated). Found in CI (test_peer_killed.py): a
-// 120 kbit/s peer whose round data was queued opened a link that missed the listener's 5 s
-// handshake deadline behind it. Bounding how far ahead bulk may reserve would be a FIFO with a
-// bounded buffer and would not do: at 120 kbit/s one 64 KiB piece alone takes 4.4 s; nor would a
-// handshake deadline scaled by the rate, which a real link without such a queue does not need.
+// (fq would give it an equal share instead). net::Connection asks only a little ahead of its
+// socket (two pieces, or 100 ms), so two bulk connections take turns piece by piece, near an
+// equal share; a driver that asked about its whole queue at once would hold the others behind it.
+// Found in CI (test_peer_killed.py): a 120 kbit/s peer whose round data was queued opened a link
+// that missed the listener's 5 s handshake deadline behind it. Bounding how far ahead bulk may
+// reserve would be a FIFO with a bounded buffer and would not do: at 120 kbit/s one 64 KiB piece
+// alone takes 4.4 s; nor would a handshake deadline scaled by the rate, which a real link without
+// such a queue does not need.
 //
 // Faults: drop-after-bytes counts the bytes this connection has sent; the chunk that would pass
 // the limit is not sent (SendDecision{now, true}). drop-at and stall-at count from the shaper's

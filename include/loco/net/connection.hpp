@@ -7,9 +7,15 @@
 // holds a shared_ptr to the connection; I/O starts in start(), not in the constructor; state is
 // updated before any user callback runs. All methods must be called on the io_context's thread.
 //
-// Link emulation: every byte the channel queues is offered to the pacer as soon as it is queued,
-// in pieces of at most kPacedPieceBytes, and each piece is written at its release time; queueing
-// ahead this way lets latency pipeline instead of stopping every piece for a round trip.
+// Link emulation: the channel's queued bytes are offered to the pacer in pieces of at most
+// kPacedPieceBytes, a little ahead of the socket (kPacedPiecesAhead pieces, or until the last
+// release is kPaceAhead away), and each piece is written at its release time; queueing ahead
+// lets latency pipeline instead of stopping every piece for a round trip. Not further ahead: the
+// peer's connections share its link in the order they ask (link/shaper.hpp), so a connection
+// that reserved all it had queued would hold every other one's data behind it, where a real
+// uplink interleaves flows (TCP's shares of a bottleneck, fq_codel). Found in CI: a donor on a
+// 120 kbit/s link reserved 433 KB of state for a fetch; its round's messages on its other links
+// waited 29 s behind them, and its own progress timeout dropped those links.
 // Sending: send() queues a message whose bytes the caller keeps alive until its `on_sent`
 // callback; the connection encrypts it chunk by chunk into frame buffers only as the socket
 // drains (at most kSendWindowBytes queued, or what set_send_window() says), so a large tensor is
@@ -55,6 +61,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
  public:
   static constexpr std::size_t kSendWindowBytes = std::size_t{4} << 20;
   static constexpr std::size_t kPacedPieceBytes = std::size_t{64} << 10;
+  static constexpr std::size_t kPacedPiecesAhead = 2;
+  // Beyond a link's latency and this process's scheduling delays (tens of ms on a loaded machine);
+  // the link's burst (link/shaper.hpp) absorbs a later top-up.
+  static constexpr Duration kPaceAhead = std::chrono::milliseconds(100);
 
   // `pacer` (may be null: no link emulation) is this connection's own.
   static std::shared_ptr<Connection> create(boost::asio::ip::tcp::socket socket,
