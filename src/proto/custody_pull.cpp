@@ -11,7 +11,8 @@ CustodyPull::CustodyPull(CustodyPullConfig config, TimePoint now)
       fetcher_(FetchConfig{.round = config_.round,
                            .state_hash = config_.state_hash,
                            .donors = {config_.donor},
-                           .patience = config_.patience},
+                           .patience = config_.patience,
+                           .reask_after = Duration::zero()},  // the tracker's own retries
                now),
       release_at_(now) {
   collect(now);

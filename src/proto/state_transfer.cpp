@@ -82,7 +82,7 @@ void StateFetcher::on_message(TimePoint now, const PeerKey& from, MessageType ty
   } catch (const Error& e) {
     drop(from, e.message(), true);
   }
-  request_more();
+  request_more(now);
 }
 
 void StateFetcher::handle(TimePoint now, const PeerKey& from, MessageType type,
@@ -93,8 +93,7 @@ void StateFetcher::handle(TimePoint now, const PeerKey& from, MessageType type,
     case MessageType::state_refusal: {
       ByteReader r = open_message(body, type);
       if (r.u64() != config_.round) return;  // answers an earlier fetch
-      const std::string reason = read_text(r, kMaxTextBytes);
-      drop(from, "it does not serve that state: " + reason, false);
+      refused(now, from, read_text(r, kMaxTextBytes));
       return;
     }
     case MessageType::state_chunk: {
@@ -127,9 +126,20 @@ void StateFetcher::accept_manifest(const PeerKey& from, StateManifest manifest) 
   manifest_ = std::move(manifest);
 }
 
+void StateFetcher::refused(TimePoint now, const PeerKey& from, const std::string& reason) {
+  Donor& donor = donors_.at(from);
+  if (donor.ready || donor.reasked || config_.reask_after == Duration::zero()) {
+    drop(from, "it does not serve that state: " + reason, false);
+    return;
+  }
+  donor.reasked = true;
+  donor.reask_at = now + config_.reask_after;
+}
+
 void StateFetcher::accept_chunk(TimePoint /*now*/, const PeerKey& from, std::uint64_t index,
                                 std::span<const std::byte> bytes) {
   Donor& donor = donors_.at(from);
+  if (donor.abandoned.erase(index) > 0) return;  // another donor's copy came first
   if (!donor.in_flight.contains(index))
     throw Error(ErrorCategory::protocol,
                 fmt::format("sent chunk {}, which it was not asked for", index));
@@ -138,7 +148,9 @@ void StateFetcher::accept_chunk(TimePoint /*now*/, const PeerKey& from, std::uin
       blake2b(bytes) != manifest_->chunk_hashes[index])
     throw Error(ErrorCategory::protocol,
                 fmt::format("sent chunk {} that does not match the manifest", index));
-  donor.in_flight.erase(index);
+  for (auto& [key, d] : donors_)
+    if (d.in_flight.erase(index) > 0 && &d != &donor) d.abandoned.insert(index);
+  asked_at_.erase(index);
   std::copy(bytes.begin(), bytes.end(),
             buffer_.begin() + static_cast<std::ptrdiff_t>(index * manifest_->chunk_bytes));
   have_[index] = true;
@@ -147,14 +159,22 @@ void StateFetcher::accept_chunk(TimePoint /*now*/, const PeerKey& from, std::uin
   bytes_received_ += bytes.size();
 }
 
-void StateFetcher::on_donor_lost(TimePoint /*now*/, const PeerKey& donor) {
+void StateFetcher::on_donor_lost(TimePoint now, const PeerKey& donor) {
   if (!donors_.contains(donor) || failure_ || done()) return;
   drop(donor, "its connection was lost", false);
-  request_more();
+  request_more(now);
 }
 
 void StateFetcher::on_timer(TimePoint now) {
   if (failure_ || done()) return;
+  for (auto& [key, d] : donors_) {
+    if (d.reask_at > now) continue;
+    d.reask_at = kNever;
+    d.last_heard = now;
+    out_.push_back(PeerTransmit{.to = key,
+                                .type = MessageType::state_request,
+                                .body = encode_state_request(config_.round, config_.state_hash)});
+  }
   std::vector<PeerKey> silent;
   for (const auto& [key, d] : donors_)
     if (now >= d.last_heard + config_.patience) silent.push_back(key);
@@ -163,39 +183,82 @@ void StateFetcher::on_timer(TimePoint now) {
          fmt::format("it sent nothing for {} s",
                      std::chrono::duration<double>(config_.patience).count()),
          false);
-  request_more();
+  request_more(now);
 }
 
 TimePoint StateFetcher::poll_timeout() const {
   if (failure_ || done()) return kNever;
   TimePoint next = kNever;
-  for (const auto& [key, d] : donors_) next = std::min(next, d.last_heard + config_.patience);
+  for (const auto& [key, d] : donors_)
+    next = std::min({next, d.last_heard + config_.patience, d.reask_at});
+  if (wanted_.empty() && a_donor_is_idle())
+    for (const auto& [index, asked] : asked_at_)
+      if (holders(index) == 1) next = std::min(next, asked + config_.duplicate_after);
   return next;
 }
 
 void StateFetcher::drop(const PeerKey& donor, const std::string& why, bool bad) {
   const auto it = donors_.find(donor);
   if (it == donors_.end()) return;
-  for (const std::uint64_t index : it->second.in_flight) wanted_.push_front(index);
+  const std::set<std::uint64_t> in_flight = std::move(it->second.in_flight);
   donors_.erase(it);
+  for (const std::uint64_t index : in_flight) {
+    if (holders(index) > 0) continue;  // still asked of another donor
+    asked_at_.erase(index);
+    wanted_.push_front(index);
+  }
   if (bad) bad_[donor] = why;
   if (donors_.empty())
     failure_ = fmt::format("no donor left (the last: {} {})", secure::short_id(donor), why);
 }
 
 // Keeps `window` chunks in flight at every donor whose manifest matched.
-void StateFetcher::request_more() {
+void StateFetcher::request_more(TimePoint now) {
   if (failure_ || !manifest_) return;
   for (auto& [key, donor] : donors_) {
     while (donor.ready && donor.in_flight.size() < config_.window && !wanted_.empty()) {
       const std::uint64_t index = wanted_.front();
       wanted_.pop_front();
-      donor.in_flight.insert(index);
-      out_.push_back(PeerTransmit{.to = key,
-                                  .type = MessageType::chunk_request,
-                                  .body = encode_chunk_request(config_.round, index)});
+      asked_at_[index] = now;
+      ask_for_chunk(key, donor, index);
     }
   }
+  duplicate_held_chunks(now);
+}
+
+void StateFetcher::ask_for_chunk(const PeerKey& key, Donor& donor, std::uint64_t index) {
+  donor.in_flight.insert(index);
+  out_.push_back(PeerTransmit{.to = key,
+                              .type = MessageType::chunk_request,
+                              .body = encode_chunk_request(config_.round, index)});
+}
+
+// Nothing left to ask for: each idle donor takes one chunk held at a single other donor for
+// duplicate_after, so a chunk is asked of two donors at most and only once it is late.
+void StateFetcher::duplicate_held_chunks(TimePoint now) {
+  if (!wanted_.empty()) return;
+  for (auto& [key, donor] : donors_) {
+    if (!donor.ready || !donor.in_flight.empty() || donor.abandoned.size() >= config_.window)
+      continue;
+    for (const auto& [index, asked] : asked_at_) {
+      if (now < asked + config_.duplicate_after || holders(index) != 1) continue;
+      ask_for_chunk(key, donor, index);
+      break;
+    }
+  }
+}
+
+std::size_t StateFetcher::holders(std::uint64_t index) const {
+  std::size_t n = 0;
+  for (const auto& [key, d] : donors_) n += d.in_flight.contains(index) ? 1 : 0;
+  return n;
+}
+
+bool StateFetcher::a_donor_is_idle() const {
+  return std::any_of(donors_.begin(), donors_.end(), [&](const auto& entry) {
+    const Donor& d = entry.second;
+    return d.ready && d.in_flight.empty() && d.abandoned.size() < config_.window;
+  });
 }
 
 std::optional<PeerTransmit> StateFetcher::poll_transmit() {

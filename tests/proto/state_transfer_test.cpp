@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "loco/core/error.hpp"
 #include "loco/core/rng.hpp"
 #include "tracker_harness.hpp"
@@ -25,6 +27,8 @@ struct Swarm {
   std::map<PeerKey, StateServer> donors;
   std::set<PeerKey> dead;
   std::map<PeerKey, int> corrupt_from_chunk;  // a donor that flips a byte from chunk N on
+  std::set<PeerKey> slow;                     // a donor whose chunks wait in `held`
+  std::vector<std::pair<PeerKey, PeerTransmit>> held;
   std::unique_ptr<StateFetcher> fetcher;
   TimePoint now{};
 
@@ -56,19 +60,31 @@ struct Swarm {
 
   // Moves messages until the fetcher is done, failed or stuck; a dead donor answers nothing.
   void run() {
-    for (int guard = 0; guard < 100'000; ++guard) {
-      auto t = fetcher->poll_transmit();
-      if (!t) return;
-      if (dead.contains(t->to)) continue;
-      StateServer& server = donors.at(t->to);
-      server.on_message(key(0).public_key(), t->type, t->body);
-      while (auto reply = server.poll_transmit()) {
-        if (reply->type == MessageType::state_chunk && corrupt_from_chunk.contains(t->to) &&
-            corrupt_from_chunk[t->to]-- <= 0)
-          reply->body.back() ^= std::byte{1};
+    for (int guard = 0; guard < 100'000; ++guard)
+      if (!step()) return;
+  }
+
+  // Moves the fetcher's next message and the answers to it; false if it had none.
+  bool step() {
+    auto t = fetcher->poll_transmit();
+    if (!t) return false;
+    if (dead.contains(t->to)) return true;
+    StateServer& server = donors.at(t->to);
+    server.on_message(key(0).public_key(), t->type, t->body);
+    while (auto reply = server.poll_transmit()) {
+      if (reply->type == MessageType::state_chunk && corrupt_from_chunk.contains(t->to) &&
+          corrupt_from_chunk[t->to]-- <= 0)
+        reply->body.back() ^= std::byte{1};
+      if (reply->type == MessageType::state_chunk && slow.contains(t->to))
+        held.emplace_back(t->to, std::move(*reply));
+      else
         fetcher->on_message(now, t->to, reply->type, reply->body);
-      }
     }
+    return true;
+  }
+
+  StateBytes view() const {
+    return StateBytes({std::span<const std::byte>(state), std::span<const std::byte>(other_half)});
   }
 };
 
@@ -199,6 +215,61 @@ TEST(StateTransfer, AnswersToAnEarlierFetchAreIgnoredNotBlamed) {
   s.run();
   ASSERT_TRUE(s.fetcher->done()) << s.fetcher->failure().value_or("");
   EXPECT_TRUE(s.fetcher->bad_donors().empty());
+}
+
+// The fetch begins as the commit is announced: a donor that has not applied it yet refuses
+// ("this peer holds round 11") and is asked once more, half a second later, instead of being
+// dropped; the other donor here never answers, so without the second ask the fetch would wait
+// for its patience and fail.
+TEST(StateTransfer, ADonorThatHasNotAppliedTheCommitYetIsAskedAgain) {
+  Swarm s(20'000, 1024, 2);
+  const PeerKey behind = key(1).public_key();
+  s.dead.insert(key(2).public_key());
+  s.donors.at(behind).serve(make_manifest(11, s.view(), 1024), s.view());
+  s.run();
+  ASSERT_FALSE(s.fetcher->failure());
+  EXPECT_EQ(s.fetcher->poll_timeout(), s.now + 500ms);
+  s.donors.at(behind).serve(s.manifest, s.view());  // it applies the commit
+  s.now += 500ms;
+  s.fetcher->on_timer(s.now);
+  s.run();
+  ASSERT_TRUE(s.fetcher->done()) << s.fetcher->failure().value_or("");
+  EXPECT_EQ(s.fetcher->served_by(), std::set<PeerKey>{behind});
+
+  // One more ask only: a donor that refuses twice is dropped.
+  Swarm twice(20'000, 1024, 1);
+  twice.donors.begin()->second.serve(make_manifest(11, twice.view(), 1024), twice.view());
+  twice.run();
+  twice.now += 500ms;
+  twice.fetcher->on_timer(twice.now);
+  twice.run();
+  ASSERT_TRUE(twice.fetcher->failure());
+  EXPECT_NE(twice.fetcher->failure()->find("this peer holds round 11"), std::string::npos);
+}
+
+// A donor on a slow link holds its chunks: once nothing is left to ask for, an idle donor is
+// asked for a chunk held for duplicate_after (3 s; the patience here is 5 s), and the slow
+// donor's copy that comes later is ignored, not blamed.
+TEST(StateTransfer, AChunkHeldByASlowDonorIsAskedOfAnIdleOneAndTheLateCopyIsIgnored) {
+  Swarm s(4 * 1024, 1024, 2);  // window 2: each donor is asked for two chunks
+  const PeerKey slow = key(1).public_key();
+  s.slow.insert(slow);
+  s.run();
+  ASSERT_EQ(s.held.size(), 2u);
+  ASSERT_FALSE(s.fetcher->done());
+  EXPECT_EQ(s.fetcher->poll_timeout(), s.now + 3s) << "the held chunks are late then";
+  s.now += 3s;
+  s.fetcher->on_timer(s.now);
+  ASSERT_TRUE(s.step());  // the other donor sends the first held chunk
+  ASSERT_FALSE(s.fetcher->done());
+  // The slow donor's copy of that chunk arrives now, before the fetch is done.
+  const auto& [from, late] = s.held.front();
+  s.fetcher->on_message(s.now, from, late.type, late.body);
+  s.run();
+  ASSERT_TRUE(s.fetcher->done()) << s.fetcher->failure().value_or("");
+  EXPECT_TRUE(std::ranges::equal(s.fetcher->state(), s.whole()));
+  EXPECT_TRUE(s.fetcher->bad_donors().empty()) << "slow is not lying";
+  EXPECT_EQ(s.fetcher->served_by(), std::set<PeerKey>{key(2).public_key()});
 }
 
 TEST(StateTransfer, ADonorRefusesRoundsAndStatesItDoesNotHold) {

@@ -8,6 +8,11 @@
 // the state together. A donor that sends a bad manifest or chunk is dropped and reported; one that
 // disconnects or stops answering is dropped and its chunks go to the others. The buffer is
 // allocated only once a manifest has matched the tracker's hash, so its size is the majority's.
+// A donor that refuses before its manifest (most often: it has not yet applied the commit that
+// made the fetch) is asked once more, reask_after later. When nothing is left to ask for, a donor
+// with nothing in flight is also asked for a chunk another donor has held for duplicate_after,
+// whichever copy comes first counts and the other is ignored: a donor on a slow link must not
+// hold the fetch up for its patience (found in CI: 20 s behind a 120 kbit/s donor).
 //
 // StateServer is the donor's side: it answers from the state it holds (the last committed round),
 // and refuses requests for any other round.
@@ -43,8 +48,10 @@ struct FetchConfig {
   std::uint64_t round = 0;
   Digest state_hash{};
   std::vector<PeerKey> donors;
-  std::size_t window = 4;                        // chunks in flight per donor
-  Duration patience = std::chrono::seconds(20);  // a donor silent this long is dropped
+  std::size_t window = 4;                                 // chunks in flight per donor
+  Duration patience = std::chrono::seconds(20);           // a donor silent this long is dropped
+  Duration reask_after = std::chrono::milliseconds(500);  // zero: a refusal drops the donor
+  Duration duplicate_after = std::chrono::seconds(3);
 };
 
 class StateFetcher {
@@ -72,7 +79,10 @@ class StateFetcher {
   struct Donor {
     bool ready = false;  // its manifest matched
     std::set<std::uint64_t> in_flight;
+    std::set<std::uint64_t> abandoned;  // asked for, then received from another donor first
     TimePoint last_heard{};
+    bool reasked = false;
+    TimePoint reask_at = kNever;
   };
 
   void handle(TimePoint now, const PeerKey& from, MessageType type,
@@ -80,15 +90,21 @@ class StateFetcher {
   void accept_manifest(const PeerKey& from, StateManifest manifest);
   void accept_chunk(TimePoint now, const PeerKey& from, std::uint64_t index,
                     std::span<const std::byte> bytes);
+  void refused(TimePoint now, const PeerKey& from, const std::string& reason);
   void drop(const PeerKey& donor, const std::string& why, bool bad);
-  void request_more();
+  void request_more(TimePoint now);
+  void ask_for_chunk(const PeerKey& key, Donor& donor, std::uint64_t index);
+  void duplicate_held_chunks(TimePoint now);
+  std::size_t holders(std::uint64_t index) const;  // the donors it is in flight at
+  bool a_donor_is_idle() const;
 
   FetchConfig config_;
   std::map<PeerKey, Donor> donors_;
   std::optional<StateManifest> manifest_;
   std::vector<std::byte> buffer_;
   std::vector<bool> have_;
-  std::deque<std::uint64_t> wanted_;  // chunks not received nor in flight
+  std::deque<std::uint64_t> wanted_;             // chunks not received nor in flight
+  std::map<std::uint64_t, TimePoint> asked_at_;  // chunks in flight: when first asked for
   std::uint64_t received_ = 0;
   std::uint64_t bytes_received_ = 0;
   std::map<PeerKey, std::string> bad_;
