@@ -20,13 +20,13 @@
 #include "../support/child_process.hpp"
 #include "../support/dataset_runs.hpp"
 #include "../support/local_swarm.hpp"
-#include "loco/data/dataset_manifest.hpp"
 
 namespace loco {
 namespace {
 
 namespace fs = std::filesystem;
 using test::PeerProcess;
+using test::shards_of;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -54,15 +54,6 @@ Mirror python_mirror(const fs::path& folder, const fs::path& log) {
   return Mirror({"/usr/bin/python3", "-u", "-m", "http.server", "0", "--bind", "127.0.0.1",
                  "--directory", folder.string()},
                 log);
-}
-
-// The names of the manifest shards data shard `index` of `count` maps to.
-std::vector<std::string> shards_of(const fs::path& data, std::uint32_t index, std::uint32_t count) {
-  const data::DatasetManifest m = data::decode_manifest(test::read_text(data / "manifest.txt"));
-  const data::ShardSpan span = data::train_shards_of(m, {index, count});
-  std::vector<std::string> names;
-  for (std::size_t k = span.first; k < span.end; ++k) names.push_back(m.train[k].name);
-  return names;
 }
 
 // The data shard of 2 a peer's log says it trains on.
