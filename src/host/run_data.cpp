@@ -33,10 +33,6 @@ fetch::DatasetFetch plan_of(const PeerOptions& o, const train::TrainConfig& conf
 
 }  // namespace
 
-void fetch_run_data(const PeerOptions& o, train::TrainConfig& config) {
-  if (fetches(o, config)) config.data.manifest = fetch::fetch_dataset(plan_of(o, config)).string();
-}
-
 std::unique_ptr<fetch::ShardFeed> start_data_feed(const PeerOptions& o,
                                                   const train::TrainConfig& config) {
   if (!fetches(o, config)) return nullptr;

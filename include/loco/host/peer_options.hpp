@@ -78,13 +78,9 @@ void add_peer_options(CLI::App& app, PeerOptions& options);
 // Error(config) when it is missing, unreadable, or its strategy cannot train over a swarm.
 train::TrainConfig load_run_config(const PeerOptions& options);
 
-// With options.data_cache set and no options.dataset, fetches the run's whole dataset from its
-// data.mirrors into the cache (every file checked) and points config.data.manifest at it (a
-// trainer peer of the C API). Throws as fetch::fetch_dataset.
-void fetch_run_data(const PeerOptions& options, train::TrainConfig& config);
-
 // With options.data_cache set and no options.dataset: the feed of the peer's data shard, the
-// manifest, tokenizer model and validation shards fetched (loco-peer; fetch/shard_feed.hpp).
+// manifest, tokenizer model and validation shards fetched (loco-peer, and a trainer peer of the C
+// API: fetch/shard_feed.hpp).
 // Null when the peer does not fetch its data. Throws as fetch::ShardFeed.
 std::unique_ptr<fetch::ShardFeed> start_data_feed(const PeerOptions& options,
                                                   const train::TrainConfig& config);
