@@ -74,11 +74,17 @@ void InnerLoop::set_shard(data::ShardSpec shard) {
 
 void InnerLoop::set_tokens(data::HeldTokens held, data::ShardSpec shard,
                            std::shared_ptr<const void> memory) {
-  stand_in_.reset();
-  if (sampler_ && sampler_->shard() == shard)
-    sampler_->hold(held);  // more of the shard: the cursor stays (the order does not change)
-  else
+  if (sampler_ && sampler_->shard() == shard) {
+    // More of the shard it reads: the cursor stays (the order does not change). A feed that
+    // started the shard again (assigned away and back) offers less at first: kept until it offers
+    // more.
+    if (held.tokens.size() < sampler_->held().tokens.size()) return;
+    if (held.tokens.data() != sampler_->held().tokens.data()) stand_in_.reset();  // its memory goes
+    sampler_->hold(held);
+  } else {
+    stand_in_.reset();
     sampler_.emplace(held, sampler_config(config_, corpus_, shard));
+  }
   held_memory_ = std::move(memory);  // after the new sampler: the old one's memory may go now
 }
 

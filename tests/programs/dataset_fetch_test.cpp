@@ -5,7 +5,8 @@
 // named, skipped, and fetched from the tracker; a peer whose cache holds half a shard resumes it
 // with a Range (and one whose half is garbage, fetches it again whole); both train the same
 // states. A peer killed (SIGKILL) while a slow mirror trickles a shard to it resumes the shard
-// with a Range when it restarts, as the mirror's log of ranges shows.
+// with a Range when it restarts, as the mirror's log of ranges shows. A peer whose second shard no
+// source gives trains on the first, says so, and ends its run.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -226,6 +227,43 @@ TEST(DatasetFetch, APeerKilledMidDownloadResumesTheShardWithARange) {
               AllOf(HasSubstr(shard + ": resuming at byte " + std::to_string(kept)),
                     HasSubstr(shard + " checked"), HasSubstr("(the rest is being fetched)")))
       << again.log();
+}
+
+TEST(DatasetFetch, APeerWhoseLaterShardNoSourceGivesTrainsOnWhatItHolds) {
+  test::TempDir dir;
+  const test::PreparedDataset prepared = test::prepare_english_dataset(dir.path());
+  ASSERT_FALSE(prepared.hash.empty());
+  // The only mirror lacks the second train shard (a 404).
+  fs::copy(prepared.folder, dir / "mirror", fs::copy_options::recursive);
+  ASSERT_TRUE(fs::remove(dir / "mirror" / "train-00001.bin"));
+  const Mirror mirror = python_mirror(dir / "mirror", dir / "mirror.log");
+  ASSERT_FALSE(mirror.url.empty()) << test::read_text(dir / "mirror.log");
+
+  // 8 rounds of 4 steps of 8 windows: past the first shard's 127 windows (4,096 tokens, context
+  // 32).
+  constexpr std::uint64_t kRounds = 8;
+  const std::string config =
+      fetch_run_config(dir / "run.toml", prepared.hash, "\"" + mirror.url + "\"", kRounds);
+  std::vector<std::string> tracker_options = test::kSwarmTimers;
+  tracker_options.insert(tracker_options.end(), {"--run.min-peers", "1", "--run.shard-count", "1"});
+  test::TrackerProcess tracker(dir.path(), "run-stall", tracker_options, "127.0.0.1:0", config);
+  ASSERT_TRUE(tracker.started()) << tracker.log();
+  const test::SwarmRun run{.dir = dir.path(),
+                           .run_id = "run-stall",
+                           .config = config,
+                           .tracker_address = tracker.address(),
+                           .tracker_key = tracker.public_key()};
+  PeerProcess peer(run, "d", {"--peer.data-cache", (dir / "cache").string()});
+  const std::optional<test::PeerEnd> end = peer.wait_end();
+  ASSERT_TRUE(end) << peer.log();
+  EXPECT_EQ(end->round, kRounds) << peer.log();
+  EXPECT_EQ(peer.process().wait(), 0) << peer.log();
+  EXPECT_THAT(peer.log(),
+              AllOf(HasSubstr("no source gave 'train-00001.bin' whole and checked"),
+                    HasSubstr("trying again in 30 s"),
+                    HasSubstr("data shard 0 of 1: training on its 4096 tokens held, out of the "
+                              "shard's order, until the rest comes")))
+      << peer.log();
 }
 
 }  // namespace

@@ -50,7 +50,8 @@ class InnerLoop {
   void set_shard(data::ShardSpec shard);
   // Reads `shard` of the tokens `held` holds from now on (data/batch_sampler.hpp), in memory that
   // `memory` keeps alive until the next set_tokens(). More of the shard it reads keeps the
-  // sampler's cursor (BatchSampler::hold): the batches do not depend on when the tokens came.
+  // sampler's cursor (BatchSampler::hold): the batches do not depend on when the tokens came;
+  // fewer tokens of it than held are ignored.
   void set_tokens(data::HeldTokens held, data::ShardSpec shard, std::shared_ptr<const void> memory);
   // Trains on the tokens the sampler holds in an order of their own (another seed, no pieces),
   // from now until stand_in(false), when the sampler's next batch is not held and cannot be had
