@@ -6,7 +6,8 @@
 // with a Range (and one whose half is garbage, fetches it again whole); both train the same
 // states. A peer killed (SIGKILL) while a slow mirror trickles a shard to it resumes the shard
 // with a Range when it restarts, as the mirror's log of ranges shows. A peer whose second shard no
-// source gives trains on the first, says so, and ends its run.
+// source gives trains on the first, says so, and ends its run. A peer whose shards trickle in
+// trains on the same batches, to the same state, as one with a local copy.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -227,6 +228,52 @@ TEST(DatasetFetch, APeerKilledMidDownloadResumesTheShardWithARange) {
               AllOf(HasSubstr(shard + ": resuming at byte " + std::to_string(kept)),
                     HasSubstr(shard + " checked"), HasSubstr("(the rest is being fetched)")))
       << again.log();
+}
+
+TEST(DatasetFetch, APeerWhoseShardsTrickleInTrainsTheSameBatchesAsOneWithALocalCopy) {
+  test::TempDir dir;
+  const test::PreparedDataset prepared = test::prepare_english_dataset(dir.path());
+  ASSERT_FALSE(prepared.hash.empty());
+  // Train shards at 8 KiB/s (about a second each): the peer outruns them and waits.
+  Mirror mirror(
+      {LOCO_SOURCE_DIR "/tests/support/slow_mirror.py", prepared.folder.string(), "train-", "8192"},
+      dir / "mirror.log");
+  ASSERT_FALSE(mirror.url.empty()) << test::read_text(dir / "mirror.log");
+  constexpr std::uint64_t kRounds = 8;  // 256 windows: the first shard holds 127
+  std::vector<std::string> tracker_options = test::kSwarmTimers;
+  tracker_options.insert(tracker_options.end(), {"--run.min-peers", "1", "--run.shard-count", "1"});
+  // Two runs of one peer each: one fetching, one reading the organiser's folder.
+  std::vector<test::PeerEnd> ends;
+  for (const bool fetching : {true, false}) {
+    const std::string id = fetching ? "run-trickle" : "run-local";
+    const std::string config = test::write_dataset_run_config(
+        dir / (id + ".toml"), prepared.hash,
+        fetching ? "mirrors = [\"" + mirror.url + "\"]\n"
+                 : "manifest = \"" + (prepared.folder / "manifest.txt").string() + "\"\n",
+        kRounds);
+    fs::create_directories(dir / id);  // the run's tracker state, keys and logs
+    test::TrackerProcess tracker(dir / id, id, tracker_options, "127.0.0.1:0", config);
+    ASSERT_TRUE(tracker.started()) << tracker.log();
+    const test::SwarmRun run{.dir = dir / id,
+                             .run_id = id,
+                             .config = config,
+                             .tracker_address = tracker.address(),
+                             .tracker_key = tracker.public_key()};
+    PeerProcess peer(run, id,
+                     fetching
+                         ? std::vector<std::string>{"--peer.data-cache", (dir / "cache").string()}
+                         : std::vector<std::string>{});
+    const std::optional<test::PeerEnd> end = peer.wait_end();
+    ASSERT_TRUE(end) << peer.log();
+    EXPECT_EQ(peer.process().wait(), 0) << peer.log();
+    if (fetching) {
+      EXPECT_THAT(peer.log(), HasSubstr("the next batch's tokens are not in yet; waiting for them"))
+          << peer.log();
+    }
+    ends.push_back(*end);
+  }
+  EXPECT_EQ(ends[0].round, kRounds);
+  EXPECT_EQ(ends[0].state, ends[1].state) << "the batches differed";
 }
 
 TEST(DatasetFetch, APeerWhoseLaterShardNoSourceGivesTrainsOnWhatItHolds) {
