@@ -48,6 +48,9 @@ struct PeerOptions {
   // data.mirrors (loco/fetch/dataset_fetch.hpp), and that folder's cap. Empty: no fetching.
   std::string data_cache;
   std::uint64_t data_cache_mib = 65536;
+  // How often a train shard no source gave is tried again while the peer trains on what it holds
+  // (fetch/shard_feed.hpp).
+  std::string data_retry = "30s";
   // What this peer's listener takes on at once; the other caps are ListenerLimits::peer_defaults
   std::size_t max_handshakes = net::ListenerLimits::peer_defaults().max_handshakes;
   std::size_t max_per_address = net::ListenerLimits::peer_defaults().max_pending_per_source;
