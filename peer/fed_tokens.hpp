@@ -17,9 +17,22 @@ namespace loco::peer {
 bool take_first_tokens(fetch::ShardFeed& feed, train::InnerLoop& loop, const train::Corpus& corpus,
                        data::ShardSpec shard, std::uint32_t context, const std::atomic<bool>& stop);
 
-// Between steps: hands `loop` the tokens the feed holds now, when it holds more (a wider range to
-// draw windows from; a new shard's first window). Returns whether it did. Throws as the feed.
+// Before each step: hands `loop` the tokens the feed holds now, when it holds more (a wider range
+// to draw windows from; a new shard's first window), then waits for the feed until the next
+// batch's windows are held: the batches come in an order fixed by the whole shard
+// (data/batch_sampler.hpp), not by when its pieces arrive. While the feed is stalled (a piece no
+// source gives, tried again: fetch/shard_feed.hpp) the loop trains on the tokens it holds in an
+// order of their own instead (InnerLoop::stand_in), saying so, and goes back to the shard's order
+// once the piece is in. Returns false when `stop` was set first. Throws as the feed.
 bool take_more_tokens(fetch::ShardFeed& feed, train::InnerLoop& loop, const train::Corpus& corpus,
-                      std::uint32_t context);
+                      std::uint32_t context, const std::atomic<bool>& stop);
+
+// Between steps: follows the tracker's assignment. When `assigned` (the shard of this peer's
+// latest join: a peer that joined again may be given another) differs from `shard`, the feed
+// (when there is one) fetches the new shard, and take_more_tokens hands the loop its first window
+// (the loop trains on the old shard's tokens until then); without a feed the loop reads the new
+// shard of its local tokens from the next step. Updates `shard`.
+void follow_assignment(data::ShardSpec& shard, data::ShardSpec assigned, fetch::ShardFeed* feed,
+                       train::InnerLoop& loop);
 
 }  // namespace loco::peer

@@ -151,7 +151,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
       spdlog::info("stopped by a signal before joining the run");
       return 0;
     }
-    const data::ShardSpec shard{joined.reply.shard_index, joined.reply.shard_count};
+    data::ShardSpec shard{joined.reply.shard_index, joined.reply.shard_count};
     if (!feed) {
       loop.set_shard(shard);
       train::log_data_sample(corpus, shard);
@@ -248,7 +248,9 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
       if (async_group.in_flight()) ++in_flight_steps;
     };
     const auto done = [&](const train::StepOutcome& s) {
-      if (feed) take_more_tokens(*feed, loop, corpus, context);  // between steps
+      const proto::JoinReply& latest = group.last_join();  // a join again may change the shard
+      follow_assignment(shard, {latest.shard_index, latest.shard_count}, feed.get(), loop);
+      if (feed && more()) take_more_tokens(*feed, loop, corpus, context, stop);  // the next step's
       if (group.rounds_run() != rounds_seen) {
         print_landed();
         publish_stats();  // the traffic and relayed bytes of the round that landed
@@ -270,6 +272,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
         last_checkpoint_round = strategy.shared().round();
       }
     };
+    if (feed) take_more_tokens(*feed, loop, corpus, context, stop);  // before the first step
     train::run_steps(loop, strategy, more, &stop, {.computed = computed, .done = done});
 
     // 5. A round still in flight has landed (run_steps); at the run's final round, wait for the

@@ -176,6 +176,21 @@ LOCO_API loco_status loco_peer_bind_bf16(loco_peer* peer, const char* name, cons
  * (LOCO_ERR_STATE). */
 LOCO_API loco_status loco_peer_join(loco_peer* peer, double timeout_s, loco_join_info* info);
 
+/* The trainer's data, in a run whose [data] is a dataset the peer fetches (peer.data-cache set,
+ * the run's data.mirrors; docs/VOLUNTEER.md): after loco_peer_join, waits at most `timeout_s` until
+ * the train shards of the data shard the tracker gave this peer are fetched and checked against
+ * the run's manifest, and sets *count to how many there are; loco_peer_data_path(peer, k) names
+ * shard k (in order). Each holds uint16 little-endian tokens (docs/FORMATS.md); the data cache's
+ * cap keeps them while the handle is open. Nothing else of the dataset's train split is fetched.
+ *   LOCO_ERR_CONFIG   the peer fetches no dataset
+ *   LOCO_ERR_STATE    before loco_peer_join
+ *   LOCO_ERR_NETWORK  not in within `timeout_s` (the message says why: each source's failure)
+ *   LOCO_ERR_RESOURCE the data cache's cap cannot hold them */
+LOCO_API loco_status loco_peer_data_files(loco_peer* peer, double timeout_s, size_t* count);
+/* The path of train shard k (k < loco_peer_data_files' count), or NULL for another k. Valid until
+ * the next loco_peer_data_files or loco_peer_close. */
+LOCO_API const char* loco_peer_data_path(const loco_peer* peer, size_t k);
+
 /* One DiLoCo round from the bound buffers as they are now: Δ = θ − buffers, averaged with the
  * round's group, the outer step, and the new θ written back into the buffers (unless skipped).
  * Blocks until the round lands, however long the group takes (loco_peer_interrupt ends the wait:

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <memory>
 #include <new>
 #include <string>
@@ -21,6 +22,7 @@
 struct loco_peer {
   std::unique_ptr<loco::host::TrainerPeer> peer;
   std::string error;
+  std::vector<std::string> data_files;  // loco_peer_data_files'
 };
 
 namespace {
@@ -310,6 +312,30 @@ loco_status loco_peer_join(loco_peer* peer, double timeout_s, loco_join_info* in
                              .step = peer->peer->state_step()};
     return LOCO_OK;
   });
+}
+
+loco_status loco_peer_data_files(loco_peer* peer, double timeout_s, size_t* count) {
+  if (const loco_status s = check_peer(peer, "loco_peer_data_files"); s != LOCO_OK) return s;
+  if (count == nullptr || !(timeout_s > 0) || !std::isfinite(timeout_s))
+    return fail(peer, LOCO_ERR_INVALID_ARGUMENT,
+                "loco_peer_data_files: count must not be null and timeout_s must be a positive "
+                "number of seconds");
+  if (const loco_status s = check_phase(peer, Phase::joined, "loco_peer_data_files"); s != LOCO_OK)
+    return s;
+  return guarded(peer, [&] {
+    const auto files = peer->peer->data_files(
+        std::chrono::duration_cast<loco::Duration>(std::chrono::duration<double>(timeout_s)));
+    if (!files) return fail(peer, LOCO_ERR_INTERRUPTED, "loco_peer_data_files: interrupted");
+    peer->data_files.clear();
+    for (const std::filesystem::path& file : *files) peer->data_files.push_back(file.string());
+    *count = peer->data_files.size();
+    return LOCO_OK;
+  });
+}
+
+const char* loco_peer_data_path(const loco_peer* peer, size_t k) {
+  if (peer == nullptr || k >= peer->data_files.size()) return nullptr;
+  return peer->data_files[k].c_str();
 }
 
 loco_status loco_peer_round(loco_peer* peer, float loss, loco_round_result* result) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "loco/core/assert.hpp"
 #include "loco/core/error.hpp"
 #include "loco/core/rng.hpp"
 
@@ -66,13 +67,54 @@ BatchSampler::BatchSampler(std::span<const std::uint16_t> tokens, const SamplerC
 BatchSampler::BatchSampler(HeldTokens held, const SamplerConfig& config)
     : held_(held),
       config_(checked(held, config)),
+      whole_(shard_range(held.total, config.shard)),
       range_(held_range(held, config.shard)),
-      windows_((range_.end - range_.begin - 1) / config.context),
-      order_(windows_, epoch_key(config_, 0)) {}
+      windows_((whole_.end - whole_.begin - 1) / config.context) {}
 
-void BatchSampler::start_epoch(std::uint64_t epoch) {
-  cursor_ = {epoch, 0};
-  order_ = WindowOrder(windows_, epoch_key(config_, epoch));
+void BatchSampler::hold(HeldTokens held) {
+  if (held.first != held_.first || held.total != held_.total ||
+      held.tokens.size() < held_.tokens.size() || held.first + held.tokens.size() > held.total)
+    throw Error(ErrorCategory::invalid_argument,
+                "batch sampler: more tokens of the same file must start where the held ones do "
+                "and hold them all");
+  held_ = held;
+  range_ = held_range(held, config_.shard);
+}
+
+std::uint64_t BatchSampler::window_at(SamplerCursor at) const {
+  const std::uint64_t piece = config_.piece_tokens;
+  if (piece == 0 || at.epoch > 0)
+    return WindowOrder(windows_, epoch_key(config_, at.epoch))[at.position];
+  // Epoch 0 of a file in pieces: the block of `at.position` (window w's last token is
+  // whole_.begin + w·context + context), visited in an order of its own.
+  const std::uint64_t context = config_.context;
+  const std::uint64_t first_piece = whole_.begin / piece;
+  const std::uint64_t block =
+      (whole_.begin + at.position * context + context) / piece - first_piece;
+  // The first window whose last token lies in piece first_piece + j.
+  const auto first_of = [&](std::uint64_t j) {
+    const std::uint64_t start = (first_piece + j) * piece;  // the piece's first token
+    if (start <= whole_.begin + context) return std::uint64_t{0};
+    return std::min(windows_, (start - whole_.begin - context + context - 1) / context);
+  };
+  const std::uint64_t lo = first_of(block), hi = first_of(block + 1);
+  LOCO_ASSERT(lo <= at.position && at.position < hi, "a window outside its own block");
+  return lo + WindowOrder(hi - lo, counter_u64(epoch_key(config_, 0), block, 0))[at.position - lo];
+}
+
+bool BatchSampler::is_held(std::uint64_t window) const {
+  return whole_.begin + window * config_.context + config_.context < range_.end;
+}
+
+SamplerCursor BatchSampler::after(SamplerCursor at) const {
+  return ++at.position == windows_ ? SamplerCursor{at.epoch + 1, 0} : at;
+}
+
+bool BatchSampler::ready() const {
+  SamplerCursor at = cursor_;
+  for (std::uint32_t row = 0; row < config_.batch_size; ++row, at = after(at))
+    if (!is_held(window_at(at))) return false;
+  return true;
 }
 
 void BatchSampler::next(Batch& batch) {
@@ -83,12 +125,13 @@ void BatchSampler::next(Batch& batch) {
   batch.inputs.resize(cells);  // no allocation once the capacity is there
   batch.targets.resize(cells);
   for (std::size_t row = 0; row < config_.batch_size; ++row) {
-    const std::uint64_t window = order_[cursor_.position];
+    const std::uint64_t window = window_at(cursor_);
+    LOCO_ASSERT(is_held(window), "a batch drawn before its tokens arrived (BatchSampler::ready)");
     const std::uint16_t* start =
-        held_.tokens.data() + (range_.begin - held_.first) + window * context;
+        held_.tokens.data() + (whole_.begin - held_.first) + window * context;
     std::copy_n(start, context, batch.inputs.begin() + row * context);
     std::copy_n(start + 1, context, batch.targets.begin() + row * context);
-    if (++cursor_.position == windows_) start_epoch(cursor_.epoch + 1);
+    cursor_ = after(cursor_);
   }
 }
 
@@ -107,16 +150,11 @@ void BatchSampler::restore(std::string_view saved) {
                                            "sampler config than this one ('" +
                                            encode_cursor(mine) + "'); resume with the same ones");
   }
-  if (range_.end != shard_range(held_.total, config_.shard).end)
-    throw Error(ErrorCategory::config,
-                "data cursor '" + std::string(saved) +
-                    "' is for the whole shard, and only part of it is held yet");
   if (record.at.position >= windows_) {
     throw Error(ErrorCategory::config, "data cursor '" + std::string(saved) + "' points past the " +
                                            std::to_string(windows_) + " windows of its shard");
   }
-  start_epoch(record.at.epoch);
-  cursor_.position = record.at.position;
+  cursor_ = record.at;
 }
 
 }  // namespace loco::data

@@ -247,33 +247,4 @@ bool DatasetFetcher::fetch(const data::DatasetFile& file) {
   return true;
 }
 
-fs::path fetch_dataset(const DatasetFetch& plan) {
-  DatasetFetcher fetcher(plan);
-  const data::DatasetManifest& manifest = fetcher.open();
-  std::vector<data::DatasetFile> files;
-  if (manifest.tokenizer != "bytes") files.push_back(manifest.tokenizer_model);
-  files.insert(files.end(), manifest.train.begin(), manifest.train.end());
-  files.insert(files.end(), manifest.validation.begin(), manifest.validation.end());
-  std::uint64_t total = 0;
-  std::set<std::string> names;
-  for (const data::DatasetFile& file : files) {
-    total += file.bytes;
-    names.insert(file.name);
-  }
-  if (total > plan.max_bytes)
-    throw Error(
-        ErrorCategory::resource,
-        fmt::format("data: the dataset is {:.1f} MiB, over the data cache's cap of {:.1f} "
-                    "MiB (--peer.data-cache-mib)",
-                    static_cast<double>(total) / kMiB, static_cast<double>(plan.max_bytes) / kMiB));
-  fetcher.set_in_use(std::move(names));
-  const auto start = Clock::now();
-  std::size_t fetched = 0;
-  for (const data::DatasetFile& file : files) fetched += fetcher.fetch(file) ? 1 : 0;
-  spdlog::info("data: {} files ({:.1f} MiB) checked in {}; {} fetched in {:.1f} s", files.size(),
-               static_cast<double>(total) / kMiB, fetcher.folder().string(), fetched,
-               std::chrono::duration<double>(Clock::now() - start).count());
-  return fetcher.folder();
-}
-
 }  // namespace loco::fetch

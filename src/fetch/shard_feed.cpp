@@ -7,11 +7,12 @@
 #include <chrono>
 
 #include "loco/core/assert.hpp"
+#include "loco/core/error.hpp"
 #include "loco/data/dataset_reader.hpp"
 
 namespace loco::fetch {
 
-ShardFeed::ShardFeed(DatasetFetch plan) {
+ShardFeed::ShardFeed(DatasetFetch plan, Duration retry) : retry_(retry) {
   plan.stop = &stop_;
   fetcher_ = std::make_unique<DatasetFetcher>(std::move(plan));
   manifest_ = fetcher_->open();
@@ -50,13 +51,47 @@ std::optional<ShardFeed::Held> ShardFeed::poll() {
   return std::exchange(offered_, std::nullopt);
 }
 
-std::optional<ShardFeed::Held> ShardFeed::wait(const std::atomic<bool>& stop) {
+std::optional<ShardFeed::Held> ShardFeed::wait(const std::atomic<bool>& stop,
+                                               std::chrono::steady_clock::time_point deadline) {
   std::unique_lock lock(mutex_);
   // `stop` is set by a signal handler's thread without a notification: looked at every 100 ms.
-  while (!error_ && !offered_ && !stop.load())
+  while (!error_ && !offered_ && !stall_news_ && !stop.load() &&
+         std::chrono::steady_clock::now() < deadline)
     changed_.wait_for(lock, std::chrono::milliseconds(100));
   if (error_) std::rethrow_exception(error_);
+  stall_news_ = false;
   return std::exchange(offered_, std::nullopt);
+}
+
+std::optional<std::string> ShardFeed::stalled() {
+  const std::lock_guard lock(mutex_);
+  return stalled_;
+}
+
+bool ShardFeed::fetch_or_stall(const data::DatasetFile& file, data::ShardSpec shard,
+                               std::uint64_t generation) {
+  for (;;) {
+    try {
+      fetcher_->fetch(file);
+      const std::lock_guard lock(mutex_);
+      stalled_.reset();
+      return true;
+    } catch (const Error& e) {
+      std::unique_lock lock(mutex_);
+      if (e.category() != ErrorCategory::network || !offered_any_) throw;
+      spdlog::warn("data shard {} of {}: {}; training on the tokens held, trying again in {:.0f} s",
+                   shard.index, shard.count, e.message(),
+                   std::chrono::duration<double>(retry_).count());
+      if (!stalled_) stall_news_ = true;
+      stalled_ = e.message();
+      changed_.notify_all();
+      if (changed_.wait_for(lock, retry_,
+                            [&] { return stop_.load() || generation_ != generation; })) {
+        stalled_.reset();  // stopped, or another shard: its own fetch says how it goes
+        return false;
+      }
+    }
+  }
 }
 
 void ShardFeed::run() {
@@ -123,6 +158,7 @@ void ShardFeed::feed(data::ShardSpec shard, std::uint64_t generation) {
       const std::lock_guard lock(mutex_);
       if (generation_ != generation) return false;
       offered_ = std::move(held);
+      offered_any_ = true;
     }
     changed_.notify_all();
     return true;
@@ -133,7 +169,7 @@ void ShardFeed::feed(data::ShardSpec shard, std::uint64_t generation) {
   }
   for (std::size_t k = span.first; k < span.end; ++k) {
     const data::DatasetFile& file = manifest_.train[k];
-    fetcher_->fetch(file);
+    if (!fetch_or_stall(file, shard, generation)) return;
     // Read back and checked in memory: the bytes trained on are the bytes hashed.
     const std::vector<std::uint16_t> checked = data::read_shard(folder_, manifest_, file);
     LOCO_ASSERT(loaded + checked.size() <= tokens, "a shard longer than its manifest row");

@@ -36,6 +36,8 @@ void add_peer_options(CLI::App& app, PeerOptions& o) {
            "--peer.dataset); each file checked against the manifest before it is used");
   add("--peer.data-cache-mib", o.data_cache_mib,
       "The data cache's cap in MiB: a larger dataset is refused before a byte is fetched");
+  add("--peer.data-retry", o.data_retry,
+      "How often a train shard no source gave is tried again (the peer trains on what it holds)");
   add("--peer.max-handshakes", o.max_handshakes, "Connections in their handshake at once");
   add("--peer.max-per-address", o.max_per_address,
       "Connections from one address not yet admitted (handshake or hello)");

@@ -6,6 +6,7 @@
 #include "loco/fetch/dataset_fetch.hpp"
 #include "loco/fetch/shard_feed.hpp"
 #include "loco/host/peer_options.hpp"
+#include "loco/net/units.hpp"
 #include "loco/train/train_config.hpp"
 
 namespace loco::host {
@@ -33,14 +34,12 @@ fetch::DatasetFetch plan_of(const PeerOptions& o, const train::TrainConfig& conf
 
 }  // namespace
 
-void fetch_run_data(const PeerOptions& o, train::TrainConfig& config) {
-  if (fetches(o, config)) config.data.manifest = fetch::fetch_dataset(plan_of(o, config)).string();
-}
-
 std::unique_ptr<fetch::ShardFeed> start_data_feed(const PeerOptions& o,
                                                   const train::TrainConfig& config) {
   if (!fetches(o, config)) return nullptr;
-  return std::make_unique<fetch::ShardFeed>(plan_of(o, config));
+  return std::make_unique<fetch::ShardFeed>(
+      plan_of(o, config),
+      net::parse_duration(o.data_retry, "--peer.data-retry", std::chrono::hours(1)));
 }
 
 }  // namespace loco::host

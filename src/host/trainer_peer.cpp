@@ -97,8 +97,10 @@ std::unique_ptr<TrainerPeer> TrainerPeer::open(const std::filesystem::path& conf
   const PeerOptions options = read_options(config_file, common);
   init_logging(common.log_level, common.log_format);
   train::TrainConfig config = load_run_config(options);
-  fetch_run_data(options, config);
   check_supported(options, config);
+  // From the run's mirrors, when it has a data cache: the manifest, tokenizer and validation
+  // shards now, the data shard's train shards once the tracker gave it (data_files()).
+  std::unique_ptr<fetch::ShardFeed> feed = start_data_feed(options, config);
   if (options.key_file.empty())
     throw refused(
         "peer.key: this peer's identity key file; make one with `loco-peer keygen "
@@ -108,13 +110,15 @@ std::unique_ptr<TrainerPeer> TrainerPeer::open(const std::filesystem::path& conf
   swarm::SwarmConfig swarm = swarm_config(options, config);
   // The genesis (train/genesis.hpp): the run's initial parameters, zero momentum, round 0.
   train::SharedState genesis = train::genesis_state(config);
-  return std::unique_ptr<TrainerPeer>(
-      new TrainerPeer(std::move(config), key, std::move(swarm), std::move(genesis)));
+  return std::unique_ptr<TrainerPeer>(new TrainerPeer(std::move(config), std::move(feed), key,
+                                                      std::move(swarm), std::move(genesis)));
 }
 
-TrainerPeer::TrainerPeer(train::TrainConfig config, const secure::KeyPair& key,
-                         swarm::SwarmConfig swarm, train::SharedState genesis)
+TrainerPeer::TrainerPeer(train::TrainConfig config, std::unique_ptr<fetch::ShardFeed> feed,
+                         const secure::KeyPair& key, swarm::SwarmConfig swarm,
+                         train::SharedState genesis)
     : config_(std::move(config)),
+      feed_(std::move(feed)),
       key_(key),
       layout_(genesis.arena(0).shared_layout()),
       group_(std::make_unique<swarm::SwarmThread>(std::move(swarm), key_), &stop_),
@@ -209,12 +213,40 @@ std::optional<JoinInfo> TrainerPeer::join(Duration patience) {
     local_.copy_from(shared().arena(0));
   }
   write_back();
+  shard_ = {outcome.reply.shard_index, outcome.reply.shard_count};
   spdlog::info("joined the run: shard {} of {}, round {}, {} parameters", outcome.reply.shard_index,
                outcome.reply.shard_count, state_round(), layout_->parameter_count());
   return JoinInfo{.fetched = outcome.fetched,
                   .round = state_round(),
                   .shard_index = outcome.reply.shard_index,
                   .shard_count = outcome.reply.shard_count};
+}
+
+std::optional<std::vector<std::filesystem::path>> TrainerPeer::data_files(Duration patience) {
+  if (!feed_)
+    throw Error(ErrorCategory::config,
+                "data_files: this peer fetches no dataset (the run's [data] source is not "
+                "\"dataset\" with mirrors, or peer.data-cache is not set)");
+  if (phase_ != Phase::joined)
+    throw Error(ErrorCategory::invalid_argument, "data_files: after join only");
+  feed_->assign(shard_);
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  for (;;) {
+    const std::optional<fetch::ShardFeed::Held> held = feed_->wait(stop_, deadline);
+    if (held && held->whole) break;
+    if (stop_.load()) return std::nullopt;
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw Error(
+          ErrorCategory::network,
+          fmt::format("data_files: data shard {} of {} was not fetched within {:.0f} s{}",
+                      shard_.index, shard_.count, std::chrono::duration<double>(patience).count(),
+                      feed_->stalled() ? " (" + *feed_->stalled() + ")" : ""));
+  }
+  const data::ShardSpan span = data::train_shards_of(feed_->manifest(), shard_);
+  std::vector<std::filesystem::path> files;
+  for (std::size_t k = span.first; k < span.end; ++k)
+    files.push_back(feed_->folder() / feed_->manifest().train[k].name);
+  return files;
 }
 
 void TrainerPeer::overlap() {

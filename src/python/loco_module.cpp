@@ -122,6 +122,19 @@ class Peer {
     return out;
   }
 
+  py::list data_files(double timeout_s) {
+    std::size_t count = 0;
+    loco_status status;
+    {
+      py::gil_scoped_release unlocked;
+      status = loco_peer_data_files(open(), timeout_s, &count);
+    }
+    check(status, peer_);
+    py::list out;
+    for (std::size_t k = 0; k < count; ++k) out.append(loco_peer_data_path(open(), k));
+    return out;
+  }
+
   py::dict round(float loss) {
     loco_round_result result{};
     loco_status status;
@@ -354,6 +367,7 @@ PYBIND11_MODULE(_loco, m) {
       .def("bind", &Peer::bind)
       .def("bind_bf16", &Peer::bind_bf16)
       .def("join", &Peer::join)
+      .def("data_files", &Peer::data_files)
       .def("round", &Peer::round)
       .def("overlap", &Peer::overlap)
       .def("round_start", &Peer::round_start)

@@ -42,6 +42,7 @@ std::optional<SwarmEvent> SwarmGroup::wait_event() {
     if (auto e = side_->wait(kStopCheck)) {
       wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       if (e->kind == SwarmEvent::Kind::refused) throw cannot_join(*e);
+      if (e->kind == SwarmEvent::Kind::joined) last_join_ = e->reply;  // joined again
       return e;
     }
     if (std::chrono::steady_clock::now() - noticed > kNotice) {
@@ -89,6 +90,7 @@ JoinOutcome SwarmGroup::join(const proto::StateManifest& genesis, bool at_genesi
       case SwarmEvent::Kind::refused: throw cannot_join(*e);
       case SwarmEvent::Kind::joined:
         outcome.reply = e->reply;
+        last_join_ = e->reply;
         // Gossip mode commits nothing to match: a peer far behind is told to copy a neighbour
         // (a resync), and its next round takes the copy.
         if (side_->gossip() ||

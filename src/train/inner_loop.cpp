@@ -1,6 +1,7 @@
 #include "loco/train/inner_loop.hpp"
 
 #include "loco/core/assert.hpp"
+#include "loco/core/rng.hpp"
 #include "loco/train/genesis.hpp"
 
 namespace loco::train {
@@ -10,10 +11,17 @@ model::TokenBatch view(const data::Batch& b) {
   return model::TokenBatch{b.inputs, b.targets, b.batch_size, b.context};
 }
 
-data::SamplerConfig sampler_config(const TrainConfig& config, data::ShardSpec shard) {
-  return data::SamplerConfig{config.train.batch,
-                             static_cast<std::uint32_t>(config.model.gpt.context),
-                             config.train.seed, shard};
+// A dataset's training tokens are read in the order of a file that arrives in pieces, its
+// manifest shards (data/batch_sampler.hpp), whether a peer fetches them or holds them all: a
+// fetching peer and one with a local copy draw the same batches.
+data::SamplerConfig sampler_config(const TrainConfig& config, const Corpus& corpus,
+                                   data::ShardSpec shard) {
+  return data::SamplerConfig{
+      .batch_size = config.train.batch,
+      .context = static_cast<std::uint32_t>(config.model.gpt.context),
+      .seed = config.train.seed,
+      .shard = shard,
+      .piece_tokens = corpus.manifest() != nullptr ? corpus.manifest()->shard_tokens : 0};
 }
 
 optim::LrSchedule schedule_of(const TrainConfig& config) {
@@ -25,6 +33,8 @@ optim::LrSchedule schedule_of(const TrainConfig& config) {
 // The seed of the validation windows' shuffle: a constant, so the set never changes with a run's
 // settings other than its batch size and context.
 constexpr std::uint64_t kValidationSeed = 0x76616c6964;  // "valid"
+// The stream of the stand-in order's seed (stand_in()).
+constexpr std::uint64_t kStandInStream = 0x7374616e64;  // "stand"
 
 }  // namespace
 
@@ -36,7 +46,7 @@ InnerLoop::InnerLoop(const TrainConfig& config, const Corpus& corpus)
       grads_(model_->layout()),
       schedule_(schedule_of(config)) {
   if (!corpus.train().empty())
-    sampler_.emplace(corpus.train(), sampler_config(config, config.data.shard));
+    sampler_.emplace(corpus.train(), sampler_config(config, corpus, config.data.shard));
   if (config.strategy.steps_with_adamw()) optimizer_.emplace(model_->layout(), config.adamw);
   initial_parameters(config, *model_, params_);
 }
@@ -57,18 +67,45 @@ data::BatchSampler& InnerLoop::sampler() {
 }
 
 void InnerLoop::set_shard(data::ShardSpec shard) {
-  sampler_.emplace(corpus_.train(), sampler_config(config_, shard));
+  stand_in_.reset();
+  sampler_.emplace(corpus_.train(), sampler_config(config_, corpus_, shard));
   held_memory_.reset();
 }
 
 void InnerLoop::set_tokens(data::HeldTokens held, data::ShardSpec shard,
                            std::shared_ptr<const void> memory) {
-  sampler_.emplace(held, sampler_config(config_, shard));
+  if (sampler_ && sampler_->shard() == shard) {
+    // More of the shard it reads: the cursor stays (the order does not change). A feed that
+    // started the shard again (assigned away and back) offers less at first: kept until it offers
+    // more.
+    if (held.tokens.size() < sampler_->held().tokens.size()) return;
+    if (held.tokens.data() != sampler_->held().tokens.data()) stand_in_.reset();  // its memory goes
+    sampler_->hold(held);
+  } else {
+    stand_in_.reset();
+    sampler_.emplace(held, sampler_config(config_, corpus_, shard));
+  }
   held_memory_ = std::move(memory);  // after the new sampler: the old one's memory may go now
 }
 
+void InnerLoop::stand_in(bool on) {
+  if (!on) {
+    stand_in_.reset();
+    return;
+  }
+  if (stand_in_) return;
+  // The part held, as a file of its own read whole.
+  const data::HeldTokens held = sampler().held();
+  const data::TokenRange range = sampler().range();
+  data::SamplerConfig own = sampler().config();
+  own.seed = counter_u64(own.seed, kStandInStream, 0);
+  own.shard = {0, 1};
+  own.piece_tokens = 0;
+  stand_in_.emplace(held.tokens.subspan(range.begin - held.first, range.end - range.begin), own);
+}
+
 float InnerLoop::forward_backward() {
-  sampler().next(batch_);
+  (stand_in_ ? *stand_in_ : sampler()).next(batch_);
   const float loss = model_->forward(params_, view(batch_));
   model_->backward(params_, grads_);
   return loss;
@@ -83,8 +120,9 @@ float InnerLoop::optimizer_step() {
 float InnerLoop::evaluate() {
   // One fixed shuffle of the whole validation split, not the training seed's: runs of different
   // seeds (or peers of different shards) are judged on the same windows.
-  data::SamplerConfig validation = sampler_config(config_, data::ShardSpec{0, 1});
+  data::SamplerConfig validation = sampler_config(config_, corpus_, data::ShardSpec{0, 1});
   validation.seed = kValidationSeed;
+  validation.piece_tokens = 0;  // held whole
   data::BatchSampler sampler(corpus_.validation(), validation);
   data::Batch batch;
   double total = 0;

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "loco/core/error.hpp"
@@ -122,27 +124,35 @@ TEST(BatchSampler, OverHeldTokensDrawsOnlyTheShardsPartHeldAndTheWholeShardGives
   EXPECT_TRUE(holds_a_window(held(1017), config.shard, 16));
   EXPECT_THROW(BatchSampler(held(1016), config), Error);
 
+  // Over part of the shard the order is the whole shard's: the batches whose windows lie in the
+  // part held are drawn, and ready() turns false at the first that does not.
   BatchSampler part(held(2000), config);  // [3000, 4000) of the shard
   EXPECT_EQ(part.range().begin, 3000u);
   EXPECT_EQ(part.range().end, 4000u);
-  Batch batch;
-  for (std::uint64_t i = 0; i < 2 * part.windows(); ++i) {
-    part.next(batch);
-    for (const std::int32_t t : batch.targets) ASSERT_LT(t, 4000);
-    for (const std::int32_t t : batch.inputs) ASSERT_GE(t, 3000);
-  }
-  // The whole shard held: the batches of a sampler over the whole file, cursor for cursor.
-  BatchSampler whole(held(4000), config);
+  EXPECT_EQ(part.windows(), (3000u - 1) / 16);
   BatchSampler reference(file, config);
-  Batch expected;
-  for (int i = 0; i < 50; ++i) {
-    whole.next(batch);
+  Batch batch, expected;
+  std::uint64_t drawn = 0;
+  for (; part.ready(); ++drawn) {
+    part.next(batch);
     reference.next(expected);
     ASSERT_EQ(batch.inputs, expected.inputs);
   }
-  EXPECT_EQ(whole.save(), reference.save());
-  // A cursor of the whole shard is not restored over part of it.
-  EXPECT_THROW(part.restore(reference.save()), Error);
+  EXPECT_LT(drawn, part.windows());  // a shuffle of the whole shard needs a window past the part
+  // More of the file arrives: the cursor stays, and the batches are still the reference's.
+  part.hold(held(4000));
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(part.ready());
+    part.next(batch);
+    reference.next(expected);
+    ASSERT_EQ(batch.inputs, expected.inputs);
+  }
+  EXPECT_EQ(part.save(), reference.save());
+  // Another first token, or fewer tokens, are not more of the same file.
+  EXPECT_THROW(part.hold(held(3000)), Error);
+  EXPECT_THROW(part.hold(HeldTokens{
+                   .tokens = std::span(file).subspan(2500, 3500), .first = 2500, .total = 6000}),
+               Error);
   // Held tokens that miss the shard's start, or pass the file's end, are refused.
   EXPECT_THROW(
       BatchSampler(
@@ -154,6 +164,62 @@ TEST(BatchSampler, OverHeldTokensDrawsOnlyTheShardsPartHeldAndTheWholeShardGives
           HeldTokens{.tokens = std::span(file).subspan(3000, 3000), .first = 3500, .total = 6000},
           config),
       Error);
+}
+
+TEST(BatchSampler, AFileInPiecesIsReadPieceByPieceInEpochZeroHoweverFastThePiecesArrive) {
+  // Pieces of 1000 tokens (a dataset's manifest shards); shard 1 of 2 is [3000, 6000): pieces 3-5.
+  const auto file = position_tokens(6000);
+  const SamplerConfig config{
+      .batch_size = 4, .context = 16, .seed = 3, .shard = {1, 2}, .piece_tokens = 1000};
+  const auto held = [&](std::size_t pieces) {
+    return HeldTokens{
+        .tokens = std::span(file).subspan(3000, pieces * 1000), .first = 3000, .total = 6000};
+  };
+  // Epoch 0, a window at a time: every window once, their last tokens' pieces in order.
+  SamplerConfig one = config;
+  one.batch_size = 1;
+  BatchSampler single(file, one);
+  std::vector<std::int32_t> starts;
+  std::int32_t piece = 3;
+  Batch batch;
+  for (std::uint64_t w = 0; w < single.windows(); ++w) {
+    single.next(batch);
+    const std::int32_t last = batch.targets.back();
+    EXPECT_GE(last / 1000, piece) << "window " << w;
+    piece = last / 1000;
+    starts.push_back(batch.inputs[0]);
+  }
+  std::sort(starts.begin(), starts.end());
+  for (std::size_t w = 0; w < starts.size(); ++w) ASSERT_EQ(starts[w], 3000 + 16 * w);
+
+  // A piece given at every step, a piece given only when the next batch needs it, all at once:
+  // the same batches over three epochs. A cursor saved over part of the shard, restored over all
+  // of it, continues them.
+  BatchSampler reference(file, config), eager(held(1), config), lazy(held(1), config);
+  std::size_t eager_pieces = 1, lazy_pieces = 1;
+  std::string saved_part;
+  std::vector<std::vector<std::int32_t>> after_save;  // the batches drawn after it
+  Batch expected;
+  for (int i = 0; i < 150; ++i) {
+    eager_pieces = std::min<std::size_t>(eager_pieces + 1, 3);
+    eager.hold(held(eager_pieces));
+    while (!lazy.ready()) lazy.hold(held(++lazy_pieces));
+    if (lazy_pieces == 2 && saved_part.empty()) saved_part = lazy.save();
+    reference.next(expected);
+    for (BatchSampler* s : {&eager, &lazy}) {
+      ASSERT_TRUE(s->ready());
+      s->next(batch);
+      ASSERT_EQ(batch.inputs, expected.inputs) << "batch " << i;
+    }
+    if (!saved_part.empty() && after_save.size() < 10) after_save.push_back(batch.inputs);
+  }
+  ASSERT_EQ(after_save.size(), 10u);
+  BatchSampler resumed(file, config);
+  resumed.restore(saved_part);
+  for (const std::vector<std::int32_t>& inputs : after_save) {
+    resumed.next(batch);
+    ASSERT_EQ(batch.inputs, inputs);
+  }
 }
 
 TEST(BatchSampler, OrderIsPinnedAcrossBuilds) {

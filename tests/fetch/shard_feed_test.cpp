@@ -1,13 +1,15 @@
 // A peer's data shard fetched while it trains (loco/fetch/shard_feed.hpp), from a real HTTP server
 // (tests/support/slow_mirror.py): only the manifest shards the data shard maps to, offered a
-// checked shard at a time; a new assignment's shards after the old ones; a shard that fails its
-// hash everywhere, or does not fit under the cap, stops the feed with an error naming it.
+// checked shard at a time; a new assignment's shards after the old ones; a first shard that fails
+// its hash everywhere, or a shard that does not fit under the cap, stops the feed with an error
+// naming it; a later one stalls it, tried again until a source gives it.
 
 #include "loco/fetch/shard_feed.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 
 #include "../support/child_process.hpp"
@@ -116,9 +118,9 @@ TEST(ShardFeed, FetchesOnlyTheAssignedShardsAndMovesToANewAssignment) {
   EXPECT_EQ(first.tokens.tokens[1999], token_at(1999));
 }
 
-TEST(ShardFeed, AShardFailingItsHashEverywhereStopsTheFeedNamingIt) {
+TEST(ShardFeed, AFirstShardFailingItsHashEverywhereStopsTheFeedNamingIt) {
   Fixture f;
-  std::fstream(f.dir / "data" / "train-00001.bin", std::ios::in | std::ios::out | std::ios::binary)
+  std::fstream(f.dir / "data" / "train-00000.bin", std::ios::in | std::ios::out | std::ios::binary)
       .put('\x7f');
   ShardFeed feed(f.plan());
   feed.assign({0, 1});
@@ -129,9 +131,33 @@ TEST(ShardFeed, AShardFailingItsHashEverywhereStopsTheFeedNamingIt) {
     ADD_FAILURE() << "a corrupted shard was offered";
   } catch (const Error& e) {
     EXPECT_EQ(e.category(), ErrorCategory::network);
-    EXPECT_THAT(e.message(), HasSubstr("train-00001.bin' whole and checked"));
+    EXPECT_THAT(e.message(), HasSubstr("train-00000.bin' whole and checked"));
   }
+  EXPECT_FALSE(fs::exists(f.cached("train-00000.bin")));
+}
+
+TEST(ShardFeed, ALaterShardNoSourceGivesStallsTheFeedWhichTriesAgainUntilItComes) {
+  Fixture f;
+  std::fstream(f.dir / "data" / "train-00001.bin", std::ios::in | std::ios::out | std::ios::binary)
+      .put('\x7f');
+  ShardFeed feed(f.plan(), std::chrono::milliseconds(200));
+  feed.assign({0, 1});
+  const std::atomic<bool> never{false};
+  // The first shard is offered; the second fails everywhere: the feed says so and waits.
+  const std::optional<ShardFeed::Held> first = feed.wait(never);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->tokens.tokens.size(), 1000u);
+  EXPECT_FALSE(first->whole);
+  EXPECT_FALSE(feed.wait(never).has_value());  // the stall's news
+  const std::optional<std::string> why = feed.stalled();
+  ASSERT_TRUE(why.has_value());
+  EXPECT_THAT(*why, HasSubstr("train-00001.bin' whole and checked"));
   EXPECT_FALSE(fs::exists(f.cached("train-00001.bin")));
+  // The mirror gets a good copy: a later try fetches it, and the rest follows.
+  write_dataset(f.dir / "data");
+  const ShardFeed::Held whole = wait_whole(feed);
+  EXPECT_EQ(whole.tokens.tokens.size(), 4000u);
+  EXPECT_FALSE(feed.stalled().has_value());
 }
 
 TEST(ShardFeed, AShardOverTheCapBesideTheFilesInUseStopsTheFeed) {

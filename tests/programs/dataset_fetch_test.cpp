@@ -5,7 +5,10 @@
 // named, skipped, and fetched from the tracker; a peer whose cache holds half a shard resumes it
 // with a Range (and one whose half is garbage, fetches it again whole); both train the same
 // states. A peer killed (SIGKILL) while a slow mirror trickles a shard to it resumes the shard
-// with a Range when it restarts, as the mirror's log of ranges shows.
+// with a Range when it restarts, as the mirror's log of ranges shows. A peer whose second shard no
+// source gives trains on the first, says so, and goes back to the shard's order once a source has
+// it. A peer whose shards trickle in
+// trains on the same batches, to the same state, as one with a local copy.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -20,13 +23,13 @@
 #include "../support/child_process.hpp"
 #include "../support/dataset_runs.hpp"
 #include "../support/local_swarm.hpp"
-#include "loco/data/dataset_manifest.hpp"
 
 namespace loco {
 namespace {
 
 namespace fs = std::filesystem;
 using test::PeerProcess;
+using test::shards_of;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -54,15 +57,6 @@ Mirror python_mirror(const fs::path& folder, const fs::path& log) {
   return Mirror({"/usr/bin/python3", "-u", "-m", "http.server", "0", "--bind", "127.0.0.1",
                  "--directory", folder.string()},
                 log);
-}
-
-// The names of the manifest shards data shard `index` of `count` maps to.
-std::vector<std::string> shards_of(const fs::path& data, std::uint32_t index, std::uint32_t count) {
-  const data::DatasetManifest m = data::decode_manifest(test::read_text(data / "manifest.txt"));
-  const data::ShardSpan span = data::train_shards_of(m, {index, count});
-  std::vector<std::string> names;
-  for (std::size_t k = span.first; k < span.end; ++k) names.push_back(m.train[k].name);
-  return names;
 }
 
 // The data shard of 2 a peer's log says it trains on.
@@ -235,6 +229,99 @@ TEST(DatasetFetch, APeerKilledMidDownloadResumesTheShardWithARange) {
               AllOf(HasSubstr(shard + ": resuming at byte " + std::to_string(kept)),
                     HasSubstr(shard + " checked"), HasSubstr("(the rest is being fetched)")))
       << again.log();
+}
+
+TEST(DatasetFetch, APeerWhoseShardsTrickleInTrainsTheSameBatchesAsOneWithALocalCopy) {
+  test::TempDir dir;
+  const test::PreparedDataset prepared = test::prepare_english_dataset(dir.path());
+  ASSERT_FALSE(prepared.hash.empty());
+  // Train shards at 8 KiB/s (about a second each): the peer outruns them and waits.
+  Mirror mirror(
+      {LOCO_SOURCE_DIR "/tests/support/slow_mirror.py", prepared.folder.string(), "train-", "8192"},
+      dir / "mirror.log");
+  ASSERT_FALSE(mirror.url.empty()) << test::read_text(dir / "mirror.log");
+  constexpr std::uint64_t kRounds = 8;  // 256 windows: the first shard holds 127
+  std::vector<std::string> tracker_options = test::kSwarmTimers;
+  tracker_options.insert(tracker_options.end(), {"--run.min-peers", "1", "--run.shard-count", "1"});
+  // Two runs of one peer each: one fetching, one reading the organiser's folder.
+  std::vector<test::PeerEnd> ends;
+  for (const bool fetching : {true, false}) {
+    const std::string id = fetching ? "run-trickle" : "run-local";
+    const std::string config = test::write_dataset_run_config(
+        dir / (id + ".toml"), prepared.hash,
+        fetching ? "mirrors = [\"" + mirror.url + "\"]\n"
+                 : "manifest = \"" + (prepared.folder / "manifest.txt").string() + "\"\n",
+        kRounds);
+    fs::create_directories(dir / id);  // the run's tracker state, keys and logs
+    test::TrackerProcess tracker(dir / id, id, tracker_options, "127.0.0.1:0", config);
+    ASSERT_TRUE(tracker.started()) << tracker.log();
+    const test::SwarmRun run{.dir = dir / id,
+                             .run_id = id,
+                             .config = config,
+                             .tracker_address = tracker.address(),
+                             .tracker_key = tracker.public_key()};
+    PeerProcess peer(run, id,
+                     fetching
+                         ? std::vector<std::string>{"--peer.data-cache", (dir / "cache").string()}
+                         : std::vector<std::string>{});
+    const std::optional<test::PeerEnd> end = peer.wait_end();
+    ASSERT_TRUE(end) << peer.log();
+    EXPECT_EQ(peer.process().wait(), 0) << peer.log();
+    if (fetching) {
+      EXPECT_THAT(peer.log(), HasSubstr("the next batch's tokens are not in yet; waiting for them"))
+          << peer.log();
+    }
+    ends.push_back(*end);
+  }
+  EXPECT_EQ(ends[0].round, kRounds);
+  EXPECT_EQ(ends[0].state, ends[1].state) << "the batches differed";
+}
+
+TEST(DatasetFetch, APeerWhoseLaterShardNoSourceGivesTrainsOnWhatItHoldsUntilItComes) {
+  test::TempDir dir;
+  const test::PreparedDataset prepared = test::prepare_english_dataset(dir.path());
+  ASSERT_FALSE(prepared.hash.empty());
+  // The only mirror lacks the second train shard at first (a 404).
+  fs::copy(prepared.folder, dir / "mirror", fs::copy_options::recursive);
+  ASSERT_TRUE(fs::remove(dir / "mirror" / "train-00001.bin"));
+  const Mirror mirror = python_mirror(dir / "mirror", dir / "mirror.log");
+  ASSERT_FALSE(mirror.url.empty()) << test::read_text(dir / "mirror.log");
+
+  // 16 rounds of 4 steps of 100 ms and 8 windows: past the first shard's 127 windows (4,096
+  // tokens, context 32) after 16 steps, with 4.8 s of steps left.
+  constexpr std::uint64_t kRounds = 16;
+  const std::string config =
+      fetch_run_config(dir / "run.toml", prepared.hash, "\"" + mirror.url + "\"", kRounds);
+  std::vector<std::string> tracker_options = test::kSwarmTimers;
+  tracker_options.insert(tracker_options.end(), {"--run.min-peers", "1", "--run.shard-count", "1"});
+  test::TrackerProcess tracker(dir.path(), "run-stall", tracker_options, "127.0.0.1:0", config);
+  ASSERT_TRUE(tracker.started()) << tracker.log();
+  const test::SwarmRun run{.dir = dir.path(),
+                           .run_id = "run-stall",
+                           .config = config,
+                           .tracker_address = tracker.address(),
+                           .tracker_key = tracker.public_key()};
+  PeerProcess peer(run, "d",
+                   {"--peer.data-cache", (dir / "cache").string(), "--peer.data-retry", "1s",
+                    "--debug.step-delay", "100"});
+  // Once it trains on what it holds, the mirror gets the shard: a later try fetches it.
+  const std::string standing_in =
+      "data shard 0 of 1: training on its 4096 tokens held, out of the shard's order, until the "
+      "rest comes";
+  for (int i = 0; i < 600 && peer.log().find(standing_in) == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_THAT(peer.log(), AllOf(HasSubstr("no source gave 'train-00001.bin' whole and checked"),
+                                HasSubstr("trying again in 1 s"), HasSubstr(standing_in)))
+      << peer.log();
+  fs::copy_file(prepared.folder / "train-00001.bin", dir / "mirror" / "train-00001.bin");
+
+  const std::optional<test::PeerEnd> end = peer.wait_end();
+  ASSERT_TRUE(end) << peer.log();
+  EXPECT_EQ(end->round, kRounds) << peer.log();
+  EXPECT_EQ(peer.process().wait(), 0) << peer.log();
+  EXPECT_THAT(peer.log(), AllOf(HasSubstr("train-00001.bin checked"),
+                                HasSubstr("its next tokens are in; back to the shard's order")))
+      << peer.log();
 }
 
 }  // namespace

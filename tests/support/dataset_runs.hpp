@@ -8,10 +8,13 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "english_text.hpp"
+#include "loco/data/dataset_manifest.hpp"
 #include "peer_process.hpp"
 #include "run_prepare.hpp"
+#include "tracker_process.hpp"
 
 namespace loco::test {
 
@@ -53,6 +56,17 @@ inline std::string write_dataset_run_config(const std::filesystem::path& path,
                       << "\nbatch = 8\nseed = 1\nthreads = 1\neval-every = 0\neval-batches = 2\n"
                       << kDiLoCoStrategy;
   return path.string();
+}
+
+// The names of the manifest shards of the dataset in `data` that data shard `index` of `count`
+// maps to.
+inline std::vector<std::string> shards_of(const std::filesystem::path& data, std::uint32_t index,
+                                          std::uint32_t count) {
+  const data::DatasetManifest m = data::decode_manifest(read_text(data / "manifest.txt"));
+  const data::ShardSpan span = data::train_shards_of(m, {index, count});
+  std::vector<std::string> names;
+  for (std::size_t k = span.first; k < span.end; ++k) names.push_back(m.train[k].name);
+  return names;
 }
 
 // Flips a bit of `file`'s byte `at`: a copy that lost a bit on the way.

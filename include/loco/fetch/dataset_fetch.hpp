@@ -68,8 +68,4 @@ class DatasetFetcher {
   std::unique_ptr<State> s_;
 };
 
-// The whole dataset (the manifest and every file it names) fetched and checked; returns its
-// folder. Throws as DatasetFetcher, and Error(resource) up front for a dataset over the cap.
-std::filesystem::path fetch_dataset(const DatasetFetch& plan);
-
 }  // namespace loco::fetch

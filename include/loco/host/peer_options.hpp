@@ -48,6 +48,9 @@ struct PeerOptions {
   // data.mirrors (loco/fetch/dataset_fetch.hpp), and that folder's cap. Empty: no fetching.
   std::string data_cache;
   std::uint64_t data_cache_mib = 65536;
+  // How often a train shard no source gave is tried again while the peer trains on what it holds
+  // (fetch/shard_feed.hpp).
+  std::string data_retry = "30s";
   // What this peer's listener takes on at once; the other caps are ListenerLimits::peer_defaults
   std::size_t max_handshakes = net::ListenerLimits::peer_defaults().max_handshakes;
   std::size_t max_per_address = net::ListenerLimits::peer_defaults().max_pending_per_source;
@@ -78,13 +81,9 @@ void add_peer_options(CLI::App& app, PeerOptions& options);
 // Error(config) when it is missing, unreadable, or its strategy cannot train over a swarm.
 train::TrainConfig load_run_config(const PeerOptions& options);
 
-// With options.data_cache set and no options.dataset, fetches the run's whole dataset from its
-// data.mirrors into the cache (every file checked) and points config.data.manifest at it (a
-// trainer peer of the C API). Throws as fetch::fetch_dataset.
-void fetch_run_data(const PeerOptions& options, train::TrainConfig& config);
-
 // With options.data_cache set and no options.dataset: the feed of the peer's data shard, the
-// manifest, tokenizer model and validation shards fetched (loco-peer; fetch/shard_feed.hpp).
+// manifest, tokenizer model and validation shards fetched (loco-peer, and a trainer peer of the C
+// API: fetch/shard_feed.hpp).
 // Null when the peer does not fetch its data. Throws as fetch::ShardFeed.
 std::unique_ptr<fetch::ShardFeed> start_data_feed(const PeerOptions& options,
                                                   const train::TrainConfig& config);

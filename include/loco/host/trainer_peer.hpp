@@ -48,6 +48,7 @@
 #include <string_view>
 #include <vector>
 
+#include "loco/fetch/shard_feed.hpp"
 #include "loco/secure/identity.hpp"
 #include "loco/swarm/swarm_async_group.hpp"
 #include "loco/swarm/swarm_group.hpp"
@@ -104,6 +105,14 @@ class TrainerPeer {
   // this peer (its reason), Error(network) when nothing is heard for `patience`. Interrupted:
   // returns nothing.
   std::optional<JoinInfo> join(Duration patience);
+  // A run whose data is a dataset the peer fetches (peer.data-cache and the run's data.mirrors,
+  // fetch/shard_feed.hpp), after join: the train shards of the data shard the tracker gave it, in
+  // order, fetched and checked (waits at most `patience`). The trainer reads its tokens from them
+  // (uint16 little-endian, docs/FORMATS.md); the cache's cap never evicts them while the peer
+  // lives. Throws Error(config) when the peer fetches no dataset, Error(invalid_argument) before
+  // join, Error(network) when they are not in within `patience`, and as the feed (no source gave
+  // the first one, the cap, the disk). Interrupted: returns nothing.
+  std::optional<std::vector<std::filesystem::path>> data_files(Duration patience);
   // Writes loco's part (above) to `path` atomically. After join. Throws Error(io).
   void save(const std::filesystem::path& path);
   // Reads what save() wrote, before join: join() then offers that state to the run. Throws
@@ -163,8 +172,8 @@ class TrainerPeer {
   void interrupt() { stop_.store(true); }
 
  private:
-  TrainerPeer(train::TrainConfig config, const secure::KeyPair& key, swarm::SwarmConfig swarm,
-              train::SharedState genesis);
+  TrainerPeer(train::TrainConfig config, std::unique_ptr<fetch::ShardFeed> feed,
+              const secure::KeyPair& key, swarm::SwarmConfig swarm, train::SharedState genesis);
   // A trainer's buffer: fp32 or bf16.
   struct Buffer {
     void* data = nullptr;  // null: not bound
@@ -181,6 +190,8 @@ class TrainerPeer {
       const std::vector<train::Fragment>& fragments);
 
   train::TrainConfig config_;
+  std::unique_ptr<fetch::ShardFeed> feed_;  // when the peer fetches its dataset
+  data::ShardSpec shard_;                   // the tracker's, at join
   secure::KeyPair key_;
   std::atomic<bool> stop_{false};
   std::shared_ptr<const ArenaLayout> layout_;

@@ -156,6 +156,11 @@ class SwarmGroup final : public train::OuterGroup,
   // nothing the caller owns (the strategy's tentative state may be freed).
   void leave(const std::string& reason);
   const TrafficCounters& traffic() const { return side_->traffic(); }
+  // The tracker's answer to this peer's latest join, as the compute thread took it from the
+  // events (join(), then any wait on the rounds): a peer that joins again (its link dropped, it
+  // was evicted, the tracker restarted) may be given another data shard (loco-peer then fetches
+  // and trains on that one: docs/VOLUNTEER.md).
+  const proto::JoinReply& last_join() const { return last_join_; }
   double network_wait_s() const { return wait_s_; }
 
  private:
@@ -196,6 +201,7 @@ class SwarmGroup final : public train::OuterGroup,
   std::uint64_t rounds_run_ = 0;
   float phase_loss_ = std::numeric_limits<float>::quiet_NaN();
   Digest current_{};  // the shared state's hash (the class comment)
+  proto::JoinReply last_join_;
   // The round's Δ (or gossip's θ ‖ v ‖ Δ), handed to the network thread in buffers it gives back
   // (core/buffer_pool.hpp), and the means read whole.
   BufferPool<float> update_pool_;

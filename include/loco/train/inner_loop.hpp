@@ -49,8 +49,16 @@ class InnerLoop {
   // joins).
   void set_shard(data::ShardSpec shard);
   // Reads `shard` of the tokens `held` holds from now on (data/batch_sampler.hpp), in memory that
-  // `memory` keeps alive until the next set_tokens().
+  // `memory` keeps alive until the next set_tokens(). More of the shard it reads keeps the
+  // sampler's cursor (BatchSampler::hold): the batches do not depend on when the tokens came;
+  // fewer tokens of it than held are ignored.
   void set_tokens(data::HeldTokens held, data::ShardSpec shard, std::shared_ptr<const void> memory);
+  // Trains on the tokens the sampler holds in an order of their own (another seed, no pieces),
+  // from now until stand_in(false), when the sampler's next batch is not held and cannot be had
+  // yet (a piece of the shard no source gives: loco-peer's data feed). The sampler's cursor stays
+  // where it was: stand_in(false) goes back to the shard's order there.
+  void stand_in(bool on);
+  bool standing_in() const { return stand_in_.has_value(); }
   const std::shared_ptr<const ArenaLayout>& layout() const { return model_->layout(); }
   std::uint64_t steps() const { return steps_; }  // optimizer steps done
   void set_steps(std::uint64_t steps) { steps_ = steps; }
@@ -69,7 +77,8 @@ class InnerLoop {
   std::optional<optim::AdamW> optimizer_;
   optim::LrSchedule schedule_;
   std::optional<data::BatchSampler> sampler_;
-  std::shared_ptr<const void> held_memory_;  // the tokens of set_tokens()
+  std::optional<data::BatchSampler> stand_in_;  // stand_in()'s
+  std::shared_ptr<const void> held_memory_;     // the tokens of set_tokens()
   data::Batch batch_;
   std::uint64_t steps_ = 0;
   std::optional<std::uint64_t> schedule_step_;

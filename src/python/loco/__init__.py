@@ -24,6 +24,7 @@ A peer is used by one thread at a time; peer.interrupt() may come from any threa
 
 import warnings
 from collections import namedtuple
+from pathlib import Path
 
 from . import _loco
 
@@ -337,6 +338,13 @@ class Peer:
         self._staging.give()
         self._staging.reset()  # a round's figures start after join
         return joined
+
+    def data_files(self, timeout=600.0):
+        """After join, in a run whose dataset the peer fetches (peer.data-cache, the run's
+        data.mirrors): the paths of the train shards of this peer's data shard, fetched and
+        checked against the run's manifest, in order (uint16 little-endian tokens each). Only
+        those are fetched, not the whole dataset."""
+        return [Path(p) for p in self._peer.data_files(float(timeout))]
 
     def round(self, loss=float("nan")):
         """One DiLoCo round from the bound tensors; they hold the new θ after it (unless skipped).
