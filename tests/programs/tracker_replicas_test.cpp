@@ -1,9 +1,9 @@
 // Tracker replicas over etcd with real processes on loopback (issue 47): a 3-member etcd, three
 // loco-tracker replicas sharing one key, three loco-peer given every replica's address. The
-// leading replica is SIGKILLed twice mid-run (and one etcd member once): rounds go on under the
-// next leader, no peer commits a round twice, the peers that commit a round hold the same state
-// for it, and the state in etcd is never behind a round a peer committed (nothing is announced
-// before it is saved).
+// leading replica is SIGKILLed twice mid-run (and one etcd member once), or frozen past its
+// lease and resumed (a zombie): rounds go on under the next leader, no peer commits a round
+// twice, the peers that commit a round hold the same state for it, and the state in etcd is never
+// behind a round a peer committed (nothing is announced before it is saved).
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -91,6 +91,7 @@ class Replicas {
   }
 
   void kill(int i) { EXPECT_EQ(processes_.at(i)->stop(SIGKILL), -1); }
+  void signal(int i, int signal) { ASSERT_EQ(::kill(processes_.at(i)->pid(), signal), 0); }
 
   // The committed round of the state the leaders saved in etcd.
   std::uint64_t saved_round() {
@@ -147,69 +148,103 @@ std::uint64_t newest_round(const std::vector<PeerProcess*>& peers) {
   return newest;
 }
 
-TEST(TrackerReplicas, RoundsGoOnWhenTheLeaderIsKilledAndNoRoundIsCommittedTwice) {
-  test::EtcdCluster cluster(3);
+// A 3-member etcd, the replicas, and three peers past round 3.
+struct ReplicaSwarm {
+  test::EtcdCluster cluster{3};
   test::TempDir dir;
-  const std::string run_id = "run-tracker-replicas";
-  const std::string config = test::write_swarm_config(dir.path(), 1000, test::kDiLoCoStrategy);
-  Replicas replicas(dir, run_id, config, cluster);
-  int leader = replicas.wait_leader();
-  ASSERT_GE(leader, 0) << replicas.logs();
-
-  const test::SwarmRun run{.dir = dir.path(),
-                           .run_id = run_id,
-                           .config = config,
-                           .tracker_address = replicas.addresses(),
-                           .tracker_key = replicas.public_key()};
+  std::string run_id = "run-tracker-replicas";
+  std::string config = test::write_swarm_config(dir.path(), 1000, test::kDiLoCoStrategy);
+  Replicas replicas{dir, run_id, config, cluster};
   std::vector<std::unique_ptr<PeerProcess>> owned;
   std::vector<PeerProcess*> peers;
-  for (int i = 0; i < 3; ++i) {
-    owned.push_back(std::make_unique<PeerProcess>(
-        run, "peer" + std::to_string(i), std::vector<std::string>{"--debug.step-delay", "20"}));
-    peers.push_back(owned.back().get());
+
+  // False (with the logs in the failure) when no replica leads or the peers never reach round 3.
+  bool start(int& leader) {
+    leader = replicas.wait_leader();
+    if (leader < 0) return false;
+    const test::SwarmRun run{.dir = dir.path(),
+                             .run_id = run_id,
+                             .config = config,
+                             .tracker_address = replicas.addresses(),
+                             .tracker_key = replicas.public_key()};
+    for (int i = 0; i < 3; ++i) {
+      owned.push_back(std::make_unique<PeerProcess>(
+          run, "peer" + std::to_string(i), std::vector<std::string>{"--debug.step-delay", "20"}));
+      peers.push_back(owned.back().get());
+    }
+    for (PeerProcess* p : peers)
+      if (!p->wait_round(3)) return false;
+    return true;
   }
-  const auto all_logs = [&] {
+
+  std::string logs() const {
     std::string all = replicas.logs();
     for (std::size_t i = 0; i < peers.size(); ++i)
       all += "--- peer " + std::to_string(i) + "\n" + peers[i]->log();
     return all;
-  };
-  for (PeerProcess* p : peers) ASSERT_TRUE(p->wait_round(3)) << all_logs();
+  }
 
+  // No round committed twice or two ways; then a round that every peer committed alike; etcd's
+  // state at least at every round a peer committed (saved before it was announced).
+  void expect_one_state() {
+    EXPECT_TRUE(one_commit_per_round(peers)) << logs();
+    const std::uint64_t after = newest_round(peers);
+    for (PeerProcess* p : peers) ASSERT_TRUE(p->wait_round(after + 3)) << logs();
+    bool one_state = false;
+    for (std::uint64_t r = after + 1; r <= after + 3 && !one_state; ++r)
+      one_state = test::same_states(peers, r, r);
+    EXPECT_TRUE(one_state) << "no round in " << after + 1 << ".." << after + 3
+                           << " committed alike by every peer\n"
+                           << logs();
+    std::uint64_t committed = 0;
+    for (PeerProcess* p : peers)
+      if (!p->committed().empty()) committed = std::max(committed, p->committed().rbegin()->first);
+    EXPECT_GE(replicas.saved_round(), committed) << logs();
+    for (PeerProcess* p : peers) EXPECT_EQ(p->process().stop(SIGTERM), 0) << logs();
+  }
+};
+
+TEST(TrackerReplicas, RoundsGoOnWhenTheLeaderIsKilledAndNoRoundIsCommittedTwice) {
+  ReplicaSwarm swarm;
+  int leader = -1;
+  ASSERT_TRUE(swarm.start(leader)) << swarm.logs();
   for (int kill = 0; kill < 2; ++kill) {
     const auto killed_at = std::chrono::steady_clock::now();
-    replicas.kill(leader);
-    if (kill == 1) cluster.kill_member(0);  // etcd goes on with two of three
-    const std::uint64_t at_kill = newest_round(peers);
-    leader = replicas.wait_leader(leader);
-    ASSERT_GE(leader, 0) << all_logs();
+    swarm.replicas.kill(leader);
+    if (kill == 1) swarm.cluster.kill_member(0);  // etcd goes on with two of three
+    const std::uint64_t at_kill = newest_round(swarm.peers);
+    leader = swarm.replicas.wait_leader(leader);
+    ASSERT_GE(leader, 0) << swarm.logs();
     // Printed, not asserted (a loaded machine is slow): the kill to a round committed after it.
-    ASSERT_TRUE(peers[0]->wait_until_committed_after(at_kill)) << all_logs();
+    ASSERT_TRUE(swarm.peers[0]->wait_until_committed_after(at_kill)) << swarm.logs();
     std::printf(
         "failover %d: %.1f s to the next committed round\n", kill + 1,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count());
-    for (PeerProcess* p : peers) ASSERT_TRUE(p->wait_round(at_kill + 4)) << all_logs();
-    EXPECT_NE(replicas.log(leader).find("continuing run " + run_id + " from etcd key"),
+    for (PeerProcess* p : swarm.peers) ASSERT_TRUE(p->wait_round(at_kill + 4)) << swarm.logs();
+    EXPECT_NE(swarm.replicas.log(leader).find("continuing run " + swarm.run_id + " from etcd key"),
               std::string::npos)
-        << all_logs();
+        << swarm.logs();
   }
+  swarm.expect_one_state();
+}
 
-  EXPECT_TRUE(one_commit_per_round(peers)) << all_logs();
-  // One state at the end: a round after the last failover that every peer committed alike.
-  const std::uint64_t after = newest_round(peers);
-  for (PeerProcess* p : peers) ASSERT_TRUE(p->wait_round(after + 3)) << all_logs();
-  bool one_state = false;
-  for (std::uint64_t r = after + 1; r <= after + 3 && !one_state; ++r)
-    one_state = test::same_states(peers, r, r);
-  EXPECT_TRUE(one_state) << "no round in " << after + 1 << ".." << after + 3
-                         << " committed alike by every peer\n"
-                         << all_logs();
-  // Saved before it was announced: etcd's state is at least at every round a peer committed.
-  std::uint64_t committed = 0;
-  for (PeerProcess* p : peers)
-    if (!p->committed().empty()) committed = std::max(committed, p->committed().rbegin()->first);
-  EXPECT_GE(replicas.saved_round(), committed) << all_logs();
-  for (PeerProcess* p : peers) EXPECT_EQ(p->process().stop(SIGTERM), 0) << all_logs();
+// A zombie: the leader frozen (SIGSTOP) past its lease while another replica takes over, then
+// resumed. It must learn from etcd that it was deposed and stop without announcing anything.
+TEST(TrackerReplicas, AFrozenLeaderResumedAfterItsLeaseStopsAndForksNothing) {
+  ReplicaSwarm swarm;
+  int zombie = -1;
+  ASSERT_TRUE(swarm.start(zombie)) << swarm.logs();
+  swarm.replicas.signal(zombie, SIGSTOP);
+  const std::uint64_t at_freeze = newest_round(swarm.peers);
+  const int leader = swarm.replicas.wait_leader(zombie);
+  ASSERT_GE(leader, 0) << swarm.logs();
+  for (PeerProcess* p : swarm.peers) ASSERT_TRUE(p->wait_round(at_freeze + 3)) << swarm.logs();
+  swarm.replicas.signal(zombie, SIGCONT);
+  for (PeerProcess* p : swarm.peers) ASSERT_TRUE(p->wait_round(at_freeze + 6)) << swarm.logs();
+  const std::string zombie_log = swarm.replicas.log(zombie);
+  EXPECT_NE(zombie_log.find("no longer the leading replica"), std::string::npos) << swarm.logs();
+  EXPECT_NE(zombie_log.find("waiting to lead again"), std::string::npos) << swarm.logs();
+  swarm.expect_one_state();
 }
 
 }  // namespace
