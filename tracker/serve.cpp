@@ -72,7 +72,8 @@ net::BundleListenerConfig listener_config(const TrackerOptions& options, const s
 std::shared_ptr<StatusHttpServer> start_status_page(boost::asio::io_context& io,
                                                     const TrackerOptions& options,
                                                     const DownloadLimits& downloads,
-                                                    TrackerService& service) {
+                                                    TrackerService& service,
+                                                    std::function<proto::TrackerStatus()> status) {
   if (options.http.empty()) {
     if (!options.dataset.empty())
       throw Error(ErrorCategory::config,
@@ -84,7 +85,7 @@ std::shared_ptr<StatusHttpServer> start_status_page(boost::asio::io_context& io,
   // Checked before the server listens: a folder that is not the dataset stops the tracker.
   const auto dataset = options.dataset.empty() ? nullptr : DatasetFiles::open(options.dataset);
   auto http = StatusHttpServer::create(
-      io, net::resolve(io, address), [&service] { return service.status(); },
+      io, net::resolve(io, address), std::move(status),
       StatusHttpLimits{.download = downloads, .max_dataset_downloads = options.dataset_downloads},
       model_source(options,
                    [&service]() -> std::optional<HeldCopy> {
@@ -147,7 +148,18 @@ Ended serve_term(const TrackerOptions& options, const secure::KeyPair& key,
   service.set_on_deposed(shut_down);
   service.start();
   if (service.deposed()) return Ended::deposed;  // its first save was refused
-  http = start_status_page(io, options, downloads, service);
+  const auto leading_since = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+  http = start_status_page(io, options, downloads, service, [&] {
+    proto::TrackerStatus s = service.status();
+    if (replica != nullptr) {
+      s.replica = replica->name();
+      s.replica_term = static_cast<std::uint64_t>(replica->election().term());
+      s.leading_since_ms = static_cast<std::uint64_t>(leading_since);
+    }
+    return s;
+  });
 
   bool signalled = false;
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
