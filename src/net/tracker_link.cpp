@@ -13,8 +13,11 @@ namespace {
 // The tracker sends one message at a time on one stream: at most one view (2 MiB) is partial.
 constexpr std::uint64_t kMaxBufferedBytes = std::uint64_t{4} << 20;
 
-// Between two replicas' addresses within one pass over the list.
+// Between two replicas' addresses within one pass over the list, and at most between two passes:
+// a new leader listens about a lease after the old one died, and a peer that backed off for
+// longer would only add to the failover (a follower refuses a connection at no cost).
 constexpr Duration kNextReplicaPause = std::chrono::milliseconds(100);
+constexpr Duration kMaxReplicaPassPause = std::chrono::seconds(1);
 
 // What the tracker may send a peer, and how large.
 std::optional<std::uint64_t> tracker_message_limit(std::uint16_t type) {
@@ -127,7 +130,10 @@ void TrackerLink::drop(const std::string& why) {
 void TrackerLink::reconnect_later(const std::string& why) {
   // The next replica at once (almost); the same pause as one tracker's after a whole pass.
   current_ = (current_ + 1) % trackers_.size();
-  const Duration wait = ++tried_ % trackers_.size() == 0 ? backoff_.next() : kNextReplicaPause;
+  Duration wait = kNextReplicaPause;
+  if (++tried_ % trackers_.size() == 0)
+    wait =
+        trackers_.size() == 1 ? backoff_.next() : std::min(backoff_.next(), kMaxReplicaPassPause);
   spdlog::warn("tracker: {}; reconnecting to {} in {:.1f} s", why,
                fmt::streamed(trackers_[current_]), std::chrono::duration<double>(wait).count());
   reconnect_.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(wait));

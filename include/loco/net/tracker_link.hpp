@@ -6,8 +6,8 @@
 // the client joins again. A run served by tracker replicas (docs/TRACKER.md, "Running replicas")
 // gives several addresses: each reconnect goes to the next one in turn (a follower does not
 // listen, so its attempt fails at once), and the backoff grows only after a whole pass over the
-// list, so a peer finds the new leader a short pause after the old one went away. An attempt that
-// fails before its handshake completes is told to the client by how far it got
+// list and to at most a second, so a peer finds the new leader a short pause after it listens. An
+// attempt that fails before its handshake completes is told to the client by how far it got
 // (proto::ConnectFailure: no TCP connection, a handshake the tracker cut, a key not the pinned one,
 // a handshake not answered in time), which may then refuse the join; a refused join is the owner's
 // to act on (stop, usually).
