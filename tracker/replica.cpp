@@ -70,9 +70,9 @@ bool Replica::keep_lease(TimePoint now) {
   return true;
 }
 
-std::int64_t Replica::wait_until_leading() {
+std::optional<std::int64_t> Replica::wait_until_leading(const volatile std::sig_atomic_t& stop) {
   std::string followed;
-  while (true) {
+  while (stop == 0) {
     try {
       if (lease_ == 0) campaign();
       const etcd::Election::Standing standing =
@@ -93,6 +93,8 @@ std::int64_t Replica::wait_until_leading() {
     }
     std::this_thread::sleep_for(kPollPeriod);
   }
+  resign();
+  return std::nullopt;
 }
 
 bool Replica::still_leading(TimePoint now) {

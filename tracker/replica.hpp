@@ -14,8 +14,10 @@
 // Calls block on etcd (a loopback or LAN round trip each); they run on the caller's thread.
 
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "loco/core/time.hpp"
@@ -44,8 +46,9 @@ class Replica {
   explicit Replica(ReplicaConfig config);
   ~Replica();
 
-  // Blocks until this replica leads; returns its term. Errors of etcd are logged and retried.
-  std::int64_t wait_until_leading();
+  // Blocks until this replica leads and returns its term, or until `stop` is set (a signal) and
+  // returns nothing (having resigned). Errors of etcd are logged and retried.
+  std::optional<std::int64_t> wait_until_leading(const volatile std::sig_atomic_t& stop);
   // For the leader, every kPollPeriod or so. False: deposed, stop at once (and wait again).
   bool still_leading(TimePoint now);
   // Gives the lead up at once (a clean stop): the next replica need not wait for the lease.

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/signal_set.hpp>
+#include <csignal>
 #include <cstdio>
 #include <thread>
 
@@ -187,12 +188,24 @@ Ended serve_term(const TrackerOptions& options, const secure::KeyPair& key,
   return signalled ? Ended::signalled : Ended::deposed;
 }
 
+// SIGINT or SIGTERM while a replica follows (while it leads, serve_term's signal_set has them).
+volatile std::sig_atomic_t g_follower_stop = 0;
+extern "C" void stop_following(int) {
+  g_follower_stop = 1;
+}
+
 // A replica's life: waits to lead, serves while it leads, and waits again once deposed.
 void serve_replica(const TrackerOptions& options, const secure::KeyPair& key) {
   Replica replica(replica_config(options));
   spdlog::info("replica {} of run {}: etcd at {}", replica.name(), options.run_id, options.etcd);
   while (true) {
-    replica.wait_until_leading();
+    // Again each time: a term's signal_set leaves the default handlers behind it.
+    std::signal(SIGINT, stop_following);
+    std::signal(SIGTERM, stop_following);
+    if (!replica.wait_until_leading(g_follower_stop)) {
+      spdlog::info("signal: stopping (resigned)");
+      return;
+    }
     auto state =
         std::make_unique<EtcdState>(replica.store(), replica.election(), replica.state_key());
     try {

@@ -61,10 +61,12 @@ ReplicaConfig config_of(const test::EtcdCluster& cluster, const std::string& nam
                        .lease = std::chrono::seconds(2)};
 }
 
+const volatile std::sig_atomic_t kNoStop = 0;
+
 TEST(Replica, TheNextReplicaLeadsOnceTheLeaderResignsOrLosesItsLease) {
   test::EtcdCluster cluster(1);
   Replica a(config_of(cluster, "a")), b(config_of(cluster, "b")), c(config_of(cluster, "c"));
-  const std::int64_t a_term = a.wait_until_leading();
+  const std::int64_t a_term = a.wait_until_leading(kNoStop).value();
   EXPECT_TRUE(a.still_leading(steady_now()));
   EtcdState a_state(a.store(), a.election(), a.state_key());
   const std::byte saved[] = {std::byte{7}};
@@ -72,7 +74,7 @@ TEST(Replica, TheNextReplicaLeadsOnceTheLeaderResignsOrLosesItsLease) {
 
   // b campaigns (in a thread: it blocks until it leads) and takes over once a resigns.
   std::atomic<std::int64_t> b_term = 0;
-  std::thread waiting([&] { b_term = b.wait_until_leading(); });
+  std::thread waiting([&] { b_term = b.wait_until_leading(kNoStop).value(); });
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   EXPECT_EQ(b_term.load(), 0);  // a still leads
   a.resign();
@@ -82,7 +84,7 @@ TEST(Replica, TheNextReplicaLeadsOnceTheLeaderResignsOrLosesItsLease) {
 
   // b's lease revoked behind its back (as when it expires): b is deposed, c leads.
   std::int64_t c_term = 0;
-  std::thread next([&] { c_term = c.wait_until_leading(); });
+  std::thread next([&] { c_term = c.wait_until_leading(kNoStop).value(); });
   etcd::EtcdClient admin(cluster.client_options());
   const auto keys = admin.range({.key = "/loco/run/leader/",
                                  .range_end = etcd::prefix_end("/loco/run/leader/"),
@@ -95,6 +97,27 @@ TEST(Replica, TheNextReplicaLeadsOnceTheLeaderResignsOrLosesItsLease) {
   EXPECT_GT(c_term, b_term);
   EtcdState c_state(c.store(), c.election(), c.state_key());
   EXPECT_EQ(c_state.load(), std::vector<std::byte>(std::begin(saved), std::end(saved)));
+}
+
+TEST(Replica, AFollowerToldToStopResignsAndReturnsNothing) {
+  test::EtcdCluster cluster(1);
+  Replica leader(config_of(cluster, "leader")), follower(config_of(cluster, "follower"));
+  ASSERT_TRUE(leader.wait_until_leading(kNoStop));
+  volatile std::sig_atomic_t stop = 0;
+  std::optional<std::int64_t> term = 0;
+  std::thread waiting([&] { term = follower.wait_until_leading(stop); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  stop = 1;  // as the signal handler does
+  waiting.join();
+  EXPECT_FALSE(term);
+  // Its key is gone at once, not a lease later: only the leader's is left.
+  etcd::EtcdClient admin(cluster.client_options());
+  const auto keys = admin.range({.key = "/loco/run/leader/",
+                                 .range_end = etcd::prefix_end("/loco/run/leader/"),
+                                 .limit = 0,
+                                 .oldest_first = true});
+  ASSERT_EQ(keys.kvs.size(), 1u);
+  EXPECT_EQ(keys.kvs.front().value, "leader");
 }
 
 }  // namespace
