@@ -1,6 +1,7 @@
 #include "etcd_state.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "loco/core/error.hpp"
 
@@ -23,9 +24,14 @@ bool EtcdState::save(std::span<const std::byte> state) {
                 fmt::format("a state of {} bytes, over the {} one etcd request holds", state.size(),
                             kMaxStateBytes));
   etcd::Put put{key_, std::string(reinterpret_cast<const char*>(state.data()), state.size()), 0};
-  const etcd::Election::Fenced written =
-      election_.fenced({.compare = {}, .success = {std::move(put)}, .failure = {}});
-  return !written.deposed;
+  if (election_.standing() != etcd::Election::Standing::leading) return false;  // resigned, lost
+  try {
+    return !election_.fenced({.compare = {}, .success = {std::move(put)}, .failure = {}}).deposed;
+  } catch (const Error& e) {
+    // Written or not, it cannot be announced: a leader that cannot write cannot prove it leads.
+    spdlog::error("cannot save the state to {}: {}", where(), e.what());
+    return false;
+  }
 }
 
 }  // namespace loco::tracker

@@ -2,10 +2,9 @@
 // A tracker replica's durable state in etcd: one key, <prefix>state, written only by the leader
 // in a transaction fenced on its election (etcd/election.hpp), so a deposed replica (paused past
 // its lease, cut off) cannot overwrite what the new leader saved: its save() returns false and it
-// must announce nothing. Any replica loads the key when it becomes leader.
-//
-// Not wired into loco-tracker yet (docs/TRACKER.md, "Tracker replicas over etcd"): the next step
-// is a TrackerService that runs its core only while leading and stops at the first false save.
+// must announce nothing. A save etcd did not answer returns false too (the write may or may not
+// have landed; either way the replica cannot show it still leads): loco-tracker stops leading
+// and campaigns again (replica.hpp). Any replica loads the key when it becomes leader.
 
 #include <string>
 

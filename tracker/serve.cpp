@@ -4,13 +4,17 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/signal_set.hpp>
+#include <csignal>
 #include <cstdio>
+#include <thread>
 
+#include "etcd_state.hpp"
 #include "loco/core/error.hpp"
 #include "loco/net/host_port.hpp"
 #include "loco/net/stripe_layout.hpp"
 #include "loco/secure/identity.hpp"
 #include "model_export.hpp"
+#include "replica.hpp"
 #include "status_http.hpp"
 #include "tracker_service.hpp"
 
@@ -69,7 +73,8 @@ net::BundleListenerConfig listener_config(const TrackerOptions& options, const s
 std::shared_ptr<StatusHttpServer> start_status_page(boost::asio::io_context& io,
                                                     const TrackerOptions& options,
                                                     const DownloadLimits& downloads,
-                                                    TrackerService& service) {
+                                                    TrackerService& service,
+                                                    std::function<proto::TrackerStatus()> status) {
   if (options.http.empty()) {
     if (!options.dataset.empty())
       throw Error(ErrorCategory::config,
@@ -81,7 +86,7 @@ std::shared_ptr<StatusHttpServer> start_status_page(boost::asio::io_context& io,
   // Checked before the server listens: a folder that is not the dataset stops the tracker.
   const auto dataset = options.dataset.empty() ? nullptr : DatasetFiles::open(options.dataset);
   auto http = StatusHttpServer::create(
-      io, net::resolve(io, address), [&service] { return service.status(); },
+      io, net::resolve(io, address), std::move(status),
       StatusHttpLimits{.download = downloads, .max_dataset_downloads = options.dataset_downloads},
       model_source(options,
                    [&service]() -> std::optional<HeldCopy> {
@@ -101,6 +106,123 @@ std::shared_ptr<StatusHttpServer> start_status_page(boost::asio::io_context& io,
   return http;
 }
 
+// How a term of service ended: by a signal (the process stops) or deposed (a replica that no
+// longer leads: it waits to lead again).
+enum class Ended { signalled, deposed };
+
+// Serves the run until a signal, or until `replica` (null: a single tracker) no longer leads.
+Ended serve_term(const TrackerOptions& options, const secure::KeyPair& key,
+                 std::unique_ptr<StateStore> state, Replica* replica) {
+  const net::HostPort address = parse_address(options.listen, "--tracker.listen");
+  const proto::TrackerCoreConfig config = to_core_config(options);
+  const DownloadLimits downloads = to_download_limits(options);  // checked before anything runs
+  auto restored = load_state(state.get());
+  if (restored)
+    spdlog::info("continuing run {} from {}: round {} committed", restored->run_id, state->where(),
+                 restored->committed_round);
+
+  boost::asio::io_context io;
+  const auto start = steady_now();
+  // Custody copies live next to the state file (a replica's own, beside no state file: its
+  // state is in etcd); without one they are kept in memory only.
+  std::unique_ptr<CustodyStore> custody;
+  if (config.custody.every > 0 && !options.state_file.empty())
+    custody = std::make_unique<CustodyStore>(options.state_file + ".custody", options.run_id,
+                                             to_custody_limits(options));
+  TrackerService service(
+      io, net::resolve(io, address), listener_config(options, key, to_listener_limits(options)),
+      std::make_unique<proto::TrackerCore>(config, key, std::move(restored), start),
+      std::move(state), std::move(custody), to_buffer_caps(options));
+  std::shared_ptr<StatusHttpServer> http;
+  boost::asio::steady_timer grace(io);
+  boost::asio::steady_timer lease(io);
+  bool stopping = false;
+  const auto shut_down = [&] {
+    if (stopping) return;
+    stopping = true;
+    lease.cancel();
+    if (http) http->stop();
+    service.stop([&] { io.stop(); });
+    grace.expires_after(kShutdownGrace);  // for the close frames, no longer
+    grace.async_wait([&](const boost::system::error_code&) { io.stop(); });
+  };
+  service.set_on_deposed(shut_down);
+  service.start();
+  if (service.deposed()) return Ended::deposed;  // its first save was refused
+  const auto leading_since = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+  http = start_status_page(io, options, downloads, service, [&] {
+    proto::TrackerStatus s = service.status();
+    if (replica != nullptr) {
+      s.replica = replica->name();
+      s.replica_term = static_cast<std::uint64_t>(replica->election().term());
+      s.leading_since_ms = static_cast<std::uint64_t>(leading_since);
+    }
+    return s;
+  });
+
+  bool signalled = false;
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& error, int signal) {
+    if (error) return;
+    spdlog::info("signal {}: closing {} connections and stopping", signal, service.connections());
+    signalled = true;
+    shut_down();
+  });
+  // A replica looks at its election between saves too: a deposed leader stops at once.
+  std::function<void()> watch_lease = [&] {
+    lease.expires_after(Replica::kPollPeriod);
+    lease.async_wait([&](const boost::system::error_code& error) {
+      if (error || stopping) return;
+      if (!replica->still_leading(steady_now())) return service.depose();
+      watch_lease();
+    });
+  };
+  if (replica != nullptr) watch_lease();
+  std::printf("listening on %s as %s\n",
+              fmt::format("{}", fmt::streamed(service.local_endpoint())).c_str(),
+              secure::to_hex(key.public_key()).c_str());
+  std::fflush(stdout);
+  io.run();
+  return signalled ? Ended::signalled : Ended::deposed;
+}
+
+// SIGINT or SIGTERM while a replica follows (while it leads, serve_term's signal_set has them).
+volatile std::sig_atomic_t g_follower_stop = 0;
+extern "C" void stop_following(int) {
+  g_follower_stop = 1;
+}
+
+// A replica's life: waits to lead, serves while it leads, and waits again once deposed.
+void serve_replica(const TrackerOptions& options, const secure::KeyPair& key) {
+  Replica replica(replica_config(options));
+  spdlog::info("replica {} of run {}: etcd at {}", replica.name(), options.run_id, options.etcd);
+  while (true) {
+    // Again each time: a term's signal_set leaves the default handlers behind it.
+    std::signal(SIGINT, stop_following);
+    std::signal(SIGTERM, stop_following);
+    if (!replica.wait_until_leading(g_follower_stop)) {
+      spdlog::info("signal: stopping (resigned)");
+      return;
+    }
+    auto state =
+        std::make_unique<EtcdState>(replica.store(), replica.election(), replica.state_key());
+    try {
+      if (serve_term(options, key, std::move(state), &replica) == Ended::signalled) {
+        replica.resign();
+        return;
+      }
+      spdlog::warn("replica {}: deposed; waiting to lead again", replica.name());
+    } catch (const Error& e) {
+      if (e.category() != ErrorCategory::network) throw;
+      // The state could not be loaded: nothing was served; lead again once etcd answers.
+      spdlog::warn("replica {}: {}; trying again", replica.name(), e.what());
+      std::this_thread::sleep_for(Replica::kPollPeriod);
+    }
+  }
+}
+
 }  // namespace
 
 int serve(const TrackerOptions& options) {
@@ -109,47 +231,19 @@ int serve(const TrackerOptions& options) {
       throw Error(ErrorCategory::config,
                   "--tracker.key: no identity key file; make one with `loco-tracker keygen --out "
                   "tracker.key` and give its public key to the peers");
-    const net::HostPort address = parse_address(options.listen, "--tracker.listen");
-    const proto::TrackerCoreConfig config = to_core_config(options);
-    const net::ListenerLimits limits = to_listener_limits(options);
-    const DownloadLimits downloads = to_download_limits(options);  // checked before anything runs
+    // Checked before anything runs (serve_term makes them again, cheaply, each term).
+    parse_address(options.listen, "--tracker.listen");
+    to_core_config(options);
+    to_listener_limits(options);
+    to_download_limits(options);
     const secure::KeyPair key = secure::read_key_file(options.key_file, secure::KeyOwner::tracker);
+    if (!options.etcd.empty()) {
+      serve_replica(options, key);
+      return 0;
+    }
     std::unique_ptr<StateStore> state;
     if (!options.state_file.empty()) state = std::make_unique<StateFile>(options.state_file);
-    auto restored = load_state(state.get());
-    if (restored)
-      spdlog::info("continuing run {} from {}: round {} committed", restored->run_id,
-                   options.state_file, restored->committed_round);
-
-    boost::asio::io_context io;
-    const auto start = steady_now();
-    // Custody copies live next to the state file; without one they are kept in memory only.
-    std::unique_ptr<CustodyStore> custody;
-    if (config.custody.every > 0 && !options.state_file.empty())
-      custody = std::make_unique<CustodyStore>(options.state_file + ".custody", options.run_id,
-                                               to_custody_limits(options));
-    TrackerService service(
-        io, net::resolve(io, address), listener_config(options, key, limits),
-        std::make_unique<proto::TrackerCore>(config, key, std::move(restored), start),
-        std::move(state), std::move(custody), to_buffer_caps(options));
-    service.start();
-    const auto http = start_status_page(io, options, downloads, service);
-
-    boost::asio::signal_set signals(io, SIGINT, SIGTERM);
-    boost::asio::steady_timer grace(io);
-    signals.async_wait([&](const boost::system::error_code& error, int signal) {
-      if (error) return;
-      spdlog::info("signal {}: closing {} connections and stopping", signal, service.connections());
-      if (http) http->stop();
-      service.stop([&] { io.stop(); });
-      grace.expires_after(kShutdownGrace);  // for the close frames, no longer
-      grace.async_wait([&](const boost::system::error_code&) { io.stop(); });
-    });
-    std::printf("listening on %s as %s\n",
-                fmt::format("{}", fmt::streamed(service.local_endpoint())).c_str(),
-                secure::to_hex(key.public_key()).c_str());
-    std::fflush(stdout);
-    io.run();
+    serve_term(options, key, std::move(state), nullptr);
     return 0;
   } catch (const Error& e) {
     spdlog::error("loco-tracker: {}", e.what());

@@ -1,8 +1,8 @@
 #pragma once
 // Where loco-tracker keeps its durable state: the TrackerCore's snapshot (proto::encode of
 // TrackerSnapshot), saved on every state_changed before the messages that depend on it go out,
-// and loaded once at start. Two stores: the state file (the default: one tracker) and a tracker
-// replica's fenced key in etcd (etcd_state.hpp; replicas are not wired into loco-tracker yet).
+// and loaded once at start (by a replica: each time it becomes leader). Two stores: the state file
+// (the default: one tracker) and a tracker replica's fenced key in etcd (etcd_state.hpp).
 
 #include <cstddef>
 #include <filesystem>
@@ -23,8 +23,8 @@ class StateStore {
   // The saved state's bytes (at most kMaxStateBytes, else Error(format)); none for a new run.
   virtual std::optional<std::vector<std::byte>> load() = 0;
   // Saves `state` durably before returning true. False: this tracker may no longer save (a
-  // deposed replica) and must announce nothing of what it tried to save. Error(io or network):
-  // not saved this time; a restart falls back to the last state saved.
+  // deposed replica) and must announce nothing of what it tried to save. Error(io): not saved
+  // this time; the run goes on and a restart falls back to the last state saved.
   virtual bool save(std::span<const std::byte> state) = 0;
   virtual std::string where() const = 0;  // for the log: a path, or etcd's key
 };

@@ -128,6 +128,11 @@ std::string render_status_json(const proto::TrackerStatus& s) {
   ObjectWriter o(out);
   o.text("run_id", s.run_id);
   o.number("epoch", s.epoch);
+  if (!s.replica.empty()) {
+    o.text("replica", s.replica);
+    o.number("replica_term", s.replica_term);
+    o.number("leading_since_ms", s.leading_since_ms);
+  }
   o.number("committed_round", s.committed_round);
   o.text("committed_hash", s.committed_hash);
   o.number("next_round", s.next_round);

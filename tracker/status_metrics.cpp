@@ -108,6 +108,12 @@ const Metric<TrackerStatus> kRunMetrics[] = {
     {"loco_tracker_heap_bytes", "gauge",
      "Bytes the tracker's allocations hold (not what the allocator keeps after a free).",
      [](const auto& s) { return s.heap_bytes; }},
+    {"loco_tracker_replica_term", "gauge",
+     "A replica's term as the run's leader (etcd revision; 0: a single tracker).",
+     [](const auto& s) { return s.replica_term; }},
+    {"loco_tracker_leading_since_seconds", "gauge",
+     "When this replica took the lead, Unix seconds (0: a single tracker).",
+     [](const auto& s) { return s.leading_since_ms / 1000; }},
 };
 
 // Each member's figures as of its last heartbeat; labelled {peer="<short id>"}.

@@ -155,6 +155,14 @@ void add_tracker_options(CLI::App& app, TrackerOptions& o) {
       "Where the run's state is saved, so a restart continues the run (\"\": memory "
       "only)")
       ->capture_default_str();
+  app.add_option("--tracker.etcd", o.etcd,
+                 "Run as one of several replicas: etcd's members, http://host:port,... (\"\": one "
+                 "tracker with its state file)");
+  app.add_option("--tracker.replica", o.replica,
+                 "This replica's name in the log and the election (default: --tracker.listen)");
+  app.add_option("--tracker.etcd-lease", o.etcd_lease,
+                 "A replica's election lease: a leader gone this long is replaced")
+      ->capture_default_str();
   app.add_option("--run.id", o.run_id, "The training run's id; every peer uses the same");
   cli::add_path_option(app, "--run.config", o.run_config,
                        "The loco-train config of the run (model, data, seed): peers must match it");

@@ -24,6 +24,11 @@ struct TrackerOptions {
   std::string listen = "0.0.0.0:7700";
   std::string key_file;
   std::string state_file = "loco-tracker.state";  // "" keeps the state in memory only
+  // Tracker replicas (replica.hpp): etcd's members ("http://host:port,..."; "": one tracker, its
+  // state in state_file), this replica's name, and its election lease.
+  std::string etcd;
+  std::string replica;
+  std::string etcd_lease = "3s";
   std::string http = "127.0.0.1:7780";  // the status page, /status and /metrics ("": none)
   // What the listener takes on at once (net/listener_limits.hpp); a source is an address.
   std::size_t max_handshakes = net::ListenerLimits::tracker_defaults().max_handshakes;

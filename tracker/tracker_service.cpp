@@ -11,7 +11,6 @@
 
 #include "heap_usage.hpp"
 #include "loco/checkpoint/atomic_file.hpp"
-#include "loco/core/assert.hpp"
 #include "loco/core/error.hpp"
 #include "loco/net/stripe_layout.hpp"
 #include "loco/proto/message_type.hpp"
@@ -77,8 +76,16 @@ void TrackerService::start() {
       core_->set_custody(std::move(newest->manifest),
                          std::make_shared<const std::vector<std::byte>>(std::move(newest->state)));
   listener_->start();
-  save();  // a new run's state file exists from the start
+  if (!save()) return depose();  // a new run's state exists from the start
   drive();
+}
+
+void TrackerService::depose() {
+  if (deposed_) return;
+  deposed_ = true;
+  outbox_.clear();  // saved before, but this replica speaks no more: the next leader will
+  spdlog::error("no longer the leading replica: forming no more rounds");
+  if (on_deposed_) on_deposed_();
 }
 
 void TrackerService::stop(std::function<void()> on_idle) {
@@ -258,12 +265,14 @@ bool TrackerService::is_current(const std::shared_ptr<net::StreamBundle>& bundle
 }
 
 void TrackerService::drive() {
+  if (deposed_) return;
   std::vector<proto::PeerKey> to_close;
   // First: a copy handed back to the core may make it say more (the run's final state is kept).
   while (auto copy = core_->poll_custody()) keep_custody(std::move(*copy));
   while (auto probe = core_->poll_probe()) probes_.start(*probe);
   while (auto event = core_->poll_event()) {
-    if (event->kind == proto::TrackerEvent::Kind::state_changed) save();
+    // Announced only once saved: a refused save stops the service before anything goes out.
+    if (event->kind == proto::TrackerEvent::Kind::state_changed && !save()) return depose();
     if (event->disconnect && event->peer) to_close.push_back(*event->peer);
     // A member's connection may hold less (a member leaves or is evicted with its connection).
     if (event->kind == proto::TrackerEvent::Kind::joined) limit(*event->peer, caps_.member);
@@ -345,19 +354,16 @@ void TrackerService::log(const proto::TrackerEvent& event) {
   }
 }
 
-void TrackerService::save() {
-  if (!state_) return;
+bool TrackerService::save() {
+  if (!state_) return true;
   const std::vector<std::byte> bytes = proto::encode(core_->snapshot());
-  bool saved = true;
   try {
-    saved = state_->save(bytes);
+    return state_->save(bytes);
   } catch (const Error& e) {
     // The run goes on; a restart would fall back to the last state that was saved.
     spdlog::error("cannot save the tracker's state to {}: {}", state_->where(), e.what());
+    return true;
   }
-  // Only the state file is wired here, and it never deposes its tracker. A replica's store can
-  // (etcd_state.hpp): until its driver stops at a false save, none may be handed to this one.
-  LOCO_ASSERT(saved, "a deposed tracker replica's state store in the single tracker's driver");
 }
 
 void TrackerService::keep_custody(proto::CustodyCopy copy) {

@@ -63,6 +63,12 @@ class TrackerService {
                  BufferCaps caps = {});
 
   void start();
+  // A replica that no longer leads (replica.hpp): the core is driven no more, so no round is
+  // formed and nothing more is sent, and `on_deposed` (set_on_deposed) runs once: the owner
+  // stop()s the service. Also done by the service itself when its state store refuses a save.
+  void depose();
+  void set_on_deposed(std::function<void()> on_deposed) { on_deposed_ = std::move(on_deposed); }
+  bool deposed() const { return deposed_; }
   // Stops accepting and closes every peer's connection (after its queued messages); `on_idle`
   // runs once none is left.
   void stop(std::function<void()> on_idle);
@@ -96,7 +102,8 @@ class TrackerService {
   void cut_off(const proto::PeerKey& key);
   void arm_join_deadline();
   void close_late_joiners();
-  void save();
+  // False: the store refused it (a deposed replica): the caller announces nothing more.
+  bool save();
   // Stores a copy the core pulled and hands it back to the core to serve.
   void keep_custody(proto::CustodyCopy copy);
   // Narrows or widens what `key`'s connection may make us hold (BufferCaps).
@@ -128,7 +135,9 @@ class TrackerService {
   // Cut off while the outbox held messages for them: closed once it is empty.
   std::map<proto::PeerKey, std::shared_ptr<net::StreamBundle>> detached_;
   bool stopping_ = false;
+  bool deposed_ = false;  // the core is driven no more
   std::function<void()> on_idle_;
+  std::function<void()> on_deposed_;
 };
 
 }  // namespace loco::tracker

@@ -58,9 +58,10 @@ void add_peer_options(CLI::App& app, PeerOptions& o) {
   add_path(
       "--run.config", o.run_config,
       "The run's loco-train config (model, data, [strategy] kind = diloco), as the tracker has it");
-  add("--tracker.address", o.tracker_address, "The tracker's host:port");
+  add("--tracker.address", o.tracker_address,
+      "The tracker's host:port (replicas: host:port,host:port,..., tried in turn)");
   add("--tracker.public-key", o.tracker_public_key,
-      "The tracker's public key (64 hex digits): only that key is accepted");
+      "The tracker's public key (64 hex digits; replicas share it): only that key is accepted");
   add("--tracker.join-token", o.join_token, "The run's join token, if it has one");
   cli::add_link_options(app, o.link);
 }

@@ -57,6 +57,22 @@ HostPort parse_host_port(std::string_view text, bool allow_any_port) {
   return HostPort{std::string(host), static_cast<std::uint16_t>(value)};
 }
 
+std::vector<HostPort> parse_host_port_list(std::string_view text) {
+  constexpr std::size_t kMaxAddresses = 16;  // replicas are a handful
+  std::vector<HostPort> out;
+  std::string_view rest = text;
+  do {
+    const std::size_t comma = rest.find(',');
+    if (out.size() == kMaxAddresses)
+      throw Error(ErrorCategory::config,
+                  fmt::format("'{}': more than {} addresses", text, kMaxAddresses));
+    out.push_back(parse_host_port(rest.substr(0, comma)));
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    if (comma != std::string_view::npos && rest.empty()) bad(text, "nothing after the last ','");
+  } while (!rest.empty());
+  return out;
+}
+
 std::string to_string(const HostPort& address) {
   if (address.host.find(':') != std::string::npos)
     return fmt::format("[{}]:{}", address.host, address.port);

@@ -1,8 +1,10 @@
 #include "loco/net/tracker_link.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ostream.h>
 #include <spdlog/spdlog.h>
 
+#include "loco/core/assert.hpp"
 #include "loco/proto/message_type.hpp"
 
 namespace loco::net {
@@ -10,6 +12,12 @@ namespace {
 
 // The tracker sends one message at a time on one stream: at most one view (2 MiB) is partial.
 constexpr std::uint64_t kMaxBufferedBytes = std::uint64_t{4} << 20;
+
+// Between two replicas' addresses within one pass over the list, and at most between two passes:
+// a new leader listens about a lease after the old one died, and a peer that backed off for
+// longer would only add to the failover (a follower refuses a connection at no cost).
+constexpr Duration kNextReplicaPause = std::chrono::milliseconds(100);
+constexpr Duration kMaxReplicaPassPause = std::chrono::seconds(1);
 
 // What the tracker may send a peer, and how large.
 std::optional<std::uint64_t> tracker_message_limit(std::uint16_t type) {
@@ -22,26 +30,27 @@ std::optional<std::uint64_t> tracker_message_limit(std::uint16_t type) {
 
 struct TrackerLink::Private {};
 
-std::shared_ptr<TrackerLink> TrackerLink::create(boost::asio::io_context& io,
-                                                 boost::asio::ip::tcp::endpoint tracker,
-                                                 ChannelSetup setup, proto::TrackerClient& client,
-                                                 OnEvent on_event) {
-  return std::make_shared<TrackerLink>(Private{}, io, tracker, std::move(setup), client,
+std::shared_ptr<TrackerLink> TrackerLink::create(
+    boost::asio::io_context& io, std::vector<boost::asio::ip::tcp::endpoint> trackers,
+    ChannelSetup setup, proto::TrackerClient& client, OnEvent on_event) {
+  return std::make_shared<TrackerLink>(Private{}, io, std::move(trackers), std::move(setup), client,
                                        std::move(on_event));
 }
 
 TrackerLink::TrackerLink(Private, boost::asio::io_context& io,
-                         boost::asio::ip::tcp::endpoint tracker, ChannelSetup setup,
+                         std::vector<boost::asio::ip::tcp::endpoint> trackers, ChannelSetup setup,
                          proto::TrackerClient& client, OnEvent on_event)
     : io_(io),
-      tracker_(tracker),
+      trackers_(std::move(trackers)),
       setup_(std::move(setup)),
       client_(client),
       on_event_(std::move(on_event)),
       assembler_(tracker_message_limit, kMaxBufferedBytes),
       timer_(io),
       reconnect_(io),
-      backoff_(proto::Backoff::tracker_reconnect()) {}
+      backoff_(proto::Backoff::tracker_reconnect()) {
+  LOCO_ASSERT(!trackers_.empty(), "a tracker link needs an address");
+}
 
 void TrackerLink::start() {
   connect();
@@ -58,7 +67,7 @@ void TrackerLink::stop() {
 void TrackerLink::connect() {
   const std::weak_ptr<TrackerLink> weak = shared_from_this();
   assembler_ = MessageAssembler(tracker_message_limit, kMaxBufferedBytes);
-  bundle_ = StreamBundle::connect(io_, tracker_, BundleConfig{}, setup_,
+  bundle_ = StreamBundle::connect(io_, trackers_[current_], BundleConfig{}, setup_,
                                   BundleHandlers{
                                       .on_ready =
                                           [weak] {
@@ -77,6 +86,7 @@ void TrackerLink::connect() {
 
 void TrackerLink::on_ready() {
   backoff_.reset();
+  tried_ = 0;
   client_.on_connected(steady_now());
   drive();
 }
@@ -118,9 +128,14 @@ void TrackerLink::drop(const std::string& why) {
 }
 
 void TrackerLink::reconnect_later(const std::string& why) {
-  const Duration wait = backoff_.next();
-  spdlog::warn("tracker: {}; reconnecting in {:.1f} s", why,
-               std::chrono::duration<double>(wait).count());
+  // The next replica at once (almost); the same pause as one tracker's after a whole pass.
+  current_ = (current_ + 1) % trackers_.size();
+  Duration wait = kNextReplicaPause;
+  if (++tried_ % trackers_.size() == 0)
+    wait =
+        trackers_.size() == 1 ? backoff_.next() : std::min(backoff_.next(), kMaxReplicaPassPause);
+  spdlog::warn("tracker: {}; reconnecting to {} in {:.1f} s", why,
+               fmt::streamed(trackers_[current_]), std::chrono::duration<double>(wait).count());
   reconnect_.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(wait));
   reconnect_.async_wait([weak = weak_from_this()](const boost::system::error_code& error) {
     auto self = weak.lock();

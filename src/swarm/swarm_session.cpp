@@ -94,8 +94,11 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
   compute_ = std::make_unique<ComputeLink>(*core_, mailbox_, guard_, config_.poison);
   relayed_ = std::make_unique<net::RelayedLinks>(identity_, config_.run_id);
   const proto::PeerKey pin = config_.tracker_key;
+  std::vector<boost::asio::ip::tcp::endpoint> trackers;  // one, or each replica's
+  for (const net::HostPort& address : net::parse_host_port_list(config_.tracker_address))
+    trackers.push_back(net::resolve(io_, address));
   link_ = net::TrackerLink::create(
-      io_, net::resolve(io_, net::parse_host_port(config_.tracker_address)),
+      io_, std::move(trackers),
       net::ChannelSetup{.identity = &identity_,
                         .config = secure::ChannelConfig{.run_id = config_.run_id},
                         .accept = [pin](const secure::PublicKey& k) { return k == pin; },

@@ -31,6 +31,20 @@ TEST(HostPort, ParsesNamesAndAddresses) {
   EXPECT_EQ(parse_host_port("127.0.0.1:0", true).port, 0);
 }
 
+TEST(HostPort, ListsOneAddressOrSeveralReplicas) {
+  EXPECT_EQ(parse_host_port_list("10.0.0.5:7700").size(), 1u);
+  const auto replicas = parse_host_port_list("a.example.org:7700,[2001:db8::1]:7701,10.0.0.7:7702");
+  ASSERT_EQ(replicas.size(), 3u);
+  EXPECT_EQ(replicas[1].host, "2001:db8::1");
+  EXPECT_EQ(replicas[2].port, 7702);
+  EXPECT_THROW(parse_host_port_list(""), Error);
+  EXPECT_THROW(parse_host_port_list("a:1,"), Error);
+  EXPECT_THROW(parse_host_port_list("a:1,,b:2"), Error);
+  std::string many = "h:1";
+  for (int i = 0; i < 16; ++i) many += ",h:1";
+  EXPECT_THROW(parse_host_port_list(many), Error);  // 17: over the cap
+}
+
 TEST(HostPort, RefusesMistakesWithAReason) {
   EXPECT_NE(error_of("tracker.example.org").find("no port"), std::string::npos);
   EXPECT_NE(error_of(":7700").find("no host"), std::string::npos);

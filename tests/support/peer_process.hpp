@@ -170,6 +170,10 @@ class PeerProcess {
   bool wait_round(std::uint64_t round) {
     return wait_until([&] { return !rounds_.empty() && rounds_.back().round >= round; });
   }
+  // Waits until this peer has committed a round after `round`.
+  bool wait_until_committed_after(std::uint64_t round) {
+    return wait_until([&] { return !committed().empty() && committed().rbegin()->first > round; });
+  }
   // Waits until this peer has committed a round (a newcomer: once it is in the run's groups).
   bool wait_committed() {
     return wait_until([&] { return !committed().empty(); });

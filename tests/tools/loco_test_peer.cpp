@@ -62,7 +62,7 @@ class TestPeer {
     probes_->start();
     state_ = client_config_.join.genesis;
     link_ = net::TrackerLink::create(
-        io, net::resolve(io, net::parse_host_port(o.tracker)),
+        io, {net::resolve(io, net::parse_host_port(o.tracker))},
         net::ChannelSetup{.identity = &key,
                           .config = secure::ChannelConfig{.run_id = o.run_id},
                           .accept = [pin = client_config_.tracker_key](

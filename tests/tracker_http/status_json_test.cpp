@@ -21,6 +21,18 @@ TEST(StatusJson, EmptyRun) {
       R"("lost_rounds":[]})");
 }
 
+TEST(StatusJson, AReplicaSaysItsNameTermAndSinceWhenItLeads) {
+  proto::TrackerStatus s;
+  s.replica = "tracker-b";
+  s.replica_term = 812;
+  s.leading_since_ms = 1'790'000'000'000;
+  const std::string json = render_status_json(s);
+  EXPECT_NE(json.find(R"("epoch":0,"replica":"tracker-b","replica_term":812,)"
+                      R"("leading_since_ms":1790000000000,"committed_round")"),
+            std::string::npos)
+      << json;
+}
+
 TEST(StatusJson, EveryFieldOfAMemberAndARound) {
   proto::TrackerStatus s;
   s.run_id = "run-a";

@@ -101,7 +101,7 @@ std::map<std::string, int> check_exposition(const std::string& text) {
 TEST(StatusMetrics, RunAndMemberFigures) {
   const std::string text = render_status_metrics(test::sample_status());
   const auto samples = check_exposition(text);
-  EXPECT_EQ(samples.size(), 45u);
+  EXPECT_EQ(samples.size(), 47u);
   EXPECT_EQ(samples.at("loco_tracker_members"), 1);
   EXPECT_EQ(samples.at("loco_tracker_spread"), 1);
   EXPECT_EQ(samples.at("loco_tracker_custody_round"), 1);
@@ -147,7 +147,7 @@ TEST(StatusMetrics, WholeNumbersKeepEveryDigit) {
 
 TEST(StatusMetrics, EmptyRunHasEveryFamilyAndNoMemberSamples) {
   const auto samples = check_exposition(render_status_metrics(proto::TrackerStatus{}));
-  EXPECT_EQ(samples.size(), 45u);
+  EXPECT_EQ(samples.size(), 47u);
   EXPECT_EQ(samples.at("loco_tracker_members"), 1);
   EXPECT_EQ(samples.at("loco_tracker_member_loss"), 0);
 }

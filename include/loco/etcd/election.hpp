@@ -49,6 +49,7 @@ class Election {
   Standing poll();
 
   std::int64_t term() const { return term_; }
+  Standing standing() const { return standing_; }  // as of the last call
   // The leader as of the last poll (ourselves when leading); empty when lost or none.
   const std::optional<Leader>& leader() const { return leader_; }
 

@@ -8,7 +8,7 @@
 // etcd 3.x including Debian's 3.4, and it adds no code generator, no protobuf or gRPC runtime to
 // a stack that already speaks HTTP with Beast. What it costs: JSON and base64 (~1.4x the bytes),
 // a TCP connection per call (loopback or LAN: under a millisecond), and no server-pushed watch,
-// so followers poll (election.hpp). docs/TRACKER.md, "Tracker replicas over etcd".
+// so followers poll (election.hpp). docs/TRACKER.md, "Running replicas".
 //
 // Endpoints are tried in turn: a call goes to the member that answered last, and to the next one
 // when that member cannot be reached, so the loss of one member of three costs one failed

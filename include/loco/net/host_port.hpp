@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace loco::net {
 
@@ -18,6 +19,9 @@ struct HostPort {
 
 // Throws Error(config) quoting `text` and saying what is wrong, with an example.
 HostPort parse_host_port(std::string_view text, bool allow_any_port = false);
+
+// "a:1,b:2": one address or several (tracker replicas), each as parse_host_port; at least one.
+std::vector<HostPort> parse_host_port_list(std::string_view text);
 
 std::string to_string(const HostPort& address);  // brackets around IPv6
 

@@ -3,10 +3,14 @@
 // one-stream bundle, the tracker's key pinned), feeds it whole messages, sends what it queues,
 // runs its timer, and hands its events to `on_event`. After a lost connection, a silent tracker or
 // a malformed message it reconnects with a growing backoff (proto::Backoff::tracker_reconnect) and
-// the client joins again. An attempt that fails before its handshake completes is told to the
-// client by how far it got (proto::ConnectFailure: no TCP connection, a handshake the tracker cut,
-// a key not the pinned one, a handshake not answered in time), which may then refuse the join; a
-// refused join is the owner's to act on (stop, usually).
+// the client joins again. A run served by tracker replicas (docs/TRACKER.md, "Running replicas")
+// gives several addresses: each reconnect goes to the next one in turn (a follower does not
+// listen, so its attempt fails at once), and the backoff grows only after a whole pass over the
+// list and to at most a second, so a peer finds the new leader a short pause after it listens. An
+// attempt that fails before its handshake completes is told to the client by how far it got
+// (proto::ConnectFailure: no TCP connection, a handshake the tracker cut, a key not the pinned one,
+// a handshake not answered in time), which may then refuse the join; a refused join is the owner's
+// to act on (stop, usually).
 //
 // The owner calls the client's methods (ready(), round_done(), ...) and then flush().
 // Threads: every call, and every callback, on the io_context's thread.
@@ -16,6 +20,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "loco/net/message_assembler.hpp"
 #include "loco/net/stream_bundle.hpp"
@@ -28,9 +33,10 @@ class TrackerLink : public std::enable_shared_from_this<TrackerLink> {
  public:
   using OnEvent = std::function<void(const proto::ClientEvent& event)>;
 
-  // `client` (and setup.identity) must outlive the link; `setup.accept` pins the tracker's key.
+  // `client` (and setup.identity) must outlive the link; `setup.accept` pins the tracker's key
+  // (replicas share one). `trackers`: at least one; the first is tried first.
   static std::shared_ptr<TrackerLink> create(boost::asio::io_context& io,
-                                             boost::asio::ip::tcp::endpoint tracker,
+                                             std::vector<boost::asio::ip::tcp::endpoint> trackers,
                                              ChannelSetup setup, proto::TrackerClient& client,
                                              OnEvent on_event);
 
@@ -42,8 +48,9 @@ class TrackerLink : public std::enable_shared_from_this<TrackerLink> {
   bool connected() const { return bundle_ != nullptr && bundle_->ready(); }
 
   struct Private;
-  TrackerLink(Private, boost::asio::io_context& io, boost::asio::ip::tcp::endpoint tracker,
-              ChannelSetup setup, proto::TrackerClient& client, OnEvent on_event);
+  TrackerLink(Private, boost::asio::io_context& io,
+              std::vector<boost::asio::ip::tcp::endpoint> trackers, ChannelSetup setup,
+              proto::TrackerClient& client, OnEvent on_event);
 
  private:
   void connect();
@@ -56,7 +63,9 @@ class TrackerLink : public std::enable_shared_from_this<TrackerLink> {
   void arm_timer();
 
   boost::asio::io_context& io_;
-  boost::asio::ip::tcp::endpoint tracker_;
+  std::vector<boost::asio::ip::tcp::endpoint> trackers_;
+  std::size_t current_ = 0;  // the address tried last
+  std::size_t tried_ = 0;    // attempts since the last connection that came up
   ChannelSetup setup_;
   proto::TrackerClient& client_;
   OnEvent on_event_;

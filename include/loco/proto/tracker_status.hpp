@@ -75,6 +75,12 @@ struct TrackerStatus {
   std::uint64_t custody_pulled_bytes = 0;
   // The tracker process's heap in use (tracker/heap_usage.hpp), filled in by its driver.
   std::uint64_t heap_bytes = 0;
+  // A tracker replica (docs/TRACKER.md, "Running replicas"), filled in by its driver: its name
+  // ("": a single tracker), its term as the leader, and when it took the lead (Unix ms): the run's
+  // last failover, when it took over from another.
+  std::string replica;
+  std::uint64_t replica_term = 0;
+  std::uint64_t leading_since_ms = 0;
 };
 
 }  // namespace loco::proto

@@ -33,7 +33,7 @@ enum class FaultPoint { reduce_scatter, all_gather, serve, relay, mean };
 struct SwarmConfig {
   std::string run_id;
   secure::PublicKey tracker_key;
-  std::string tracker_address;       // host:port
+  std::string tracker_address;       // host:port, or replicas' host:port,host:port,...
   std::string listen = "0.0.0.0:0";  // the mesh's listening address
   // Where others reach it ("": the router's mapping if port_mapping got one, else the listen
   // address and port, 127.0.0.1 for any).
