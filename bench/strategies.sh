@@ -9,6 +9,8 @@
 #   eager      streaming with P = 1 and overlapped eager updates (the swarm's eager takes P = 1)
 #   demo       DeMo, chunk 32, k 4, signs: a round every step, blocking
 #   demo-late  the same with the delayed apply: each step's round runs while the next step computes
+#   sparseloco SparseLoCo, the same H, chunks of 64 keeping 8 (12.5%) in 2 bits, outer lr 1, β 0.95,
+#              clip 2 (sparser loses more than it saves on this tiny model: docs/STRATEGIES.md)
 # Per run: final validation loss, bytes sent by all peers, bytes per sync (a peer's bytes over the
 # rounds it committed: what its link carries in one burst, the peak the goals compare), wall time,
 # compute utilisation (mean share of a peer's wall time in inner steps) and the distinct final
@@ -17,6 +19,8 @@
 #   strategies: streaming_util_10mbit=… streaming_util_100mbit=… streaming_peak_vs_diloco=…
 #   streaming_loss_vs_diloco=… eager_loss_vs_streaming=… demo_bytes_vs_ddp=… demo_loss_vs_ddp=…
 #   demo_util_50ms=… (demo-late's utilisation) demo_late_loss_vs_demo=… (its loss ÷ blocking DeMo's)
+#   sparseloco_bytes_vs_ddp=… sparseloco_bytes_vs_diloco=… sparseloco_loss_vs_diloco=…
+#   sparseloco_loss_vs_ddp=…
 # STEP_MS=M makes every peer's inner step M ms longer (--debug.step-delay), counted as compute: the
 # step time of a larger model, at which DeMo's round (~3 one-way latencies) fits in a step.
 # Usage: bench/run.sh strategies [STEPS]   (default 300: ~10 minutes on an idle machine here,
@@ -26,7 +30,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 steps=${1:-300}
-strategies=${STRATEGIES:-ddp diloco streaming eager demo demo-late}
+strategies=${STRATEGIES:-ddp diloco streaming eager demo demo-late sparseloco}
 links=${LINKS:-10Mbit 100Mbit 1000Mbit}
 h=30
 peers=4
@@ -45,7 +49,8 @@ strategy() {
     eager) echo "kind = \"streaming\"\ndiloco-h = $h\nfragments = 1\ntau = 0\neager = \"overlapped\"\nalpha = 0.5\n${outer}fragment-codec = \"fp4:block=64\"\n" ;;
     demo) echo 'kind = "demo"\ndemo-chunk = 32\ndemo-topk = 4\ndemo-values = "sign"\n' ;;
     demo-late) echo "$(strategy demo)demo-late = true\n" ;;
-    *) echo "bench/run.sh strategies: unknown strategy '$1' (ddp diloco streaming eager demo demo-late)" >&2; exit 2 ;;
+    sparseloco) echo "kind = \"sparseloco\"\ndiloco-h = $h\nsparseloco-chunk = 64\nsparseloco-topk = 8\nsparseloco-bits = 2\nsparseloco-outer-lr = 1.0\nsparseloco-beta = 0.95\nsparseloco-clip = 2.0\n" ;;
+    *) echo "bench/run.sh strategies: unknown strategy '$1' (ddp diloco streaming eager demo demo-late sparseloco)" >&2; exit 2 ;;
   esac
 }
 for s in $strategies; do strategy "$s" >/dev/null; done
@@ -83,5 +88,9 @@ awk '
     printf " demo_bytes_vs_ddp=%s", ratio(sent, "demo@100Mbit", "ddp@100Mbit")
     printf " demo_loss_vs_ddp=%s", ratio(loss, "demo@100Mbit", "ddp@100Mbit")
     printf " demo_util_50ms=%s", get(util, "demo-late@100Mbit")
-    printf " demo_late_loss_vs_demo=%s\n", ratio(loss, "demo-late@100Mbit", "demo@100Mbit")
+    printf " demo_late_loss_vs_demo=%s", ratio(loss, "demo-late@100Mbit", "demo@100Mbit")
+    printf " sparseloco_bytes_vs_ddp=%s", ratio(sent, "sparseloco@100Mbit", "ddp@100Mbit")
+    printf " sparseloco_bytes_vs_diloco=%s", ratio(sent, "sparseloco@100Mbit", "diloco@100Mbit")
+    printf " sparseloco_loss_vs_diloco=%s", ratio(loss, "sparseloco@100Mbit", "diloco@100Mbit")
+    printf " sparseloco_loss_vs_ddp=%s\n", ratio(loss, "sparseloco@100Mbit", "ddp@100Mbit")
   }' "$out/figures"

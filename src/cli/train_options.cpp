@@ -83,7 +83,8 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
   cli::add_path_option(app, "--init", c.train.init, "same as --train.init");
 
   add("--strategy.kind", c.strategy.kind,
-      "none (local AdamW only), diloco, ddp (gradients averaged every step), streaming or demo");
+      "none (local AdamW only), diloco, ddp (gradients averaged every step), streaming, demo or "
+      "sparseloco");
   add("--strategy.diloco-h", c.strategy.diloco_h, "DiLoCo: inner steps per round (H)");
   add("--strategy.outer-lr", c.strategy.outer.lr, "DiLoCo: outer Nesterov learning rate (η)");
   add("--strategy.outer-momentum", c.strategy.outer.momentum,
@@ -119,6 +120,18 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
   add("--strategy.demo-beta", c.strategy.demo_beta, "DeMo: momentum decay β");
   add("--strategy.demo-values", c.strategy.demo_values,
       "DeMo: how kept values travel: sign (1 bit + a scale per chunk), fp32, fp16, int8, ...");
+  // SparseLoCo (kind = sparseloco; H is diloco-h).
+  add("--strategy.sparseloco-beta", c.strategy.sparseloco_beta,
+      "SparseLoCo: error-feedback decay β (e ← βe + Δ)");
+  add("--strategy.sparseloco-chunk", c.strategy.sparseloco_chunk,
+      "SparseLoCo: values per chunk of the top-k (≤ 65536)");
+  add("--strategy.sparseloco-topk", c.strategy.sparseloco_topk, "SparseLoCo: kept per chunk");
+  add("--strategy.sparseloco-bits", c.strategy.sparseloco_bits,
+      "SparseLoCo: bits of a kept value: 2, 4 or 8 (a scale per chunk)");
+  add("--strategy.sparseloco-outer-lr", c.strategy.sparseloco_outer_lr,
+      "SparseLoCo: θ moves by outer-lr × the members' mean update");
+  add("--strategy.sparseloco-clip", c.strategy.sparseloco_clip,
+      "SparseLoCo: each member's update clipped to clip × the median norm (0: off)");
   add("--strategy.demo-late", c.strategy.demo_late,
       "DeMo: apply each step's direction one step later (over the swarm, each step's round then "
       "runs while the next step computes)");

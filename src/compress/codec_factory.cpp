@@ -12,8 +12,9 @@ namespace loco::compress {
 namespace {
 
 const std::vector<std::string>& codec_names() {
-  static const std::vector<std::string> names = {"fp32", "fp16", "bf16", "int8", "uint8",
-                                                 "fp4",  "int4", "sign", "topk", "demo"};
+  static const std::vector<std::string> names = {"fp32",  "fp16", "bf16", "int8",
+                                                 "uint8", "fp4",  "int4", "int2",
+                                                 "sign",  "topk", "demo", "chunktopk"};
   return names;
 }
 
@@ -49,6 +50,9 @@ std::unique_ptr<Codec> make_stage(const StageSpec& stage) {
   } else if (name == "int8") {
     const std::size_t block = read_block(params, name, 256);
     codec = detail::make_int8(block, read_stochastic(params));
+  } else if (name == "int2") {
+    const std::size_t block = read_block(params, name, 64);
+    codec = detail::make_int2(block, read_stochastic(params));
   } else if (name == "int4" || name == "fp4") {
     const std::size_t block = read_block(params, name, 64);
     const bool stochastic = read_stochastic(params);
@@ -67,6 +71,11 @@ std::unique_ptr<Codec> make_stage(const StageSpec& stage) {
     const std::size_t topk = params.get_uint("topk", 32, 1, 128 * 128);
     codec = detail::make_demo(chunk, topk,
                               params.get_choice("values", "fp32", detail::value_codec_names()));
+  } else if (name == "chunktopk") {
+    const std::size_t chunk = params.get_uint("chunk", 4096, 1, 65536);
+    const std::size_t topk = params.get_uint("topk", 64, 1, 65536);
+    codec = detail::make_chunk_topk(
+        chunk, topk, params.get_choice("values", "int2", detail::value_codec_names()));
   } else {
     throw Error(ErrorCategory::config,
                 "unknown codec '" + name + "'; valid codecs: " + list(codec_names()) +
@@ -100,7 +109,7 @@ namespace detail {
 
 const std::vector<std::string>& value_codec_names() {
   static const std::vector<std::string> names = {"fp32", "fp16", "bf16", "int8",
-                                                 "int4", "fp4",  "sign"};
+                                                 "int4", "int2", "fp4",  "sign"};
   return names;
 }
 
@@ -110,6 +119,7 @@ std::unique_ptr<Codec> make_value_codec(const std::string& name, std::size_t blo
   if (name == "bf16") return make_bf16();
   if (name == "int8") return make_int8(block, false);
   if (name == "int4") return make_int4(block, false);
+  if (name == "int2") return make_int2(block, false);
   if (name == "fp4") return make_fp4(block, false);
   if (name == "sign") return make_sign(block);
   throw Error(ErrorCategory::config,

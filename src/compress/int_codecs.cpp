@@ -1,6 +1,9 @@
 // int8 and int4 blockwise absmax: scale = absmax / L (L = 127 or 7), code = round(x / scale).
 // Error bound per value: scale / 2 when rounding to nearest, < scale when stochastic.
+// int2, four levels without a zero (mid-rise, for values a top-k chose for their size):
+// scale = absmax / 1.5, value = (code − 1.5)·scale for code in 0..3, code = round(x/scale + 1.5).
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -106,8 +109,45 @@ class Int4Codec final : public BlockScaledCodec {
   }
 };
 
+// Codes 0..3, four to a byte, value i in bits 2(i % 4) of byte i / 4.
+class Int2Codec final : public BlockScaledCodec {
+ public:
+  Int2Codec(std::size_t block, bool stochastic)
+      : BlockScaledCodec({CodecId::int2, "int2", 2}, block, stochastic) {}
+
+ protected:
+  float encode_block(std::span<const float> x, std::byte* codes, std::uint64_t first,
+                     std::uint64_t seed) const override {
+    const float amax = absmax(x.data(), x.size(), "int2");
+    auto* packed = reinterpret_cast<std::uint8_t*>(codes);
+    std::memset(packed, 0, code_bytes(x.size(), 2));
+    const float inv = 1.5f / amax;
+    if (!std::isfinite(inv)) return 0.0f;  // all zero, or too tiny to scale (see int8)
+    const auto stream = static_cast<std::uint64_t>(CodecId::int2);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const float level = x[i] * inv + 1.5f;  // in [0, 3]
+      const float rounded =
+          stochastic() ? std::floor(level + to_unit_float(counter_u64(seed, stream, first + i)))
+                       : std::nearbyint(level);
+      const auto code = static_cast<std::uint8_t>(std::clamp(rounded, 0.0f, 3.0f));
+      packed[i / 4] = static_cast<std::uint8_t>(packed[i / 4] | code << (2 * (i % 4)));
+    }
+    return amax / 1.5f;
+  }
+  void decode_block(const std::byte* codes, std::size_t n, float scale, float* out) const override {
+    const auto* packed = reinterpret_cast<const std::uint8_t*>(codes);
+    for (std::size_t i = 0; i < n; ++i) {
+      const int code = (packed[i / 4] >> (2 * (i % 4))) & 3;
+      out[i] = scale * (static_cast<float>(code) - 1.5f);
+    }
+  }
+};
+
 }  // namespace
 
+std::unique_ptr<Codec> make_int2(std::size_t block, bool stochastic) {
+  return std::make_unique<Int2Codec>(block, stochastic);
+}
 std::unique_ptr<Codec> make_int8(std::size_t block, bool stochastic) {
   return std::make_unique<Int8Codec>(block, stochastic);
 }

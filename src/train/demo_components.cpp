@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "loco/core/byte_io.hpp"
 #include "loco/core/error.hpp"
+#include "loco/train/tensor_messages.hpp"
 
 namespace loco::train {
 
@@ -31,20 +31,15 @@ DemoComponents::DemoComponents(std::shared_ptr<const ArenaLayout> layout, const 
 
 std::vector<std::byte> DemoComponents::contribute(Arena& momentum, const Arena& grads, float lr,
                                                   Arena& sent) const {
-  ByteWriter w;
-  w.u8(kVersion);
-  w.u32(static_cast<std::uint32_t>(layout_->tensor_count()));
-  for (std::size_t t = 0; t < layout_->tensor_count(); ++t) {
+  return encode_tensor_messages(kVersion, *layout_, [&](std::size_t t) {
     const std::span<float> delta = momentum.tensor(t);
     const std::span<const float> g = grads.tensor(t);
     for (std::size_t i = 0; i < delta.size(); ++i) delta[i] = config_.beta * delta[i] + lr * g[i];
-    const std::vector<std::byte> message =
+    std::vector<std::byte> message =
         codec_->encode(delta, {.seed = 0, .shape = layout_->tensor(t).shape});
     codec_->decode(message, sent.tensor(t));
-    w.u32(static_cast<std::uint32_t>(message.size()));
-    w.bytes(message);
-  }
-  return w.finish();
+    return message;
+  });
 }
 
 void DemoComponents::forget(Arena& momentum, const Arena& sent) {
@@ -54,19 +49,7 @@ void DemoComponents::forget(Arena& momentum, const Arena& sent) {
 }
 
 void DemoComponents::decode(std::span<const std::byte> message, Arena& out) const {
-  ByteReader r(message, "DeMo components");
-  if (r.u8() != kVersion) r.fail("another version: the members run different releases");
-  const std::uint32_t count = r.u32();
-  if (count != layout_->tensor_count())
-    r.fail(fmt::format("{} tensors where the model has {}", count, layout_->tensor_count()));
-  for (std::size_t t = 0; t < count; ++t) {
-    const std::uint32_t size = r.u32();
-    const std::size_t numel = layout_->tensor(t).numel;
-    if (size > codec_->max_encoded_size(numel))
-      r.fail(fmt::format("tensor {} takes {} bytes, more than its {} values can", t, size, numel));
-    codec_->decode(std::span(r.take(size), size), out.tensor(t));
-  }
-  r.expect_end();
+  decode_tensor_messages(message, "DeMo components", kVersion, *codec_, out);
 }
 
 // Each part decodes into scratch_, is checked, then added to sum_ in member order: the same

@@ -11,6 +11,7 @@
 #include "loco/train/diloco.hpp"
 #include "loco/train/make_demo.hpp"
 #include "loco/train/make_diloco.hpp"
+#include "loco/train/make_sparseloco.hpp"
 #include "loco/train/make_streaming.hpp"
 #include "loco/train/no_strategy.hpp"
 #include "loco/train/run_settings.hpp"
@@ -157,6 +158,32 @@ constexpr std::array kRows = {
         .make =
             [](const TrainConfig& config, InnerLoop& loop, const StrategyGroups& groups) {
               return make_demo(config, loop, *groups.gather, groups.overlapped_gather);
+            }},
+    StrategyRow{
+        .kind = StrategyKind::sparseloco,
+        .name = "sparseloco",
+        .group = RoundGroup::all_gather,
+        .over_swarm = true,
+        .trainer_peer = false,
+        .steps_with_adamw = true,
+        .diloco_round_options = false,
+        .begun_round_lands = true,
+        .validate = validate_sparseloco,
+        .default_codec = sparseloco_codec_spec,
+        .round_codec = the_codec,
+        .settings =
+            [](const TrainConfig& config, std::vector<proto::Setting>& out) {
+              add_codec_setting(config, out);
+              add_sparseloco_settings(config, out);
+            },
+        .identity = sparseloco_identity,
+        .final_round = sparseloco_final_round,
+        .shared_names = [](const TrainConfig&) { return SparseLoCo::shared_names(); },
+        .describe = describe_sparseloco,
+        .swarm_check = no_swarm_checks,
+        .make =
+            [](const TrainConfig& config, InnerLoop& loop, const StrategyGroups& groups) {
+              return make_sparseloco(config, loop, *groups.gather);
             }},
 };
 

@@ -22,10 +22,12 @@ const char* const kMalformedSpecs[] = {
     "bf16",
     "int8:block=64",
     "int4:block=32",
+    "int2:block=16",
     "fp4:block=64",
     "sign:block=64",
     "uint8",
     "topk:fraction=0.1,values=int8",
+    "chunktopk:chunk=16,topk=4,values=int2",
     "int8+zstd",
     "topk:fraction=0.1+zstd:level=1",
 };
@@ -167,6 +169,34 @@ TEST(Malformed, DemoGridAndIndicesAreChecked) {
   Bytes unordered = good;
   std::swap(unordered[32], unordered[34]);
   std::swap(unordered[33], unordered[35]);
+  expect_rejected(*codec, unordered, x.size(), "indices out of order");
+}
+
+TEST(Malformed, ChunkTopkChunkKAndIndicesAreChecked) {
+  const auto x = testing::gaussian(100, 3);
+  const auto codec = make_codec("chunktopk:chunk=16,topk=4,values=fp32");
+  const Bytes good = codec->encode(x);
+  // Layout: header (12) | chunk u32 (12) | k u32 (16) | 7 chunks · 4 u16 indices (20) | values.
+  const std::pair<std::size_t, std::uint32_t> bad_fields[] = {
+      {12, 0}, {12, 8}, {12, 65537}, {12, 1u << 31}, {16, 0}, {16, 5}, {16, 17}, {16, 1u << 30}};
+  for (const auto& [at, value] : bad_fields) {
+    Bytes bad = good;
+    put_u32(bad, at, value);
+    expect_rejected(*codec, bad, x.size(),
+                    "field at " + std::to_string(at) + " = " + std::to_string(value));
+  }
+  for (const std::uint16_t index : {std::uint16_t{16}, std::uint16_t{0xffff}}) {
+    Bytes bad = good;
+    std::memcpy(bad.data() + 20 + 2 * 3, &index, 2);
+    expect_rejected(*codec, bad, x.size(), "index " + std::to_string(index));
+  }
+  Bytes past_the_end = good;  // the last chunk holds 100 − 96 = 4 values
+  const std::uint16_t four = 4;
+  std::memcpy(past_the_end.data() + 20 + 2 * 27, &four, 2);
+  expect_rejected(*codec, past_the_end, x.size(), "an index past the short last chunk");
+  Bytes unordered = good;
+  std::swap(unordered[20], unordered[22]);
+  std::swap(unordered[21], unordered[23]);
   expect_rejected(*codec, unordered, x.size(), "indices out of order");
 }
 

@@ -109,6 +109,23 @@ TEST(BlockCodecs, Int4AbsmaxErrorIsAtMostHalfAScale) {
   }
 }
 
+// Four levels ±0.5, ±1.5 times scale = absmax / 1.5: the error is at most half a scale (the
+// absmax itself is exact).
+TEST(BlockCodecs, Int2MidRiseErrorIsAtMostHalfAScale) {
+  const auto codec = make_codec("int2:block=64");
+  for (const auto& input : standard_inputs()) {
+    const std::size_t n = input.values.size();
+    const auto out = roundtrip(*codec, input.values, 12 + 4 + 4 * blocks(n, 64) + (n + 3) / 4);
+    for (std::size_t i = 0; i < n; ++i) {
+      const float scale = block_absmax(input.values, i, 64) / 1.5f;
+      ASSERT_LE(std::fabs(input.values[i] - out[i]), scale / 2 * kSlack) << input.name << i;
+      if (std::fabs(input.values[i]) == block_absmax(input.values, i, 64)) {
+        ASSERT_NEAR(out[i], input.values[i], 1e-6f * scale) << input.name << i;
+      }
+    }
+  }
+}
+
 TEST(BlockCodecs, Fp4E3M0ErrorIsAThirdOfTheValueOrAHundredTwentyEighthOfTheScale) {
   const auto codec = make_codec("fp4:block=64");
   for (const auto& input : standard_inputs()) {
@@ -225,8 +242,9 @@ TEST(Uint8Codebook, InteriorBucketsAreWithinOneBucketWidthAndSizesAreExact) {
 TEST(BlockCodecs, DenormalBlocksEncodeAsZeros) {
   // 1/absmax overflows for these blocks: they are sent as zeros (an error below 2^-126).
   const std::vector<float> x = {1e-45f, -3e-45f, 0.0f, 2e-39f, 0.0f, 0.0f, 0.0f, 1e-40f};
-  for (const char* spec : {"int8:block=8", "int4:block=8", "fp4:block=8", "uint8", "sign:block=8",
-                           "int8:block=8,round=stochastic", "fp4:block=8,round=stochastic"}) {
+  for (const char* spec :
+       {"int8:block=8", "int4:block=8", "int2:block=8", "fp4:block=8", "uint8", "sign:block=8",
+        "int8:block=8,round=stochastic", "fp4:block=8,round=stochastic"}) {
     const auto codec = make_codec(spec);
     std::vector<float> out(x.size());
     codec->decode(codec->encode(x), out);
@@ -261,9 +279,38 @@ TEST(Topk, KeepsTheLargestMagnitudesWithTiesToTheLowerIndex) {
   }
 }
 
+// Chunks of 10 (the last of n % 10), k = 3 per chunk: the reference sorts each chunk by
+// (|x| desc, index asc).
+TEST(ChunkTopk, KeepsEachChunksLargestMagnitudesWithTiesToTheLowerIndex) {
+  const auto codec = make_codec("chunktopk:chunk=10,topk=3,values=fp32");
+  for (const auto& input : standard_inputs()) {
+    const std::size_t n = input.values.size();
+    std::vector<bool> kept(n, false);
+    std::size_t k_total = 0;
+    for (std::size_t c0 = 0; c0 < n; c0 += 10) {
+      std::vector<std::size_t> order;
+      for (std::size_t i = c0; i < std::min(n, c0 + 10); ++i) order.push_back(i);
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return std::fabs(input.values[a]) > std::fabs(input.values[b]);
+      });
+      for (std::size_t j = 0; j < std::min<std::size_t>(3, order.size()); ++j, ++k_total)
+        kept[order[j]] = true;
+    }
+    const auto out = roundtrip(*codec, input.values, 12 + 8 + 2 * k_total + 12 + 4 * k_total);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (kept[i]) {
+        ASSERT_EQ(out[i], input.values[i]) << input.name << i;
+      } else {
+        ASSERT_EQ(out[i], 0.0f) << input.name << i;
+        ASSERT_TRUE(std::signbit(out[i])) << "unsent positions decode to -0.0";
+      }
+    }
+  }
+}
+
 TEST(Codecs, RejectNonFiniteInputAndWrongShapes) {
-  for (const char* spec :
-       {"fp32", "fp16", "bf16", "int8", "int4", "fp4", "sign", "uint8", "topk:fraction=0.5"}) {
+  for (const char* spec : {"fp32", "fp16", "bf16", "int8", "int4", "int2", "fp4", "sign", "uint8",
+                           "topk:fraction=0.5", "chunktopk:chunk=8,topk=2"}) {
     const auto codec = make_codec(spec);
     for (float bad : {NAN, INFINITY, -INFINITY}) {
       std::vector<float> x(100, 1.0f);

@@ -22,10 +22,12 @@ const char* const kSpecs[] = {
     "uint8",
     "fp4:block=64",
     "int4:block=32",
+    "int2:block=16",
     "sign:block=64",
     "topk:fraction=0.1,values=int8",
     "demo:chunk=8,topk=4,values=sign",
     "demo:chunk=16,topk=8,values=fp16",
+    "chunktopk:chunk=16,topk=4,values=int2",
     "int8+zstd:level=1",
     "topk:fraction=0.05,values=fp4+zstd",
 };

@@ -34,8 +34,9 @@ inline std::shared_ptr<const StrategyRun> tiny_run(const std::string& kind, std:
     c.strategy.kind = "demo";
     c.strategy.demo_late = true;
   }
-  if (c.strategy.kind == "demo")
-    c.strategy.codec.clear();  // its own messages (demo_components.hpp)
+  if (c.strategy.kind == "demo" || c.strategy.kind == "sparseloco")
+    c.strategy.codec
+        .clear();  // their own messages (demo_components.hpp, sparseloco_components.hpp)
   c.validate();
   return std::make_shared<StrategyRun>(c);
 }

@@ -1,7 +1,7 @@
 // The strategies in the simulator (sim/strategy_process.hpp): DiLoCo, Streaming DiLoCo, its eager
-// updates, DeMo and DDP train a small GPT through loco-peer's SwarmGroup over simulated links,
-// under random fault schedules (crashes, vanished hosts, clean leaves, the tracker's crash and
-// restart), with the invariants of ledger.hpp checked as the run goes.
+// updates, DeMo, DDP and SparseLoCo train a small GPT through loco-peer's SwarmGroup over simulated
+// links, under random fault schedules (crashes, vanished hosts, clean leaves, the tracker's crash
+// and restart), with the invariants of ledger.hpp checked as the run goes.
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
@@ -442,7 +442,8 @@ TEST(SimStrategyReplay, TheSameSeedGivesTheSameTraceAndStates) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryStrategy, SimStrategies,
-                         testing::Values("diloco", "streaming", "eager", "demo", "ddp"));
+                         testing::Values("diloco", "streaming", "eager", "demo", "ddp",
+                                         "sparseloco"));
 
 }  // namespace
 }  // namespace loco::sim

@@ -252,5 +252,30 @@ TEST(Resume, ADeMoRunResumesBitForBitWithItsMomentum) {
   }
 }
 
+// SparseLoCo: θ is the shared arena and e its own ("sparseloco.error"), checkpointed: stopped
+// after step 4 (one round in, e not zero, mid-round), a resume continues bit for bit. A
+// checkpoint of other SparseLoCo options is refused.
+TEST(Resume, ASparseLoCoRunResumesBitForBitWithItsErrorFeedback) {
+  test::TempDir dir;
+  TrainConfig run = small_run(1);
+  run.strategy.kind = "sparseloco";
+  run.strategy.diloco_h = 3;  // rounds after steps 3 and 6
+  run.strategy.sparseloco_chunk = 64;
+  run.strategy.sparseloco_topk = 8;
+  const TrainSummary straight = run_training(run);
+
+  run.train.stop_at = 4;
+  run.train.checkpoint = (dir / "sparseloco.safetensors").string();
+  run_training(run);
+  run.train.stop_at = 0;
+  run.train.resume = run.train.checkpoint;
+  const TrainSummary resumed = run_training(run);
+  EXPECT_EQ(resumed.start_step, 4u);
+  EXPECT_EQ(resumed.params_blake2b, straight.params_blake2b);
+
+  run.strategy.sparseloco_topk = 16;
+  EXPECT_THROW(run_training(run), Error);
+}
+
 }  // namespace
 }  // namespace loco::train

@@ -28,7 +28,7 @@ std::string error_of(const auto& call) {
 }
 
 TEST(StrategyKinds, EachRowIsFoundByItsNameAndItsKind) {
-  ASSERT_EQ(strategy_rows().size(), 5u);
+  ASSERT_EQ(strategy_rows().size(), 6u);
   for (const StrategyRow& row : strategy_rows()) {
     EXPECT_EQ(&strategy_row(row.name), &row);
     EXPECT_EQ(&strategy_row(row.kind), &row);
@@ -41,18 +41,20 @@ TEST(StrategyKinds, AnUnknownKindIsRefusedWithTheKnownOnes) {
   TrainConfig config;
   config.strategy.kind = "lion";
   EXPECT_EQ(error_of([&] { config.validate(); }),
-            "strategy.kind must be 'none', 'diloco', 'ddp', 'streaming' or 'demo', not 'lion'");
+            "strategy.kind must be 'none', 'diloco', 'ddp', 'streaming', 'demo' or 'sparseloco', "
+            "not 'lion'");
   EXPECT_THAT(error_of([&] { describe_strategy(config); }), HasSubstr("not 'lion'"));
   config.strategy.kind = "none";
   EXPECT_EQ(error_of([&] { check_swarm_strategy(config, "run.toml"); }),
             "run config run.toml: a swarm trains with [strategy] kind = \"diloco\", \"ddp\", "
-            "\"streaming\" or \"demo\", not \"none\"");
+            "\"streaming\", \"demo\" or \"sparseloco\", not \"none\"");
 }
 
 TEST(StrategyKinds, NamesListsTheRowsThatHaveAProperty) {
   EXPECT_EQ(strategy_names(&StrategyRow::trainer_peer, '"'), "\"diloco\" or \"streaming\"");
   EXPECT_EQ(strategy_names(&StrategyRow::diloco_round_options, '\''), "'diloco'");
-  EXPECT_EQ(strategy_names(nullptr, '\''), "'none', 'diloco', 'ddp', 'streaming' or 'demo'");
+  EXPECT_EQ(strategy_names(nullptr, '\''),
+            "'none', 'diloco', 'ddp', 'streaming', 'demo' or 'sparseloco'");
 }
 
 }  // namespace

@@ -7,7 +7,8 @@
 //             | the codec's own parameters
 //
 // Codecs are built by name from config (see spec.hpp): "int8:block=256", "fp4:block=64",
-// "demo:chunk=64,topk=32,values=sign", "int8+zstd:level=3". docs/CODECS.md gives each wire
+// "demo:chunk=64,topk=32,values=sign", "chunktopk:chunk=4096,topk=64,values=int2",
+// "int8+zstd:level=3". docs/CODECS.md gives each wire
 // format, its exact size and its error bound.
 //
 // Decoders treat the message as untrusted: they check the header, every count against the
@@ -37,6 +38,8 @@ enum class CodecId : std::uint8_t {
   topk = 9,
   demo = 10,
   zstd = 11,
+  int2 = 12,
+  chunktopk = 13,
 };
 
 inline constexpr std::size_t kHeaderBytes = 12;  // magic, id, version, count

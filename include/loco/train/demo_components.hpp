@@ -14,9 +14,9 @@
 // Removing the decoded message rather than the exact kept coefficients makes the sign mode error
 // feedback: what the 1-bit values lost stays in δ. With values=fp32 the two are the same.
 //
-// A member's message: version u8 | tensor count u32 | per tensor: u32 length | codec message.
-// The decoder checks the count against the layout and each length against the bytes left and
-// the codec's bound for that tensor before it allocates anything.
+// A member's message: one codec message per tensor (tensor_messages.hpp), whose decoder checks
+// the count against the layout and each length against the bytes left and the codec's bound
+// for that tensor before it allocates anything.
 
 #include <cstddef>
 #include <cstdint>

@@ -1,7 +1,8 @@
 #pragma once
-// One all-gather per step, as DeMo asks for it: each member contributes one message (its DCT
-// components, of any size), every member gets every member's message, in the group's fixed
-// member order, and computes the same next state from them. A sibling of OuterGroup
+// One all-gather per round, as DeMo (a round a step) and SparseLoCo (a round every H steps) ask
+// for it: each member contributes one message (its DCT components, its sparse update: any size),
+// every member gets every member's message, in the group's fixed member order, and computes the
+// same next state from them. A sibling of OuterGroup
 // (strategy.hpp), whose rounds average a float vector instead.
 //
 // The round mirrors OuterGroup's: the group gathers the contributions, calls tentative(parts)

@@ -22,6 +22,9 @@
 //   - DeMo: on_gradients does its own update (decoupled momentum, DCT top-k, all-gather of the
 //     components through a GatherGroup, gather_group.hpp; sign of the mean) and returns false:
 //     no AdamW step (demo.hpp).
+//   - SparseLoCo (sparseloco.hpp): after_step runs a round every H steps: the chunk-wise top-k of
+//     its error-feedback accumulator e ← βe + Δ, all-gathered through a GatherGroup, θ moved by
+//     the members' clipped mean, θ_local ← θ.
 // shared() is what must stay bit-identical across members and go into checkpoints and resyncs.
 
 #include <cstdint>

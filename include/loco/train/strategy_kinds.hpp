@@ -31,14 +31,14 @@ class GatherGroup;
 class OverlappedGroup;
 class OverlappedGather;
 
-enum class StrategyKind : std::uint8_t { none, diloco, ddp, streaming, demo };
+enum class StrategyKind : std::uint8_t { none, diloco, ddp, streaming, demo, sparseloco };
 
 // The group a strategy's rounds take (make_strategy's arguments).
 enum class RoundGroup : std::uint8_t {
   none,          // no rounds: local training
   all_reduce,    // OuterGroup: each round a blocking mean (DiLoCo, DDP)
   asynchronous,  // AsyncOuterGroup: fragments' means in flight while the steps go on (Streaming)
-  all_gather,    // GatherGroup: each member's part to every member (DeMo)
+  all_gather,    // GatherGroup: each member's part to every member (DeMo, SparseLoCo)
 };
 
 // What make_strategy is handed: the groups (all outlive the strategy; a row reads the one of its

@@ -69,7 +69,8 @@ struct TrainSection {
 // none, plain local training; diloco, a DiLoCo round every `diloco_h` steps; ddp, gradients
 // averaged every step (alone in loco-train, with the run's group in loco-peer); streaming,
 // Streaming DiLoCo over `fragments` fragments (streaming_diloco.hpp), H = diloco_h; demo, DeMo
-// (demo.hpp), a gather of DCT components every step.
+// (demo.hpp), a gather of DCT components every step; sparseloco, SparseLoCo (sparseloco.hpp), a
+// gather of each member's sparse update every diloco_h steps.
 struct StrategySection {
   std::string kind{strategy_name(StrategyKind::none)};
   std::uint64_t diloco_h = 20;
@@ -98,7 +99,7 @@ struct StrategySection {
   // sign of the members' mean) and keeps its own momentum; under DeMo no AdamW moment is allocated.
   bool steps_with_adamw() const;
   // The codec in effect: `codec`, or the strategy's default (DiLoCo int8:block=256, DDP fp32,
-  // DeMo its DCT top-k codec from the demo options).
+  // DeMo its DCT top-k codec from the demo options, SparseLoCo its chunk top-k codec).
   std::string codec_spec() const;
   // Streaming DiLoCo (docs/DESIGN.md §1.2-1.3).
   std::size_t fragments = 2;                    // P
@@ -113,6 +114,13 @@ struct StrategySection {
   float demo_beta = 0.999f;          // momentum decay β
   std::string demo_values = "sign";  // how kept values travel: sign, fp32, fp16, int8, ...
   bool demo_late = false;            // apply each step's direction one step later
+  // SparseLoCo (docs/STRATEGIES.md, sparseloco_components.hpp); H is diloco_h.
+  float sparseloco_beta = 0.95f;        // error-feedback decay β
+  std::size_t sparseloco_chunk = 4096;  // values per chunk of the top-k (≤ 65536)
+  std::size_t sparseloco_topk = 64;     // kept per chunk
+  unsigned sparseloco_bits = 2;         // bits of a kept value: 2, 4 or 8
+  float sparseloco_outer_lr = 1.0f;     // θ ← θ − outer_lr × the members' clipped mean
+  float sparseloco_clip = 2.0f;         // a member's update ≤ clip × the median norm; 0: off
 };
 
 struct TrainConfig {
