@@ -10,7 +10,7 @@
 #include "loco/core/error.hpp"
 #include "loco/net/host_port.hpp"
 #include "loco/net/units.hpp"
-#include "loco/swarm/swarm_group.hpp"
+#include "loco/round/swarm_group.hpp"
 #include "loco/swarm/swarm_thread.hpp"
 #include "loco/train/genesis.hpp"
 #include "loco/train/model_file.hpp"

@@ -4,9 +4,9 @@
 
 #include "loco/core/error.hpp"
 #include "loco/model/model.hpp"
+#include "loco/round/swarm_async_group.hpp"
+#include "loco/round/swarm_group.hpp"
 #include "loco/sim/peer_node.hpp"
-#include "loco/swarm/swarm_async_group.hpp"
-#include "loco/swarm/swarm_group.hpp"
 #include "loco/train/genesis.hpp"
 #include "loco/train/inner_loop.hpp"
 #include "loco/train/make_strategy.hpp"

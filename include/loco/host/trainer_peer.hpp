@@ -1,7 +1,7 @@
 #pragma once
 // A peer of a run whose inner loop is someone else's (a PyTorch script through the C API,
 // loco/loco.h): the trainer owns its model, its inner optimizer and its data; loco owns the rest
-// of a DiLoCo peer (train/diloco.hpp over swarm/swarm_group.hpp): joining, the shared θ and outer
+// of a DiLoCo peer (train/diloco.hpp over round/swarm_group.hpp): joining, the shared θ and outer
 // momentum, the round (Δ, the group's mean, the outer step), the state hash, serving the state
 // to newcomers, leaving.
 //
@@ -48,9 +48,9 @@
 #include <string_view>
 #include <vector>
 
+#include "loco/round/swarm_async_group.hpp"
+#include "loco/round/swarm_group.hpp"
 #include "loco/secure/identity.hpp"
-#include "loco/swarm/swarm_async_group.hpp"
-#include "loco/swarm/swarm_group.hpp"
 #include "loco/swarm/swarm_session.hpp"
 #include "loco/train/diloco.hpp"
 #include "loco/train/streaming_diloco.hpp"

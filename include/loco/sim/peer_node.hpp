@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "loco/proto/peer_core.hpp"
+#include "loco/round/compute_link.hpp"
 #include "loco/sim/behaviour.hpp"
 #include "loco/sim/compute_model.hpp"
 #include "loco/sim/directory.hpp"
@@ -37,7 +38,6 @@
 #include "loco/sim/ledger.hpp"
 #include "loco/sim/lying_member.hpp"
 #include "loco/sim/strategy_process.hpp"
-#include "loco/swarm/compute_link.hpp"
 
 namespace loco::sim {
 

@@ -29,8 +29,8 @@
 #include <string>
 #include <thread>
 
-#include "loco/swarm/compute_link.hpp"
-#include "loco/swarm/network_side.hpp"
+#include "loco/round/compute_link.hpp"
+#include "loco/round/network_side.hpp"
 #include "loco/train/corpus.hpp"
 #include "loco/train/strategy.hpp"
 #include "loco/train/train_config.hpp"

@@ -20,7 +20,7 @@
 #include "loco/net/router_port.hpp"
 #include "loco/net/tracker_link.hpp"
 #include "loco/proto/peer_core.hpp"
-#include "loco/swarm/network_side.hpp"
+#include "loco/round/network_side.hpp"
 
 namespace loco::swarm {
 

@@ -9,7 +9,7 @@
 #include <memory>
 #include <thread>
 
-#include "loco/swarm/network_side.hpp"
+#include "loco/round/network_side.hpp"
 #include "loco/swarm/swarm_session.hpp"
 
 namespace loco::swarm {

@@ -30,7 +30,7 @@
 
 #include "loco/core/buffer_pool.hpp"
 #include "loco/proto/peer_core.hpp"
-#include "loco/swarm/swarm_events.hpp"
+#include "loco/round/swarm_events.hpp"
 
 namespace loco::swarm {
 

@@ -10,8 +10,8 @@
 #include <optional>
 #include <string>
 
-#include "loco/swarm/compute_link.hpp"
-#include "loco/swarm/swarm_events.hpp"
+#include "loco/round/compute_link.hpp"
+#include "loco/round/swarm_events.hpp"
 
 namespace loco::swarm {
 

@@ -56,7 +56,7 @@
 #include <memory>
 
 #include "loco/core/buffer_pool.hpp"
-#include "loco/swarm/network_side.hpp"
+#include "loco/round/network_side.hpp"
 #include "loco/train/gather_group.hpp"
 #include "loco/train/overlapped_gather.hpp"
 #include "loco/train/overlapped_group.hpp"

@@ -26,7 +26,7 @@
 
 #include <functional>
 
-#include "loco/swarm/swarm_group.hpp"
+#include "loco/round/swarm_group.hpp"
 #include "loco/train/async_outer_group.hpp"
 
 namespace loco::swarm {

@@ -1,4 +1,4 @@
-#include "loco/swarm/compute_link.hpp"
+#include "loco/round/compute_link.hpp"
 
 #include <algorithm>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "loco/swarm/swarm_async_group.hpp"
+#include "loco/round/swarm_async_group.hpp"
 
 #include <cmath>
 

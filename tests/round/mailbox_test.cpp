@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "loco/swarm/swarm_events.hpp"
+#include "loco/round/swarm_events.hpp"
 
 namespace loco::swarm {
 namespace {

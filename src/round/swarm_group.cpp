@@ -1,4 +1,4 @@
-#include "loco/swarm/swarm_group.hpp"
+#include "loco/round/swarm_group.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

@@ -1,4 +1,4 @@
-#include "loco/swarm/swarm_events.hpp"
+#include "loco/round/swarm_events.hpp"
 
 #include <algorithm>
 
