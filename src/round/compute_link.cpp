@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-namespace loco::swarm {
+namespace loco::round {
 
 ComputeLink::ComputeLink(proto::PeerCore& core, Mailbox& mailbox, SharedStateGuard& guard,
                          std::string poison)
@@ -178,4 +178,4 @@ void ComputeLink::report_tentative(const TentativeInput& input) {
   mailbox_.post(std::move(reported));
 }
 
-}  // namespace loco::swarm
+}  // namespace loco::round

@@ -5,7 +5,7 @@
 #include "loco/core/assert.hpp"
 #include "loco/core/sum_of_squares.hpp"
 
-namespace loco::swarm {
+namespace loco::round {
 
 train::AsyncOuterGroup::Handle SwarmAsyncGroup::start_round(std::size_t,
                                                             std::span<const float> delta,
@@ -36,4 +36,4 @@ train::RoundResult SwarmAsyncGroup::finish_round(Handle handle) {
   return result;
 }
 
-}  // namespace loco::swarm
+}  // namespace loco::round

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace loco::swarm {
+namespace loco::round {
 
 void Mailbox::post(SwarmEvent event) {
   {
@@ -47,4 +47,4 @@ bool Mailbox::empty() const {
   return events_.empty();
 }
 
-}  // namespace loco::swarm
+}  // namespace loco::round

@@ -99,11 +99,11 @@ void PeerNode::start_core(const Digest& genesis, std::uint64_t round, const Dige
           .relay = world_.relay},
       std::move(client));
   if (process_)
-    link_ = std::make_unique<swarm::ComputeLink>(*core_, process_->mailbox(), process_->guard());
+    link_ = std::make_unique<round::ComputeLink>(*core_, process_->mailbox(), process_->guard());
   world_.network->connect(node_, world_.tracker);
 }
 
-void PeerNode::run(const swarm::NetworkSide::Command& command) {
+void PeerNode::run(const round::NetworkSide::Command& command) {
   command(*link_, world_.loop->now());
   drive();
 }

@@ -25,8 +25,8 @@ std::string default_advertise(const boost::asio::ip::tcp::endpoint& listening) {
 }  // namespace
 
 SwarmSession::SwarmSession(boost::asio::io_context& io, SwarmConfig config,
-                           const secure::KeyPair& identity, Mailbox& mailbox,
-                           TrafficCounters& traffic, SharedStateGuard& guard)
+                           const secure::KeyPair& identity, round::Mailbox& mailbox,
+                           round::TrafficCounters& traffic, round::SharedStateGuard& guard)
     : io_(io),
       config_(std::move(config)),
       identity_(identity),
@@ -91,7 +91,7 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
                                      .genesis = genesis,
                                      .state_round = state_round,
                                      .state_hash = state_hash}});
-  compute_ = std::make_unique<ComputeLink>(*core_, mailbox_, guard_, config_.poison);
+  compute_ = std::make_unique<round::ComputeLink>(*core_, mailbox_, guard_, config_.poison);
   relayed_ = std::make_unique<net::RelayedLinks>(identity_, config_.run_id);
   const proto::PeerKey pin = config_.tracker_key;
   link_ = net::TrackerLink::create(
@@ -186,7 +186,7 @@ void SwarmSession::on_core_event(proto::PeerEvent& e) {
   compute_->on_core_event(e);
 }
 
-void SwarmSession::run(const NetworkSide::Command& command) {
+void SwarmSession::run(const round::NetworkSide::Command& command) {
   command(*compute_, steady_now());
   drive();
 }

@@ -154,7 +154,7 @@ class TrainerPeer {
   std::uint64_t state_round() const { return group_.shared().round(); }
   const RoundTimes& last_times() const { return times_; }
   // Bytes this peer sent and received on its links (tracker, peers) since it joined.
-  const swarm::TrafficCounters& traffic() const { return group_.traffic(); }
+  const round::TrafficCounters& traffic() const { return group_.traffic(); }
   // Tells the tracker and stops the network thread. Further rounds are refused.
   void leave(const std::string& reason);
   // The blocking call in progress (join, round) returns soon: join with nothing, a round with
@@ -184,10 +184,10 @@ class TrainerPeer {
   secure::KeyPair key_;
   std::atomic<bool> stop_{false};
   std::shared_ptr<const ArenaLayout> layout_;
-  swarm::SwarmGroup group_;
+  round::SwarmGroup group_;
   // One of the two strategies, by the run's [strategy] kind.
   std::optional<train::DiLoCo> diloco_;
-  std::optional<swarm::SwarmAsyncGroup> async_;  // Streaming's rounds over group_
+  std::optional<round::SwarmAsyncGroup> async_;  // Streaming's rounds over group_
   std::optional<train::StreamingDiLoCo> streaming_;
   std::vector<std::vector<std::size_t>> fragment_tensors_;  // Streaming: by fragment
   std::uint64_t fragment_started_at_ = 0;  // the step of the last fragment_start (0: none yet)

@@ -32,7 +32,7 @@
 #include "loco/proto/peer_core.hpp"
 #include "loco/round/swarm_events.hpp"
 
-namespace loco::swarm {
+namespace loco::round {
 
 // The compute thread's shared state, which the network side serves in place rather than from a
 // copy: the compute thread changes it only holding `mutex` exclusively, and counts each change in
@@ -133,4 +133,4 @@ class ComputeLink {
   BufferPool<std::byte> served_pool_;  // the copies of the tentative state it serves
 };
 
-}  // namespace loco::swarm
+}  // namespace loco::round

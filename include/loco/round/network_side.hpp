@@ -13,7 +13,7 @@
 #include "loco/round/compute_link.hpp"
 #include "loco/round/swarm_events.hpp"
 
-namespace loco::swarm {
+namespace loco::round {
 
 // Byte counts for the progress line, read from the compute thread.
 struct TrafficCounters {
@@ -49,4 +49,4 @@ class NetworkSide {
   virtual const TrafficCounters& traffic() const = 0;
 };
 
-}  // namespace loco::swarm
+}  // namespace loco::round

@@ -62,7 +62,7 @@
 #include "loco/train/overlapped_group.hpp"
 #include "loco/train/strategy.hpp"
 
-namespace loco::swarm {
+namespace loco::round {
 
 struct JoinOutcome {
   proto::JoinReply reply;
@@ -216,4 +216,4 @@ class SwarmGroup final : public train::OuterGroup,
   Progress progress_;
 };
 
-}  // namespace loco::swarm
+}  // namespace loco::round

@@ -1,8 +1,8 @@
 #pragma once
 // A simulated volunteer that trains with a real strategy: train::DiLoCo, Streaming DiLoCo (and
-// its eager updates), DeMo or DDP, over swarm::SwarmGroup, the group loco-peer uses, on a small
+// its eager updates), DeMo or DDP, over round::SwarmGroup, the group loco-peer uses, on a small
 // model of its own (train::InnerLoop on its data shard). Only the network side is simulated: its
-// SwarmGroup talks to the process's PeerNode (peer_node.hpp) through a swarm::ComputeLink, as
+// SwarmGroup talks to the process's PeerNode (peer_node.hpp) through a round::ComputeLink, as
 // loco-peer's talks to its SwarmSession, so the rounds of every strategy run the code loco-peer
 // runs, over simulated links and faults.
 //
@@ -84,8 +84,8 @@ class StrategyProcess {
   // event and one is there.
   void poke();
 
-  swarm::Mailbox& mailbox() { return mailbox_; }
-  swarm::SharedStateGuard& guard() { return guard_; }
+  round::Mailbox& mailbox() { return mailbox_; }
+  round::SharedStateGuard& guard() { return guard_; }
   // Its inner loop's step (a peer that fetched the run's state continues from the run's).
   std::uint64_t steps() const { return steps_; }
   bool finished() const { return finished_; }
@@ -122,8 +122,8 @@ class StrategyProcess {
   Duration step_time_;
   Turns turns_;
   std::thread thread_;
-  swarm::Mailbox mailbox_;
-  swarm::SharedStateGuard guard_;
+  round::Mailbox mailbox_;
+  round::SharedStateGuard guard_;
   std::atomic<bool> stopping_{false};
 
   // Handed between the threads with the turn.
