@@ -104,8 +104,7 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
         {
           // The tracker's custody pulls the state over this link (the guard is not held while
           // the core's events are handled: a round's tentative takes it again).
-          std::shared_lock<std::shared_mutex> lock;
-          if (e.kind == proto::ClientEvent::Kind::state_relay) lock = compute_->guard_served();
+          const std::shared_lock<std::shared_mutex> lock = compute_->guard_for(e);
           core_->on_client_event(steady_now(), e);
         }
         drive();
@@ -226,14 +225,13 @@ void SwarmSession::relayed_dropped(const std::string& what) {
 void SwarmSession::to_core(const proto::PeerKey& from, proto::MessageType type,
                            std::span<const std::byte> body) {
   try {
-    std::shared_lock<std::shared_mutex> lock;
     if (type == proto::MessageType::ring_chunk || type == proto::MessageType::all_gather_part) {
       const proto::PeerCore::CollectiveId id = proto::PeerCore::collective_id(type, body);
       reach(id.gather_phase ? FaultPoint::all_gather : FaultPoint::reduce_scatter, id.round);
     } else if (proto::is_state_request(type)) {
       reach(FaultPoint::serve, core_->served_round());
-      lock = compute_->guard_served();  // the answer reads the shared state
     }
+    const std::shared_lock<std::shared_mutex> lock = compute_->guard_for(type);
     core_->on_peer_message(steady_now(), from, type, body);
   } catch (const Error& e) {
     spdlog::warn("peer {}: {}; dropping it", secure::short_id(from), e.what());

@@ -23,12 +23,11 @@
 // Swarm; a crash destroys the PeerNode, and pending events find it gone (weak pointers).
 
 #include <algorithm>
-#include <deque>
-#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include "loco/proto/awaiting_links.hpp"
 #include "loco/proto/peer_core.hpp"
 #include "loco/round/compute_link.hpp"
 #include "loco/sim/behaviour.hpp"
@@ -179,11 +178,7 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   std::optional<std::pair<proto::PeerKey, NodeId>> last_sent_to_;
   NodeId node_of(const proto::PeerKey& key);
   bool tracker_open_ = false;
-  struct Awaiting {
-    std::deque<proto::PeerCore::Send> messages;
-    std::size_t bytes = 0;
-  };
-  std::map<NodeId, Awaiting> awaiting_;  // for the member to connect (link_direction.hpp bounds)
+  proto::AwaitingLinks<NodeId, proto::PeerCore::Send> awaiting_;  // for the member to connect
   proto::Backoff backoff_ = proto::Backoff::tracker_reconnect();
   TimePoint timer_ = kNever;
 
