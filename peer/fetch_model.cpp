@@ -10,7 +10,7 @@
 #include "loco/core/error.hpp"
 #include "loco/net/host_port.hpp"
 #include "loco/net/units.hpp"
-#include "loco/swarm/swarm_group.hpp"
+#include "loco/round/swarm_group.hpp"
 #include "loco/swarm/swarm_thread.hpp"
 #include "loco/train/genesis.hpp"
 #include "loco/train/model_file.hpp"
@@ -81,9 +81,9 @@ int fetch_model(const host::PeerOptions& peer, const FetchModelOptions& f,
     const secure::PublicKey tracker = swarm.tracker_key;
     train::SharedState state = train::genesis_state(config);
     const proto::StateManifest genesis = state.manifest();
-    swarm::SwarmGroup group(std::make_unique<swarm::SwarmThread>(std::move(swarm), key), &stop);
+    round::SwarmGroup group(std::make_unique<swarm::SwarmThread>(std::move(swarm), key), &stop);
     group.bind(state);
-    const swarm::JoinOutcome joined =
+    const round::JoinOutcome joined =
         group.join(genesis, /*at_genesis=*/true, kTrackerPatience, patience);
     if (joined.stopped) throw Error(ErrorCategory::network, "stopped by a signal: nothing written");
     if (!joined.fetched)

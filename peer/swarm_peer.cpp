@@ -13,8 +13,8 @@
 #include "loco/fetch/shard_feed.hpp"
 #include "loco/host/peer_options.hpp"
 #include "loco/proto/parameter_sketch.hpp"
-#include "loco/swarm/swarm_async_group.hpp"
-#include "loco/swarm/swarm_group.hpp"
+#include "loco/round/swarm_async_group.hpp"
+#include "loco/round/swarm_group.hpp"
 #include "loco/swarm/swarm_thread.hpp"
 #include "loco/train/genesis.hpp"
 #include "loco/train/inner_loop.hpp"
@@ -51,9 +51,9 @@ void print_round(const train::RoundResult& r, const train::SharedState& shared, 
 
 // At the run's final round: waits, at most `bound`, for the tracker to say it holds the final
 // state (so that the model outlives the run's last peers), and says how the run ended on stdout.
-void see_the_run_end(swarm::SwarmGroup& group, std::uint64_t round, const Digest& state,
+void see_the_run_end(round::SwarmGroup& group, std::uint64_t round, const Digest& state,
                      Duration bound) {
-  const std::optional<swarm::SwarmEvent> ended = group.wait_run_ended(bound);
+  const std::optional<round::SwarmEvent> ended = group.wait_run_ended(bound);
   if (!ended) {
     spdlog::warn(
         "the tracker did not say that it holds the run's final state (within {} s, or before a "
@@ -82,7 +82,7 @@ void see_the_run_end(swarm::SwarmGroup& group, std::uint64_t round, const Digest
 // After the run's end, with --peer.seed-after-end: stays a member that holds the final state, so
 // that the tracker names it to whoever fetches the model (loco-peer fetch-model, a late peer),
 // and says so on stdout: "seeding: final round R, state H, for S s".
-void seed(swarm::SwarmGroup& group, std::uint64_t round, const Digest& state, Duration bound) {
+void seed(round::SwarmGroup& group, std::uint64_t round, const Digest& state, Duration bound) {
   if (bound <= Duration::zero()) return;
   const double seconds = std::chrono::duration<double>(bound).count();
   spdlog::info(
@@ -124,8 +124,8 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     swarm::SwarmConfig swarm = host::swarm_config(o, config);
     swarm.poison = o.poison;
     swarm.fault_point = faults.swarm_hook();
-    swarm::SwarmGroup group(std::make_unique<swarm::SwarmThread>(std::move(swarm), key), &stop);
-    swarm::SwarmAsyncGroup async_group(group);  // Streaming's rounds, over the same swarm
+    round::SwarmGroup group(std::make_unique<swarm::SwarmThread>(std::move(swarm), key), &stop);
+    round::SwarmAsyncGroup async_group(group);  // Streaming's rounds, over the same swarm
     const std::unique_ptr<train::Strategy> made =
         train::make_strategy(config, loop, group, &async_group, &group, &group, steady_now, &group);
     train::Strategy& strategy = *made;  // DiLoCo, DDP, Streaming DiLoCo or DeMo
@@ -145,7 +145,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     }
 
     // 3. Join: the tracker gives the data shard, and the run's state if this peer lacks it.
-    const swarm::JoinOutcome joined =
+    const round::JoinOutcome joined =
         group.join(genesis, /*at_genesis=*/!resumed, std::chrono::seconds(60));
     if (joined.stopped) {
       spdlog::info("stopped by a signal before joining the run");

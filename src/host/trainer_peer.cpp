@@ -194,7 +194,7 @@ std::optional<JoinInfo> TrainerPeer::join(Duration patience) {
   if (stop_.load()) return std::nullopt;  // interrupted before: the session is not started twice
   const bool resumed = genesis_.has_value();
   const proto::StateManifest genesis = resumed ? *genesis_ : shared().manifest();
-  swarm::JoinOutcome outcome;
+  round::JoinOutcome outcome;
   try {
     outcome = group_.join(genesis, /*at_genesis=*/!resumed, patience);
   } catch (const Error&) {

@@ -121,8 +121,7 @@ void PeerMesh::on_inbound_ready(const std::shared_ptr<StreamBundle>& b) {
                     .assembler =
                         MessageAssembler(peer_message_limit, config_.limits.max_buffered_bytes)});
   // What waited for this member to dial goes out now, in order.
-  if (auto waiting = awaiting_.extract(peer))
-    for (Queued& message : waiting.mapped().messages) send_on_their_link(peer, std::move(message));
+  for (Queued& message : awaiting_.release(peer)) send_on_their_link(peer, std::move(message));
 }
 
 void PeerMesh::on_piece(const secure::PublicKey& peer, MessageAssembler& assembler,
@@ -137,19 +136,11 @@ void PeerMesh::on_piece(const secure::PublicKey& peer, MessageAssembler& assembl
 void PeerMesh::send_on_their_link(const secure::PublicKey& peer, Queued message) {
   const auto in = inbound_.find(peer);
   if (in == inbound_.end() || !in->second.bundle->ready()) {
-    Awaiting& waiting = awaiting_[peer];
-    if (waiting.messages.size() >= proto::kMaxAwaitingMessages ||
-        waiting.bytes + message.second->size() > proto::kMaxAwaitingBytes) {
-      const std::size_t count = waiting.messages.size();
-      const std::size_t bytes = waiting.bytes;
-      awaiting_.erase(peer);
+    const std::size_t bytes = message.second->size();
+    if (const auto overflow = awaiting_.hold(peer, std::move(message), bytes))
       lost(peer,
            fmt::format("it did not connect to this peer ({} messages, {} bytes waited for it)",
-                       count, bytes));
-      return;
-    }
-    waiting.bytes += message.second->size();
-    waiting.messages.push_back(std::move(message));
+                       overflow->messages, overflow->bytes));
     return;
   }
   send_on(*in->second.bundle, std::move(message));
@@ -278,7 +269,7 @@ void PeerMesh::drop(const secure::PublicKey& peer) {
   // Dropping the bundles closes their sockets at once, without callbacks.
   outbound_.erase(peer);
   inbound_.erase(peer);
-  awaiting_.erase(peer);
+  awaiting_.forget(peer);
   close_inbound_once_outbound_closed();
 }
 

@@ -117,10 +117,7 @@ void RelayedLinks::on_event(TimePoint now, const secure::PublicKey& peer, Link& 
   if (e.kind == Kind::closed) throw Error(ErrorCategory::network, "the other end closed the link");
   if (e.offset == 0) {
     // Checked before anything is buffered: a type peers exchange, within its limit.
-    const auto info = proto::message_info(e.message_type);
-    if (!info || info->route != proto::Route::peer_to_peer || e.message_size > info->max_bytes ||
-        e.message_type == static_cast<std::uint16_t>(proto::MessageType::relay_data) ||
-        e.message_type == static_cast<std::uint16_t>(proto::MessageType::relay_refused))
+    if (!proto::relayable(e.message_type, e.message_size))
       throw Error(ErrorCategory::protocol,
                   fmt::format("a relayed message of type {:#06x} and {} bytes", e.message_type,
                               e.message_size));

@@ -41,6 +41,13 @@ RelayRefused decode_relay_refused(std::span<const std::byte> body) {
   return m;
 }
 
+bool relayable(std::uint16_t type, std::size_t size) {
+  const auto info = message_info(type);
+  return info && info->route == Route::peer_to_peer && size <= info->max_bytes &&
+         type != static_cast<std::uint16_t>(MessageType::relay_data) &&
+         type != static_cast<std::uint16_t>(MessageType::relay_refused);
+}
+
 std::vector<std::byte> encode_plain_payload(MessageType type, std::span<const std::byte> body) {
   ByteWriter w(2 + body.size());
   w.u16(static_cast<std::uint16_t>(type));

@@ -99,11 +99,11 @@ void PeerNode::start_core(const Digest& genesis, std::uint64_t round, const Dige
           .relay = world_.relay},
       std::move(client));
   if (process_)
-    link_ = std::make_unique<swarm::ComputeLink>(*core_, process_->mailbox(), process_->guard());
+    link_ = std::make_unique<round::ComputeLink>(*core_, process_->mailbox(), process_->guard());
   world_.network->connect(node_, world_.tracker);
 }
 
-void PeerNode::run(const swarm::NetworkSide::Command& command) {
+void PeerNode::run(const round::NetworkSide::Command& command) {
   command(*link_, world_.loop->now());
   drive();
 }
@@ -131,10 +131,8 @@ void PeerNode::tracker_lost() {
 
 void PeerNode::on_open(NodeId peer) {
   if (peer != world_.tracker) {
-    if (auto waiting = awaiting_.extract(peer)) {
-      for (proto::PeerCore::Send& t : waiting.mapped().messages)
-        world_.network->send(node_, peer, static_cast<std::uint16_t>(t.type), std::move(t.body));
-    }
+    for (proto::PeerCore::Send& t : awaiting_.release(peer))
+      world_.network->send(node_, peer, static_cast<std::uint16_t>(t.type), std::move(t.body));
     return;
   }
   tracker_open_ = true;
@@ -147,7 +145,7 @@ void PeerNode::on_close(NodeId peer, const std::string& why) {
   if (peer == world_.tracker) {
     tracker_lost();
   } else {
-    awaiting_.erase(peer);
+    awaiting_.forget(peer);
     core_->on_peer_lost(world_.loop->now(), world_.directory->key(peer), why);
   }
   drive();
@@ -176,8 +174,7 @@ void PeerNode::on_message(NodeId from, std::uint16_t type, std::span<const std::
   }
   try {
     std::shared_lock<std::shared_mutex> served;  // a strategy peer's state is read in place
-    if (link_ && proto::is_state_request(static_cast<proto::MessageType>(type)))
-      served = link_->guard_served();
+    if (link_) served = link_->guard_for(static_cast<proto::MessageType>(type));
     core_->on_peer_message(world_.loop->now(), key, static_cast<proto::MessageType>(type), body);
   } catch (const Error&) {
     world_.network->close(node_, from);
@@ -214,12 +211,10 @@ void PeerNode::on_relay_data(const proto::PeerKey& from, std::span<const std::by
   // fails, and the core names the relay.
   try {
     const auto [type, inner] = proto::decode_plain_payload(data->payload);
-    if (!accepted(type, inner.size(), proto::Route::peer_to_peer) ||
-        type == static_cast<std::uint16_t>(proto::MessageType::relay_data))
+    if (!proto::relayable(type, inner.size()))
       throw Error(ErrorCategory::protocol, "a relayed message of a type not relayed");
     std::shared_lock<std::shared_mutex> served;
-    if (link_ && proto::is_state_request(static_cast<proto::MessageType>(type)))
-      served = link_->guard_served();
+    if (link_) served = link_->guard_for(static_cast<proto::MessageType>(type));
     core_->on_peer_message(now, data->header.peer, static_cast<proto::MessageType>(type), inner);
   } catch (const Error& e) {
     core_->on_peer_lost(now, data->header.peer, e.what());
@@ -231,7 +226,7 @@ void PeerNode::drive() {
   while (auto e = core_->client().poll_event()) {
     using Kind = proto::ClientEvent::Kind;
     std::shared_lock<std::shared_mutex> served;  // the tracker's custody pull reads the state
-    if (link_ && e->kind == Kind::state_relay) served = link_->guard_served();
+    if (link_) served = link_->guard_for(*e);
     core_->on_client_event(now, *e);
     served = {};
     if ((e->kind == Kind::tracker_lost || e->kind == Kind::tracker_error) && tracker_open_) {
@@ -264,15 +259,10 @@ void PeerNode::send_to_peer(proto::PeerCore::Send t) {
   if (t.on == proto::SendOn::asker && !world_.network->is_open(node_, to))
     return;  // the asker's link is gone: it asks again
   if (t.on == proto::SendOn::their && !world_.network->is_open(node_, to)) {
-    Awaiting& waiting = awaiting_[to];
-    if (waiting.messages.size() >= proto::kMaxAwaitingMessages ||
-        waiting.bytes + t.body.size() > proto::kMaxAwaitingBytes) {
-      awaiting_.erase(to);
-      core_->on_peer_lost(world_.loop->now(), t.to, "it did not connect to this peer");
-      return;
-    }
-    waiting.bytes += t.body.size();
-    waiting.messages.push_back(std::move(t));
+    const proto::PeerKey member = t.to;
+    const std::size_t bytes = t.body.size();
+    if (awaiting_.hold(to, std::move(t), bytes))
+      core_->on_peer_lost(world_.loop->now(), member, "it did not connect to this peer");
     return;
   }
   world_.network->send(node_, to, static_cast<std::uint16_t>(t.type), std::move(t.body));

@@ -4,9 +4,9 @@
 
 #include "loco/core/error.hpp"
 #include "loco/model/model.hpp"
+#include "loco/round/swarm_async_group.hpp"
+#include "loco/round/swarm_group.hpp"
 #include "loco/sim/peer_node.hpp"
-#include "loco/swarm/swarm_async_group.hpp"
-#include "loco/swarm/swarm_group.hpp"
 #include "loco/train/genesis.hpp"
 #include "loco/train/inner_loop.hpp"
 #include "loco/train/make_strategy.hpp"
@@ -68,7 +68,7 @@ void Turns::finish() {
 
 // --- the network side, as the compute thread's SwarmGroup sees it ---
 
-class StrategyProcess::Side final : public swarm::NetworkSide {
+class StrategyProcess::Side final : public round::NetworkSide {
  public:
   explicit Side(StrategyProcess& process) : process_(process) {}
 
@@ -79,33 +79,33 @@ class StrategyProcess::Side final : public swarm::NetworkSide {
   void post(Command command) override {
     process_.schedule([command = std::move(command)](PeerNode& node) { node.run(command); });
   }
-  std::optional<swarm::SwarmEvent> wait(Duration) override {
+  std::optional<round::SwarmEvent> wait(Duration) override {
     if (process_.stopping_) return std::nullopt;
     process_.wait_for(Waiting::event);
     if (process_.stopping_) return std::nullopt;
     return process_.mailbox_.wait(Duration::zero());
   }
   // The simulated processes train their steps and leave: none waits for the run's end.
-  std::optional<swarm::SwarmEvent> wait_run_ended(Duration) override {
+  std::optional<round::SwarmEvent> wait_run_ended(Duration) override {
     return process_.mailbox_.wait_run_ended(Duration::zero());
   }
   // What has arrived by this thread's clock: the event loop runs up to it first.
-  bool holds(const std::function<bool(const swarm::SwarmEvent&)>& which) const override {
+  bool holds(const std::function<bool(const round::SwarmEvent&)>& which) const override {
     if (!process_.stopping_) process_.wait_for(Waiting::clock);
     return process_.mailbox_.holds(which);
   }
   void leave(const std::string& reason) override {
     if (process_.stopping_) return;
-    post([reason](swarm::ComputeLink& link, TimePoint) { link.leave(reason); });
+    post([reason](round::ComputeLink& link, TimePoint) { link.leave(reason); });
     process_.wait_for(Waiting::clock);  // out of the run before the strategy's state is freed
   }
   bool gossip() const override { return process_.run_.config.strategy.gossip_group != 0; }
-  swarm::SharedStateGuard& guard() override { return process_.guard_; }
-  const swarm::TrafficCounters& traffic() const override { return traffic_; }
+  round::SharedStateGuard& guard() override { return process_.guard_; }
+  const round::TrafficCounters& traffic() const override { return traffic_; }
 
  private:
   StrategyProcess& process_;
-  swarm::TrafficCounters traffic_;  // the simulated network counts its own
+  round::TrafficCounters traffic_;  // the simulated network counts its own
 };
 
 // --- the process ---
@@ -139,13 +139,13 @@ void StrategyProcess::train() {
   const train::TrainConfig& config = run_.config;
   model::set_compute_threads(config.train.threads);
   train::InnerLoop loop(config, run_.corpus);
-  swarm::SwarmGroup group(std::make_unique<Side>(*this), &stopping_);
-  swarm::SwarmAsyncGroup async_group(group);
+  round::SwarmGroup group(std::make_unique<Side>(*this), &stopping_);
+  round::SwarmAsyncGroup async_group(group);
   const std::unique_ptr<train::Strategy> strategy = train::make_strategy(
       config, loop, group, &async_group, &group, &group, [this] { return clock_; }, &group);
   group.bind(strategy->shared());
   strategy->begin(loop, train::Start::fresh);
-  swarm::JoinOutcome joined;
+  round::JoinOutcome joined;
   try {
     joined = group.join(strategy->shared().manifest(), /*at_genesis=*/true, kJoinPatience);
   } catch (const Error& e) {  // refused (the run is over and no one can hand over its state...)

@@ -25,8 +25,8 @@ std::string default_advertise(const boost::asio::ip::tcp::endpoint& listening) {
 }  // namespace
 
 SwarmSession::SwarmSession(boost::asio::io_context& io, SwarmConfig config,
-                           const secure::KeyPair& identity, Mailbox& mailbox,
-                           TrafficCounters& traffic, SharedStateGuard& guard)
+                           const secure::KeyPair& identity, round::Mailbox& mailbox,
+                           round::TrafficCounters& traffic, round::SharedStateGuard& guard)
     : io_(io),
       config_(std::move(config)),
       identity_(identity),
@@ -91,7 +91,7 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
                                      .genesis = genesis,
                                      .state_round = state_round,
                                      .state_hash = state_hash}});
-  compute_ = std::make_unique<ComputeLink>(*core_, mailbox_, guard_, config_.poison);
+  compute_ = std::make_unique<round::ComputeLink>(*core_, mailbox_, guard_, config_.poison);
   relayed_ = std::make_unique<net::RelayedLinks>(identity_, config_.run_id);
   const proto::PeerKey pin = config_.tracker_key;
   std::vector<boost::asio::ip::tcp::endpoint> trackers;  // one, or each replica's
@@ -107,8 +107,7 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
         {
           // The tracker's custody pulls the state over this link (the guard is not held while
           // the core's events are handled: a round's tentative takes it again).
-          std::shared_lock<std::shared_mutex> lock;
-          if (e.kind == proto::ClientEvent::Kind::state_relay) lock = compute_->guard_served();
+          const std::shared_lock<std::shared_mutex> lock = compute_->guard_for(e);
           core_->on_client_event(steady_now(), e);
         }
         drive();
@@ -189,7 +188,7 @@ void SwarmSession::on_core_event(proto::PeerEvent& e) {
   compute_->on_core_event(e);
 }
 
-void SwarmSession::run(const NetworkSide::Command& command) {
+void SwarmSession::run(const round::NetworkSide::Command& command) {
   command(*compute_, steady_now());
   drive();
 }
@@ -229,14 +228,13 @@ void SwarmSession::relayed_dropped(const std::string& what) {
 void SwarmSession::to_core(const proto::PeerKey& from, proto::MessageType type,
                            std::span<const std::byte> body) {
   try {
-    std::shared_lock<std::shared_mutex> lock;
     if (type == proto::MessageType::ring_chunk || type == proto::MessageType::all_gather_part) {
       const proto::PeerCore::CollectiveId id = proto::PeerCore::collective_id(type, body);
       reach(id.gather_phase ? FaultPoint::all_gather : FaultPoint::reduce_scatter, id.round);
     } else if (proto::is_state_request(type)) {
       reach(FaultPoint::serve, core_->served_round());
-      lock = compute_->guard_served();  // the answer reads the shared state
     }
+    const std::shared_lock<std::shared_mutex> lock = compute_->guard_for(type);
     core_->on_peer_message(steady_now(), from, type, body);
   } catch (const Error& e) {
     spdlog::warn("peer {}: {}; dropping it", secure::short_id(from), e.what());

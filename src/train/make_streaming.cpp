@@ -59,7 +59,7 @@ std::uint64_t streaming_final_round(const TrainConfig& config) {
 
 void check_streaming_over_swarm(const StrategySection& s, const std::string& source) {
   // The tracker runs one round at a time; eager rounds travel a whole H, so with P fragments P
-  // of them would be in flight at once (swarm/swarm_async_group.hpp).
+  // of them would be in flight at once (round/swarm_async_group.hpp).
   if (s.eager != "none" && s.fragments != 1)
     throw Error(ErrorCategory::config,
                 fmt::format("run config {}: over a swarm, strategy.eager = \"{}\" needs "

@@ -2,8 +2,8 @@
 """Every repository path cited in a C++ comment or a Markdown page exists.
 
 A citation is a path whose first folder is one of the repository's top folders, or a source file
-under one of src/'s modules ("swarm/swarm_group.hpp" in a comment means include/loco/swarm/ or
-src/swarm/). Moving or
+under one of src/'s modules ("round/swarm_group.hpp" in a comment means include/loco/round/ or
+src/round/). Moving or
 renaming a file leaves such citations stale; this check names each one with the files citing it.
 Usage: cited_paths.py --source ROOT [FILE...] (without files: every tracked file but the fixtures).
 """

@@ -1,5 +1,5 @@
 // DeMo over a real swarm on loopback (loco-tracker and loco-peer processes): every step is a
-// tracker round whose group all-gathers the members' DCT components (swarm/swarm_group.hpp,
+// tracker round whose group all-gathers the members' DCT components (round/swarm_group.hpp,
 // proto/all_gather.hpp), so after every step all peers print the same state; a peer SIGKILLed in
 // a step's all-gather leaves the others with the same state, and a newcomer catches up to it.
 // Every wait is on a line a process prints (peer_process.hpp).

@@ -1,6 +1,6 @@
 // Gossip mode over a real swarm on loopback (loco-tracker and 8 loco-peer processes,
 // `strategy.gossip-group = 4`): each round every peer averages θ, v and Δ with the group
-// proto::gossip_groups gives it from its view, with no tracker round (swarm/swarm_group.hpp).
+// proto::gossip_groups gives it from its view, with no tracker round (round/swarm_group.hpp).
 // After every round a state is held only by members of the group that made it (no more peers than
 // the group's size; a member whose gossip wait ran out just before the others finished applies
 // alone, though the others' mean has its part), a peer that ended alone holds a state of its own,

@@ -1,5 +1,5 @@
 // Streaming DiLoCo over a real swarm on loopback (loco-tracker and loco-peer processes): each
-// fragment round is a tracker round (swarm/swarm_async_group.hpp), so after every one all peers
+// fragment round is a tracker round (round/swarm_async_group.hpp), so after every one all peers
 // print the same state; the inner loop steps on while a fragment is on a slow link; a peer
 // SIGKILLed in a fragment's ring leaves the others with the same state; a newcomer catches up.
 // The same for eager updates (one fragment, a round in flight for a whole H).

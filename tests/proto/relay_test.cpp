@@ -222,6 +222,17 @@ TEST(RelayMessages, RoundTrip) {
   EXPECT_EQ(inner.size(), 3u);
 }
 
+TEST(RelayMessages, AnEndTakesOnlyPeersMessagesWithinTheirLimitOutOfAPayload) {
+  const auto u16 = [](MessageType t) { return static_cast<std::uint16_t>(t); };
+  const std::size_t chunk_limit = info(MessageType::ring_chunk).max_bytes;
+  EXPECT_TRUE(relayable(u16(MessageType::ring_chunk), chunk_limit));
+  EXPECT_FALSE(relayable(u16(MessageType::ring_chunk), chunk_limit + 1)) << "over its limit";
+  EXPECT_FALSE(relayable(u16(MessageType::heartbeat), 1)) << "a tracker's message";
+  EXPECT_FALSE(relayable(u16(MessageType::relay_data), 1)) << "a relay's own, nested";
+  EXPECT_FALSE(relayable(u16(MessageType::relay_refused), 1)) << "a relay's own";
+  EXPECT_FALSE(relayable(0xfffe, 1)) << "no such type";
+}
+
 TEST(RelayMessages, MalformedBodiesAreRefusedBeforeAnythingIsAllocated) {
   const std::vector<std::byte> body =
       encode_relay_data(RelayHeader{.round = 1, .attempt = 1, .peer = relay_key(1)}, {});

@@ -1,7 +1,7 @@
 #pragma once
 // A peer of a run whose inner loop is someone else's (a PyTorch script through the C API,
 // loco/loco.h): the trainer owns its model, its inner optimizer and its data; loco owns the rest
-// of a DiLoCo peer (train/diloco.hpp over swarm/swarm_group.hpp): joining, the shared θ and outer
+// of a DiLoCo peer (train/diloco.hpp over round/swarm_group.hpp): joining, the shared θ and outer
 // momentum, the round (Δ, the group's mean, the outer step), the state hash, serving the state
 // to newcomers, leaving.
 //
@@ -49,9 +49,9 @@
 #include <vector>
 
 #include "loco/fetch/shard_feed.hpp"
+#include "loco/round/swarm_async_group.hpp"
+#include "loco/round/swarm_group.hpp"
 #include "loco/secure/identity.hpp"
-#include "loco/swarm/swarm_async_group.hpp"
-#include "loco/swarm/swarm_group.hpp"
 #include "loco/swarm/swarm_session.hpp"
 #include "loco/train/diloco.hpp"
 #include "loco/train/streaming_diloco.hpp"
@@ -163,7 +163,7 @@ class TrainerPeer {
   std::uint64_t state_round() const { return group_.shared().round(); }
   const RoundTimes& last_times() const { return times_; }
   // Bytes this peer sent and received on its links (tracker, peers) since it joined.
-  const swarm::TrafficCounters& traffic() const { return group_.traffic(); }
+  const round::TrafficCounters& traffic() const { return group_.traffic(); }
   // Tells the tracker and stops the network thread. Further rounds are refused.
   void leave(const std::string& reason);
   // The blocking call in progress (join, round) returns soon: join with nothing, a round with
@@ -195,10 +195,10 @@ class TrainerPeer {
   secure::KeyPair key_;
   std::atomic<bool> stop_{false};
   std::shared_ptr<const ArenaLayout> layout_;
-  swarm::SwarmGroup group_;
+  round::SwarmGroup group_;
   // One of the two strategies, by the run's [strategy] kind.
   std::optional<train::DiLoCo> diloco_;
-  std::optional<swarm::SwarmAsyncGroup> async_;  // Streaming's rounds over group_
+  std::optional<round::SwarmAsyncGroup> async_;  // Streaming's rounds over group_
   std::optional<train::StreamingDiLoCo> streaming_;
   std::vector<std::vector<std::size_t>> fragment_tensors_;  // Streaming: by fragment
   std::uint64_t fragment_started_at_ = 0;  // the step of the last fragment_start (0: none yet)

@@ -41,6 +41,7 @@
 
 #include "loco/net/bundle_listener.hpp"
 #include "loco/net/message_assembler.hpp"
+#include "loco/proto/awaiting_links.hpp"
 #include "loco/proto/link_direction.hpp"
 #include "loco/proto/message_type.hpp"
 
@@ -136,12 +137,8 @@ class PeerMesh : public std::enable_shared_from_this<PeerMesh> {
   std::shared_ptr<BundleListener> listener_;
   std::map<secure::PublicKey, Outbound> outbound_;
   std::map<secure::PublicKey, Inbound> inbound_;
-  struct Awaiting {
-    std::deque<Queued> messages;
-    std::size_t bytes = 0;
-  };
-  std::map<secure::PublicKey, Awaiting> awaiting_;  // for their bundle
-  std::set<std::shared_ptr<StreamBundle>> probes_;  // the tracker's, until closed
+  proto::AwaitingLinks<secure::PublicKey, Queued> awaiting_;  // for their bundle
+  std::set<std::shared_ptr<StreamBundle>> probes_;            // the tracker's, until closed
   boost::asio::steady_timer keepalive_;
   std::uint64_t next_outbound_id_ = 0;
   std::uint64_t bytes_sent_ = 0;

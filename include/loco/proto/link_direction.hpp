@@ -29,10 +29,8 @@ enum class LinkDirection {
 
 LinkDirection link_direction(Reachability self, Reachability other);
 
-// Messages a driver holds for a link the other member has not opened yet, in number and in bytes;
-// past either the link is lost (the member never dialled). The bytes are this peer's own
-// messages (already in memory): the bound stops a member that never dials from making it keep a
-// whole round's worth of them.
+// Messages a driver holds for a link the other member has not opened yet, in number and in bytes
+// (awaiting_links.hpp); past either the link is lost (the member never dialled).
 inline constexpr std::size_t kMaxAwaitingMessages = 4096;
 inline constexpr std::size_t kMaxAwaitingBytes = std::size_t{512} << 20;
 

@@ -49,6 +49,12 @@ RelayData decode_relay_data(std::span<const std::byte> body);
 std::vector<std::byte> encode(const RelayRefused& m);
 RelayRefused decode_relay_refused(std::span<const std::byte> body);
 
+// Whether the end of a relayed link takes a message of `type` and `size` out of a payload,
+// checked before anything of it is buffered: a type peers exchange, within its limit, and not
+// one of a relay's own (relay_data, relay_refused), which no member relays. Both drivers' rule
+// (net/relayed_links.hpp, sim/peer_node.hpp).
+bool relayable(std::uint16_t type, std::size_t size);
+
 // What the simulator puts in a payload (its links carry messages in the clear): the type, then
 // the body. Throws Error(format) for a payload under two bytes.
 std::vector<std::byte> encode_plain_payload(MessageType type, std::span<const std::byte> body);

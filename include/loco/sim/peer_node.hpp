@@ -3,7 +3,7 @@
 // loco-peer's swarm session drives (swarm/swarm_session.hpp), in virtual time. It trains in one
 // of two ways:
 //   - with a real strategy (PeerWorld::strategy, strategy_process.hpp): a compute thread runs
-//     loco-peer's SwarmGroup and the strategy over this node, through a swarm::ComputeLink as
+//     loco-peer's SwarmGroup and the strategy over this node, through a round::ComputeLink as
 //     loco-peer's session does, so nothing of the round is the simulator's own;
 //   - modelled, for thousands of peers: θ ‖ v and a ComputeModel standing in for the inner loop
 //     and the strategy (DiLoCo's outer step), below.
@@ -23,13 +23,13 @@
 // Swarm; a crash destroys the PeerNode, and pending events find it gone (weak pointers).
 
 #include <algorithm>
-#include <deque>
-#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include "loco/proto/awaiting_links.hpp"
 #include "loco/proto/peer_core.hpp"
+#include "loco/round/compute_link.hpp"
 #include "loco/sim/behaviour.hpp"
 #include "loco/sim/compute_model.hpp"
 #include "loco/sim/directory.hpp"
@@ -37,7 +37,6 @@
 #include "loco/sim/ledger.hpp"
 #include "loco/sim/lying_member.hpp"
 #include "loco/sim/strategy_process.hpp"
-#include "loco/swarm/compute_link.hpp"
 
 namespace loco::sim {
 
@@ -127,7 +126,7 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   // Creates the protocol core, joining with the state of `round` and `hash`, and connects.
   void start_core(const Digest& genesis, std::uint64_t round, const Digest& hash);
   // A command of the compute thread, on the compute link.
-  void run(const swarm::NetworkSide::Command& command);
+  void run(const round::NetworkSide::Command& command);
   // Runs `action` at `when` if this process still lives then.
   void schedule_at(TimePoint when, std::function<void(PeerNode&)> action);
 
@@ -179,11 +178,7 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   std::optional<std::pair<proto::PeerKey, NodeId>> last_sent_to_;
   NodeId node_of(const proto::PeerKey& key);
   bool tracker_open_ = false;
-  struct Awaiting {
-    std::deque<proto::PeerCore::Send> messages;
-    std::size_t bytes = 0;
-  };
-  std::map<NodeId, Awaiting> awaiting_;  // for the member to connect (link_direction.hpp bounds)
+  proto::AwaitingLinks<NodeId, proto::PeerCore::Send> awaiting_;  // for the member to connect
   proto::Backoff backoff_ = proto::Backoff::tracker_reconnect();
   TimePoint timer_ = kNever;
 
@@ -201,7 +196,7 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   bool leaving_ = false;          // leave() was called
 
   // A strategy peer's: the hand-off with its compute thread, and the thread (destroyed first).
-  std::unique_ptr<swarm::ComputeLink> link_;
+  std::unique_ptr<round::ComputeLink> link_;
   std::unique_ptr<StrategyProcess> process_;
 };
 

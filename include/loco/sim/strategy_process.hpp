@@ -1,10 +1,10 @@
 #pragma once
 // A simulated volunteer that trains with a real strategy: train::DiLoCo, Streaming DiLoCo (and
-// its eager updates), DeMo, DDP or SparseLoCo, over swarm::SwarmGroup, the group loco-peer uses, on
-// a small model of its own (train::InnerLoop on its data shard). Only the network side is
-// simulated: its SwarmGroup talks to the process's PeerNode (peer_node.hpp) through a
-// swarm::ComputeLink, as loco-peer's talks to its SwarmSession, so the rounds of every strategy run
-// the code loco-peer runs, over simulated links and faults.
+// its eager updates), DeMo, DDP or SparseLoCo, over round::SwarmGroup, the group loco-peer uses, on a small
+// model of its own (train::InnerLoop on its data shard). Only the network side is simulated: its
+// SwarmGroup talks to the process's PeerNode (peer_node.hpp) through a round::ComputeLink, as
+// loco-peer's talks to its SwarmSession, so the rounds of every strategy run the code loco-peer
+// runs, over simulated links and faults.
 //
 // The compute thread is a real thread that runs in turns with the event loop (Turns): exactly one
 // of them runs at a time, so the run stays one deterministic sequence of events. The compute
@@ -29,8 +29,8 @@
 #include <string>
 #include <thread>
 
-#include "loco/swarm/compute_link.hpp"
-#include "loco/swarm/network_side.hpp"
+#include "loco/round/compute_link.hpp"
+#include "loco/round/network_side.hpp"
 #include "loco/train/corpus.hpp"
 #include "loco/train/strategy.hpp"
 #include "loco/train/train_config.hpp"
@@ -84,8 +84,8 @@ class StrategyProcess {
   // event and one is there.
   void poke();
 
-  swarm::Mailbox& mailbox() { return mailbox_; }
-  swarm::SharedStateGuard& guard() { return guard_; }
+  round::Mailbox& mailbox() { return mailbox_; }
+  round::SharedStateGuard& guard() { return guard_; }
   // Its inner loop's step (a peer that fetched the run's state continues from the run's).
   std::uint64_t steps() const { return steps_; }
   bool finished() const { return finished_; }
@@ -122,8 +122,8 @@ class StrategyProcess {
   Duration step_time_;
   Turns turns_;
   std::thread thread_;
-  swarm::Mailbox mailbox_;
-  swarm::SharedStateGuard guard_;
+  round::Mailbox mailbox_;
+  round::SharedStateGuard guard_;
   std::atomic<bool> stopping_{false};
 
   // Handed between the threads with the turn.

@@ -20,7 +20,7 @@
 #include "loco/net/router_port.hpp"
 #include "loco/net/tracker_link.hpp"
 #include "loco/proto/peer_core.hpp"
-#include "loco/swarm/network_side.hpp"
+#include "loco/round/network_side.hpp"
 
 namespace loco::swarm {
 
@@ -69,13 +69,14 @@ struct SwarmConfig {
 class SwarmSession {
  public:
   SwarmSession(boost::asio::io_context& io, SwarmConfig config, const secure::KeyPair& identity,
-               Mailbox& mailbox, TrafficCounters& traffic, SharedStateGuard& guard);
+               round::Mailbox& mailbox, round::TrafficCounters& traffic,
+               round::SharedStateGuard& guard);
 
   // All of these on the io thread (SwarmThread posts them).
   // `genesis`: the hash of the round-0 state the run's settings give.
   void start(const Digest& genesis, std::uint64_t state_round, const Digest& state_hash);
   // A command of the compute thread (after start).
-  void run(const NetworkSide::Command& command);
+  void run(const round::NetworkSide::Command& command);
   // Leaves the run (ComputeLink::leave) and closes every connection.
   void leave(const std::string& reason);
   // Set at construction: any thread may ask.
@@ -106,11 +107,11 @@ class SwarmSession {
   boost::asio::io_context& io_;
   SwarmConfig config_;
   const secure::KeyPair& identity_;
-  Mailbox& mailbox_;
-  TrafficCounters& traffic_;
-  SharedStateGuard& guard_;
-  std::unique_ptr<proto::PeerCore> core_;  // from start(): the join needs the mesh's port
-  std::unique_ptr<ComputeLink> compute_;   // with the core
+  round::Mailbox& mailbox_;
+  round::TrafficCounters& traffic_;
+  round::SharedStateGuard& guard_;
+  std::unique_ptr<proto::PeerCore> core_;        // from start(): the join needs the mesh's port
+  std::unique_ptr<round::ComputeLink> compute_;  // with the core
   std::shared_ptr<net::TrackerLink> link_;
   std::shared_ptr<net::PeerMesh> mesh_;
   std::shared_ptr<net::RouterPort> router_port_;  // null: nothing mapped

@@ -9,12 +9,12 @@
 #include <memory>
 #include <thread>
 
-#include "loco/swarm/network_side.hpp"
+#include "loco/round/network_side.hpp"
 #include "loco/swarm/swarm_session.hpp"
 
 namespace loco::swarm {
 
-class SwarmThread final : public NetworkSide {
+class SwarmThread final : public round::NetworkSide {
  public:
   // `identity` outlives this.
   SwarmThread(SwarmConfig config, const secure::KeyPair& identity);
@@ -22,23 +22,25 @@ class SwarmThread final : public NetworkSide {
 
   void start(const Digest& genesis, std::uint64_t round, const Digest& hash) override;
   void post(Command command) override;
-  std::optional<SwarmEvent> wait(Duration timeout) override { return mailbox_.wait(timeout); }
-  std::optional<SwarmEvent> wait_run_ended(Duration timeout) override {
+  std::optional<round::SwarmEvent> wait(Duration timeout) override {
+    return mailbox_.wait(timeout);
+  }
+  std::optional<round::SwarmEvent> wait_run_ended(Duration timeout) override {
     return mailbox_.wait_run_ended(timeout);
   }
-  bool holds(const std::function<bool(const SwarmEvent&)>& which) const override {
+  bool holds(const std::function<bool(const round::SwarmEvent&)>& which) const override {
     return mailbox_.holds(which);
   }
   void leave(const std::string& reason) override;
   bool gossip() const override { return session_.gossip(); }
-  SharedStateGuard& guard() override { return guard_; }
-  const TrafficCounters& traffic() const override { return traffic_; }
+  round::SharedStateGuard& guard() override { return guard_; }
+  const round::TrafficCounters& traffic() const override { return traffic_; }
 
  private:
   boost::asio::io_context io_;
-  Mailbox mailbox_;
-  TrafficCounters traffic_;
-  SharedStateGuard guard_;
+  round::Mailbox mailbox_;
+  round::TrafficCounters traffic_;
+  round::SharedStateGuard guard_;
   SwarmSession session_;
   boost::asio::steady_timer grace_;
   std::unique_ptr<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;

@@ -5,7 +5,7 @@
 //
 // Call order, the same on every member: start_round for rounds in one agreed sequence (every
 // member starts the same fragments in the same order), finish_round for each handle once. A
-// group over a network (swarm/swarm_async_group.hpp) numbers its rounds as the shared state's
+// group over a network (round/swarm_async_group.hpp) numbers its rounds as the shared state's
 // round + 1 and needs each round finished before the next starts; an in-process group
 // (local_async_group.hpp) takes finish_round in any order after its start_round.
 //

@@ -1,11 +1,11 @@
-#include "loco/swarm/swarm_async_group.hpp"
+#include "loco/round/swarm_async_group.hpp"
 
 #include <cmath>
 
 #include "loco/core/assert.hpp"
 #include "loco/core/sum_of_squares.hpp"
 
-namespace loco::swarm {
+namespace loco::round {
 
 train::AsyncOuterGroup::Handle SwarmAsyncGroup::start_round(std::size_t,
                                                             std::span<const float> delta,
@@ -36,4 +36,4 @@ train::RoundResult SwarmAsyncGroup::finish_round(Handle handle) {
   return result;
 }
 
-}  // namespace loco::swarm
+}  // namespace loco::round

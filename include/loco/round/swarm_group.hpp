@@ -56,13 +56,13 @@
 #include <memory>
 
 #include "loco/core/buffer_pool.hpp"
-#include "loco/swarm/network_side.hpp"
+#include "loco/round/network_side.hpp"
 #include "loco/train/gather_group.hpp"
 #include "loco/train/overlapped_gather.hpp"
 #include "loco/train/overlapped_group.hpp"
 #include "loco/train/strategy.hpp"
 
-namespace loco::swarm {
+namespace loco::round {
 
 struct JoinOutcome {
   proto::JoinReply reply;
@@ -222,4 +222,4 @@ class SwarmGroup final : public train::OuterGroup,
   Progress progress_;
 };
 
-}  // namespace loco::swarm
+}  // namespace loco::round

@@ -18,7 +18,7 @@
 #include "loco/proto/state_manifest.hpp"
 #include "loco/proto/tracker_messages.hpp"
 
-namespace loco::swarm {
+namespace loco::round {
 
 struct SwarmEvent {
   enum class Kind {
@@ -77,4 +77,4 @@ class Mailbox {
   std::optional<SwarmEvent> run_ended_;
 };
 
-}  // namespace loco::swarm
+}  // namespace loco::round

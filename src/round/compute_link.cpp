@@ -1,9 +1,11 @@
-#include "loco/swarm/compute_link.hpp"
+#include "loco/round/compute_link.hpp"
 
 #include <algorithm>
 #include <utility>
 
-namespace loco::swarm {
+#include "loco/proto/state_relay.hpp"
+
+namespace loco::round {
 
 ComputeLink::ComputeLink(proto::PeerCore& core, Mailbox& mailbox, SharedStateGuard& guard,
                          std::string poison)
@@ -58,6 +60,16 @@ void ComputeLink::serve(proto::StateManifest manifest, proto::StateBytes bytes,
                         std::uint64_t version) {
   core_.serve(std::move(manifest), std::move(bytes));
   served_version_ = version;
+}
+
+std::shared_lock<std::shared_mutex> ComputeLink::guard_for(proto::MessageType type) {
+  if (!proto::is_state_request(type)) return {};
+  return guard_served();
+}
+
+std::shared_lock<std::shared_mutex> ComputeLink::guard_for(const proto::ClientEvent& event) {
+  if (event.kind != proto::ClientEvent::Kind::state_relay) return {};
+  return guard_served();
 }
 
 std::shared_lock<std::shared_mutex> ComputeLink::guard_served() {
@@ -178,4 +190,4 @@ void ComputeLink::report_tentative(const TentativeInput& input) {
   mailbox_.post(std::move(reported));
 }
 
-}  // namespace loco::swarm
+}  // namespace loco::round

@@ -1,8 +1,8 @@
-#include "loco/swarm/swarm_events.hpp"
+#include "loco/round/swarm_events.hpp"
 
 #include <algorithm>
 
-namespace loco::swarm {
+namespace loco::round {
 
 void Mailbox::post(SwarmEvent event) {
   {
@@ -47,4 +47,4 @@ bool Mailbox::empty() const {
   return events_.empty();
 }
 
-}  // namespace loco::swarm
+}  // namespace loco::round

@@ -1,4 +1,4 @@
-#include "loco/swarm/swarm_group.hpp"
+#include "loco/round/swarm_group.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -8,7 +8,7 @@
 #include "loco/core/assert.hpp"
 #include "loco/core/error.hpp"
 
-namespace loco::swarm {
+namespace loco::round {
 namespace {
 
 // A round waits as long as the run needs (a slow group, a long timed quorum); this only makes the
@@ -472,4 +472,4 @@ void SwarmGroup::seed(Duration bound) {
   }
 }
 
-}  // namespace loco::swarm
+}  // namespace loco::round

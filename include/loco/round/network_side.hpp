@@ -10,10 +10,10 @@
 #include <optional>
 #include <string>
 
-#include "loco/swarm/compute_link.hpp"
-#include "loco/swarm/swarm_events.hpp"
+#include "loco/round/compute_link.hpp"
+#include "loco/round/swarm_events.hpp"
 
-namespace loco::swarm {
+namespace loco::round {
 
 // Byte counts for the progress line, read from the compute thread.
 struct TrafficCounters {
@@ -49,4 +49,4 @@ class NetworkSide {
   virtual const TrafficCounters& traffic() const = 0;
 };
 
-}  // namespace loco::swarm
+}  // namespace loco::round

@@ -26,10 +26,10 @@
 
 #include <functional>
 
-#include "loco/swarm/swarm_group.hpp"
+#include "loco/round/swarm_group.hpp"
 #include "loco/train/async_outer_group.hpp"
 
-namespace loco::swarm {
+namespace loco::round {
 
 class SwarmAsyncGroup final : public train::AsyncOuterGroup {
  public:
@@ -54,4 +54,4 @@ class SwarmAsyncGroup final : public train::AsyncOuterGroup {
   std::size_t members_ = 1;
 };
 
-}  // namespace loco::swarm
+}  // namespace loco::round

@@ -30,9 +30,9 @@
 
 #include "loco/core/buffer_pool.hpp"
 #include "loco/proto/peer_core.hpp"
-#include "loco/swarm/swarm_events.hpp"
+#include "loco/round/swarm_events.hpp"
 
-namespace loco::swarm {
+namespace loco::round {
 
 // The compute thread's shared state, which the network side serves in place rather than from a
 // copy: the compute thread changes it only holding `mutex` exclusively, and counts each change in
@@ -100,11 +100,16 @@ class ComputeLink {
   // --- the network side's ---
   // One event of the core for the compute thread (notes are the driver's to log or drop).
   void on_core_event(proto::PeerEvent& event);
-  // Before the core answers a request for the state: holds the guard shared for the answer, and
-  // stops serving state the compute thread has changed since.
-  std::shared_lock<std::shared_mutex> guard_served();
+  // Before the core takes an input: the guard held shared if the input reads the served state in
+  // place (a peer's state request, which the core answers from it; the tracker's custody pull,
+  // state_relay), else none. So both drivers take it for the same inputs. Serving state the
+  // compute thread has changed since stops first.
+  std::shared_lock<std::shared_mutex> guard_for(proto::MessageType type);
+  std::shared_lock<std::shared_mutex> guard_for(const proto::ClientEvent& event);
 
  private:
+  std::shared_lock<std::shared_mutex> guard_served();
+
   proto::PeerCore& core_;
   Mailbox& mailbox_;
   SharedStateGuard& guard_;
@@ -133,4 +138,4 @@ class ComputeLink {
   BufferPool<std::byte> served_pool_;  // the copies of the tentative state it serves
 };
 
-}  // namespace loco::swarm
+}  // namespace loco::round

@@ -2,9 +2,9 @@
 
 #include <chrono>
 
-#include "loco/swarm/swarm_events.hpp"
+#include "loco/round/swarm_events.hpp"
 
-namespace loco::swarm {
+namespace loco::round {
 namespace {
 
 SwarmEvent event(SwarmEvent::Kind kind, std::uint64_t round) {
@@ -65,4 +65,4 @@ TEST(Mailbox, TheRunsEndIsKeptApartFromTheQueueAndStays) {
 }
 
 }  // namespace
-}  // namespace loco::swarm
+}  // namespace loco::round
