@@ -110,7 +110,7 @@ void TrackerClient::handle(TimePoint now, MessageType type, std::span<const std:
       if (v.epoch <= view_.epoch && !view_.members.empty()) return;  // stale or repeated
       roster_.record(view_.members, v, 0);
       view_ = std::move(v);
-      view_digest_ = MembersDigest::of(view_.members);
+      view_digest_ = MembersDigest::of(view_.members, config_.lanes_memo.get());
       ++view_changes_;
       view_requested_ = false;
       emit(ClientEvent::Kind::view).view_epoch = view_.epoch;
@@ -125,7 +125,8 @@ void TrackerClient::handle(TimePoint now, MessageType type, std::span<const std:
         if (const Member* m = member(key)) replaced.push_back(*m);
       for (const Member& changed : delta.changed)
         if (const Member* m = member(changed.key)) replaced.push_back(*m);
-      if (view_.members.empty() || !apply_view_delta(view_, view_digest_, delta)) {
+      if (view_.members.empty() ||
+          !apply_view_delta(view_, view_digest_, delta, config_.lanes_memo.get())) {
         if (!view_requested_) send(ViewRequest{});  // a gap: the full view rebuilds it
         view_requested_ = true;
         return;

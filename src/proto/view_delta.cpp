@@ -6,7 +6,7 @@
 namespace loco::proto {
 namespace {
 
-std::array<std::uint64_t, 4> member_lanes(const Member& m) {
+MemberLanes member_lanes(const Member& m) {
   Blake2b h;
   h.update(std::as_bytes(std::span(m.key.bytes)));
   h.update_u64(m.address.size());
@@ -16,7 +16,7 @@ std::array<std::uint64_t, 4> member_lanes(const Member& m) {
   h.update_u64(m.first_round);
   h.update_u64(static_cast<std::uint64_t>(m.reachability));
   const Digest d = h.finish();
-  std::array<std::uint64_t, 4> lanes{};
+  MemberLanes lanes{};
   std::memcpy(lanes.data(), d.data(), d.size());
   return lanes;
 }
@@ -52,21 +52,51 @@ std::vector<Member>::iterator find_entry(std::vector<Member>& members, const Pee
   return it != members.end() && it->key == key ? it : members.end();
 }
 
+// `delta` (checked against `members`) applied in place: each member removed or added shifts the
+// entries after it, half the list on average, where merge_delta() moves all of it into a new one.
+void apply_in_place(std::vector<Member>& members, const ViewDelta& delta) {
+  for (const PeerKey& key : delta.removed) members.erase(find_entry(members, key));
+  for (const Member& m : delta.changed) {
+    const auto it = std::ranges::lower_bound(members, m.key, {}, &Member::key);
+    if (it != members.end() && it->key == m.key)
+      *it = m;
+    else
+      members.insert(it, m);
+  }
+}
+
 }  // namespace
 
-MembersDigest MembersDigest::of(std::span<const Member> members) {
+MemberLanesMemo::MemberLanesMemo(std::size_t capacity) : capacity_(capacity) {}
+
+std::size_t MemberLanesMemo::EntryHash::operator()(const Member& m) const {
+  std::size_t h = 0;
+  std::memcpy(&h, m.key.bytes.data(), sizeof h);
+  return h ^ static_cast<std::size_t>(m.reachability);  // an entry's versions, apart
+}
+
+MemberLanes MemberLanesMemo::lanes(const Member& m) {
+  if (const auto it = lanes_.find(m); it != lanes_.end()) {
+    ++hits_;
+    return it->second;
+  }
+  if (lanes_.size() >= capacity_) lanes_.clear();
+  return lanes_.emplace(m, member_lanes(m)).first->second;
+}
+
+MembersDigest MembersDigest::of(std::span<const Member> members, MemberLanesMemo* memo) {
   MembersDigest d;
-  for (const Member& m : members) d.add(m);
+  for (const Member& m : members) d.add(m, memo);
   return d;
 }
 
-void MembersDigest::add(const Member& m) {
-  const auto lanes = member_lanes(m);
+void MembersDigest::add(const Member& m, MemberLanesMemo* memo) {
+  const MemberLanes lanes = memo ? memo->lanes(m) : member_lanes(m);
   for (std::size_t i = 0; i < lanes_.size(); ++i) lanes_[i] += lanes[i];
 }
 
-void MembersDigest::remove(const Member& m) {
-  const auto lanes = member_lanes(m);
+void MembersDigest::remove(const Member& m, MemberLanesMemo* memo) {
+  const MemberLanes lanes = memo ? memo->lanes(m) : member_lanes(m);
   for (std::size_t i = 0; i < lanes_.size(); ++i) lanes_[i] -= lanes[i];
 }
 
@@ -100,9 +130,10 @@ ViewDelta view_delta(const View& from, const View& to, const MembersDigest& to_d
 }
 
 // O(changes x log members) to check, and to apply when no member comes or goes (a newcomer's
-// reachability, measured after its join): every member applies every delta, and the simulator
-// runs a thousand members.
-bool apply_view_delta(View& view, MembersDigest& digest, const ViewDelta& delta) {
+// reachability, measured after its join); a member or two in or out shift part of the list, more
+// rebuild it: every member applies every delta, and the simulator runs a thousand members.
+bool apply_view_delta(View& view, MembersDigest& digest, const ViewDelta& delta,
+                      MemberLanesMemo* memo) {
   if (delta.base_epoch != view.epoch) return false;
   MembersDigest next = digest;
   auto changed = delta.changed.begin();
@@ -111,23 +142,24 @@ bool apply_view_delta(View& view, MembersDigest& digest, const ViewDelta& delta)
     if (it == view.members.end()) return false;  // not there: another base than the tracker's
     while (changed != delta.changed.end() && changed->key < key) ++changed;
     if (changed != delta.changed.end() && changed->key == key) return false;  // never both
-    next.remove(*it);
+    next.remove(*it, memo);
   }
   std::size_t added = 0;
   for (const Member& m : delta.changed) {
     const auto it = find_entry(view.members, m.key);
     if (it != view.members.end())
-      next.remove(*it);
+      next.remove(*it, memo);
     else
       ++added;
-    next.add(m);
+    next.add(m, memo);
   }
   if (next.value() != delta.members_digest) return false;  // another list than the tracker's
-  if (delta.removed.empty() && added == 0) {
-    for (const Member& m : delta.changed) *find_entry(view.members, m.key) = m;
-  } else {
+  // Up to two members in or out (a join, a leave, a join and its reachability: most deltas after
+  // the join burst) cost less shifted in place than rebuilt.
+  if (delta.removed.size() + added <= 2)
+    apply_in_place(view.members, delta);
+  else
     view.members = merge_delta(view.members, delta);
-  }
   view.epoch = delta.epoch;
   digest = next;
   return true;

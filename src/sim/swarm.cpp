@@ -105,8 +105,10 @@ Swarm::Swarm(SwarmConfig config)
                                                         .genesis = config_.tracker.genesis,
                                                         .state_round = 0,
                                                         .state_hash = {}},
-                             // The peers' clients are handed the same views: verified once.
-                             .signature_memo = std::make_shared<secure::SignatureMemo>()},
+                             // The peers' clients are handed the same views: verified once,
+                             // each entry hashed once.
+                             .signature_memo = std::make_shared<secure::SignatureMemo>(),
+                             .lanes_memo = std::make_shared<proto::MemberLanesMemo>()},
                      .codec = config_.codec,
                      .chunk_values = config_.chunk_values,
                      .all_reduce = config_.all_reduce,

@@ -139,6 +139,64 @@ TEST(ViewDelta, RandomDeltasRebuildTheTrackersList) {
   }
 }
 
+// Deltas with one or two members in or out (joins, leaves, a join beside a changed entry), at
+// either end of the list or inside it: apply_view_delta shifts them in place, and the list and
+// digest must be the tracker's all the same.
+TEST(ViewDelta, DeltasWithAMemberOrTwoInOrOutRebuildTheTrackersList) {
+  Rng rng(51);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<Member> a;
+    for (std::uint8_t n = 1; n <= 12; ++n) a.push_back(member(n));
+    std::vector<Member> b = a;
+    const std::uint64_t ins_and_outs = 1 + rng.below(2);
+    for (std::uint64_t i = 0; i < ins_and_outs; ++i) {
+      if (rng.below(2) == 0)
+        b.push_back(member(static_cast<std::uint8_t>(13 + i)));  // joins (anywhere in key order)
+      else
+        b.erase(b.begin() + static_cast<std::ptrdiff_t>(rng.below(b.size())));  // leaves
+    }
+    if (rng.below(2) == 0) b[rng.below(b.size())].reachability = Reachability::reachable;
+    const View from = view_of(7, a);
+    const View to = view_of(8, b);
+    View held = from;
+    MembersDigest digest = MembersDigest::of(held.members);
+    ASSERT_TRUE(apply_view_delta(held, digest, view_delta(from, to, MembersDigest::of(b))))
+        << "trial " << trial;
+    EXPECT_EQ(held, to) << "trial " << trial;
+    EXPECT_EQ(digest, MembersDigest::of(to.members)) << "trial " << trial;
+  }
+}
+
+// The simulator's clients share a memo of member entries' hashes: a view and deltas applied with
+// it give the digest a fresh hash gives, an entry that differs in one field is hashed anew, and a
+// full memo starts again without changing a digest.
+TEST(ViewDelta, AMemoOfEntryHashesGivesTheDigestsAFreshHashGives) {
+  const View from = view_of(4, {member(1), member(2), member(3)});
+  View to = view_of(5, {member(1), member(3), member(4)});
+  to.members[1].reachability = Reachability::unreachable;
+  const ViewDelta delta = view_delta(from, to, MembersDigest::of(to.members));
+  for (const std::size_t capacity : {std::size_t{2}, std::size_t{64}}) {
+    MemberLanesMemo memo(capacity);
+    for (int peer = 0; peer < 3; ++peer) {  // three clients handed the same view and delta
+      View held = from;
+      MembersDigest digest = MembersDigest::of(held.members, &memo);
+      EXPECT_EQ(digest, MembersDigest::of(from.members));
+      ASSERT_TRUE(apply_view_delta(held, digest, delta, &memo)) << "capacity " << capacity;
+      EXPECT_EQ(held, to);
+      EXPECT_EQ(digest, MembersDigest::of(to.members));
+    }
+    if (capacity == 64) {
+      EXPECT_GE(memo.hits(), 12u) << "the second and third clients hash nothing";
+    }
+  }
+  // Another list with the memo full of the first one's entries: still refused.
+  MemberLanesMemo memo;
+  View other = view_of(4, {member(1), member(2), member(7)});
+  MembersDigest digest = MembersDigest::of(other.members, &memo);
+  (void)MembersDigest::of(from.members, &memo);
+  EXPECT_FALSE(apply_view_delta(other, digest, delta, &memo));
+}
+
 // The simulator's clients share a memo of verified signatures: once the genuine delta is in it,
 // another key, another run or a flipped bit must still be refused.
 TEST(ViewDelta, ASignatureMemoRefusesWhatVerificationRefuses) {

@@ -47,6 +47,8 @@ struct TrackerClientConfig {
   // Shared by the clients of one process that are handed the same views (the simulator's peers):
   // each signature is then checked once. None: each view is checked.
   std::shared_ptr<secure::SignatureMemo> signature_memo{};
+  // Shared as signature_memo is: each member entry of those views is hashed once for the digest.
+  std::shared_ptr<MemberLanesMemo> lanes_memo{};
 };
 
 // How an attempt to connect to the tracker failed before the connection was up (the driver's
