@@ -1,10 +1,10 @@
 #pragma once
 // A simulated volunteer that trains with a real strategy: train::DiLoCo, Streaming DiLoCo (and
-// its eager updates), DeMo, DDP or SparseLoCo, over round::SwarmGroup, the group loco-peer uses, on a small
-// model of its own (train::InnerLoop on its data shard). Only the network side is simulated: its
-// SwarmGroup talks to the process's PeerNode (peer_node.hpp) through a round::ComputeLink, as
-// loco-peer's talks to its SwarmSession, so the rounds of every strategy run the code loco-peer
-// runs, over simulated links and faults.
+// its eager updates), DeMo, DDP or SparseLoCo, over round::SwarmGroup, the group loco-peer uses, on
+// a small model of its own (train::InnerLoop on its data shard). Only the network side is
+// simulated: its SwarmGroup talks to the process's PeerNode (peer_node.hpp) through a
+// round::ComputeLink, as loco-peer's talks to its SwarmSession, so the rounds of every strategy run
+// the code loco-peer runs, over simulated links and faults.
 //
 // The compute thread is a real thread that runs in turns with the event loop (Turns): exactly one
 // of them runs at a time, so the run stays one deterministic sequence of events. The compute
