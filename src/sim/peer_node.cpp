@@ -55,7 +55,8 @@ PeerNode::PeerNode(const PeerWorld& world, NodeId node, PeerDisk& disk)
 void PeerNode::start() {
   world_.network->attach(node_, this);
   if (world_.strategy != nullptr) {
-    process_ = std::make_unique<StrategyProcess>(*this, *world_.strategy, disk_.step_time);
+    process_ = std::make_unique<StrategyProcess>(*this, *world_.strategy, disk_.step_time,
+                                                 disk_.behaviour, disk_.index);
     process_->start();  // its SwarmGroup's join calls start_core
     return;
   }

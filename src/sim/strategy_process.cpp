@@ -1,14 +1,17 @@
 #include "loco/sim/strategy_process.hpp"
 
+#include <optional>
 #include <utility>
 
 #include "loco/core/error.hpp"
 #include "loco/model/model.hpp"
 #include "loco/round/swarm_async_group.hpp"
 #include "loco/round/swarm_group.hpp"
+#include "loco/sim/lying_gather.hpp"
 #include "loco/sim/peer_node.hpp"
 #include "loco/train/genesis.hpp"
 #include "loco/train/inner_loop.hpp"
+#include "loco/train/make_sparseloco.hpp"
 #include "loco/train/make_strategy.hpp"
 #include "loco/train/run_end.hpp"
 #include "loco/train/run_settings.hpp"
@@ -110,8 +113,9 @@ class StrategyProcess::Side final : public round::NetworkSide {
 
 // --- the process ---
 
-StrategyProcess::StrategyProcess(PeerNode& node, const StrategyRun& run, Duration step_time)
-    : node_(node), run_(run), step_time_(step_time) {}
+StrategyProcess::StrategyProcess(PeerNode& node, const StrategyRun& run, Duration step_time,
+                                 Behaviour behaviour, std::uint64_t seed)
+    : node_(node), run_(run), step_time_(step_time), behaviour_(behaviour), seed_(seed) {}
 
 StrategyProcess::~StrategyProcess() {
   if (!thread_.joinable()) return;
@@ -141,8 +145,13 @@ void StrategyProcess::train() {
   train::InnerLoop loop(config, run_.corpus);
   round::SwarmGroup group(std::make_unique<Side>(*this), &stopping_);
   round::SwarmAsyncGroup async_group(group);
+  std::optional<LyingGather> lying;  // a lying SparseLoCo member's messages (lying_gather.hpp)
+  if (behaviour_ != Behaviour::honest && config.strategy.kind == "sparseloco")
+    lying.emplace(group, behaviour_, loop.layout(), train::sparseloco_config(config.strategy),
+                  seed_);
+  train::GatherGroup* gather = lying ? &*lying : static_cast<train::GatherGroup*>(&group);
   const std::unique_ptr<train::Strategy> strategy = train::make_strategy(
-      config, loop, group, &async_group, &group, &group, [this] { return clock_; }, &group);
+      config, loop, group, &async_group, gather, &group, [this] { return clock_; }, &group);
   group.bind(strategy->shared());
   strategy->begin(loop, train::Start::fresh);
   round::JoinOutcome joined;
@@ -172,6 +181,7 @@ void StrategyProcess::train() {
     }
   }
   strategy->finish(loop);
+  if (run_.evaluate) final_loss_ = loop.evaluate();
   update_buffers_ = group.update_buffers();
   last_round_ = group.last_round();
   const std::uint64_t final_round = joined.reply.final_round;

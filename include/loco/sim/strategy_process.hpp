@@ -24,6 +24,7 @@
 #include <deque>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -31,6 +32,7 @@
 
 #include "loco/round/compute_link.hpp"
 #include "loco/round/network_side.hpp"
+#include "loco/sim/behaviour.hpp"
 #include "loco/train/corpus.hpp"
 #include "loco/train/strategy.hpp"
 #include "loco/train/train_config.hpp"
@@ -51,6 +53,8 @@ struct StrategyRun {
   train::Corpus corpus;                  // read by one compute thread at a time
   Digest genesis{};                      // the hash of the shared state of round 0
   std::vector<proto::Setting> settings;  // what the tracker admits (train/run_settings.hpp)
+  // Each process measures its validation loss once it finished (StrategyProcess::final_loss).
+  bool evaluate = false;
 };
 
 // One thread runs at a time: the event loop hands the turn over and waits until it comes back.
@@ -73,8 +77,10 @@ class Turns {
 
 class StrategyProcess {
  public:
-  // `node` (the process's network side) and `run` outlive this.
-  StrategyProcess(PeerNode& node, const StrategyRun& run, Duration step_time);
+  // `node` (the process's network side) and `run` outlive this. A SparseLoCo member whose
+  // `behaviour` changes updates lies in its messages (lying_gather.hpp), drawn from `seed`.
+  StrategyProcess(PeerNode& node, const StrategyRun& run, Duration step_time,
+                  Behaviour behaviour = Behaviour::honest, std::uint64_t seed = 0);
   // Stops the compute thread (a crash: nothing more reaches the network side) and joins it.
   ~StrategyProcess();
 
@@ -100,6 +106,9 @@ class StrategyProcess {
   double shares() const { return shares_; }
   // Once finished: why the tracker refused its join, with which loco-peer exits (empty: joined).
   const std::string& refusal() const { return refusal_; }
+  // Once finished, with StrategyRun::evaluate: its inner loop's validation loss after its last
+  // step and round (InnerLoop::evaluate; SparseLoCo's loop then holds the shared θ). NaN: none.
+  float final_loss() const { return final_loss_; }
 
  private:
   class Side;
@@ -120,6 +129,8 @@ class StrategyProcess {
   PeerNode& node_;
   const StrategyRun& run_;
   Duration step_time_;
+  Behaviour behaviour_;
+  std::uint64_t seed_;
   Turns turns_;
   std::thread thread_;
   round::Mailbox mailbox_;
@@ -139,6 +150,7 @@ class StrategyProcess {
   std::uint64_t rounds_committed_ = 0;
   double shares_ = 0;
   std::string refusal_;
+  float final_loss_ = std::numeric_limits<float>::quiet_NaN();
 };
 
 }  // namespace loco::sim

@@ -40,7 +40,8 @@ struct SwarmConfig {
   // quadratic of `compute`.
   std::shared_ptr<ComputeModel> model;
   // Peers that train with a real strategy instead (strategy_process.hpp): its codec and settings
-  // are the run's; `compute`, `model`, `behaviours` and checkpoints are not used (a restarted
+  // are the run's; `compute`, `model` and checkpoints are not used, nor `behaviours` but for a
+  // SparseLoCo member's messages (lying_gather.hpp) (a restarted
   // peer starts from the genesis and fetches the run's state), and gossip mode is not available.
   std::shared_ptr<const StrategyRun> strategy;
   // With a strategy, the tracker announces the run's final round (train/run_end.hpp) and keeps
