@@ -28,7 +28,19 @@ std::optional<proto::TrackerSnapshot> load_state(StateStore* state) {
   if (state == nullptr) return std::nullopt;
   const auto bytes = state->load();
   if (!bytes) return std::nullopt;
-  return proto::decode_snapshot(*bytes, state->where());
+  auto restored = proto::decode_snapshot(*bytes, state->where());
+  spdlog::info("continuing run {} from {}: round {} committed", restored.run_id, state->where(),
+               restored.committed_round);
+  return restored;
+}
+
+// Custody copies live next to the state file (a replica's own, beside no state file: its
+// state is in etcd); without one they are kept in memory only.
+std::unique_ptr<CustodyStore> custody_store(const TrackerOptions& options,
+                                            const proto::TrackerCoreConfig& config) {
+  if (config.custody.every == 0 || options.state_file.empty()) return nullptr;
+  return std::make_unique<CustodyStore>(options.state_file + ".custody", options.run_id,
+                                        to_custody_limits(options));
 }
 
 net::HostPort parse_address(const std::string& text, const char* option) {
@@ -106,6 +118,30 @@ std::shared_ptr<StatusHttpServer> start_status_page(boost::asio::io_context& io,
   return http;
 }
 
+// The status page's figures: the service's, and a replica's name, term and time it leads since.
+proto::TrackerStatus status_of(TrackerService& service, Replica* replica,
+                               std::int64_t leading_since_ms) {
+  proto::TrackerStatus s = service.status();
+  if (replica != nullptr) {
+    s.replica = replica->name();
+    s.replica_term = static_cast<std::uint64_t>(replica->election().term());
+    s.leading_since_ms = static_cast<std::uint64_t>(leading_since_ms);
+  }
+  return s;
+}
+
+// A replica looks at its election between saves too: a deposed leader stops at once. Polls
+// every Replica::kPollPeriod until `stopping` or a cancelled `lease`.
+void watch_lease(boost::asio::steady_timer& lease, Replica& replica, TrackerService& service,
+                 const bool& stopping) {
+  lease.expires_after(Replica::kPollPeriod);
+  lease.async_wait([&lease, &replica, &service, &stopping](const boost::system::error_code& error) {
+    if (error || stopping) return;
+    if (!replica.still_leading(steady_now())) return service.depose();
+    watch_lease(lease, replica, service, stopping);
+  });
+}
+
 // How a term of service ended: by a signal (the process stops) or deposed (a replica that no
 // longer leads: it waits to lead again).
 enum class Ended { signalled, deposed };
@@ -117,18 +153,10 @@ Ended serve_term(const TrackerOptions& options, const secure::KeyPair& key,
   const proto::TrackerCoreConfig config = to_core_config(options);
   const DownloadLimits downloads = to_download_limits(options);  // checked before anything runs
   auto restored = load_state(state.get());
-  if (restored)
-    spdlog::info("continuing run {} from {}: round {} committed", restored->run_id, state->where(),
-                 restored->committed_round);
 
   boost::asio::io_context io;
   const auto start = steady_now();
-  // Custody copies live next to the state file (a replica's own, beside no state file: its
-  // state is in etcd); without one they are kept in memory only.
-  std::unique_ptr<CustodyStore> custody;
-  if (config.custody.every > 0 && !options.state_file.empty())
-    custody = std::make_unique<CustodyStore>(options.state_file + ".custody", options.run_id,
-                                             to_custody_limits(options));
+  std::unique_ptr<CustodyStore> custody = custody_store(options, config);
   TrackerService service(
       io, net::resolve(io, address), listener_config(options, key, to_listener_limits(options)),
       std::make_unique<proto::TrackerCore>(config, key, std::move(restored), start),
@@ -152,15 +180,8 @@ Ended serve_term(const TrackerOptions& options, const secure::KeyPair& key,
   const auto leading_since = std::chrono::duration_cast<std::chrono::milliseconds>(
                                  std::chrono::system_clock::now().time_since_epoch())
                                  .count();
-  http = start_status_page(io, options, downloads, service, [&] {
-    proto::TrackerStatus s = service.status();
-    if (replica != nullptr) {
-      s.replica = replica->name();
-      s.replica_term = static_cast<std::uint64_t>(replica->election().term());
-      s.leading_since_ms = static_cast<std::uint64_t>(leading_since);
-    }
-    return s;
-  });
+  http = start_status_page(io, options, downloads, service,
+                           [&] { return status_of(service, replica, leading_since); });
 
   bool signalled = false;
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
@@ -170,16 +191,7 @@ Ended serve_term(const TrackerOptions& options, const secure::KeyPair& key,
     signalled = true;
     shut_down();
   });
-  // A replica looks at its election between saves too: a deposed leader stops at once.
-  std::function<void()> watch_lease = [&] {
-    lease.expires_after(Replica::kPollPeriod);
-    lease.async_wait([&](const boost::system::error_code& error) {
-      if (error || stopping) return;
-      if (!replica->still_leading(steady_now())) return service.depose();
-      watch_lease();
-    });
-  };
-  if (replica != nullptr) watch_lease();
+  if (replica != nullptr) watch_lease(lease, *replica, service, stopping);
   std::printf("listening on %s as %s\n",
               fmt::format("{}", fmt::streamed(service.local_endpoint())).c_str(),
               secure::to_hex(key.public_key()).c_str());

@@ -36,6 +36,75 @@ std::string versus_floor(double loss, const std::optional<double>& floor) {
   return fmt::format(" (floor {:.4f}, {:+.1f}%)", *floor, 100.0 * (loss / *floor - 1.0));
 }
 
+// The last step of this process: train.steps, or train.stop_at when it stops sooner.
+std::uint64_t last_step_of(const TrainConfig& config) {
+  return config.train.stop_at > 0 ? std::min(config.train.stop_at, config.train.steps)
+                                  : config.train.steps;
+}
+
+// Writes the checkpoint, when the config names one.
+void save_checkpoint(const TrainConfig& config, TrainingCheckpoint& state, const InnerLoop& loop,
+                     TrainSummary& summary) {
+  if (config.train.checkpoint.empty()) return;
+  state.save(config.train.checkpoint);
+  summary.checkpoint = config.train.checkpoint;
+  spdlog::info("checkpoint: {} (step {})", config.train.checkpoint, loop.steps());
+}
+
+// What run_training does after each step (step_loop.hpp): a progress line every log_every steps,
+// validation every eval_every and a checkpoint every checkpoint_every (but at the last step, which
+// the exit validates and checkpoints).
+class AfterEachStep {
+ public:
+  AfterEachStep(const TrainConfig& config, InnerLoop& loop, TrainingCheckpoint& state,
+                TrainSummary& summary, std::uint64_t last_step)
+      : config_(config),
+        loop_(loop),
+        state_(state),
+        summary_(summary),
+        last_step_(last_step),
+        interval_(loop.tokens_per_step()) {}
+
+  Clock::time_point start() const { return start_; }
+
+  void operator()(const StepOutcome& s) {
+    interval_.add(s.loss);
+    if (s.step % config_.train.log_every == 0 || s.step == last_step_) log_progress(s);
+    if (config_.train.eval_every > 0 && s.step % config_.train.eval_every == 0 &&
+        s.step != last_step_) {
+      const float val = loop_.evaluate();
+      spdlog::info("step {:>6} | validation loss {:.4f}{}", s.step, val,
+                   versus_floor(val, summary_.entropy_floor));
+    }
+    if (config_.train.checkpoint_every > 0 && s.step % config_.train.checkpoint_every == 0 &&
+        s.step != last_step_) {
+      save_checkpoint(config_, state_, loop_, summary_);
+    }
+  }
+
+ private:
+  void log_progress(const StepOutcome& s) {
+    const double elapsed_s = std::chrono::duration<double>(Clock::now() - start_).count();
+    const ProgressInterval::Figures f = interval_.take();
+    summary_.train_loss = f.mean_loss;
+    const double eta_s =
+        elapsed_s / static_cast<double>(s.step - summary_.start_step) * (last_step_ - s.step);
+    spdlog::info(
+        "step {:>6}/{} | loss {:.4f}{} | lr {:.2e} | grad norm {:.3f} | {:.0f} tok/s | "
+        "ETA {}",
+        s.step, config_.train.steps, f.mean_loss, versus_floor(f.mean_loss, summary_.entropy_floor),
+        s.learning_rate, s.grad_norm, f.tokens_per_s, format_duration(eta_s));
+  }
+
+  const TrainConfig& config_;
+  InnerLoop& loop_;
+  TrainingCheckpoint& state_;
+  TrainSummary& summary_;
+  std::uint64_t last_step_;
+  ProgressInterval interval_;
+  Clock::time_point start_ = Clock::now();
+};
+
 }  // namespace
 
 TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* stop) {
@@ -67,18 +136,10 @@ TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* st
   }
   strategy->begin(loop, how);
   summary.start_step = loop.steps();
-  const std::uint64_t last_step = config.train.stop_at > 0
-                                      ? std::min(config.train.stop_at, config.train.steps)
-                                      : config.train.steps;
+  const std::uint64_t last_step = last_step_of(config);
   if (summary.start_step >= last_step)
     spdlog::info("nothing to train: the checkpoint is at step {}, and the run ends at step {}",
                  summary.start_step, last_step);
-  auto checkpoint = [&] {
-    if (config.train.checkpoint.empty()) return;
-    state.save(config.train.checkpoint);
-    summary.checkpoint = config.train.checkpoint;
-    spdlog::info("checkpoint: {} (step {})", config.train.checkpoint, loop.steps());
-  };
   spdlog::info(
       "training a {} of {} parameters for steps {}..{} on {} training tokens, {} threads{}",
       config.model.kind, summary.parameters, loop.steps(), last_step,
@@ -87,40 +148,14 @@ TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* st
 
   // 3. The steps (step_loop.hpp), with a progress line every log_every steps, validation and
   // checkpoints.
-  const auto start = Clock::now();
-  ProgressInterval interval(loop.tokens_per_step());
-  const auto after_each = [&](const StepOutcome& s) {
-    interval.add(s.loss);
-    if (s.step % config.train.log_every == 0 || s.step == last_step) {
-      const double elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
-      const ProgressInterval::Figures f = interval.take();
-      summary.train_loss = f.mean_loss;
-      const double eta_s =
-          elapsed_s / static_cast<double>(s.step - summary.start_step) * (last_step - s.step);
-      spdlog::info(
-          "step {:>6}/{} | loss {:.4f}{} | lr {:.2e} | grad norm {:.3f} | {:.0f} tok/s | "
-          "ETA {}",
-          s.step, config.train.steps, f.mean_loss, versus_floor(f.mean_loss, summary.entropy_floor),
-          s.learning_rate, s.grad_norm, f.tokens_per_s, format_duration(eta_s));
-    }
-    if (config.train.eval_every > 0 && s.step % config.train.eval_every == 0 &&
-        s.step != last_step) {
-      const float val = loop.evaluate();
-      spdlog::info("step {:>6} | validation loss {:.4f}{}", s.step, val,
-                   versus_floor(val, summary.entropy_floor));
-    }
-    if (config.train.checkpoint_every > 0 && s.step % config.train.checkpoint_every == 0 &&
-        s.step != last_step) {
-      checkpoint();
-    }
-  };
+  AfterEachStep after_each(config, loop, state, summary, last_step);
   run_steps(
       loop, *strategy, [&] { return loop.steps() < last_step; }, stop,
-      StepHooks{.computed = {}, .done = after_each});
+      StepHooks{.computed = {}, .done = [&](const StepOutcome& s) { after_each(s); }});
 
   // 4. At exit: validation loss and a checkpoint of where the run stopped.
   summary.end_step = loop.steps();
-  summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  summary.seconds = std::chrono::duration<double>(Clock::now() - after_each.start()).count();
   if (summary.end_step > summary.start_step) {
     summary.tokens_per_second = loop.tokens_per_step() *
                                 static_cast<double>(summary.end_step - summary.start_step) /
@@ -129,7 +164,7 @@ TrainSummary run_training(const TrainConfig& config, const std::atomic<bool>* st
   summary.val_loss = loop.evaluate();
   spdlog::info("step {:>6} | validation loss {:.4f}{}", summary.end_step, *summary.val_loss,
                versus_floor(*summary.val_loss, summary.entropy_floor));
-  checkpoint();
+  save_checkpoint(config, state, loop, summary);
   if (row.group == RoundGroup::asynchronous) {
     spdlog::info("streaming: {} bytes of encoded fragment deltas handed over, largest {} bytes",
                  alone_async.bytes_handed_over(0), alone_async.largest_message());
