@@ -163,6 +163,9 @@ void exchange(asio::io_context& io, Stream& stream, const HttpSource& source,
   tcp_layer.expires_after(limits.io_timeout);
   ec = run_one(io, [&](auto done) { http::async_read_header(stream, buffer, parser, done); });
   if (ec == http::error::header_limit) refuse(source, name, "sends a header over the limit");
+  // Beast refuses a Content-Length over the body limit as it reads the header.
+  if (ec == http::error::body_limit)
+    refuse(source, name, fmt::format("announces more than the file's {} bytes", want.total));
   step("reading the response");
   const std::uint64_t from = check_header(source, name, parser, want);
   const std::uint64_t most = want.total - from;
