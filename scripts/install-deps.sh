@@ -13,6 +13,7 @@ packages=(
   libminiupnpc-dev                # UPnP-IGD port mapping (net/upnp_mapping.hpp)
   libnatpmp-dev                   # NAT-PMP/PCP port mapping (net/natpmp_mapping.hpp)
   libsentencepiece-dev            # subword tokenizers of real-text datasets (data/tokenizer.hpp)
+  libssl-dev                      # https:// dataset mirrors (fetch/http_get.hpp): most serve HTTPS only
   nftables miniupnpd-nftables     # home routers in network namespaces (tests/programs/home_router_test.cpp)
   chromium chromium-driver fonts-dejavu-core  # the status page's browser test (headless)
   etcd-server etcd-client         # tracker replicas' consensus store (etcd/); tests start their own on loopback

@@ -195,7 +195,8 @@ DatasetFetcher::DatasetFetcher(DatasetFetch plan) : s_(std::make_unique<State>()
   if (plan.sources.empty())
     throw Error(ErrorCategory::config,
                 "data: no source to fetch the dataset from (the run config's data.mirrors)");
-  for (const std::string& url : plan.sources) s_->sources.push_back(parse_http_source(url));
+  for (const std::string& url : plan.sources)
+    s_->sources.push_back(parse_http_source(url, plan.ca_file));
   s_->folder = plan.cache / plan.manifest_hash.substr(0, 16);
   s_->progress = FetchProgress(plan.progress_every);
   s_->plan = std::move(plan);

@@ -4,6 +4,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/buffer_body.hpp>
@@ -17,6 +18,7 @@
 
 #include "loco/core/error.hpp"
 #include "loco/fetch/blocking_io.hpp"
+#include "tls_connect.hpp"
 
 namespace loco::fetch {
 namespace asio = boost::asio;
@@ -105,53 +107,52 @@ class RateFloor {
 
 }  // namespace
 
-HttpSource parse_http_source(std::string_view url) {
+HttpSource parse_http_source(std::string_view url, std::string_view ca_file) {
   const auto fail = [&](const char* why) {
     throw Error(ErrorCategory::config, fmt::format("data source '{}': {}", url, why));
   };
-  if (url.starts_with("https://"))
-    fail(
-        "HTTPS is not supported yet: give an http:// mirror (every byte is checked against the "
-        "manifest's BLAKE2b, so plain HTTP cannot feed a peer wrong data)");
-  if (!url.starts_with("http://")) fail("not an http:// URL");
-  const std::string_view rest = url.substr(7);
+  HttpSource s;
+  s.tls = url.starts_with("https://");
+  if (!s.tls && !url.starts_with("http://")) fail("not an http:// or https:// URL");
+  if (s.tls) s.ca_file = std::string(ca_file);
+  const std::string_view rest = url.substr(s.tls ? 8 : 7);
   const std::size_t slash = rest.find('/');
   const std::string_view authority = rest.substr(0, slash);
-  HttpSource s;
   s.url = std::string(url);
   s.path = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
   if (!s.path.ends_with('/')) s.path += '/';
   if (!s.url.ends_with('/')) s.url += '/';
   const std::size_t colon = authority.rfind(':');
   s.host = std::string(authority.substr(0, colon));
-  s.port = colon == std::string_view::npos ? "80" : std::string(authority.substr(colon + 1));
+  s.port = colon == std::string_view::npos ? (s.tls ? "443" : "80")
+                                           : std::string(authority.substr(colon + 1));
   unsigned port = 0;
   const auto [end, ec] = std::from_chars(s.port.data(), s.port.data() + s.port.size(), port);
   if (s.host.empty() || ec != std::errc{} || end != s.port.data() + s.port.size() || port == 0 ||
       port > 65535)
-    fail("needs http://host[:port][/path]");
+    fail("needs http[s]://host[:port][/path]");
   if (s.path.find_first_of("?#%") != std::string::npos || s.path.find("/../") != std::string::npos)
     fail("its path may not hold '?', '#', '%' or '..'");
   return s;
 }
 
-void http_get(const HttpSource& source, const std::string& name, Want want, const BodySink& sink,
+namespace {
+
+// The request and its response over a connected `stream` (TCP or TLS): every check of http_get.
+template <class Stream>
+void exchange(asio::io_context& io, Stream& stream, const HttpSource& source,
+              const std::string& name, Want want, const BodySink& sink,
               const HttpGetLimits& limits) {
-  asio::io_context io;
   beast::error_code ec;
   const auto step = [&](const char* what) {
     if (ec) broke(source, name, fmt::format("{}: {}", what, ec.message()));
   };
-  beast::tcp_stream stream(io);
-  const char* failed = "";
-  ec = connect_within(io, stream, source.host, source.port, limits.io_timeout, failed);
-  step(failed);
-
+  auto& tcp_layer = beast::get_lowest_layer(stream);
   http::request<http::empty_body> request{http::verb::get, source.path + name, 11};
   request.set(http::field::host, source.host);
   request.set(http::field::user_agent, "loco-peer");
   if (want.offset > 0) request.set(http::field::range, fmt::format("bytes={}-", want.offset));
-  stream.expires_after(limits.io_timeout);
+  tcp_layer.expires_after(limits.io_timeout);
   ec = run_one(io, [&](auto done) { http::async_write(stream, request, done); });
   step("sending the request");
 
@@ -159,9 +160,12 @@ void http_get(const HttpSource& source, const std::string& name, Want want, cons
   http::response_parser<http::buffer_body> parser;
   parser.header_limit(limits.max_header_bytes);
   parser.body_limit(want.total);  // no body past the whole file, chunked or not
-  stream.expires_after(limits.io_timeout);
+  tcp_layer.expires_after(limits.io_timeout);
   ec = run_one(io, [&](auto done) { http::async_read_header(stream, buffer, parser, done); });
   if (ec == http::error::header_limit) refuse(source, name, "sends a header over the limit");
+  // Beast refuses a Content-Length over the body limit as it reads the header.
+  if (ec == http::error::body_limit)
+    refuse(source, name, fmt::format("announces more than the file's {} bytes", want.total));
   step("reading the response");
   const std::uint64_t from = check_header(source, name, parser, want);
   const std::uint64_t most = want.total - from;
@@ -172,7 +176,7 @@ void http_get(const HttpSource& source, const std::string& name, Want want, cons
   while (!parser.is_done()) {
     parser.get().body().data = chunk.data();
     parser.get().body().size = chunk.size();
-    stream.expires_after(limits.io_timeout);
+    tcp_layer.expires_after(limits.io_timeout);
     // read_some: the bytes as they come (a sink that sees them, a rate that counts them), not
     // once the chunk is full.
     ec = run_one(io, [&](auto done) { http::async_read_some(stream, buffer, parser, done); });
@@ -190,14 +194,44 @@ void http_get(const HttpSource& source, const std::string& name, Want want, cons
     if (ec == http::error::need_buffer) ec = {};
     if (ec == http::error::body_limit)
       refuse(source, name, fmt::format("sends more than the file's {} bytes", want.total));
-    if (ec == http::error::partial_message || ec == http::error::end_of_stream)
+    // stream_truncated: a TLS connection closed without its close_notify, mid-body.
+    if (ec == http::error::partial_message || ec == http::error::end_of_stream ||
+        ec == asio::ssl::error::stream_truncated)
       broke(source, name, fmt::format("the body ended after {} of {} bytes", got, most));
     step("reading the body");
   }
   if (want.exact && got != most)
     broke(source, name, fmt::format("the body ended after {} of {} bytes", got, most));
+  // No TLS close_notify: the body is whole and checked by length; the connection just ends.
   beast::error_code ignored;
-  stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  tcp_layer.socket().shutdown(tcp::socket::shutdown_both, ignored);
+}
+
+}  // namespace
+
+void http_get(const HttpSource& source, const std::string& name, Want want, const BodySink& sink,
+              const HttpGetLimits& limits) {
+  asio::io_context io;
+  const char* failed = "";
+  const auto connect = [&](beast::tcp_stream& stream) {
+    const beast::error_code ec =
+        connect_within(io, stream, source.host, source.port, limits.io_timeout, failed);
+    if (ec) broke(source, name, fmt::format("{}: {}", failed, ec.message()));
+  };
+  if (!source.tls) {
+    beast::tcp_stream stream(io);
+    connect(stream);
+    exchange(io, stream, source, name, want, sink, limits);
+    return;
+  }
+  asio::ssl::context context = tls_client_context(source.ca_file);
+  TlsStream stream(io, context);
+  connect(beast::get_lowest_layer(stream));
+  std::string why;
+  const beast::error_code ec =
+      tls_handshake_within(io, stream, source.host, limits.io_timeout, why);
+  if (ec) broke(source, name, fmt::format("{}: {}", why, ec.message()));
+  exchange(io, stream, source, name, want, sink, limits);
 }
 
 }  // namespace loco::fetch

@@ -34,6 +34,9 @@ void add_peer_options(CLI::App& app, PeerOptions& o) {
   add_path("--peer.data-cache", o.data_cache,
            "Folder a peer fetches the run's dataset into from its data.mirrors (when it has no "
            "--peer.dataset); each file checked against the manifest before it is used");
+  add_path("--peer.data-ca-file", o.data_ca_file,
+           "A PEM file of the CA certificates https:// data.mirrors must chain to (a mirror with "
+           "its own CA), instead of the system's store");
   add("--peer.data-cache-mib", o.data_cache_mib,
       "The data cache's cap in MiB: a larger dataset is refused before a byte is fetched");
   add("--peer.data-retry", o.data_retry,

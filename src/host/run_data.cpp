@@ -29,7 +29,8 @@ fetch::DatasetFetch plan_of(const PeerOptions& o, const train::TrainConfig& conf
   return {.sources = config.data.mirrors,
           .cache = o.data_cache,
           .manifest_hash = config.data.manifest_hash,
-          .max_bytes = std::min(o.data_cache_mib, kMaxMib) << 20};
+          .max_bytes = std::min(o.data_cache_mib, kMaxMib) << 20,
+          .ca_file = o.data_ca_file};
 }
 
 }  // namespace

@@ -230,18 +230,20 @@ TEST(HttpGet, ASourceThatTricklesIsCutOffByTheMinimumRate) {
   EXPECT_LT(got, 100000u);
 }
 
-TEST(HttpGet, SourcesAreHttpUrlsOnly) {
+TEST(HttpGet, SourcesAreHttpOrHttpsUrlsOnly) {
   EXPECT_EQ(fetch::parse_http_source("http://m.example:8080/data").path, "/data/");
   EXPECT_EQ(fetch::parse_http_source("http://m.example").port, "80");
+  EXPECT_FALSE(fetch::parse_http_source("http://m.example", "ca.pem").tls);
+  EXPECT_EQ(fetch::parse_http_source("http://m.example", "ca.pem").ca_file, "");
+  const fetch::HttpSource tls = fetch::parse_http_source("https://m.example/d", "ca.pem");
+  EXPECT_TRUE(tls.tls);
+  EXPECT_EQ(tls.port, "443");
+  EXPECT_EQ(tls.path, "/d/");
+  EXPECT_EQ(tls.ca_file, "ca.pem");
   for (const char* bad :
-       {"https://m.example/", "ftp://m/", "http://", "http://:80/", "http://m:0/",
-        "http://m:99999/", "http://m:8x/", "http://m/a?b", "http://m/../x/", "m.example/data"})
+       {"ftp://m/", "http://", "https://", "http://:80/", "http://m:0/", "https://m:99999/",
+        "http://m:8x/", "http://m/a?b", "https://m/../x/", "m.example/data", "httpss://m/"})
     EXPECT_THROW(fetch::parse_http_source(bad), Error) << bad;
-  try {
-    fetch::parse_http_source("https://m.example/");
-  } catch (const Error& e) {
-    EXPECT_THAT(e.message(), HasSubstr("HTTPS is not supported yet"));
-  }
 }
 
 }  // namespace

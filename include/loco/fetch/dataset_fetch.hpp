@@ -30,6 +30,8 @@ struct DatasetFetch {
   std::filesystem::path cache;       // the dataset goes into cache/<first 16 hex of its hash>
   std::string manifest_hash;         // the run's data.manifest-hash
   std::uint64_t max_bytes = 0;       // the cache's cap, over every dataset in it
+  // The CA certificates https:// sources must chain to (HttpSource::ca_file); empty: the system's.
+  std::string ca_file{};
   HttpGetLimits limits{};
   std::chrono::milliseconds progress_every = std::chrono::seconds(2);
   // Set from another thread: a fetch in progress stops at its next chunk (FetchStopped).

@@ -1,7 +1,9 @@
 #pragma once
 // One HTTP/1.1 GET of a file from a dataset's source (a mirror, the tracker's HTTP server), its
-// body streamed to the caller a chunk at a time, with a Range to resume a partial file. Plain HTTP
-// only for now (Boost.Beast over TCP); HTTPS is refused with a clear error until it is built.
+// body streamed to the caller a chunk at a time, with a Range to resume a partial file. http://
+// over Boost.Beast's TCP stream, https:// over its TLS stream (OpenSSL): the server's certificate
+// must chain to a trusted CA (the system's store, or the source's ca_file) and name the URL's host,
+// which is also sent as SNI. The same checks run on both paths.
 //
 // The server is not trusted: its headers are capped (header_limit), a body larger than the caller
 // expects is refused before a byte of it is taken (Content-Length) or as soon as it passes the
@@ -18,17 +20,22 @@
 
 namespace loco::fetch {
 
-// A source's base URL, e.g. "http://mirror.example:8080/datasets/wiki/": files are fetched from
-// its path followed by their name.
+// A source's base URL, e.g. "https://mirror.example/datasets/wiki/": files are fetched from its
+// path followed by their name.
 struct HttpSource {
   std::string url;  // as given, for the log
   std::string host;
   std::string port;
   std::string path;  // starts and ends with '/'
+  bool tls = false;  // https://
+  // https://: a PEM file of the CA certificates the server's must chain to (a mirror with its own
+  // CA); empty: the system's store (Debian's ca-certificates).
+  std::string ca_file;
 };
 
-// Throws Error(config) for anything but http://host[:port][/path] (https: not yet supported).
-HttpSource parse_http_source(std::string_view url);
+// Throws Error(config) for anything but http[s]://host[:port][/path]. The port defaults to 80 or
+// 443; `ca_file` is kept for an https:// source.
+HttpSource parse_http_source(std::string_view url, std::string_view ca_file = {});
 
 struct HttpGetLimits {
   std::chrono::milliseconds io_timeout = std::chrono::seconds(30);  // per read or write
@@ -55,7 +62,8 @@ struct Want {
 
 // GETs `name` from `source`. A 206 must cover exactly the range asked for; a 200 must be the whole
 // file (the caller then starts over). Throws Error(network) for a connection that fails, times out,
-// ends early (a truncated body) or is slower than limits.min_bytes_per_s, Error(format) for a
+// ends early (a truncated body) or is slower than limits.min_bytes_per_s, or a TLS handshake that
+// fails (a certificate not trusted or not for the host: the message says why), Error(format) for a
 // status other than 200/206, a wrong length or range, or an HTML page: each message says which.
 void http_get(const HttpSource& source, const std::string& name, Want want, const BodySink& sink,
               const HttpGetLimits& limits = {});

@@ -48,6 +48,8 @@ struct PeerOptions {
   // data.mirrors (loco/fetch/dataset_fetch.hpp), and that folder's cap. Empty: no fetching.
   std::string data_cache;
   std::uint64_t data_cache_mib = 65536;
+  // A PEM file of the CA certificates https:// mirrors must chain to; empty: the system's store.
+  std::string data_ca_file;
   // How often a train shard no source gave is tried again while the peer trains on what it holds
   // (fetch/shard_feed.hpp).
   std::string data_retry = "30s";
