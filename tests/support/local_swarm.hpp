@@ -16,11 +16,6 @@
 
 namespace loco::test {
 
-// Timers short enough for a test, long enough for a loaded machine.
-inline const std::vector<std::string> kSwarmTimers = {"--run.heartbeat-interval", "500ms",
-                                                      "--run.eviction-timeout",   "5s",
-                                                      "--run.join-timeout",       "30s"};
-
 class LocalSwarm {
  public:
   // `tracker_options` replace or add to kSwarmTimers; `strategy` is the run config's

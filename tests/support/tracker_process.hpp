@@ -48,6 +48,12 @@ inline std::vector<std::string> merge_options(const std::vector<std::string>& op
   return merged;
 }
 
+// The tracker's timers of a swarm on loopback: short enough for a test, long enough for a loaded
+// machine.
+inline const std::vector<std::string> kSwarmTimers = {"--run.heartbeat-interval", "500ms",
+                                                      "--run.eviction-timeout",   "5s",
+                                                      "--run.join-timeout",       "30s"};
+
 class TrackerProcess {
  public:
   // Starts loco-tracker for run `run_id` in `dir` (its key file, state file and log go there),

@@ -1,0 +1,174 @@
+// Tracker failover under repeated kills (issue 47): a 3-member etcd on loopback, three loco-tracker
+// replicas sharing the run (tests/support/tracker_replicas.hpp, the replica test's harness) and
+// four loco-peer training the tiny GPT of tests/support/peer_process.hpp (H = 4, 50 ms steps).
+// Every --every-s seconds the leading replica is SIGKILLed; the bench waits for another replica to
+// lead, times the kill to the first round a peer commits past the round the dead leader had saved
+// in etcd (so a round run under the new leader), lets every peer go on, and starts the killed
+// replica again. One line per kill on stdout, then, as its last line:
+//   tracker-failover: kills=N median_s=... max_s=... rounds=... forks=0 double_commits=0
+// rounds: rounds committed from the first kill to the end; forks: rounds two peers committed with
+// different states; double_commits: a round one peer committed twice. If a part did not run (no
+// leader, peers stuck, etcd behind a committed round) its figures are "nan", why goes to stderr
+// with the processes' logs, and the exit status is 1; so is it with a fork or a double commit.
+// Options: --kills N (default 10) --every-s S (default 15).
+
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../tests/support/etcd_cluster.hpp"
+#include "../tests/support/peer_process.hpp"
+#include "../tests/support/temp_dir.hpp"
+#include "../tests/support/tracker_replicas.hpp"
+
+namespace {
+
+using namespace loco;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  int kills = 10;
+  double every_s = 15;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--kills") == 0) {
+      o.kills = std::atoi(argv[i + 1]);
+    } else if (std::strcmp(argv[i], "--every-s") == 0) {
+      o.every_s = std::atof(argv[i + 1]);
+    } else {
+      std::fprintf(stderr, "usage: bench-tracker-failover [--kills N] [--every-s S]\n");
+      std::exit(2);
+    }
+  }
+  return o;
+}
+
+struct Swarm {
+  test::EtcdCluster cluster{3};
+  test::TempDir dir;
+  std::string run_id = "run-tracker-failover";
+  std::string config = test::write_swarm_config(dir.path(), 1'000'000);
+  test::Replicas replicas{dir, run_id, config, cluster};
+  std::vector<std::unique_ptr<test::PeerProcess>> owned;
+  std::vector<test::PeerProcess*> peers;
+
+  std::string logs() const {
+    std::string all = replicas.logs();
+    for (std::size_t i = 0; i < peers.size(); ++i)
+      all += "--- peer " + std::to_string(i) + "\n" + peers[i]->log();
+    return all;
+  }
+};
+
+struct Figures {
+  std::vector<double> failover_s;  // one per kill
+  std::uint64_t rounds = 0;
+  test::CommitCheck commits;
+};
+
+// Starts four peers and waits for them past round 3; the leader, or throws.
+int start(Swarm& s) {
+  const int leader = s.replicas.wait_leader();
+  if (leader < 0) throw std::runtime_error("no replica took the lead");
+  const test::SwarmRun run{.dir = s.dir.path(),
+                           .run_id = s.run_id,
+                           .config = s.config,
+                           .tracker_address = s.replicas.addresses(),
+                           .tracker_key = s.replicas.public_key()};
+  for (int i = 0; i < 4; ++i) {
+    s.owned.push_back(std::make_unique<test::PeerProcess>(
+        run, "peer" + std::to_string(i), std::vector<std::string>{"--debug.step-delay", "50"}));
+    s.peers.push_back(s.owned.back().get());
+  }
+  for (test::PeerProcess* p : s.peers)
+    if (!p->wait_round(3)) throw std::runtime_error("the peers never reached round 3");
+  return leader;
+}
+
+// Kills `leader`, waits for the next one and a round committed under it; the seconds it took.
+double kill_once(Swarm& s, int& leader) {
+  const auto killed_at = Clock::now();
+  if (s.replicas.kill(leader) != -1) throw std::runtime_error("the leader had already exited");
+  // The dead leader can write no more and no other leads yet (a 2 s lease): every round a peer
+  // committed before the kill is at most this one.
+  const std::uint64_t saved = s.replicas.saved_round();
+  const int killed = leader;
+  leader = s.replicas.wait_leader(killed);
+  if (leader < 0) throw std::runtime_error("no replica took over");
+  if (!s.peers[0]->wait_until_committed_after(saved))
+    throw std::runtime_error("no round committed after the kill");
+  const double seconds = std::chrono::duration<double>(Clock::now() - killed_at).count();
+  for (test::PeerProcess* p : s.peers)
+    if (!p->wait_round(saved + 2)) throw std::runtime_error("a peer stopped after the kill");
+  s.replicas.restart(killed);
+  return seconds;
+}
+
+Figures run(Swarm& s, const Options& o) {
+  Figures f;
+  int leader = start(s);
+  const std::uint64_t before = test::newest_committed(s.peers);
+  auto next_kill = Clock::now();
+  for (int k = 0; k < o.kills; ++k) {
+    std::this_thread::sleep_until(next_kill);
+    next_kill = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                   std::chrono::duration<double>(o.every_s));
+    f.failover_s.push_back(kill_once(s, leader));
+    std::printf("kill %d: %.2f s to a round committed under the next leader (r%d)\n", k + 1,
+                f.failover_s.back(), leader);
+    std::fflush(stdout);
+  }
+  // Everyone past the newest round seen, so the checks below see every peer's rounds so far.
+  const std::uint64_t last = test::newest_round(s.peers);
+  for (test::PeerProcess* p : s.peers)
+    if (!p->wait_round(last + 2)) throw std::runtime_error("a peer stopped after the last kill");
+  f.rounds = test::newest_committed(s.peers) - before;
+  f.commits = test::check_commits(s.peers);
+  if (s.replicas.saved_round() < test::newest_committed(s.peers))
+    throw std::runtime_error("etcd's state is behind a round a peer committed");
+  for (test::PeerProcess* p : s.peers) p->process().stop(SIGTERM);
+  return f;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse(argc, argv);
+  std::unique_ptr<Swarm> swarm;
+  try {
+    swarm = std::make_unique<Swarm>();
+    Figures f = run(*swarm, o);
+    std::vector<double> sorted = f.failover_s;
+    std::sort(sorted.begin(), sorted.end());
+    const std::size_t n = sorted.size();
+    const double median = n == 0 ? 0 : (sorted[(n - 1) / 2] + sorted[n / 2]) / 2;
+    std::printf(
+        "tracker-failover: kills=%zu median_s=%.2f max_s=%.2f rounds=%llu forks=%d "
+        "double_commits=%d\n",
+        n, median, n == 0 ? 0 : sorted.back(), static_cast<unsigned long long>(f.rounds),
+        f.commits.forks, f.commits.double_commits);
+    if (!f.commits.first_problem.empty()) {
+      std::fprintf(stderr, "tracker-failover: %s\n", f.commits.first_problem.c_str());
+      return 1;
+    }
+    return n > 0 ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tracker-failover: %s\n%s", e.what(), swarm ? swarm->logs().c_str() : "");
+    std::printf(
+        "tracker-failover: kills=nan median_s=nan max_s=nan rounds=nan forks=nan "
+        "double_commits=nan\n");
+    return 1;
+  }
+}
