@@ -104,14 +104,24 @@ class Replicas {
     processes_.at(i) = std::make_unique<ChildProcess>(argvs_.at(i), log);
   }
 
+  // The state the leaders saved in etcd, as its bytes ("": none yet).
+  std::string saved_state() {
+    const auto found = client_.range(etcd::one_key("/loco/" + run_id_ + "/state"));
+    return found.kvs.empty() ? std::string() : found.kvs.front().value;
+  }
   // The committed round of the state the leaders saved in etcd.
   std::uint64_t saved_round() {
-    const auto found = client_.range(etcd::one_key("/loco/" + run_id_ + "/state"));
-    if (found.kvs.empty()) return 0;
-    const std::string& value = found.kvs.front().value;
+    const std::string value = saved_state();
+    if (value.empty()) return 0;
     const auto* first = reinterpret_cast<const std::byte*>(value.data());
     return proto::decode_snapshot(std::vector<std::byte>(first, first + value.size()), "etcd")
         .committed_round;
+  }
+
+  // The commit log the leaders wrote in etcd (tracker/commit_log.hpp), in key order: round order.
+  std::vector<etcd::KeyValue> commit_log() {
+    const std::string prefix = "/loco/" + run_id_ + "/rounds/";
+    return client_.range({prefix, etcd::prefix_end(prefix), 0, false}).kvs;
   }
 
   const std::string& addresses() const { return addresses_; }
