@@ -30,6 +30,7 @@ bool EtcdState::save(const proto::TrackerSnapshot& state) {
     throw Error(ErrorCategory::resource,
                 fmt::format("a state of {} bytes, over the {} one etcd request holds", bytes.size(),
                             kMaxStateBytes));
+  if (election_.standing() != etcd::Election::Standing::leading) return false;  // resigned, lost
   etcd::Txn txn;
   txn.success.push_back(etcd::Put{
       state_key(), std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()), 0});
@@ -37,7 +38,6 @@ bool EtcdState::save(const proto::TrackerSnapshot& state) {
   for (const CommitLogEntry& entry : new_commits(state, logged_through_))
     txn.success.push_back(
         etcd::Put{commit_log_key(prefix_, entry.round), encode_commit_entry(entry), 0});
-  if (election_.standing() != etcd::Election::Standing::leading) return false;  // resigned, lost
   try {
     if (election_.fenced(std::move(txn)).deposed) return false;
   } catch (const Error& e) {
