@@ -42,19 +42,13 @@ using test::Replicas;
                                                    const std::vector<etcd::KeyValue>& log,
                                                    std::uint64_t saved,
                                                    const std::vector<PeerProcess*>& peers) {
-  if (log.size() != saved)
-    return ::testing::AssertionFailure()
-           << log.size() << " entries in the commit log, for rounds 1 to " << saved;
+  const test::LogCheck check = test::check_commit_log(log, saved);
+  if (check.problems > 0) return ::testing::AssertionFailure() << check.first_problem;
   std::map<std::uint64_t, std::string> logged;  // round -> its state's first 16 hex digits
-  for (std::size_t i = 0; i < log.size(); ++i) {
-    const tracker::CommitLogEntry entry = tracker::decode_commit_entry(log[i].value);
-    if (entry.round != i + 1 ||
-        log[i].key != tracker::commit_log_key("/loco/" + run_id + "/", entry.round))
-      return ::testing::AssertionFailure() << "entry " << i << " is " << log[i].key << ": round "
-                                           << entry.round << ", not " << i + 1;
-    if (log[i].version != 1)
-      return ::testing::AssertionFailure()
-             << "round " << entry.round << " was written " << log[i].version << " times";
+  for (const etcd::KeyValue& kv : log) {
+    const tracker::CommitLogEntry entry = tracker::decode_commit_entry(kv.value);
+    if (kv.key != tracker::commit_log_key("/loco/" + run_id + "/", entry.round))
+      return ::testing::AssertionFailure() << kv.key << " holds round " << entry.round;
     logged[entry.round] = to_hex(entry.state_hash).substr(0, 16);
   }
   for (std::size_t i = 0; i < peers.size(); ++i)
