@@ -10,7 +10,8 @@
 // Its durable changes are fenced writes (etcd_state.hpp), so even before a tick notices, a deposed
 // leader's save is refused and it announces nothing.
 //
-// Keys, under /loco/<run id>/: leader/<lease in hex> (the election) and state (the snapshot).
+// Keys, under /loco/<run id>/: leader/<lease in hex> (the election), state (the snapshot) and
+// rounds/<round> (the commit log, commit_log.hpp).
 // Calls block on etcd (a loopback or LAN round trip each); they run on the caller's thread.
 
 #include <chrono>
@@ -56,7 +57,7 @@ class Replica {
 
   etcd::KvStore& store() { return client_; }
   etcd::Election& election() { return *election_; }
-  std::string state_key() const { return config_.prefix + "state"; }
+  const std::string& prefix() const { return config_.prefix; }  // the run's keys' (etcd_state.hpp)
   const std::string& name() const { return config_.name; }
 
  private:

@@ -26,11 +26,10 @@ constexpr auto kShutdownGrace = std::chrono::seconds(2);
 // The run's saved state, if the state file exists (a restart); nothing for a new run.
 std::optional<proto::TrackerSnapshot> load_state(StateStore* state) {
   if (state == nullptr) return std::nullopt;
-  const auto bytes = state->load();
-  if (!bytes) return std::nullopt;
-  auto restored = proto::decode_snapshot(*bytes, state->where());
-  spdlog::info("continuing run {} from {}: round {} committed", restored.run_id, state->where(),
-               restored.committed_round);
+  auto restored = state->load();
+  if (!restored) return std::nullopt;
+  spdlog::info("continuing run {} from {}: round {} committed", restored->run_id, state->where(),
+               restored->committed_round);
   return restored;
 }
 
@@ -218,8 +217,7 @@ void serve_replica(const TrackerOptions& options, const secure::KeyPair& key) {
       spdlog::info("signal: stopping (resigned)");
       return;
     }
-    auto state =
-        std::make_unique<EtcdState>(replica.store(), replica.election(), replica.state_key());
+    auto state = std::make_unique<EtcdState>(replica.store(), replica.election(), replica.prefix());
     try {
       if (serve_term(options, key, std::move(state), &replica) == Ended::signalled) {
         replica.resign();

@@ -10,7 +10,7 @@
 
 namespace loco::tracker {
 
-std::optional<std::vector<std::byte>> StateFile::load() {
+std::optional<proto::TrackerSnapshot> StateFile::load() {
   if (!std::filesystem::exists(path_)) return std::nullopt;
   std::ifstream in(path_, std::ios::binary);
   if (!in) throw Error(ErrorCategory::io, fmt::format("cannot read the state file {}", where()));
@@ -24,11 +24,12 @@ std::optional<std::vector<std::byte>> StateFile::load() {
   in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size));
   if (in.gcount() != static_cast<std::streamsize>(size))
     throw Error(ErrorCategory::io, fmt::format("cannot read the state file {}", where()));
-  return bytes;
+  return proto::decode_snapshot(bytes, where());
 }
 
-bool StateFile::save(std::span<const std::byte> state) {
-  const std::span<const std::byte> parts[] = {state};
+bool StateFile::save(const proto::TrackerSnapshot& state) {
+  const std::vector<std::byte> bytes = proto::encode(state);
+  const std::span<const std::byte> parts[] = {bytes};
   checkpoint::write_file_atomically(path_, parts);
   return true;
 }

@@ -1,8 +1,8 @@
 #pragma once
-// Where loco-tracker keeps its durable state: the TrackerCore's snapshot (proto::encode of
-// TrackerSnapshot), saved on every state_changed before the messages that depend on it go out,
-// and loaded once at start (by a replica: each time it becomes leader). Two stores: the state file
-// (the default: one tracker) and a tracker replica's fenced key in etcd (etcd_state.hpp).
+// Where loco-tracker keeps its durable state: the TrackerCore's snapshot, saved on every
+// state_changed before the messages that depend on it go out, and loaded once at start (by a
+// replica: each time it becomes leader). Two stores: the state file (the default: one tracker)
+// and a tracker replica's fenced keys in etcd (etcd_state.hpp), which also log each commit.
 
 #include <cstddef>
 #include <filesystem>
@@ -10,6 +10,8 @@
 #include <span>
 #include <string>
 #include <vector>
+
+#include "loco/proto/tracker_snapshot.hpp"
 
 namespace loco::tracker {
 
@@ -20,12 +22,13 @@ inline constexpr std::size_t kMaxStateBytes = std::size_t{1} << 20;
 class StateStore {
  public:
   virtual ~StateStore() = default;
-  // The saved state's bytes (at most kMaxStateBytes, else Error(format)); none for a new run.
-  virtual std::optional<std::vector<std::byte>> load() = 0;
+  // The saved state (its encoding at most kMaxStateBytes, else Error(format), as is a damaged
+  // one); none for a new run.
+  virtual std::optional<proto::TrackerSnapshot> load() = 0;
   // Saves `state` durably before returning true. False: this tracker may no longer save (a
   // deposed replica) and must announce nothing of what it tried to save. Error(io): not saved
   // this time; the run goes on and a restart falls back to the last state saved.
-  virtual bool save(std::span<const std::byte> state) = 0;
+  virtual bool save(const proto::TrackerSnapshot& state) = 0;
   virtual std::string where() const = 0;  // for the log: a path, or etcd's key
 };
 
@@ -34,8 +37,8 @@ class StateStore {
 class StateFile final : public StateStore {
  public:
   explicit StateFile(std::filesystem::path path) : path_(std::move(path)) {}
-  std::optional<std::vector<std::byte>> load() override;
-  bool save(std::span<const std::byte> state) override;
+  std::optional<proto::TrackerSnapshot> load() override;
+  bool save(const proto::TrackerSnapshot& state) override;
   std::string where() const override { return path_.string(); }
 
  private:

@@ -356,9 +356,8 @@ void TrackerService::log(const proto::TrackerEvent& event) {
 
 bool TrackerService::save() {
   if (!state_) return true;
-  const std::vector<std::byte> bytes = proto::encode(core_->snapshot());
   try {
-    return state_->save(bytes);
+    return state_->save(core_->snapshot());
   } catch (const Error& e) {
     // The run goes on; a restart would fall back to the last state that was saved.
     spdlog::error("cannot save the tracker's state to {}: {}", state_->where(), e.what());

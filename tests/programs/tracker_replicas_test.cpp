@@ -2,8 +2,9 @@
 // loco-tracker replicas sharing one key, three loco-peer given every replica's address. The
 // leading replica is SIGKILLed twice mid-run (and one etcd member once), or frozen past its
 // lease and resumed (a zombie): rounds go on under the next leader, no peer commits a round
-// twice, the peers that commit a round hold the same state for it, and the state in etcd is never
-// behind a round a peer committed (nothing is announced before it is saved).
+// twice, the peers that commit a round hold the same state for it, the state in etcd is never
+// behind a round a peer committed (nothing is announced before it is saved), and the commit log
+// in etcd has every round once, in order, each with the state the peers committed.
 
 #include "../support/tracker_replicas.hpp"
 
@@ -18,6 +19,7 @@
 
 #include "../support/etcd_cluster.hpp"
 #include "../support/local_swarm.hpp"
+#include "tracker/commit_log.hpp"
 
 namespace loco {
 namespace {
@@ -31,6 +33,31 @@ using test::Replicas;
   const test::CommitCheck check = test::check_commits(peers);
   if (check.first_problem.empty()) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << check.first_problem;
+}
+
+// The commit log in etcd holds rounds 1 to `saved` (the state's), each key written once (no
+// deposed leader wrote over it, no round was lost and committed again), and each round any peer
+// committed with the state that peer committed.
+::testing::AssertionResult every_round_logged_once(const std::string& run_id,
+                                                   const std::vector<etcd::KeyValue>& log,
+                                                   std::uint64_t saved,
+                                                   const std::vector<PeerProcess*>& peers) {
+  const test::LogCheck check = test::check_commit_log(log, saved);
+  if (check.problems > 0) return ::testing::AssertionFailure() << check.first_problem;
+  std::map<std::uint64_t, std::string> logged;  // round -> its state's first 16 hex digits
+  for (const etcd::KeyValue& kv : log) {
+    const tracker::CommitLogEntry entry = tracker::decode_commit_entry(kv.value);
+    if (kv.key != tracker::commit_log_key("/loco/" + run_id + "/", entry.round))
+      return ::testing::AssertionFailure() << kv.key << " holds round " << entry.round;
+    logged[entry.round] = to_hex(entry.state_hash).substr(0, 16);
+  }
+  for (std::size_t i = 0; i < peers.size(); ++i)
+    for (const auto& [round, state] : peers[i]->committed())
+      if (logged[round] != state)
+        return ::testing::AssertionFailure()
+               << "peer " << i << " committed round " << round << " with " << state
+               << ", the log says " << logged[round];
+  return ::testing::AssertionSuccess();
 }
 
 // A 3-member etcd, the replicas, and three peers past round 3.
@@ -70,7 +97,8 @@ struct ReplicaSwarm {
   }
 
   // No round committed twice or two ways; then a round that every peer committed alike; etcd's
-  // state at least at every round a peer committed (saved before it was announced).
+  // state at least at every round a peer committed (saved before it was announced); once the
+  // peers stopped (no round can commit), the commit log up to the state's round, each once.
   void expect_one_state() {
     EXPECT_TRUE(one_commit_per_round(peers)) << logs();
     const std::uint64_t after = newest_round(peers);
@@ -83,6 +111,15 @@ struct ReplicaSwarm {
                            << logs();
     EXPECT_GE(replicas.saved_round(), test::newest_committed(peers)) << logs();
     for (PeerProcess* p : peers) EXPECT_EQ(p->process().stop(SIGTERM), 0) << logs();
+    const std::vector<etcd::KeyValue> log = replicas.commit_log();
+    const std::uint64_t saved = replicas.saved_round();
+    EXPECT_TRUE(every_round_logged_once(run_id, log, saved, peers)) << logs();
+    // Printed, for docs/TRACKER.md: what one save writes, and what the log holds.
+    std::size_t log_bytes = 0;
+    for (const etcd::KeyValue& kv : log) log_bytes += kv.key.size() + kv.value.size();
+    std::printf("state in etcd: %zu bytes at round %llu; commit log: %zu keys, %zu bytes\n",
+                replicas.saved_state().size(), static_cast<unsigned long long>(saved), log.size(),
+                log_bytes);
   }
 };
 

@@ -104,14 +104,24 @@ class Replicas {
     processes_.at(i) = std::make_unique<ChildProcess>(argvs_.at(i), log);
   }
 
+  // The state the leaders saved in etcd, as its bytes ("": none yet).
+  std::string saved_state() {
+    const auto found = client_.range(etcd::one_key("/loco/" + run_id_ + "/state"));
+    return found.kvs.empty() ? std::string() : found.kvs.front().value;
+  }
   // The committed round of the state the leaders saved in etcd.
   std::uint64_t saved_round() {
-    const auto found = client_.range(etcd::one_key("/loco/" + run_id_ + "/state"));
-    if (found.kvs.empty()) return 0;
-    const std::string& value = found.kvs.front().value;
+    const std::string value = saved_state();
+    if (value.empty()) return 0;
     const auto* first = reinterpret_cast<const std::byte*>(value.data());
     return proto::decode_snapshot(std::vector<std::byte>(first, first + value.size()), "etcd")
         .committed_round;
+  }
+
+  // The commit log the leaders wrote in etcd (tracker/commit_log.hpp), in key order: round order.
+  std::vector<etcd::KeyValue> commit_log() {
+    const std::string prefix = "/loco/" + run_id_ + "/rounds/";
+    return client_.range({prefix, etcd::prefix_end(prefix), 0, false}).kvs;
   }
 
   const std::string& addresses() const { return addresses_; }
@@ -167,6 +177,34 @@ inline CommitCheck check_commits(const std::vector<PeerProcess*>& peers) {
                                 r.state + ", another " + it->second;
       }
     }
+  }
+  return check;
+}
+
+// What the commit log in etcd (Replicas::commit_log) shows against "every round once, in order":
+// its keys must be rounds 1 to `saved` (the state's round), each key written once (version 1).
+struct LogCheck {
+  std::size_t entries = 0;
+  int problems = 0;           // a key out of place (a gap, a round past the state's) or rewritten
+  std::string first_problem;  // "" when there is none
+};
+
+inline LogCheck check_commit_log(const std::vector<etcd::KeyValue>& log, std::uint64_t saved) {
+  LogCheck check{.entries = log.size(), .problems = 0, .first_problem = {}};
+  const auto problem = [&](std::string what) {
+    if (check.problems++ == 0) check.first_problem = std::move(what);
+  };
+  if (log.size() != saved)
+    problem(std::to_string(log.size()) + " keys in the commit log, for rounds 1 to " +
+            std::to_string(saved));
+  for (std::size_t i = 0; i < log.size(); ++i) {
+    const std::string& key = log[i].key;  // .../rounds/<round, 20 digits>
+    const std::string digits = key.size() < 20 ? key : key.substr(key.size() - 20);
+    if (digits.find_first_not_of("0123456789") != std::string::npos || std::stoull(digits) != i + 1)
+      problem("commit log key " + std::to_string(i) + " is " + key + ", not round " +
+              std::to_string(i + 1));
+    if (log[i].version != 1)
+      problem(key + " was written " + std::to_string(log[i].version) + " times");
   }
   return check;
 }

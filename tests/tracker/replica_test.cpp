@@ -68,8 +68,10 @@ TEST(Replica, TheNextReplicaLeadsOnceTheLeaderResignsOrLosesItsLease) {
   Replica a(config_of(cluster, "a")), b(config_of(cluster, "b")), c(config_of(cluster, "c"));
   const std::int64_t a_term = a.wait_until_leading(kNoStop).value();
   EXPECT_TRUE(a.still_leading(steady_now()));
-  EtcdState a_state(a.store(), a.election(), a.state_key());
-  const std::byte saved[] = {std::byte{7}};
+  EtcdState a_state(a.store(), a.election(), a.prefix());
+  proto::TrackerSnapshot saved;
+  saved.run_id = "run";
+  saved.committed_round = 7;
   ASSERT_TRUE(a_state.save(saved));
 
   // b campaigns (in a thread: it blocks until it leads) and takes over once a resigns.
@@ -95,8 +97,8 @@ TEST(Replica, TheNextReplicaLeadsOnceTheLeaderResignsOrLosesItsLease) {
   EXPECT_FALSE(b.still_leading(steady_now()));
   next.join();
   EXPECT_GT(c_term, b_term);
-  EtcdState c_state(c.store(), c.election(), c.state_key());
-  EXPECT_EQ(c_state.load(), std::vector<std::byte>(std::begin(saved), std::end(saved)));
+  EtcdState c_state(c.store(), c.election(), c.prefix());
+  EXPECT_EQ(c_state.load(), saved);
 }
 
 TEST(Replica, AFollowerToldToStopResignsAndReturnsNothing) {
