@@ -56,7 +56,8 @@ TrackerService::TrackerService(boost::asio::io_context& io,
                    spdlog::level::info),
       state_(std::move(state)),
       custody_(std::move(custody)),
-      caps_(caps) {
+      caps_(caps),
+      outbox_(kSendBudgetBytes, [this] { send_later(); }) {
   core_->set_wall_clock(
       std::chrono::duration_cast<std::chrono::milliseconds>(
           std::chrono::system_clock::now().time_since_epoch())
@@ -279,7 +280,7 @@ void TrackerService::drive() {
     log(*event);
   }
   narrow_finished_relays();
-  while (auto transmit = core_->poll_transmit()) outbox_.push_back(std::move(*transmit));
+  while (auto transmit = core_->poll_transmit()) outbox_.push(std::move(*transmit));
   // One batch per turn of the loop: while a broadcast drains, each heartbeat read must not hand
   // on another batch of it (the continuation is posted whenever the outbox is not empty).
   if (!send_posted_) send_some();
@@ -303,26 +304,37 @@ void TrackerService::drive() {
 }
 
 void TrackerService::send_some() {
-  for (std::size_t n = 0; n < kTransmitsPerTurn && !outbox_.empty(); ++n) {
-    const proto::Transmit transmit = std::move(outbox_.front());
-    outbox_.pop_front();
+  for (std::size_t n = 0; n < kTransmitsPerTurn; ++n) {
+    auto out = outbox_.pop();
+    if (!out) break;  // empty, or the rest waits for the budget: a hold dropped calls send_later
+    const proto::Transmit& transmit = out->transmit;
     const auto bundle = connection_of(transmit.to);
     if (bundle == nullptr) continue;  // gone meanwhile
     if (transmit.type == proto::MessageType::state_to_peer) widen_for_relay(transmit.to);
-    const auto& body = transmit.body;  // shared by every recipient of a broadcast
-    bundle->send(static_cast<std::uint16_t>(transmit.type), *body,
-                 [body] {});  // the bytes live until sent
+    // The body is shared by every recipient of a broadcast; both live until the connection has
+    // taken the message (or ended): then the hold gives its bytes back to the budget.
+    auto keep = [body = transmit.body, hold = std::move(out->hold)] {};
+    const auto type = static_cast<std::uint16_t>(transmit.type);
+    if (SendQueue::is_reply(transmit.type)) {
+      bundle->send_ahead(type, *transmit.body, std::move(keep));
+    } else {
+      bundle->send(type, *transmit.body, std::move(keep));
+    }
   }
   if (outbox_.empty()) {
     for (auto& [key, bundle] : detached_) bundle->close();
     detached_.clear();
     return;
   }
-  if (send_posted_) return;
+  if (outbox_.ready()) send_later();
+}
+
+void TrackerService::send_later() {
+  if (send_posted_ || stopping_ || deposed_) return;
   send_posted_ = true;
   boost::asio::post(io_, [this] {
     send_posted_ = false;
-    if (!stopping_) send_some();
+    if (!stopping_ && !deposed_) send_some();
   });
 }
 

@@ -20,16 +20,18 @@
 // otherwise, and a flood of connections that came and went would leave the RSS at its peak.
 // Reachability: each probe the core asks for is dialled (reachability_probes.hpp) and its outcome
 // handed back to the core.
-// Sending: the core's transmits go to an outbox, handed to the connections at most
-// kTransmitsPerTurn per turn of the event loop: a broadcast to 10,000 members (each message
+// Sending: the core's transmits go to an outbox (send_queue.hpp), handed to the connections at
+// most kTransmitsPerTurn per turn of the event loop: a broadcast to 10,000 members (each message
 // encrypted for its connection) is spread over many turns, and the heartbeats that arrive meanwhile
-// are read between them instead of after it. A peer cut off while messages for it are still in
-// the outbox is detached at once and its connection closed once the outbox is empty.
+// are read between them instead of after it. Heartbeat acks and join replies go first, in the
+// outbox and in their connection's queue (StreamBundle::send_ahead); everything else is handed on
+// only while under kSendBudgetBytes are in flight (handed to connections, not yet encrypted), so a
+// mass join's views go out a few megabytes at a time. A peer cut off while messages for it are
+// still in the outbox is detached at once and its connection closed once the outbox is empty.
 // Threads: everything on the io_context's thread.
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -44,6 +46,7 @@
 #include "loco/proto/tracker_core.hpp"
 #include "log_tally.hpp"
 #include "reachability_probes.hpp"
+#include "send_queue.hpp"
 #include "state_store.hpp"
 
 namespace loco::tracker {
@@ -53,6 +56,9 @@ class TrackerService {
   static constexpr Duration kTrimInterval = std::chrono::seconds(1);
   static constexpr Duration kRelayHold = std::chrono::seconds(30);
   static constexpr std::size_t kTransmitsPerTurn = 256;
+  // Views, deltas and the rest in flight across all connections: ~64 frames of 64 KiB, a few
+  // full views at 10,000 members, ~10 ms of encryption a turn of the loop on a core.
+  static constexpr std::size_t kSendBudgetBytes = std::size_t{4} << 20;
 
   // `state` (null: not saved; the state file today, state_store.hpp) receives the core's snapshot
   // on every state_changed event; `custody` (null: custody copies kept in memory only) stores the
@@ -92,8 +98,10 @@ class TrackerService {
   // Hands the core's outputs on: events (saved state first), then transmits, then closes.
   void drive();
   // Hands up to kTransmitsPerTurn of the outbox on and, if more are left, continues in a later
-  // turn of the event loop; once it is empty, closes the connections cut off meanwhile.
+  // turn of the event loop (or once the budget frees room); once it is empty, closes the
+  // connections cut off meanwhile.
   void send_some();
+  void send_later();
   // The connection a transmit to `key` goes on: one cut off but not yet closed first. Null: gone.
   std::shared_ptr<net::StreamBundle> connection_of(const proto::PeerKey& key) const;
   void log(const proto::TrackerEvent& event);
@@ -130,10 +138,12 @@ class TrackerService {
   BufferCaps caps_;
   std::map<proto::PeerKey, TimePoint> relaying_;  // peers in a custody exchange, until when
   std::map<proto::PeerKey, Peer> peers_;
-  std::deque<proto::Transmit> outbox_;
   bool send_posted_ = false;
   // Cut off while the outbox held messages for them: closed once it is empty.
   std::map<proto::PeerKey, std::shared_ptr<net::StreamBundle>> detached_;
+  // After the connections: destroyed first, so a hold dropped by a connection's end later calls
+  // nothing here.
+  SendQueue outbox_;
   bool stopping_ = false;
   bool deposed_ = false;  // the core is driven no more
   std::function<void()> on_idle_;

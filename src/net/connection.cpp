@@ -163,15 +163,31 @@ bool Connection::send(std::uint16_t type, std::span<const std::byte> bytes,
 
 bool Connection::send(std::uint16_t type, std::vector<std::span<const std::byte>> parts,
                       std::function<void()> on_sent) {
+  return queue(type, std::move(parts), std::move(on_sent), false);
+}
+
+bool Connection::send_ahead(std::uint16_t type, std::vector<std::span<const std::byte>> parts,
+                            std::function<void()> on_sent) {
+  return queue(type, std::move(parts), std::move(on_sent), true);
+}
+
+bool Connection::queue(std::uint16_t type, std::vector<std::span<const std::byte>> parts,
+                       std::function<void()> on_sent, bool ahead) {
   if (ended_ || close_requested_) return false;
   LOCO_ASSERT(!parts.empty(), "a message has at least one part (which may be empty)");
   const auto first = parts.front();
-  outgoing_.push_back(Outgoing{.type = type,
-                               .parts = std::move(parts),
-                               .part = 0,
-                               .rest = first,
-                               .on_sent = std::move(on_sent),
-                               .begun = false});
+  auto at = outgoing_.end();
+  if (ahead) {  // behind the message begun, if any, and the ones sent ahead before this one
+    at = outgoing_.begin();
+    while (at != outgoing_.end() && (at->begun || at->ahead)) ++at;
+  }
+  outgoing_.insert(at, Outgoing{.type = type,
+                                .parts = std::move(parts),
+                                .part = 0,
+                                .rest = first,
+                                .on_sent = std::move(on_sent),
+                                .begun = false,
+                                .ahead = ahead});
   pump_writes();
   return true;
 }

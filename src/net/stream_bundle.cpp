@@ -252,6 +252,16 @@ void StreamBundle::resume_streams_caught_up() {
 
 bool StreamBundle::send(std::uint16_t type, std::span<const std::byte> bytes,
                         std::function<void()> on_sent) {
+  return queue(type, bytes, std::move(on_sent), false);
+}
+
+bool StreamBundle::send_ahead(std::uint16_t type, std::span<const std::byte> bytes,
+                              std::function<void()> on_sent) {
+  return queue(type, bytes, std::move(on_sent), shape_.count == 1);
+}
+
+bool StreamBundle::queue(std::uint16_t type, std::span<const std::byte> bytes,
+                         std::function<void()> on_sent, bool ahead) {
   LOCO_ASSERT(ready_ || finished_ || closing_, "send() before on_ready");
   if (finished_ || closing_) return false;
   // The header is shared by the stripes and lives until the last stream has taken its stripe.
@@ -266,9 +276,15 @@ bool StreamBundle::send(std::uint16_t type, std::span<const std::byte> bytes,
   for (std::uint32_t i = 0; i < shape_.count; ++i) {
     std::vector<std::span<const std::byte>> parts{outgoing->header};
     layout.append_stripe(i, bytes, parts);
-    streams_[i].connection->send(type, std::move(parts), [outgoing] {
+    auto taken = [outgoing] {
       if (--outgoing->stripes_left == 0 && outgoing->on_sent) outgoing->on_sent();
-    });
+    };
+    Connection& stream = *streams_[i].connection;
+    if (ahead) {
+      stream.send_ahead(type, std::move(parts), std::move(taken));
+    } else {
+      stream.send(type, std::move(parts), std::move(taken));
+    }
   }
   return true;
 }

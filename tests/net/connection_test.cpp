@@ -50,6 +50,25 @@ TEST(Connection, ExchangesMessagesBothWaysAndClosesCleanly) {
   EXPECT_FALSE(pair.server.error.has_value()) << pair.server.error->what();
 }
 
+// A reply sent ahead overtakes the bulk queued and not begun, never the message being encrypted,
+// and replies sent ahead keep their own order.
+TEST(Connection, AMessageSentAheadOvertakesQueuedBulkButNotTheMessageBegun) {
+  LoopbackPair pair;
+  pair.connect();
+  ASSERT_TRUE(pair.run_until([&] { return pair.client.established && pair.server.established; }));
+  const auto bulk = ramp(Connection::kSendWindowBytes * 2, 1);  // more than the window: not all
+  pair.client.connection->send(1, bulk);                        // encrypted at once
+  pair.client.connection->send(2, bulk);
+  const auto reply = ramp(40, 3);  // bytes live until sent
+  pair.client.connection->send_ahead(3, {reply});
+  pair.client.connection->send_ahead(4, {reply});
+  ASSERT_TRUE(pair.run_until([&] { return pair.server.messages.size() == 4; }));
+  std::vector<std::uint16_t> order;
+  for (const auto& [type, bytes] : pair.server.messages) order.push_back(type);
+  EXPECT_EQ(order, (std::vector<std::uint16_t>{1, 3, 4, 2}));
+  EXPECT_TRUE(pair.server.messages[3].second == bulk);
+}
+
 TEST(Connection, AHandlerThatRefusesAMessageEndsThatConnectionWithItsError) {
   LoopbackPair pair;
   pair.server.refuse_messages = true;

@@ -167,6 +167,34 @@ TEST(StreamBundle, OneStreamIsAPlainConnection) {
   EXPECT_FALSE(pair.client.error || pair.server.error);
 }
 
+std::vector<std::uint16_t> types_of(const BundleEnd& end) {
+  std::vector<std::uint16_t> out;
+  for (const auto& [type, bytes] : end.messages) out.push_back(type);
+  return out;
+}
+
+// One stream: a reply sent ahead overtakes bulk queued and not begun (Connection::send_ahead).
+// Several: it goes in turn, since each stream's k-th message is a stripe of the k-th.
+TEST(StreamBundle, SentAheadOvertakesQueuedBulkOnOneStreamAndGoesInTurnOnSeveral) {
+  for (const std::uint32_t streams : {1u, 3u}) {
+    BundlePair pair;
+    pair.connect(BundleConfig{.streams = streams, .unit_bytes = 64 << 10});
+    ASSERT_TRUE(pair.run_until([&] { return pair.client.ready && pair.server.ready; }));
+    const auto bulk = pattern(Connection::kSendWindowBytes * 2 * streams, 5);
+    const auto reply = pattern(40, 6);
+    int taken = 0;
+    pair.client_bundle->send(1, bulk);
+    pair.client_bundle->send(2, bulk);
+    pair.client_bundle->send_ahead(3, reply, [&] { ++taken; });
+    ASSERT_TRUE(pair.run_until([&] { return pair.server.messages.size() == 3; }));
+    EXPECT_EQ(taken, 1);
+    const std::vector<std::uint16_t> expected =
+        streams == 1 ? std::vector<std::uint16_t>{1, 3, 2} : std::vector<std::uint16_t>{1, 2, 3};
+    EXPECT_EQ(types_of(pair.server), expected) << streams << " streams";
+    EXPECT_TRUE(pair.server.messages.back().second == (streams == 1 ? bulk : reply));
+  }
+}
+
 TEST(StreamBundle, AMessageAboveTheReceiversLimitBreaksTheBundle) {
   auto small_limit = BundlePair::config();
   small_limit.max_message_bytes = 1 << 20;

@@ -79,6 +79,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
             std::function<void()> on_sent = {});
   bool send(std::uint16_t type, std::vector<std::span<const std::byte>> parts,
             std::function<void()> on_sent = {});
+  // Like send(), but ahead of every queued message not begun yet (after those sent ahead
+  // before it): a small reply that must not wait behind bulk already queued. The message being
+  // encrypted finishes first (a channel writes one message at a time).
+  bool send_ahead(std::uint16_t type, std::vector<std::span<const std::byte>> parts,
+                  std::function<void()> on_sent = {});
   void close();
   void close_without_waiting();
   void set_quiet(bool quiet) { quiet_ = quiet; }
@@ -115,6 +120,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::span<const std::byte> rest;  // of parts[part], not yet handed to the channel
     std::function<void()> on_sent;
     bool begun = false;
+    bool ahead = false;  // sent with send_ahead()
   };
   struct PacedPiece {
     std::size_t bytes;  // not yet written
@@ -122,6 +128,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool drop;  // the link fails here: close at `release`
   };
 
+  bool queue(std::uint16_t type, std::vector<std::span<const std::byte>> parts,
+             std::function<void()> on_sent, bool ahead);
   void start_read();
   void continue_reading();
   void on_read(const boost::system::error_code& error, std::size_t bytes);

@@ -101,6 +101,11 @@ class StreamBundle : public std::enable_shared_from_this<StreamBundle> {
   // False (nothing queued) once the bundle is closing or has ended.
   bool send(std::uint16_t type, std::span<const std::byte> bytes,
             std::function<void()> on_sent = {});
+  // A bundle of one stream: ahead of the messages queued and not begun (Connection::send_ahead).
+  // With several, like send(): the k-th message on each stream must be a stripe of the bundle's
+  // k-th, and each stream may have begun a different one.
+  bool send_ahead(std::uint16_t type, std::span<const std::byte> bytes,
+                  std::function<void()> on_sent = {});
   void close();
   // What the peer may send on each stream from its next frame on, and the largest bundle message
   // (stripe headers included): a connection's owner narrows them as the connection's state
@@ -135,6 +140,9 @@ class StreamBundle : public std::enable_shared_from_this<StreamBundle> {
     bool ended = false;
   };
 
+  // `ahead`: Connection::send_ahead on the one stream.
+  bool queue(std::uint16_t type, std::span<const std::byte> bytes, std::function<void()> on_sent,
+             bool ahead);
   void on_tcp_connected(std::uint32_t index, boost::asio::ip::tcp::socket socket,
                         const ChannelSetup& setup, LinkShaper* link);
   void on_stream_established(std::uint32_t index);

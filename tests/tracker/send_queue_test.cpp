@@ -1,0 +1,128 @@
+// The tracker's outbox (tracker/send_queue.hpp): replies ahead of broadcasts, and a budget on the
+// bytes of everything else in flight that holds broadcasts while replies still flow.
+
+#include "tracker/send_queue.hpp"
+
+#include <gtest/gtest.h>
+
+namespace loco::tracker {
+namespace {
+
+using proto::MessageType;
+
+proto::PeerKey peer(std::uint8_t n) {
+  proto::PeerKey key{};
+  key.bytes[0] = n;
+  return key;
+}
+
+proto::Transmit message(std::uint8_t to, MessageType type, std::size_t bytes) {
+  return proto::Transmit{
+      .to = peer(to), .type = type, .body = std::make_shared<const std::vector<std::byte>>(bytes)};
+}
+
+TEST(SendQueue, AnAckQueuedAfterALargeBroadcastLeavesFirst) {
+  SendQueue queue(std::size_t{1} << 30);
+  for (std::uint8_t m = 1; m <= 3; ++m) queue.push(message(m, MessageType::view, 700'000));
+  queue.push(message(2, MessageType::heartbeat_ack, 20));
+  queue.push(message(4, MessageType::join_reply, 200));
+  const std::vector<std::pair<std::uint8_t, MessageType>> expected = {
+      {2, MessageType::heartbeat_ack},
+      {4, MessageType::join_reply},
+      {1, MessageType::view},
+      {2, MessageType::view},
+      {3, MessageType::view}};
+  std::vector<std::shared_ptr<const void>> holds;
+  for (const auto& [to, type] : expected) {
+    auto out = queue.pop();
+    ASSERT_TRUE(out);
+    EXPECT_EQ(out->transmit.to, peer(to));
+    EXPECT_EQ(out->transmit.type, type);
+    EXPECT_EQ(out->hold == nullptr, SendQueue::is_reply(type)) << "only the rest is counted";
+    holds.push_back(std::move(out->hold));
+  }
+  EXPECT_TRUE(queue.empty());
+  EXPECT_EQ(queue.in_flight_bytes(), 3u * 700'000);
+}
+
+TEST(SendQueue, EverythingButRepliesKeepsTheCoresOrder) {
+  SendQueue queue(std::size_t{1} << 30);
+  queue.push(message(1, MessageType::view_delta, 300));
+  queue.push(message(1, MessageType::group, 50));
+  queue.push(message(1, MessageType::commit, 50));
+  queue.push(message(1, MessageType::resync, 50));
+  for (const MessageType type :
+       {MessageType::view_delta, MessageType::group, MessageType::commit, MessageType::resync}) {
+    auto out = queue.pop();
+    ASSERT_TRUE(out);
+    EXPECT_EQ(out->transmit.type, type);
+  }
+  EXPECT_FALSE(queue.pop());
+}
+
+TEST(SendQueue, TheBudgetHoldsBroadcastsWhileAcksStillFlow) {
+  int releases = 0;
+  SendQueue queue(1'000, [&] { ++releases; });
+  for (std::uint8_t m = 1; m <= 4; ++m) queue.push(message(m, MessageType::view, 600));
+  auto first = queue.pop();   // 600 in flight: under the budget, so one more may go
+  auto second = queue.pop();  // 1,200: over it
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(queue.in_flight_bytes(), 1'200u);
+  EXPECT_FALSE(queue.ready());
+  EXPECT_FALSE(queue.pop()) << "the third view waits for the budget";
+
+  queue.push(message(9, MessageType::heartbeat_ack, 20));
+  EXPECT_TRUE(queue.ready());
+  auto ack = queue.pop();
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->transmit.type, MessageType::heartbeat_ack);
+  EXPECT_FALSE(queue.pop());
+  EXPECT_EQ(releases, 0);
+
+  // The connection took the first view (or ended): its bytes come back and the next may go.
+  first.reset();
+  EXPECT_EQ(releases, 1);
+  EXPECT_EQ(queue.in_flight_bytes(), 600u);
+  auto third = queue.pop();
+  ASSERT_TRUE(third);
+  EXPECT_EQ(third->transmit.to, peer(3));
+  EXPECT_FALSE(queue.pop());
+  EXPECT_EQ(queue.size(), 1u);
+}
+
+TEST(SendQueue, OneMessageLargerThanTheBudgetStillGoes) {
+  SendQueue queue(1'000);
+  queue.push(message(1, MessageType::view, 5'000));
+  queue.push(message(2, MessageType::view, 10));
+  auto big = queue.pop();
+  ASSERT_TRUE(big);
+  EXPECT_FALSE(queue.pop());
+  big.reset();
+  EXPECT_TRUE(queue.pop());
+}
+
+TEST(SendQueue, HoldsSharedByACallbackGiveBackOnceAndNothingAfterTheQueueIsGone) {
+  std::shared_ptr<const void> kept;
+  {
+    int releases = 0;
+    SendQueue queue(100, [&] { ++releases; });
+    queue.push(message(1, MessageType::view_delta, 80));
+    queue.push(message(2, MessageType::view_delta, 80));
+    auto out = queue.pop();
+    ASSERT_TRUE(out);
+    std::shared_ptr<const void> copy = out->hold;  // as a bundle's stripes share their callback
+    out->hold.reset();
+    EXPECT_EQ(queue.in_flight_bytes(), 80u);
+    copy.reset();
+    EXPECT_EQ(releases, 1);
+    EXPECT_EQ(queue.in_flight_bytes(), 0u);
+    kept = queue.pop()->hold;
+    queue.clear();
+    EXPECT_TRUE(queue.empty());
+    EXPECT_EQ(queue.in_flight_bytes(), 80u) << "what was handed on stays counted";
+  }
+  kept.reset();  // the queue is gone: nothing to give back to, nothing called
+}
+
+}  // namespace
+}  // namespace loco::tracker
