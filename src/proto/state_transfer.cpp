@@ -238,8 +238,7 @@ void StateFetcher::ask_for_chunk(const PeerKey& key, Donor& donor, std::uint64_t
 void StateFetcher::duplicate_held_chunks(TimePoint now) {
   if (!wanted_.empty()) return;
   for (auto& [key, donor] : donors_) {
-    if (!donor.ready || !donor.in_flight.empty() || donor.abandoned.size() >= config_.window)
-      continue;
+    if (!idle(donor)) continue;
     for (const auto& [index, asked] : asked_at_) {
       if (now < asked + config_.duplicate_after || holders(index) != 1) continue;
       ask_for_chunk(key, donor, index);
@@ -254,11 +253,14 @@ std::size_t StateFetcher::holders(std::uint64_t index) const {
   return n;
 }
 
+// Ready, asked for nothing, and not still owed more late copies than a window.
+bool StateFetcher::idle(const Donor& d) const {
+  return d.ready && d.in_flight.empty() && d.abandoned.size() < config_.window;
+}
+
 bool StateFetcher::a_donor_is_idle() const {
-  return std::any_of(donors_.begin(), donors_.end(), [&](const auto& entry) {
-    const Donor& d = entry.second;
-    return d.ready && d.in_flight.empty() && d.abandoned.size() < config_.window;
-  });
+  return std::any_of(donors_.begin(), donors_.end(),
+                     [&](const auto& entry) { return idle(entry.second); });
 }
 
 std::optional<PeerTransmit> StateFetcher::poll_transmit() {

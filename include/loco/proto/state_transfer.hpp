@@ -96,6 +96,7 @@ class StateFetcher {
   void ask_for_chunk(const PeerKey& key, Donor& donor, std::uint64_t index);
   void duplicate_held_chunks(TimePoint now);
   std::size_t holders(std::uint64_t index) const;  // the donors it is in flight at
+  bool idle(const Donor& d) const;
   bool a_donor_is_idle() const;
 
   FetchConfig config_;
