@@ -10,7 +10,7 @@
 //     second of wall time (/proc/PID/stat) while measuring: on a machine shared with other work the
 //     acks may wait for a core the tracker does not get, and this says how much of one it used.
 // Prints progress to stderr and, as its last line:
-//   tracker-load: core_events_per_s=... server_peers=... joined=... join_s=...
+//   tracker-load: core_events_per_s=... server_peers=... replicas=... joined=... join_s=...
 //   server_heartbeats_per_s=... server_p99_ms=... rss_mb=... tracker_cpu=...
 // A part that did not run or measured nothing (a client refused, no heartbeat acked) prints "nan"
 // for its figures, says why on stderr (keeping the tracker's log), and the exit status is 1.
@@ -18,7 +18,9 @@
 // --settle-s S (after the joins, before measuring; default 2) --measure-s S --join-s S (how long
 // the clients may take to join; then the part fails)
 // --tracker PATH (another loco-tracker binary, e.g. an older build to compare with; default: the
-// one next to this program).
+// one next to this program); --replicas N (the server half against the leader of N tracker
+// replicas over a 3-member etcd on loopback, docs/TRACKER.md "Running replicas"; default 0: one
+// tracker, no etcd).
 // The tracker runs with configs/tiny.toml as its run config.
 
 #include <sys/resource.h>
@@ -43,6 +45,7 @@
 #include <vector>
 
 #include "../tests/support/child_process.hpp"  // a child with a stdout pipe (also the tests')
+#include "../tests/support/etcd_cluster.hpp"   // --replicas: a 3-member etcd on loopback
 #include "loco/cli/train_options.hpp"
 #include "loco/net/host_port.hpp"
 #include "loco/net/message_assembler.hpp"
@@ -65,6 +68,7 @@ struct Options {
   int measure_s = 20;
   int settle_s = 2;
   int join_s = 600;
+  int replicas = 0;     // 0: one tracker with no etcd
   std::string tracker;  // "": next to this program
 };
 
@@ -87,6 +91,8 @@ Options parse(int argc, char** argv) {
       o.measure_s = static_cast<int>(value);
     } else if (flag == "--join-s") {
       o.join_s = static_cast<int>(value);
+    } else if (flag == "--replicas") {
+      o.replicas = static_cast<int>(value);
     } else {
       std::fprintf(stderr, "unknown option %s\n", flag.c_str());
       std::exit(2);
@@ -385,38 +391,69 @@ void run_groups(std::vector<std::unique_ptr<ClientGroup>>& groups, Fn fn) {
   for (auto& thread : threads) thread.join();
 }
 
+// The server half's tracker: one loco-tracker, or `replicas` of them over a 3-member etcd on
+// loopback as the failover bench starts it (tests/support/etcd_cluster.hpp; 3 s lease), of which
+// the first leads and is measured: the others start once it listens, and only poll etcd.
+struct Server {
+  std::unique_ptr<test::EtcdCluster> etcd;  // none for a single tracker
+  std::vector<std::unique_ptr<test::ChildProcess>> trackers;
+  std::string line;  // the measured one's "listening on HOST:PORT as KEY"
+  test::ChildProcess& measured() { return *trackers.front(); }
+};
+
+std::unique_ptr<Server> start_server(const std::string& program, const std::filesystem::path& dir,
+                                     const std::string& config, std::size_t peers, int replicas) {
+  auto server = std::make_unique<Server>();
+  std::vector<std::string> argv = {program,
+                                   "--tracker.key",
+                                   (dir / "tracker.key").string(),
+                                   "--tracker.listen",
+                                   "127.0.0.1:0",
+                                   "--tracker.state-file",
+                                   "",
+                                   "--tracker.http",
+                                   "",
+                                   "--run.id",
+                                   "bench",
+                                   "--run.config",
+                                   config,
+                                   "--admission.policy",
+                                   "open",
+                                   "--run.shard-count",
+                                   std::to_string(std::max<std::size_t>(peers, 64)),
+                                   "--tracker.max-connections-per-address",
+                                   std::to_string(peers + 16),
+                                   "--tracker.max-members-per-address",
+                                   "0",
+                                   "--tracker.max-connections",
+                                   std::to_string(peers + 16)};
+  if (replicas > 0) {
+    server->etcd = std::make_unique<test::EtcdCluster>(3);
+    std::string etcd;
+    for (const auto& member : server->etcd->endpoints())
+      etcd += (etcd.empty() ? "http://" : ",http://") + member.host + ":" + member.port;
+    argv.insert(argv.end(), {"--tracker.etcd", etcd, "--tracker.etcd-lease", "3s"});
+  }
+  for (int i = 0; i < std::max(replicas, 1); ++i) {
+    std::vector<std::string> own = argv;
+    if (replicas > 0) own.insert(own.end(), {"--tracker.replica", "r" + std::to_string(i)});
+    const std::string log = i == 0 ? "tracker.log" : "tracker-r" + std::to_string(i) + ".log";
+    server->trackers.push_back(std::make_unique<test::ChildProcess>(own, dir / log));
+    if (i == 0) server->line = server->trackers.front()->read_line();
+  }
+  return server;
+}
+
 ServerFigures server_figures(std::size_t peers, std::size_t threads, int settle_s, int measure_s,
-                             int join_s, const std::string& program) {
+                             int join_s, int replicas, const std::string& program) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("loco-tracker-load-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   secure::write_key_file(dir / "tracker.key", secure::KeyPair::generate(), false);
   const std::string config = std::string(LOCO_SOURCE_DIR) + "/configs/tiny.toml";
-  test::ChildProcess tracker({program,
-                              "--tracker.key",
-                              (dir / "tracker.key").string(),
-                              "--tracker.listen",
-                              "127.0.0.1:0",
-                              "--tracker.state-file",
-                              "",
-                              "--tracker.http",
-                              "",
-                              "--run.id",
-                              "bench",
-                              "--run.config",
-                              config,
-                              "--admission.policy",
-                              "open",
-                              "--run.shard-count",
-                              std::to_string(std::max<std::size_t>(peers, 64)),
-                              "--tracker.max-connections-per-address",
-                              std::to_string(peers + 16),
-                              "--tracker.max-members-per-address",
-                              "0",
-                              "--tracker.max-connections",
-                              std::to_string(peers + 16)},
-                             dir / "tracker.log");
-  const std::string line = tracker.read_line();  // "listening on HOST:PORT as KEY"
+  const std::unique_ptr<Server> server = start_server(program, dir, config, peers, replicas);
+  test::ChildProcess& tracker = server->measured();
+  const std::string& line = server->line;
   const auto as = line.find(" as ");
   if (!line.starts_with("listening on ") || as == std::string::npos) {
     std::fprintf(stderr, "the tracker did not start; its log is in %s\n", dir.c_str());
@@ -519,13 +556,13 @@ int main(int argc, char** argv) {
       !o.tracker.empty()
           ? o.tracker
           : (std::filesystem::canonical(argv[0]).parent_path() / "loco-tracker").string();
-  const ServerFigures server =
-      server_figures(o.server_peers, o.client_threads, o.settle_s, o.measure_s, o.join_s, tracker);
+  const ServerFigures server = server_figures(o.server_peers, o.client_threads, o.settle_s,
+                                              o.measure_s, o.join_s, o.replicas, tracker);
   std::printf(
-      "tracker-load: core_events_per_s=%.0f server_peers=%zu joined=%zu join_s=%.1f "
+      "tracker-load: core_events_per_s=%.0f server_peers=%zu replicas=%d joined=%zu join_s=%.1f "
       "server_heartbeats_per_s=%.1f server_p99_ms=%.2f rss_mb=%.1f tracker_cpu=%.2f\n",
-      core, o.server_peers, server.joined, server.join_s, server.heartbeats_per_s, server.p99_ms,
-      server.rss_mb, server.tracker_cpu);
+      core, o.server_peers, o.replicas, server.joined, server.join_s, server.heartbeats_per_s,
+      server.p99_ms, server.rss_mb, server.tracker_cpu);
   const bool measured = std::isfinite(core) && core > 0 && std::isfinite(server.heartbeats_per_s) &&
                         std::isfinite(server.p99_ms) && std::isfinite(server.rss_mb);
   return measured ? 0 : 1;

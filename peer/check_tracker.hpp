@@ -1,7 +1,9 @@
 #pragma once
 // `loco-peer check-tracker`: connects to the tracker named in the peer's config, checks that it
 // holds the pinned identity key and belongs to the same run (the handshake fails otherwise), and
-// reports. A volunteer runs it once after setting up the config, before joining.
+// reports. A volunteer runs it once after setting up the config, before joining. With a list of
+// replicas' addresses it tries each in turn and says which answered (the leader: a follower does
+// not listen, so its "no answer" is expected).
 
 #include <string>
 
@@ -17,7 +19,10 @@ struct TrackerLinkOptions {
 };
 
 // Prints "tracker ID at ADDRESS: pinned identity verified for run RUN (handshake N ms)" and
-// returns 0, or logs why not and returns 1.
+// returns 0, or logs why not and returns 1. With replicas: that line (ending ": it leads") for
+// the one that answers, "no answer at ADDRESS (...): expected of a follower replica, ..." for each
+// other, then "N replicas: ADDRESS leads, ..." and 0; 1 when none answers, more than one does, or
+// an address shows another key or run.
 int check_tracker(const TrackerLinkOptions& options);
 
 }  // namespace loco::peer

@@ -102,16 +102,17 @@ void TrackerLink::on_closed(const Error* error) {
   const std::string why = error != nullptr ? error->what() : "the tracker closed the connection";
   using Progress = StreamBundle::Progress;
   const Progress progress = bundle_ != nullptr ? bundle_->progress() : Progress::connecting;
-  // An attempt that failed before its handshake completed: the client judges whether to give up
+  // An attempt that failed before the connection was up: the client judges whether to give up
   // (tracker_client.hpp), and its owner may stop this link before it reconnects. A refusal after
-  // the handshake (a full tracker) is retried like a lost connection.
-  if (bundle_ != nullptr && !bundle_->ready() && progress != Progress::authenticated) {
+  // the handshake (a full tracker) is told too, as a tracker that lives, and retried.
+  if (bundle_ != nullptr && !bundle_->ready()) {
     using Failure = proto::ConnectFailure;
     const bool crypto = error != nullptr && error->category() == ErrorCategory::crypto;
-    const Failure failure = progress == Progress::connecting ? Failure::unreachable
-                            : crypto                         ? Failure::not_pinned
-                            : bundle_->cut_by_peer()         ? Failure::cut_in_handshake
-                                                             : Failure::unanswered;
+    const Failure failure = progress == Progress::connecting      ? Failure::unreachable
+                            : progress == Progress::authenticated ? Failure::turned_away
+                            : crypto                              ? Failure::not_pinned
+                            : bundle_->cut_by_peer()              ? Failure::cut_in_handshake
+                                                                  : Failure::unanswered;
     client_.on_connect_failed(steady_now(), failure, error != nullptr ? error->message() : why);
     drive();
   }

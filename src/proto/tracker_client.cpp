@@ -13,6 +13,19 @@ namespace {
 // Before the join reply says otherwise, the tracker counts as lost after this much silence.
 constexpr Duration kJoinReplyTimeout = std::chrono::seconds(30);
 
+// Which failure of a pass over the addresses judges it: a silent or a full tracker breaks a row,
+// a cut handshake is an answer (another run's tracker), and nothing listening is the least.
+int severity(ConnectFailure failure) {
+  switch (failure) {
+    case ConnectFailure::unreachable: return 0;
+    case ConnectFailure::cut_in_handshake: return 1;
+    case ConnectFailure::unanswered:
+    case ConnectFailure::turned_away: return 2;
+    case ConnectFailure::not_pinned: return 3;
+  }
+  return 0;
+}
+
 }  // namespace
 
 TrackerClient::TrackerClient(TrackerClientConfig config) : config_(std::move(config)) {}
@@ -20,6 +33,7 @@ TrackerClient::TrackerClient(TrackerClientConfig config) : config_(std::move(con
 void TrackerClient::on_connected(TimePoint now) {
   connected_ = true;
   failures_in_a_row_ = 0;
+  pass_attempts_ = 0;
   joined_ = false;
   view_requested_ = false;  // the tracker sends a newcomer the full view
   transmits_.clear();       // anything queued for the old connection is void
@@ -36,40 +50,58 @@ void TrackerClient::on_disconnect(TimePoint /*now*/) {
   transmits_.clear();
 }
 
-void TrackerClient::on_connect_failed(TimePoint /*now*/, ConnectFailure failure,
+void TrackerClient::on_connect_failed(TimePoint now, ConnectFailure failure,
                                       const std::string& why) {
   if (was_member_ || gave_up_) return;
+  if (failure == ConnectFailure::not_pinned) {
+    emit(ClientEvent::Kind::refused,
+         fmt::format("{}; check [tracker] public-key: it must be the key the tracker printed "
+                     "(another key is another tracker, or a man in the middle)",
+                     why))
+        .cause = ErrorCategory::crypto;
+    gave_up_ = true;
+    return;
+  }
+  if (pass_attempts_ == 0) pass_began_ = now;
+  if (pass_attempts_ == 0 || severity(failure) > severity(pass_worst_)) pass_worst_ = failure;
+  if (++pass_attempts_ < std::max<std::size_t>(config_.addresses, 1)) return;
+  pass_attempts_ = 0;
+  const ConnectFailure verdict = pass_worst_;
   failures_in_a_row_ =
-      failures_in_a_row_ > 0 && failure == last_failure_ ? failures_in_a_row_ + 1 : 1;
-  last_failure_ = failure;
-  switch (failure) {
-    case ConnectFailure::not_pinned:
-      emit(ClientEvent::Kind::refused,
-           fmt::format("{}; check [tracker] public-key: it must be the key the tracker printed "
-                       "(another key is another tracker, or a man in the middle)",
-                       why))
-          .cause = ErrorCategory::crypto;
-      break;
+      failures_in_a_row_ > 0 && verdict == last_failure_ ? failures_in_a_row_ + 1 : 1;
+  if (failures_in_a_row_ == 1) row_began_ = pass_began_;
+  last_failure_ = verdict;
+  switch (verdict) {
     case ConnectFailure::cut_in_handshake:
       if (failures_in_a_row_ < kCutsToGiveUp) return;
       emit(ClientEvent::Kind::refused,
-           fmt::format("the tracker ended the handshake {} times in a row without a word, as a "
-                       "tracker of another run does: check [run] id \"{}\" (or the tracker runs "
-                       "another loco version, or refuses this address: its log says which); {}",
-                       failures_in_a_row_, config_.run_id, why))
+           fmt::format("the tracker ended the handshake without a word ({}), as a tracker of "
+                       "another run does: check [run] id \"{}\" (or the tracker runs another "
+                       "loco version, or refuses this address: its log says which); {}",
+                       in_a_row(now, "times"), config_.run_id, why))
           .cause = ErrorCategory::config;
       break;
     case ConnectFailure::unreachable:
       if (failures_in_a_row_ < kUnreachableToGiveUp) return;
+      if (config_.addresses > 1 && now - row_began_ < kReplicaPatience) return;
       emit(ClientEvent::Kind::refused,
-           fmt::format("no connection to the tracker ({} tries in a row): {}; check [tracker] "
-                       "address and that the tracker runs",
-                       failures_in_a_row_, why))
+           fmt::format("no connection to the tracker ({}): {}; check [tracker] address and that "
+                       "the tracker runs{}",
+                       in_a_row(now, "tries"), why,
+                       config_.addresses > 1 ? " (only the leading replica listens)" : ""))
           .cause = ErrorCategory::network;
       break;
-    case ConnectFailure::unanswered: return;
+    case ConnectFailure::not_pinned:
+    case ConnectFailure::unanswered:
+    case ConnectFailure::turned_away: return;
   }
   gave_up_ = true;
+}
+
+std::string TrackerClient::in_a_row(TimePoint now, std::string_view attempts) const {
+  if (config_.addresses <= 1) return fmt::format("{} {} in a row", failures_in_a_row_, attempts);
+  return fmt::format("{} passes in a row over its {} addresses, {:.1f} s", failures_in_a_row_,
+                     config_.addresses, std::chrono::duration<double>(now - row_began_).count());
 }
 
 void TrackerClient::on_message(TimePoint now, std::uint16_t type, std::span<const std::byte> body) {

@@ -70,6 +70,9 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
   const std::string advertise = !config_.advertise.empty() ? config_.advertise
                                 : router_port_             ? router_port_->external_address()
                                                : default_advertise(mesh_->local_endpoint());
+  std::vector<boost::asio::ip::tcp::endpoint> trackers;  // one, or each replica's
+  for (const net::HostPort& address : net::parse_host_port_list(config_.tracker_address))
+    trackers.push_back(net::resolve(io_, address));
   core_ = std::make_unique<proto::PeerCore>(
       proto::PeerCoreConfig{.self = identity_.public_key(),
                             .signer = &identity_,
@@ -90,13 +93,11 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
                                      .settings = config_.settings,
                                      .genesis = genesis,
                                      .state_round = state_round,
-                                     .state_hash = state_hash}});
+                                     .state_hash = state_hash},
+          .addresses = trackers.size()});
   compute_ = std::make_unique<round::ComputeLink>(*core_, mailbox_, guard_, config_.poison);
   relayed_ = std::make_unique<net::RelayedLinks>(identity_, config_.run_id);
   const proto::PeerKey pin = config_.tracker_key;
-  std::vector<boost::asio::ip::tcp::endpoint> trackers;  // one, or each replica's
-  for (const net::HostPort& address : net::parse_host_port_list(config_.tracker_address))
-    trackers.push_back(net::resolve(io_, address));
   link_ = net::TrackerLink::create(
       io_, std::move(trackers),
       net::ChannelSetup{.identity = &identity_,

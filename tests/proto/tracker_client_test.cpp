@@ -84,6 +84,81 @@ TEST(TrackerClient, OnlyFailuresOfOneKindInARowCount) {
   EXPECT_TRUE(after_failures(h, client, ConnectFailure::cut_in_handshake, cuts).empty());
 }
 
+// A client of a run served by `addresses` replicas (one key, several addresses tried in turn).
+TrackerClient replica_client(const Harness& h, std::size_t addresses) {
+  return TrackerClient(TrackerClientConfig{.run_id = h.config.run_id,
+                                           .tracker_key = h.tracker_key.public_key(),
+                                           .join = h.join_request(1),
+                                           .addresses = addresses});
+}
+
+// One pass over three replicas' addresses, 0.4 s between attempts: `leader` is what the
+// attempt at the second address met (the followers do not listen).
+std::vector<ClientEvent> after_pass(Harness& h, TrackerClient& client, ConnectFailure leader) {
+  for (const ConnectFailure f :
+       {ConnectFailure::unreachable, leader, ConnectFailure::unreachable}) {
+    client.on_connect_failed(h.now, f, "attempt failed");
+    h.now += std::chrono::milliseconds(400);
+  }
+  return drained(client);
+}
+
+TEST(TrackerClient, WithReplicasWholePassesCountAndNoSoonerThanThePatience) {
+  Harness h;
+  TrackerClient client = replica_client(h, 3);
+  // Passes end at 0.8 s, 2.0 s, ... (1.2 s each): the 4th is at 4.4 s, short of the patience,
+  // and the 9th, at 10.4 s, the first past it (the row began at 0).
+  static_assert(TrackerClient::kReplicaPatience == std::chrono::seconds(10));
+  for (int pass = 1; pass < 9; ++pass)
+    ASSERT_TRUE(after_pass(h, client, ConnectFailure::unreachable).empty()) << "pass " << pass;
+  const auto events = after_pass(h, client, ConnectFailure::unreachable);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, Kind::refused);
+  EXPECT_EQ(events[0].cause, ErrorCategory::network);
+  EXPECT_NE(events[0].text.find("9 passes in a row over its 3 addresses, 10.4 s"),
+            std::string::npos)
+      << events[0].text;
+  EXPECT_NE(events[0].text.find("only the leading replica listens"), std::string::npos);
+}
+
+TEST(TrackerClient, WithReplicasALeaderThatCutsTheHandshakeEndsTheJoinAfterWholePasses) {
+  Harness h;
+  TrackerClient client = replica_client(h, 3);
+  // Its followers' refused connections between its cuts do not break the row (they did when
+  // attempts were counted one by one, and the join never ended).
+  for (int pass = 1; pass < TrackerClient::kCutsToGiveUp; ++pass)
+    ASSERT_TRUE(after_pass(h, client, ConnectFailure::cut_in_handshake).empty());
+  const auto events = after_pass(h, client, ConnectFailure::cut_in_handshake);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].cause, ErrorCategory::config);
+  EXPECT_NE(events[0].text.find("3 passes in a row over its 3 addresses"), std::string::npos)
+      << events[0].text;
+}
+
+TEST(TrackerClient, WithReplicasALeaderThatLivesKeepsThePeerTrying) {
+  Harness h;
+  TrackerClient client = replica_client(h, 3);
+  // A full leader (it turns the peer away after the handshake) or a silent one: a minute of
+  // passes, no verdict.
+  for (int pass = 0; pass < 50; ++pass) {
+    ASSERT_TRUE(after_pass(h, client, ConnectFailure::turned_away).empty());
+    ASSERT_TRUE(after_pass(h, client, ConnectFailure::unanswered).empty());
+  }
+  // Nothing listens from now on: a new row, which needs the patience again.
+  for (int pass = 1; pass < 9; ++pass)
+    ASSERT_TRUE(after_pass(h, client, ConnectFailure::unreachable).empty()) << "pass " << pass;
+  EXPECT_EQ(after_pass(h, client, ConnectFailure::unreachable).size(), 1u);
+}
+
+TEST(TrackerClient, OneTrackerThatTurnsThePeerAwayBreaksARow) {
+  Harness h;
+  TrackerClient& client = *h.add(1).client;
+  const int unreachable = TrackerClient::kUnreachableToGiveUp - 1;
+  EXPECT_TRUE(after_failures(h, client, ConnectFailure::unreachable, unreachable).empty());
+  EXPECT_TRUE(after_failures(h, client, ConnectFailure::turned_away, 1).empty());
+  EXPECT_TRUE(after_failures(h, client, ConnectFailure::unreachable, unreachable).empty());
+}
+
 TEST(TrackerClient, AMemberReconnectsWhateverTheAttemptsSay) {
   Harness h;
   h.start();

@@ -9,8 +9,8 @@
 // list and to at most a second, so a peer finds the new leader a short pause after it listens. An
 // attempt that fails before its handshake completes is told to the client by how far it got
 // (proto::ConnectFailure: no TCP connection, a handshake the tracker cut, a key not the pinned one,
-// a handshake not answered in time), which may then refuse the join; a refused join is the owner's
-// to act on (stop, usually).
+// a handshake not answered in time, a tracker that closed after it), which may then refuse the
+// join; a refused join is the owner's to act on (stop, usually).
 //
 // The owner calls the client's methods (ready(), round_done(), ...) and then flush().
 // Threads: every call, and every callback, on the io_context's thread.
@@ -34,7 +34,8 @@ class TrackerLink : public std::enable_shared_from_this<TrackerLink> {
   using OnEvent = std::function<void(const proto::ClientEvent& event)>;
 
   // `client` (and setup.identity) must outlive the link; `setup.accept` pins the tracker's key
-  // (replicas share one). `trackers`: at least one; the first is tried first.
+  // (replicas share one). `trackers`: at least one; the first is tried first; the client's
+  // config has `addresses` = their count, so that it judges failed attempts by whole passes.
   static std::shared_ptr<TrackerLink> create(boost::asio::io_context& io,
                                              std::vector<boost::asio::ip::tcp::endpoint> trackers,
                                              ChannelSetup setup, proto::TrackerClient& client,

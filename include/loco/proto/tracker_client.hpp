@@ -18,18 +18,24 @@
 //
 // Joining fails fast, and says why (on_connect_failed): until this client has joined once, a
 // handshake that shows a key other than the pinned one ends the join at once (cause crypto: a
-// wrong [tracker] public-key, or a man in the middle); a tracker that ends the handshake without a
-// word, as one of another run does, ends it after kCutsToGiveUp attempts in a row (cause config);
-// an address where no connection can be made, after kUnreachableToGiveUp in a row (cause
-// network). A silent tracker (unanswered) is the owner's patience to judge; it breaks a row. Once
-// joined, the client never gives up: a tracker that restarts is reconnected to for as long as it
-// takes.
+// wrong [tracker] public-key, or a man in the middle). The other failures are judged by whole
+// passes over the tracker's addresses (`addresses` of them, tried in turn: replicas, of which
+// only the leader listens), each pass by its worst attempt: a pass with a handshake not answered
+// in time (a silent tracker: the owner's patience to judge) or a tracker that completed the
+// handshake and turned the peer away (full: retried) breaks a row; one where a tracker
+// ended the handshake without a word, as one of another run does, is a cut pass, and
+// kCutsToGiveUp of them in a row end the join (cause config); one where no connection could be
+// made to any address is an unreachable pass, and kUnreachableToGiveUp of them in a row end it
+// (cause network), with several addresses not before kReplicaPatience since the row began (a
+// peer that starts while the leader is gone waits out an election). Once joined, the client never
+// gives up: a tracker that restarts is reconnected to for as long as it takes.
 
 #include <deque>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "loco/core/error.hpp"
 #include "loco/core/time.hpp"
@@ -49,6 +55,9 @@ struct TrackerClientConfig {
   std::shared_ptr<secure::SignatureMemo> signature_memo{};
   // Shared as signature_memo is: each member entry of those views is hashed once for the digest.
   std::shared_ptr<MemberLanesMemo> lanes_memo{};
+  // How many addresses the driver tries in turn (one, or each replica's): a pass over them is
+  // the unit on_connect_failed() counts.
+  std::size_t addresses = 1;
 };
 
 // How an attempt to connect to the tracker failed before the connection was up (the driver's
@@ -58,6 +67,7 @@ enum class ConnectFailure {
   cut_in_handshake,  // the tracker ended the handshake without a word (another run's id)
   not_pinned,        // the handshake showed a key other than the pinned one, or did not verify
   unanswered,        // the handshake did not finish in time: a silent tracker (no verdict)
+  turned_away,       // the handshake completed, then the tracker closed (full): it lives
 };
 
 struct ClientEvent {
@@ -107,9 +117,12 @@ class TrackerClient {
   void on_connect_failed(TimePoint now, ConnectFailure failure, const std::string& why);
   void on_timer(TimePoint now);
 
-  // Attempts in a row, before the first join, after which a failure ends the join.
+  // Passes in a row, before the first join, after which a failure ends the join.
   static constexpr int kCutsToGiveUp = 3;
   static constexpr int kUnreachableToGiveUp = 4;
+  // With several addresses, the least time unreachable passes take to end the join: longer than
+  // a failover at the default 3 s lease (the lease, a follower's 250 ms look, the state's load).
+  static constexpr Duration kReplicaPatience = std::chrono::seconds(10);
 
   // What the peer tells the tracker.
   void set_state(std::uint64_t round, const Digest& hash);  // the state the peer now holds
@@ -159,6 +172,9 @@ class TrackerClient {
   void handle(TimePoint now, MessageType type, std::span<const std::byte> body);
   template <typename M>
   void send(const M& message);
+  // The failures of the row: "4 tries in a row" (`attempts` names them), or with several
+  // addresses the passes over them and the time they took.
+  std::string in_a_row(TimePoint now, std::string_view attempts) const;
   // Queues an event of `kind` and returns it for its payload to be filled in.
   ClientEvent& emit(ClientEvent::Kind kind, std::string text = {});
 
@@ -167,8 +183,14 @@ class TrackerClient {
   bool joined_ = false;
   bool was_member_ = false;  // joined once: connection failures are retried from then on
   bool gave_up_ = false;     // a refused event is out: no second one
+  // The pass under way (attempts made in it, its worst failure so far) and the row of whole
+  // passes of one verdict before it, since the last connection.
+  std::size_t pass_attempts_ = 0;
+  ConnectFailure pass_worst_ = ConnectFailure::unreachable;
   ConnectFailure last_failure_{};
-  int failures_in_a_row_ = 0;  // of last_failure_, since the last connection
+  int failures_in_a_row_ = 0;
+  TimePoint pass_began_{};
+  TimePoint row_began_{};
   JoinReply reply_;
   View view_;
   MembersDigest view_digest_;
