@@ -59,6 +59,11 @@ class SparseLoCo final : public Strategy {
 
   // Runs the round now (after_step does every H steps).
   RoundResult round(InnerLoop& loop);
+  // The same round from `local`, a trainer's θ_i that is not an InnerLoop's (the C API's,
+  // host/trainer_peer.hpp): `local` holds θ after it, whatever the outcome (the class comment).
+  RoundResult round(Arena& local);
+  // A member that joins a run past the state it held starts with e = 0 (begin's Start::joined).
+  void forget_error() { error_.zero(); }
   const Arena& error() const { return error_; }  // e
   const RoundResult& last_round() const { return last_; }
   std::size_t last_message_bytes() const { return last_bytes_; }
