@@ -371,7 +371,7 @@ void TrainerPeer::save(const std::filesystem::path& path) {
   // The identity: the run config's options that fix the layout (another model's file is refused
   // by name on load).
   train::SharedState& state = shared();
-  Arena* error = sparseloco_ ? sparseloco_->own_arenas().front().arena : nullptr;
+  Arena* error = sparseloco_ ? &sparseloco_->error() : nullptr;
   train::save_train_state(
       path, named(state, error),
       train::StateFileValues{.counters = {{"round", state.round()}}, .cursor = ""},
@@ -392,7 +392,7 @@ void TrainerPeer::load(const std::filesystem::path& path) {
   loaded.set_round(values.counters.at("round"));
   if (!genesis_) genesis_ = shared().manifest();
   shared() = std::move(loaded);
-  if (error) sparseloco_->own_arenas().front().arena->copy_from(*error);
+  if (error) sparseloco_->error().copy_from(*error);
   spdlog::info("loaded loco's state of round {} from {}", shared().round(), path.string());
 }
 

@@ -65,6 +65,7 @@ class SparseLoCo final : public Strategy {
   // A member that joins a run past the state it held starts with e = 0 (begin's Start::joined).
   void forget_error() { error_.zero(); }
   const Arena& error() const { return error_; }  // e
+  Arena& error() { return error_; }              // a trainer peer's checkpoint writes and reads it
   const RoundResult& last_round() const { return last_; }
   std::size_t last_message_bytes() const { return last_bytes_; }
   std::size_t last_parts_used() const { return last_used_; }
