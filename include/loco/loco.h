@@ -1,10 +1,11 @@
 /*
  * loco's C API (C11): a training script of any framework takes part in a loco run as a peer.
  * The trainer owns its model, its inner optimizer and its data; loco owns the rest of a DiLoCo
- * peer: joining the run (key, tracker, admission), the shared state (θ at the last round and the
- * outer momentum, fp32, by tensor name), the round (Δ against θ, compression, the group's
- * all-reduce, the outer Nesterov step), the state hash every member agrees on, serving the state
- * to newcomers and fetching it as one, leaving. docs/PYTORCH.md walks through it.
+ * (or Streaming DiLoCo, or SparseLoCo) peer: joining the run (key, tracker, admission), the shared
+ * state (θ at the last round and the outer momentum, fp32, by tensor name), the round (Δ against θ,
+ * compression, the group's all-reduce, the outer Nesterov step), the state hash every member agrees
+ * on, serving the state to newcomers and fetching it as one, leaving. docs/PYTORCH.md walks through
+ * it.
  *
  *   loco_peer* peer;
  *   if (loco_peer_open("peer.toml", &peer) != LOCO_OK) { puts(loco_last_error()); ... }
@@ -20,8 +21,8 @@
  * [run] id and config (the run's loco-train config: model, data, [strategy] kind = "diloco",
  * codec...), [tracker] address, public-key, join-token, [link]. Keys are checked strictly, as
  * loco-peer checks them. Not supported in this version, and refused by name: a strategy other than
- * "diloco" or "streaming" (Streaming DiLoCo: loco_peer_fragment_*), gossip rounds, peer.checkpoint
- * (loco_peer_save and loco_peer_load instead).
+ * "diloco", "streaming" (Streaming DiLoCo: loco_peer_fragment_*) or "sparseloco" (SparseLoCo,
+ * below), gossip rounds, peer.checkpoint (loco_peer_save and loco_peer_load instead).
  *
  * Tensors: the run's config fixes the model's tensors (names, shapes, order: nanoGPT's state-dict
  * names for the GPT; an external model's genesis file's, loco_write_genesis below), because the
@@ -146,6 +147,9 @@ LOCO_API loco_status loco_peer_tensor_info(const loco_peer* peer, size_t index, 
                                            const size_t** shape, size_t* rank);
 /* The run's inner steps per round (its [strategy] diloco-h), for trainers that follow the run. */
 LOCO_API loco_status loco_peer_inner_steps(const loco_peer* peer, uint64_t* steps);
+/* The run's [strategy] kind: "diloco", "streaming" or "sparseloco" (valid until loco_peer_close).
+ */
+LOCO_API loco_status loco_peer_strategy(const loco_peer* peer, const char** kind);
 
 /* Binds the trainer's buffer `data` (fp32, row-major, contiguous, `rank` sizes in `shape`) to the
  * run's tensor `name`. Before join only. LOCO_ERR_INVALID_ARGUMENT names the problem: no such
@@ -195,7 +199,15 @@ LOCO_API const char* loco_peer_data_path(const loco_peer* peer, size_t k);
  * round's group, the outer step, and the new θ written back into the buffers (unless skipped).
  * Blocks until the round lands, however long the group takes (loco_peer_interrupt ends the wait:
  * the round is then skipped). `loss`: the trainer's mean loss since the last round, shown on
- * the tracker's status page (NAN if none). `result` may be null. */
+ * the tracker's status page (NAN if none). `result` may be null.
+ * SparseLoCo (the run config's [strategy] kind = "sparseloco": sparseloco-chunk, -topk, -bits,
+ * -beta, -outer-lr, -clip; docs/STRATEGIES.md): the same call, every H inner steps. Δ goes into
+ * this peer's error-feedback accumulator e ← β·e + Δ, the chunk-wise top-k of e (2 to 8 bits a
+ * value) is all-gathered with the group, and θ moves by outer-lr × the clipped mean of the
+ * members' sparse updates; what was sent leaves e once the round commits. The buffers get θ after
+ * every round, a skipped one too (its Δ stays in e; the next Δ is measured from θ). times:
+ * exchange_s covers Δ, the top-k, the all-gather and the hash; delta_s, hash_s and outer_s are 0.
+ * Its rounds do not overlap (loco_peer_overlap is refused). */
 LOCO_API loco_status loco_peer_round(loco_peer* peer, float loss, loco_round_result* result);
 
 /* Overlapped rounds: the trainer trains on while its round is hashed and committed.
@@ -282,16 +294,17 @@ LOCO_API loco_status loco_peer_state_hash(const loco_peer* peer, uint8_t hash[LO
                                           uint64_t* round);
 
 /* Checkpoint of loco's part: the shared state (θ at the last round and the outer momentum, by
- * tensor name, fp32) and its round, written to `path` atomically as a safetensors file with a
- * digest (docs/PYTORCH.md, "Checkpoints"). After join (also after leave). The trainer saves its own
- * model and optimizer beside it. LOCO_ERR_IO when the file cannot be written. */
+ * tensor name, fp32; SparseLoCo: θ and this peer's error-feedback accumulator e, so that a resume
+ * sends what it would have sent) and its round, written to `path` atomically as a safetensors
+ * file with a digest (docs/PYTORCH.md, "Checkpoints"). After join (also after leave). The trainer
+ * saves its own model and optimizer beside it. LOCO_ERR_IO when the file cannot be written. */
 LOCO_API loco_status loco_peer_save(loco_peer* peer, const char* path);
 /* Reads a file loco_peer_save wrote, before join: the peer joins with that state, which the run
  * takes when it is still at it (loco_join_info.fetched = 0, .round = the file's) and replaces by
- * the run's current state otherwise (fetched = 1). LOCO_ERR_IO: the file cannot be read;
- * LOCO_ERR_FORMAT: it is damaged, truncated or not loco's (its sizes are checked before anything
- * is allocated); LOCO_ERR_CONFIG: another run config wrote it (the option named). A failed load
- * leaves the peer as it was. */
+ * the run's current state otherwise (fetched = 1; SparseLoCo's e then starts again from 0).
+ * LOCO_ERR_IO: the file cannot be read; LOCO_ERR_FORMAT: it is damaged, truncated or not loco's
+ * (its sizes are checked before anything is allocated); LOCO_ERR_CONFIG: another run config wrote
+ * it (the option named). A failed load leaves the peer as it was. */
 LOCO_API loco_status loco_peer_load(loco_peer* peer, const char* path);
 
 /* Tells the tracker this peer leaves; rounds are refused afterwards. */

@@ -281,6 +281,14 @@ loco_status loco_peer_inner_steps(const loco_peer* peer, uint64_t* steps) {
   return LOCO_OK;
 }
 
+loco_status loco_peer_strategy(const loco_peer* peer, const char** kind) {
+  if (const loco_status s = check_peer(peer, "loco_peer_strategy"); s != LOCO_OK) return s;
+  if (kind == nullptr)
+    return null_argument(const_cast<loco_peer*>(peer), "loco_peer_strategy", "kind");
+  *kind = peer->peer->strategy().c_str();
+  return LOCO_OK;
+}
+
 loco_status loco_peer_bind(loco_peer* peer, const char* name, const size_t* shape, size_t rank,
                            float* data) {
   return bind_checked(peer, name, shape, rank, "loco_peer_bind",

@@ -18,6 +18,7 @@
 #include "loco/net/units.hpp"
 #include "loco/swarm/swarm_thread.hpp"
 #include "loco/train/genesis.hpp"
+#include "loco/train/make_sparseloco.hpp"
 #include "loco/train/make_streaming.hpp"
 #include "loco/train/strategy_kinds.hpp"
 #include "loco/train/train_state_file.hpp"
@@ -79,10 +80,12 @@ void check_supported(const PeerOptions& o, const train::TrainConfig& config) {
         "config (it fetches the final state and serves it)");
 }
 
-// The shared state's arenas under their checkpoint prefixes (outer.params, outer.momentum).
-std::vector<train::NamedArena> named(train::SharedState& state) {
+// The shared state's arenas under their checkpoint prefixes (outer.params, outer.momentum), and
+// SparseLoCo's e when `error` is not null (this member's own, train::SparseLoCo::kError).
+std::vector<train::NamedArena> named(train::SharedState& state, Arena* error) {
   std::vector<train::NamedArena> arenas;
   for (train::SharedState::Part& part : state.parts()) arenas.push_back({part.name, &part.arena});
+  if (error != nullptr) arenas.push_back({train::SparseLoCo::kError, error});
   return arenas;
 }
 
@@ -124,10 +127,13 @@ TrainerPeer::TrainerPeer(train::TrainConfig config, std::unique_ptr<fetch::Shard
       group_(std::make_unique<swarm::SwarmThread>(std::move(swarm), key_), &stop_),
       local_(layout_),
       buffers_(layout_->tensor_count()) {
-  if (train::strategy_row(config_.strategy.kind).kind == train::StrategyKind::streaming) {
+  const train::StrategyKind kind = train::strategy_row(config_.strategy.kind).kind;
+  if (kind == train::StrategyKind::streaming) {
     async_.emplace(group_);
     streaming_.emplace(train::streaming_config(config_.strategy), layout_, *async_);
     fragment_tensors_ = tensors_by_fragment(streaming_->fragments());
+  } else if (kind == train::StrategyKind::sparseloco) {
+    sparseloco_.emplace(train::sparseloco_config(config_.strategy), layout_, group_);
   } else {
     diloco_.emplace(train::DiLoCoConfig{.inner_steps = config_.strategy.diloco_h,
                                         .outer = config_.strategy.outer},
@@ -135,6 +141,12 @@ TrainerPeer::TrainerPeer(train::TrainConfig config, std::unique_ptr<fetch::Shard
   }
   shared() = std::move(genesis);
   group_.bind(shared());
+}
+
+train::SharedState& TrainerPeer::shared() {
+  if (diloco_) return diloco_->shared();
+  if (sparseloco_) return sparseloco_->shared();
+  return streaming_->shared();
 }
 
 TrainerPeer::~TrainerPeer() {
@@ -212,6 +224,9 @@ std::optional<JoinInfo> TrainerPeer::join(Duration patience) {
   } else {
     local_.copy_from(shared().arena(0));
   }
+  // The run went on without this member's e (a loaded one is of an older state): it starts
+  // again from 0, as loco-peer's SparseLoCo does when it joins.
+  if (sparseloco_ && outcome.fetched) sparseloco_->forget_error();
   write_back();
   shard_ = {outcome.reply.shard_index, outcome.reply.shard_count};
   spdlog::info("joined the run: shard {} of {}, round {}, {} parameters", outcome.reply.shard_index,
@@ -254,8 +269,10 @@ void TrainerPeer::overlap() {
     throw Error(ErrorCategory::invalid_argument, "overlap: before join only");
   if (!diloco_)
     throw Error(ErrorCategory::invalid_argument,
-                "overlap: a Streaming DiLoCo peer overlaps its fragment rounds "
-                "(fragment_start, fragment_land), not whole rounds");
+                streaming_ ? "overlap: a Streaming DiLoCo peer overlaps its fragment rounds "
+                             "(fragment_start, fragment_land), not whole rounds"
+                           : "overlap: a SparseLoCo peer's rounds do not overlap its steps "
+                             "(round() only)");
   if (!overlapped_) diloco_->overlap_with(group_);
   overlapped_ = true;
 }
@@ -310,6 +327,7 @@ train::RoundResult TrainerPeer::round(float loss) {
   if (stop_.load())
     return train::RoundResult{.kind = train::RoundResult::Kind::skipped, .state = hash_};
   if (streaming_) return sync_fragment_round(loss);
+  if (sparseloco_) return sparseloco_round(loss);
   times_ = {};
   const auto seconds_since = [](TimePoint start) {
     return std::chrono::duration<double>(steady_now() - start).count();
@@ -329,6 +347,23 @@ train::RoundResult TrainerPeer::round(float loss) {
   return result;
 }
 
+train::RoundResult TrainerPeer::sparseloco_round(float loss) {
+  times_ = {};
+  const TimePoint gather_start = steady_now();
+  gather();
+  const TimePoint exchange_start = steady_now();
+  times_.gather_s = std::chrono::duration<double>(exchange_start - gather_start).count();
+  group_.note_phase_loss(loss);
+  const train::RoundResult result = sparseloco_->round(local_);  // local_ holds θ after it
+  const TimePoint write_start = steady_now();
+  // Δ, the top-k, the all-gather, the mean and its hash: SparseLoCo times no phase of its own.
+  times_.diloco.exchange_s = std::chrono::duration<double>(write_start - exchange_start).count();
+  hash_ = result.state;
+  write_back();  // every outcome (the class comment)
+  times_.write_back_s = std::chrono::duration<double>(steady_now() - write_start).count();
+  return result;
+}
+
 void TrainerPeer::save(const std::filesystem::path& path) {
   if (phase_ != Phase::joined && phase_ != Phase::left)
     throw Error(ErrorCategory::invalid_argument,
@@ -336,8 +371,9 @@ void TrainerPeer::save(const std::filesystem::path& path) {
   // The identity: the run config's options that fix the layout (another model's file is refused
   // by name on load).
   train::SharedState& state = shared();
+  Arena* error = sparseloco_ ? &sparseloco_->error() : nullptr;
   train::save_train_state(
-      path, named(state),
+      path, named(state, error),
       train::StateFileValues{.counters = {{"round", state.round()}}, .cursor = ""},
       config_.identity());
 }
@@ -349,11 +385,14 @@ void TrainerPeer::load(const std::filesystem::path& path) {
   std::vector<std::string> names;  // the strategy's arenas (Streaming's eager.mean too)
   for (const train::SharedState::Part& part : shared().parts()) names.push_back(part.name);
   train::SharedState loaded(layout_, names);
-  const train::StateFileValues values =
-      train::load_train_state(path, named(loaded), {"round"}, config_.identity());
+  std::optional<Arena> error;  // SparseLoCo's e
+  if (sparseloco_) error.emplace(layout_);
+  const train::StateFileValues values = train::load_train_state(
+      path, named(loaded, error ? &*error : nullptr), {"round"}, config_.identity());
   loaded.set_round(values.counters.at("round"));
   if (!genesis_) genesis_ = shared().manifest();
   shared() = std::move(loaded);
+  if (error) sparseloco_->error().copy_from(*error);
   spdlog::info("loaded loco's state of round {} from {}", shared().round(), path.string());
 }
 

@@ -77,6 +77,12 @@ class Peer {
     return steps;
   }
 
+  std::string strategy() const {
+    const char* kind = nullptr;
+    check(loco_peer_strategy(open(), &kind), peer_);
+    return kind;
+  }
+
   // Binds a writable, C-contiguous fp32 buffer; the caller keeps the object alive.
   void bind(const std::string& name, const py::buffer& array) {
     const py::buffer_info info = array.request(/*writable=*/true);
@@ -364,6 +370,7 @@ PYBIND11_MODULE(_loco, m) {
       .def("close", &Peer::close)
       .def("tensors", &Peer::tensors)
       .def("inner_steps", &Peer::inner_steps)
+      .def("strategy", &Peer::strategy)
       .def("bind", &Peer::bind)
       .def("bind_bf16", &Peer::bind_bf16)
       .def("join", &Peer::join)

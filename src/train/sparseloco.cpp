@@ -24,7 +24,7 @@ void SparseLoCo::begin(InnerLoop& loop, Start how) {
       break;
     case Start::resumed: break;
     case Start::joined:
-      error_.zero();
+      forget_error();
       adopt(loop);
       break;
   }
@@ -35,9 +35,15 @@ void SparseLoCo::after_step(InnerLoop& loop) {
 }
 
 RoundResult SparseLoCo::round(InnerLoop& loop) {
+  const RoundResult result = round(loop.params());
+  if (result.kind == RoundResult::Kind::replaced) adopt(loop);
+  return result;
+}
+
+RoundResult SparseLoCo::round(Arena& local) {
   const std::uint64_t next = shared_.round() + 1;
   const std::vector<std::byte> message =
-      components_.contribute(error_, shared_.arena(0), loop.params(), sent_);
+      components_.contribute(error_, shared_.arena(0), local, sent_);
   last_bytes_ = message.size();
   last_ = group_.run_gather(
       GatherInput{.round = next,
@@ -53,11 +59,7 @@ RoundResult SparseLoCo::round(InnerLoop& loop) {
                       },
                   .install = [this] { install(); }});
   if (last_.kind == RoundResult::Kind::committed) SparseLoCoComponents::forget(error_, sent_);
-  if (last_.kind == RoundResult::Kind::replaced) {
-    adopt(loop);
-  } else {
-    loop.params().copy_from(shared_.arena(0));  // the class comment: a skipped round too
-  }
+  local.copy_from(shared_.arena(0));  // the class comment: a skipped round too
   return last_;
 }
 

@@ -347,6 +347,11 @@ static void test_rounds(void) {
   loco_peer* b = open_peer("b.toml");
   if (a == NULL || b == NULL) return;
   model ma = bind_model(a), mb = bind_model(b);
+  const char* kind = NULL;
+  CHECK(loco_peer_strategy(a, &kind) == LOCO_OK && strcmp(kind, "diloco") == 0,
+        "the run's strategy: %s", kind != NULL ? kind : loco_peer_last_error(a));
+  expect_error(loco_peer_strategy(a, NULL), LOCO_ERR_INVALID_ARGUMENT, a, "kind",
+               "strategy without an out pointer");
 
   loco_join_info ja, jb;
   CHECK(loco_peer_join(a, 30.0, &ja) == LOCO_OK, "join a: %s", loco_peer_last_error(a));

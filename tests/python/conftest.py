@@ -21,10 +21,12 @@ SOURCE = Path(os.environ["LOCO_SOURCE_DIR"])
 HERE = Path(__file__).resolve().parent
 
 
-def run_config(folder, h=None, rounds=None, data=None, streaming=None):
+def run_config(folder, h=None, rounds=None, data=None, streaming=None, strategy=None):
     """configs/swarm-tiny.toml as the run's config file, with H (strategy.diloco-h), the steps
     (H × rounds: loco-peer's) and the [data] section's lines replaced when given; `streaming`:
-    the [strategy] lines of a Streaming DiLoCo run (kind = "streaming" and these), if given."""
+    the [strategy] lines of a Streaming DiLoCo run (kind = "streaming" and these), if given;
+    `strategy`: the lines of a [strategy] section that replaces the file's (kind and options,
+    diloco-h = H added), if given."""
     text = (SOURCE / "configs" / "swarm-tiny.toml").read_text()
     h_line = "diloco-h = 20 "
     assert h_line in text and "steps = 300\n" in text
@@ -39,6 +41,9 @@ def run_config(folder, h=None, rounds=None, data=None, streaming=None):
         # Appended lines belong to [strategy]: it must be the file's last section.
         assert text.rindex("\n[") == text.index("\n[strategy]") and 'kind = "diloco"' in text
         text = text.replace('kind = "diloco"', 'kind = "streaming"') + streaming
+    if strategy is not None:  # [strategy] is the file's last section
+        text = text[:text.index("\n[strategy]\n") + 1] + \
+            f"[strategy]\ndiloco-h = {h or 20}\n" + strategy
     path = folder / "run.toml"
     path.write_text(text)
     return path
@@ -131,9 +136,9 @@ def tracker_factory(tmp_path):
     trackers = []
 
     def make(min_peers, h=None, rounds=None, data=None, run_id="py-run", http=False,
-             streaming=None, options=()):
-        tracker = Tracker(tmp_path, run_config(tmp_path, h, rounds, data, streaming), run_id,
-                          min_peers, http, options)
+             streaming=None, options=(), strategy=None):
+        tracker = Tracker(tmp_path, run_config(tmp_path, h, rounds, data, streaming, strategy),
+                          run_id, min_peers, http, options)
         trackers.append(tracker)
         return tracker
 

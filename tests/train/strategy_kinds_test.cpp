@@ -51,7 +51,8 @@ TEST(StrategyKinds, AnUnknownKindIsRefusedWithTheKnownOnes) {
 }
 
 TEST(StrategyKinds, NamesListsTheRowsThatHaveAProperty) {
-  EXPECT_EQ(strategy_names(&StrategyRow::trainer_peer, '"'), "\"diloco\" or \"streaming\"");
+  EXPECT_EQ(strategy_names(&StrategyRow::trainer_peer, '"'),
+            "\"diloco\", \"streaming\" or \"sparseloco\"");
   EXPECT_EQ(strategy_names(&StrategyRow::diloco_round_options, '\''), "'diloco'");
   EXPECT_EQ(strategy_names(nullptr, '\''),
             "'none', 'diloco', 'ddp', 'streaming', 'demo' or 'sparseloco'");

@@ -13,7 +13,8 @@ one JSON line per round: {"round", "kind", "members", "state", "loss", "round_s"
 --val a last line {"val_loss", "bytes_sent"}: the final model's loss on fixed validation windows.
 A Streaming DiLoCo run config ([strategy] kind = "streaming") makes it run fragment rounds on the
 run's schedule instead (peer.fragment_step after every inner step): --rounds × H inner steps, a
-line per landed fragment round.
+line per landed fragment round. A SparseLoCo run config (kind = "sparseloco") runs the same loop as
+DiLoCo's, its rounds sending the top-k of each peer's error feedback (--overlap is DiLoCo's).
 """
 
 import argparse

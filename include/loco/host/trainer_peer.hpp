@@ -25,15 +25,24 @@
 // the merge (of θ, delayed, or of the eager proxy, overlapped) goes into the buffers at the start
 // of the next round, as loco-peer's eager_sync does, and round() is refused.
 //
+// SparseLoCo (the run's [strategy] kind = "sparseloco"; train/sparseloco.hpp): round() takes
+// Δ = θ − buffers into this member's error-feedback accumulator e, all-gathers the chunk-wise
+// top-k of e with the group and writes the new θ into the buffers, as loco-peer's SparseLoCo does
+// every H steps. The buffers get θ whatever the outcome, a skipped round's too: that phase's Δ
+// stays in e (and goes out in later rounds), so the next Δ must be measured from θ. e is this
+// member's own: save() writes it beside θ ("sparseloco.error"), load() reads it back, and a
+// member that joins a run past its state starts with e = 0. Rounds do not overlap.
+//
 // Call order: open, bind every tensor (and load a checkpoint, if resuming), join, then round as
 // often as wanted (and save), leave (or destroy). Everything on one thread, except interrupt(),
 // which any thread may call.
 //
 // Checkpoint of loco's part (save, load): the shared state (θ and the outer momentum, under
-// train::DiLoCo's names "outer.params.*" and "outer.momentum.*") and its round, in loco's training
-// state file (train/train_state_file.hpp: safetensors with a digest, the run config's identity).
-// The trainer saves its own model and optimizer; a peer that loads a file joins with that state,
-// and the tracker either takes it as the run's (the run is still at it) or has it fetch the run's.
+// train::DiLoCo's names "outer.params.*" and "outer.momentum.*"; SparseLoCo's θ and this member's
+// e) and its round, in loco's training state file (train/train_state_file.hpp: safetensors with a
+// digest, the run config's identity). The trainer saves its own model and optimizer; a peer that
+// loads a file joins with that state, and the tracker either takes it as the run's (the run is
+// still at it) or has it fetch the run's.
 //
 // Copies per round, for n parameters: the trainer's buffers into θ_local (4n bytes; bf16's
 // converted on the way, no copy more) and θ back into them (4n, not on a skipped round), beside
@@ -45,6 +54,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -54,6 +64,7 @@
 #include "loco/secure/identity.hpp"
 #include "loco/swarm/swarm_session.hpp"
 #include "loco/train/diloco.hpp"
+#include "loco/train/sparseloco.hpp"
 #include "loco/train/streaming_diloco.hpp"
 
 namespace loco::host {
@@ -77,7 +88,8 @@ class TrainerPeer {
   // Reads the peer config file (loco-peer's keys, host/peer_options.hpp), the run config it
   // names and the key file. Throws Error: config for a bad or missing option, a key the file
   // does not know or a run this peer cannot train (only [strategy] kind = "diloco" without
-  // gossip, or "streaming", and no peer.checkpoint yet); io or format for an unreadable file.
+  // gossip, "streaming" or "sparseloco", and no peer.checkpoint yet); io or format for an
+  // unreadable file.
   static std::unique_ptr<TrainerPeer> open(const std::filesystem::path& config_file);
   ~TrainerPeer();
   TrainerPeer(const TrainerPeer&) = delete;
@@ -88,6 +100,7 @@ class TrainerPeer {
   Phase phase() const { return phase_; }
   const ArenaLayout& layout() const { return *layout_; }
   std::uint64_t inner_steps() const { return config_.strategy.diloco_h; }  // the run's H
+  const std::string& strategy() const { return config_.strategy.kind; }    // [strategy] kind
   // The inner step the shared state's round stands for (round × H; Streaming: the step after
   // which that round landed): a trainer that joined or was replaced goes on from it.
   std::uint64_t state_step() const;
@@ -122,7 +135,8 @@ class TrainerPeer {
   void load(const std::filesystem::path& path);
   // A DiLoCo round from the trainer's buffers as they are now (`loss`: the mean loss of its
   // inner steps since the last round, for the tracker's status page; NaN if unknown). On
-  // committed or replaced, the buffers hold the new θ; skipped leaves them as they were.
+  // committed or replaced, the buffers hold the new θ; skipped leaves them as they were
+  // (SparseLoCo: θ, above).
   train::RoundResult round(float loss);
   // Overlapped rounds (before join; round() is then refused): round_start() begins a round from
   // the buffers and returns once the group's mean is in, the buffers holding the θ' it leads to
@@ -183,8 +197,9 @@ class TrainerPeer {
   void gather(std::size_t first = 0, std::size_t end = SIZE_MAX);  // buffers into θ_local
   void write_back(std::size_t first = 0, std::size_t end = SIZE_MAX);
   void check_streaming(const char* function) const;
-  train::SharedState& shared() { return diloco_ ? diloco_->shared() : streaming_->shared(); }
+  train::SharedState& shared();
   train::RoundResult sync_fragment_round(float loss);  // round() of a streaming peer
+  train::RoundResult sparseloco_round(float loss);     // round() of a SparseLoCo peer
   bool eager() const;                                  // a Streaming run with eager updates
   static std::vector<std::vector<std::size_t>> tensors_by_fragment(
       const std::vector<train::Fragment>& fragments);
@@ -196,8 +211,9 @@ class TrainerPeer {
   std::atomic<bool> stop_{false};
   std::shared_ptr<const ArenaLayout> layout_;
   round::SwarmGroup group_;
-  // One of the two strategies, by the run's [strategy] kind.
+  // One of the three strategies, by the run's [strategy] kind.
   std::optional<train::DiLoCo> diloco_;
+  std::optional<train::SparseLoCo> sparseloco_;
   std::optional<round::SwarmAsyncGroup> async_;  // Streaming's rounds over group_
   std::optional<train::StreamingDiLoCo> streaming_;
   std::vector<std::vector<std::size_t>> fragment_tensors_;  // Streaming: by fragment

@@ -59,7 +59,13 @@ class SparseLoCo final : public Strategy {
 
   // Runs the round now (after_step does every H steps).
   RoundResult round(InnerLoop& loop);
+  // The same round from `local`, a trainer's θ_i that is not an InnerLoop's (the C API's,
+  // host/trainer_peer.hpp): `local` holds θ after it, whatever the outcome (the class comment).
+  RoundResult round(Arena& local);
+  // A member that joins a run past the state it held starts with e = 0 (begin's Start::joined).
+  void forget_error() { error_.zero(); }
   const Arena& error() const { return error_; }  // e
+  Arena& error() { return error_; }              // a trainer peer's checkpoint writes and reads it
   const RoundResult& last_round() const { return last_; }
   std::size_t last_message_bytes() const { return last_bytes_; }
   std::size_t last_parts_used() const { return last_used_; }

@@ -1,4 +1,5 @@
-"""loco for Python: a training script joins a loco run as a DiLoCo peer (docs/PYTORCH.md).
+"""loco for Python: a training script joins a loco run as a DiLoCo, Streaming DiLoCo or SparseLoCo
+peer (docs/PYTORCH.md).
 
 The trainer owns its model, its inner optimizer and its data; loco owns the rest: joining the
 run, the shared state (θ at the last round and the outer momentum), the round (Δ, compression,
@@ -18,6 +19,9 @@ fragment of the tensors while the trainer trains on; after every inner step the 
         for result in peer.fragment_step(step, loss): ...   # starts and lands fragment rounds
 
 (or fragment_due, fragment_start, fragment_ready, fragment_land itself: docs/PYTORCH.md).
+
+SparseLoCo (kind = "sparseloco"): the same loop as DiLoCo's, peer.round() every H steps; each
+member sends only the chunk-wise top-k of its error-feedback accumulator, which peer.save() keeps.
 
 A peer is used by one thread at a time; peer.interrupt() may come from any thread.
 """
@@ -262,6 +266,11 @@ class Peer:
         """The run's H: inner steps between rounds ([strategy] diloco-h)."""
         return self._peer.inner_steps()
 
+    @property
+    def strategy(self):
+        """The run's [strategy] kind: "diloco", "streaming" or "sparseloco"."""
+        return self._peer.strategy()
+
     def bind(self, name, tensor):
         """Binds a C-contiguous, writable tensor to `name`: an fp32 NumPy array or CPU torch
         tensor, or a bf16 CPU torch tensor (loco converts as it reads and writes), without a copy.
@@ -348,14 +357,16 @@ class Peer:
 
     def round(self, loss=float("nan")):
         """One DiLoCo round from the bound tensors; they hold the new θ after it (unless skipped).
-        On a Streaming peer: one fragment round, started and landed at once."""
+        On a Streaming peer: one fragment round, started and landed at once. On a SparseLoCo peer:
+        its round (the top-k of its error feedback, all-gathered), after which they hold θ even
+        when skipped (that phase's Δ stays in the error feedback)."""
         if self.streaming() is not None:  # one fragment round: its tensors only
             names = self._fragment_names(self._peer.fragment_next())
             self._staging.take(names)
             return self._landed(RoundResult(**self._peer.round(float(loss))), names)
         self._staging.take()
         result = RoundResult(**self._peer.round(float(loss)))
-        if result.kind != "skipped":
+        if result.kind != "skipped" or self.strategy == "sparseloco":
             self._staging.give()
         return self._staging.report(result)
 
