@@ -330,18 +330,26 @@ struct Fields<Group> {
       Field<&Group::relays, List<Record<RelayRoute>, kMaxRelayRoutes>>{"relays", 4},
       Field<&Group::check_owners, Bool>{"check_owners", 4}};
 };
+// The fields several messages open with: the round (and attempt) they are about, a state's hash.
+template <typename M>
+constexpr std::tuple kRoundAttempt{Field<&M::round, U64>{"round"},
+                                   Field<&M::attempt, U32>{"attempt"}};
+template <typename M>
+constexpr std::tuple kStateHash{Field<&M::state_hash, Hash>{"state_hash"}};
+template <typename M>
+constexpr auto kRoundState = std::tuple_cat(std::tuple{Field<&M::round, U64>{"round"}},
+                                            kStateHash<M>);
+
 template <>
 struct Fields<RoundDone> {
-  static constexpr std::tuple list{Field<&RoundDone::round, U64>{"round"},
-                                   Field<&RoundDone::attempt, U32>{"attempt"},
-                                   Field<&RoundDone::state_hash, Hash>{"state_hash"}};
+  static constexpr auto list = std::tuple_cat(kRoundAttempt<RoundDone>, kStateHash<RoundDone>);
 };
 template <>
 struct Fields<RoundFailed> {
-  static constexpr std::tuple list{Field<&RoundFailed::round, U64>{"round"},
-                                   Field<&RoundFailed::attempt, U32>{"attempt"},
-                                   Field<&RoundFailed::reason, ReasonText>{"reason"},
-                                   Field<&RoundFailed::suspect, Optional<Key>>{"suspect"}};
+  static constexpr auto list =
+      std::tuple_cat(kRoundAttempt<RoundFailed>,
+                     std::tuple{Field<&RoundFailed::reason, ReasonText>{"reason"},
+                                Field<&RoundFailed::suspect, Optional<Key>>{"suspect"}});
 };
 template <>
 struct Fields<ProvenMisconduct> {
@@ -350,33 +358,29 @@ struct Fields<ProvenMisconduct> {
 };
 template <>
 struct Fields<Commit> {
-  static constexpr std::tuple list{Field<&Commit::round, U64>{"round"},
-                                   Field<&Commit::attempt, U32>{"attempt"},
-                                   Field<&Commit::state_hash, Hash>{"state_hash"}};
+  static constexpr auto list = std::tuple_cat(kRoundAttempt<Commit>, kStateHash<Commit>);
 };
 template <>
 struct Fields<AbortRound> {
-  static constexpr std::tuple list{
-      Field<&AbortRound::round, U64>{"round"}, Field<&AbortRound::attempt, U32>{"attempt"},
-      Field<&AbortRound::reason, ReasonText>{"reason"}, Field<&AbortRound::retry, Bool>{"retry"}};
+  static constexpr auto list = std::tuple_cat(
+      kRoundAttempt<AbortRound>, std::tuple{Field<&AbortRound::reason, ReasonText>{"reason"},
+                                            Field<&AbortRound::retry, Bool>{"retry"}});
 };
 template <>
 struct Fields<Resync> {
-  static constexpr std::tuple list{
-      Field<&Resync::round, U64>{"round"}, Field<&Resync::state_hash, Hash>{"state_hash"},
-      Field<&Resync::donors, List<Record<Donor>, kMaxDonors>>{"donors"},
-      Field<&Resync::phase_ms, PhaseMs>{"phase_ms", 2}};
+  static constexpr auto list =
+      std::tuple_cat(kRoundState<Resync>,
+                     std::tuple{Field<&Resync::donors, List<Record<Donor>, kMaxDonors>>{"donors"},
+                                Field<&Resync::phase_ms, PhaseMs>{"phase_ms", 2}});
 };
 template <>
 struct Fields<StateReport> {
-  static constexpr std::tuple list{Field<&StateReport::round, U64>{"round"},
-                                   Field<&StateReport::state_hash, Hash>{"state_hash"}};
+  static constexpr auto list = kRoundState<StateReport>;
 };
 template <>
 struct Fields<RunEnded> {
-  static constexpr std::tuple list{Field<&RunEnded::round, U64>{"round"},
-                                   Field<&RunEnded::state_hash, Hash>{"state_hash"},
-                                   Field<&RunEnded::kept, Bool>{"kept"}};
+  static constexpr auto list =
+      std::tuple_cat(kRoundState<RunEnded>, std::tuple{Field<&RunEnded::kept, Bool>{"kept"}});
 };
 template <>
 struct Fields<MisbehaviourReport> {
