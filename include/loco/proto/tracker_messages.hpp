@@ -1,9 +1,9 @@
 #pragma once
 // The messages between a peer and the tracker (docs/PROTOCOL.md, "Peer ↔ tracker messages"): each
-// struct's fields in the order they are written. Each struct has its MessageType; encode() writes
-// the version byte and the fields, decode<T>() checks the size against the type's limit, the
-// version, every length and count before it allocates, and that nothing trails, and throws
-// Error(format) naming the message.
+// struct's fields in wire order, as tracker_message_fields.hpp describes them with their wire types
+// and bounds. encode() writes the version byte and the fields, decode<T>() checks the size against
+// the type's limit, the version, every length and count before it allocates, each bound, and that
+// nothing trails, and throws Error(format) naming the message.
 //
 // The membership view is signed by the tracker (encode_signed_view / open_signed_view), so a peer
 // can tell a view from the tracker from one a member forged.
