@@ -6,10 +6,13 @@
 //   bounded field is asserted on encode and refused on decode, and a list's count is checked
 //   against its bound and against the bytes left (kMinBytes of its element) before anything is
 //   reserved;
-// - the fuzzers enumerate the messages by TrackerMessages (tests/fuzz/tracker_fuzz.cpp);
-// - a test holds PROTOCOL.md's table of the messages to it (wire_name(), field names and order).
+// - the tracker fuzzer (tests/fuzz/tracker_fuzz.cpp) decodes and seeds each of TrackerMessages;
+// - tests/proto/tracker_messages_doc_test.cpp holds PROTOCOL.md's table of the messages to it
+//   (field names, order, each wire type's name(), versions).
 // Rules across fields (a group's trim below half its members, a view's keys in order, ...) are
-// the decoder's own (tracker_messages.cpp).
+// the decoder's own (tracker_messages.cpp). A new field is one line here, with the version that
+// adds it (bump the message's in message_type.cpp), and its row in PROTOCOL.md, which the test
+// prints; tests/proto/tracker_messages_golden_test.cpp pins the bytes of every message.
 
 #include <cstddef>
 #include <cstdint>
@@ -169,9 +172,9 @@ struct Optional {
   }
 };
 
-// A signed statement of the checked owners (owner_check.hpp), 177 bytes.
+// A signed statement of the checked owners (owner_check.hpp).
 struct SignedStatement {
-  static constexpr std::size_t kMinBytes = 177;
+  static constexpr std::size_t kMinBytes = kStatementBytes;
   static std::string name() { return "statement"; }
   static void write(ByteWriter& w, const Statement& s) { write_statement(w, s); }
   static void read(ByteReader& r, Statement& s, std::string_view) { s = read_statement(r); }
