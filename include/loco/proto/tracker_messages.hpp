@@ -1,9 +1,9 @@
 #pragma once
 // The messages between a peer and the tracker (docs/PROTOCOL.md, "Peer ↔ tracker messages"): each
-// struct's fields in the order they are written. Each struct has its MessageType; encode() writes
-// the version byte and the fields, decode<T>() checks the size against the type's limit, the
-// version, every length and count before it allocates, and that nothing trails, and throws
-// Error(format) naming the message.
+// struct's fields in wire order, as tracker_message_fields.hpp describes them with their wire types
+// and bounds. encode() writes the version byte and the fields, decode<T>() checks the size against
+// the type's limit, the version, every length and count before it allocates, each bound, and that
+// nothing trails, and throws Error(format) naming the message.
 //
 // The membership view is signed by the tracker (encode_signed_view / open_signed_view), so a peer
 // can tell a view from the tracker from one a member forged.
@@ -14,6 +14,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "loco/core/hash.hpp"
@@ -283,61 +285,37 @@ struct MisbehaviourReport {
   std::string reason;
 };
 
-std::vector<std::byte> encode(const JoinRequest& m);
-std::vector<std::byte> encode(const JoinReply& m);
-std::vector<std::byte> encode(const Heartbeat& m);
-std::vector<std::byte> encode(const HeartbeatAck& m);
-std::vector<std::byte> encode(const Leave& m);
-std::vector<std::byte> encode(const Ready& m);
-std::vector<std::byte> encode(const Group& m);
-std::vector<std::byte> encode(const RoundDone& m);
-std::vector<std::byte> encode(const RoundFailed& m);
-std::vector<std::byte> encode(const ProvenMisconduct& m);
-std::vector<std::byte> encode(const Commit& m);
-std::vector<std::byte> encode(const AbortRound& m);
-std::vector<std::byte> encode(const Resync& m);
-std::vector<std::byte> encode(const StateReport& m);
-std::vector<std::byte> encode(const MisbehaviourReport& m);
-std::vector<std::byte> encode(const RunEnded& m);
-std::vector<std::byte> encode(const ViewRequest& m);
+// The messages encode() and decode<T>() take (View and ViewDelta travel signed, below). Each is
+// described once, field by field, in tracker_message_fields.hpp.
+using TrackerMessages =
+    std::tuple<JoinRequest, Heartbeat, Leave, Ready, RoundDone, RoundFailed, StateReport,
+               MisbehaviourReport, ViewRequest, ProvenMisconduct, JoinReply, HeartbeatAck, Group,
+               Commit, AbortRound, Resync, RunEnded>;
 
-// Decodes a message body of type T::kType. Throws Error(format) naming the message.
-template <typename T>
-T decode(std::span<const std::byte> body);
-template <>
-JoinRequest decode<JoinRequest>(std::span<const std::byte> body);
-template <>
-JoinReply decode<JoinReply>(std::span<const std::byte> body);
-template <>
-Heartbeat decode<Heartbeat>(std::span<const std::byte> body);
-template <>
-HeartbeatAck decode<HeartbeatAck>(std::span<const std::byte> body);
-template <>
-Leave decode<Leave>(std::span<const std::byte> body);
-template <>
-Ready decode<Ready>(std::span<const std::byte> body);
-template <>
-Group decode<Group>(std::span<const std::byte> body);
-template <>
-RoundDone decode<RoundDone>(std::span<const std::byte> body);
-template <>
-RoundFailed decode<RoundFailed>(std::span<const std::byte> body);
-template <>
-ProvenMisconduct decode<ProvenMisconduct>(std::span<const std::byte> body);
-template <>
-Commit decode<Commit>(std::span<const std::byte> body);
-template <>
-AbortRound decode<AbortRound>(std::span<const std::byte> body);
-template <>
-Resync decode<Resync>(std::span<const std::byte> body);
-template <>
-StateReport decode<StateReport>(std::span<const std::byte> body);
-template <>
-MisbehaviourReport decode<MisbehaviourReport>(std::span<const std::byte> body);
-template <>
-ViewRequest decode<ViewRequest>(std::span<const std::byte> body);
-template <>
-RunEnded decode<RunEnded>(std::span<const std::byte> body);
+template <typename M, typename Tuple>
+inline constexpr bool kOneOf = false;
+template <typename M, typename... Ts>
+inline constexpr bool kOneOf<M, std::tuple<Ts...>> = (std::is_same_v<M, Ts> || ...);
+template <typename M>
+concept TrackerMessage = kOneOf<M, TrackerMessages>;
+
+// Defined in tracker_messages.cpp for each of TrackerMessages.
+template <typename M>
+struct TrackerCodec {
+  static std::vector<std::byte> encode(const M& m);
+  static M decode(std::span<const std::byte> body);
+};
+
+template <TrackerMessage M>
+std::vector<std::byte> encode(const M& m) {
+  return TrackerCodec<M>::encode(m);
+}
+
+// Decodes a message body of type M::kType. Throws Error(format) naming the message.
+template <TrackerMessage M>
+M decode(std::span<const std::byte> body) {
+  return TrackerCodec<M>::decode(body);
+}
 
 // The view, signed with the tracker's key over the run id and the view's bytes.
 std::vector<std::byte> encode_signed_view(const View& view, const secure::KeyPair& tracker,
