@@ -16,8 +16,9 @@
 //     outer step with Δ̄, installed at once; a fetched state loaded;
 //   - a fetch the tracker orders stops the inner phase under way (it trains on a state the run has
 //     left), where a strategy peer trains on until the fetched state lands.
-// It tells the Ledger what the core does not report: the rounds it installs in gossip mode and
-// the states it copies there (the node tells it the rest, for both kinds of process).
+// It tells the Ledger what it loads from a fetch (copied, in gossip mode: a neighbour's state,
+// hashed as loaded) and the rounds it installs in gossip mode; the node tells it the rest (the
+// collectives, the commits), for both kinds of process.
 
 #include <cstdint>
 #include <memory>
