@@ -62,6 +62,13 @@ void ComputeLink::serve(proto::StateManifest manifest, proto::StateBytes bytes,
   served_version_ = version;
 }
 
+void ComputeLink::serve_copy(proto::StateManifest manifest,
+                             std::shared_ptr<const std::vector<std::byte>> bytes) {
+  const proto::StateBytes view({std::span<const std::byte>(*bytes)});
+  core_.serve(std::move(manifest), view, std::move(bytes));
+  served_version_.reset();
+}
+
 std::shared_lock<std::shared_mutex> ComputeLink::guard_for(proto::MessageType type) {
   if (!proto::is_state_request(type)) return {};
   return guard_served();
@@ -116,12 +123,13 @@ void ComputeLink::on_core_event(proto::PeerEvent& e) {
                  .state = std::move(e.state)};
   switch (e.kind) {
     case Kind::note:
-    case Kind::collective_started:
-    case Kind::kept: return;  // nothing the compute thread waits for
+    case Kind::collective_started: return;  // nothing the compute thread waits for
+    case Kind::kept: out.kind = SwarmEvent::Kind::kept; break;
     case Kind::refused: out.kind = SwarmEvent::Kind::refused; break;
     case Kind::joined: out.kind = SwarmEvent::Kind::joined; break;
     case Kind::mean:
       out.kind = SwarmEvent::Kind::mean;
+      out.group = std::move(e.members);
       if ((tentative_.manifest && out.mean) || (tentative_.gathered && out.parts)) {
         // The compute thread goes on from the mean while the state it leads to is hashed here:
         // at once, or once it has previewed the mean (Tentative::after_preview).
@@ -144,9 +152,7 @@ void ComputeLink::on_core_event(proto::PeerEvent& e) {
         const proto::StateBytes bytes = tentative_.bytes();
         auto copy = served_pool_.take(bytes.size());
         bytes.read(0, *copy);
-        const proto::StateBytes view({std::span<const std::byte>(*copy)});
-        core_.serve(std::move(tentative_manifest_), view, std::move(copy));
-        served_version_.reset();
+        serve_copy(std::move(tentative_manifest_), std::move(copy));
       }
       computed_ = false;
       break;

@@ -7,6 +7,7 @@
 
 #include "loco/core/assert.hpp"
 #include "loco/core/error.hpp"
+#include "loco/round/round_step.hpp"
 
 namespace loco::round {
 namespace {
@@ -91,11 +92,9 @@ JoinOutcome SwarmGroup::join(const proto::StateManifest& genesis, bool at_genesi
       case SwarmEvent::Kind::joined:
         outcome.reply = e->reply;
         last_join_ = e->reply;
-        // Gossip mode commits nothing to match: a peer far behind is told to copy a neighbour
-        // (a resync), and its next round takes the copy.
-        if (side_->gossip() ||
-            (e->reply.committed_round == round && e->reply.committed_hash == hash))
-          return outcome;
+        // (Gossip mode: a peer far behind is told to copy a neighbour, and its next round takes
+        // the copy.)
+        if (joined_at_held(e->reply, side_->gossip(), round, hash)) return outcome;
         spdlog::info("the run is at round {}; this peer holds round {}: fetching the run's state",
                      e->reply.committed_round, round);
         joined = true;
@@ -282,9 +281,8 @@ std::optional<train::RoundResult> SwarmGroup::on_round_event(std::uint64_t round
                                                              const SwarmEvent& e,
                                                              const TentativeOf& tentative,
                                                              const std::function<void()>& install) {
-  if (e.round != round && e.kind != SwarmEvent::Kind::fetched) return std::nullopt;  // stale
-  switch (e.kind) {
-    case SwarmEvent::Kind::mean:
+  switch (round_step(e, round, progress_.mine)) {
+    case RoundStep::mean:
       progress_.members = e.members;
       progress_.share = e.share;
       progress_.phase = e.phase;
@@ -295,15 +293,11 @@ std::optional<train::RoundResult> SwarmGroup::on_round_event(std::uint64_t round
       side_->post([round = e.round, attempt = e.attempt, mine = progress_.mine](
                       ComputeLink& link, TimePoint) { link.round_done(round, attempt, mine); });
       break;
-    case SwarmEvent::Kind::reported:
+    case RoundStep::reported:
       progress_.mine = e.hash;
       progress_.manifest = *e.manifest;
       break;
-    case SwarmEvent::Kind::committed:
-      if (e.hash != progress_.mine) {
-        spdlog::warn("round {}: this peer's state differs from the majority's; resyncing", e.round);
-        break;  // a resync follows
-      }
+    case RoundStep::install:
       change_shared(install);
       current_ = progress_.mine;
       // (Streaming's state is served by the network thread since the commit.)
@@ -313,18 +307,22 @@ std::optional<train::RoundResult> SwarmGroup::on_round_event(std::uint64_t round
                                 .share = progress_.share,
                                 .phase = progress_.phase,
                                 .state = current_};
-    case SwarmEvent::Kind::aborted:
+    case RoundStep::resync:
+      spdlog::warn("round {}: this peer's state differs from the majority's; resyncing", e.round);
+      break;
+    case RoundStep::retry:
+    case RoundStep::skip:
       spdlog::info("round {} attempt {} aborted: {}{}", e.round, e.attempt, e.text,
                    e.retry ? "; retrying" : "; training on");
       if (!e.retry) return skipped();
       break;
-    case SwarmEvent::Kind::fetched:  // paced: with the phase this member trains next
+    case RoundStep::load:  // paced: with the phase this member trains next
       load_fetched(e);
       return train::RoundResult{.kind = train::RoundResult::Kind::replaced,
                                 .phase = e.phase,
                                 .state = current_,
                                 .told = e.told};
-    default: break;  // must_fetch, joined again: keep waiting
+    case RoundStep::wait: break;
   }
   return std::nullopt;
 }
@@ -345,11 +343,12 @@ train::RoundResult SwarmGroup::gossip_round(const train::RoundInput& input) {
     const auto next = wait_event();
     if (!next) return skipped();
     const SwarmEvent& e = *next;
-    if (e.kind == SwarmEvent::Kind::fetched) {
+    const RoundStep step = round_step(e, input.round, Digest{});  // no commit in gossip mode
+    if (step == RoundStep::load) {
       load_fetched(e);
       return train::RoundResult{.kind = train::RoundResult::Kind::replaced, .state = current_};
     }
-    if (e.kind != SwarmEvent::Kind::mean || e.round != input.round) continue;
+    if (step != RoundStep::mean) continue;
     proto::StateManifest manifest;
     change_shared([&] {
       std::span<const float> mean = whole(*e.mean);
@@ -382,15 +381,18 @@ train::RoundResult SwarmGroup::outcome_on_stop(std::uint64_t round,
        left = std::chrono::duration_cast<Duration>(deadline - std::chrono::steady_clock::now())) {
     const auto e = side_->wait(left);
     if (!e) break;
-    if (e->round != round) continue;
-    if (e->kind == SwarmEvent::Kind::mean) progress_.mean = e->mean;
-    if (e->kind == SwarmEvent::Kind::reported) progress_.mine = e->hash;
-    if (e->kind == SwarmEvent::Kind::aborted) break;
-    if (e->kind == SwarmEvent::Kind::committed) {
-      if (e->hash != progress_.mine) break;
-      change_shared(install);
-      current_ = progress_.mine;
-      return train::RoundResult{.kind = train::RoundResult::Kind::committed, .state = current_};
+    switch (round_step(*e, round, progress_.mine)) {
+      case RoundStep::mean: progress_.mean = e->mean; continue;
+      case RoundStep::reported: progress_.mine = e->hash; continue;
+      case RoundStep::install:
+        change_shared(install);
+        current_ = progress_.mine;
+        return train::RoundResult{.kind = train::RoundResult::Kind::committed, .state = current_};
+      case RoundStep::resync:
+      case RoundStep::retry:
+      case RoundStep::skip: return skipped();
+      case RoundStep::load:  // a fetch is for a peer that trains on: not loaded on the way out
+      case RoundStep::wait: continue;
     }
   }
   return skipped();

@@ -4,7 +4,8 @@
 // the core's events turned into the Mailbox events the compute thread waits for. Both drivers of
 // proto::PeerCore use it: loco-peer's Asio session (swarm_session.hpp) and the simulator's
 // process (sim/peer_node.hpp), whose compute thread runs in virtual time
-// (sim/strategy_process.hpp). So the rounds of every strategy run through the same code in both. It
+// (sim/strategy_process.hpp), or whose modelled peer takes the events on the event loop
+// (sim/modelled_process.hpp). So the rounds of every strategy run through the same code in both. It
 // neither reads a clock nor performs I/O: its driver calls drive() on the core after each call.
 //
 // The one thing it computes is an asynchronous round's tentative state: the manifest of the state
@@ -91,6 +92,10 @@ class ComputeLink {
   // Serves the compute thread's shared state in place: `bytes` as they are at `version` of the
   // guard, whose manifest is `manifest`.
   void serve(proto::StateManifest manifest, proto::StateBytes bytes, std::uint64_t version);
+  // Serves a copy of a state, `bytes`, whose manifest is `manifest`: the core keeps it while it
+  // serves it.
+  void serve_copy(proto::StateManifest manifest,
+                  std::shared_ptr<const std::vector<std::byte>> bytes);
   void state_report(std::uint64_t round, const Digest& hash);
   void stats(const proto::Heartbeat& heartbeat);
   // Nothing the compute thread owns is read from here on: it may free its state once this

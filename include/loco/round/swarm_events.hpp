@@ -34,6 +34,9 @@ struct SwarmEvent {
     aborted,     // attempt `attempt` of `round` failed; `retry`: another follows
     run_ended,   // the run's final round `round` is committed with `hash`; `kept`: the tracker
                  // holds a copy of it (Mailbox: kept apart from the queue, for wait_run_ended)
+    kept,        // the run went back to the state this peer holds (`round`, `hash`), and no
+                 // fetch was pending: the round under way ended (SwarmGroup waits on; the
+                 // simulator's modelled peer trains on from it)
   };
   Kind kind{};
   std::string text{};
@@ -55,6 +58,7 @@ struct SwarmEvent {
   std::shared_ptr<const std::vector<std::vector<std::byte>>> parts{};  // in member order
   std::shared_ptr<const std::vector<std::byte>> state{};
   std::vector<secure::PublicKey> donors{};  // with `fetched`: whose chunks it holds
+  std::vector<secure::PublicKey> group{};   // with `mean`: the members, in the group's order
 };
 
 class Mailbox {

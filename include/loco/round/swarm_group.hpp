@@ -13,6 +13,8 @@
 //   abort(retry)      ──> the survivors' new group runs the all-reduce again from this member's Δ
 //   abort(no retry)   ──> skipped: keep training, try again at the next round
 //   resync            ──> fetch the majority's state from donors into the SharedState: replaced
+// Which of these an event is, for the round under way, is round_step (round_step.hpp): the rule
+// the simulator's modelled peer follows too (sim/modelled_process.hpp).
 //
 // In gossip mode (SwarmConfig::gossip_group) a round has no tracker side: the peer averages
 // θ ‖ v ‖ Δ in its gossip group, puts the group's θ̄, v̄ into the shared state, computes

@@ -1,21 +1,19 @@
 #pragma once
 // A volunteer as a simulated process: the simulated driver of proto::PeerCore, the same core
-// loco-peer's swarm session drives (swarm/swarm_session.hpp), in virtual time. It trains in one
-// of two ways:
+// loco-peer's swarm session drives (swarm/swarm_session.hpp), in virtual time. Its process trains
+// in one of two ways, and either talks to the core only through a round::ComputeLink, as
+// loco-peer's compute thread does:
 //   - with a real strategy (PeerWorld::strategy, strategy_process.hpp): a compute thread runs
-//     loco-peer's SwarmGroup and the strategy over this node, through a round::ComputeLink as
-//     loco-peer's session does, so nothing of the round is the simulator's own;
-//   - modelled, for thousands of peers: θ ‖ v and a ComputeModel standing in for the inner loop
-//     and the strategy (DiLoCo's outer step), below.
-// What it adds is what a simulated process is, not protocol:
+//     loco-peer's SwarmGroup and the strategy, so nothing of the round is the simulator's own;
+//   - modelled, for thousands of peers (modelled_process.hpp): θ ‖ v and a ComputeModel standing
+//     in for the inner loop and DiLoCo's outer step, on the event loop, whose round follows the
+//     rule SwarmGroup follows (round/round_step.hpp).
+// What the node adds is what a simulated process is, not protocol:
 //   - its tracker connection over a simulated link, driving the core's TrackerClient and
 //     reconnecting after a loss with proto::Backoff::tracker_reconnect (as net::TrackerLink);
-//   - the inner phase as a ComputeModel: H × its step time, then a pseudo-gradient, which a lying
-//     member (behaviour.hpp) replaces before it says ready;
-//   - the state θ ‖ v: on the core's mean, the outer step and round_done(hash); on a commit of
-//     that hash, the install (checkpointed: the slot's disk); in gossip mode the group's θ̄, v̄ and
-//     the outer step with Δ̄ at once; a fetched state loaded;
-//   - the Ledger, told what the peer did, which checks the swarm's invariants.
+//   - the core's events told to the Ledger (the collectives, the commits it installs, a strategy
+//     peer's fetches), which checks the swarm's invariants, then handed to the link;
+//   - a modelled liar's lies on the wire (behaviour.hpp, lying_member.hpp).
 // It accepts messages from peers only while they are members of its current signed view, as
 // the mesh admits only those (net/peer_mesh.hpp).
 //
@@ -36,21 +34,10 @@
 #include "loco/sim/gossip_groupings.hpp"
 #include "loco/sim/ledger.hpp"
 #include "loco/sim/lying_member.hpp"
+#include "loco/sim/modelled_process.hpp"
 #include "loco/sim/strategy_process.hpp"
 
 namespace loco::sim {
-
-// A peer's state: θ ‖ v at a round.
-struct PeerState {
-  std::uint64_t round = 0;
-  std::vector<float> theta;
-  std::vector<float> momentum;
-
-  std::vector<std::byte> bytes() const;
-  proto::StateManifest manifest() const;
-  // From a fetched state; false when the size is not dim x 2 floats.
-  bool load(std::uint64_t at_round, std::span<const std::byte> bytes);
-};
 
 struct PeerDisk {
   std::uint64_t index = 0;  // the peer's number in its Swarm (its data, its noise)
@@ -88,8 +75,6 @@ struct PeerWorld {
 
 class PeerNode final : public NodeHandler, public std::enable_shared_from_this<PeerNode> {
  public:
-  enum class Phase { joining, training, waiting, fetching };
-
   PeerNode(const PeerWorld& world, NodeId node, PeerDisk& disk);
 
   // Starts the process: from the disk's checkpoint if there is one, else from round 0.
@@ -97,12 +82,11 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   // Tells the tracker it leaves, then the process ends (the Swarm kills it after a moment).
   void leave();
 
-  Phase phase() const { return phase_; }
   // Modelled peers only.
-  const PeerState& state() const { return state_; }
+  const PeerState& state() const { return modelled_->state(); }
   // The round and hash of the state it holds (a strategy peer's: committed with it or fetched).
-  std::uint64_t held_round() const { return process_ ? held_round_ : state_.round; }
-  const Digest& held_hash() const { return state_hash_; }
+  std::uint64_t held_round() const { return modelled_ ? modelled_->state().round : held_round_; }
+  const Digest& held_hash() const { return modelled_ ? modelled_->state_hash() : held_hash_; }
   // The round this member reported done and the hash it reported, whose commit has not reached it
   // yet (round 0: none): the state it holds once the round commits with that hash.
   std::uint64_t reported_round() const { return core_ ? core_->ready_round() : 0; }
@@ -114,19 +98,26 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   bool in_all_reduce() const { return core_->collective_running(); }
   std::uint64_t all_reduce_bytes_sent() const { return core_->collective_bytes_sent(); }
   const std::vector<proto::PeerKey>& group_members() const { return core_->group(); }
-  std::uint64_t rounds_installed() const { return installed_; }
+  std::uint64_t rounds_installed() const {
+    return modelled_ ? modelled_->rounds_installed() : installed_;
+  }
   std::uint64_t bytes_relayed() const { return core_ ? core_->relay().bytes_relayed() : 0; }
 
   void on_open(NodeId peer) override;
   void on_message(NodeId from, std::uint16_t type, std::span<const std::byte> body) override;
   void on_close(NodeId peer, const std::string& why) override;
 
-  // For the strategy process (strategy_process.hpp), on the event loop.
+  // For its process (strategy_process.hpp, modelled_process.hpp), on the event loop.
   TimePoint now() const { return world_.loop->now(); }
-  // Creates the protocol core, joining with the state of `round` and `hash`, and connects.
+  const proto::PeerKey& key() const { return key_; }
+  // Creates the protocol core and its link to the process, joining with the state of `round`
+  // and `hash`, and connects.
   void start_core(const Digest& genesis, std::uint64_t round, const Digest& hash);
-  // A command of the compute thread, on the compute link.
+  // A command of the process, on the compute link; the core's outputs follow.
   void run(const round::NetworkSide::Command& command);
+  // The link, for a command given while the process takes an event (the node drives the core
+  // once the event is taken).
+  round::ComputeLink& link() { return *link_; }
   // Runs `action` at `when` if this process still lives then.
   void schedule_at(TimePoint when, std::function<void(PeerNode&)> action);
 
@@ -142,18 +133,10 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   // relay_data from `from`: relayed on, or (this peer an end) the sender's message within, in the
   // clear as the simulator's links carry every message (network.hpp).
   void on_relay_data(const proto::PeerKey& from, std::span<const std::byte> body);
+  // One event of the core: the Ledger told, then the event handed to the process's link.
   void on_core_event(proto::PeerEvent& e);
-  // A strategy peer: the Ledger told, the event passed to the compute link.
-  void on_strategy_event(proto::PeerEvent& e);
-
-  void start_training();
-  void finish_training();
-  std::uint32_t steps_a_phase() const;  // H, or the steps that fit in a phase clocked by time
-  void on_mean(const proto::PeerEvent& e);
-  void apply_gossip(const proto::PeerEvent& e, std::span<const float> mean);  // e's, decoded
-  void on_fetched(const proto::PeerEvent& e);
-  // state_ changed to the state `manifest` describes: serve it (the core tells the tracker).
-  void serve_current(proto::StateManifest manifest);
+  // A collective begins: the Ledger told what this peer averages; a modelled liar prepares.
+  void on_collective_started(const proto::PeerEvent& e);
 
   template <typename F>
   void at(TimePoint when, F&& f);
@@ -182,22 +165,18 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   proto::Backoff backoff_ = proto::Backoff::tracker_reconnect();
   TimePoint timer_ = kNever;
 
-  Phase phase_ = Phase::joining;
-  PeerState state_;
-  Digest state_hash_{};         // state_'s, hashed once per state (BLAKE2b of all of it)
-  std::uint64_t training_ = 0;  // which inner phase the pending timer ends
-  // Gossip mode: what this peer averages this round (the Ledger checks the mean against it).
-  std::shared_ptr<const std::vector<float>> gossip_packed_;
   std::optional<LyingMember> lying_member_;  // Behaviour::wrong_mean, disputer
-  std::optional<PeerState> tentative_;       // the state the round's mean leads to
-  proto::StateManifest tentative_manifest_;
+  // A strategy peer's state, as its commits and fetches say (a modelled peer's is its own).
   std::uint64_t installed_ = 0;
-  std::uint64_t held_round_ = 0;  // a strategy peer's (a modelled one's is state_.round)
-  bool leaving_ = false;          // leave() was called
+  std::uint64_t held_round_ = 0;
+  Digest held_hash_{};
+  bool leaving_ = false;  // leave() was called
 
-  // A strategy peer's: the hand-off with its compute thread, and the thread (destroyed first).
+  // The hand-off with the process, and the process: a strategy peer's compute thread, or a
+  // modelled peer (destroyed first).
   std::unique_ptr<round::ComputeLink> link_;
   std::unique_ptr<StrategyProcess> process_;
+  std::unique_ptr<ModelledProcess> modelled_;
 };
 
 // Runs f(*this) at `when` (not before now) if this process still lives then.
