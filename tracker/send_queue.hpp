@@ -16,9 +16,14 @@
 // Sans-I/O: pop() gives the next message and, for one under the budget, a hold: its bytes are in
 // flight until the last copy of the hold is dropped (the driver keeps it in the connection's
 // on_sent callback, which the connection drops once it took the message, or when it ends, so a
-// closed connection gives its bytes back too). Dropping a hold runs the on_release callback: more
-// may be popped now (the driver only schedules that; it may run inside a connection's call).
-// A hold that outlives its queue gives back nothing.
+// closed connection gives its bytes back too), or until `hold_limit` has passed, whichever comes
+// first. The limit is what keeps a member that stops reading from freezing every broadcast: its
+// connection never takes its view, and a handful of such members (a few full views at 10,000
+// members, docs/SECURITY.md) would otherwise hold the whole budget until their connections time
+// out, and again after each rejoin; with it they hold at most their share of hold_limit's worth
+// of sending. Dropping a hold runs the on_release callback: more may be popped now (the driver
+// only schedules that; it may run inside a connection's call). A hold that outlives its queue
+// gives back nothing.
 
 #include <cstddef>
 #include <deque>
@@ -26,6 +31,7 @@
 #include <memory>
 #include <optional>
 
+#include "loco/core/time.hpp"
 #include "loco/proto/tracker_core.hpp"
 
 namespace loco::tracker {
@@ -37,17 +43,21 @@ class SendQueue {
     std::shared_ptr<const void> hold;  // null for a reply: not counted
   };
 
-  // `budget_bytes` > 0; `on_release` may be empty.
-  explicit SendQueue(std::size_t budget_bytes, std::function<void()> on_release = {});
+  // `budget_bytes` > 0, `hold_limit` > 0; `on_release` may be empty.
+  SendQueue(std::size_t budget_bytes, Duration hold_limit, std::function<void()> on_release = {});
 
   // Replies (heartbeat acks, join replies) overtake everything else; nothing else overtakes.
   static bool is_reply(proto::MessageType type);
 
   void push(proto::Transmit transmit);
-  // The next message to hand on, or none: the queue is empty, or only the budget holds it.
-  std::optional<Out> pop();
-  // Whether pop() would give a message now.
-  bool ready() const;
+  // The next message to hand on at `now`, or none: the queue is empty, or only the budget holds
+  // it.
+  std::optional<Out> pop(TimePoint now);
+  // Whether pop(now) would give a message.
+  bool ready(TimePoint now);
+  // When a hold still counted runs out while a message waits for the budget (kNever: none): the
+  // driver tries again then.
+  TimePoint next_expiry() const;
   bool empty() const { return replies_.empty() && ordered_.empty(); }
   std::size_t size() const { return replies_.size() + ordered_.size(); }
   // Drops every waiting message (the holds handed out stay counted until dropped).
@@ -61,10 +71,19 @@ class SendQueue {
     std::function<void()> on_release;
   };
   struct Hold;
+  struct Issued {
+    TimePoint expires;
+    std::weak_ptr<Hold> hold;
+  };
+
+  // Stops counting the holds whose time is up.
+  void expire(TimePoint now);
 
   std::deque<proto::Transmit> replies_;
   std::deque<proto::Transmit> ordered_;
   std::shared_ptr<Budget> budget_;
+  Duration hold_limit_;
+  std::deque<Issued> issued_;  // in the order handed out: their expiries only grow
 };
 
 }  // namespace loco::tracker

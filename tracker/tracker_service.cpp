@@ -46,6 +46,7 @@ TrackerService::TrackerService(boost::asio::io_context& io,
       timer_(io),
       trim_timer_(io),
       join_timer_(io),
+      send_timer_(io),
       warnings_(io,
                 net::RefusalTally(std::chrono::seconds(10), 8, 1,
                                   net::RefusalTally::Wording{.verb = "saw", .noun = "warnings"}),
@@ -57,7 +58,7 @@ TrackerService::TrackerService(boost::asio::io_context& io,
       state_(std::move(state)),
       custody_(std::move(custody)),
       caps_(caps),
-      outbox_(kSendBudgetBytes, [this] { send_later(); }) {
+      outbox_(kSendBudgetBytes, kSendHoldLimit, [this] { send_later(); }) {
   core_->set_wall_clock(
       std::chrono::duration_cast<std::chrono::milliseconds>(
           std::chrono::system_clock::now().time_since_epoch())
@@ -97,6 +98,7 @@ void TrackerService::stop(std::function<void()> on_idle) {
   timer_.cancel();
   trim_timer_.cancel();
   join_timer_.cancel();
+  send_timer_.cancel();
   warnings_.flush();
   about_peers_.flush();
   outbox_.clear();
@@ -304,8 +306,9 @@ void TrackerService::drive() {
 }
 
 void TrackerService::send_some() {
+  const TimePoint now = steady_now();
   for (std::size_t n = 0; n < kTransmitsPerTurn; ++n) {
-    auto out = outbox_.pop();
+    auto out = outbox_.pop(now);
     if (!out) break;  // empty, or the rest waits for the budget: a hold dropped calls send_later
     const proto::Transmit& transmit = out->transmit;
     const auto bundle = connection_of(transmit.to);
@@ -326,7 +329,14 @@ void TrackerService::send_some() {
     detached_.clear();
     return;
   }
-  if (outbox_.ready()) send_later();
+  if (outbox_.ready(now)) return send_later();
+  // Held by the budget: a hold given back calls send_later, a hold whose time runs out does not.
+  const TimePoint expiry = outbox_.next_expiry();
+  if (expiry == kNever) return;
+  send_timer_.expires_at(to_steady(expiry));
+  send_timer_.async_wait([this](const boost::system::error_code& error) {
+    if (!error) send_later();
+  });
 }
 
 void TrackerService::send_later() {

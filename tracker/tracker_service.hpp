@@ -25,9 +25,10 @@
 // encrypted for its connection) is spread over many turns, and the heartbeats that arrive meanwhile
 // are read between them instead of after it. Heartbeat acks and join replies go first, in the
 // outbox and in their connection's queue (StreamBundle::send_ahead); everything else is handed on
-// only while under kSendBudgetBytes are in flight (handed to connections, not yet encrypted), so a
-// mass join's views go out a few megabytes at a time. A peer cut off while messages for it are
-// still in the outbox is detached at once and its connection closed once the outbox is empty.
+// only while under kSendBudgetBytes are in flight (handed to connections, not yet encrypted, for
+// at most kSendHoldLimit), so a mass join's views go out a few megabytes at a time. A peer cut off
+// while messages for it are still in the outbox is detached at once and its connection closed
+// once the outbox is empty.
 // Threads: everything on the io_context's thread.
 
 #include <boost/asio/io_context.hpp>
@@ -59,6 +60,9 @@ class TrackerService {
   // Views, deltas and the rest in flight across all connections: ~64 frames of 64 KiB, a few
   // full views at 10,000 members, ~10 ms of encryption a turn of the loop on a core.
   static constexpr std::size_t kSendBudgetBytes = std::size_t{4} << 20;
+  // How long a message handed on counts against that budget at most: a member that stops reading
+  // must not hold it (send_queue.hpp).
+  static constexpr Duration kSendHoldLimit = std::chrono::seconds(2);
 
   // `state` (null: not saved; the state file today, state_store.hpp) receives the core's snapshot
   // on every state_changed event; `custody` (null: custody copies kept in memory only) stores the
@@ -127,6 +131,7 @@ class TrackerService {
   boost::asio::steady_timer timer_;
   boost::asio::steady_timer trim_timer_;
   boost::asio::steady_timer join_timer_;
+  boost::asio::steady_timer send_timer_;  // a hold's time runs out while the budget holds the rest
   bool join_armed_ = false;
   // Connections not yet joined, by the time they must have: (deadline, key, bundle).
   std::set<std::tuple<TimePoint, proto::PeerKey, std::shared_ptr<net::StreamBundle>>> joining_;
