@@ -10,19 +10,19 @@ import os
 import ssl
 import sys
 
+from folder_handler import FolderHandler
+
 FOLDER, CERT, KEY = sys.argv[1:4]
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
+class Handler(FolderHandler):
+    folder = FOLDER
 
     def do_GET(self):
-        name = self.path.lstrip("/")
-        path = os.path.join(FOLDER, name)
-        if "/" in name or not os.path.isfile(path):
-            self.send_error(404)
+        found = self.requested_file()
+        if found is None:
             return
+        name, path = found
         with open(path, "rb") as f:
             data = f.read()
         self.send_response(200)

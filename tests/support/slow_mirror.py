@@ -11,20 +11,20 @@ import os
 import sys
 import time
 
+from folder_handler import FolderHandler
+
 FOLDER, SLOW, RATE = sys.argv[1], sys.argv[2], int(sys.argv[3])
 CHUNK = max(1, RATE // 16)
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
+class Handler(FolderHandler):
+    folder = FOLDER
 
     def do_GET(self):
-        name = self.path.lstrip("/")
-        path = os.path.join(FOLDER, name)
-        if "/" in name or not os.path.isfile(path):
-            self.send_error(404)
+        found = self.requested_file()
+        if found is None:
             return
+        name, path = found
         size = os.path.getsize(path)
         first = 0
         ask = self.headers.get("Range", "")
