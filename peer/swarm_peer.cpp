@@ -110,7 +110,6 @@ std::optional<Joined> join_run(const PeerParts& p, const proto::StateManifest& g
   }
   if (joined.fetched) {
     p.strategy.begin(p.loop, train::Start::joined);  // at the run's place in the lr schedule
-    p.strategy.joined_paced(joined.phase, joined.told);
   } else if (resumed) {
     try {
       p.loop.sampler().restore(cursor);
@@ -120,6 +119,7 @@ std::optional<Joined> join_run(const PeerParts& p, const proto::StateManifest& g
           "it from its start");
     }
   }
+  p.strategy.joined_paced(joined.phase, joined.told);  // runs paced by the tracker
   spdlog::info("joined run {} as peer {}: shard {} of {}, round {}, {} parameters, {}",
                p.options.run_id, secure::short_id(p.key.public_key()), joined.reply.shard_index,
                joined.reply.shard_count, p.strategy.shared().round(),

@@ -35,7 +35,7 @@ constexpr std::array kMessages = {
                 Route::peer_to_tracker},
     // A judge's verdict: a statement, the members it names (a group's at most), a proof.
     MessageInfo{MessageType::verdict, 1, "verdict", 512 * kKiB, Route::peer_to_tracker},
-    MessageInfo{MessageType::join_reply, 2, "join reply", 16 * kKiB, Route::tracker_to_peer},
+    MessageInfo{MessageType::join_reply, 3, "join reply", 16 * kKiB, Route::tracker_to_peer},
     MessageInfo{MessageType::heartbeat_ack, 1, "heartbeat ack", 1 * kKiB, Route::tracker_to_peer},
     MessageInfo{MessageType::view, 2, "membership view", 2 * kMiB, Route::tracker_to_peer},
     MessageInfo{MessageType::group, 5, "round group", 1 * kMiB, Route::tracker_to_peer},

@@ -67,7 +67,8 @@ void TrackerCore::handle_join(TimePoint now, const PeerKey& from, const JoinRequ
                        .eviction_ms = millis(config_.eviction_timeout),
                        .committed_round = committed_round_,
                        .committed_hash = committed_hash_,
-                       .final_round = config_.final_round});
+                       .final_round = config_.final_round,
+                       .phase_ms = phase_ms()});
   event(TrackerEvent::Kind::joined, from,
         fmt::format("{} at {} (shard {}, state of round {})", rejoin ? "joined again" : "joined",
                     request.listen_address, m.member.shard, request.state_round));

@@ -94,7 +94,10 @@ JoinOutcome SwarmGroup::join(const proto::StateManifest& genesis, bool at_genesi
         last_join_ = e->reply;
         // (Gossip mode: a peer far behind is told to copy a neighbour, and its next round takes
         // the copy.)
-        if (joined_at_held(e->reply, side_->gossip(), round, hash)) return outcome;
+        if (joined_at_held(e->reply, side_->gossip(), round, hash)) {
+          outcome.phase = std::chrono::milliseconds(e->reply.phase_ms);  // from training's start
+          return outcome;
+        }
         spdlog::info("the run is at round {}; this peer holds round {}: fetching the run's state",
                      e->reply.committed_round, round);
         joined = true;

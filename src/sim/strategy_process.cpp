@@ -163,10 +163,8 @@ void StrategyProcess::train() {
   }
   if (joined.stopped) return;
   loop.set_shard(data::ShardSpec{joined.reply.shard_index, joined.reply.shard_count});
-  if (joined.fetched) {
-    strategy->begin(loop, train::Start::joined);
-    strategy->joined_paced(joined.phase, joined.told);
-  }
+  if (joined.fetched) strategy->begin(loop, train::Start::joined);
+  strategy->joined_paced(joined.phase, joined.told);  // runs paced by the tracker
   std::uint64_t rounds_seen = 0;
   steps_ = loop.steps();  // a peer that fetched is at the run's step (none left after the end)
   while (!stopping_ && train::more_to_train(config, loop.steps(), strategy->shared().round(),

@@ -215,10 +215,19 @@ TEST(TrackerMessages, EveryMessageRoundTrips) {
                                                         .eviction_ms = 10000,
                                                         .committed_round = 7,
                                                         .committed_hash = digest_of(7),
-                                                        .final_round = 60}));
+                                                        .final_round = 60,
+                                                        .phase_ms = 2500}));
   EXPECT_EQ(reply.shard_index, 3u);
   EXPECT_EQ(reply.final_round, 60u);
+  EXPECT_EQ(reply.phase_ms, 2500u);
   expect_refused_when_damaged<JoinReply>(encode(reply));
+  // The phase is its last field, bounded as Group's.
+  std::vector<std::byte> long_phase = encode(reply);
+  ByteWriter over;
+  over.u32(kMaxPhaseMs + 1);
+  const auto over_bytes = over.finish();
+  std::copy(over_bytes.begin(), over_bytes.end(), long_phase.end() - 4);
+  EXPECT_THROW(decode<JoinReply>(long_phase), Error);
   expect_refused_when_damaged<Group>(
       encode(Group{.round = 1, .attempt = 1, .epoch = 1, .members = {key(1).public_key()}}));
   expect_refused_when_damaged<Resync>(encode(

@@ -153,6 +153,25 @@ TEST(TrackerPacedRounds, BeforeAnyStepIsMeasuredTheFirstPhaseIsTheConfiguredOneO
   }
 }
 
+// A newcomer that holds the run's state gets no resync: its join reply carries the phase, the
+// configured first one before anyone measured a step and H x the median step time after, so its
+// first phase ends with the others' instead of after H steps of its own (slow: rounds sat out).
+TEST(TrackerPacedRounds, ANewcomersJoinReplyCarriesThePhase) {
+  Harness h = paced_tracker(3s);
+  h.start();
+  h.join(1);
+  h.join(2);
+  EXPECT_EQ(h.last(2, Kind::joined)->reply.phase_ms, 3000u) << "nobody measured yet";
+  for (std::uint8_t n = 1; n <= 2; ++n) h.ready(n, 1.0f, 20 * kStepTokens, 0.125f);
+  h.finish_round();
+  h.join(3);
+  EXPECT_EQ(h.last(3, Kind::joined)->reply.phase_ms, 2500u) << "20 x 0.125 s";
+  Harness unpaced = timed_tracker();
+  unpaced.start();
+  unpaced.join(1);
+  EXPECT_EQ(unpaced.last(1, Kind::joined)->reply.phase_ms, 0u) << "no pacing: its own H steps";
+}
+
 // The straggler wait is a quarter of the phase the members' step times set: 625 ms for steps of
 // 0.125 s, not the 2.5 s configured for a first phase of 10 s.
 TEST(TrackerPacedRounds, TheStragglerWaitFollowsTheTrackersPhase) {

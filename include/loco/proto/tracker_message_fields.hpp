@@ -285,7 +285,8 @@ struct Fields<JoinReply> {
                                    Field<&JoinReply::eviction_ms, U32>{"eviction_ms"},
                                    Field<&JoinReply::committed_round, U64>{"committed_round"},
                                    Field<&JoinReply::committed_hash, Hash>{"committed_hash"},
-                                   Field<&JoinReply::final_round, U64>{"final_round", 2}};
+                                   Field<&JoinReply::final_round, U64>{"final_round", 2},
+                                   Field<&JoinReply::phase_ms, PhaseMs>{"phase_ms", 3}};
 };
 template <>
 struct Fields<Heartbeat> {

@@ -78,6 +78,10 @@ struct JoinReply {
   // peer at or past it waits for RunEnded before it leaves, and one that joins there trains no
   // more, whatever its own config says.
   std::uint64_t final_round = 0;
+  // Rounds paced by the tracker: the phase a member trains now, as Group::phase_ms (a newcomer
+  // that holds the run's state learns it here, and trains its first phase with the others rather
+  // than H steps of its own); 0: it keeps its own.
+  std::uint32_t phase_ms = 0;
 };
 
 struct Heartbeat {
