@@ -19,6 +19,7 @@
 #include "loco/train/make_sparseloco.hpp"
 #include "loco/train/make_strategy.hpp"
 #include "loco/train/run_settings.hpp"
+#include "tensor_message_refusals.hpp"
 
 namespace loco::train {
 namespace {
@@ -118,32 +119,9 @@ TEST(SparseLoCo, AMalformedMessageIsRefusedAndLeftOutOfTheMean) {
   components.decode(good, out);
   EXPECT_EQ(blake2b(out), blake2b(sent));
 
-  auto refused = [&](const std::vector<std::byte>& bad, const std::string& says) {
-    try {
-      components.decode(bad, out);
-      ADD_FAILURE() << "accepted: " << says;
-    } catch (const Error& e) {
-      EXPECT_EQ(e.category(), ErrorCategory::format);
-      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
-    }
-  };
-  refused({}, "SparseLoCo update");
-  std::vector<std::byte> bad = good;
-  bad[0] = std::byte{9};
-  refused(bad, "another version");
-  bad = good;
-  bad[1] = std::byte{3};
-  refused(bad, "3 tensors where the model has 2");
-  bad = good;
-  bad[5] = bad[6] = bad[7] = bad[8] = std::byte{0xff};  // the first tensor's length
-  refused(bad, "more than its 32 values can");
-  refused(std::vector<std::byte>(good.begin(), good.end() - 1), "SparseLoCo update");
-  bad = good;
-  bad.push_back(std::byte{0});
-  refused(bad, "SparseLoCo update");
-  bad = good;
-  bad[9] = std::byte{0};  // the first codec message's magic
-  refused(bad, "chunktopk");
+  const std::vector<std::byte> bad = test::expect_malformed_refused(
+      [&](const std::vector<std::byte>& m) { components.decode(m, out); }, good, 32,
+      "SparseLoCo update", "chunktopk");
 
   // Every member holds the same parts, so a bad one is left out by all.
   Arena alone(layout);
