@@ -11,9 +11,9 @@
 #include <cmath>
 #include <numbers>
 #include <optional>
-#include <thread>
 
 #include "../support/tiny_train_config.hpp"
+#include "gather_workers.hpp"
 #include "loco/core/error.hpp"
 #include "loco/core/hash.hpp"
 #include "loco/proto/all_gather.hpp"
@@ -23,6 +23,7 @@
 #include "loco/train/make_demo.hpp"
 #include "loco/train/make_strategy.hpp"
 #include "loco/train/run_settings.hpp"
+#include "tensor_message_refusals.hpp"
 
 namespace loco::train {
 namespace {
@@ -152,32 +153,9 @@ TEST(DeMo, AMalformedMessageIsRefusedAndLeftOutOfTheMean) {
   components.decode(good, out);
   EXPECT_EQ(blake2b(out), blake2b(sent));
 
-  auto refused = [&](std::vector<std::byte> bad, const std::string& says) {
-    try {
-      components.decode(bad, out);
-      ADD_FAILURE() << "accepted: " << says;
-    } catch (const Error& e) {
-      EXPECT_EQ(e.category(), ErrorCategory::format);
-      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
-    }
-  };
-  refused({}, "DeMo components");
-  std::vector<std::byte> bad = good;
-  bad[0] = std::byte{9};
-  refused(bad, "another version");
-  bad = good;
-  bad[1] = std::byte{3};
-  refused(bad, "3 tensors where the model has 2");
-  bad = good;
-  bad[5] = bad[6] = bad[7] = bad[8] = std::byte{0xff};  // the first tensor's length
-  refused(bad, "more than its 32 values can");
-  refused(std::vector<std::byte>(good.begin(), good.end() - 1), "DeMo components");
-  bad = good;
-  bad.push_back(std::byte{0});
-  refused(bad, "DeMo components");
-  bad = good;
-  bad[9] = std::byte{0};  // the first codec message's magic
-  refused(bad, "");
+  const std::vector<std::byte> bad = test::expect_malformed_refused(
+      [&](const std::vector<std::byte>& m) { components.decode(m, out); }, good, 32,
+      "DeMo components", "");
 
   // Every member holds the same parts, so a bad one is left out by all: the direction is the
   // good part's alone.
@@ -293,60 +271,30 @@ TEST(DeMo, TheFactoryBuildsItWithAGatherGroupAndRefusesItWithout) {
   EXPECT_THROW(config.validate(), Error);
 }
 
-// Four workers, each on its own shard, gathering through a ThreadGather (which itself asserts
-// that the members' tentative hashes agree): the same shared-state hash after every step, the
-// same parameters at the end, validation loss falling; with `late` too.
+// Four workers (gather_workers.hpp): the same state after every step and learning, each its own
+// momentum, DeMo's own update in place of AdamW's step; with `late` too.
 void four_workers_agree_and_learn(bool late) {
   constexpr std::uint32_t kWorkers = 4;
   constexpr std::uint64_t kSteps = 30;
-  model::set_compute_threads(1);
-  ThreadGather group(kWorkers);
   std::vector<TrainConfig> configs;
-  std::vector<std::unique_ptr<Corpus>> corpora;
-  std::vector<std::unique_ptr<InnerLoop>> loops;
   for (std::uint32_t w = 0; w < kWorkers; ++w) {
     configs.push_back(tiny_demo(w, kWorkers));
     configs.back().strategy.demo_late = late;
   }
+  test::GatherWorkers<DeMo> workers(std::move(configs));
+  workers.run(kSteps, [](const TrainConfig& config, InnerLoop& loop, GatherGroup& member) {
+    return std::make_unique<DeMo>(demo_config(config), loop.layout(), member);
+  });
+  workers.expect_agree_and_learn();
   for (std::uint32_t w = 0; w < kWorkers; ++w) {
-    corpora.push_back(std::make_unique<Corpus>(configs[w].data, 16));
-    loops.push_back(std::make_unique<InnerLoop>(configs[w], *corpora[w]));
-  }
-  std::vector<std::vector<Digest>> hashes(kWorkers);
-  std::vector<float> first_loss(kWorkers), last_loss(kWorkers);
-  std::vector<std::size_t> used(kWorkers);
-  std::vector<std::unique_ptr<DeMo>> demos(kWorkers);
-  std::vector<std::thread> threads;
-  for (std::uint32_t w = 0; w < kWorkers; ++w) {
-    threads.emplace_back([&, w] {
-      InnerLoop& loop = *loops[w];
-      demos[w] = std::make_unique<DeMo>(demo_config(configs[w]), loop.layout(), group.member(w));
-      DeMo& demo = *demos[w];
-      demo.begin(loop, Start::fresh);
-      first_loss[w] = loop.evaluate();
-      for (std::uint64_t s = 0; s < kSteps; ++s) {
-        loop.forward_backward();
-        EXPECT_FALSE(demo.on_gradients(loop));
-        demo.after_step(loop);
-        hashes[w].push_back(demo.shared().hash());
-      }
-      used[w] = demo.last_parts_used();
-      last_loss[w] = loop.evaluate();
-    });
-  }
-  for (auto& t : threads) t.join();
-  for (std::uint32_t w = 0; w < kWorkers; ++w) {
-    EXPECT_EQ(hashes[w], hashes[0]) << "worker " << w;
-    EXPECT_EQ(blake2b(loops[w]->params()), blake2b(loops[0]->params())) << "worker " << w;
-    EXPECT_EQ(loops[w]->steps(), kSteps);
-    EXPECT_EQ(used[w], kWorkers);
+    EXPECT_EQ(workers.loops[w]->steps(), kSteps);
+    EXPECT_EQ(workers.optimizer_steps[w], 0u) << "DeMo's on_gradients does the update itself";
     if (w > 0) {
-      EXPECT_NE(blake2b(demos[w]->momentum()), blake2b(demos[0]->momentum()))
+      EXPECT_NE(blake2b(workers.strategies[w]->momentum()),
+                blake2b(workers.strategies[0]->momentum()))
           << "each worker's momentum is its own (worker " << w << ")";
     }
-    EXPECT_LT(last_loss[w], 0.9f * first_loss[w]) << "worker " << w;
   }
-  EXPECT_GT(group.bytes_contributed(0), 0u);
 }
 
 TEST(DeMo, FourWorkersHoldTheSameStateAfterEveryStepAndLearn) {

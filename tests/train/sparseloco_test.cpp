@@ -9,9 +9,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 
 #include "../support/tiny_train_config.hpp"
+#include "gather_workers.hpp"
 #include "loco/core/error.hpp"
 #include "loco/core/hash.hpp"
 #include "loco/train/local_gather.hpp"
@@ -19,6 +19,7 @@
 #include "loco/train/make_sparseloco.hpp"
 #include "loco/train/make_strategy.hpp"
 #include "loco/train/run_settings.hpp"
+#include "tensor_message_refusals.hpp"
 
 namespace loco::train {
 namespace {
@@ -118,32 +119,9 @@ TEST(SparseLoCo, AMalformedMessageIsRefusedAndLeftOutOfTheMean) {
   components.decode(good, out);
   EXPECT_EQ(blake2b(out), blake2b(sent));
 
-  auto refused = [&](const std::vector<std::byte>& bad, const std::string& says) {
-    try {
-      components.decode(bad, out);
-      ADD_FAILURE() << "accepted: " << says;
-    } catch (const Error& e) {
-      EXPECT_EQ(e.category(), ErrorCategory::format);
-      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
-    }
-  };
-  refused({}, "SparseLoCo update");
-  std::vector<std::byte> bad = good;
-  bad[0] = std::byte{9};
-  refused(bad, "another version");
-  bad = good;
-  bad[1] = std::byte{3};
-  refused(bad, "3 tensors where the model has 2");
-  bad = good;
-  bad[5] = bad[6] = bad[7] = bad[8] = std::byte{0xff};  // the first tensor's length
-  refused(bad, "more than its 32 values can");
-  refused(std::vector<std::byte>(good.begin(), good.end() - 1), "SparseLoCo update");
-  bad = good;
-  bad.push_back(std::byte{0});
-  refused(bad, "SparseLoCo update");
-  bad = good;
-  bad[9] = std::byte{0};  // the first codec message's magic
-  refused(bad, "chunktopk");
+  const std::vector<std::byte> bad = test::expect_malformed_refused(
+      [&](const std::vector<std::byte>& m) { components.decode(m, out); }, good, 32,
+      "SparseLoCo update", "chunktopk");
 
   // Every member holds the same parts, so a bad one is left out by all.
   Arena alone(layout);
@@ -247,60 +225,30 @@ TEST(SparseLoCo, TheRowChecksItsOptionsAndListsItsSettings) {
   refused([](StrategySection& s) { s.diloco_h = 0; }, "diloco-h");
 }
 
-// Four workers, each on its own shard, gathering through a ThreadGather (which itself asserts
-// that the members' tentative hashes agree): the same shared-state hash after every step, the
-// same parameters at the end, each its own e, validation loss falling.
+// Four workers (gather_workers.hpp): the same state after every step and learning, each its own
+// e, a round every H = 5 steps with AdamW's step on every inner step.
 TEST(SparseLoCo, FourWorkersHoldTheSameStateAfterEveryRoundAndLearn) {
   constexpr std::uint32_t kWorkers = 4;
   constexpr std::uint64_t kSteps = 60;
-  model::set_compute_threads(1);
-  ThreadGather group(kWorkers);
   std::vector<TrainConfig> configs;
-  std::vector<std::unique_ptr<Corpus>> corpora;
-  std::vector<std::unique_ptr<InnerLoop>> loops;
   for (std::uint32_t w = 0; w < kWorkers; ++w) configs.push_back(tiny_sparseloco(w, kWorkers));
+  test::GatherWorkers<SparseLoCo> workers(std::move(configs));
+  workers.run(kSteps, [](const TrainConfig& config, InnerLoop& loop, GatherGroup& member) {
+    return std::make_unique<SparseLoCo>(sparseloco_config(config.strategy), loop.layout(), member);
+  });
+  workers.expect_agree_and_learn();
   for (std::uint32_t w = 0; w < kWorkers; ++w) {
-    corpora.push_back(std::make_unique<Corpus>(configs[w].data, 16));
-    loops.push_back(std::make_unique<InnerLoop>(configs[w], *corpora[w]));
-  }
-  std::vector<std::vector<Digest>> hashes(kWorkers);
-  std::vector<float> first_loss(kWorkers), last_loss(kWorkers);
-  std::vector<std::unique_ptr<SparseLoCo>> strategies(kWorkers);
-  std::vector<std::thread> threads;
-  for (std::uint32_t w = 0; w < kWorkers; ++w) {
-    threads.emplace_back([&, w] {
-      InnerLoop& loop = *loops[w];
-      strategies[w] = std::make_unique<SparseLoCo>(sparseloco_config(configs[w].strategy),
-                                                   loop.layout(), group.member(w));
-      SparseLoCo& s = *strategies[w];
-      s.begin(loop, Start::fresh);
-      first_loss[w] = loop.evaluate();
-      for (std::uint64_t step = 0; step < kSteps; ++step) {
-        loop.forward_backward();
-        if (s.on_gradients(loop)) loop.optimizer_step();
-        s.after_step(loop);
-        hashes[w].push_back(s.shared().hash());
-      }
-      last_loss[w] = loop.evaluate();
-    });
-  }
-  for (auto& t : threads) t.join();
-  for (std::uint32_t w = 0; w < kWorkers; ++w) {
-    EXPECT_EQ(hashes[w], hashes[0]) << "worker " << w;
-    EXPECT_EQ(blake2b(loops[w]->params()), blake2b(loops[0]->params())) << "worker " << w;
-    EXPECT_EQ(strategies[w]->shared().round(), kSteps / 5);
-    EXPECT_EQ(strategies[w]->last_parts_used(), kWorkers);
+    EXPECT_EQ(workers.strategies[w]->shared().round(), kSteps / 5);
+    EXPECT_EQ(workers.optimizer_steps[w], kSteps) << "worker " << w;
     if (w > 0) {
-      EXPECT_NE(blake2b(strategies[w]->error()), blake2b(strategies[0]->error()))
+      EXPECT_NE(blake2b(workers.strategies[w]->error()), blake2b(workers.strategies[0]->error()))
           << "each worker's e is its own (worker " << w << ")";
     }
-    EXPECT_LT(last_loss[w], 0.9f * first_loss[w]) << "worker " << w;
   }
   // k/c = 1/8 here: a message of about P/8·(2 + 2/8) bytes and the headers of the tiny model's
   // tensors, below half of DiLoCo's int8 (≈ P bytes).
-  const std::size_t params = loops[0]->params().data().size();
-  EXPECT_LT(strategies[0]->last_message_bytes(), params / 2);
-  EXPECT_GT(group.bytes_contributed(0), 0u);
+  const std::size_t params = workers.loops[0]->params().data().size();
+  EXPECT_LT(workers.strategies[0]->last_message_bytes(), params / 2);
 }
 
 }  // namespace
