@@ -330,7 +330,8 @@ void TrackerService::send_some() {
     return;
   }
   if (outbox_.ready(now)) return send_later();
-  // Held by the budget: a hold given back calls send_later, a hold whose time runs out does not.
+  // Held by the budget: a hold its connection gives back calls send_later at once; one whose
+  // time runs out is only seen by the next pop, so wake for that.
   const TimePoint expiry = outbox_.next_expiry();
   if (expiry == kNever) return;
   send_timer_.expires_at(to_steady(expiry));
