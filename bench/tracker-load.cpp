@@ -12,8 +12,10 @@
 // Prints progress to stderr and, as its last line:
 //   tracker-load: core_events_per_s=... server_peers=... replicas=... joined=... join_s=...
 //   server_heartbeats_per_s=... server_p99_ms=... rss_mb=... tracker_cpu=...
-// A part that did not run or measured nothing (a client refused, no heartbeat acked) prints "nan"
-// for its figures, says why on stderr (keeping the tracker's log), and the exit status is 1.
+// A part that did not run or measured nothing (a client refused, no heartbeat acked, or a client
+// of the bench's own that went over 8 s without sending a heartbeat: then the tracker's evictions
+// would measure the bench) prints "nan" for its figures, says why on stderr (keeping the tracker's
+// log), and the exit status is 1. Stderr also says how many clients got no ack while measuring.
 // Options: --core-peers N --server-peers N --client-threads N (the clients' event loops, default 4)
 // --settle-s S (after the joins, before measuring; default 2) --measure-s S --join-s S (how long
 // the clients may take to join; then the part fails)
@@ -23,6 +25,7 @@
 // tracker, no etcd).
 // The tracker runs with configs/tiny.toml as its run config.
 
+#include <fmt/format.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -256,6 +259,7 @@ class Client {
                 [this](const Error* error) {
                   if (error != nullptr && !settled_)
                     std::fprintf(stderr, "peer %zu: %s\n", index_, error->what());
+                  if (settled_) trace.closed = Clock::now();
                   settle(false);
                   timer_.cancel();
                 },
@@ -265,14 +269,31 @@ class Client {
   std::vector<double>* rtts_ms = nullptr;  // where acks' delays go while measuring
   std::size_t index() const { return index_; }
 
+  // When this client joined, sent each heartbeat, had it taken by its connection (encrypted and
+  // queued for the socket) and was closed after its join (an eviction), and how late its
+  // heartbeat timer fired at worst: a member the tracker evicts that sent in time was lost there.
+  struct Trace {
+    Clock::time_point joined, closed;
+    std::vector<Clock::time_point> sent, taken;
+    double worst_late_ms = 0;
+  };
+  Trace trace;
+  std::size_t acks_measured = 0;
+
  private:
   // Heartbeats from now on, the first after `phase`.
   void start_heartbeats(Duration phase) {
     timer_.expires_after(phase);
     timer_.async_wait([this](const boost::system::error_code& error) {
       if (error) return;
-      sent_.push_back(Clock::now());
-      bundle_->send(static_cast<std::uint16_t>(proto::MessageType::heartbeat), beat_);
+      const auto now = Clock::now();
+      trace.worst_late_ms =
+          std::max(trace.worst_late_ms,
+                   std::chrono::duration<double, std::milli>(now - timer_.expiry()).count());
+      trace.sent.push_back(now);
+      sent_.push_back(now);
+      bundle_->send(static_cast<std::uint16_t>(proto::MessageType::heartbeat), beat_,
+                    [this] { trace.taken.push_back(Clock::now()); });
       start_heartbeats(std::chrono::seconds(2));
     });
   }
@@ -287,13 +308,19 @@ class Client {
       if (!accepted) std::fprintf(stderr, "peer %zu: refused: %s\n", index_, reply.refusal.c_str());
       // Heartbeats from the join on (or the tracker evicts the early joiners while the others
       // join), each client at its own phase of the 2 s period.
-      if (accepted) start_heartbeats(milliseconds(index_ * 7919 % 2000));
+      if (accepted) {
+        trace.joined = Clock::now();
+        start_heartbeats(milliseconds(index_ * 7919 % 2000));
+      }
       settle(accepted);
     } else if (type == proto::MessageType::heartbeat_ack && !sent_.empty()) {
       const double ms =
           std::chrono::duration<double, std::milli>(Clock::now() - sent_.front()).count();
       sent_.pop_front();
-      if (rtts_ms != nullptr) rtts_ms->push_back(ms);
+      if (rtts_ms != nullptr) {
+        rtts_ms->push_back(ms);
+        ++acks_measured;
+      }
     }
   }
 
@@ -347,9 +374,11 @@ struct ClientGroup {
   std::vector<std::unique_ptr<Client>> clients;
   LoopLag lag{io};
   std::vector<double> rtts;  // while measuring
-  std::size_t next = 0, settled = 0;
+  std::size_t next = 0;
 
-  // Joins every client, two at a time; returns once each has joined or failed, or after `limit`.
+  // Joins every client, two at a time, and runs until stop() (once every group's clients have
+  // joined or failed: a group that stopped as soon as its own had would leave its members silent
+  // while the other groups join, and the tracker evicts them) or `limit`.
   void join(const boost::asio::ip::tcp::endpoint& tracker, const secure::PublicKey& pinned,
             const std::vector<proto::Setting>& settings, const Digest& genesis,
             const std::function<void(bool)>& on_settled, Duration limit) {
@@ -360,7 +389,6 @@ struct ClientGroup {
       c.connect(io, tracker, pinned, join_request(c.index(), settings, genesis), [&](bool ok) {
         on_settled(ok);
         connect_next();
-        if (++settled == clients.size()) io.stop();
       });
     };
     for (int i = 0; i < 2; ++i) connect_next();
@@ -389,6 +417,63 @@ void run_groups(std::vector<std::unique_ptr<ClientGroup>>& groups, Fn fn) {
   std::vector<std::thread> threads;
   for (auto& group : groups) threads.emplace_back([&fn, &group] { fn(*group); });
   for (auto& thread : threads) thread.join();
+}
+
+// Whether the clients themselves sent their heartbeats in time: for each joined client, the longest
+// wait from its join or a heartbeat to the next one it sent (and had its connection take, i.e.
+// encrypt for the socket) or to now. Over 8 s (the tracker evicts after 10 s of silence) the bench
+// starved its own members, whatever the tracker did, and the worst client is printed in full (in
+// ms after its join). Also printed: how many the tracker closed after their join (an eviction:
+// these clients never leave). Returns the number of clients over 8 s.
+std::size_t report_sending(const std::vector<std::unique_ptr<ClientGroup>>& groups) {
+  const auto now = Clock::now();
+  const auto longest_gap = [now](Clock::time_point joined,
+                                 const std::vector<Clock::time_point>& at) {
+    double worst = 0;
+    Clock::time_point last = joined;
+    for (const auto t : at) {
+      worst = std::max(worst, std::chrono::duration<double>(t - last).count());
+      last = t;
+    }
+    return std::max(worst, std::chrono::duration<double>(now - last).count());
+  };
+  std::size_t silent = 0, closed = 0;
+  double worst_sent = 0, worst_taken = 0, worst_late = 0;
+  const Client* worst = nullptr;
+  for (const auto& group : groups)
+    for (const auto& c : group->clients) {
+      const Client::Trace& t = c->trace;
+      if (t.joined == Clock::time_point{}) continue;
+      closed += t.closed != Clock::time_point{};
+      if (t.closed != Clock::time_point{}) continue;  // silent since, by the tracker's doing
+      const double sent = longest_gap(t.joined, t.sent);
+      worst_taken = std::max(worst_taken, longest_gap(t.joined, t.taken));
+      worst_late = std::max(worst_late, t.worst_late_ms);
+      silent += sent > 8.0;
+      if (sent > worst_sent) {
+        worst_sent = sent;
+        worst = c.get();
+      }
+    }
+  std::fprintf(stderr,
+               "server: the clients' own heartbeats: longest wait for the next %.1f s (taken by "
+               "the connection: %.1f s), %zu clients over 8 s; timers at worst %.0f ms late; %zu "
+               "clients closed by the tracker after joining\n",
+               worst_sent, worst_taken, silent, worst_late, closed);
+  if (worst == nullptr || worst_sent <= 8.0) return silent;
+  const auto ms = [&](Clock::time_point t) {
+    return static_cast<long long>(
+        std::chrono::duration_cast<milliseconds>(t - worst->trace.joined).count());
+  };
+  std::string sent, taken;
+  for (const auto t : worst->trace.sent) sent += fmt::format(" {}", ms(t));
+  for (const auto t : worst->trace.taken) taken += fmt::format(" {}", ms(t));
+  std::fprintf(stderr,
+               "server: FAILED: the bench's own loops starved its clients (the tracker evicts "
+               "after 10 s); client %zu joined %lld ms ago; heartbeats sent at +ms%s, taken at "
+               "+ms%s\n",
+               worst->index(), ms(now), sent.c_str(), taken.c_str());
+  return silent;
 }
 
 // The server half's tracker: one loco-tracker, or `replicas` of them over a 3-member etcd on
@@ -487,6 +572,8 @@ ServerFigures server_figures(std::size_t peers, std::size_t threads, int settle_
     if (n % 100 == 0)
       std::fprintf(stderr, "server: %zu of %zu joined after %.1f s\n", joined.load(), peers,
                    seconds_since(start));
+    if (n == peers)
+      for (const auto& group : groups) group->io.stop();  // io_context::stop is thread-safe
   };
   run_groups(groups, [&](ClientGroup& group) {
     group.join(endpoint, pinned, settings, genesis, on_settled, std::chrono::seconds(join_s));
@@ -504,11 +591,19 @@ ServerFigures server_figures(std::size_t peers, std::size_t threads, int settle_
                "loops at worst %.0f ms late\n",
                f.joined, peers, join_wall, status_kib(tracker.pid(), "VmRSS") / 1024.0,
                status_kib(tracker.pid(), "VmHWM") / 1024.0, worst_lag());
+  const std::size_t starved = report_sending(groups);
   if (f.joined != peers) {
     std::fprintf(stderr, "server: FAILED: %zu of %zu clients did not join; the tracker's log: %s\n",
                  peers - f.joined, peers, (dir / "tracker.log").c_str());
     return f;
   }
+
+  // A client of the bench's own that went silent: the run measured the bench.
+  const auto starved_by_bench = [&] {
+    std::fprintf(stderr, "server: the tracker's log: %s\n", (dir / "tracker.log").c_str());
+    return f;
+  };
+  if (starved > 0) return starved_by_bench();
 
   // Measured after `settle_s` of settling: at 10,000 peers the views of the last joins are still
   // arriving for a while (GB in all), and the clients' loops are behind until they have.
@@ -516,6 +611,10 @@ ServerFigures server_figures(std::size_t peers, std::size_t threads, int settle_
   run_groups(groups, [&](ClientGroup& group) { group.run_for(std::chrono::seconds(settle_s)); });
   const double cpu_before = cpu_seconds(tracker.pid());
   run_groups(groups, [&](ClientGroup& group) { group.measure(std::chrono::seconds(measure_s)); });
+  if (report_sending(groups) > 0) return starved_by_bench();
+  std::size_t unacked = 0;  // evicted, or the tracker never got to them
+  for (const auto& group : groups)
+    for (const auto& c : group->clients) unacked += c->acks_measured == 0;
   std::vector<double> rtts;
   for (const auto& group : groups) rtts.insert(rtts.end(), group->rtts.begin(), group->rtts.end());
   f.tracker_cpu = (cpu_seconds(tracker.pid()) - cpu_before) / measure_s;
@@ -528,8 +627,10 @@ ServerFigures server_figures(std::size_t peers, std::size_t threads, int settle_
   f.heartbeats_per_s = static_cast<double>(rtts.size()) / measure_s;
   std::sort(rtts.begin(), rtts.end());
   f.p99_ms = rtts[std::min(rtts.size() - 1, rtts.size() * 99 / 100)];
-  std::fprintf(stderr, "server: %zu acks in %d s; median %.2f ms, p99 %.2f ms, max %.2f ms\n",
-               rtts.size(), measure_s, rtts[rtts.size() / 2], f.p99_ms, rtts.back());
+  std::fprintf(stderr,
+               "server: %zu acks in %d s; median %.2f ms, p99 %.2f ms, max %.2f ms; %zu clients "
+               "had none\n",
+               rtts.size(), measure_s, rtts[rtts.size() / 2], f.p99_ms, rtts.back(), unacked);
   std::fprintf(stderr,
                "server: tracker RSS %.1f MB (peak %.1f MB), %.2f s of CPU a second; the clients' "
                "loops at worst %.0f ms late\n",

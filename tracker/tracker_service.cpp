@@ -144,7 +144,8 @@ void TrackerService::on_ready(const std::shared_ptr<net::StreamBundle>& bundle,
   relaying_.erase(key);
   if (auto cut = detached_.extract(key)) cut.mapped()->close();  // the peer moved on
   peers_.emplace(key, Peer{.bundle = bundle,
-                           .assembler = net::MessageAssembler(peer_message_limit, caps_.joining)});
+                           .assembler = net::MessageAssembler(peer_message_limit, caps_.joining),
+                           .connected = steady_now()});
   limit(key, caps_.joining);
   core_->on_connected(key, source);
   joining_.emplace(steady_now() + caps_.join_deadline, key, bundle);
@@ -180,6 +181,7 @@ void TrackerService::close_late_joiners() {
 void TrackerService::cut_off(const proto::PeerKey& key) {
   const auto it = peers_.find(key);
   if (it == peers_.end()) return;
+  log_cut_off(it->second);
   const std::shared_ptr<net::StreamBundle> bundle = std::move(it->second.bundle);
   peers_.erase(it);
   relaying_.erase(key);
@@ -191,6 +193,27 @@ void TrackerService::cut_off(const proto::PeerKey& key) {
     detached_.emplace(key, bundle);
   }
   core_->on_disconnect(steady_now(), key);
+}
+
+// Where a member's messages stopped before it was cut off (evicted for silence, say): its socket
+// not read for long (the tracker did not get to it, or nothing came), read but no whole message
+// (a frame or message half received), or messages but no heartbeat. Measured this way in the
+// tracker-load benchmark (docs/TRACKER.md, "Load").
+void TrackerService::log_cut_off(const Peer& peer) const {
+  if (!spdlog::should_log(spdlog::level::debug)) return;
+  const TimePoint now = steady_now();
+  const auto ago = [&](TimePoint t) {
+    return t == TimePoint{}
+               ? std::string("never")
+               : fmt::format("{:.1f} s ago", std::chrono::duration<double>(now - t).count());
+  };
+  const net::Connection::ReadCounters reads = peer.bundle->read_counters();
+  spdlog::debug(
+      "{} cut off, connected {}: {} reads ({} bytes, the last {}), {} messages (the last {}), {} "
+      "heartbeats (the last {}), {} bytes queued to it",
+      peer.bundle->peer_name(), ago(peer.connected), reads.reads, reads.bytes, ago(reads.last),
+      peer.messages, ago(peer.last_message), peer.heartbeats, ago(peer.last_heartbeat),
+      peer.bundle->queued_bytes());
 }
 
 void TrackerService::limit(const proto::PeerKey& key, std::uint64_t cap) {
@@ -240,9 +263,17 @@ void TrackerService::on_piece(const std::shared_ptr<net::StreamBundle>& bundle,
   if (!is_current(bundle)) return;
   const proto::PeerKey key = bundle->peer_identity();
   // A message over its limit throws: the connection fails with that error (net::Connection).
-  auto whole = peers_.at(key).assembler.add(piece);
+  Peer& peer = peers_.at(key);
+  auto whole = peer.assembler.add(piece);
   if (!whole) return;
-  core_->on_message(steady_now(), key, whole->type, whole->bytes);
+  const TimePoint now = steady_now();
+  ++peer.messages;
+  peer.last_message = now;
+  if (whole->type == static_cast<std::uint16_t>(proto::MessageType::heartbeat)) {
+    ++peer.heartbeats;
+    peer.last_heartbeat = now;
+  }
+  core_->on_message(now, key, whole->type, whole->bytes);
   drive();
 }
 

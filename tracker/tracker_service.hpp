@@ -91,6 +91,12 @@ class TrackerService {
   struct Peer {
     std::shared_ptr<net::StreamBundle> bundle;
     net::MessageAssembler assembler;
+    // What reached the core from this connection, for the line logged when it is cut off.
+    TimePoint connected{};
+    std::uint64_t messages = 0;
+    TimePoint last_message{};
+    std::uint64_t heartbeats = 0;
+    TimePoint last_heartbeat{};
   };
 
   net::BundleHandlers admit(const std::shared_ptr<net::StreamBundle>& bundle,
@@ -112,6 +118,8 @@ class TrackerService {
   // Detaches `key`'s connection (nothing more it sends is read) and closes it once the messages
   // queued for it are out; the core hears of the disconnect.
   void cut_off(const proto::PeerKey& key);
+  // At debug level: what had reached the tracker from `peer`'s connection (see the definition).
+  void log_cut_off(const Peer& peer) const;
   void arm_join_deadline();
   void close_late_joiners();
   // False: the store refused it (a deposed replica): the caller announces nothing more.

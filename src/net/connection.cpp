@@ -92,6 +92,9 @@ void Connection::on_read(const boost::system::error_code& error, std::size_t byt
     return;
   }
   const TimePoint t = steady_now();
+  ++read_counters_.reads;
+  read_counters_.bytes += bytes;
+  read_counters_.last = t;
   try {
     channel_->handle_read(t, bytes);
   } catch (const Error& e) {

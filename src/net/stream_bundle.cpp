@@ -4,6 +4,7 @@
 #include <sodium.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/ip/tcp.hpp>
 
 #include "loco/core/assert.hpp"
@@ -287,6 +288,25 @@ bool StreamBundle::queue(std::uint16_t type, std::span<const std::byte> bytes,
     }
   }
   return true;
+}
+
+Connection::ReadCounters StreamBundle::read_counters() const {
+  Connection::ReadCounters sum;
+  for (const Stream& stream : streams_) {
+    if (stream.connection == nullptr) continue;
+    const Connection::ReadCounters& c = stream.connection->read_counters();
+    sum.reads += c.reads;
+    sum.bytes += c.bytes;
+    sum.last = std::max(sum.last, c.last);
+  }
+  return sum;
+}
+
+std::size_t StreamBundle::queued_bytes() const {
+  std::size_t sum = 0;
+  for (const Stream& stream : streams_)
+    if (stream.connection != nullptr) sum += stream.connection->queued_bytes();
+  return sum;
 }
 
 void StreamBundle::limit_incoming(std::uint32_t max_frame_bytes, std::uint64_t max_message_bytes) {

@@ -167,6 +167,26 @@ TEST(StreamBundle, OneStreamIsAPlainConnection) {
   EXPECT_FALSE(pair.client.error || pair.server.error);
 }
 
+// What a server logs about a member it cuts off (tracker_service.cpp): its streams' reads summed.
+TEST(StreamBundle, ReadCountersSumEveryStreamsReads) {
+  BundlePair pair;
+  pair.connect(BundleConfig{.streams = 2, .unit_bytes = 4096});
+  ASSERT_TRUE(pair.run_until([&] { return pair.client.ready && pair.server.ready; }));
+  const Connection::ReadCounters before = pair.server_bundle->read_counters();
+  EXPECT_GE(before.reads, 2u) << "each stream read its handshake and hello";
+  EXPECT_NE(before.last, TimePoint{});
+
+  const auto message = pattern(100'000, 5);
+  pair.client_bundle->send(9, message);
+  ASSERT_TRUE(pair.run_until([&] { return pair.server.messages.size() == 1; }));
+  const Connection::ReadCounters after = pair.server_bundle->read_counters();
+  // Both stripes, each in frames read at most 64 KiB at a time, and their framing.
+  EXPECT_GE(after.bytes - before.bytes, message.size());
+  EXPECT_GE(after.reads - before.reads, 2u);
+  EXPECT_GE(after.last, before.last);
+  EXPECT_EQ(pair.server_bundle->queued_bytes(), 0u) << "nothing sent back";
+}
+
 std::vector<std::uint16_t> types_of(const BundleEnd& end) {
   std::vector<std::uint16_t> out;
   for (const auto& [type, bytes] : end.messages) out.push_back(type);

@@ -105,6 +105,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   const std::string& peer_name() const { return channel_->peer_name(); }
   // Encrypted bytes waiting for the socket: at most the send window + one frame.
   std::size_t queued_bytes() const { return channel_->pending_transmit_bytes(); }
+  // The socket reads completed so far, for diagnostics: a peer whose messages stopped reaching
+  // the owner while its bytes were still read (or not) tells where they waited.
+  struct ReadCounters {
+    std::uint64_t reads = 0;
+    std::uint64_t bytes = 0;
+    TimePoint last{};  // of the last read that returned bytes
+  };
+  const ReadCounters& read_counters() const { return read_counters_; }
 
   struct Private;  // constructor key: create() only
 
@@ -157,6 +165,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::deque<PacedPiece> paced_;  // covers the first paced_bytes_ of the channel's queue
   std::size_t paced_bytes_ = 0;
   std::size_t send_window_ = kSendWindowBytes;
+  ReadCounters read_counters_;
   bool reading_ = false;
   bool reading_paused_ = false;
   bool writing_ = false;

@@ -122,6 +122,10 @@ class StreamBundle : public std::enable_shared_from_this<StreamBundle> {
   std::uint32_t stream_count() const { return shape_.count; }
   const secure::PublicKey& peer_identity() const;  // once ready
   const std::string& peer_name() const { return peer_name_; }
+  // Every stream's reads together (Connection::read_counters; `last`: the latest), and the
+  // encrypted bytes waiting for their sockets.
+  Connection::ReadCounters read_counters() const;
+  std::size_t queued_bytes() const;
 
   ~StreamBundle();
 
