@@ -11,8 +11,7 @@
 #include "debug_faults.hpp"
 #include "loco/fetch/shard_feed.hpp"
 #include "loco/proto/tracker_messages.hpp"
-#include "loco/round/swarm_async_group.hpp"
-#include "loco/round/swarm_group.hpp"
+#include "loco/round/peer_session.hpp"
 #include "loco/secure/identity.hpp"
 #include "loco/train/corpus.hpp"
 #include "loco/train/inner_loop.hpp"
@@ -36,32 +35,26 @@ struct PeerParts {
   std::uint32_t context;   // the model's context, in tokens
   fetch::ShardFeed* feed;  // null without a data cache
   train::InnerLoop& loop;
-  train::Strategy& strategy;
-  round::SwarmGroup& group;
-  round::SwarmAsyncGroup& async_group;
+  round::PeerSession& session;  // the strategy and the group its rounds take
   const DebugFaults& faults;
   train::TrainingCheckpoint& checkpoint;
   const std::atomic<bool>& stop;
 
+  round::SwarmGroup& group() const { return session.group(); }
+  train::Strategy& strategy() const { return session.strategy(); }
   // Writes the checkpoint, when the peer has a --peer.checkpoint file.
   void save_checkpoint() const;
-};
-
-// Where the join left this peer: its data shard and the run's last round (train/run_end.hpp).
-struct Joined {
-  data::ShardSpec shard;
-  std::uint64_t final_round = 0;  // 0: the run has no final round
-  bool ended_before = false;      // joined at or past the final round: nothing to train
 };
 
 class PeerTraining {
  public:
   using Clock = std::chrono::steady_clock;
 
-  PeerTraining(const PeerParts& parts, const Joined& joined);
+  // `shard`: the data shard the join gave.
+  PeerTraining(const PeerParts& parts, data::ShardSpec shard);
 
-  // Steps while the run has more and `stop` is not set; a round still in flight has landed (and
-  // its line is printed) when it returns.
+  // The session's steps (PeerSession::run): while the run has more and `stop` is not set; a
+  // round still in flight has landed (and its line is printed) when it returns.
   void run();
 
   Clock::time_point started() const { return started_; }
@@ -69,7 +62,6 @@ class PeerTraining {
   std::uint64_t in_flight_steps() const { return in_flight_steps_; }
 
  private:
-  bool more() const;
   void computed(const train::StepOutcome& s);
   void done(const train::StepOutcome& s);
   void log_progress(std::uint64_t step);
@@ -78,8 +70,6 @@ class PeerTraining {
 
   const PeerParts& p_;
   data::ShardSpec shard_;  // a join again may change it
-  std::uint64_t final_round_;
-  bool ended_before_;
   // What the heartbeats tell the tracker, renewed every round and progress line: the traffic,
   // the bytes relayed, the figures of the last progress line and, in gossip mode, a sketch of θ
   // (for the spread on its /status and /metrics).

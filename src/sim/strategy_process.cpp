@@ -1,21 +1,20 @@
 #include "loco/sim/strategy_process.hpp"
 
+#include <memory>
 #include <optional>
 #include <utility>
 
 #include "loco/core/error.hpp"
 #include "loco/model/model.hpp"
-#include "loco/round/swarm_async_group.hpp"
-#include "loco/round/swarm_group.hpp"
+#include "loco/round/peer_session.hpp"
 #include "loco/sim/lying_gather.hpp"
 #include "loco/sim/peer_node.hpp"
 #include "loco/train/genesis.hpp"
 #include "loco/train/inner_loop.hpp"
 #include "loco/train/make_sparseloco.hpp"
-#include "loco/train/make_strategy.hpp"
-#include "loco/train/run_end.hpp"
 #include "loco/train/run_settings.hpp"
 #include "loco/train/step_loop.hpp"
+#include "loco/train/strategy_kinds.hpp"
 #include "loco/train/swarm_strategy.hpp"
 
 namespace loco::sim {
@@ -143,49 +142,52 @@ void StrategyProcess::train() {
   const train::TrainConfig& config = run_.config;
   model::set_compute_threads(config.train.threads);
   train::InnerLoop loop(config, run_.corpus);
-  round::SwarmGroup group(std::make_unique<Side>(*this), &stopping_);
-  round::SwarmAsyncGroup async_group(group);
-  std::optional<LyingGather> lying;  // a lying SparseLoCo member's messages (lying_gather.hpp)
-  if (behaviour_ != Behaviour::honest && config.strategy.kind == "sparseloco")
-    lying.emplace(group, behaviour_, loop.layout(), train::sparseloco_config(config.strategy),
-                  seed_);
-  train::GatherGroup* gather = lying ? &*lying : static_cast<train::GatherGroup*>(&group);
-  const std::unique_ptr<train::Strategy> strategy = train::make_strategy(
-      config, loop, group, &async_group, gather, &group, [this] { return clock_; }, &group);
-  group.bind(strategy->shared());
-  strategy->begin(loop, train::Start::fresh);
+  round::PeerSetup setup{.config = config,
+                         .loop = loop,
+                         .side = std::make_unique<Side>(*this),
+                         .stop = &stopping_,
+                         .clock = [this] { return clock_; }};
+  if (behaviour_ != Behaviour::honest &&
+      train::strategy_row(config.strategy.kind).kind == train::StrategyKind::sparseloco)
+    setup.gather = [&](round::SwarmGroup& group) {  // a liar's messages (lying_gather.hpp)
+      return std::make_unique<LyingGather>(group, behaviour_, loop.layout(),
+                                           train::sparseloco_config(config.strategy), seed_);
+    };
+  round::PeerSession session(std::move(setup));
   round::JoinOutcome joined;
   try {
-    joined = group.join(strategy->shared().manifest(), /*at_genesis=*/true, kJoinPatience);
+    joined = session.join(/*resumed=*/false, kJoinPatience);
   } catch (const Error& e) {  // refused (the run is over and no one can hand over its state...)
     refusal_ = e.what();      // loco-peer exits with this message
     return;
   }
   if (joined.stopped) return;
   loop.set_shard(data::ShardSpec{joined.reply.shard_index, joined.reply.shard_count});
-  if (joined.fetched) strategy->begin(loop, train::Start::joined);
-  strategy->joined_paced(joined.phase, joined.told);  // runs paced by the tracker
-  std::uint64_t rounds_seen = 0;
-  steps_ = loop.steps();  // a peer that fetched is at the run's step (none left after the end)
-  while (!stopping_ && train::more_to_train(config, loop.steps(), strategy->shared().round(),
-                                            group.round_begun(), joined.reply.final_round)) {
-    clock_ += step_time_;  // the step's compute, before anything it sends
-    train::train_step(loop, *strategy);
-    steps_ = loop.steps();
-    if (group.rounds_run() != std::exchange(rounds_seen, group.rounds_run()) &&
-        group.last_round().kind == train::RoundResult::Kind::committed) {
-      ++rounds_committed_;
-      shares_ += group.last_round().share;
-    }
-  }
-  strategy->finish(loop);
+  session.start(joined);
+  steps_ = loop.steps();  // a peer that fetched is at the run's step
+  run_steps(session, loop);
   if (run_.evaluate) final_loss_ = loop.evaluate();
-  update_buffers_ = group.update_buffers();
-  last_round_ = group.last_round();
-  const std::uint64_t final_round = joined.reply.final_round;
-  const bool at_end = final_round != 0 && strategy->shared().round() >= final_round;
-  if (at_end) wait_for_the_run_end();
-  group.leave(at_end ? "the run is over" : "finished its steps");
+  update_buffers_ = session.group().update_buffers();
+  last_round_ = session.group().last_round();
+  if (session.at_end()) wait_for_the_run_end();
+  session.leave();
+}
+
+// loco-peer's steps (round/peer_session.hpp), each a step time of the compute thread's virtual
+// clock, before anything it sends; after each, the figures of the rounds it committed.
+void StrategyProcess::run_steps(round::PeerSession& session, const train::InnerLoop& loop) {
+  const round::SwarmGroup& group = session.group();
+  std::uint64_t rounds_seen = 0;
+  session.run({.before = [this] { clock_ += step_time_; },
+               .done =
+                   [&](const train::StepOutcome&) {
+                     steps_ = loop.steps();
+                     if (group.rounds_run() != std::exchange(rounds_seen, group.rounds_run()) &&
+                         group.last_round().kind == train::RoundResult::Kind::committed) {
+                       ++rounds_committed_;
+                       shares_ += group.last_round().share;
+                     }
+                   }});
 }
 
 // As loco-peer at the run's final round (peer/swarm_peer.cpp): the last holders of the final state

@@ -12,6 +12,7 @@ double seconds_since(Clock::time_point start) {
 }  // namespace
 
 StepOutcome train_step(InnerLoop& loop, Strategy& strategy, const StepHooks& hooks) {
+  if (hooks.before) hooks.before();
   StepOutcome out;
   out.learning_rate = loop.learning_rate();
   const auto forward_start = Clock::now();

@@ -84,6 +84,23 @@ TEST(StepLoop, AStrategyThatStepsItselfGetsNoAdamWStepAndAStopFlagEndsTheLoop) {
   EXPECT_EQ(calls, std::vector<std::string>{"finish 0"});
 }
 
+// The simulator advances its compute thread's virtual clock in `before` (round/peer_session.hpp):
+// it runs once a step, before the step's forward pass, and not after the last step.
+TEST(StepLoop, TheBeforeHookRunsOnceAStepBeforeItsCompute) {
+  const TrainConfig config = test::tiny_train_config(0, 1, 1, 2);
+  const Corpus corpus(config.data, 16);
+  InnerLoop loop(config, corpus);
+  std::vector<std::string> calls;
+  RecordingStrategy strategy(calls);
+  run_steps(
+      loop, strategy, [&] { return loop.steps() < 2; }, nullptr,
+      StepHooks{.before = [&] { calls.push_back("before " + std::to_string(loop.steps())); }});
+  const std::vector<std::string> expected = {"before 0", "gradients 0", "after_step 1",
+                                             "before 1", "gradients 1", "after_step 2",
+                                             "finish 2"};
+  EXPECT_EQ(calls, expected);
+}
+
 TEST(InnerLoop, AllocatesAdamWsMomentsOnlyForStrategiesThatStepWithAdamW) {
   TrainConfig config = test::tiny_train_config(0, 1, 1, 2);
   const Corpus corpus(config.data, 16);

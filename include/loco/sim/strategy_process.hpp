@@ -1,7 +1,8 @@
 #pragma once
 // A simulated volunteer that trains with a real strategy: train::DiLoCo, Streaming DiLoCo (and
-// its eager updates), DeMo, DDP or SparseLoCo, over round::SwarmGroup, the group loco-peer uses, on
-// a small model of its own (train::InnerLoop on its data shard). Only the network side is
+// its eager updates), DeMo, DDP or SparseLoCo, in loco-peer's session (round::PeerSession: the
+// join, the strategy's start, the steps, the end) over round::SwarmGroup, the group loco-peer
+// uses, on a small model of its own (train::InnerLoop on its data shard). Only the network side is
 // simulated: its SwarmGroup talks to the process's PeerNode (peer_node.hpp) through a
 // round::ComputeLink, as loco-peer's talks to its SwarmSession, so the rounds of every strategy run
 // the code loco-peer runs, over simulated links and faults.
@@ -36,6 +37,14 @@
 #include "loco/train/corpus.hpp"
 #include "loco/train/strategy.hpp"
 #include "loco/train/train_config.hpp"
+
+namespace loco::round {
+class PeerSession;
+}  // namespace loco::round
+
+namespace loco::train {
+class InnerLoop;
+}  // namespace loco::train
 
 namespace loco::sim {
 
@@ -114,8 +123,10 @@ class StrategyProcess {
   class Side;
   enum class Waiting { nothing, event, clock };
 
-  // The compute thread's body: loco-peer's training loop, with virtual time.
+  // The compute thread's body: loco-peer's session (round/peer_session.hpp), with virtual time.
   void train();
+  // Compute thread: the session's steps, each advancing its clock a step time.
+  void run_steps(round::PeerSession& session, const train::InnerLoop& loop);
   // Compute thread: waits for the tracker's word at the run's final round, in virtual time.
   void wait_for_the_run_end();
   // Compute thread: schedules `action` on the event loop at its clock.

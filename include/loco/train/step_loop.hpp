@@ -1,16 +1,19 @@
 #pragma once
-// The training loop every driver runs: loco-train (trainer.cpp), loco-peer (peer/swarm_peer.cpp),
-// the simulator's strategy peers (sim/strategy_process.cpp) and bench-workers. One step is
+// The training loop every driver runs: loco-train (trainer.cpp), loco-peer and the simulator's
+// strategy peers (both through round/peer_session.hpp) and bench-workers. One step is
 //
+//   (before)
 //   loss = loop.forward_backward();
 //   if (strategy.on_gradients(loop)) grad_norm = loop.optimizer_step();
 //   strategy.after_step(loop);
 //
 // and run_steps repeats it while the driver's `more` says so and `stop` is not set, then
 // lets the strategy land a round still in flight (Strategy::finish). What a driver does around the
-// steps it does in two hooks: `computed`, before the strategy's after_step (what a round that
-// starts there should know: loco-peer's phase loss), and `done`, after it (progress lines,
-// validation, checkpoints, heartbeats).
+// steps it does in three hooks: `before`, before the step's compute (the simulator advances its
+// compute thread's virtual clock by a step time there, so that what the step sends leaves after
+// its compute), `computed`, before the strategy's after_step (what a round that starts there
+// should know: loco-peer's phase loss), and `done`, after it (progress lines, validation,
+// checkpoints, heartbeats).
 
 #include <atomic>
 #include <chrono>
@@ -32,11 +35,14 @@ struct StepOutcome {
   double compute_s = 0;
 };
 
+// Each may be empty (a driver names only the hooks it uses).
 struct StepHooks {
+  // Before forward and backward.
+  std::function<void()> before = {};
   // After the optimizer step, before the strategy's after_step (step = the count before it).
-  std::function<void(const StepOutcome&)> computed;
+  std::function<void(const StepOutcome&)> computed = {};
   // After the whole step.
-  std::function<void(const StepOutcome&)> done;
+  std::function<void(const StepOutcome&)> done = {};
 };
 
 // One step, as above.
