@@ -38,7 +38,26 @@ bool SendQueue::is_reply(proto::MessageType type) {
 }
 
 void SendQueue::push(proto::Transmit transmit) {
+  Waiting& waiting = waiting_[transmit.to];
+  ++(is_reply(transmit.type) ? waiting.replies : waiting.ordered);
   (is_reply(transmit.type) ? replies_ : ordered_).push_back(std::move(transmit));
+}
+
+proto::Transmit SendQueue::take_front(std::deque<proto::Transmit>& from) {
+  proto::Transmit transmit = std::move(from.front());
+  from.pop_front();
+  const auto it = waiting_.find(transmit.to);
+  --(is_reply(transmit.type) ? it->second.replies : it->second.ordered);
+  if (it->second.replies == 0 && it->second.ordered == 0) waiting_.erase(it);
+  return transmit;
+}
+
+void SendQueue::drop(const proto::PeerKey& key) {
+  const auto it = waiting_.find(key);
+  if (it == waiting_.end() || it->second.ordered == 0) return;
+  std::erase_if(ordered_, [&](const proto::Transmit& t) { return t.to == key; });
+  it->second.ordered = 0;
+  if (it->second.replies == 0) waiting_.erase(it);
 }
 
 bool SendQueue::ready(TimePoint now) {
@@ -47,14 +66,9 @@ bool SendQueue::ready(TimePoint now) {
 }
 
 std::optional<SendQueue::Out> SendQueue::pop(TimePoint now) {
-  if (!replies_.empty()) {
-    Out out{.transmit = std::move(replies_.front()), .hold = nullptr};
-    replies_.pop_front();
-    return out;
-  }
+  if (!replies_.empty()) return Out{.transmit = take_front(replies_), .hold = nullptr};
   if (!ready(now)) return std::nullopt;
-  Out out{.transmit = std::move(ordered_.front()), .hold = nullptr};
-  ordered_.pop_front();
+  Out out{.transmit = take_front(ordered_), .hold = nullptr};
   const std::size_t bytes = out.transmit.body != nullptr ? out.transmit.body->size() : 0;
   budget_->in_flight += bytes;
   auto hold = std::make_shared<Hold>(budget_, bytes);
@@ -82,6 +96,7 @@ TimePoint SendQueue::next_expiry() const {
 void SendQueue::clear() {
   replies_.clear();
   ordered_.clear();
+  waiting_.clear();
 }
 
 }  // namespace loco::tracker

@@ -24,10 +24,16 @@
 // of sending. Dropping a hold runs the on_release callback: more may be popped now (the driver
 // only schedules that; it may run inside a connection's call). A hold that outlives its queue
 // gives back nothing.
+//
+// A peer cut off needs none of the views, deltas and rounds still waiting for it: drop() removes
+// them (replies stay: a refused join's reply is how the peer learns why), so its connection can be
+// closed as soon as its replies are out instead of after a backlog of tens of thousands of
+// messages to others. The order of what stays is untouched.
 
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -60,6 +66,11 @@ class SendQueue {
   TimePoint next_expiry() const;
   bool empty() const { return replies_.empty() && ordered_.empty(); }
   std::size_t size() const { return replies_.size() + ordered_.size(); }
+  // Drops every message but the replies waiting for `key`: a pass over the queue if any waits,
+  // nothing otherwise.
+  void drop(const proto::PeerKey& key);
+  // Whether a message for `key` waits.
+  bool holds(const proto::PeerKey& key) const { return waiting_.contains(key); }
   // Drops every waiting message (the holds handed out stay counted until dropped).
   void clear();
   std::size_t in_flight_bytes() const { return budget_->in_flight; }
@@ -76,11 +87,19 @@ class SendQueue {
     std::weak_ptr<Hold> hold;
   };
 
+  struct Waiting {
+    std::size_t replies = 0;
+    std::size_t ordered = 0;
+  };
+
   // Stops counting the holds whose time is up.
   void expire(TimePoint now);
+  // Takes the front of `from` (replies_ or ordered_) and forgets it in waiting_.
+  proto::Transmit take_front(std::deque<proto::Transmit>& from);
 
   std::deque<proto::Transmit> replies_;
   std::deque<proto::Transmit> ordered_;
+  std::map<proto::PeerKey, Waiting> waiting_;  // by recipient; only those with a message waiting
   std::shared_ptr<Budget> budget_;
   Duration hold_limit_;
   std::deque<Issued> issued_;  // in the order handed out: their expiries only grow

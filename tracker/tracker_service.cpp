@@ -96,6 +96,7 @@ void TrackerService::stop(std::function<void()> on_idle) {
   listener_->stop();
   probes_.stop();
   timer_.cancel();
+  timer_deadline_ = kNever;
   trim_timer_.cancel();
   join_timer_.cancel();
   send_timer_.cancel();
@@ -185,8 +186,11 @@ void TrackerService::cut_off(const proto::PeerKey& key) {
   const std::shared_ptr<net::StreamBundle> bundle = std::move(it->second.bundle);
   peers_.erase(it);
   relaying_.erase(key);
-  // No longer current, so nothing more it sends is read; closed after what is queued for it.
-  if (outbox_.empty()) {
+  // No longer current, so nothing more it sends is read. What waits for it in the outbox is of
+  // no use to it but its replies (a refused join's reason): the rest is dropped, and it is closed
+  // once those are out, not after a backlog of messages to others.
+  outbox_.drop(key);
+  if (!outbox_.holds(key)) {
     bundle->close();
   } else {
     if (auto earlier = detached_.extract(key)) earlier.mapped()->close();
@@ -314,23 +318,31 @@ void TrackerService::drive() {
   }
   narrow_finished_relays();
   while (auto transmit = core_->poll_transmit()) outbox_.push(std::move(*transmit));
+  // Before sending: what was just queued for a peer cut off is dropped with the rest (cut_off).
+  for (const proto::PeerKey& key : to_close) cut_off(key);
   // One batch per turn of the loop: while a broadcast drains, each heartbeat read must not hand
   // on another batch of it (the continuation is posted whenever the outbox is not empty).
   if (!send_posted_) send_some();
-  for (const proto::PeerKey& key : to_close) cut_off(key);
   if (!to_close.empty()) {
     drive();  // the core's answer to the disconnects
     return;
   }
+  arm_timer();
+}
 
-  const TimePoint deadline = core_->poll_timeout();
-  if (stopping_ || deadline == kNever) {
+void TrackerService::arm_timer() {
+  const TimePoint deadline = stopping_ ? kNever : core_->poll_timeout();
+  // Most messages (a heartbeat) leave the deadline where it was: the wait already set stands.
+  if (deadline == timer_deadline_) return;
+  timer_deadline_ = deadline;
+  if (deadline == kNever) {
     timer_.cancel();
     return;
   }
   timer_.expires_at(to_steady(deadline));
   timer_.async_wait([this](const boost::system::error_code& error) {
     if (error || stopping_) return;
+    timer_deadline_ = kNever;  // none set now
     core_->on_timer(steady_now());
     drive();
   });
@@ -355,11 +367,12 @@ void TrackerService::send_some() {
       bundle->send(type, *transmit.body, std::move(keep));
     }
   }
-  if (outbox_.empty()) {
-    for (auto& [key, bundle] : detached_) bundle->close();
-    detached_.clear();
-    return;
-  }
+  std::erase_if(detached_, [&](const auto& cut) {
+    if (outbox_.holds(cut.first)) return false;
+    cut.second->close();
+    return true;
+  });
+  if (outbox_.empty()) return;
   if (outbox_.ready(now)) return send_later();
   // Held by the budget: a hold its connection gives back calls send_later at once; one whose
   // time runs out is only seen by the next pop, so wake for that.

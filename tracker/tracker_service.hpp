@@ -3,13 +3,13 @@
 // bundle per peer from the listener, whole messages into the core, the core's transmits out, its
 // timer on a steady_timer, and its state saved to disk whenever it says so, before the messages
 // that depend on it go out. Events are logged; a peer the core cuts off is closed once the
-// messages queued for it are out.
+// replies queued for it are out (the rest is dropped).
 //
 // One connection per identity: a peer that connects again replaces its old connection, and the
 // core hears of a disconnect only when a peer's current connection ends.
 // Cut off means cut off: a connection the core cuts off (a refused join, a peer removed for
 // misbehaving) is detached at once, so nothing more it sends is read, and closed once the
-// messages queued for it are out. A connection whose peer has not joined within
+// replies queued for it are out. A connection whose peer has not joined within
 // `caps.join_deadline` is closed too. Warnings about a peer are logged in full once per period
 // and summarised after it, other lines about it four times per period (log_tally.hpp), so one peer
 // cannot fill the log.
@@ -27,8 +27,8 @@
 // outbox and in their connection's queue (StreamBundle::send_ahead); everything else is handed on
 // only while under kSendBudgetBytes are in flight (handed to connections, not yet encrypted, for
 // at most kSendHoldLimit), so a mass join's views go out a few megabytes at a time. A peer cut off
-// while messages for it are still in the outbox is detached at once and its connection closed
-// once the outbox is empty.
+// is detached at once; the outbox drops what waits for it but its replies (SendQueue::drop), and
+// its connection is closed once those are out (at once if none waits).
 // Threads: everything on the io_context's thread.
 
 #include <boost/asio/io_context.hpp>
@@ -107,6 +107,8 @@ class TrackerService {
   bool is_current(const std::shared_ptr<net::StreamBundle>& bundle) const;
   // Hands the core's outputs on: events (saved state first), then transmits, then closes.
   void drive();
+  // Sets the timer to the core's deadline, unless it is already set to it.
+  void arm_timer();
   // Hands up to kTransmitsPerTurn of the outbox on and, if more are left, continues in a later
   // turn of the event loop (or once the budget frees room); once it is empty, closes the
   // connections cut off meanwhile.
@@ -115,8 +117,8 @@ class TrackerService {
   // The connection a transmit to `key` goes on: one cut off but not yet closed first. Null: gone.
   std::shared_ptr<net::StreamBundle> connection_of(const proto::PeerKey& key) const;
   void log(const proto::TrackerEvent& event);
-  // Detaches `key`'s connection (nothing more it sends is read) and closes it once the messages
-  // queued for it are out; the core hears of the disconnect.
+  // Detaches `key`'s connection (nothing more it sends is read), drops what the outbox holds for
+  // it but its replies, and closes it once those are out; the core hears of the disconnect.
   void cut_off(const proto::PeerKey& key);
   // At debug level: what had reached the tracker from `peer`'s connection (see the definition).
   void log_cut_off(const Peer& peer) const;
@@ -137,6 +139,7 @@ class TrackerService {
   ReachabilityProbes probes_;
   std::shared_ptr<net::BundleListener> listener_;
   boost::asio::steady_timer timer_;
+  TimePoint timer_deadline_ = kNever;  // what timer_ waits for (kNever: nothing)
   boost::asio::steady_timer trim_timer_;
   boost::asio::steady_timer join_timer_;
   boost::asio::steady_timer send_timer_;  // a hold's time runs out while the budget holds the rest
@@ -152,7 +155,7 @@ class TrackerService {
   std::map<proto::PeerKey, TimePoint> relaying_;  // peers in a custody exchange, until when
   std::map<proto::PeerKey, Peer> peers_;
   bool send_posted_ = false;
-  // Cut off while the outbox held messages for them: closed once it is empty.
+  // Cut off while the outbox held replies for them: closed once those are out.
   std::map<proto::PeerKey, std::shared_ptr<net::StreamBundle>> detached_;
   // After the connections: destroyed first, so a hold dropped by a connection's end later calls
   // nothing here.

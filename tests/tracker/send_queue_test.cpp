@@ -153,5 +153,61 @@ TEST(SendQueue, AReaderThatNeverTakesItsViewHoldsTheBudgetForTheHoldLimitOnly) {
   EXPECT_EQ(releases, 2);
 }
 
+// Issue 50: during a mass join the outbox held ~38,000 messages, and a member evicted meanwhile
+// stayed connected (and went on as a member) until all of them were out.
+TEST(SendQueue, APeerCutOffLosesWhatWaitsForItButItsRepliesAndNoOneElseLosesAnything) {
+  SendQueue queue(std::size_t{1} << 30, kLimit);
+  queue.push(message(1, MessageType::view, 600));
+  queue.push(message(2, MessageType::view, 600));
+  queue.push(message(1, MessageType::view_delta, 50));
+  queue.push(message(3, MessageType::group, 50));
+  auto first = queue.pop(kT0);
+  ASSERT_TRUE(first);
+  queue.push(message(2, MessageType::join_reply, 20));  // a refusal: why it is cut off
+  queue.push(message(2, MessageType::commit, 50));
+  EXPECT_TRUE(queue.holds(peer(2)));
+
+  queue.drop(peer(2));
+  EXPECT_TRUE(queue.holds(peer(2))) << "its reply still waits";
+  queue.drop(peer(4));  // nothing waits for it: nothing happens
+  EXPECT_EQ(queue.size(), 3u);
+
+  auto reply = queue.pop(kT0);
+  ASSERT_TRUE(reply);
+  EXPECT_EQ(reply->transmit.to, peer(2));
+  EXPECT_EQ(reply->transmit.type, MessageType::join_reply);
+  EXPECT_FALSE(queue.holds(peer(2))) << "its connection may be closed now";
+
+  // The others' messages, in the core's order, untouched.
+  std::vector<std::shared_ptr<const void>> holds;
+  for (const auto& [to, type] : std::vector<std::pair<std::uint8_t, MessageType>>{
+           {1, MessageType::view_delta}, {3, MessageType::group}}) {
+    auto out = queue.pop(kT0);
+    ASSERT_TRUE(out);
+    EXPECT_EQ(out->transmit.to, peer(to));
+    EXPECT_EQ(out->transmit.type, type);
+    holds.push_back(std::move(out->hold));
+  }
+  EXPECT_TRUE(queue.empty());
+  EXPECT_FALSE(queue.holds(peer(1)));
+  EXPECT_FALSE(queue.holds(peer(3)));
+}
+
+TEST(SendQueue, APeerCutOffWithOnlyBroadcastsWaitingIsHeldForNothing) {
+  SendQueue queue(std::size_t{1} << 30, kLimit);
+  for (int i = 0; i < 1'000; ++i) {
+    queue.push(message(1, MessageType::view_delta, 100));
+    queue.push(message(2, MessageType::view_delta, 100));
+  }
+  queue.drop(peer(1));
+  EXPECT_FALSE(queue.holds(peer(1)));
+  EXPECT_EQ(queue.size(), 1'000u);
+  queue.push(message(1, MessageType::view, 100));  // after it joined again: sent
+  EXPECT_TRUE(queue.holds(peer(1)));
+  queue.clear();
+  EXPECT_FALSE(queue.holds(peer(1)));
+  EXPECT_FALSE(queue.holds(peer(2)));
+}
+
 }  // namespace
 }  // namespace loco::tracker
