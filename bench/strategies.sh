@@ -9,8 +9,9 @@
 #   eager      streaming with P = 1 and overlapped eager updates (the swarm's eager takes P = 1)
 #   demo       DeMo, chunk 32, k 4, signs: a round every step, blocking
 #   demo-late  the same with the delayed apply: each step's round runs while the next step computes
-#   sparseloco SparseLoCo, the same H, chunks of 64 keeping 8 (12.5%) in 2 bits, outer lr 1, β 0.95,
-#              clip 2 (sparser loses more than it saves on this tiny model: docs/STRATEGIES.md)
+#   sparseloco SparseLoCo, the same H, chunks of 160 keeping 16 (10%) in 2 bits, each tensor's
+#              message through zstd -19, outer lr 1, β 0.8, clip 2 (the sweep that chose them:
+#              docs/STRATEGIES.md, "SparseLoCo")
 # Per run: final validation loss, bytes sent by all peers, bytes per sync (a peer's bytes over the
 # rounds it committed: what its link carries in one burst, the peak the goals compare), wall time,
 # compute utilisation (mean share of a peer's wall time in inner steps) and the distinct final
@@ -32,7 +33,11 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 steps=${1:-300}
 strategies=${STRATEGIES:-ddp diloco streaming eager demo demo-late sparseloco}
 links=${LINKS:-10Mbit 100Mbit 1000Mbit}
-h=30
+h=${H:-30}
+# SparseLoCo's settings, each overridable for a sweep (docs/STRATEGIES.md, "SparseLoCo"), e.g.
+#   H=60 SL_CHUNK=64 SL_TOPK=16 STRATEGIES=sparseloco LINKS=100Mbit bench/run.sh strategies
+sl_chunk=${SL_CHUNK:-160} sl_topk=${SL_TOPK:-16} sl_bits=${SL_BITS:-2}
+sl_lr=${SL_LR:-1.0} sl_beta=${SL_BETA:-0.8} sl_clip=${SL_CLIP:-2.0} sl_zstd=${SL_ZSTD:-19}
 peers=4
 latency=50ms
 out=${OUT:-$root/build/release/bench-strategies}
@@ -49,7 +54,7 @@ strategy() {
     eager) echo "kind = \"streaming\"\ndiloco-h = $h\nfragments = 1\ntau = 0\neager = \"overlapped\"\nalpha = 0.5\n${outer}fragment-codec = \"fp4:block=64\"\n" ;;
     demo) echo 'kind = "demo"\ndemo-chunk = 32\ndemo-topk = 4\ndemo-values = "sign"\n' ;;
     demo-late) echo "$(strategy demo)demo-late = true\n" ;;
-    sparseloco) echo "kind = \"sparseloco\"\ndiloco-h = $h\nsparseloco-chunk = 64\nsparseloco-topk = 8\nsparseloco-bits = 2\nsparseloco-outer-lr = 1.0\nsparseloco-beta = 0.95\nsparseloco-clip = 2.0\n" ;;
+    sparseloco) echo "kind = \"sparseloco\"\ndiloco-h = $h\nsparseloco-chunk = $sl_chunk\nsparseloco-topk = $sl_topk\nsparseloco-bits = $sl_bits\nsparseloco-outer-lr = $sl_lr\nsparseloco-beta = $sl_beta\nsparseloco-clip = $sl_clip\nsparseloco-zstd = $sl_zstd\n" ;;
     *) echo "bench/run.sh strategies: unknown strategy '$1' (ddp diloco streaming eager demo demo-late sparseloco)" >&2; exit 2 ;;
   esac
 }

@@ -201,8 +201,8 @@ LOCO_API const char* loco_peer_data_path(const loco_peer* peer, size_t k);
  * the round is then skipped). `loss`: the trainer's mean loss since the last round, shown on
  * the tracker's status page (NAN if none). `result` may be null.
  * SparseLoCo (the run config's [strategy] kind = "sparseloco": sparseloco-chunk, -topk, -bits,
- * -beta, -outer-lr, -clip; docs/STRATEGIES.md): the same call, every H inner steps. Δ goes into
- * this peer's error-feedback accumulator e ← β·e + Δ, the chunk-wise top-k of e (2 to 8 bits a
+ * -beta, -outer-lr, -clip, -zstd; docs/STRATEGIES.md): the same call, every H inner steps. Δ goes
+ * into this peer's error-feedback accumulator e ← β·e + Δ, the chunk-wise top-k of e (2 to 8 bits a
  * value) is all-gathered with the group, and θ moves by outer-lr × the clipped mean of the
  * members' sparse updates; what was sent leaves e once the round commits. The buffers get θ after
  * every round, a skipped one too (its Δ stays in e; the next Δ is measured from θ). times:

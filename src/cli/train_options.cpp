@@ -132,6 +132,8 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
       "SparseLoCo: θ moves by outer-lr × the members' mean update");
   add("--strategy.sparseloco-clip", c.strategy.sparseloco_clip,
       "SparseLoCo: each member's update clipped to clip × the median norm (0: off)");
+  add("--strategy.sparseloco-zstd", c.strategy.sparseloco_zstd,
+      "SparseLoCo: zstd level (1-19) of each tensor's message, lossless (0: none)");
   add("--strategy.demo-late", c.strategy.demo_late,
       "DeMo: apply each step's direction one step later (over the swarm, each step's round then "
       "runs while the next step computes)");

@@ -13,7 +13,8 @@ SparseLoCoConfig sparseloco_config(const StrategySection& s) {
                           .topk = s.sparseloco_topk,
                           .bits = s.sparseloco_bits,
                           .outer_lr = s.sparseloco_outer_lr,
-                          .clip = s.sparseloco_clip};
+                          .clip = s.sparseloco_clip,
+                          .zstd = s.sparseloco_zstd};
 }
 
 void validate_sparseloco(const TrainConfig& config) {
@@ -49,6 +50,7 @@ void add_sparseloco_settings(const TrainConfig& config, std::vector<proto::Setti
   settings.push_back({"strategy.sparseloco-beta", fmt::format("{}", s.sparseloco_beta)});
   settings.push_back({"strategy.sparseloco-outer-lr", fmt::format("{}", s.sparseloco_outer_lr)});
   settings.push_back({"strategy.sparseloco-clip", fmt::format("{}", s.sparseloco_clip)});
+  settings.push_back({"strategy.sparseloco-zstd", std::to_string(s.sparseloco_zstd)});
 }
 
 std::uint64_t sparseloco_final_round(const TrainConfig& config) {

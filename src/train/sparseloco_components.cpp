@@ -12,7 +12,9 @@
 namespace loco::train {
 
 std::string SparseLoCoConfig::codec_spec() const {
-  return fmt::format("chunktopk:chunk={},topk={},values=int{}", chunk, topk, bits);
+  const std::string spec =
+      fmt::format("chunktopk:chunk={},topk={},values=int{}", chunk, topk, bits);
+  return zstd == 0 ? spec : fmt::format("{}+zstd:level={}", spec, zstd);
 }
 
 void SparseLoCoConfig::validate() const {
@@ -29,6 +31,7 @@ void SparseLoCoConfig::validate() const {
     fail("strategy.sparseloco-outer-lr must be positive and finite");
   if (!(clip == 0.0f || (clip >= 1.0f && std::isfinite(clip))))
     fail("strategy.sparseloco-clip must be 0 (no clipping) or at least 1");
+  if (zstd > 19) fail("strategy.sparseloco-zstd must be 0 (none) or a zstd level in [1, 19]");
 }
 
 SparseLoCoComponents::SparseLoCoComponents(std::shared_ptr<const ArenaLayout> layout,

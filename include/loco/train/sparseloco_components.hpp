@@ -44,8 +44,10 @@ struct SparseLoCoConfig {
   unsigned bits = 2;      // kept values in 2, 4 or 8 bits (int2, int4, int8)
   float outer_lr = 1.0f;  // θ ← θ − outer_lr·U
   float clip = 2.0f;      // a message's norm ≤ clip × the median's; 0: no clipping
+  unsigned zstd = 0;      // zstd level (1–19) of each tensor's message; 0: none. Lossless: the
+                          // same bits of θ and e, fewer bytes (the u16 indices' high bytes)
 
-  // "chunktopk:chunk=4096,topk=64,values=int2"
+  // "chunktopk:chunk=4096,topk=64,values=int2", then "+zstd:level=<zstd>" if zstd > 0
   std::string codec_spec() const;
   // Throws Error(config) naming the first bad option.
   void validate() const;
