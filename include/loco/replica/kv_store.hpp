@@ -13,7 +13,7 @@
 #include <variant>
 #include <vector>
 
-namespace loco::etcd {
+namespace loco::replica {
 
 using LeaseId = std::int64_t;  // 0: no lease
 
@@ -104,4 +104,4 @@ class KvStore {
   virtual void lease_revoke(LeaseId lease) = 0;  // its keys are deleted with it
 };
 
-}  // namespace loco::etcd
+}  // namespace loco::replica
