@@ -4,7 +4,7 @@
 // that expire on the virtual clock, so that the simulator's replicas (replica_node.hpp) elect,
 // fence and fail over exactly as loco-tracker's do over a real etcd, replayed from a seed.
 //
-// What it keeps of etcd v3 (and what tests/replica/store_model_test.cpp holds it to, as
+// What it keeps of etcd v3 (and what tests/sim/store_model_test.cpp holds it to, as
 // tests/etcd holds the real client):
 //   - one revision for the whole store, 1 when empty, raised by one by every transaction that
 //     changes something (all of its puts share it), by a lease revoked or expired that takes
