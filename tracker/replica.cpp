@@ -43,48 +43,21 @@ ReplicaConfig replica_config(const TrackerOptions& options) {
 Replica::Replica(ReplicaConfig config)
     : config_(std::move(config)),
       client_(config_.client),
-      election_(
-          std::make_unique<etcd::Election>(client_, config_.prefix + "leader/", config_.name)) {}
-
-Replica::~Replica() = default;
-
-void Replica::campaign() {
-  if (lease_ != 0) {
-    try {
-      client_.lease_revoke(lease_);  // our old key goes with it
-    } catch (const Error&) {
-      // Unreachable: the old lease expires on its own, at most a lease from now.
-    }
-    lease_ = 0;
-  }
-  const etcd::Lease lease = client_.lease_grant(config_.lease.count());
-  lease_ = lease.id;
-  lease_refreshed_ = steady_now();
-  election_->campaign(lease_);
-}
-
-bool Replica::keep_lease(TimePoint now) {
-  if (now - lease_refreshed_ < config_.lease / 3) return true;
-  if (client_.lease_keepalive(lease_) <= 0) return false;
-  lease_refreshed_ = now;
-  return true;
-}
+      candidate_(client_,
+                 {.prefix = config_.prefix, .name = config_.name, .lease = config_.lease}) {}
 
 std::optional<std::int64_t> Replica::wait_until_leading(const volatile std::sig_atomic_t& stop) {
   std::string followed;
   while (stop == 0) {
     try {
-      if (lease_ == 0) campaign();
-      const etcd::Election::Standing standing =
-          keep_lease(steady_now()) ? election_->poll() : etcd::Election::Standing::lost;
-      if (standing == etcd::Election::Standing::leading) {
+      const replica::Election::Standing standing = candidate_.follow(steady_now());
+      if (standing == replica::Election::Standing::leading) {
         spdlog::info("replica {}: leading run {} (term {})", config_.name, config_.prefix,
-                     election_->term());
-        return election_->term();
+                     candidate_.term());
+        return candidate_.term();
       }
-      if (standing == etcd::Election::Standing::lost) {
-        campaign();  // looked at again after the pause
-      } else if (const auto& leader = election_->leader(); leader && leader->value != followed) {
+      const auto& leader = candidate_.election().leader();
+      if (standing == replica::Election::Standing::waiting && leader && leader->value != followed) {
         followed = leader->value;
         spdlog::info("replica {}: following {} (term {})", config_.name, followed, leader->term);
       }
@@ -98,38 +71,30 @@ std::optional<std::int64_t> Replica::wait_until_leading(const volatile std::sig_
 }
 
 bool Replica::still_leading(TimePoint now) {
-  try {
-    if (!keep_lease(now)) {
+  using Look = replica::Candidate::Look;
+  switch (candidate_.lead(now)) {
+    case Look::leading: return true;
+    case Look::unanswered:
+      spdlog::warn("replica {}: etcd: {}", config_.name, candidate_.error());
+      return true;
+    case Look::lease_expired:
       spdlog::error("replica {}: deposed: etcd says its lease expired", config_.name);
       return false;
-    }
-    if (election_->poll() != etcd::Election::Standing::leading) {
+    case Look::key_gone:
       spdlog::error("replica {}: deposed: its election key is gone", config_.name);
       return false;
-    }
-    return true;
-  } catch (const Error& e) {
-    // Unanswered for a whole lease: etcd may have let it expire and another replica lead.
-    if (now - lease_refreshed_ >= config_.lease) {
+    case Look::unreachable:
       spdlog::error("replica {}: deposed: etcd unreachable for a whole lease: {}", config_.name,
-                    e.what());
+                    candidate_.error());
       return false;
-    }
-    spdlog::warn("replica {}: etcd: {}", config_.name, e.what());
-    return true;
   }
+  return false;
 }
 
 void Replica::resign() {
-  if (lease_ == 0) return;
-  try {
-    election_->resign();
-    client_.lease_revoke(lease_);
-    lease_ = 0;
-  } catch (const Error& e) {
+  if (!candidate_.resign())
     spdlog::warn("replica {}: could not resign ({}): the lease expires on its own", config_.name,
-                 e.what());
-  }
+                 candidate_.error());
 }
 
 }  // namespace loco::tracker

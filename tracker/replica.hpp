@@ -1,29 +1,29 @@
 #pragma once
-// One loco-tracker among several replicas of a run (docs/TRACKER.md, "Running replicas"): its
-// standing in the run's election in etcd (etcd/election.hpp), kept by the process that drives it.
+// One loco-tracker among several replicas of a run (docs/TRACKER.md, "Running replicas"): the
+// driver, over a real etcd and in real time, of replica::Candidate (loco/replica/candidate.hpp:
+// the campaign, the lease kept alive, the looks at the election and when a leader is deposed),
+// which the simulator's replicas drive too.
 //
-// A follower blocks in wait_until_leading(): it campaigns under a lease of its own, keeps the lease
-// alive and polls the election until its key is the oldest. The leader then runs the TrackerCore
-// (serve.cpp) and calls still_leading() from a timer: it refreshes the lease when a third of it has
-// passed and looks at the election; false means it must stop forming rounds at once (its key is
-// gone, or etcd could not be reached for a whole lease, after which another replica may lead).
-// Its durable changes are fenced writes (etcd_state.hpp), so even before a tick notices, a deposed
-// leader's save is refused and it announces nothing.
+// A follower blocks in wait_until_leading(): it looks every kPollPeriod until its key is the
+// oldest. The leader then runs the TrackerCore (serve.cpp) and calls still_leading() from a
+// timer; false means it must stop forming rounds at once (its key is gone, or etcd could not be
+// reached for a whole lease, after which another replica may lead). Its durable changes are
+// fenced writes (etcd_state.hpp), so even before a tick notices, a deposed leader's save is
+// refused and it announces nothing.
 //
 // Keys, under /loco/<run id>/: leader/<lease in hex> (the election), state (the snapshot) and
-// rounds/<round> (the commit log, commit_log.hpp).
+// rounds/<round> (the commit log, loco/replica/commit_log.hpp).
 // Calls block on etcd (a loopback or LAN round trip each); they run on the caller's thread.
 
 #include <chrono>
 #include <csignal>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 
 #include "loco/core/time.hpp"
-#include "loco/etcd/election.hpp"
 #include "loco/etcd/etcd_client.hpp"
+#include "loco/replica/candidate.hpp"
 
 namespace loco::tracker {
 
@@ -41,11 +41,9 @@ ReplicaConfig replica_config(const TrackerOptions& options);
 
 class Replica {
  public:
-  // How often a follower looks whether it leads now, and a leader whether it still does.
-  static constexpr Duration kPollPeriod = std::chrono::milliseconds(250);
+  static constexpr Duration kPollPeriod = replica::Candidate::kPollPeriod;
 
   explicit Replica(ReplicaConfig config);
-  ~Replica();
 
   // Blocks until this replica leads and returns its term, or until `stop` is set (a signal) and
   // returns nothing (having resigned). Errors of etcd are logged and retried.
@@ -55,22 +53,15 @@ class Replica {
   // Gives the lead up at once (a clean stop): the next replica need not wait for the lease.
   void resign();
 
-  etcd::KvStore& store() { return client_; }
-  etcd::Election& election() { return *election_; }
+  replica::KvStore& store() { return client_; }
+  replica::Election& election() { return candidate_.election(); }
   const std::string& prefix() const { return config_.prefix; }  // the run's keys' (etcd_state.hpp)
   const std::string& name() const { return config_.name; }
 
  private:
-  // A fresh lease and a campaign under it; the previous lease, if any, is revoked first.
-  void campaign();
-  // Refreshes the lease when a third of it has passed; false when etcd says it is gone.
-  bool keep_lease(TimePoint now);
-
   ReplicaConfig config_;
   etcd::EtcdClient client_;
-  std::unique_ptr<etcd::Election> election_;
-  etcd::LeaseId lease_ = 0;
-  TimePoint lease_refreshed_{};  // the last keepalive etcd answered (or the grant)
+  replica::Candidate candidate_;
 };
 
 }  // namespace loco::tracker

@@ -12,12 +12,13 @@
 #include <vector>
 
 #include "loco/proto/tracker_snapshot.hpp"
+#include "loco/replica/fenced_state.hpp"
 
 namespace loco::tracker {
 
 // A saved state larger than this is not a loco-tracker state (the format's own bound is far
-// below); it also keeps a replica's state inside one etcd request (1.5 MiB by default).
-inline constexpr std::size_t kMaxStateBytes = std::size_t{1} << 20;
+// below); the same bound as a replica's in etcd (replica/fenced_state.hpp).
+inline constexpr std::size_t kMaxStateBytes = replica::kMaxStateBytes;
 
 class StateStore {
  public:

@@ -13,12 +13,6 @@ namespace {
 // The tracker sends one message at a time on one stream: at most one view (2 MiB) is partial.
 constexpr std::uint64_t kMaxBufferedBytes = std::uint64_t{4} << 20;
 
-// Between two replicas' addresses within one pass over the list, and at most between two passes:
-// a new leader listens about a lease after the old one died, and a peer that backed off for
-// longer would only add to the failover (a follower refuses a connection at no cost).
-constexpr Duration kNextReplicaPause = std::chrono::milliseconds(100);
-constexpr Duration kMaxReplicaPassPause = std::chrono::seconds(1);
-
 // What the tracker may send a peer, and how large.
 std::optional<std::uint64_t> tracker_message_limit(std::uint16_t type) {
   const auto info = proto::message_info(type);
@@ -48,7 +42,7 @@ TrackerLink::TrackerLink(Private, boost::asio::io_context& io,
       assembler_(tracker_message_limit, kMaxBufferedBytes),
       timer_(io),
       reconnect_(io),
-      backoff_(proto::Backoff::tracker_reconnect()) {
+      addresses_(trackers_.size()) {
   LOCO_ASSERT(!trackers_.empty(), "a tracker link needs an address");
 }
 
@@ -67,7 +61,7 @@ void TrackerLink::stop() {
 void TrackerLink::connect() {
   const std::weak_ptr<TrackerLink> weak = shared_from_this();
   assembler_ = MessageAssembler(tracker_message_limit, kMaxBufferedBytes);
-  bundle_ = StreamBundle::connect(io_, trackers_[current_], BundleConfig{}, setup_,
+  bundle_ = StreamBundle::connect(io_, trackers_[addresses_.current()], BundleConfig{}, setup_,
                                   BundleHandlers{
                                       .on_ready =
                                           [weak] {
@@ -85,8 +79,7 @@ void TrackerLink::connect() {
 }
 
 void TrackerLink::on_ready() {
-  backoff_.reset();
-  tried_ = 0;
+  addresses_.connected();
   client_.on_connected(steady_now());
   drive();
 }
@@ -130,13 +123,10 @@ void TrackerLink::drop(const std::string& why) {
 
 void TrackerLink::reconnect_later(const std::string& why) {
   // The next replica at once (almost); the same pause as one tracker's after a whole pass.
-  current_ = (current_ + 1) % trackers_.size();
-  Duration wait = kNextReplicaPause;
-  if (++tried_ % trackers_.size() == 0)
-    wait =
-        trackers_.size() == 1 ? backoff_.next() : std::min(backoff_.next(), kMaxReplicaPassPause);
+  const Duration wait = addresses_.next();
   spdlog::warn("tracker: {}; reconnecting to {} in {:.1f} s", why,
-               fmt::streamed(trackers_[current_]), std::chrono::duration<double>(wait).count());
+               fmt::streamed(trackers_[addresses_.current()]),
+               std::chrono::duration<double>(wait).count());
   reconnect_.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(wait));
   reconnect_.async_wait([weak = weak_from_this()](const boost::system::error_code& error) {
     auto self = weak.lock();

@@ -69,7 +69,7 @@ void PeerNode::start_core(const Digest& genesis, std::uint64_t round, const Dige
       process_
           ? std::make_unique<round::ComputeLink>(*core_, process_->mailbox(), process_->guard())
           : std::make_unique<round::ComputeLink>(*core_, modelled_->mailbox(), modelled_->guard());
-  world_.network->connect(node_, world_.tracker);
+  world_.network->connect(node_, tracker());
 }
 
 void PeerNode::run(const round::NetworkSide::Command& command) {
@@ -93,25 +93,27 @@ void PeerNode::leave() {
 void PeerNode::tracker_lost() {
   tracker_open_ = false;
   core_->client().on_disconnect(world_.loop->now());
-  at(world_.loop->now() + backoff_.next(), [](PeerNode& self) {
-    if (!self.tracker_open_) self.world_.network->connect(self.node_, self.world_.tracker);
+  at(world_.loop->now() + addresses_.next(), [](PeerNode& self) {
+    if (!self.tracker_open_) self.world_.network->connect(self.node_, self.tracker());
   });
 }
 
 void PeerNode::on_open(NodeId peer) {
-  if (peer != world_.tracker) {
+  if (!is_tracker(peer)) {
     for (proto::PeerCore::Send& t : awaiting_.release(peer))
       world_.network->send(node_, peer, static_cast<std::uint16_t>(t.type), std::move(t.body));
     return;
   }
+  if (peer != tracker()) return;  // a replica it moved on from
   tracker_open_ = true;
-  backoff_.reset();
+  addresses_.connected();
   core_->client().on_connected(world_.loop->now());
   drive();
 }
 
 void PeerNode::on_close(NodeId peer, const std::string& why) {
-  if (peer == world_.tracker) {
+  if (is_tracker(peer)) {
+    if (peer != tracker()) return;  // a replica it moved on from
     tracker_lost();
   } else {
     awaiting_.forget(peer);
@@ -121,9 +123,10 @@ void PeerNode::on_close(NodeId peer, const std::string& why) {
 }
 
 void PeerNode::on_message(NodeId from, std::uint16_t type, std::span<const std::byte> body) {
-  if (from == world_.tracker) {
+  if (is_tracker(from)) {
+    if (from != tracker()) return;  // a replica it moved on from
     if (!accepted(type, body.size(), proto::Route::tracker_to_peer)) {
-      world_.network->close(node_, world_.tracker);
+      world_.network->close(node_, tracker());
       tracker_lost();
     } else {
       core_->client().on_message(world_.loop->now(), type, body);
@@ -197,7 +200,7 @@ void PeerNode::drive() {
     core_->on_client_event(now, *e);
     served = {};
     if ((e->kind == Kind::tracker_lost || e->kind == Kind::tracker_error) && tracker_open_) {
-      world_.network->close(node_, world_.tracker);
+      world_.network->close(node_, tracker());
       tracker_lost();
     }
   }
@@ -205,7 +208,7 @@ void PeerNode::drive() {
   while (auto t = core_->poll_transmit()) send_to_peer(std::move(*t));
   while (auto out = core_->client().poll_transmit()) {
     if (!tracker_open_) continue;  // the client sends again what matters when it joins again
-    world_.network->send(node_, world_.tracker, static_cast<std::uint16_t>(out->type),
+    world_.network->send(node_, tracker(), static_cast<std::uint16_t>(out->type),
                          std::move(out->body));
   }
   arm_timer();

@@ -69,30 +69,26 @@ Swarm::Swarm(SwarmConfig config)
     config_.tracker.genesis = genesis.manifest().state_hash();
   }
   network_ = std::make_unique<Network>(loop_, config_.network);
-  const NodeId tracker_node = network_->add_node(config_.tracker_link);
-  directory_.add(tracker_node, tracker_identity_.public_key());
-  tracker_ = std::make_unique<TrackerNode>(loop_, *network_, tracker_node, config_.tracker,
-                                           tracker_identity_, directory_);
-  tracker_->set_observer([this](const proto::TrackerEvent& e) {
-    using Kind = proto::TrackerEvent::Kind;
-    if (e.kind == Kind::round_committed) {
-      ++rounds_committed_;
-      const proto::TrackerSnapshot s = tracker_->core()->snapshot();
-      ledger_.committed(loop_.now(), s.committed_round, s.committed_hash);
-    } else if (e.kind == Kind::round_aborted) {
-      ++rounds_aborted_;
-    } else if (e.kind == Kind::left && e.text.starts_with("evicted")) {
-      ++evictions_;
-    }
-    if (tracker_watcher_) tracker_watcher_(e);
-  });
+  std::vector<NodeId> trackers;
+  if (config_.replicas > 0) {
+    LOCO_ASSERT(!config_.check_holding, "the holding check reads one tracker");
+    add_replicas();
+    for (const auto& r : replicas_) trackers.push_back(r->node());
+  } else {
+    const NodeId tracker_node = network_->add_node(config_.tracker_link);
+    directory_.add(tracker_node, tracker_identity_.public_key());
+    tracker_ = std::make_unique<TrackerNode>(loop_, *network_, tracker_node, config_.tracker,
+                                             tracker_identity_, directory_);
+    tracker_->set_observer([this](const proto::TrackerEvent& e) { observe(*tracker_, e); });
+    trackers.push_back(tracker_node);
+  }
 
   world_ = PeerWorld{.loop = &loop_,
                      .network = network_.get(),
                      .directory = &directory_,
                      .compute = compute_.get(),
                      .ledger = &ledger_,
-                     .tracker = tracker_node,
+                     .trackers = trackers,
                      .client =
                          proto::TrackerClientConfig{
                              .run_id = config_.tracker.run_id,
@@ -108,7 +104,8 @@ Swarm::Swarm(SwarmConfig config)
                              // The peers' clients are handed the same views: verified once,
                              // each entry hashed once.
                              .signature_memo = std::make_shared<secure::SignatureMemo>(),
-                             .lanes_memo = std::make_shared<proto::MemberLanesMemo>()},
+                             .lanes_memo = std::make_shared<proto::MemberLanesMemo>(),
+                             .addresses = trackers.size()},
                      .codec = config_.codec,
                      .chunk_values = config_.chunk_values,
                      .all_reduce = config_.all_reduce,
@@ -124,6 +121,36 @@ Swarm::Swarm(SwarmConfig config)
 }
 
 Swarm::~Swarm() = default;
+
+void Swarm::observe(const TrackerNode& node, const proto::TrackerEvent& e) {
+  using Kind = proto::TrackerEvent::Kind;
+  if (e.kind == Kind::round_committed) {
+    ++rounds_committed_;
+    const proto::TrackerSnapshot s = node.core()->snapshot();
+    ledger_.committed(loop_.now(), s.committed_round, s.committed_hash);
+  } else if (e.kind == Kind::round_aborted) {
+    ++rounds_aborted_;
+  } else if (e.kind == Kind::left && e.text.starts_with("evicted")) {
+    ++evictions_;
+  }
+  if (tracker_watcher_) tracker_watcher_(e);
+}
+
+// Each on a host of its own with the tracker's link, sharing the run's key (docs/TRACKER.md:
+// the replicas share one key), its client of the store numbered as the replica.
+void Swarm::add_replicas() {
+  store_ = std::make_unique<StoreModel>(loop_);
+  for (std::size_t i = 0; i < config_.replicas; ++i) {
+    const NodeId node = network_->add_node(config_.tracker_link);
+    replicas_.push_back(std::make_unique<ReplicaNode>(
+        loop_, *network_, node, config_.tracker, tracker_identity_, directory_, *store_, i,
+        replica::CandidateConfig{.prefix = "/loco/" + config_.tracker.run_id + "/",
+                                 .name = Directory::address(node),
+                                 .lease = config_.replica_lease}));
+    TrackerNode& tracker = replicas_.back()->tracker();
+    tracker.set_observer([this, &tracker](const proto::TrackerEvent& e) { observe(tracker, e); });
+  }
+}
 
 std::size_t Swarm::add_peer() {
   const std::size_t i = disks_.size();
@@ -163,14 +190,17 @@ std::size_t Swarm::add_peer() {
 }
 
 void Swarm::start() {
-  tracker_->start();
+  if (tracker_) tracker_->start();
+  for (const auto& r : replicas_) r->start();
   for (std::size_t i = 0; i < disks_.size(); ++i) start_peer(i);
   if (config_.spread_every > Duration{0})
     loop_.after(config_.spread_every, [this] { report_spread(); });
 }
 
 void Swarm::report_spread() {
-  tracker_->set_spread(spread());
+  const double rms = spread();
+  if (tracker_) tracker_->set_spread(rms);
+  for (const auto& r : replicas_) r->tracker().set_spread(rms);
   loop_.after(config_.spread_every, [this] { report_spread(); });
 }
 

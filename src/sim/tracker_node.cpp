@@ -17,7 +17,10 @@ TrackerNode::TrackerNode(EventLoop& loop, Network& network, NodeId node,
 
 void TrackerNode::start() {
   std::optional<proto::TrackerSnapshot> restored;
-  if (disk_) restored = proto::decode_snapshot(*disk_, "the simulated tracker's state");
+  if (keeping_)
+    restored = keeping_->load();
+  else if (disk_)
+    restored = proto::decode_snapshot(*disk_, "the simulated tracker's state");
   core_ =
       std::make_unique<proto::TrackerCore>(config_, identity_, std::move(restored), loop_.now());
   ++process_;
@@ -25,8 +28,15 @@ void TrackerNode::start() {
   if (custody_manifest_) core_->set_custody(*custody_manifest_, custody_bytes_);
   network_.attach(node_, this);
   // A new run's state exists from the start (TrackerService::start()).
-  save();
-  drive();
+  if (save()) drive();
+}
+
+bool TrackerNode::deferred(std::function<void()> input) {
+  if (loop_.now() >= paused_until_) return false;
+  loop_.at(paused_until_, [this, process = process_, input = std::move(input)] {
+    if (core_ && process == process_) input();
+  });
+  return true;
 }
 
 void TrackerNode::crash(bool notify) {
@@ -37,11 +47,16 @@ void TrackerNode::crash(bool notify) {
 }
 
 void TrackerNode::on_open(NodeId peer) {
+  if (deferred([this, peer] { on_open(peer); })) return;
   connected_[peer] = true;  // a second connection from a key replaces the first, silently
 }
 
 void TrackerNode::on_message(NodeId from, std::uint16_t type, std::span<const std::byte> body) {
   if (!core_) return;
+  if (deferred([this, from, type, copy = std::vector<std::byte>(body.begin(), body.end())] {
+        on_message(from, type, copy);
+      }))
+    return;
   const auto info = proto::message_info(type);
   if (!info || info->route != proto::Route::peer_to_tracker || body.size() > info->max_bytes) {
     connected_.erase(from);  // the assembler's refusal fails the connection
@@ -56,8 +71,9 @@ void TrackerNode::on_message(NodeId from, std::uint16_t type, std::span<const st
   drive();
 }
 
-void TrackerNode::on_close(NodeId peer, const std::string& /*why*/) {
-  if (!core_ || connected_.erase(peer) == 0) return;
+void TrackerNode::on_close(NodeId peer, const std::string& why) {
+  if (!core_ || deferred([this, peer, why] { on_close(peer, why); })) return;
+  if (connected_.erase(peer) == 0) return;
   ++inputs_;
   core_->on_disconnect(loop_.now(), directory_.key(peer));
   drive();
@@ -68,7 +84,8 @@ void TrackerNode::drive() {
   // First: a copy handed back to the core may make it say more (the run's final state is kept).
   while (auto copy = core_->poll_custody()) keep_custody(std::move(*copy));
   while (auto event = core_->poll_event()) {
-    if (event->kind == proto::TrackerEvent::Kind::state_changed) save();
+    // Announced only once saved: a refused save ends the process before anything goes out.
+    if (event->kind == proto::TrackerEvent::Kind::state_changed && !save()) return;
     if (event->disconnect && event->peer && directory_.knows(*event->peer))
       to_close.push_back(directory_.node(*event->peer));
     if (observer_) observer_(*event);
@@ -86,10 +103,19 @@ void TrackerNode::drive() {
   arm_timer();
 }
 
-void TrackerNode::save() {
+bool TrackerNode::save() {
   const proto::TrackerSnapshot snapshot = core_->snapshot();
+  if (keeping_) {
+    if (!keeping_->save(snapshot)) {
+      crash(true);  // TrackerService::depose: its connections close, nothing more is sent
+      if (keeping_->on_deposed) keeping_->on_deposed();
+      return false;
+    }
+  } else {
+    disk_ = proto::encode(snapshot);
+  }
   committed_ = {snapshot.committed_round, snapshot.committed_hash};
-  disk_ = proto::encode(snapshot);
+  return true;
 }
 
 // As TrackerService::keep_custody: stored (here only the newest), then served by the core.
@@ -110,6 +136,12 @@ void TrackerNode::answer_probe(const proto::Probe& probe) {
   const Duration round_trip = network_.settings(node_).latency + network_.settings(peer).latency;
   loop_.after(2 * round_trip, [this, process = process_, probe, reached] {
     if (!core_ || process != process_) return;
+    if (deferred([this, probe, reached] {
+          ++inputs_;
+          core_->on_probe_result(loop_.now(), probe.peer, probe.address, reached);
+          drive();
+        }))
+      return;
     ++inputs_;
     core_->on_probe_result(loop_.now(), probe.peer, probe.address, reached);
     drive();
@@ -125,6 +157,12 @@ void TrackerNode::arm_timer() {
   loop_.at(std::max(deadline, loop_.now()), [this, process = process_, deadline] {
     if (!core_ || process != process_ || deadline != timer_at_) return;
     timer_at_ = kNever;
+    if (deferred([this] {
+          ++inputs_;
+          core_->on_timer(loop_.now());
+          drive();
+        }))
+      return;
     ++inputs_;
     core_->on_timer(loop_.now());
     drive();

@@ -2,7 +2,7 @@
 // Leases are 1 s, so a stopped keepalive deposes a leader in about a second; the tests wait for
 // the events (the follower's poll turning to leading), never for a fixed time.
 
-#include "loco/etcd/election.hpp"
+#include "loco/replica/election.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,6 +15,10 @@
 
 namespace loco::etcd {
 namespace {
+
+using replica::Election;
+using replica::one_key;
+using replica::prefix_end;
 
 const std::string kPrefix = "/loco/test-run/leader/";
 

@@ -20,6 +20,8 @@
 namespace loco::etcd {
 namespace {
 
+using replica::one_key;
+
 // Answers every connection with `answer` (then `repeat` more times `tail`, for an endless body),
 // after reading the request's header and body.
 class LyingServer {

@@ -12,6 +12,10 @@
 namespace loco::etcd {
 namespace {
 
+using replica::delete_key;
+using replica::one_key;
+using replica::prefix_end;
+
 const std::string kHeader =
     R"("header":{"cluster_id":"15118495548433857066","member_id":"13668033151171901709",)"
     R"("revision":"5","raft_term":"2"})";

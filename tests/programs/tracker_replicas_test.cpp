@@ -19,7 +19,7 @@
 
 #include "../support/etcd_cluster.hpp"
 #include "../support/local_swarm.hpp"
-#include "tracker/commit_log.hpp"
+#include "loco/replica/commit_log.hpp"
 
 namespace loco {
 namespace {
@@ -39,15 +39,15 @@ using test::Replicas;
 // deposed leader wrote over it, no round was lost and committed again), and each round any peer
 // committed with the state that peer committed.
 ::testing::AssertionResult every_round_logged_once(const std::string& run_id,
-                                                   const std::vector<etcd::KeyValue>& log,
+                                                   const std::vector<replica::KeyValue>& log,
                                                    std::uint64_t saved,
                                                    const std::vector<PeerProcess*>& peers) {
   const test::LogCheck check = test::check_commit_log(log, saved);
   if (check.problems > 0) return ::testing::AssertionFailure() << check.first_problem;
   std::map<std::uint64_t, std::string> logged;  // round -> its state's first 16 hex digits
-  for (const etcd::KeyValue& kv : log) {
-    const tracker::CommitLogEntry entry = tracker::decode_commit_entry(kv.value);
-    if (kv.key != tracker::commit_log_key("/loco/" + run_id + "/", entry.round))
+  for (const replica::KeyValue& kv : log) {
+    const replica::CommitLogEntry entry = replica::decode_commit_entry(kv.value);
+    if (kv.key != replica::commit_log_key("/loco/" + run_id + "/", entry.round))
       return ::testing::AssertionFailure() << kv.key << " holds round " << entry.round;
     logged[entry.round] = to_hex(entry.state_hash).substr(0, 16);
   }
@@ -111,12 +111,12 @@ struct ReplicaSwarm {
                            << logs();
     EXPECT_GE(replicas.saved_round(), test::newest_committed(peers)) << logs();
     for (PeerProcess* p : peers) EXPECT_EQ(p->process().stop(SIGTERM), 0) << logs();
-    const std::vector<etcd::KeyValue> log = replicas.commit_log();
+    const std::vector<replica::KeyValue> log = replicas.commit_log();
     const std::uint64_t saved = replicas.saved_round();
     EXPECT_TRUE(every_round_logged_once(run_id, log, saved, peers)) << logs();
     // Printed, for docs/TRACKER.md: what one save writes, and what the log holds.
     std::size_t log_bytes = 0;
-    for (const etcd::KeyValue& kv : log) log_bytes += kv.key.size() + kv.value.size();
+    for (const replica::KeyValue& kv : log) log_bytes += kv.key.size() + kv.value.size();
     std::printf("state in etcd: %zu bytes at round %llu; commit log: %zu keys, %zu bytes\n",
                 replicas.saved_state().size(), static_cast<unsigned long long>(saved), log.size(),
                 log_bytes);

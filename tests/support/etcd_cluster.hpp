@@ -115,7 +115,7 @@ class EtcdCluster {
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (true) {
       try {
-        client.range(etcd::one_key("/ready"));
+        client.range(replica::one_key("/ready"));
         return;
       } catch (const Error& e) {
         if (std::chrono::steady_clock::now() > give_up)

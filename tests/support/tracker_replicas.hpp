@@ -17,8 +17,8 @@
 
 #include "child_process.hpp"
 #include "etcd_cluster.hpp"
-#include "loco/etcd/election.hpp"
 #include "loco/proto/tracker_snapshot.hpp"
+#include "loco/replica/election.hpp"
 #include "peer_process.hpp"
 #include "temp_dir.hpp"
 #include "tracker_process.hpp"
@@ -77,7 +77,8 @@ class Replicas {
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (std::chrono::steady_clock::now() < give_up) {
       try {
-        if (const auto leader = etcd::Election::observe(client_, "/loco/" + run_id_ + "/leader/")) {
+        if (const auto leader =
+                replica::Election::observe(client_, "/loco/" + run_id_ + "/leader/")) {
           const std::string& name = leader->value;  // "r0" .. "r2"
           const int i = name.back() - '0';
           if (name.size() == 2 && name.front() == 'r' && i >= 0 && i < kReplicas && i != other)
@@ -106,7 +107,7 @@ class Replicas {
 
   // The state the leaders saved in etcd, as its bytes ("": none yet).
   std::string saved_state() {
-    const auto found = client_.range(etcd::one_key("/loco/" + run_id_ + "/state"));
+    const auto found = client_.range(replica::one_key("/loco/" + run_id_ + "/state"));
     return found.kvs.empty() ? std::string() : found.kvs.front().value;
   }
   // The committed round of the state the leaders saved in etcd.
@@ -119,9 +120,9 @@ class Replicas {
   }
 
   // The commit log the leaders wrote in etcd (tracker/commit_log.hpp), in key order: round order.
-  std::vector<etcd::KeyValue> commit_log() {
+  std::vector<replica::KeyValue> commit_log() {
     const std::string prefix = "/loco/" + run_id_ + "/rounds/";
-    return client_.range({prefix, etcd::prefix_end(prefix), 0, false}).kvs;
+    return client_.range({prefix, replica::prefix_end(prefix), 0, false}).kvs;
   }
 
   const std::string& addresses() const { return addresses_; }
@@ -189,7 +190,7 @@ struct LogCheck {
   std::string first_problem;  // "" when there is none
 };
 
-inline LogCheck check_commit_log(const std::vector<etcd::KeyValue>& log, std::uint64_t saved) {
+inline LogCheck check_commit_log(const std::vector<replica::KeyValue>& log, std::uint64_t saved) {
   LogCheck check{.entries = log.size(), .problems = 0, .first_problem = {}};
   const auto problem = [&](std::string what) {
     if (check.problems++ == 0) check.first_problem = std::move(what);

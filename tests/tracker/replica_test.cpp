@@ -89,7 +89,7 @@ TEST(Replica, TheNextReplicaLeadsOnceTheLeaderResignsOrLosesItsLease) {
   std::thread next([&] { c_term = c.wait_until_leading(kNoStop).value(); });
   etcd::EtcdClient admin(cluster.client_options());
   const auto keys = admin.range({.key = "/loco/run/leader/",
-                                 .range_end = etcd::prefix_end("/loco/run/leader/"),
+                                 .range_end = replica::prefix_end("/loco/run/leader/"),
                                  .limit = 0,
                                  .oldest_first = true});
   ASSERT_FALSE(keys.kvs.empty());
@@ -115,7 +115,7 @@ TEST(Replica, AFollowerToldToStopResignsAndReturnsNothing) {
   // Its key is gone at once, not a lease later: only the leader's is left.
   etcd::EtcdClient admin(cluster.client_options());
   const auto keys = admin.range({.key = "/loco/run/leader/",
-                                 .range_end = etcd::prefix_end("/loco/run/leader/"),
+                                 .range_end = replica::prefix_end("/loco/run/leader/"),
                                  .limit = 0,
                                  .oldest_first = true});
   ASSERT_EQ(keys.kvs.size(), 1u);

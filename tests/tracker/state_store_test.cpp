@@ -12,7 +12,7 @@
 #include "../support/temp_dir.hpp"
 #include "loco/core/error.hpp"
 #include "loco/etcd/etcd_client.hpp"
-#include "tracker/commit_log.hpp"
+#include "loco/replica/commit_log.hpp"
 #include "tracker/etcd_state.hpp"
 
 namespace loco::tracker {
@@ -56,18 +56,19 @@ TEST(StateFile, ANewRunHasNoneAndASavedStateComesBack) {
 }
 
 // The commit log as etcd holds it: each entry with the version of its key.
-std::vector<std::pair<CommitLogEntry, std::int64_t>> commit_log(etcd::KvStore& store) {
-  const std::string prefix = commit_log_prefix("/loco/run/");
-  std::vector<std::pair<CommitLogEntry, std::int64_t>> log;
-  for (const etcd::KeyValue& kv : store.range({prefix, etcd::prefix_end(prefix), 0, false}).kvs) {
-    log.emplace_back(decode_commit_entry(kv.value), kv.version);
-    EXPECT_EQ(kv.key, commit_log_key("/loco/run/", log.back().first.round));
+std::vector<std::pair<replica::CommitLogEntry, std::int64_t>> commit_log(replica::KvStore& store) {
+  const std::string prefix = replica::commit_log_prefix("/loco/run/");
+  std::vector<std::pair<replica::CommitLogEntry, std::int64_t>> log;
+  for (const replica::KeyValue& kv :
+       store.range({prefix, replica::prefix_end(prefix), 0, false}).kvs) {
+    log.emplace_back(replica::decode_commit_entry(kv.value), kv.version);
+    EXPECT_EQ(kv.key, replica::commit_log_key("/loco/run/", log.back().first.round));
   }
   return log;
 }
 
 // The rounds of the log, and whether each key was written once.
-std::vector<std::uint64_t> rounds_of(etcd::KvStore& store, bool& each_once) {
+std::vector<std::uint64_t> rounds_of(replica::KvStore& store, bool& each_once) {
   std::vector<std::uint64_t> rounds;
   each_once = true;
   for (const auto& [entry, version] : commit_log(store)) {
@@ -81,12 +82,12 @@ TEST(EtcdState, OnlyTheLeaderSavesAndLogsAndTheNextLeaderLoadsWhatItSaved) {
   test::EtcdCluster cluster(1);
   const std::string prefix = "/loco/run/";
   etcd::EtcdClient a_client(cluster.client_options()), b_client(cluster.client_options());
-  etcd::Election a(a_client, prefix + "leader/", "tracker-a"),
+  replica::Election a(a_client, prefix + "leader/", "tracker-a"),
       b(b_client, prefix + "leader/", "tracker-b");
-  const etcd::LeaseId a_lease = a_client.lease_grant(5).id;
+  const replica::LeaseId a_lease = a_client.lease_grant(5).id;
   a.campaign(a_lease);
   b.campaign(b_client.lease_grant(5).id);
-  ASSERT_EQ(a.poll(), etcd::Election::Standing::leading);
+  ASSERT_EQ(a.poll(), replica::Election::Standing::leading);
   EtcdState a_state(a_client, a, prefix), b_state(b_client, b, prefix);
   EXPECT_FALSE(a_state.load());
   ASSERT_TRUE(a_state.save(saved_state_at(1)));
@@ -95,7 +96,7 @@ TEST(EtcdState, OnlyTheLeaderSavesAndLogsAndTheNextLeaderLoadsWhatItSaved) {
 
   // a is deposed (its lease revoked, as when it expires): b leads and finds round 2.
   a_client.lease_revoke(a_lease);
-  ASSERT_EQ(b.poll(), etcd::Election::Standing::leading);
+  ASSERT_EQ(b.poll(), replica::Election::Standing::leading);
   EXPECT_EQ(b_state.load(), saved_state_at(2));
   EXPECT_FALSE(a_state.save(saved_state_at(3)));  // refused: neither state nor log written
   bool once = false;
@@ -104,7 +105,7 @@ TEST(EtcdState, OnlyTheLeaderSavesAndLogsAndTheNextLeaderLoadsWhatItSaved) {
   EXPECT_EQ(b_state.load(), saved_state_at(3));
   EXPECT_EQ(rounds_of(b_client, once), (std::vector<std::uint64_t>{1, 2, 3}));
   EXPECT_TRUE(once);
-  const CommitLogEntry third = commit_log(b_client).back().first;
+  const replica::CommitLogEntry third = commit_log(b_client).back().first;
   EXPECT_EQ(third.state_hash, hash_of(3));
   EXPECT_EQ(third.group_size, 4u);
   EXPECT_EQ(third.epoch, 3u);

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "loco/etcd/gateway_json.hpp"
-#include "loco/etcd/kv_store.hpp"
+#include "loco/replica/kv_store.hpp"
 
 namespace loco::etcd {
 

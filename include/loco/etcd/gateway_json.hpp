@@ -15,9 +15,24 @@
 #include <string>
 #include <string_view>
 
-#include "loco/etcd/kv_store.hpp"
+#include "loco/replica/kv_store.hpp"
 
 namespace loco::etcd {
+
+// The store's values (replica/kv_store.hpp: what replicas need of etcd, which this module
+// writes and reads on the wire and serves), named here as etcd's own.
+using replica::Compare;
+using replica::DeleteRange;
+using replica::KeyValue;
+using replica::KvStore;
+using replica::Lease;
+using replica::LeaseId;
+using replica::Op;
+using replica::Put;
+using replica::Range;
+using replica::RangeResult;
+using replica::Txn;
+using replica::TxnResult;
 
 struct GatewayLimits {
   std::size_t max_body_bytes = std::size_t{4} << 20;  // etcd's own request cap is 1.5 MiB

@@ -6,7 +6,8 @@
 // the client joins again. A run served by tracker replicas (docs/TRACKER.md, "Running replicas")
 // gives several addresses: each reconnect goes to the next one in turn (a follower does not
 // listen, so its attempt fails at once), and the backoff grows only after a whole pass over the
-// list and to at most a second, so a peer finds the new leader a short pause after it listens. An
+// list and to at most a second, so a peer finds the new leader a short pause after it listens
+// (proto::TrackerAddresses, the walk the simulator's peers take too). An
 // attempt that fails before its handshake completes is told to the client by how far it got
 // (proto::ConnectFailure: no TCP connection, a handshake the tracker cut, a key not the pinned one,
 // a handshake not answered in time, a tracker that closed after it), which may then refuse the
@@ -24,7 +25,7 @@
 
 #include "loco/net/message_assembler.hpp"
 #include "loco/net/stream_bundle.hpp"
-#include "loco/proto/backoff.hpp"
+#include "loco/proto/tracker_addresses.hpp"
 #include "loco/proto/tracker_client.hpp"
 
 namespace loco::net {
@@ -65,8 +66,6 @@ class TrackerLink : public std::enable_shared_from_this<TrackerLink> {
 
   boost::asio::io_context& io_;
   std::vector<boost::asio::ip::tcp::endpoint> trackers_;
-  std::size_t current_ = 0;  // the address tried last
-  std::size_t tried_ = 0;    // attempts since the last connection that came up
   ChannelSetup setup_;
   proto::TrackerClient& client_;
   OnEvent on_event_;
@@ -74,7 +73,7 @@ class TrackerLink : public std::enable_shared_from_this<TrackerLink> {
   MessageAssembler assembler_;
   boost::asio::steady_timer timer_;      // the client's deadline
   boost::asio::steady_timer reconnect_;  // the backoff
-  proto::Backoff backoff_;
+  proto::TrackerAddresses addresses_;    // which of trackers_ next, and when
   bool stopped_ = false;
 };
 

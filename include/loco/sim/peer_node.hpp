@@ -10,7 +10,8 @@
 //     rule SwarmGroup follows (round/round_step.hpp).
 // What the node adds is what a simulated process is, not protocol:
 //   - its tracker connection over a simulated link, driving the core's TrackerClient and
-//     reconnecting after a loss with proto::Backoff::tracker_reconnect (as net::TrackerLink);
+//     reconnecting after a loss to the next of the tracker's addresses with
+//     proto::TrackerAddresses (as net::TrackerLink);
 //   - the core's events told to the Ledger (the collectives, the commits it installs, a strategy
 //     peer's fetches), which checks the swarm's invariants, then handed to the link;
 //   - a modelled liar's lies on the wire (behaviour.hpp, lying_member.hpp).
@@ -27,6 +28,7 @@
 
 #include "loco/proto/awaiting_links.hpp"
 #include "loco/proto/peer_core.hpp"
+#include "loco/proto/tracker_addresses.hpp"
 #include "loco/round/compute_link.hpp"
 #include "loco/sim/behaviour.hpp"
 #include "loco/sim/compute_model.hpp"
@@ -55,7 +57,9 @@ struct PeerWorld {
   const Directory* directory = nullptr;
   ComputeModel* compute = nullptr;
   Ledger* ledger = nullptr;
-  NodeId tracker = 0;
+  // The tracker's nodes: one, or each replica's, walked in turn as loco-peer walks its
+  // addresses (proto::TrackerAddresses).
+  std::vector<NodeId> trackers;
   proto::TrackerClientConfig client;  // join fields other than the state are filled in
   std::string codec = "fp32";
   std::size_t chunk_values = std::size_t{1} << 16;
@@ -123,6 +127,10 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
 
  private:
   void tracker_lost();
+  NodeId tracker() const { return world_.trackers[addresses_.current()]; }
+  bool is_tracker(NodeId node) const {
+    return std::find(world_.trackers.begin(), world_.trackers.end(), node) != world_.trackers.end();
+  }
   // After any input: the client's events to the core, the core's events to this process, their
   // messages to the network, and one timer for the earlier of their deadlines.
   void drive();
@@ -162,7 +170,7 @@ class PeerNode final : public NodeHandler, public std::enable_shared_from_this<P
   NodeId node_of(const proto::PeerKey& key);
   bool tracker_open_ = false;
   proto::AwaitingLinks<NodeId, proto::PeerCore::Send> awaiting_;  // for the member to connect
-  proto::Backoff backoff_ = proto::Backoff::tracker_reconnect();
+  proto::TrackerAddresses addresses_{world_.trackers.size()};
   TimePoint timer_ = kNever;
 
   std::optional<LyingMember> lying_member_;  // Behaviour::wrong_mean, disputer

@@ -1,9 +1,9 @@
 #pragma once
-// A whole simulated run: one tracker node, volunteers with their own links and step times, the
-// faults a test or a benchmark schedules (crash, restart with or without the checkpoint, a
-// clean leave, a vanished host, partitions, tracker crash and restart) and churn as a process
-// (departures and arrivals at a rate per hour). Everything random is drawn from the seed, so
-// the same seed gives the same trace hash (EventLoop::trace_hash()).
+// A whole simulated run: one tracker node (or tracker replicas over a store), volunteers with their
+// own links and step times, the faults a test or a benchmark schedules (crash, restart with or
+// without the checkpoint, a clean leave, a vanished host, partitions, tracker crash and restart)
+// and churn as a process (departures and arrivals at a rate per hour). Everything random is drawn
+// from the seed, so the same seed gives the same trace hash (EventLoop::trace_hash()).
 //
 //   Swarm swarm(config);          // nodes and links drawn from config.seed
 //   swarm.start();                // the tracker and every peer start at t = 0
@@ -14,10 +14,13 @@
 #include <memory>
 #include <vector>
 
+#include "loco/core/assert.hpp"
 #include "loco/core/rng.hpp"
 #include "loco/sim/holding_check.hpp"
 #include "loco/sim/noisy_quadratic.hpp"
 #include "loco/sim/peer_node.hpp"
+#include "loco/sim/replica_node.hpp"
+#include "loco/sim/store_model.hpp"
 #include "loco/sim/tracker_node.hpp"
 
 namespace loco::sim {
@@ -76,6 +79,11 @@ struct SwarmConfig {
   // After every event, that the run's committed state is held by the tracker or a live member
   // (holding_check.hpp; a pass over the peers each event, so off for the largest swarms).
   bool check_holding = false;
+  // Tracker replicas (replica_node.hpp) over the simulator's store (store_model.hpp) instead of
+  // one tracker with its own disk: 0, one tracker (tracker()); n, n replicas of one key
+  // (replica(i)), whose addresses the peers walk as loco-peer does. Not with check_holding.
+  std::size_t replicas = 0;
+  std::chrono::seconds replica_lease{3};
 };
 
 class Swarm {
@@ -104,8 +112,8 @@ class Swarm {
     return disks_.at(i)->identity.public_key();
   }
 
-  void crash_tracker(bool notify = true) { tracker_->crash(notify); }
-  void restart_tracker() { tracker_->start(); }
+  void crash_tracker(bool notify = true) { tracker().crash(notify); }
+  void restart_tracker() { tracker().start(); }
 
   // From now on, departures and arrivals each at `fraction_per_hour` x the starting number of
   // peers per hour (Poisson). A departure picks a live peer: a crash, a vanished host or a clean
@@ -114,7 +122,14 @@ class Swarm {
 
   EventLoop& loop() { return loop_; }
   Network& network() { return *network_; }
-  TrackerNode& tracker() { return *tracker_; }
+  TrackerNode& tracker() {
+    LOCO_ASSERT(tracker_ != nullptr, "a swarm of tracker replicas has no one tracker");
+    return *tracker_;
+  }
+  // With SwarmConfig::replicas.
+  std::size_t replica_count() const { return replicas_.size(); }
+  ReplicaNode& replica(std::size_t i) { return *replicas_.at(i); }
+  StoreModel& store() { return *store_; }
   // Also tells `watcher` every tracker event, after the swarm's own bookkeeping (set_observer on
   // tracker() would replace that).
   void watch_tracker(TrackerNode::Observer watcher) { tracker_watcher_ = std::move(watcher); }
@@ -134,6 +149,9 @@ class Swarm {
   void churn_arrival(double rate_per_s);
   Duration exponential(double rate_per_s);
   void report_spread();
+  // The swarm's bookkeeping of a tracker event of `node`'s core.
+  void observe(const TrackerNode& node, const proto::TrackerEvent& e);
+  void add_replicas();
 
   SwarmConfig config_;
   EventLoop loop_;
@@ -142,7 +160,9 @@ class Swarm {
   std::shared_ptr<ComputeModel> compute_;
   Ledger ledger_;
   secure::KeyPair tracker_identity_;
-  std::unique_ptr<TrackerNode> tracker_;
+  std::unique_ptr<TrackerNode> tracker_;  // null with replicas
+  std::unique_ptr<StoreModel> store_;
+  std::vector<std::unique_ptr<ReplicaNode>> replicas_;
   TrackerNode::Observer tracker_watcher_;
   GossipGroupings groupings_;
   PeerWorld world_;

@@ -9,6 +9,12 @@
 // after a crash restores the core from the saved bytes (decode_snapshot(), the same path a
 // restarted loco-tracker takes). The newest custody copy the core pulled is on that disk too, and
 // handed to the restarted core (set_custody), as loco-tracker's custody folder is.
+//
+// A tracker replica (replica_node.hpp) keeps its state in the store instead (set_keeping): the
+// node loads it at start() and saves each change through it; a save refused (deposed) stops the
+// process at once, before anything of that change goes out, as TrackerService::depose does.
+// pause_until() is a SIGSTOP and its SIGCONT: every input that comes meanwhile (messages, closes,
+// its timers) waits, in its order, for the process to resume.
 
 #include <functional>
 #include <map>
@@ -22,6 +28,13 @@
 
 namespace loco::sim {
 
+// Where a replica's state is durable (replica_node.hpp): save() false is a deposed replica.
+struct StateKeeping {
+  std::function<std::optional<proto::TrackerSnapshot>()> load;
+  std::function<bool(const proto::TrackerSnapshot&)> save;
+  std::function<void()> on_deposed;
+};
+
 class TrackerNode final : public NodeHandler {
  public:
   using Observer = std::function<void(const proto::TrackerEvent&)>;
@@ -30,7 +43,10 @@ class TrackerNode final : public NodeHandler {
   TrackerNode(EventLoop& loop, Network& network, NodeId node, proto::TrackerCoreConfig config,
               const secure::KeyPair& identity, const Directory& directory);
 
+  // Throws what the keeping's load() throws (the store unreachable): nothing started.
   void start();
+  void set_keeping(StateKeeping keeping) { keeping_ = std::move(keeping); }
+  void pause_until(TimePoint resume) { paused_until_ = resume; }
   // The process dies (notify: its connections reset; else the host vanishes).
   void crash(bool notify = true);
   bool up() const { return core_ != nullptr; }
@@ -55,7 +71,9 @@ class TrackerNode final : public NodeHandler {
 
  private:
   void drive();
-  void save();  // the snapshot to the disk
+  bool save();  // the snapshot to the disk or the keeping; false: deposed (the process is gone)
+  // While paused: `input` runs when the process resumes, if it is the same process then.
+  bool deferred(std::function<void()> input);
   void keep_custody(proto::CustodyCopy copy);
   // The reachability probe the core asked for, answered from the simulated network.
   void answer_probe(const proto::Probe& probe);
@@ -78,6 +96,8 @@ class TrackerNode final : public NodeHandler {
   std::uint64_t process_ = 0;  // which process armed a timer
   std::uint64_t inputs_ = 0;
   Observer observer_;
+  std::optional<StateKeeping> keeping_;
+  TimePoint paused_until_{};
 };
 
 }  // namespace loco::sim

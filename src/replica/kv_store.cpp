@@ -1,6 +1,6 @@
-#include "loco/etcd/kv_store.hpp"
+#include "loco/replica/kv_store.hpp"
 
-namespace loco::etcd {
+namespace loco::replica {
 
 // etcd's rule: the prefix with its last byte below 0xff raised by one and what follows dropped;
 // "\0" (every key) when there is no such byte.
@@ -16,4 +16,4 @@ std::string prefix_end(std::string_view prefix) {
   return std::string(1, '\0');
 }
 
-}  // namespace loco::etcd
+}  // namespace loco::replica

@@ -2,7 +2,7 @@
 // A tracker replica's commit log in etcd (docs/FORMATS.md, "A replica's keys in etcd"): one key
 // per committed round, <prefix>rounds/<round, 20 digits>, so that etcd's key order is round
 // order. Each is written in the same fenced transaction as the state that commits its round
-// (etcd_state.hpp): once, in order, and never by a deposed leader. Its value is one line of
+// (fenced_state.hpp): once, in order, and never by a deposed leader. Its value is one line of
 // JSON an operator reads with `etcdctl get --prefix /loco/<run id>/rounds/`:
 //   {"round":12,"state":"<64 hex>","group":4,"epoch":8589934594,"members":4,
 //    "members_hash":"<64 hex>","unix_ms":1764412345678}
@@ -20,7 +20,7 @@
 #include "loco/core/hash.hpp"
 #include "loco/proto/tracker_snapshot.hpp"
 
-namespace loco::tracker {
+namespace loco::replica {
 
 struct CommitLogEntry {
   std::uint64_t round = 0;
@@ -48,4 +48,4 @@ CommitLogEntry decode_commit_entry(std::string_view value);
 std::vector<CommitLogEntry> new_commits(const proto::TrackerSnapshot& state,
                                         std::uint64_t logged_through);
 
-}  // namespace loco::tracker
+}  // namespace loco::replica

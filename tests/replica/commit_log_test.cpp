@@ -1,14 +1,14 @@
-// A replica's commit log entries (tracker/commit_log.hpp): their keys sort by round, an entry
+// A replica's commit log entries (replica/commit_log.hpp): their keys sort by round, an entry
 // comes back as it was written, a malformed one is refused, and a save logs exactly the rounds
 // it commits.
 
-#include "tracker/commit_log.hpp"
+#include "loco/replica/commit_log.hpp"
 
 #include <gtest/gtest.h>
 
 #include "loco/core/error.hpp"
 
-namespace loco::tracker {
+namespace loco::replica {
 namespace {
 
 Digest digest_of(std::uint8_t first) {
@@ -110,4 +110,4 @@ TEST(CommitLog, ASaveLogsTheRoundsItCommitsAndNoOther) {
 }
 
 }  // namespace
-}  // namespace loco::tracker
+}  // namespace loco::replica

@@ -22,9 +22,9 @@
 #include <optional>
 #include <string>
 
-#include "loco/etcd/kv_store.hpp"
+#include "loco/replica/kv_store.hpp"
 
-namespace loco::etcd {
+namespace loco::replica {
 
 struct Leader {
   std::string value;  // what the leader campaigned with (its address and public key)
@@ -80,4 +80,4 @@ class Election {
   std::optional<Leader> leader_;
 };
 
-}  // namespace loco::etcd
+}  // namespace loco::replica

@@ -1,4 +1,4 @@
-#include "commit_log.hpp"
+#include "loco/replica/commit_log.hpp"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include "loco/checkpoint/json.hpp"
 #include "loco/core/error.hpp"
 
-namespace loco::tracker {
+namespace loco::replica {
 namespace {
 
 using checkpoint::JsonValue;
@@ -118,4 +118,4 @@ std::vector<CommitLogEntry> new_commits(const proto::TrackerSnapshot& state,
   return entries;
 }
 
-}  // namespace loco::tracker
+}  // namespace loco::replica

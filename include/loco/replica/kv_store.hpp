@@ -1,8 +1,9 @@
 #pragma once
 // What tracker replicas need of a linearizable key-value store with leases: etcd v3's range,
-// transaction and lease calls, as plain values. `EtcdClient` (etcd_client.hpp) serves them from a
-// real etcd over its JSON gateway; a model of the store (the simulator's, not built yet) can serve
-// them too, which is why `Election` (election.hpp) takes this interface and not the client.
+// transaction and lease calls, as plain values. `etcd::EtcdClient` (etcd/etcd_client.hpp) serves
+// them from a real etcd over its JSON gateway, and the simulator's model of the store
+// (sim/store_model.hpp) in virtual time, which is why `Election` (election.hpp) and `Candidate`
+// (candidate.hpp) take this interface and not the client.
 //
 // Revisions are etcd's: one counter for the whole store, raised by every write, so a key's
 // create_revision orders it against every other key ever written. Keys and values are bytes.
@@ -13,7 +14,7 @@
 #include <variant>
 #include <vector>
 
-namespace loco::etcd {
+namespace loco::replica {
 
 using LeaseId = std::int64_t;  // 0: no lease
 
@@ -104,4 +105,4 @@ class KvStore {
   virtual void lease_revoke(LeaseId lease) = 0;  // its keys are deleted with it
 };
 
-}  // namespace loco::etcd
+}  // namespace loco::replica

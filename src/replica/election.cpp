@@ -1,11 +1,11 @@
-#include "loco/etcd/election.hpp"
+#include "loco/replica/election.hpp"
 
 #include <fmt/format.h>
 
 #include "loco/core/assert.hpp"
 #include "loco/core/error.hpp"
 
-namespace loco::etcd {
+namespace loco::replica {
 namespace {
 
 Range oldest_of(const std::string& prefix) {
@@ -100,4 +100,4 @@ std::optional<Leader> Election::observe(KvStore& store, const std::string& prefi
   return leader_of(store.range(oldest_of(prefix)).kvs);
 }
 
-}  // namespace loco::etcd
+}  // namespace loco::replica
