@@ -12,6 +12,7 @@
 #include "loco/core/error.hpp"
 #include "loco/fetch/shard_feed.hpp"
 #include "loco/host/peer_options.hpp"
+#include "loco/host/peer_shards.hpp"
 #include "loco/round/swarm_async_group.hpp"
 #include "loco/round/swarm_group.hpp"
 #include "loco/swarm/swarm_thread.hpp"
@@ -197,8 +198,10 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     const DebugFaults faults(o.debug);
     swarm::SwarmConfig swarm = host::swarm_config(o, config);
     swarm.poison = o.poison;
+    swarm.corrupt_shards = o.debug.corrupt_shards;
     swarm.fault_point = faults.swarm_hook();
-    round::SwarmGroup group(std::make_unique<swarm::SwarmThread>(std::move(swarm), key), &stop);
+    // Its dataset shared with the run's other peers, theirs asked first (host/peer_shards.hpp).
+    round::SwarmGroup group(host::sharing_thread(std::move(swarm), key, feed.get()), &stop);
     round::SwarmAsyncGroup async_group(group);  // Streaming's rounds, over the same swarm
     const std::unique_ptr<train::Strategy> made =
         train::make_strategy(config, loop, group, &async_group, &group, &group, steady_now, &group);
