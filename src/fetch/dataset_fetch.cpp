@@ -155,7 +155,13 @@ struct DatasetFetcher::State {
           kept = download(file, source);
         } catch (const Error& e) {
           if (e.category() == ErrorCategory::io) throw;  // our disk, not the source
-          spdlog::warn("data: source {} skipped for {}: {}", source.label, file.name, e.message());
+          // A peer that refuses (most often: it does not hold the shard) is no fault of its own.
+          if (source.peer && e.category() == ErrorCategory::protocol)
+            spdlog::info("data: {} does not give {} ({}); asking the next source", source.label,
+                         file.name, e.message());
+          else
+            spdlog::warn("data: source {} skipped for {}: {}", source.label, file.name,
+                         e.message());
           failures += "\n  " + (source.peer ? source.label + ": " : "") + e.message();
           blame(source, false);
           break;

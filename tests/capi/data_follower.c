@@ -24,10 +24,17 @@ static int failed(loco_peer* peer, const char* call) {
   return 1;
 }
 
-/* A zeroed buffer for every tensor (the process's life); 0 when a call fails. */
+static float* g_buffers[256]; /* the tensors' buffers, freed at exit */
+static size_t g_count;
+
+static void free_buffers(void) {
+  for (size_t i = 0; i < g_count; ++i) free(g_buffers[i]);
+}
+
+/* A zeroed buffer for every tensor; 0 when a call fails. */
 static int bind_all(loco_peer* peer) {
   size_t count = 0;
-  if (loco_peer_tensor_count(peer, &count) != LOCO_OK) return 0;
+  if (loco_peer_tensor_count(peer, &count) != LOCO_OK || count > 256) return 0;
   for (size_t i = 0; i < count; ++i) {
     const char* name;
     const size_t* shape;
@@ -35,6 +42,7 @@ static int bind_all(loco_peer* peer) {
     if (loco_peer_tensor_info(peer, i, &name, &shape, &rank) != LOCO_OK) return 0;
     for (size_t d = 0; d < rank; ++d) size *= shape[d];
     float* buffer = calloc(size, sizeof *buffer);
+    g_buffers[g_count++] = buffer;
     if (buffer == NULL || loco_peer_bind(peer, name, shape, rank, buffer) != LOCO_OK) return 0;
   }
   return 1;
@@ -61,6 +69,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   const long max_rounds = strtol(argv[2], NULL, 10);
+  atexit(free_buffers); /* after loco_peer_close, which every return calls first */
   loco_peer* peer = NULL;
   if (loco_peer_open(argv[1], &peer) != LOCO_OK) return failed(NULL, "loco_peer_open");
   if (!bind_all(peer)) return failed(peer, "loco_peer_bind");
