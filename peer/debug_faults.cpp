@@ -29,6 +29,9 @@ void add_debug_fault_options(CLI::App& app, DebugFaultOptions& o) {
                  "For the test suite only: each inner step takes this many times its compute")
       ->check(CLI::Range(1.0, 1000.0))
       ->group("");
+  app.add_flag("--debug.corrupt-shards", o.corrupt_shards,
+               "For the test suite only: flip a bit of every dataset shard piece served to a peer")
+      ->group("");
 }
 
 DebugFaults::DebugFaults(const DebugFaultOptions& o)

@@ -13,6 +13,8 @@
 //   --debug.step-delay MS       each inner step takes MS milliseconds longer (slow rounds).
 //   --debug.step-slowdown F     each inner step takes F times its compute (a machine F times
 //                               slower, whatever the load on this one).
+//   --debug.corrupt-shards      every piece of a dataset shard it serves to a peer has a bit
+//                               flipped (a liar's bytes: swarm/shard_service.hpp).
 
 #include <atomic>
 #include <chrono>
@@ -34,6 +36,7 @@ struct DebugFaultOptions {
   std::string stop_at;  // "": never
   std::uint32_t step_delay_ms = 0;
   double step_slowdown = 1;
+  bool corrupt_shards = false;
 };
 
 void add_debug_fault_options(CLI::App& app, DebugFaultOptions& options);

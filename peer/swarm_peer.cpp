@@ -12,6 +12,7 @@
 #include "loco/core/error.hpp"
 #include "loco/fetch/shard_feed.hpp"
 #include "loco/host/peer_options.hpp"
+#include "loco/host/peer_shards.hpp"
 #include "loco/round/peer_session.hpp"
 #include "loco/swarm/swarm_thread.hpp"
 #include "loco/train/genesis.hpp"
@@ -145,16 +146,18 @@ secure::KeyPair read_key(const PeerOptions& o) {
   return secure::read_key_file(o.key_file, secure::KeyOwner::peer);
 }
 
-// The session's network side: loco-peer's io_context thread (swarm/swarm_thread.hpp), with the
-// test-only poison and fault points.
+// The session's network side: loco-peer's io_context thread (swarm/swarm_thread.hpp), sharing its
+// dataset with the run's other peers and asking theirs first (host/peer_shards.hpp; `feed` null:
+// no dataset), with the test-only poison, corrupt-shards and fault points.
 std::unique_ptr<round::NetworkSide> swarm_side(const PeerOptions& o,
                                                const train::TrainConfig& config,
                                                const secure::KeyPair& key,
-                                               const DebugFaults& faults) {
+                                               const DebugFaults& faults, fetch::ShardFeed* feed) {
   swarm::SwarmConfig swarm = host::swarm_config(o, config);
   swarm.poison = o.poison;
+  swarm.corrupt_shards = o.debug.corrupt_shards;
   swarm.fault_point = faults.swarm_hook();
-  return std::make_unique<swarm::SwarmThread>(std::move(swarm), key);
+  return host::sharing_thread(std::move(swarm), key, feed);
 }
 
 // Its own checkpoint, if it has one (it may still hold the run's current state): the data cursor
@@ -227,7 +230,7 @@ int run_peer(const PeerOptions& o, const std::atomic<bool>& stop) {
     const DebugFaults faults(o.debug);
     round::PeerSession session({.config = config,
                                 .loop = loop,
-                                .side = swarm_side(o, config, key, faults),
+                                .side = swarm_side(o, config, key, faults, feed.get()),
                                 .stop = &stop});
 
     // 2. Its own checkpoint, if it has one: it may still hold the run's current state.

@@ -195,6 +195,23 @@ LOCO_API loco_status loco_peer_data_files(loco_peer* peer, double timeout_s, siz
  * the next loco_peer_data_files or loco_peer_close. */
 LOCO_API const char* loco_peer_data_path(const loco_peer* peer, size_t k);
 
+typedef struct loco_data_shard {
+  uint32_t index; /* the data shard the tracker gives this peer now, of count */
+  uint32_t count;
+  uint64_t changes; /* how many times it changed since loco_peer_join */
+} loco_data_shard;
+
+/* The data shard the tracker gives this peer now, after loco_peer_join. The join gave the first
+ * (loco_join_info); a join again, which the peer makes on its own after an eviction (its process
+ * was silent past the run's eviction timeout) or a tracker restart, may give another, seen as a
+ * round waits. A trainer calls this after each round: when `changes` grew, its shard is another,
+ * and in a run whose dataset the peer fetches, the new shard's train shards are being fetched
+ * from that call on; loco_peer_data_files (which waits for them) then names them. The old
+ * shard's files stay in the cache until the shard changes again.
+ *   LOCO_ERR_INVALID_ARGUMENT  `shard` is null
+ *   LOCO_ERR_STATE             before loco_peer_join, or after loco_peer_leave */
+LOCO_API loco_status loco_peer_data_shard(loco_peer* peer, loco_data_shard* shard);
+
 /* One DiLoCo round from the bound buffers as they are now: Δ = θ − buffers, averaged with the
  * round's group, the outer step, and the new θ written back into the buffers (unless skipped).
  * Blocks until the round lands, however long the group takes (loco_peer_interrupt ends the wait:

@@ -341,6 +341,19 @@ loco_status loco_peer_data_files(loco_peer* peer, double timeout_s, size_t* coun
   });
 }
 
+loco_status loco_peer_data_shard(loco_peer* peer, loco_data_shard* shard) {
+  if (const loco_status s = check_peer(peer, "loco_peer_data_shard"); s != LOCO_OK) return s;
+  if (shard == nullptr)
+    return fail(peer, LOCO_ERR_INVALID_ARGUMENT, "loco_peer_data_shard: shard must not be null");
+  if (const loco_status s = check_phase(peer, Phase::joined, "loco_peer_data_shard"); s != LOCO_OK)
+    return s;
+  return guarded(peer, [&] {
+    const loco::host::TrainerPeer::DataShard now = peer->peer->data_shard();
+    *shard = loco_data_shard{.index = now.index, .count = now.count, .changes = now.changes};
+    return LOCO_OK;
+  });
+}
+
 const char* loco_peer_data_path(const loco_peer* peer, size_t k) {
   if (peer == nullptr || k >= peer->data_files.size()) return nullptr;
   return peer->data_files[k].c_str();

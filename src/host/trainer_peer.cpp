@@ -14,6 +14,7 @@
 #include "loco/core/error.hpp"
 #include "loco/core/log.hpp"
 #include "loco/host/peer_options.hpp"
+#include "loco/host/peer_shards.hpp"
 #include "loco/model/model.hpp"
 #include "loco/net/units.hpp"
 #include "loco/swarm/swarm_thread.hpp"
@@ -124,7 +125,8 @@ TrainerPeer::TrainerPeer(train::TrainConfig config, std::unique_ptr<fetch::Shard
       feed_(std::move(feed)),
       key_(key),
       layout_(genesis.arena(0).shared_layout()),
-      group_(std::make_unique<swarm::SwarmThread>(std::move(swarm), key_), &stop_),
+      // Its dataset shared with the run's other peers, theirs asked first (host/peer_shards.hpp).
+      group_(sharing_thread(std::move(swarm), key_, feed_.get()), &stop_),
       local_(layout_),
       buffers_(layout_->tensor_count()) {
   const train::StrategyKind kind = train::strategy_row(config_.strategy.kind).kind;
@@ -244,11 +246,16 @@ std::optional<std::vector<std::filesystem::path>> TrainerPeer::data_files(Durati
                 "\"dataset\" with mirrors, or peer.data-cache is not set)");
   if (phase_ != Phase::joined)
     throw Error(ErrorCategory::invalid_argument, "data_files: after join only");
+  data_shard();  // a shard given since: its files
   feed_->assign(shard_);
   const auto deadline = std::chrono::steady_clock::now() + patience;
-  for (;;) {
+  // The feed offers a shard's tokens once, as they come: asked again, the files are in already.
+  while (whole_ != shard_) {
     const std::optional<fetch::ShardFeed::Held> held = feed_->wait(stop_, deadline);
-    if (held && held->whole) break;
+    if (held && held->whole && held->shard == shard_) {
+      whole_ = shard_;
+      break;
+    }
     if (stop_.load()) return std::nullopt;
     if (std::chrono::steady_clock::now() >= deadline)
       throw Error(
@@ -262,6 +269,23 @@ std::optional<std::vector<std::filesystem::path>> TrainerPeer::data_files(Durati
   for (std::size_t k = span.first; k < span.end; ++k)
     files.push_back(feed_->folder() / feed_->manifest().train[k].name);
   return files;
+}
+
+TrainerPeer::DataShard TrainerPeer::data_shard() {
+  if (phase_ != Phase::joined)
+    throw Error(ErrorCategory::invalid_argument, "data_shard: after join only");
+  const proto::JoinReply& latest = group_.last_join();
+  const data::ShardSpec now{latest.shard_index, latest.shard_count};
+  if (now != shard_) {
+    spdlog::info(
+        "the tracker gave this peer data shard {} of {} (it held {} of {}) as it joined "
+        "again{}",
+        now.index, now.count, shard_.index, shard_.count, feed_ ? ": fetching it" : "");
+    shard_ = now;
+    ++shard_changes_;
+    if (feed_) feed_->assign(shard_);
+  }
+  return {.index = shard_.index, .count = shard_.count, .changes = shard_changes_};
 }
 
 void TrainerPeer::overlap() {

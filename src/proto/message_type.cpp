@@ -66,6 +66,10 @@ constexpr std::array kMessages = {
     MessageInfo{MessageType::state_refusal, 1, "state refusal", 4 * kKiB, Route::peer_to_peer},
     MessageInfo{MessageType::chunk_request, 1, "chunk request", 1 * kKiB, Route::peer_to_peer},
     MessageInfo{MessageType::state_chunk, 1, "state chunk", kMiB + kKiB, Route::peer_to_peer},
+    // A dataset's train shards, a piece of at most a MiB at a time (shard_transfer.hpp).
+    MessageInfo{MessageType::shard_request, 1, "shard request", 64, Route::peer_to_peer},
+    MessageInfo{MessageType::shard_piece, 1, "shard piece", kMiB + 64, Route::peer_to_peer},
+    MessageInfo{MessageType::shard_refusal, 1, "shard refusal", 1 * kKiB, Route::peer_to_peer},
     // Nothing but the version byte.
     MessageInfo{MessageType::keepalive, 1, "keepalive", 16, Route::peer_to_peer},
     MessageInfo{MessageType::link_open, 1, "link open", 16, Route::peer_to_peer},

@@ -141,6 +141,16 @@ class Peer {
     return out;
   }
 
+  py::dict data_shard() {
+    loco_data_shard shard{};
+    check(loco_peer_data_shard(open(), &shard), peer_);
+    py::dict out;
+    out["index"] = shard.index;
+    out["count"] = shard.count;
+    out["changes"] = shard.changes;
+    return out;
+  }
+
   py::dict round(float loss) {
     loco_round_result result{};
     loco_status status;
@@ -375,6 +385,7 @@ PYBIND11_MODULE(_loco, m) {
       .def("bind_bf16", &Peer::bind_bf16)
       .def("join", &Peer::join)
       .def("data_files", &Peer::data_files)
+      .def("data_shard", &Peer::data_shard)
       .def("round", &Peer::round)
       .def("overlap", &Peer::overlap)
       .def("round_start", &Peer::round_start)

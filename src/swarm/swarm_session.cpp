@@ -61,6 +61,7 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
           .on_lost =
               [this](const proto::PeerKey& peer, const std::string& why) {
                 spdlog::info("the link with peer {} ended: {}", secure::short_id(peer), why);
+                shards_->on_lost(peer, why);
                 core_->on_peer_lost(steady_now(), peer, why);
                 drive();
               }});
@@ -97,6 +98,13 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
           .addresses = trackers.size()});
   compute_ = std::make_unique<round::ComputeLink>(*core_, mailbox_, guard_, config_.poison);
   relayed_ = std::make_unique<net::RelayedLinks>(identity_, config_.run_id);
+  shards_ = std::make_unique<ShardService>(
+      config_.shards, config_.corrupt_shards,
+      [this](const proto::PeerKey& to, proto::MessageType type, std::vector<std::byte> body,
+             proto::SendOn on) {
+        const proto::Member* member = core_->client().member(to);
+        mesh_->send(to, member != nullptr ? member->address : "", type, std::move(body), on);
+      });
   const proto::PeerKey pin = config_.tracker_key;
   link_ = net::TrackerLink::create(
       io_, std::move(trackers),
@@ -229,6 +237,10 @@ void SwarmSession::relayed_dropped(const std::string& what) {
 void SwarmSession::to_core(const proto::PeerKey& from, proto::MessageType type,
                            std::span<const std::byte> body) {
   try {
+    if (proto::is_shard_message(type)) {  // the dataset's, not the core's (shard_service.hpp)
+      shards_->on_message(from, type, body);
+      return;
+    }
     if (type == proto::MessageType::ring_chunk || type == proto::MessageType::all_gather_part) {
       const proto::PeerCore::CollectiveId id = proto::PeerCore::collective_id(type, body);
       reach(id.gather_phase ? FaultPoint::all_gather : FaultPoint::reduce_scatter, id.round);
@@ -241,6 +253,31 @@ void SwarmSession::to_core(const proto::PeerKey& from, proto::MessageType type,
     spdlog::warn("peer {}: {}; dropping it", secure::short_id(from), e.what());
     mesh_->drop(from);
   }
+}
+
+ShardPeers SwarmSession::shard_peers() const {
+  ShardPeers peers;
+  if (!core_ || !core_->client().joined()) return peers;
+  peers.shard_count = core_->client().membership().shard_count;
+  peers.viewed = core_->client().view_changes() > 0;
+  for (const proto::Member& m : core_->client().view().members)
+    if (m.key != identity_.public_key()) peers.members.push_back(m);
+  return peers;
+}
+
+std::uint64_t SwarmSession::ask_piece(const proto::PeerKey& peer,
+                                      const proto::ShardRequest& request, ShardService::Done done) {
+  if (!core_ || !core_->client().is_member(peer)) {
+    done({.bytes = {}, .error = "not a member of this peer's view"});
+    return 0;
+  }
+  const std::uint64_t id = shards_->ask(peer, request, std::move(done));
+  drive();
+  return id;
+}
+
+void SwarmSession::cancel_piece(std::uint64_t id) {
+  if (shards_) shards_->cancel(id);
 }
 
 void SwarmSession::leave(const std::string& reason) {

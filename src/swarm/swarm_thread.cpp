@@ -9,7 +9,9 @@
 namespace loco::swarm {
 
 SwarmThread::SwarmThread(SwarmConfig config, const secure::KeyPair& identity)
-    : session_(io_, std::move(config), identity, mailbox_, traffic_, guard_), grace_(io_) {
+    : session_(io_, std::move(config), identity, mailbox_, traffic_, guard_),
+      grace_(io_),
+      shard_link_(std::make_shared<ShardLink>(io_, session_)) {
   work_ =
       std::make_unique<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>(
           io_.get_executor());
@@ -27,6 +29,7 @@ SwarmThread::SwarmThread(SwarmConfig config, const secure::KeyPair& identity)
 }
 
 SwarmThread::~SwarmThread() {
+  shard_link_->detach();
   leave("stopping");
   thread_.join();
 }

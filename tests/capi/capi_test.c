@@ -247,6 +247,11 @@ static void test_errors_of_an_open_peer(void) {
   expect_error(loco_peer_join(peer, 10.0, NULL), LOCO_ERR_INVALID_ARGUMENT, peer, "is not bound",
                "join with tensors unbound");
   expect_error(loco_peer_round(peer, 0, NULL), LOCO_ERR_STATE, peer, "join", "a round before join");
+  loco_data_shard shard;
+  expect_error(loco_peer_data_shard(peer, &shard), LOCO_ERR_STATE, peer, "join",
+               "the data shard before join");
+  expect_error(loco_peer_data_shard(peer, NULL), LOCO_ERR_INVALID_ARGUMENT, peer, "null",
+               "the data shard into nothing");
   loco_due due;
   expect_error(loco_peer_fragment_due(peer, 1, &due), LOCO_ERR_STATE, peer, "not a Streaming",
                "a fragment call in DiLoCo");

@@ -41,24 +41,6 @@ std::string fetch_run_config(const fs::path& path, const std::string& hash,
       path, hash, mirrors.empty() ? "" : "mirrors = [" + mirrors + "]\n", rounds);
 }
 
-// A mirror process that prints its base URL on its first line ("... http://HOST:PORT/ ...").
-struct Mirror {
-  Mirror(const std::vector<std::string>& argv, const fs::path& log) : process(argv, log) {
-    const std::string line = process.read_line();
-    const auto at = line.find("http://");
-    if (at != std::string::npos) url = line.substr(at, line.find('/', at + 7) + 1 - at);
-  }
-  test::ChildProcess process;
-  std::string url;
-};
-
-// Debian's python3 serving `folder` on loopback ("Serving HTTP on 127.0.0.1 port N (http://...)").
-Mirror python_mirror(const fs::path& folder, const fs::path& log) {
-  return Mirror({"/usr/bin/python3", "-u", "-m", "http.server", "0", "--bind", "127.0.0.1",
-                 "--directory", folder.string()},
-                log);
-}
-
 // The data shard of 2 a peer's log says it trains on.
 std::uint32_t shard_in(const std::string& log) {
   return log.find("data shard 1 of 2") != std::string::npos ? 1 : 0;
@@ -87,7 +69,7 @@ TEST(DatasetFetch, PeersFetchTheirShardsFromAMirrorAndTheTrackerSkippingCorrupte
   // The mirror's copy: the first shard of each data shard lost a bit on the way.
   fs::copy(data, dir / "mirror", fs::copy_options::recursive);
   for (const auto& span : spans) test::flip_a_bit(dir / "mirror" / span.front(), 100);
-  const Mirror mirror = python_mirror(dir / "mirror", dir / "mirror.log");
+  const test::Mirror mirror = test::python_mirror(dir / "mirror", dir / "mirror.log");
   ASSERT_FALSE(mirror.url.empty()) << test::read_text(dir / "mirror.log");
 
   constexpr std::uint64_t kRounds = 2;
@@ -171,8 +153,9 @@ TEST(DatasetFetch, APeerKilledMidDownloadResumesTheShardWithARange) {
   ASSERT_FALSE(prepared.hash.empty());
   const fs::path& data = prepared.folder;
   // A mirror that trickles the train shards (8 KiB each) at 8 KiB/s, the rest at full speed.
-  Mirror mirror({LOCO_SOURCE_DIR "/tests/support/slow_mirror.py", data.string(), "train-", "8192"},
-                dir / "mirror.log");
+  test::Mirror mirror(
+      {LOCO_SOURCE_DIR "/tests/support/slow_mirror.py", data.string(), "train-", "8192"},
+      dir / "mirror.log");
   ASSERT_FALSE(mirror.url.empty()) << test::read_text(dir / "mirror.log");
 
   constexpr std::uint64_t kRounds = 1;
@@ -236,7 +219,7 @@ TEST(DatasetFetch, APeerWhoseShardsTrickleInTrainsTheSameBatchesAsOneWithALocalC
   const test::PreparedDataset prepared = test::prepare_english_dataset(dir.path());
   ASSERT_FALSE(prepared.hash.empty());
   // Train shards at 8 KiB/s (about a second each): the peer outruns them and waits.
-  Mirror mirror(
+  test::Mirror mirror(
       {LOCO_SOURCE_DIR "/tests/support/slow_mirror.py", prepared.folder.string(), "train-", "8192"},
       dir / "mirror.log");
   ASSERT_FALSE(mirror.url.empty()) << test::read_text(dir / "mirror.log");
@@ -284,7 +267,7 @@ TEST(DatasetFetch, APeerWhoseLaterShardNoSourceGivesTrainsOnWhatItHoldsUntilItCo
   // The only mirror lacks the second train shard at first (a 404).
   fs::copy(prepared.folder, dir / "mirror", fs::copy_options::recursive);
   ASSERT_TRUE(fs::remove(dir / "mirror" / "train-00001.bin"));
-  const Mirror mirror = python_mirror(dir / "mirror", dir / "mirror.log");
+  const test::Mirror mirror = test::python_mirror(dir / "mirror", dir / "mirror.log");
   ASSERT_FALSE(mirror.url.empty()) << test::read_text(dir / "mirror.log");
 
   // 16 rounds of 4 steps of 100 ms and 8 windows: past the first shard's 127 windows (4,096

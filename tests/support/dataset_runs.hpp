@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "english_text.hpp"
@@ -67,6 +68,45 @@ inline std::vector<std::string> shards_of(const std::filesystem::path& data, std
   std::vector<std::string> names;
   for (std::size_t k = span.first; k < span.end; ++k) names.push_back(m.train[k].name);
   return names;
+}
+
+// A mirror process that prints its base URL on its first line ("... http://HOST:PORT/ ...").
+struct Mirror {
+  Mirror(const std::vector<std::string>& argv, const std::filesystem::path& log)
+      : process(argv, log) {
+    const std::string line = process.read_line();
+    const auto at = line.find("http://");
+    if (at != std::string::npos) url = line.substr(at, line.find('/', at + 7) + 1 - at);
+  }
+  ChildProcess process;
+  std::string url;
+};
+
+// Debian's python3 serving `folder` on loopback ("Serving HTTP on 127.0.0.1 port N (http://...)"):
+// its command line, and the mirror.
+inline std::vector<std::string> python_mirror_argv(const std::filesystem::path& folder) {
+  return {"/usr/bin/python3", "-u",        "-m",          "http.server",  "0",
+          "--bind",           "127.0.0.1", "--directory", folder.string()};
+}
+inline Mirror python_mirror(const std::filesystem::path& folder, const std::filesystem::path& log) {
+  return Mirror(python_mirror_argv(folder), log);
+}
+
+// How many times `text` holds `part`.
+inline std::size_t count_of(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+// Waits (at most 60 s) until the tracker's log holds `part` `times` times.
+inline bool tracker_logged(const TrackerProcess& tracker, const std::string& part,
+                           std::size_t times = 1) {
+  for (int i = 0; i < 1200; ++i) {
+    if (count_of(tracker.log(), part) >= times) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
 }
 
 // Flips a bit of `file`'s byte `at`: a copy that lost a bit on the way.

@@ -9,8 +9,11 @@
 // the manifest's size and BLAKE2b, and only then renamed into place. A source that fails
 // (unreachable, 404, HTML, wrong length, truncated, too slow, bytes failing their hash) is named
 // in the log, the file is fetched from the next one, and the failed source is tried last from then
-// on. Room is made under the cache's cap before a byte is fetched (fetch/cache_cap.hpp); the
-// sizes come from the manifest, which the run's hash pins, never from a source.
+// on. A train shard is asked of the run's other peers first when the caller gives them
+// (set_peer_sources: the peers that may hold it; a peer whose bytes fail the hash is named and not
+// asked again), then of the HTTP sources. Room is made under the cache's cap before a byte is
+// fetched (fetch/cache_cap.hpp); the sizes come from the manifest, which the run's hash pins, never
+// from a source.
 
 #include <atomic>
 #include <chrono>
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "loco/data/dataset_manifest.hpp"
+#include "loco/fetch/file_source.hpp"
 #include "loco/fetch/http_get.hpp"
 
 namespace loco::fetch {
@@ -64,6 +68,9 @@ class DatasetFetcher {
   // gave it whole and checked (each source's failure in the message), Error(resource) when the
   // cap cannot hold it beside the files in use, Error(io) for the cache's disk.
   bool fetch(const data::DatasetFile& file);
+  // The peers to ask for a train shard before the HTTP sources (file_source.hpp); a peer whose
+  // bytes fail a hash is not asked again. Any thread; takes effect at the next file.
+  void set_peer_sources(PeerSources peers);
 
  private:
   struct State;

@@ -12,7 +12,8 @@
 // second assign() (a new data shard) starts on the new shard; the tokens of the old one stay valid
 // for as long as the loop holds them (Held::memory), so it trains on them until the first of the
 // new is offered. loco-peer calls assign() at its join and again when a later join (after an
-// eviction or a tracker restart) gives it another shard.
+// eviction or a tracker restart) gives it another shard; a trainer peer when its trainer asks for
+// its data shard after a round (host/trainer_peer.hpp, data_shard).
 //
 // A manifest shard no source gives (each failed: unreachable, its hash, ...) stops the feed when
 // it has offered nothing yet: the peer has nothing to train on. Once it has offered tokens, it
@@ -60,6 +61,9 @@ class ShardFeed {
 
   // The peer's data shard from now on.
   void assign(data::ShardSpec shard);
+  // The run's other peers, asked for a train shard before the HTTP sources
+  // (DatasetFetcher::set_peer_sources). Any thread.
+  void set_peer_sources(PeerSources peers) { fetcher_->set_peer_sources(std::move(peers)); }
   // The tokens of the assigned shard held now, when more are held than at the last call (or it is
   // a new shard's first); nothing otherwise. Rethrows the error that stopped the feed's thread
   // (no source gave a shard, the cap, the disk).

@@ -126,6 +126,17 @@ class TrainerPeer {
   // join, Error(network) when they are not in within `patience`, and as the feed (no source gave
   // the first one, the cap, the disk). Interrupted: returns nothing.
   std::optional<std::vector<std::filesystem::path>> data_files(Duration patience);
+  // The data shard the tracker gives this peer now, after join. join() gave the first; a join
+  // again (after an eviction or a tracker restart, which the network thread makes on its own, seen
+  // as a round waits) may give another. `changes` counts the changes since join. A peer that
+  // fetches its dataset starts on a new shard's train shards at the call that sees it, while the
+  // trainer goes on with the old ones; data_files() gives the new paths once they are in.
+  struct DataShard {
+    std::uint32_t index = 0;
+    std::uint32_t count = 1;
+    std::uint64_t changes = 0;
+  };
+  DataShard data_shard();
   // Writes loco's part (above) to `path` atomically. After join. Throws Error(io).
   void save(const std::filesystem::path& path);
   // Reads what save() wrote, before join: join() then offers that state to the run. Throws
@@ -206,7 +217,9 @@ class TrainerPeer {
 
   train::TrainConfig config_;
   std::unique_ptr<fetch::ShardFeed> feed_;  // when the peer fetches its dataset
-  data::ShardSpec shard_;                   // the tracker's, at join
+  data::ShardSpec shard_;                   // the tracker's, at join and as data_shard() saw it
+  std::uint64_t shard_changes_ = 0;         // since join
+  std::optional<data::ShardSpec> whole_;    // the shard whose files data_files() gave
   secure::KeyPair key_;
   std::atomic<bool> stop_{false};
   std::shared_ptr<const ArenaLayout> layout_;

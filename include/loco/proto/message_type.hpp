@@ -53,6 +53,9 @@ enum class MessageType : std::uint16_t {
   state_refusal = 0x0303,
   chunk_request = 0x0304,
   state_chunk = 0x0305,
+  shard_request = 0x0306,  // a piece of a dataset's train shard (shard_transfer.hpp)
+  shard_piece = 0x0307,
+  shard_refusal = 0x0308,
   // peer <-> peer, on an otherwise idle link: keeps it inside the channel's idle timeout
   keepalive = 0x0401,
   // peer -> peer: a member that is not reachable opens its link to a reachable member of its

@@ -21,6 +21,7 @@
 #include "loco/net/tracker_link.hpp"
 #include "loco/proto/peer_core.hpp"
 #include "loco/round/network_side.hpp"
+#include "loco/swarm/shard_service.hpp"
 
 namespace loco::swarm {
 
@@ -59,8 +60,13 @@ struct SwarmConfig {
   Duration idle_timeout = std::chrono::minutes(5);  // of the links between peers (keepalives)
   std::shared_ptr<net::LinkShaper> link;            // this peer's emulated WAN link, may be null
   net::ListenerLimits listener_limits = net::ListenerLimits::peer_defaults();  // the mesh's
-  // For the test suite only: this peer misbehaves (compute_link.hpp: scale, segment, nan, tokens).
+  // The dataset's train shards this peer serves to the members that ask (host/peer_shards.hpp:
+  // its data cache); null: none.
+  std::shared_ptr<const ShardStore> shards;
+  // For the test suite only: this peer misbehaves (compute_link.hpp: scale, segment, nan, tokens;
+  // corrupt_shards: a bit of every shard piece it serves flipped).
   std::string poison;
+  bool corrupt_shards = false;
   // For the test suite only: called with the round at each fault point; may end or stop the
   // process.
   std::function<void(FaultPoint, std::uint64_t round)> fault_point;
@@ -79,6 +85,12 @@ class SwarmSession {
   void run(const round::NetworkSide::Command& command);
   // Leaves the run (ComputeLink::leave) and closes every connection.
   void leave(const std::string& reason);
+  // The dataset's shards (shard_link.hpp, after start): the members of the view but this peer,
+  // and a piece asked of one (`done` on this thread; nothing after cancel_piece).
+  ShardPeers shard_peers() const;
+  std::uint64_t ask_piece(const proto::PeerKey& peer, const proto::ShardRequest& request,
+                          ShardService::Done done);
+  void cancel_piece(std::uint64_t id);
   // Set at construction: any thread may ask.
   bool gossip() const { return config_.gossip_group != 0; }
   int threads() const { return config_.threads; }
@@ -116,6 +128,7 @@ class SwarmSession {
   std::shared_ptr<net::PeerMesh> mesh_;
   std::shared_ptr<net::RouterPort> router_port_;  // null: nothing mapped
   std::unique_ptr<net::RelayedLinks> relayed_;    // with the core
+  std::unique_ptr<ShardService> shards_;          // with the core
   boost::asio::steady_timer timer_;               // the core's deadline
   TimePoint timer_at_ = kNever;
   static constexpr std::uint64_t kLoggedRelayedDrops = 16;

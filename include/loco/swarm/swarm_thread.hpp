@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "loco/round/network_side.hpp"
+#include "loco/swarm/shard_link.hpp"
 #include "loco/swarm/swarm_session.hpp"
 
 namespace loco::swarm {
@@ -34,6 +35,9 @@ class SwarmThread final : public round::NetworkSide {
   void leave(const std::string& reason) override;
   bool gossip() const override { return session_.gossip(); }
   round::SharedStateGuard& guard() override { return guard_; }
+  // The dataset fetch's way to the mesh (shard_link.hpp), for any thread; detached when this
+  // thread stops.
+  std::shared_ptr<ShardLink> shard_link() const { return shard_link_; }
   const round::TrafficCounters& traffic() const override { return traffic_; }
 
  private:
@@ -43,6 +47,7 @@ class SwarmThread final : public round::NetworkSide {
   round::SharedStateGuard guard_;
   SwarmSession session_;
   boost::asio::steady_timer grace_;
+  std::shared_ptr<ShardLink> shard_link_;
   std::unique_ptr<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   std::thread thread_;
   bool left_ = false;

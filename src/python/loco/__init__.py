@@ -32,13 +32,14 @@ from pathlib import Path
 
 from . import _loco
 
-__all__ = ["Error", "JoinInfo", "Peer", "RoundResult", "StreamingInfo", "keygen", "version",
+__all__ = ["DataShard", "Error", "JoinInfo", "Peer", "RoundResult", "StreamingInfo", "keygen", "version",
            "write_genesis"]
 
 version = _loco.version()
 
 # step: the inner step the run's state stands for; the trainer's count goes on from it.
 JoinInfo = namedtuple("JoinInfo", "fetched round shard_index shard_count step")
+DataShard = namedtuple("DataShard", "index count changes")
 # times: where loco's part of the round went, in seconds (gather_s, delta_s, exchange_s, hash_s,
 # outer_s, write_back_s: loco/loco.h's loco_round_times), and the copies of the tensors bound
 # through a copy (_Staged) that the round made, from its start to its landing: staging_bytes (both
@@ -354,6 +355,14 @@ class Peer:
         checked against the run's manifest, in order (uint16 little-endian tokens each). Only
         those are fetched, not the whole dataset."""
         return [Path(p) for p in self._peer.data_files(float(timeout))]
+
+    def data_shard(self):
+        """After join: the data shard the tracker gives this peer now (index, count) and how many
+        times it changed since join (changes). A join again, which the peer makes on its own after
+        an eviction or a tracker restart, may give another; call this after each round, and when
+        `changes` grew, data_files() (which waits for the new shard's files, fetched from that
+        call on) names the new shard's train shards."""
+        return DataShard(**self._peer.data_shard())
 
     def round(self, loss=float("nan")):
         """One DiLoCo round from the bound tensors; they hold the new θ after it (unless skipped).
