@@ -145,6 +145,7 @@ class Swarm {
   std::unique_ptr<TrackerNode> tracker_;
   TrackerNode::Observer tracker_watcher_;
   GossipGroupings groupings_;
+  ManifestMemo manifests_;
   PeerWorld world_;
   std::vector<std::unique_ptr<PeerDisk>> disks_;
   std::vector<NodeId> nodes_;
