@@ -78,9 +78,7 @@ std::size_t direct_chunk_values(std::size_t values, std::size_t chunk_values) {
 }
 
 AllReduce::AllReduce(AllReduceConfig config, std::size_t values, Segments segments)
-    : config_(std::move(config)),
-      values_(values),
-      grain_(segments == Segments::whole_chunks ? config_.chunk_values : 1) {
+    : config_(std::move(config)), values_(values) {
   LOCO_ASSERT(!config_.members.empty() && config_.self < config_.members.size(),
               "an all-reduce needs its members and this member's place");
   LOCO_ASSERT(config_.codec != nullptr, "an all-reduce needs a codec");
@@ -88,6 +86,10 @@ AllReduce::AllReduce(AllReduceConfig config, std::size_t values, Segments segmen
               "an all-reduce's weights are one per member, or none");
   LOCO_ASSERT(config_.chunk_values > 0 && config_.chunk_values <= AllReduceConfig::kMaxChunkValues,
               "chunk size out of range");
+  const std::size_t grain = segments == Segments::whole_chunks ? config_.chunk_values : 1;
+  const std::size_t n = member_count();
+  bounds_.reserve(n + 1);
+  for (std::size_t g = 0; g <= n; ++g) bounds_.push_back(segment_begin(values_, n, g, grain));
 }
 
 double AllReduce::at_most_weight(std::size_t contributions) const {
@@ -97,15 +99,12 @@ double AllReduce::at_most_weight(std::size_t contributions) const {
 }
 
 std::size_t AllReduce::segment_size(std::size_t segment) const {
-  const std::size_t n = member_count();
-  return segment_begin(values(), n, segment + 1, grain_) -
-         segment_begin(values(), n, segment, grain_);
+  return bounds_[segment + 1] - bounds_[segment];
 }
 
 AllReduce::Chunk AllReduce::chunk(std::size_t segment, std::size_t k) const {
-  const std::size_t begin = segment_begin(values(), member_count(), segment, grain_);
-  const std::size_t at = begin + k * config_.chunk_values;
-  return Chunk{at, std::min(config_.chunk_values, begin + segment_size(segment) - at)};
+  const std::size_t at = bounds_[segment] + k * config_.chunk_values;
+  return Chunk{at, std::min(config_.chunk_values, bounds_[segment + 1] - at)};
 }
 
 std::size_t AllReduce::chunks_in(std::size_t segment) const {

@@ -58,7 +58,7 @@ void ModelledProcess::start() {
     state_.theta = world_.compute->genesis();
     state_.momentum.assign(state_.theta.size(), 0.0f);
   }
-  proto::StateManifest manifest = state_.manifest();
+  proto::StateManifest manifest = manifest_of(state_);
   node_.start_core(world_.client.join.genesis, state_.round, manifest.state_hash());
   serve_current(std::move(manifest));
 }
@@ -157,7 +157,7 @@ void ModelledProcess::on_mean(const round::SwarmEvent& e) {
   PeerState next = state_;
   optim::outer_nesterov_step(world_.compute->outer(), next.theta, next.momentum, mean);
   next.round = e.round;
-  tentative_manifest_ = next.manifest();
+  tentative_manifest_ = manifest_of(next);
   tentative_ = std::move(next);
   mine_ = tentative_manifest_.state_hash();
   link().round_done(e.round, e.attempt, mine_);
@@ -185,7 +185,7 @@ void ModelledProcess::apply_gossip(const round::SwarmEvent& e) {
                               mean.begin() + static_cast<std::ptrdiff_t>(2 * dim)}};
   optim::outer_nesterov_step(world_.compute->outer(), next.theta, next.momentum,
                              mean.subspan(2 * dim));
-  proto::StateManifest manifest = next.manifest();
+  proto::StateManifest manifest = manifest_of(next);
   world_.ledger->group_installed(node_.now(), node_.key(), state_.round, next.round, 0, e.group,
                                  manifest.state_hash());
   state_ = std::move(next);
@@ -202,7 +202,7 @@ void ModelledProcess::on_fetched(const round::SwarmEvent& e) {
   PeerState fetched = state_;
   if (e.state && !fetched.load(e.round, *e.state))  // none: the state it serves
     throw Error(ErrorCategory::format, "a fetched state of another size");
-  proto::StateManifest manifest = fetched.manifest();
+  proto::StateManifest manifest = manifest_of(fetched);
   const Digest hash = manifest.state_hash();
   if (gossip())
     world_.ledger->copied(node_.now(), node_.key(), fetched.round, hash);
@@ -220,6 +220,10 @@ void ModelledProcess::serve_current(proto::StateManifest manifest) {
   state_hash_ = manifest.state_hash();
   link().serve_copy(std::move(manifest),
                     std::make_shared<const std::vector<std::byte>>(state_.bytes()));
+}
+
+proto::StateManifest ModelledProcess::manifest_of(const PeerState& state) const {
+  return world_.manifests != nullptr ? world_.manifests->manifest(state) : state.manifest();
 }
 
 bool ModelledProcess::gossip() const {

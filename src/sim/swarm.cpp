@@ -112,6 +112,7 @@ Swarm::Swarm(SwarmConfig config)
                      .gossip_group = config_.gossip_group,
                      .gossip_wait = config_.gossip_wait,
                      .groupings = &groupings_,
+                     .manifests = &manifests_,
                      .strategy = config_.strategy.get(),
                      .relay = config_.relay,
                      .phase_time = config_.phase_time};

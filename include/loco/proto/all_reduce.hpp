@@ -212,7 +212,8 @@ class AllReduce {
 
   AllReduceConfig config_;
   std::size_t values_;
-  std::size_t grain_;
+  // segment_begin(g) for g in [0, members]: computed once, not at every chunk (two divisions each).
+  std::vector<std::size_t> bounds_;
   std::vector<float> scratch_;
 
  private:

@@ -83,6 +83,8 @@ class ModelledProcess {
   void on_fetched(const round::SwarmEvent& e);
   // state_ changed to the state `manifest` describes: serve it (the core tells the tracker).
   void serve_current(proto::StateManifest manifest);
+  // Its manifest: from the world's memo when there is one (the same manifest).
+  proto::StateManifest manifest_of(const PeerState& state) const;
   bool gossip() const;
   round::ComputeLink& link();
 

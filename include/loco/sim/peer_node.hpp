@@ -36,6 +36,7 @@
 #include "loco/sim/gossip_groupings.hpp"
 #include "loco/sim/ledger.hpp"
 #include "loco/sim/lying_member.hpp"
+#include "loco/sim/manifest_memo.hpp"
 #include "loco/sim/modelled_process.hpp"
 #include "loco/sim/strategy_process.hpp"
 
@@ -69,6 +70,8 @@ struct PeerWorld {
   // slower (crashed ones are removed by the tracker); it bounds a grouping they did not share.
   Duration gossip_wait = std::chrono::minutes(10);
   GossipGroupings* groupings = nullptr;  // gossip mode: shared by the peers
+  // Modelled peers' state manifests, shared by the peers (manifest_memo.hpp); null: each hashes.
+  ManifestMemo* manifests = nullptr;
   // Set: every peer trains with this run's strategy (strategy_process.hpp); null: modelled.
   const StrategyRun* strategy = nullptr;
   proto::RelayBudget relay{};  // what a reachable peer relays (proto/relay_core.hpp)

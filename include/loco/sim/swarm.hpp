@@ -165,6 +165,7 @@ class Swarm {
   std::vector<std::unique_ptr<ReplicaNode>> replicas_;
   TrackerNode::Observer tracker_watcher_;
   GossipGroupings groupings_;
+  ManifestMemo manifests_;
   PeerWorld world_;
   std::vector<std::unique_ptr<PeerDisk>> disks_;
   std::vector<NodeId> nodes_;
