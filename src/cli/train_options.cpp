@@ -6,6 +6,7 @@
 
 #include "loco/cli/app.hpp"
 #include "loco/core/error.hpp"
+#include "loco/train/strategy_kinds.hpp"
 #include "loco/train/train_config.hpp"
 
 namespace loco::cli {
@@ -82,9 +83,8 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
   add_path("--train.init", c.train.init, "initial parameters, nanoGPT names (empty = from seed)");
   cli::add_path_option(app, "--init", c.train.init, "same as --train.init");
 
-  add("--strategy.kind", c.strategy.kind,
-      "none (local AdamW only), diloco, ddp (gradients averaged every step), streaming, demo or "
-      "sparseloco");
+  const std::string kinds = train::strategy_names(nullptr, '\0') + " (none: local AdamW only)";
+  add("--strategy.kind", c.strategy.kind, kinds.c_str());
   add("--strategy.diloco-h", c.strategy.diloco_h, "DiLoCo: inner steps per round (H)");
   add("--strategy.outer-lr", c.strategy.outer.lr, "DiLoCo: outer Nesterov learning rate (η)");
   add("--strategy.outer-momentum", c.strategy.outer.momentum,

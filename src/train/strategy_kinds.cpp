@@ -220,7 +220,8 @@ std::string strategy_names(bool StrategyRow::*having, char quote) {
   std::vector<std::string> names;
   for (const StrategyRow& row : kRows)
     if (having == nullptr || row.*having)
-      names.push_back(fmt::format("{0}{1}{0}", quote, row.name));
+      names.push_back(quote == '\0' ? std::string(row.name)
+                                    : fmt::format("{0}{1}{0}", quote, row.name));
   if (names.size() < 2) return fmt::format("{}", fmt::join(names, ""));
   const std::string last = names.back();
   names.pop_back();

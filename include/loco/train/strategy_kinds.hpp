@@ -93,8 +93,8 @@ std::span<const StrategyRow> strategy_rows();
 const StrategyRow& strategy_row(std::string_view kind);
 const StrategyRow& strategy_row(StrategyKind kind);
 std::string_view strategy_name(StrategyKind kind);
-// The names of the rows with `having` set (every row's: nullptr), each between `quote`s and
-// joined as "'a', 'b' or 'c'", for error messages.
+// The names of the rows with `having` set (every row's: nullptr), each between `quote`s (none:
+// '\0') and joined as "'a', 'b' or 'c'", for error messages and help texts.
 std::string strategy_names(bool StrategyRow::*having, char quote);
 
 }  // namespace loco::train
