@@ -8,8 +8,8 @@
 // to the clean run's; a run that stops committing is shown with the rounds it reached.
 // Then the same 8 peers as real SparseLoCo processes (sim/strategy_process.hpp; chunks of 64
 // keeping 8 in 2 bits, as bench/run.sh strategies) for --sparseloco-rounds rounds (0: none), the
-// liars lying in their messages (sim/lying_gather.hpp), the clip at 2 × the median norm, and once
-// scaled with the clip off: there the figure is the honest peers' loss once they finished.
+// liars lying in their messages (sim/lying_gather.hpp), the clip at the median norm (the default),
+// and once scaled with the clip off: there the figure is the honest peers' loss once they finished.
 // Prints the tables to stderr and, as its last line:
 //   sim-attacks: peers=8 rounds=… trim=… clean_loss=… worst_ratio=… worst=…
 //     sparseloco_clean_loss=… sparseloco_worst_ratio=… sparseloco_worst=…
@@ -35,6 +35,8 @@ namespace {
 using loco::sim::Behaviour;
 
 constexpr std::size_t kPeers = 8;
+// SparseLoCo's clip: the run config's default.
+const float kSparseClip = loco::train::StrategySection{}.sparseloco_clip;
 
 struct Options {
   std::uint64_t rounds = 20;
@@ -213,11 +215,11 @@ int main(int argc, char** argv) {
   Worst sparse_worst{.ratio = NAN, .attack = "none"};
   double unclipped_ratio = NAN;
   if (o.sparseloco_rounds > 0) {
-    sparse_clean = run_sparseloco(o, {}, 2.0f);
-    sparse_worst = table("SparseLoCo, clip 2", sparse_clean, o.sparseloco_rounds,
+    sparse_clean = run_sparseloco(o, {}, kSparseClip);
+    sparse_worst = table("SparseLoCo, clip 1", sparse_clean, o.sparseloco_rounds,
                          {Behaviour::scaled, Behaviour::sign_flipped, Behaviour::random,
                           Behaviour::stale, Behaviour::zero_then_huge},
-                         [&](const auto& who) { return run_sparseloco(o, who, 2.0f); });
+                         [&](const auto& who) { return run_sparseloco(o, who, kSparseClip); });
     const Outcome unclipped = run_sparseloco(o, {{3, Behaviour::scaled}}, 0.0f);
     Worst ignored;
     std::fprintf(stderr, "SparseLoCo, clip off\n");

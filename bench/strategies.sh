@@ -10,7 +10,7 @@
 #   demo       DeMo, chunk 32, k 4, signs: a round every step, blocking
 #   demo-late  the same with the delayed apply: each step's round runs while the next step computes
 #   sparseloco SparseLoCo, the same H, chunks of 160 keeping 16 (10%) in 2 bits, each tensor's
-#              message through zstd -19, outer lr 1, β 0.8, clip 2 (the sweep that chose them:
+#              message through zstd -19, outer lr 1, β 0.8, clip 1 (the sweeps that chose them:
 #              docs/STRATEGIES.md, "SparseLoCo")
 # Per run: final validation loss, bytes sent by all peers, bytes per sync (a peer's bytes over the
 # rounds it committed: what its link carries in one burst, the peak the goals compare), wall time,
@@ -37,7 +37,7 @@ h=${H:-30}
 # SparseLoCo's settings, each overridable for a sweep (docs/STRATEGIES.md, "SparseLoCo"), e.g.
 #   H=60 SL_CHUNK=64 SL_TOPK=16 STRATEGIES=sparseloco LINKS=100Mbit bench/run.sh strategies
 sl_chunk=${SL_CHUNK:-160} sl_topk=${SL_TOPK:-16} sl_bits=${SL_BITS:-2}
-sl_lr=${SL_LR:-1.0} sl_beta=${SL_BETA:-0.8} sl_clip=${SL_CLIP:-2.0} sl_zstd=${SL_ZSTD:-19}
+sl_lr=${SL_LR:-1.0} sl_beta=${SL_BETA:-0.8} sl_clip=${SL_CLIP:-1.0} sl_zstd=${SL_ZSTD:-19}
 peers=4
 latency=50ms
 out=${OUT:-$root/build/release/bench-strategies}

@@ -20,7 +20,7 @@ SparseLoCoConfig sparseloco_config(const StrategySection& s);
 void validate_sparseloco(const TrainConfig& config);
 // Its chunk top-k codec from the sparseloco options.
 std::string sparseloco_codec_spec(const StrategySection& s);
-// E.g. "sparseloco H=20 beta=0.95 outer-lr=1 clip=2
+// E.g. "sparseloco H=20 beta=0.95 outer-lr=1 clip=1
 // codec=chunktopk:chunk=4096,topk=64,values=int2".
 std::string describe_sparseloco(const StrategySection& s);
 // "key=value\n" lines: a resume under other SparseLoCo options is refused.

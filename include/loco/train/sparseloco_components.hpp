@@ -43,7 +43,7 @@ struct SparseLoCoConfig {
                           // codec's blocks of k, one scale per chunk
   unsigned bits = 2;      // kept values in 2, 4 or 8 bits (int2, int4, int8)
   float outer_lr = 1.0f;  // θ ← θ − outer_lr·U
-  float clip = 2.0f;      // a message's norm ≤ clip × the median's; 0: no clipping
+  float clip = 1.0f;      // a message's norm ≤ clip × the median's; 0: no clipping
   unsigned zstd = 0;      // zstd level (1–19) of each tensor's message; 0: none. Lossless: the
                           // same bits of θ and e, fewer bytes (the u16 indices' high bytes)
 

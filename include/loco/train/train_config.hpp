@@ -120,7 +120,7 @@ struct StrategySection {
   std::size_t sparseloco_topk = 64;     // kept per chunk
   unsigned sparseloco_bits = 2;         // bits of a kept value: 2, 4 or 8
   float sparseloco_outer_lr = 1.0f;     // θ ← θ − outer_lr × the members' clipped mean
-  float sparseloco_clip = 2.0f;         // a member's update ≤ clip × the median norm; 0: off
+  float sparseloco_clip = 1.0f;         // a member's update ≤ clip × the median norm; 0: off
   unsigned sparseloco_zstd = 0;         // zstd level (1–19) of each tensor's message; 0: none
 };
 
