@@ -119,7 +119,7 @@ class Replicas {
         .committed_round;
   }
 
-  // The commit log the leaders wrote in etcd (tracker/commit_log.hpp), in key order: round order.
+  // The commit log the leaders wrote in etcd (replica/commit_log.hpp), in key order: round order.
   std::vector<replica::KeyValue> commit_log() {
     const std::string prefix = "/loco/" + run_id_ + "/rounds/";
     return client_.range({prefix, replica::prefix_end(prefix), 0, false}).kvs;
