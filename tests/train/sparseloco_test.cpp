@@ -212,7 +212,7 @@ TEST(SparseLoCo, TheRowChecksItsOptionsAndListsItsSettings) {
   TrainConfig config = tiny_sparseloco(0, 1);
   config.validate();
   EXPECT_EQ(describe_strategy(config),
-            "sparseloco H=5 beta=0.95 outer-lr=1 clip=2 "
+            "sparseloco H=5 beta=0.95 outer-lr=1 clip=1 "
             "codec=chunktopk:chunk=64,topk=8,values=int2");
   const Corpus corpus(config.data, 16);
   InnerLoop loop(config, corpus);
