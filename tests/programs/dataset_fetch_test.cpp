@@ -127,12 +127,20 @@ TEST(DatasetFetch, PeersFetchTheirShardsFromAMirrorAndTheTrackerSkippingCorrupte
       }
     }
   }
-  // a: the mirror's corrupted shard named and skipped, fetched from the tracker.
+  // a: the mirror's corrupted shard named and skipped, fetched from the tracker; unless b, a peer
+  // and so asked first, already held it whole when a asked (seen in CI): then a never asks the
+  // mirror for it.
   const std::string& a_first = spans[shard_in(a.log())].front();
-  EXPECT_THAT(a.log(), AllOf(HasSubstr("source " + mirror.url + " skipped for " + a_first +
-                                       ": the file fails its BLAKE2b check"),
-                             HasSubstr(a_first + " checked")))
-      << a.log();
+  EXPECT_THAT(a.log(), HasSubstr(a_first + " checked")) << a.log();
+  const std::size_t checked = a.log().find(a_first + " checked (");
+  const std::string checked_line =
+      checked == std::string::npos ? ""
+                                   : a.log().substr(checked, a.log().find('\n', checked) - checked);
+  if (checked_line.find(", from peer ") == std::string::npos) {
+    EXPECT_THAT(a.log(), HasSubstr("source " + mirror.url + " skipped for " + a_first +
+                                   ": the file fails its BLAKE2b check"))
+        << a.log();
+  }
   // b: the half shard resumed from the tracker, with a Range; the bad .part fetched again whole,
   // the tracker not blamed for it.
   const std::string& b_first = spans[shard_in(b.log())].front();
