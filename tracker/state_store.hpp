@@ -12,13 +12,11 @@
 #include <vector>
 
 #include "loco/proto/tracker_snapshot.hpp"
-#include "loco/replica/fenced_state.hpp"
 
 namespace loco::tracker {
 
-// A saved state larger than this is not a loco-tracker state (the format's own bound is far
-// below); the same bound as a replica's in etcd (replica/fenced_state.hpp).
-inline constexpr std::size_t kMaxStateBytes = replica::kMaxStateBytes;
+// A saved state larger than this is not a loco-tracker state: the largest the format writes.
+inline constexpr std::size_t kMaxStateBytes = proto::kMaxSnapshotBytes;
 
 class StateStore {
  public:

@@ -248,6 +248,9 @@ void add_tracker_options(CLI::App& app, TrackerOptions& o) {
 proto::TrackerCoreConfig to_core_config(const TrackerOptions& o) {
   if (o.run_id.empty())
     throw Error(ErrorCategory::config, "--run.id: no run id; every peer of the run uses the same");
+  if (o.run_id.size() > proto::kMaxTextBytes)
+    throw Error(ErrorCategory::config, fmt::format("--run.id: {} bytes, at most {}",
+                                                   o.run_id.size(), proto::kMaxTextBytes));
   if (o.run_config.empty())
     throw Error(ErrorCategory::config,
                 "--run.config: name the loco-train config of the run (model, data, seed), e.g. "

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "loco/core/assert.hpp"
 #include "loco/core/byte_io.hpp"
 #include "loco/core/error.hpp"
 
@@ -71,6 +72,7 @@ std::vector<std::byte> encode(const TrackerSnapshot& s) {
   ByteWriter w;
   w.raw(kMagic.data(), kMagic.size());
   w.u8(kVersion);
+  LOCO_ASSERT(s.run_id.size() <= kMaxTextBytes, "a run id the reader would refuse");
   w.string(s.run_id);
   w.bytes(s.settings_digest);
   w.boolean(s.genesis.has_value());
@@ -113,6 +115,8 @@ TrackerSnapshot decode_snapshot(std::span<const std::byte> bytes, std::string_vi
   ByteReader r(bytes, what,
                " (the file is damaged or not a loco-tracker state file; move it away to start a "
                "new run)");
+  if (bytes.size() > kMaxSnapshotBytes)
+    r.fail(fmt::format("{} bytes, more than any state ({})", bytes.size(), kMaxSnapshotBytes));
   if (bytes.size() < kMagic.size() + 1 + 32 ||
       std::memcmp(r.take(kMagic.size()), kMagic.data(), kMagic.size()) != 0)
     r.fail("it does not start with loco-tracker-state");

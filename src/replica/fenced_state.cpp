@@ -15,9 +15,6 @@ std::optional<proto::TrackerSnapshot> FencedState::load() {
   }
   const std::string& value = found.kvs.front().value;
   const std::string where = "etcd key " + state_key();
-  if (value.size() > kMaxStateBytes)
-    throw Error(ErrorCategory::format,
-                fmt::format("{} holds {} bytes: not a loco-tracker state", where, value.size()));
   const auto* first = reinterpret_cast<const std::byte*>(value.data());
   proto::TrackerSnapshot state = proto::decode_snapshot({first, value.size()}, where);
   logged_through_ = state.committed_round;
@@ -25,11 +22,7 @@ std::optional<proto::TrackerSnapshot> FencedState::load() {
 }
 
 FencedState::Saved FencedState::save(const proto::TrackerSnapshot& state) {
-  const std::vector<std::byte> bytes = proto::encode(state);
-  if (bytes.size() > kMaxStateBytes)
-    throw Error(ErrorCategory::resource,
-                fmt::format("a state of {} bytes, over the {} one etcd request holds", bytes.size(),
-                            kMaxStateBytes));
+  const std::vector<std::byte> bytes = proto::encode(state);  // kMaxSnapshotBytes at most
   if (election_.standing() != Election::Standing::leading) return Saved::deposed;  // resigned
   Txn txn;
   txn.success.push_back(
@@ -47,6 +40,24 @@ FencedState::Saved FencedState::save(const proto::TrackerSnapshot& state) {
   // they are committed again (over their old entries).
   logged_through_ = state.committed_round;
   return Saved::saved;
+}
+
+void check_store_request_cap(KvStore& store, const std::string& prefix) {
+  Txn probe;
+  // A key's version is never negative: the compare fails and the put is not made.
+  probe.compare.push_back({prefix + "request-cap-probe", Compare::Target::version, -1});
+  probe.success.push_back(
+      Put{prefix + "request-cap-probe", std::string(kStoreRequestBytes - 1024, 'x'), 0});
+  try {
+    store.txn(probe);
+  } catch (const Error& e) {
+    if (e.category() != ErrorCategory::protocol) throw;
+    throw Error(ErrorCategory::config,
+                fmt::format("etcd refused a request of {} bytes ({}): a replica's save can be "
+                            "that large; start every etcd member with --max-request-bytes={} "
+                            "(docs/TRACKER.md, \"Running replicas\")",
+                            kStoreRequestBytes - 1024, e.message(), kStoreRequestBytes));
+  }
 }
 
 }  // namespace loco::replica

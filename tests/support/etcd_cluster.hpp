@@ -20,6 +20,7 @@
 #include "child_process.hpp"
 #include "loco/core/error.hpp"
 #include "loco/etcd/etcd_client.hpp"
+#include "loco/replica/fenced_state.hpp"
 #include "temp_dir.hpp"
 
 namespace loco::test {
@@ -44,7 +45,9 @@ inline int free_loopback_port() {
 
 class EtcdCluster {
  public:
-  explicit EtcdCluster(int members) {
+  // `request_bytes`: each member's --max-request-bytes; by default what replicas need
+  // (docs/TRACKER.md, "Running replicas"), 0 for etcd's own default (1.5 MiB).
+  explicit EtcdCluster(int members, std::size_t request_bytes = replica::kStoreRequestBytes) {
     if (!std::filesystem::exists(kEtcdBinary))
       throw std::runtime_error("etcd is not installed: run scripts/install-deps.sh");
     std::vector<int> peer_ports;
@@ -55,35 +58,39 @@ class EtcdCluster {
       initial += (i ? "," : "") + name(i) + "=" + url(peer_ports[i]);
     }
     for (int i = 0; i < members; ++i) {
+      std::vector<std::string> arguments{kEtcdBinary,
+                                         "--name",
+                                         name(i),
+                                         "--data-dir",
+                                         (dir_ / name(i)).string(),
+                                         "--listen-client-urls",
+                                         url(client_ports_[i]),
+                                         "--advertise-client-urls",
+                                         url(client_ports_[i]),
+                                         "--listen-peer-urls",
+                                         url(peer_ports[i]),
+                                         "--initial-advertise-peer-urls",
+                                         url(peer_ports[i]),
+                                         "--initial-cluster",
+                                         initial,
+                                         "--initial-cluster-state",
+                                         "new",
+                                         "--initial-cluster-token",
+                                         "loco-test",
+                                         "--heartbeat-interval",
+                                         "50",
+                                         "--election-timeout",
+                                         "500",
+                                         "--logger",
+                                         "zap",
+                                         "--log-level",
+                                         "warn"};
+      if (request_bytes != 0) {
+        arguments.push_back("--max-request-bytes");
+        arguments.push_back(std::to_string(request_bytes));
+      }
       processes_.push_back(
-          std::make_unique<ChildProcess>(std::vector<std::string>{kEtcdBinary,
-                                                                  "--name",
-                                                                  name(i),
-                                                                  "--data-dir",
-                                                                  (dir_ / name(i)).string(),
-                                                                  "--listen-client-urls",
-                                                                  url(client_ports_[i]),
-                                                                  "--advertise-client-urls",
-                                                                  url(client_ports_[i]),
-                                                                  "--listen-peer-urls",
-                                                                  url(peer_ports[i]),
-                                                                  "--initial-advertise-peer-urls",
-                                                                  url(peer_ports[i]),
-                                                                  "--initial-cluster",
-                                                                  initial,
-                                                                  "--initial-cluster-state",
-                                                                  "new",
-                                                                  "--initial-cluster-token",
-                                                                  "loco-test",
-                                                                  "--heartbeat-interval",
-                                                                  "50",
-                                                                  "--election-timeout",
-                                                                  "500",
-                                                                  "--logger",
-                                                                  "zap",
-                                                                  "--log-level",
-                                                                  "warn"},
-                                         dir_ / (name(i) + ".log")));
+          std::make_unique<ChildProcess>(std::move(arguments), dir_ / (name(i) + ".log")));
     }
     wait_until_serving();
   }

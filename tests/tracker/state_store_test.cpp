@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "../support/etcd_cluster.hpp"
+#include "../support/largest_snapshot.hpp"
 #include "../support/temp_dir.hpp"
 #include "loco/core/error.hpp"
 #include "loco/etcd/etcd_client.hpp"
@@ -53,6 +54,17 @@ TEST(StateFile, ANewRunHasNoneAndASavedStateComesBack) {
   EXPECT_THROW(StateFile(dir / "huge.state").load(), Error);  // refused before it is read
   std::ofstream(dir / "damaged.state") << "loco-tracker-state, and then nothing of one";
   EXPECT_THROW(StateFile(dir / "damaged.state").load(), Error);
+}
+
+// A state that grew as far as it can (thousands of keys held against) is saved and read back:
+// a tracker whose state outgrew what it reads would not start again.
+TEST(StateFile, TheLargestStateComesBack) {
+  test::TempDir dir;
+  StateFile file(dir / "tracker.state");
+  const proto::TrackerSnapshot largest = test::largest_snapshot();
+  ASSERT_TRUE(file.save(largest));
+  EXPECT_EQ(std::filesystem::file_size(dir / "tracker.state"), kMaxStateBytes);
+  EXPECT_EQ(file.load(), largest);
 }
 
 // The commit log as etcd holds it: each entry with the version of its key.
@@ -124,6 +136,38 @@ TEST(EtcdState, OnlyTheLeaderSavesAndLogsAndTheNextLeaderLoadsWhatItSaved) {
   const auto [entry, version] = commit_log(b_client).back();
   EXPECT_EQ(entry.state_hash, hash_of(33));
   EXPECT_EQ(version, 2);  // written twice: its round was lost in between
+}
+
+// etcd set up as docs/TRACKER.md says takes the largest state in one fenced save; one left at
+// its default request cap (1.5 MiB) is named before a replica leads, with the flag to set.
+TEST(EtcdState, TheLargestStateIsSavedWholeAndAnEtcdTooSmallForItIsNamed) {
+  test::EtcdCluster cluster(1);
+  const std::string prefix = "/loco/run/";
+  etcd::EtcdClient client(cluster.client_options());
+  replica::check_store_request_cap(client, prefix);
+  replica::Election election(client, prefix + "leader/", "tracker-a");
+  election.campaign(client.lease_grant(5).id);
+  ASSERT_EQ(election.poll(), replica::Election::Standing::leading);
+  EtcdState state(client, election, prefix);
+  const proto::TrackerSnapshot largest = test::largest_snapshot();
+  // The round before it saved first (a save logs the rounds it commits, and etcd takes at most
+  // 128 keys in one transaction: a run commits them one at a time).
+  proto::TrackerSnapshot before = saved_state_at(1);
+  before.committed_round = largest.committed_round - 1;
+  ASSERT_TRUE(state.save(before));
+  ASSERT_TRUE(state.save(largest));
+  EXPECT_EQ(state.load(), largest);
+  EXPECT_TRUE(client.range(replica::one_key(prefix + "request-cap-probe")).kvs.empty());
+
+  test::EtcdCluster small(1, 0);
+  etcd::EtcdClient small_client(small.client_options());
+  try {
+    replica::check_store_request_cap(small_client, prefix);
+    ADD_FAILURE() << "an etcd at its default request cap was not named";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::config);
+    EXPECT_NE(e.message().find("--max-request-bytes=10485760"), std::string::npos) << e.message();
+  }
 }
 
 }  // namespace

@@ -35,8 +35,9 @@ struct EtcdEndpoint {
 EtcdEndpoint parse_etcd_endpoint(std::string_view url);
 
 struct EtcdClientOptions {
-  std::vector<EtcdEndpoint> endpoints;                             // the cluster's members
-  std::chrono::milliseconds io_timeout = std::chrono::seconds(2);  // per connect, write or read
+  std::vector<EtcdEndpoint> endpoints;  // the cluster's members
+  // Per connect, write or read; a millisecond more for every 2,000 bytes of the request.
+  std::chrono::milliseconds io_timeout = std::chrono::seconds(2);
   GatewayLimits limits;
 };
 

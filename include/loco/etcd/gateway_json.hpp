@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "loco/replica/fenced_state.hpp"
 #include "loco/replica/kv_store.hpp"
 
 namespace loco::etcd {
@@ -34,11 +35,13 @@ using replica::RangeResult;
 using replica::Txn;
 using replica::TxnResult;
 
+// A value as large as one request etcd takes when set up for replicas (a state saved whole:
+// replica::kStoreRequestBytes), and its answer in base64 with room to spare.
 struct GatewayLimits {
-  std::size_t max_body_bytes = std::size_t{4} << 20;  // etcd's own request cap is 1.5 MiB
-  std::size_t max_kvs = 10'000;                       // keys in one answer
+  std::size_t max_body_bytes = std::size_t{16} << 20;
+  std::size_t max_kvs = 10'000;  // keys in one answer
   std::size_t max_key_bytes = 4096;
-  std::size_t max_value_bytes = std::size_t{3} << 19;  // 1.5 MiB, etcd's default request cap
+  std::size_t max_value_bytes = replica::kStoreRequestBytes;
 };
 
 std::string encode_range(const Range& range);

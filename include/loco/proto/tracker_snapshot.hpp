@@ -12,6 +12,7 @@
 // still read.
 
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -99,6 +100,17 @@ struct TrackerSnapshot {
 
   bool operator==(const TrackerSnapshot&) const = default;
 };
+
+// The largest encode() writes: every list full and a run id of kMaxTextBytes (the longest the
+// reader takes; loco-tracker refuses a longer --run.id). A state file, or a replica's state in
+// etcd, must hold this much: 10,049,728 bytes (9.6 MiB), nearly all of it the keys held against.
+inline constexpr std::size_t kMaxSnapshotBytes =
+    18 + 1 + (4 + kMaxTextBytes) + 32 + (1 + 32) + 8 + 8 + 32                    // magic .. hash
+    + (4 + TrackerSnapshot::kMaxHistory * (8 + 8 + 4 + 4 + 32))                  // history
+    + (4 + TrackerSnapshot::kMaxLostRounds * 4 * 8)                              // lost rounds
+    + 3 * 4 + TrackerSnapshot::kMaxHeldAgainst * ((32 + 8) + (32 + 8 + 4) + 64)  // held against
+    + (4 + kMaxMembers * 32)                                                     // members
+    + 32;                                                                        // checksum
 
 Digest settings_digest(const std::vector<Setting>& settings);
 

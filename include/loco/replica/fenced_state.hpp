@@ -22,9 +22,18 @@
 
 namespace loco::replica {
 
-// A state larger than this is not a loco-tracker state; it also keeps a save inside one etcd
-// request (1.5 MiB by default).
-inline constexpr std::size_t kMaxStateBytes = std::size_t{1} << 20;
+// The request size every etcd member must take (`--max-request-bytes`, 1.5 MiB by default;
+// docs/TRACKER.md, "Running replicas"): a save is one request, and the largest state with a
+// save's log entries must fit, or a run whose state grew (thousands of keys held against) could
+// be saved by no replica and would stop for good. 10 MiB, etcd's largest recommended.
+inline constexpr std::size_t kStoreRequestBytes = std::size_t{10} << 20;
+static_assert(proto::kMaxSnapshotBytes + (std::size_t{64} << 10) <= kStoreRequestBytes);
+
+// Once, before a replica leads: asks the store to take a request of kStoreRequestBytes (a
+// transaction whose compare fails, so nothing is written; etcd checks a request's size before
+// its compare). Error(config) naming `--max-request-bytes` when the store refuses it as too
+// large; the store's own Error when it cannot be reached.
+void check_store_request_cap(KvStore& store, const std::string& prefix);
 
 class FencedState {
  public:
@@ -33,7 +42,8 @@ class FencedState {
   FencedState(KvStore& store, Election& election, std::string prefix)
       : store_(store), election_(election), prefix_(std::move(prefix)) {}
 
-  // The saved state, none for a new run; Error(format) for one over kMaxStateBytes or damaged,
+  // The saved state, none for a new run; Error(format) for a damaged one (or one over
+  // proto::kMaxSnapshotBytes),
   // the store's Error when it cannot be reached. Also notes the round the log is written up to:
   // the loaded state's (the log is written with the state, so it holds every round up to it).
   std::optional<proto::TrackerSnapshot> load();
@@ -43,7 +53,6 @@ class FencedState {
     deposed,     // refused by the fence (or the election no longer leads): nothing was written
     unanswered,  // the store's Error (error()): written or not, it cannot be announced
   };
-  // Error(resource) for a state over kMaxStateBytes.
   Saved save(const proto::TrackerSnapshot& state);
   const std::string& error() const { return error_; }  // of the last unanswered save
 
