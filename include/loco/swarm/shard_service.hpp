@@ -2,9 +2,9 @@
 // A peer's dataset shards over the mesh (proto/shard_transfer.hpp), on the network thread: it
 // serves the train shards its data cache holds to the members that ask (shard_serving.hpp: within
 // each one's share and the upload cap, read off the network thread), and carries this peer's own
-// requests for pieces and their answers. The
-// fetch's thread waits for an answer through ShardLink (swarm_thread.hpp); the piece's bytes are
-// checked there, the whole shard against the manifest (fetch/dataset_fetch.hpp).
+// requests for pieces and their answers. The fetch's thread waits for an answer through ShardLink
+// (swarm_thread.hpp); the piece's bytes are checked there, the whole shard against the manifest
+// (fetch/dataset_fetch.hpp).
 
 #include <cstdint>
 #include <functional>
