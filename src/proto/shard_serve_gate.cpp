@@ -1,5 +1,7 @@
 #include "loco/proto/shard_serve_gate.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "loco/core/assert.hpp"
@@ -16,15 +18,24 @@ std::optional<TimePoint> ServeGate::admit(TimePoint now, std::uint32_t bytes) {
   LOCO_ASSERT(bytes <= kMaxPieceBytes, "a piece longer than a piece may be");
   if (in_progress_ >= limits_.max_pieces) return std::nullopt;
   TimePoint at = now;
-  TimePoint drained = drained_at_;
   if (limits_.bytes_per_second != 0) {
-    drained = std::max(drained_at_, now) + transmit_time(bytes);
-    at = std::max(now, drained - transmit_time(kMaxPieceBytes));
+    at = std::max(now, drained_at_);
     if (at - now > limits_.max_wait) return std::nullopt;
+    drained_at_ = at + transmit_time(bytes);
   }
-  drained_at_ = drained;
   ++in_progress_;
   return at;
+}
+
+std::string ServeGate::busy_reason(TimePoint now) const {
+  if (in_progress_ >= limits_.max_pieces)
+    return fmt::format("busy: {} pieces in progress, this peer's most at once", in_progress_);
+  const auto rate = static_cast<double>(limits_.bytes_per_second);
+  return fmt::format("busy: this peer's upload cap for serving ({}) is taken for {:.0f} s",
+                     rate >= 1e6   ? fmt::format("{:.1f} MB/s", rate / 1e6)
+                     : rate >= 1e3 ? fmt::format("{:.1f} kB/s", rate / 1e3)
+                                   : fmt::format("{:.0f} B/s", rate),
+                     std::chrono::duration<double>(drained_at_ - now).count());
 }
 
 void ServeGate::finished() {

@@ -79,9 +79,7 @@ ShardServer::Answer ShardServer::on_request(TimePoint now, const PeerKey& from,
     return refuse(
         fmt::format("this shard's share is used up ({} bytes sent, twice its size)", sent));
   const std::optional<TimePoint> at = gate_.admit(now, length);
-  if (!at)
-    return refuse(fmt::format("busy: {} pieces in progress at this peer's upload cap for serving",
-                              gate_.in_progress()));
+  if (!at) return refuse(gate_.busy_reason(now));
   sent += length;
   bytes_served_ += length;
   return Serve{.file = request.file, .offset = request.offset, .length = length, .at = *at};

@@ -3,24 +3,25 @@
 // docs/PROTOCOL.md, "Dataset shards between peers"), sans-I/O: the time comes in as `now`.
 //
 // Two bounds over every asker together (ShardServer's share bounds each asker alone): a rate,
-// `bytes_per_second` over time with one piece ahead (an idle server sends a piece at once, then
-// paces), and `max_pieces` pieces in progress at once (being read from disk or waiting for their
-// time to go), which bounds the memory they hold. A piece is admitted with the time it may go, or
-// refused as busy: when max_pieces are in progress, or when it would wait past `max_wait` (an
-// asker gives up on a piece after 30 s, host/peer_shards.hpp: better it asks its next source at
-// once). A busy refusal is no fault of the server's: the asker asks its next source, and asks
+// `bytes_per_second`, and `max_pieces` pieces in progress at once (being read from disk or waiting
+// for their time to go), which bounds the memory they hold. A piece goes once the pieces admitted
+// before it have had their time at the rate (at once when the server has been idle that long), so
+// what is sent from any time t0 to t is at most bytes_per_second * (t - t0) plus one piece; idle
+// time is not saved up. A piece is admitted with the time it may go, or refused as busy: when
+// max_pieces are in progress, or when it would wait past `max_wait` (an asker gives up on a piece
+// after 30 s, host/peer_shards.hpp: better it asks its next source at once). A refused piece takes
+// nothing. A busy refusal is no fault of the server's: the asker asks its next source, and asks
 // this peer again for its next shard (fetch/dataset_fetch.hpp blames a peer for bad bytes only).
 //
-// The rate is the virtual scheduling form of GCRA, as link/token_bucket.hpp (which proto may not
-// use, and whose grant commits what it is asked: a refused piece must not take the rate):
-//   drained_at' = max(drained_at, now) + bytes / rate;  the piece goes at
-//   max(now, drained_at' - kMaxPieceBytes / rate), committed only when that is within max_wait.
-// So the times admitted are non-decreasing in call order: pieces go in the order admitted.
+// The times admitted are non-decreasing in call order, so pieces go in the order admitted. (A
+// token bucket, link/token_bucket.hpp, would save idle time up to a burst; proto may not use
+// link/, and a piece's own size is the burst that matters here.)
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "loco/core/time.hpp"
 
@@ -39,6 +40,8 @@ class ServeGate {
   // A piece of `bytes` (at most kMaxPieceBytes) asked for at `now`: the time it may go (>= now),
   // counted in progress until finished(); or nothing: busy, and nothing is taken.
   std::optional<TimePoint> admit(TimePoint now, std::uint32_t bytes);
+  // Why a piece asked for at `now` was refused, for the asker's log: "busy: ...".
+  std::string busy_reason(TimePoint now) const;
   // A piece admitted earlier was sent or given up.
   void finished();
   std::size_t in_progress() const { return in_progress_; }
@@ -48,7 +51,7 @@ class ServeGate {
   Duration transmit_time(std::uint64_t bytes) const;
 
   ServeLimits limits_;
-  TimePoint drained_at_{};  // the rate's virtual link is busy until here
+  TimePoint drained_at_{};  // the pieces admitted so far have had their time at the rate by here
   std::size_t in_progress_ = 0;
 };
 
