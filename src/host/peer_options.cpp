@@ -41,6 +41,10 @@ void add_peer_options(CLI::App& app, PeerOptions& o) {
       "The data cache's cap in MiB: a larger dataset is refused before a byte is fetched");
   add("--peer.data-retry", o.data_retry,
       "How often a train shard no source gave is tried again (the peer trains on what it holds)");
+  add("--peer.data-serve-rate", o.data_serve_rate,
+      "At most this much of the upstream goes to serving train shards to the other peers (e.g. "
+      "\"1MB/s\", \"8Mbit\"; \"unlimited\" or 0: no cap); a request past it is refused as busy "
+      "and its asker asks its next source");
   add("--peer.max-handshakes", o.max_handshakes, "Connections in their handshake at once");
   add("--peer.max-per-address", o.max_per_address,
       "Connections from one address not yet admitted (handshake or hello)");

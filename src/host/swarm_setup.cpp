@@ -55,6 +55,7 @@ swarm::SwarmConfig swarm_config(const PeerOptions& o, const train::TrainConfig& 
   s.relay = proto::RelayBudget{.max_pairs = o.relay_pairs,
                                .max_bytes_per_attempt = o.relay_mib_per_attempt << 20};
   s.upload_bps = net::parse_bandwidth(o.upload, "--peer.upload");
+  s.serve.bytes_per_second = net::parse_bandwidth(o.data_serve_rate, "--peer.data-serve-rate") / 8;
   s.credential = o.join_token;
   s.settings = train::run_settings(config);
   s.codec = train::swarm_codec(config);

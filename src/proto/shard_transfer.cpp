@@ -63,7 +63,8 @@ bool is_shard_message(MessageType type) {
          type == MessageType::shard_refusal;
 }
 
-ShardServer::Answer ShardServer::on_request(const PeerKey& from, const ShardRequest& request,
+ShardServer::Answer ShardServer::on_request(TimePoint now, const PeerKey& from,
+                                            const ShardRequest& request,
                                             std::optional<std::uint64_t> held) {
   const auto refuse = [&](std::string why) {
     return ShardRefusal{.file = request.file, .reason = std::move(why)};
@@ -77,9 +78,11 @@ ShardServer::Answer ShardServer::on_request(const PeerKey& from, const ShardRequ
   if (sent + length > 2 * *held)
     return refuse(
         fmt::format("this shard's share is used up ({} bytes sent, twice its size)", sent));
+  const std::optional<TimePoint> at = gate_.admit(now, length);
+  if (!at) return refuse(gate_.busy_reason(now));
   sent += length;
   bytes_served_ += length;
-  return Serve{.file = request.file, .offset = request.offset, .length = length};
+  return Serve{.file = request.file, .offset = request.offset, .length = length, .at = *at};
 }
 
 void ShardServer::forget(const PeerKey& peer) {

@@ -1,22 +1,20 @@
 #include "loco/swarm/shard_service.hpp"
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include <utility>
 
-#include "loco/core/error.hpp"
-
 namespace loco::swarm {
 
-ShardService::ShardService(std::shared_ptr<const ShardStore> store, bool corrupt, Send send)
-    : store_(std::move(store)), corrupt_(corrupt), send_(std::move(send)) {}
+ShardService::ShardService(boost::asio::io_context& io, std::shared_ptr<const ShardStore> store,
+                           proto::ServeLimits limits, bool corrupt, ShardSend send)
+    : send_(send), serving_(io, std::move(store), limits, corrupt, std::move(send)) {}
 
 void ShardService::on_message(const proto::PeerKey& from, proto::MessageType type,
                               std::span<const std::byte> body) {
   using T = proto::MessageType;
   if (type == T::shard_request) {
-    serve(from, proto::decode_shard_request(body));
+    serving_.on_request(from, proto::decode_shard_request(body));
   } else if (type == T::shard_piece) {
     const proto::ShardPiece piece = proto::decode_shard_piece(body);
     const auto at = find(from, piece.file, piece.offset);
@@ -35,28 +33,8 @@ void ShardService::on_message(const proto::PeerKey& from, proto::MessageType typ
   }
 }
 
-void ShardService::serve(const proto::PeerKey& from, const proto::ShardRequest& request) {
-  const std::optional<std::uint64_t> held = store_ ? store_->held(request.file) : std::nullopt;
-  proto::ShardServer::Answer answer = server_.on_request(from, request, held);
-  if (const auto* serve = std::get_if<proto::ShardServer::Serve>(&answer)) {
-    try {
-      std::vector<std::byte> bytes = store_->read(serve->file, serve->offset, serve->length);
-      if (corrupt_ && !bytes.empty()) bytes[bytes.size() / 2] ^= std::byte{0x10};
-      send_(from, proto::MessageType::shard_piece,
-            proto::encode_shard_piece(serve->file, serve->offset, bytes), proto::SendOn::asker);
-      return;
-    } catch (const Error& e) {
-      spdlog::warn("data: cannot serve train shard {} to peer {}: {}", serve->file,
-                   secure::short_id(from), e.message());
-      answer = proto::ShardRefusal{.file = request.file, .reason = "cannot read it here"};
-    }
-  }
-  send_(from, proto::MessageType::shard_refusal,
-        proto::encode(std::get<proto::ShardRefusal>(answer)), proto::SendOn::asker);
-}
-
 void ShardService::on_lost(const proto::PeerKey& peer, const std::string& why) {
-  server_.forget(peer);
+  serving_.forget(peer);
   std::vector<std::uint64_t> failed;
   for (const auto& [id, p] : pending_)
     if (p.peer == peer) failed.push_back(id);

@@ -99,7 +99,7 @@ void SwarmSession::start(const Digest& genesis, std::uint64_t state_round,
   compute_ = std::make_unique<round::ComputeLink>(*core_, mailbox_, guard_, config_.poison);
   relayed_ = std::make_unique<net::RelayedLinks>(identity_, config_.run_id);
   shards_ = std::make_unique<ShardService>(
-      config_.shards, config_.corrupt_shards,
+      io_, config_.shards, config_.serve, config_.corrupt_shards,
       [this](const proto::PeerKey& to, proto::MessageType type, std::vector<std::byte> body,
              proto::SendOn on) {
         const proto::Member* member = core_->client().member(to);

@@ -2,8 +2,9 @@
 // authenticated links: a peer with an empty data folder whose HTTP sources lack the train shards
 // gets its own from a member that holds them, every byte checked against the manifest; and a
 // member that serves corrupted bytes is named, skipped and not asked again, the shard fetched from
-// the next source. Peer a holds the whole dataset in its cache (it trained on it before); b's
-// folder is empty. Both list one mirror.
+// the next source; and a member past its upload cap for serving refuses as busy, is not blamed for
+// it, and is asked again for the next shard. Peer a holds the whole dataset in its cache (it
+// trained on it before); b's folder is empty. Both list one mirror.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -121,6 +122,29 @@ TEST(DatasetPeers, APeerServingCorruptedShardsIsNamedSkippedAndNotAskedAgain) {
     EXPECT_THAT(b.log(), HasSubstr(name + " checked (")) << b.log();
   EXPECT_THAT(b.log(), Not(HasSubstr("from " + a_id + ")"))) << b.log();
   EXPECT_EQ(test::count_of(b.log(), "source " + a_id + " skipped"), 1u) << b.log();
+}
+
+// a serves at 1 kbit (125 B/s): its first shard of 8 KiB goes at once, and the next would wait
+// more than a minute, so every later request is refused as busy and b fetches from the mirror;
+// a is asked again for each shard (a busy peer is not blamed), and never skipped.
+TEST(DatasetPeers, APeerPastItsUploadCapRefusesAsBusyAndIsAskedAgainForTheNextShard) {
+  PeersRun r("run-peer-busy", /*mirror_has_train_shards=*/true);
+  ASSERT_TRUE(r.ready()) << r.tracker->log();
+  ASSERT_GE(r.b_shards.size(), 4u);  // a first shard before the view, one from a, two busy
+  std::vector<std::string> capped = r.peer_options("a", true);
+  capped.insert(capped.end(), {"--peer.data-serve-rate", "1kbit"});
+  PeerProcess a(r.run, "a", capped);
+  ASSERT_TRUE(test::tracker_logged(*r.tracker, "(shard 0,")) << r.tracker->log();
+  PeerProcess b(r.run, "b", r.peer_options("b", false));
+  expect_both_end(a, b);
+  const std::string a_id = r.id_of("a");
+  for (const std::string& name : r.b_shards)
+    EXPECT_THAT(b.log(), HasSubstr(name + " checked (")) << b.log();
+  EXPECT_EQ(test::count_of(b.log(), "from " + a_id + ")"), 1u) << b.log();
+  EXPECT_GE(test::count_of(b.log(), "refused: busy: this peer's upload cap for serving (125 B/s)"),
+            2u)
+      << b.log();
+  EXPECT_THAT(b.log(), Not(HasSubstr("source " + a_id + " skipped"))) << b.log();
 }
 
 }  // namespace

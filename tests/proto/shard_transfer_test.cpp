@@ -1,6 +1,6 @@
 // A dataset's train shards served by peers (proto/shard_transfer.hpp): the three messages round
 // trip, each malformed body is refused before anything is taken from it, and the server answers
-// within each asker's share only.
+// within each asker's share only, and within the upload cap (shard_serve_gate.hpp) over all.
 
 #include "loco/proto/shard_transfer.hpp"
 
@@ -63,7 +63,9 @@ TEST(ShardTransfer, TheServerAnswersWithinEachAskersShare) {
   const PeerKey a = key(1).public_key(), b = key(2).public_key();
   const auto serve = [&](const PeerKey& from, std::uint64_t offset, std::uint32_t length,
                          std::optional<std::uint64_t> held) {
-    return server.on_request(from, {.file = 4, .offset = offset, .length = length}, held);
+    while (server.in_progress() > 0) server.finished();  // each piece sent before the next
+    return server.on_request(TimePoint{}, from, {.file = 4, .offset = offset, .length = length},
+                             held);
   };
   // Not held, and a range past the end: refused.
   EXPECT_TRUE(std::holds_alternative<ShardRefusal>(serve(a, 0, 100, std::nullopt)));
@@ -82,6 +84,28 @@ TEST(ShardTransfer, TheServerAnswersWithinEachAskersShare) {
   // A member that left and came back starts anew.
   server.forget(a);
   EXPECT_TRUE(std::holds_alternative<ShardServer::Serve>(serve(a, 0, 1000, 1000)));
+}
+
+TEST(ShardTransfer, ABusyServerRefusesWithoutTakingTheAskersShare) {
+  ShardServer server(
+      ServeLimits{.bytes_per_second = 0, .max_pieces = 1, .max_wait = std::chrono::seconds(10)});
+  const PeerKey a = key(1).public_key(), b = key(2).public_key();
+  const ShardRequest request{.file = 0, .offset = 0, .length = 1000};
+  ASSERT_TRUE(
+      std::holds_alternative<ShardServer::Serve>(server.on_request(TimePoint{}, a, request, 1000)));
+  // b's piece waits for a's slot: refused as busy, and b's share is untouched.
+  for (int i = 0; i < 3; ++i) {
+    const auto busy = server.on_request(TimePoint{}, b, request, 1000);
+    ASSERT_TRUE(std::holds_alternative<ShardRefusal>(busy));
+    EXPECT_NE(std::get<ShardRefusal>(busy).reason.find("busy"), std::string::npos);
+  }
+  server.finished();
+  EXPECT_TRUE(
+      std::holds_alternative<ShardServer::Serve>(server.on_request(TimePoint{}, b, request, 1000)));
+  server.finished();
+  EXPECT_TRUE(std::holds_alternative<ShardServer::Serve>(
+      server.on_request(TimePoint{}, b, request, 1000)));  // its second time, within its share
+  EXPECT_EQ(server.bytes_served(), 3000u);
 }
 
 }  // namespace

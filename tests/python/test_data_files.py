@@ -1,5 +1,6 @@
 """A Python peer in a run whose data is a dataset it fetches (issue 46): after join,
-peer.data_files() gives the paths of the train shards of the data shard the tracker gave it,
+peer.data_shard() names the data shard the tracker gave it (before join it is refused), the same
+after a round, with no change; peer.data_files() gives the paths of that data shard's train shards,
 fetched from the tracker's HTTP server (--tracker.dataset) and checked against the run's
 manifest; its data cache holds those and no other train shard."""
 
@@ -8,6 +9,7 @@ import re
 import subprocess
 
 import numpy as np
+import pytest
 
 import loco
 from conftest import BIN, Tracker, run_config
@@ -62,8 +64,14 @@ def test_a_python_peer_gets_the_checked_shards_of_its_data_shard_and_no_others(t
             tensors = {name: np.zeros(shape, dtype=np.float32) for name, shape in peer.tensors()}
             for name, tensor in tensors.items():
                 peer.bind(name, tensor)
+            with pytest.raises(loco.Error) as early:
+                peer.data_shard()
+            assert early.value.status == "LOCO_ERR_STATE"
             joined = peer.join(timeout=60)
+            assert peer.data_shard() == loco.DataShard(joined.shard_index, joined.shard_count, 0)
             files = peer.data_files(timeout=120)
+            assert peer.round().kind == "committed"
+            assert peer.data_shard() == loco.DataShard(joined.shard_index, joined.shard_count, 0)
             peer.leave()
         names = expected_shards(data / "manifest.txt", joined.shard_index, joined.shard_count)
         assert [f.name for f in files] == names

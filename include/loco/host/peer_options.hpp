@@ -53,6 +53,11 @@ struct PeerOptions {
   // How often a train shard no source gave is tried again while the peer trains on what it holds
   // (fetch/shard_feed.hpp).
   std::string data_retry = "30s";
+  // What serving train shards to the other members may take of this peer's upstream, over every
+  // asker ("unlimited" or "0": no cap; proto/shard_serve_gate.hpp). 1 MB/s is 8 Mbit: a home
+  // uplink of 20 Mbit keeps more than half for its rounds, and a shard of 2 MiB (loco-prepare's
+  // default of 2^20 uint16 tokens) is served in about 2 s.
+  std::string data_serve_rate = "1MB/s";
   // What this peer's listener takes on at once; the other caps are ListenerLimits::peer_defaults
   std::size_t max_handshakes = net::ListenerLimits::peer_defaults().max_handshakes;
   std::size_t max_per_address = net::ListenerLimits::peer_defaults().max_pending_per_source;

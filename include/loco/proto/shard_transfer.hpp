@@ -15,7 +15,9 @@
 // claim of a member: it is served only within the asker's share, twice the size of the shard it
 // asks for (an honest asker takes a shard once, twice if its fetch starts over), so one member
 // cannot make this peer send without end; past it, and for a shard not held or a range past its
-// end, a refusal.
+// end, a refusal. Over every asker together, what serving takes of the peer's upstream is capped
+// (shard_serve_gate.hpp): a piece within the share is served at the time the cap gives, or refused
+// as busy.
 
 #include <cstdint>
 #include <map>
@@ -28,6 +30,7 @@
 
 #include "loco/proto/message_type.hpp"
 #include "loco/proto/round_formation.hpp"
+#include "loco/proto/shard_serve_gate.hpp"
 
 namespace loco::proto {
 
@@ -68,20 +71,26 @@ bool is_shard_message(MessageType type);
 
 class ShardServer {
  public:
-  // The bytes to send back: `length` bytes of `file` from `offset` (the driver reads them), or a
-  // refusal.
+  // The bytes to send back: `length` bytes of `file` from `offset` (the driver reads them), not
+  // before `at` (the upload cap's time); or a refusal.
   struct Serve {
     std::uint32_t file = 0;
     std::uint64_t offset = 0;
     std::uint32_t length = 0;
+    TimePoint at{};
   };
   using Answer = std::variant<Serve, ShardRefusal>;
 
-  // What to answer `from` for `request`; `held`: the size of the shard when this peer holds it
-  // whole and checked (the driver's cache), nothing otherwise. A served answer is counted in the
-  // asker's share.
-  Answer on_request(const PeerKey& from, const ShardRequest& request,
+  explicit ShardServer(ServeLimits limits = {}) : gate_(limits) {}
+
+  // What to answer `from` for `request` at `now`; `held`: the size of the shard when this peer
+  // holds it whole and checked (the driver's cache), nothing otherwise. A served answer is counted
+  // in the asker's share, and in progress at the cap until finished().
+  Answer on_request(TimePoint now, const PeerKey& from, const ShardRequest& request,
                     std::optional<std::uint64_t> held);
+  // A Serve answered earlier was sent, or given up (its asker left, its bytes could not be read).
+  void finished() { gate_.finished(); }
+  std::size_t in_progress() const { return gate_.in_progress(); }
   // Forgets what `peer` was sent (it left the run: its share starts anew if it comes back).
   void forget(const PeerKey& peer);
   std::uint64_t bytes_served() const { return bytes_served_; }
@@ -89,6 +98,7 @@ class ShardServer {
  private:
   std::map<std::pair<PeerKey, std::uint32_t>, std::uint64_t> sent_;  // by asker and shard
   std::uint64_t bytes_served_ = 0;
+  ServeGate gate_;
 };
 
 }  // namespace loco::proto

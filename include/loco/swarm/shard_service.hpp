@@ -1,9 +1,10 @@
 #pragma once
 // A peer's dataset shards over the mesh (proto/shard_transfer.hpp), on the network thread: it
-// serves the train shards its data cache holds to the members that ask (within each one's share:
-// proto::ShardServer), and carries this peer's own requests for pieces and their answers. The
-// fetch's thread waits for an answer through ShardLink (swarm_thread.hpp); the piece's bytes are
-// checked there, the whole shard against the manifest (fetch/dataset_fetch.hpp).
+// serves the train shards its data cache holds to the members that ask (shard_serving.hpp: within
+// each one's share and the upload cap, read off the network thread), and carries this peer's own
+// requests for pieces and their answers. The fetch's thread waits for an answer through ShardLink
+// (swarm_thread.hpp); the piece's bytes are checked there, the whole shard against the manifest
+// (fetch/dataset_fetch.hpp).
 
 #include <cstdint>
 #include <functional>
@@ -16,18 +17,9 @@
 #include "loco/proto/link_direction.hpp"
 #include "loco/proto/shard_transfer.hpp"
 #include "loco/proto/tracker_messages.hpp"
+#include "loco/swarm/shard_serving.hpp"
 
 namespace loco::swarm {
-
-// What a peer serves of its dataset (host/peer_shards.hpp: its data cache). Called on the network
-// thread. held: the size of train shard `file` when the cache holds it whole and checked; read:
-// its bytes (throws Error(io) when they cannot be read: the asker is refused).
-struct ShardStore {
-  std::function<std::optional<std::uint64_t>(std::uint32_t file)> held;
-  std::function<std::vector<std::byte>(std::uint32_t file, std::uint64_t offset,
-                                       std::uint32_t length)>
-      read;
-};
 
 // The members a peer may ask for a shard: those of its view, itself left out, and the run's count
 // of data shards (the tracker's join reply), by which each member's data shard maps to the
@@ -46,13 +38,12 @@ struct PieceOutcome {
 
 class ShardService {
  public:
-  using Send = std::function<void(const proto::PeerKey& to, proto::MessageType type,
-                                  std::vector<std::byte> body, proto::SendOn on)>;
   using Done = std::function<void(PieceOutcome)>;
 
-  // `store` may be null: this peer serves nothing. `corrupt`: for the test suite only, every
-  // piece served has a bit flipped (a liar's bytes).
-  ShardService(std::shared_ptr<const ShardStore> store, bool corrupt, Send send);
+  // `store`, `limits`, `corrupt`: what it serves and how (ShardServing); `io` runs the network
+  // thread.
+  ShardService(boost::asio::io_context& io, std::shared_ptr<const ShardStore> store,
+               proto::ServeLimits limits, bool corrupt, ShardSend send);
 
   // A shard message from member `from`. Throws Error(format) for a malformed one (the driver
   // drops that peer).
@@ -64,7 +55,7 @@ class ShardService {
   // the link's loss, or nothing if cancel(id) comes first. Returns the request's id.
   std::uint64_t ask(const proto::PeerKey& peer, const proto::ShardRequest& request, Done done);
   void cancel(std::uint64_t id) { pending_.erase(id); }
-  std::uint64_t bytes_served() const { return server_.bytes_served(); }
+  std::uint64_t bytes_served() const { return serving_.bytes_served(); }
 
  private:
   struct Pending {
@@ -72,17 +63,14 @@ class ShardService {
     proto::ShardRequest request;
     Done done;
   };
-  void serve(const proto::PeerKey& from, const proto::ShardRequest& request);
   // The request in flight at `peer` for `file` at `offset` (any offset: nothing), or
   // pending_.end().
   std::map<std::uint64_t, Pending>::iterator find(const proto::PeerKey& peer, std::uint32_t file,
                                                   std::optional<std::uint64_t> offset);
   void finish(std::map<std::uint64_t, Pending>::iterator at, PieceOutcome outcome);
 
-  std::shared_ptr<const ShardStore> store_;
-  bool corrupt_;
-  Send send_;
-  proto::ShardServer server_;
+  ShardSend send_;
+  ShardServing serving_;
   std::map<std::uint64_t, Pending> pending_;
   std::uint64_t next_id_ = 1;
 };

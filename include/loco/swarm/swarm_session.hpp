@@ -63,6 +63,9 @@ struct SwarmConfig {
   // The dataset's train shards this peer serves to the members that ask (host/peer_shards.hpp:
   // its data cache); null: none.
   std::shared_ptr<const ShardStore> shards;
+  // What serving them may take of this peer's upstream, over every asker (--peer.data-serve-rate:
+  // proto/shard_serve_gate.hpp).
+  proto::ServeLimits serve{};
   // For the test suite only: this peer misbehaves (compute_link.hpp: scale, segment, nan, tokens;
   // corrupt_shards: a bit of every shard piece it serves flipped).
   std::string poison;
