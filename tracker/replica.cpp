@@ -51,6 +51,7 @@ std::optional<std::int64_t> Replica::wait_until_leading(const volatile std::sig_
   while (stop == 0) {
     try {
       const replica::Election::Standing standing = candidate_.follow(steady_now());
+      record_look(standing == replica::Election::Standing::leading);
       if (standing == replica::Election::Standing::leading) {
         spdlog::info("replica {}: leading run {} (term {})", config_.name, config_.prefix,
                      candidate_.term());
@@ -73,7 +74,7 @@ std::optional<std::int64_t> Replica::wait_until_leading(const volatile std::sig_
 bool Replica::still_leading(TimePoint now) {
   using Look = replica::Candidate::Look;
   switch (candidate_.lead(now)) {
-    case Look::leading: return true;
+    case Look::leading: record_look(false); return true;
     case Look::unanswered:
       spdlog::warn("replica {}: etcd: {}", config_.name, candidate_.error());
       return true;
@@ -89,6 +90,19 @@ bool Replica::still_leading(TimePoint now) {
       return false;
   }
   return false;
+}
+
+void Replica::record_look(bool took_lead) {
+  const auto& leader = candidate_.election().leader();
+  if (!leader) return;
+  const auto unix_ms =
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count());
+  if (took_lead)
+    failovers_.took_lead(*leader, unix_ms);
+  else
+    failovers_.saw(*leader, unix_ms);
 }
 
 void Replica::resign() {

@@ -24,6 +24,7 @@
 #include "loco/core/time.hpp"
 #include "loco/etcd/etcd_client.hpp"
 #include "loco/replica/candidate.hpp"
+#include "tracker/failover_record.hpp"
 
 namespace loco::tracker {
 
@@ -57,11 +58,18 @@ class Replica {
   replica::Election& election() { return candidate_.election(); }
   const std::string& prefix() const { return config_.prefix; }  // the run's keys' (etcd_state.hpp)
   const std::string& name() const { return config_.name; }
+  // How this replica came to lead, from its own looks (for the status page).
+  const FailoverRecord& failovers() const { return failovers_; }
 
  private:
+  // Notes in failovers_ what the last look found, at the wall clock's time: the leader, or that
+  // this replica took the lead.
+  void record_look(bool took_lead);
+
   ReplicaConfig config_;
   etcd::EtcdClient client_;
   replica::Candidate candidate_;
+  FailoverRecord failovers_;
 };
 
 }  // namespace loco::tracker

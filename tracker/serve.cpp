@@ -117,7 +117,8 @@ std::shared_ptr<StatusHttpServer> start_status_page(boost::asio::io_context& io,
   return http;
 }
 
-// The status page's figures: the service's, and a replica's name, term and time it leads since.
+// The status page's figures: the service's, and a replica's name, term, time it leads since, the
+// replicas its last look at the election found and how it came to lead.
 proto::TrackerStatus status_of(TrackerService& service, Replica* replica,
                                std::int64_t leading_since_ms) {
   proto::TrackerStatus s = service.status();
@@ -125,6 +126,11 @@ proto::TrackerStatus status_of(TrackerService& service, Replica* replica,
     s.replica = replica->name();
     s.replica_term = static_cast<std::uint64_t>(replica->election().term());
     s.leading_since_ms = static_cast<std::uint64_t>(leading_since_ms);
+    for (const replica::Leader& c : replica->election().candidates())  // oldest first
+      s.replicas.push_back({.name = c.value,
+                            .term = static_cast<std::uint64_t>(c.term),
+                            .leads = s.replicas.empty()});
+    s.last_failover = replica->failovers().last();
   }
   return s;
 }

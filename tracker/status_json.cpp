@@ -111,6 +111,24 @@ void write_lost(std::string& out, const proto::LostRounds& l) {
   o.close();
 }
 
+void write_replica(std::string& out, const proto::ReplicaStatus& r) {
+  ObjectWriter o(out);
+  o.text("name", r.name);
+  o.number("term", r.term);
+  o.boolean("leads", r.leads);
+  o.close();
+}
+
+void write_failover(std::string& out, const proto::Failover& f) {
+  ObjectWriter o(out);
+  o.number("unix_ms", f.unix_ms);
+  o.text("from", f.from);
+  o.number("from_term", f.from_term);
+  o.number("to_term", f.to_term);
+  o.number("leaderless_ms", f.leaderless_ms);
+  o.close();
+}
+
 template <typename T, typename Write>
 void write_array(std::string& out, const std::vector<T>& items, Write write) {
   out += '[';
@@ -132,6 +150,8 @@ std::string render_status_json(const proto::TrackerStatus& s) {
     o.text("replica", s.replica);
     o.number("replica_term", s.replica_term);
     o.number("leading_since_ms", s.leading_since_ms);
+    write_array(o.nested("replicas"), s.replicas, write_replica);
+    write_failover(o.nested("last_failover"), s.last_failover);
   }
   o.number("committed_round", s.committed_round);
   o.text("committed_hash", s.committed_hash);

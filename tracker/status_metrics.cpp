@@ -114,6 +114,18 @@ const Metric<TrackerStatus> kRunMetrics[] = {
     {"loco_tracker_leading_since_seconds", "gauge",
      "When this replica took the lead, Unix seconds (0: a single tracker).",
      [](const auto& s) { return s.leading_since_ms / 1000; }},
+    {"loco_tracker_replicas", "gauge",
+     "Replicas in the run's election as the leader last looked, itself too (0: a single tracker).",
+     [](const auto& s) { return s.replicas.size(); }},
+    {"loco_tracker_last_failover_seconds", "gauge",
+     "When this replica's look found it leading, Unix seconds (0: a single tracker).",
+     [](const auto& s) { return s.last_failover.unix_ms / 1000; }},
+    {"loco_tracker_last_failover_from_term", "gauge",
+     "The term of the leader this replica saw before it led (0: none seen).",
+     [](const auto& s) { return s.last_failover.from_term; }},
+    {"loco_tracker_last_failover_leaderless_seconds", "gauge",
+     "From the last look that saw the previous leader to this replica's lead.",
+     [](const auto& s) { return s.last_failover.leaderless_ms / 1000.0; }},
 };
 
 // Each member's figures as of its last heartbeat; labelled {peer="<short id>"}.

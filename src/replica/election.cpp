@@ -8,8 +8,8 @@
 namespace loco::replica {
 namespace {
 
-Range oldest_of(const std::string& prefix) {
-  return {.key = prefix, .range_end = prefix_end(prefix), .limit = 1, .oldest_first = true};
+Range oldest_of(const std::string& prefix, std::int64_t limit) {
+  return {.key = prefix, .range_end = prefix_end(prefix), .limit = limit, .oldest_first = true};
 }
 
 std::optional<Leader> leader_of(const std::vector<KeyValue>& oldest) {
@@ -55,14 +55,17 @@ std::int64_t Election::campaign(LeaseId lease) {
 
 Election::Standing Election::poll() {
   LOCO_ASSERT(lease_ != 0, "poll() before campaign()");
-  const TxnResult result =
-      store_.txn({.compare = {still_mine()}, .success = {oldest_of(prefix_)}, .failure = {}});
+  // The oldest keys, not only the first: the others are the status page's candidates.
+  const TxnResult result = store_.txn(
+      {.compare = {still_mine()}, .success = {oldest_of(prefix_, kMaxCandidates)}, .failure = {}});
+  candidates_.clear();
   if (!result.succeeded) {
     standing_ = Standing::lost;
     leader_.reset();
     return standing_;
   }
   LOCO_ASSERT(result.ranges.size() == 1, "decode_txn returns one range per Range op");
+  for (const KeyValue& kv : result.ranges[0]) candidates_.push_back({kv.value, kv.create_revision});
   leader_ = leader_of(result.ranges[0]);
   // Our key exists, so the range cannot be empty: an empty one is a store that lies.
   if (!leader_ || leader_->term > term_)
@@ -97,7 +100,7 @@ void Election::resign() {
 }
 
 std::optional<Leader> Election::observe(KvStore& store, const std::string& prefix) {
-  return leader_of(store.range(oldest_of(prefix)).kvs);
+  return leader_of(store.range(oldest_of(prefix, 1)).kvs);
 }
 
 }  // namespace loco::replica

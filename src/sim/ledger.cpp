@@ -145,6 +145,12 @@ void Ledger::copied(TimePoint now, const proto::PeerKey& peer, std::uint64_t rou
                                secure::short_id(peer), round, to_hex(hash).substr(0, 12)));
 }
 
+std::optional<Digest> Ledger::installed_hash(std::uint64_t round) const {
+  const auto it = installed_hash_.find(round);
+  if (it == installed_hash_.end()) return std::nullopt;
+  return it->second;
+}
+
 void Ledger::committed(TimePoint now, std::uint64_t round, const Digest& hash) {
   const auto [it, first] = committed_hash_.emplace(round, hash);
   if (!first)

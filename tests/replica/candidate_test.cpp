@@ -50,6 +50,9 @@ TEST(Candidate, TheFirstLeadsTheNextFollowsAndTakesOverWhenItsLeaseIsGone) {
   ASSERT_EQ(a.follow(w.now()), Standing::leading);
   ASSERT_EQ(b.follow(w.now()), Standing::waiting);
   EXPECT_EQ(b.election().leader()->value, "a");
+  // Each look also lists every candidate, oldest (the leader) first: the status page's replicas.
+  ASSERT_EQ(a.follow(w.now()), Standing::leading);
+  EXPECT_EQ(a.election().candidates(), (std::vector<Leader>{{"a", a.term()}, {"b", b.term()}}));
   FencedState a_state(*w.clients[0], a.election(), "/loco/run/");
   ASSERT_EQ(a_state.save(state_at(1)), FencedState::Saved::saved);
 
@@ -81,6 +84,7 @@ TEST(Candidate, TheFirstLeadsTheNextFollowsAndTakesOverWhenItsLeaseIsGone) {
   EXPECT_EQ(a.follow(w.now()), Standing::lost);
   EXPECT_EQ(a.follow(w.now()), Standing::waiting);
   EXPECT_EQ(a.election().leader()->value, "b");
+  EXPECT_EQ(a.election().candidates(), (std::vector<Leader>{{"b", b.term()}, {"a", a.term()}}));
 }
 
 TEST(Candidate, ALeaderUnansweredForLessThanALeaseLeadsOnAndIsDeposedAfterAWholeOne) {

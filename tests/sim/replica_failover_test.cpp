@@ -5,16 +5,19 @@
 // the store unreachable for a while (etcd without a majority) and one replica cut from it. The
 // invariants of the SimFaults tests hold (ledger.hpp: no round installed twice or two ways, the
 // tracker never commits a round twice), every peer ends with the same state, which is the state
-// in the store, the store's commit log holds every round once and in order, and the same seed
-// gives the same trace. LOCO_SIM_SEEDS=N runs more seeds, LOCO_SIM_SEED=S replays one.
+// in the store, the store's commit log holds every round once and in order, each at the state the
+// peers installed for it, and the same seed gives the same trace. LOCO_SIM_SEEDS=N runs more seeds,
+// LOCO_SIM_SEED=S replays one.
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "loco/core/hash.hpp"
 #include "loco/replica/commit_log.hpp"
 #include "sim_support.hpp"
 
@@ -96,20 +99,30 @@ void schedule_faults(Swarm& swarm, std::uint64_t seed, Faults& faults) {
   });
 }
 
-// The store's commit log against "every round once, in order, up to the state's round".
-std::string check_commit_log(Swarm& swarm, const proto::TrackerSnapshot& state) {
+// The store's commit log against "every round once, in order, up to the state's round", and each
+// entry's state against the one the peers installed for its round (the Ledger holds every
+// installer of a round to one hash, so this is every peer that committed it). `unmatched` counts
+// the entries no peer installed (their round only fetched by the peers, or reached by none).
+std::string check_commit_log(Swarm& swarm, const proto::TrackerSnapshot& state,
+                             std::uint64_t& unmatched) {
   const std::string prefix = replica::commit_log_prefix("/loco/sim/");
   const auto log = swarm.store().peek({.key = prefix, .range_end = replica::prefix_end(prefix)});
   std::string out;
   std::uint64_t expected = 1;
   for (const replica::KeyValue& kv : log.kvs) {
     const replica::CommitLogEntry entry = replica::decode_commit_entry(kv.value);
+    const std::string round = std::to_string(entry.round);
     if (entry.round != expected)
-      out += "  the log has round " + std::to_string(entry.round) + " where " +
-             std::to_string(expected) + " was due\n";
+      out += "  the log has round " + round + " where " + std::to_string(expected) + " was due\n";
     if (kv.version != 1)
-      out += "  round " + std::to_string(entry.round) + " was logged " +
-             std::to_string(kv.version) + " times\n";
+      out += "  round " + round + " was logged " + std::to_string(kv.version) + " times\n";
+    const std::optional<Digest> installed = swarm.ledger().installed_hash(entry.round);
+    if (!installed)
+      ++unmatched;
+    else if (*installed != entry.state_hash)
+      out += "  the log has round " + round + " at state " +
+             to_hex(entry.state_hash).substr(0, 12) + ", the peers installed " +
+             to_hex(*installed).substr(0, 12) + "\n";
     expected = entry.round + 1;
   }
   if (expected != state.committed_round + 1)
@@ -123,6 +136,7 @@ struct Outcome {
   std::uint64_t rounds = 0;
   std::uint64_t terms = 0;
   std::uint64_t refused = 0;       // saves the fence refused
+  std::uint64_t unmatched = 0;     // log entries no peer installed (check_commit_log)
   std::vector<double> failover_s;  // from each kill to the next round committed
   std::string failure;
 };
@@ -175,7 +189,7 @@ Outcome run_schedule(std::uint64_t seed) {
     if (s != std::pair{state.committed_round, state.committed_hash})
       out.failure += "  peer " + std::to_string(i) + " holds round " + std::to_string(s.first) +
                      ", the store's state is at " + std::to_string(state.committed_round) + "\n";
-  out.failure += check_commit_log(swarm, state);
+  out.failure += check_commit_log(swarm, state, out.unmatched);
   out.rounds = state.committed_round;
   if (out.rounds < 20) out.failure += "  only " + std::to_string(out.rounds) + " rounds\n";
   out.trace = swarm.loop().trace_hash();
@@ -189,11 +203,11 @@ TEST(SimReplicas, FailoversKeepEveryInvariantAndTheCommitLog) {
     const std::vector<double>& f = out.failover_s;
     std::printf(
         "[ SIM SEED ] %llu: %llu rounds, %zu kills, failover %.2f s median %.2f s max, %llu terms, "
-        "%llu saves refused, trace %016llx\n",
+        "%llu saves refused, %llu logged rounds no peer installed, trace %016llx\n",
         static_cast<unsigned long long>(seed), static_cast<unsigned long long>(out.rounds),
         f.size(), f.empty() ? 0.0 : f[f.size() / 2], f.empty() ? 0.0 : f.back(),
         static_cast<unsigned long long>(out.terms), static_cast<unsigned long long>(out.refused),
-        static_cast<unsigned long long>(out.trace));
+        static_cast<unsigned long long>(out.unmatched), static_cast<unsigned long long>(out.trace));
     EXPECT_TRUE(out.failure.empty())
         << out.failure
         << test::replay_hint(seed, "SimReplicas.FailoversKeepEveryInvariantAndTheCommitLog");

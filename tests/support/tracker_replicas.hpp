@@ -17,6 +17,7 @@
 
 #include "child_process.hpp"
 #include "etcd_cluster.hpp"
+#include "http_client.hpp"
 #include "loco/proto/tracker_snapshot.hpp"
 #include "loco/replica/election.hpp"
 #include "peer_process.hpp"
@@ -56,7 +57,7 @@ class Replicas {
                                        "--tracker.etcd-lease",
                                        "2s",
                                        "--tracker.http",
-                                       "",
+                                       "127.0.0.1:0",  // each term's leader: a port of its own
                                        "--run.id",
                                        run_id,
                                        "--run.config",
@@ -123,6 +124,23 @@ class Replicas {
   std::vector<replica::KeyValue> commit_log() {
     const std::string prefix = "/loco/" + run_id_ + "/rounds/";
     return client_.range({prefix, replica::prefix_end(prefix), 0, false}).kvs;
+  }
+
+  // Replica `i`'s /status body, from the status page its latest term opened ("": none, or it
+  // did not answer).
+  std::string status(int i) const {
+    const std::string text = log(i);
+    const std::string prefix = "status page at http://";
+    const auto at = text.rfind(prefix);
+    if (at == std::string::npos) return "";
+    const auto begin = at + prefix.size();
+    try {
+      TestClient client(endpoint_of(text.substr(begin, text.find('/', begin) - begin)));
+      const auto reply = client.get("/status");
+      return reply.error ? std::string() : reply.response.body();
+    } catch (const std::exception&) {
+      return "";  // its term ended: nothing listens there
+    }
   }
 
   const std::string& addresses() const { return addresses_; }

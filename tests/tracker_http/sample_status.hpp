@@ -65,4 +65,21 @@ inline proto::TrackerStatus sample_status() {
   return s;
 }
 
+// `s` as the leading replica tracker-b (term 812) of three serves it: it took over from tracker-a
+// (term 640), which came back later and waits with the youngest key.
+inline proto::TrackerStatus with_replicas(proto::TrackerStatus s) {
+  s.replica = "tracker-b";
+  s.replica_term = 812;
+  s.leading_since_ms = 1'790'000'000'000;
+  s.replicas = {{.name = "tracker-b", .term = 812, .leads = true},
+                {.name = "tracker-c", .term = 815, .leads = false},
+                {.name = "tracker-a", .term = 1204, .leads = false}};
+  s.last_failover = {.unix_ms = 1'789'999'999'950,
+                     .from = "tracker-a",
+                     .from_term = 640,
+                     .to_term = 812,
+                     .leaderless_ms = 2'400};
+  return s;
+}
+
 }  // namespace loco::test

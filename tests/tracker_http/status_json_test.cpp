@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "sample_status.hpp"
+
 namespace loco::tracker {
 namespace {
 
@@ -21,14 +23,15 @@ TEST(StatusJson, EmptyRun) {
       R"("lost_rounds":[]})");
 }
 
-TEST(StatusJson, AReplicaSaysItsNameTermAndSinceWhenItLeads) {
-  proto::TrackerStatus s;
-  s.replica = "tracker-b";
-  s.replica_term = 812;
-  s.leading_since_ms = 1'790'000'000'000;
-  const std::string json = render_status_json(s);
+TEST(StatusJson, AReplicaSaysItsNameTermSinceWhenItLeadsTheReplicasAndTheLastFailover) {
+  const std::string json = render_status_json(test::with_replicas({}));
   EXPECT_NE(json.find(R"("epoch":0,"replica":"tracker-b","replica_term":812,)"
-                      R"("leading_since_ms":1790000000000,"committed_round")"),
+                      R"("leading_since_ms":1790000000000,)"
+                      R"("replicas":[{"name":"tracker-b","term":812,"leads":true},)"
+                      R"({"name":"tracker-c","term":815,"leads":false},)"
+                      R"({"name":"tracker-a","term":1204,"leads":false}],)"
+                      R"("last_failover":{"unix_ms":1789999999950,"from":"tracker-a",)"
+                      R"("from_term":640,"to_term":812,"leaderless_ms":2400},"committed_round")"),
             std::string::npos)
       << json;
 }

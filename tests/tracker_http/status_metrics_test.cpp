@@ -101,7 +101,7 @@ std::map<std::string, int> check_exposition(const std::string& text) {
 TEST(StatusMetrics, RunAndMemberFigures) {
   const std::string text = render_status_metrics(test::sample_status());
   const auto samples = check_exposition(text);
-  EXPECT_EQ(samples.size(), 47u);
+  EXPECT_EQ(samples.size(), 51u);
   EXPECT_EQ(samples.at("loco_tracker_members"), 1);
   EXPECT_EQ(samples.at("loco_tracker_spread"), 1);
   EXPECT_EQ(samples.at("loco_tracker_custody_round"), 1);
@@ -136,6 +136,17 @@ TEST(StatusMetrics, RunAndMemberFigures) {
   EXPECT_TRUE(has_line(text, R"(loco_tracker_member_reachable{peer="c07b52f1d96a"} 0)")) << text;
 }
 
+TEST(StatusMetrics, AReplicasTermTheReplicasAndItsLastFailover) {
+  const std::string text = render_status_metrics(test::with_replicas({}));
+  check_exposition(text);
+  EXPECT_TRUE(has_line(text, "loco_tracker_replica_term 812")) << text;
+  EXPECT_TRUE(has_line(text, "loco_tracker_leading_since_seconds 1790000000")) << text;
+  EXPECT_TRUE(has_line(text, "loco_tracker_replicas 3")) << text;
+  EXPECT_TRUE(has_line(text, "loco_tracker_last_failover_seconds 1789999999")) << text;
+  EXPECT_TRUE(has_line(text, "loco_tracker_last_failover_from_term 640")) << text;
+  EXPECT_TRUE(has_line(text, "loco_tracker_last_failover_leaderless_seconds 2.4")) << text;
+}
+
 TEST(StatusMetrics, WholeNumbersKeepEveryDigit) {
   proto::TrackerStatus s;
   s.bytes_sent = (1ull << 30) + 1;
@@ -147,7 +158,7 @@ TEST(StatusMetrics, WholeNumbersKeepEveryDigit) {
 
 TEST(StatusMetrics, EmptyRunHasEveryFamilyAndNoMemberSamples) {
   const auto samples = check_exposition(render_status_metrics(proto::TrackerStatus{}));
-  EXPECT_EQ(samples.size(), 47u);
+  EXPECT_EQ(samples.size(), 51u);
   EXPECT_EQ(samples.at("loco_tracker_members"), 1);
   EXPECT_EQ(samples.at("loco_tracker_member_loss"), 0);
 }

@@ -183,6 +183,31 @@ TEST_F(StatusPageBrowser, TheFinalModelIsLinked) {
   EXPECT_EQ(model.find("hidden"), std::string::npos) << model;
 }
 
+// A replica's page lists the replicas in the election, the leader first with since when it leads,
+// and says how it came to lead; tracker-a's name is also the failover's "from".
+TEST_F(StatusPageBrowser, TheReplicasPanelShowsTheLeaderTheOthersAndTheLastFailover) {
+  const BrowserRun run =
+      run_chromium(*chromium_, dir_, serve(test::with_replicas(sample_status())), "--dump-dom");
+  ASSERT_EQ(run.exit_code, 0) << read_file(dir_ / "chromium.log");
+  const std::string replicas = between(run.output, "<tbody id=\"replicas\">", "</tbody>");
+  EXPECT_EQ(occurrences(replicas, "<tr data-replica="), 3u) << replicas;
+  const std::string leader = between(replicas, "<tr data-replica=\"tracker-b\">", "</tr>");
+  EXPECT_NE(leader.find(">tracker-b (serves this page)<"), std::string::npos) << leader;
+  EXPECT_NE(leader.find(">812<"), std::string::npos) << leader;
+  EXPECT_NE(leader.find("leads since 2026-09-21 14:13:20 UTC"), std::string::npos) << leader;
+  const std::string standby = between(replicas, "<tr data-replica=\"tracker-a\">", "</tr>");
+  EXPECT_NE(standby.find(">1204<"), std::string::npos) << standby;
+  EXPECT_NE(standby.find(">standby<"), std::string::npos) << standby;
+  EXPECT_EQ(standby.find("leads"), std::string::npos) << standby;
+
+  const std::string failover = between(run.output, "id=\"failover\"", "</div>");
+  EXPECT_EQ(failover.find("hidden"), std::string::npos) << failover;
+  EXPECT_NE(failover.find("Last failover at 2026-09-21 14:13:19 UTC: from term 640 (tracker-a) to "
+                          "term 812 (tracker-b), 2.4 s without a leader in the election"),
+            std::string::npos)
+      << failover;
+}
+
 TEST_F(StatusPageBrowser, AnEmptyRunSaysSo) {
   proto::TrackerStatus empty;
   empty.run_id = "new-run";
@@ -197,15 +222,18 @@ TEST_F(StatusPageBrowser, AnEmptyRunSaysSo) {
   EXPECT_NE(run.output.find(">waiting for peers<"), std::string::npos);
   EXPECT_NE(between(run.output, "id=\"model\"", ">").find("hidden"), std::string::npos)
       << "no copy: no link";
+  const std::string replicas = between(run.output, "<tbody id=\"replicas\">", "</tbody>");
+  EXPECT_NE(replicas.find("a single tracker: no replicas"), std::string::npos) << replicas;
+  EXPECT_NE(between(run.output, "id=\"failover\"", ">").find("hidden"), std::string::npos);
 }
 
-// Also the picture in docs/TRACKER.md: copy build/<type>/bin/tracker-status.png to
-// docs/images/ after a change to the page.
+// Also the picture in docs/TRACKER.md (a replica's page, so that it shows the replicas too): copy
+// build/<type>/bin/tracker-status.png to docs/images/ after a change to the page.
 TEST_F(StatusPageBrowser, RendersAScreenshot) {
   const auto png = std::filesystem::path(LOCO_BIN_DIR) / "tracker-status.png";
   std::filesystem::remove(png);
-  const BrowserRun run = run_chromium(*chromium_, dir_, serve(sample_status()),
-                                      "--window-size=1280,900 --screenshot=" + png.string());
+  const BrowserRun run = run_chromium(*chromium_, dir_, serve(test::with_replicas(sample_status())),
+                                      "--window-size=1280,1120 --screenshot=" + png.string());
   ASSERT_EQ(run.exit_code, 0) << read_file(dir_ / "chromium.log");
   const std::string bytes = read_file(png);
   ASSERT_GT(bytes.size(), 24u);

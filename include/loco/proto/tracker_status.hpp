@@ -25,6 +25,26 @@ struct MemberStatus {
   Heartbeat last;                                        // its last heartbeat's figures
 };
 
+// A tracker replica in the run's election (docs/TRACKER.md, "Running replicas"), as the leader's
+// last look found it: a replica is there while its etcd lease lives.
+struct ReplicaStatus {
+  std::string name;        // what it campaigned with (--tracker.replica: its name or address)
+  std::uint64_t term = 0;  // its key's create_revision: its term if it leads, else its place
+  bool leads = false;      // the oldest key: the leader
+};
+
+// How a replica came to lead, as its own looks at the election saw it.
+struct Failover {
+  std::uint64_t unix_ms = 0;    // the look that found this replica leading
+  std::string from;             // the leader its looks saw before ("": none, the run's first)
+  std::uint64_t from_term = 0;  // that leader's term (0: none)
+  std::uint64_t to_term = 0;    // this replica's
+  // From the last look that saw `from` lead to `unix_ms` (within a look, 250 ms). A leader that
+  // died without resigning held its key up to a lease before that: not counted, not seen.
+  std::uint64_t leaderless_ms = 0;
+  bool operator==(const Failover&) const = default;
+};
+
 struct TrackerStatus {
   std::string run_id;
   std::uint64_t epoch = 0;
@@ -76,11 +96,13 @@ struct TrackerStatus {
   // The tracker process's heap in use (tracker/heap_usage.hpp), filled in by its driver.
   std::uint64_t heap_bytes = 0;
   // A tracker replica (docs/TRACKER.md, "Running replicas"), filled in by its driver: its name
-  // ("": a single tracker), its term as the leader, and when it took the lead (Unix ms): the run's
-  // last failover, when it took over from another.
+  // ("": a single tracker), its term as the leader, when it took the lead (Unix ms), the replicas
+  // in the election (oldest first: the leader first) and how it came to lead.
   std::string replica;
   std::uint64_t replica_term = 0;
   std::uint64_t leading_since_ms = 0;
+  std::vector<ReplicaStatus> replicas;
+  Failover last_failover;
 };
 
 }  // namespace loco::proto

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "loco/replica/kv_store.hpp"
 
@@ -29,6 +30,7 @@ namespace loco::replica {
 struct Leader {
   std::string value;  // what the leader campaigned with (its address and public key)
   std::int64_t term = 0;
+  bool operator==(const Leader&) const = default;
 };
 
 class Election {
@@ -52,6 +54,10 @@ class Election {
   Standing standing() const { return standing_; }  // as of the last call
   // The leader as of the last poll (ourselves when leading); empty when lost or none.
   const std::optional<Leader>& leader() const { return leader_; }
+  // The candidates as of the last poll, oldest (the leader) first, at most kMaxCandidates: for
+  // the status page. Empty when that poll found our key gone.
+  static constexpr std::int64_t kMaxCandidates = 16;
+  const std::vector<Leader>& candidates() const { return candidates_; }
 
   struct Fenced {
     bool deposed = false;  // our key is gone: nothing was written, we no longer lead
@@ -78,6 +84,7 @@ class Election {
   std::int64_t term_ = 0;
   Standing standing_ = Standing::lost;
   std::optional<Leader> leader_;
+  std::vector<Leader> candidates_;
 };
 
 }  // namespace loco::replica

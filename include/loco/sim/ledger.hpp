@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <tuple>
@@ -64,6 +65,9 @@ class Ledger {
   void gossip_wait_expired() { ++gossip_waits_expired_; }
   std::uint64_t gossip_waits_expired() const { return gossip_waits_expired_; }
   std::uint64_t highest_round() const { return highest_; }
+  // The state every peer that installed `round` installed (invariant 2: one), none when no peer
+  // installed it (a round peers only fetched, or none reached).
+  std::optional<Digest> installed_hash(std::uint64_t round) const;
 
  private:
   void applied(TimePoint now, const proto::PeerKey& peer, std::uint64_t from_round,
