@@ -2,9 +2,10 @@
 // The thread a leading replica's etcd calls run on (docs/TRACKER.md, "Running replicas"): its
 // saves (etcd_state.hpp, held_until_saved.hpp) and its looks at the election (replica.hpp), one
 // at a time in the order posted, so the event loop keeps serving peers while etcd answers, or
-// does not. A job posts its outcome back to the loop itself (boost::asio::post). One thread for
-// all of them because they share one etcd client and one election, neither of which is safe to
-// call from two threads, and because a save must not overtake the look before it.
+// does not. A job posts its outcome back to the loop itself (boost::asio::post), and catches what
+// it can throw (an exception out of a job ends the process). One thread for all of them because
+// they share one etcd client and one election, neither of which is safe to call from two threads,
+// and because a save must not overtake the look before it.
 //
 // Destroying it drops the jobs not begun and waits for the one under way: an etcd call, at most
 // the client's timeout on every member (about a lease when none answers).
