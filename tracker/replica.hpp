@@ -13,7 +13,9 @@
 //
 // Keys, under /loco/<run id>/: leader/<lease in hex> (the election), state (the snapshot) and
 // rounds/<round> (the commit log, loco/replica/commit_log.hpp).
-// Calls block on etcd (a loopback or LAN round trip each); they run on the caller's thread.
+// Calls block on etcd (a loopback or LAN round trip each), on the caller's thread: a follower's
+// on the main thread, a leader's still_leading() on the term's StoreThread (store_thread.hpp),
+// with its saves, so that neither stalls the event loop; never two at once.
 
 #include <chrono>
 #include <csignal>

@@ -3,6 +3,7 @@
 #include <fmt/ostream.h>
 #include <spdlog/spdlog.h>
 
+#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <csignal>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include "model_export.hpp"
 #include "replica.hpp"
 #include "status_http.hpp"
+#include "store_thread.hpp"
 #include "tracker_service.hpp"
 
 namespace loco::tracker {
@@ -117,55 +119,86 @@ std::shared_ptr<StatusHttpServer> start_status_page(boost::asio::io_context& io,
   return http;
 }
 
+// A leading replica: its etcd calls' thread, the term it leads in, and what its status page shows
+// of the election: the loop's own copies (the looks run on the store thread), the candidates as
+// the last look found them and how this term began.
+struct Leading {
+  Replica& replica;
+  std::int64_t term = 0;
+  StoreThread* store_thread = nullptr;      // set by serve_term for the term's length
+  std::vector<replica::Leader> candidates;  // oldest first
+  proto::Failover last_failover;
+};
+
 // The status page's figures: the service's, and a replica's name, term, time it leads since, the
 // replicas its last look at the election found and how it came to lead.
-proto::TrackerStatus status_of(TrackerService& service, Replica* replica,
+proto::TrackerStatus status_of(TrackerService& service, const Leading* leading,
                                std::int64_t leading_since_ms) {
   proto::TrackerStatus s = service.status();
-  if (replica != nullptr) {
-    s.replica = replica->name();
-    s.replica_term = static_cast<std::uint64_t>(replica->election().term());
+  if (leading != nullptr) {
+    s.replica = leading->replica.name();
+    s.replica_term = static_cast<std::uint64_t>(leading->term);
     s.leading_since_ms = static_cast<std::uint64_t>(leading_since_ms);
-    for (const replica::Leader& c : replica->election().candidates())  // oldest first
+    for (const replica::Leader& c : leading->candidates)  // oldest first
       s.replicas.push_back({.name = c.value,
                             .term = static_cast<std::uint64_t>(c.term),
                             .leads = s.replicas.empty()});
-    s.last_failover = replica->failovers().last();
+    s.last_failover = leading->last_failover;
   }
   return s;
 }
 
-// A replica looks at its election between saves too: a deposed leader stops at once. Polls
-// every Replica::kPollPeriod until `stopping` or a cancelled `lease`.
-void watch_lease(boost::asio::steady_timer& lease, Replica& replica, TrackerService& service,
-                 const bool& stopping) {
+// A replica looks at its election between saves too: a deposed leader stops at once. Every
+// Replica::kPollPeriod one look, on the store thread (after any save before it), its answer back
+// on the loop; until `stopping` or a cancelled `lease`. The loop goes on meanwhile.
+void watch_lease(boost::asio::io_context& io, boost::asio::steady_timer& lease, Leading& leading,
+                 TrackerService& service, const bool& stopping) {
   lease.expires_after(Replica::kPollPeriod);
-  lease.async_wait([&lease, &replica, &service, &stopping](const boost::system::error_code& error) {
-    if (error || stopping) return;
-    if (!replica.still_leading(steady_now())) return service.depose();
-    watch_lease(lease, replica, service, stopping);
-  });
+  lease.async_wait(
+      [&io, &lease, &leading, &service, &stopping](const boost::system::error_code& error) {
+        if (error || stopping) return;
+        leading.store_thread->post([&io, &lease, &leading, &service, &stopping] {
+          const bool still = leading.replica.still_leading(steady_now());
+          auto candidates = leading.replica.election().candidates();
+          // Run only while the loop runs, and serve_term's locals live as long as it does.
+          boost::asio::post(io, [&io, &lease, &leading, &service, &stopping, still,
+                                 candidates = std::move(candidates)]() mutable {
+            if (stopping) return;
+            if (!still) return service.depose();
+            leading.candidates = std::move(candidates);
+            watch_lease(io, lease, leading, service, stopping);
+          });
+        });
+      });
 }
 
 // How a term of service ended: by a signal (the process stops) or deposed (a replica that no
 // longer leads: it waits to lead again).
 enum class Ended { signalled, deposed };
 
-// Serves the run until a signal, or until `replica` (null: a single tracker) no longer leads.
+// Serves the run until a signal, or until `leading` (null: a single tracker) no longer leads.
 Ended serve_term(const TrackerOptions& options, const secure::KeyPair& key,
-                 std::unique_ptr<StateStore> state, Replica* replica) {
+                 std::unique_ptr<StateStore> state, Leading* leading) {
   const net::HostPort address = parse_address(options.listen, "--tracker.listen");
   const proto::TrackerCoreConfig config = to_core_config(options);
   const DownloadLimits downloads = to_download_limits(options);  // checked before anything runs
   auto restored = load_state(state.get());
 
   boost::asio::io_context io;
+  // A replica's etcd calls, off the loop. After the loop and before the service: it outlives the
+  // service (a save under way may end after it) and is joined before the loop is destroyed and
+  // before the replica's next call on this thread (a resign, the next campaign).
+  std::unique_ptr<StoreThread> store_thread;
+  if (leading != nullptr) {
+    store_thread = std::make_unique<StoreThread>();
+    leading->store_thread = store_thread.get();
+  }
   const auto start = steady_now();
   std::unique_ptr<CustodyStore> custody = custody_store(options, config);
   TrackerService service(
       io, net::resolve(io, address), listener_config(options, key, to_listener_limits(options)),
       std::make_unique<proto::TrackerCore>(config, key, std::move(restored), start),
-      std::move(state), std::move(custody), to_buffer_caps(options));
+      std::move(state), std::move(custody), to_buffer_caps(options), store_thread.get());
   std::shared_ptr<StatusHttpServer> http;
   boost::asio::steady_timer grace(io);
   boost::asio::steady_timer lease(io);
@@ -186,7 +219,7 @@ Ended serve_term(const TrackerOptions& options, const secure::KeyPair& key,
                                  std::chrono::system_clock::now().time_since_epoch())
                                  .count();
   http = start_status_page(io, options, downloads, service,
-                           [&] { return status_of(service, replica, leading_since); });
+                           [&] { return status_of(service, leading, leading_since); });
 
   bool signalled = false;
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
@@ -196,7 +229,7 @@ Ended serve_term(const TrackerOptions& options, const secure::KeyPair& key,
     signalled = true;
     shut_down();
   });
-  if (replica != nullptr) watch_lease(lease, *replica, service, stopping);
+  if (leading != nullptr) watch_lease(io, lease, *leading, service, stopping);
   std::printf("listening on %s as %s\n",
               fmt::format("{}", fmt::streamed(service.local_endpoint())).c_str(),
               secure::to_hex(key.public_key()).c_str());
@@ -240,13 +273,18 @@ void serve_replica(const TrackerOptions& options, const secure::KeyPair& key) {
       store_checked = check_store(replica);
       continue;
     }
-    if (!replica.wait_until_leading(g_follower_stop)) {
+    const std::optional<std::int64_t> term = replica.wait_until_leading(g_follower_stop);
+    if (!term) {
       spdlog::info("signal: stopping (resigned)");
       return;
     }
     auto state = std::make_unique<EtcdState>(replica.store(), replica.election(), replica.prefix());
+    Leading leading{.replica = replica,
+                    .term = *term,
+                    .candidates = replica.election().candidates(),
+                    .last_failover = replica.failovers().last()};
     try {
-      if (serve_term(options, key, std::move(state), &replica) == Ended::signalled) {
+      if (serve_term(options, key, std::move(state), &leading) == Ended::signalled) {
         replica.resign();
         return;
       }

@@ -1,8 +1,10 @@
 #pragma once
-// Where loco-tracker keeps its durable state: the TrackerCore's snapshot, saved on every
-// state_changed before the messages that depend on it go out, and loaded once at start (by a
-// replica: each time it becomes leader). Two stores: the state file (the default: one tracker)
-// and a tracker replica's fenced keys in etcd (etcd_state.hpp), which also log each commit.
+// Where loco-tracker keeps its durable state: the TrackerCore's snapshot, saved after each turn in
+// which the core changed it, before the messages that depend on it go out (tracker_service.hpp:
+// the state file on the event loop, a replica's etcd keys on its store thread), and loaded once
+// at start (by a replica: each time it becomes leader). Two stores: the state file (the default:
+// one tracker) and a tracker replica's fenced keys in etcd (etcd_state.hpp), which also log each
+// commit.
 
 #include <cstddef>
 #include <filesystem>

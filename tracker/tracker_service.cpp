@@ -25,6 +25,17 @@ std::optional<std::uint64_t> peer_message_limit(std::uint16_t type) {
   return info->max_bytes;
 }
 
+// One save, on whichever thread runs it. An Error is not a refusal: the run goes on and a restart
+// falls back to the last state saved (StateStore::save).
+bool save_to(StateStore& store, const proto::TrackerSnapshot& state) {
+  try {
+    return store.save(state);
+  } catch (const Error& e) {
+    spdlog::error("cannot save the tracker's state to {}: {}", store.where(), e.what());
+    return true;
+  }
+}
+
 }  // namespace
 
 TrackerService::TrackerService(boost::asio::io_context& io,
@@ -32,7 +43,8 @@ TrackerService::TrackerService(boost::asio::io_context& io,
                                net::BundleListenerConfig listener,
                                std::unique_ptr<proto::TrackerCore> core,
                                std::unique_ptr<StateStore> state,
-                               std::unique_ptr<CustodyStore> custody, BufferCaps caps)
+                               std::unique_ptr<CustodyStore> custody, BufferCaps caps,
+                               StoreThread* store_thread)
     : io_(io),
       core_(std::move(core)),
       probes_(io, listener.setup, core_->config().probe_timeout,
@@ -56,9 +68,13 @@ TrackerService::TrackerService(boost::asio::io_context& io,
                                      net::RefusalTally::Wording{.verb = "saw", .noun = "events"}),
                    spdlog::level::info),
       state_(std::move(state)),
+      store_thread_(store_thread),
       custody_(std::move(custody)),
       caps_(caps),
-      outbox_(kSendBudgetBytes, kSendHoldLimit, [this] { send_later(); }) {
+      outbox_(kSendBudgetBytes, kSendHoldLimit, [this] { send_later(); }),
+      held_([this](HeldUntilSaved::Version version,
+                   proto::TrackerSnapshot snapshot) { start_save(version, std::move(snapshot)); },
+            [this](proto::Transmit transmit) { outbox_.push(std::move(transmit)); }) {
   core_->set_wall_clock(
       std::chrono::duration_cast<std::chrono::milliseconds>(
           std::chrono::system_clock::now().time_since_epoch())
@@ -78,14 +94,17 @@ void TrackerService::start() {
       core_->set_custody(std::move(newest->manifest),
                          std::make_shared<const std::vector<std::byte>>(std::move(newest->state)));
   listener_->start();
-  if (!save()) return depose();  // a new run's state exists from the start
+  if (state_) held_.changed(core_->snapshot());  // a new run's state exists from the start
+  if (held_.failed()) return depose();
   drive();
 }
 
 void TrackerService::depose() {
   if (deposed_) return;
   deposed_ = true;
-  outbox_.clear();  // saved before, but this replica speaks no more: the next leader will
+  // Saved before, but this replica speaks no more: the next leader will. What waits for a save
+  // is never released (on_saved does nothing now).
+  outbox_.clear();
   spdlog::error("no longer the leading replica: forming no more rounds");
   if (on_deposed_) on_deposed_();
 }
@@ -188,9 +207,11 @@ void TrackerService::cut_off(const proto::PeerKey& key) {
   relaying_.erase(key);
   // No longer current, so nothing more it sends is read. What waits for it in the outbox is of
   // no use to it but its replies (a refused join's reason): the rest is dropped, and it is closed
-  // once those are out, not after a backlog of messages to others.
+  // once those are out (released by a save, if they wait for one), not after a backlog of
+  // messages to others.
   outbox_.drop(key);
-  if (!outbox_.holds(key)) {
+  held_.drop(key);
+  if (!outbox_.holds(key) && !held_.holds(key)) {
     bundle->close();
   } else {
     if (auto earlier = detached_.extract(key)) earlier.mapped()->close();
@@ -308,16 +329,20 @@ void TrackerService::drive() {
   // First: a copy handed back to the core may make it say more (the run's final state is kept).
   while (auto copy = core_->poll_custody()) keep_custody(std::move(*copy));
   while (auto probe = core_->poll_probe()) probes_.start(*probe);
+  bool changed = false;
   while (auto event = core_->poll_event()) {
-    // Announced only once saved: a refused save stops the service before anything goes out.
-    if (event->kind == proto::TrackerEvent::Kind::state_changed && !save()) return depose();
+    changed = changed || event->kind == proto::TrackerEvent::Kind::state_changed;
     if (event->disconnect && event->peer) to_close.push_back(*event->peer);
     // A member's connection may hold less (a member leaves or is evicted with its connection).
     if (event->kind == proto::TrackerEvent::Kind::joined) limit(*event->peer, caps_.member);
     log(*event);
   }
+  // One snapshot for the turn's changes (the core's state now); announced only once saved: what
+  // the core sends from now on waits for it, and a failed save deposes the service unsent.
+  if (changed && state_) held_.changed(core_->snapshot());
+  if (held_.failed()) return depose();
   narrow_finished_relays();
-  while (auto transmit = core_->poll_transmit()) outbox_.push(std::move(*transmit));
+  while (auto transmit = core_->poll_transmit()) held_.send(std::move(*transmit));
   // Before sending: what was just queued for a peer cut off is dropped with the rest (cut_off).
   for (const proto::PeerKey& key : to_close) cut_off(key);
   // One batch per turn of the loop: while a broadcast drains, each heartbeat read must not hand
@@ -368,7 +393,7 @@ void TrackerService::send_some() {
     }
   }
   std::erase_if(detached_, [&](const auto& cut) {
-    if (outbox_.holds(cut.first)) return false;
+    if (outbox_.holds(cut.first) || held_.holds(cut.first)) return false;
     cut.second->close();
     return true;
   });
@@ -421,15 +446,21 @@ void TrackerService::log(const proto::TrackerEvent& event) {
   }
 }
 
-bool TrackerService::save() {
-  if (!state_) return true;
-  try {
-    return state_->save(core_->snapshot());
-  } catch (const Error& e) {
-    // The run goes on; a restart would fall back to the last state that was saved.
-    spdlog::error("cannot save the tracker's state to {}: {}", state_->where(), e.what());
-    return true;
-  }
+void TrackerService::start_save(HeldUntilSaved::Version version, proto::TrackerSnapshot state) {
+  if (store_thread_ == nullptr) return held_.finished(version, save_to(*state_, state));
+  // The job holds the store and the loop, not the service: it may end after the service did (its
+  // answer is then never run: the loop has stopped).
+  store_thread_->post([store = state_, io = &io_, this, version, state = std::move(state)] {
+    const bool saved = save_to(*store, state);
+    boost::asio::post(*io, [this, version, saved] { on_saved(version, saved); });
+  });
+}
+
+void TrackerService::on_saved(HeldUntilSaved::Version version, bool saved) {
+  if (deposed_ || stopping_) return;
+  held_.finished(version, saved);
+  if (!saved) return depose();
+  if (!send_posted_) send_some();
 }
 
 void TrackerService::keep_custody(proto::CustodyCopy copy) {

@@ -1,9 +1,14 @@
 #pragma once
 // The Asio driver of the tracker's protocol core (proto/tracker_core.hpp): one authenticated
 // bundle per peer from the listener, whole messages into the core, the core's transmits out, its
-// timer on a steady_timer, and its state saved to disk whenever it says so, before the messages
-// that depend on it go out. Events are logged; a peer the core cuts off is closed once the
-// replies queued for it are out (the rest is dropped).
+// timer on a steady_timer, and its state saved whenever it says so, before the messages that
+// depend on it go out. Events are logged; a peer the core cuts off is closed once the replies
+// queued for it are out (the rest is dropped).
+//
+// Saving: the state file is written on the loop, at once (a local disk). A replica's saves go to
+// etcd on a StoreThread (store_thread.hpp) while the loop goes on reading peers and driving the
+// core; what the core sends after a change waits in a HeldUntilSaved (held_until_saved.hpp) until
+// a save that covers it is confirmed, and a failed save deposes the service with it unsent.
 //
 // One connection per identity: a peer that connects again replaces its old connection, and the
 // core hears of a disconnect only when a peer's current connection ends.
@@ -29,7 +34,7 @@
 // at most kSendHoldLimit), so a mass join's views go out a few megabytes at a time. A peer cut off
 // is detached at once; the outbox drops what waits for it but its replies (SendQueue::drop), and
 // its connection is closed once those are out (at once if none waits).
-// Threads: everything on the io_context's thread.
+// Threads: everything on the io_context's thread, but a replica's saves (on its StoreThread).
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -42,6 +47,7 @@
 
 #include "buffer_caps.hpp"
 #include "custody_store.hpp"
+#include "held_until_saved.hpp"
 #include "loco/net/bundle_listener.hpp"
 #include "loco/net/message_assembler.hpp"
 #include "loco/proto/tracker_core.hpp"
@@ -49,6 +55,7 @@
 #include "reachability_probes.hpp"
 #include "send_queue.hpp"
 #include "state_store.hpp"
+#include "store_thread.hpp"
 
 namespace loco::tracker {
 
@@ -64,18 +71,20 @@ class TrackerService {
   // must not hold it (send_queue.hpp).
   static constexpr Duration kSendHoldLimit = std::chrono::seconds(2);
 
-  // `state` (null: not saved; the state file today, state_store.hpp) receives the core's snapshot
-  // on every state_changed event; `custody` (null: custody copies kept in memory only) stores the
-  // copies the core pulls.
+  // `state` (null: not saved; state_store.hpp) receives the core's snapshot after every turn with
+  // a state_changed event: on the loop, or on `store_thread` when one is given (it must outlive
+  // the io_context's last run, and be destroyed before the io_context); `custody` (null: custody
+  // copies kept in memory only) stores the copies the core pulls.
   TrackerService(boost::asio::io_context& io, const boost::asio::ip::tcp::endpoint& endpoint,
                  net::BundleListenerConfig listener, std::unique_ptr<proto::TrackerCore> core,
                  std::unique_ptr<StateStore> state, std::unique_ptr<CustodyStore> custody,
-                 BufferCaps caps = {});
+                 BufferCaps caps = {}, StoreThread* store_thread = nullptr);
 
   void start();
   // A replica that no longer leads (replica.hpp): the core is driven no more, so no round is
-  // formed and nothing more is sent, and `on_deposed` (set_on_deposed) runs once: the owner
-  // stop()s the service. Also done by the service itself when its state store refuses a save.
+  // formed and nothing more is sent (what waits for a save is dropped), and `on_deposed`
+  // (set_on_deposed) runs once: the owner stop()s the service. Also done by the service itself
+  // when a save is refused or unanswered.
   void depose();
   void set_on_deposed(std::function<void()> on_deposed) { on_deposed_ = std::move(on_deposed); }
   bool deposed() const { return deposed_; }
@@ -124,8 +133,10 @@ class TrackerService {
   void log_cut_off(const Peer& peer) const;
   void arm_join_deadline();
   void close_late_joiners();
-  // False: the store refused it (a deposed replica): the caller announces nothing more.
-  bool save();
+  // Starts saving `state` as `version` (HeldUntilSaved's start): at once, or on the store thread.
+  void start_save(HeldUntilSaved::Version version, proto::TrackerSnapshot state);
+  // A save's outcome, back on the loop: what it covers is sent, or the service is deposed.
+  void on_saved(HeldUntilSaved::Version version, bool saved);
   // Stores a copy the core pulled and hands it back to the core to serve.
   void keep_custody(proto::CustodyCopy copy);
   // Narrows or widens what `key`'s connection may make us hold (BufferCaps).
@@ -149,7 +160,9 @@ class TrackerService {
   LogTally warnings_;     // misbehaviour, refusals and reports: the first of a period per peer
   LogTally about_peers_;  // a peer's joins, leaves and notices: the first four of a period
   bool trim_armed_ = false;
-  std::unique_ptr<StateStore> state_;
+  // Shared with a save under way on the store thread, which may end after the service.
+  std::shared_ptr<StateStore> state_;
+  StoreThread* store_thread_;  // null: saves on the loop
   std::unique_ptr<CustodyStore> custody_;
   BufferCaps caps_;
   std::map<proto::PeerKey, TimePoint> relaying_;  // peers in a custody exchange, until when
@@ -160,6 +173,7 @@ class TrackerService {
   // After the connections: destroyed first, so a hold dropped by a connection's end later calls
   // nothing here.
   SendQueue outbox_;
+  HeldUntilSaved held_;  // the core's transmits, into outbox_ once what they depend on is saved
   bool stopping_ = false;
   bool deposed_ = false;  // the core is driven no more
   std::function<void()> on_idle_;

@@ -4,12 +4,15 @@
 // lease and resumed (a zombie): rounds go on under the next leader, no peer commits a round
 // twice, the peers that commit a round hold the same state for it, the state in etcd is never
 // behind a round a peer committed (nothing is announced before it is saved), and the commit log
-// in etcd has every round once, in order, each with the state the peers committed.
+// in etcd has every round once, in order, each with the state the peers committed. And a leader
+// whose etcd hangs (every member frozen) still answers a peer meanwhile: its etcd calls are off
+// its event loop.
 
 #include "../support/tracker_replicas.hpp"
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <chrono>
 #include <cstdio>
@@ -22,6 +25,7 @@
 #include "../support/etcd_cluster.hpp"
 #include "../support/local_swarm.hpp"
 #include "loco/replica/commit_log.hpp"
+#include "loco/secure/identity.hpp"
 
 namespace loco {
 namespace {
@@ -204,6 +208,42 @@ TEST(TrackerReplicas, AFrozenLeaderResumedAfterItsLeaseStopsAndForksNothing) {
   std::printf("the new leader's election had no leader for %llu ms\n",
               static_cast<unsigned long long>(json_number(status, "leaderless_ms").value_or(0)));
   swarm.expect_one_state();
+}
+
+// The leader's etcd calls hang (every member frozen: they take the request and never answer),
+// and a peer's handshake is answered meanwhile. The lease is 30 s, so each etcd call waits 10 s
+// for a member, the handshake's own timeout: a leader that called etcd on its event loop would
+// be stuck in a look when the handshake comes, and the handshake would time out. Once etcd is
+// resumed the stuck call is answered and the same replica still leads.
+TEST(TrackerReplicas, ALeaderWhoseEtcdHangsStillAnswersAPeer) {
+  test::EtcdCluster cluster{3};
+  test::TempDir dir;
+  const std::string run_id = "run-etcd-hangs";
+  const std::string config = test::write_swarm_config(dir.path(), 1000, test::kDiLoCoStrategy);
+  Replicas replicas{dir, run_id, config, cluster, "30s"};
+  const int leader = replicas.wait_leader();
+  ASSERT_GE(leader, 0) << replicas.logs();
+  secure::write_key_file(dir / "peer.key", secure::KeyPair::generate(), false);
+  for (int m = 0; m < 3; ++m) ASSERT_TRUE(cluster.signal_member(m, SIGSTOP));
+  // The leader looks at its election every 250 ms: after a second one look is surely stuck (not
+  // needed for this loco-tracker to pass: it is what makes a blocking loop fail).
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const std::string command = test::program("loco-peer") + " check-tracker --peer.key " +
+                              (dir / "peer.key").string() + " --run.id " + run_id +
+                              " --tracker.address " + replicas.addresses() +
+                              " --tracker.public-key " + replicas.public_key() + " 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  char buffer[512];
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
+  const int status = ::pclose(pipe);
+  for (int m = 0; m < 3; ++m) ASSERT_TRUE(cluster.signal_member(m, SIGCONT));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output << replicas.logs();
+  EXPECT_NE(output.find(": it leads"), std::string::npos) << output;
+  // The stuck look is answered: still the leader, never deposed.
+  EXPECT_EQ(replicas.wait_leader(), leader) << replicas.logs();
+  EXPECT_EQ(replicas.log(leader).find("deposed"), std::string::npos) << replicas.logs();
 }
 
 }  // namespace

@@ -110,6 +110,9 @@ class EtcdCluster {
   }
 
   void kill_member(int i) { processes_.at(i)->stop(SIGKILL); }
+  // True when `signal` was delivered to member `i` (SIGSTOP freezes it: its socket still accepts
+  // connections and requests, and nothing answers them until SIGCONT).
+  bool signal_member(int i, int signal) { return ::kill(processes_.at(i)->pid(), signal) == 0; }
 
  private:
   static std::string name(int i) { return "m" + std::to_string(i); }

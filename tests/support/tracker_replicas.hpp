@@ -30,8 +30,9 @@ inline constexpr int kReplicas = 3;
 
 class Replicas {
  public:
+  // `lease`: --tracker.etcd-lease (each etcd call's timeout is a third of it).
   Replicas(const TempDir& dir, const std::string& run_id, const std::string& config,
-           const EtcdCluster& cluster)
+           const EtcdCluster& cluster, const std::string& lease = "2s")
       : dir_(dir.path()), run_id_(run_id), client_(cluster.client_options()) {
     const auto key = secure::KeyPair::generate();
     secure::write_key_file(dir_ / "tracker.key", key, false);
@@ -55,7 +56,7 @@ class Replicas {
                                        "--tracker.replica",
                                        name,
                                        "--tracker.etcd-lease",
-                                       "2s",
+                                       lease,
                                        "--tracker.http",
                                        "127.0.0.1:0",  // each term's leader: a port of its own
                                        "--run.id",
