@@ -13,10 +13,10 @@ namespace {
 
 constexpr int kGrpcNotFound = 5;
 
-// A large request (a replica's whole state, up to megabytes) takes etcd longer to read, replicate
-// and write to disk: each step of it may take a millisecond more for every 2,000 bytes (2 MB/s;
-// measured: a 10 MB transaction answered in 1.1 to 1.4 s by one loopback member on a loaded
-// machine), beyond the timeout that finds a frozen member.
+// A large request or answer (a replica's whole state, up to megabytes) takes etcd longer to read,
+// replicate, write to disk or encode: each step of it may take a millisecond more for every 2,000
+// bytes (2 MB/s; measured: a 10 MB transaction answered in 1.1 to 1.4 s by one loopback member on
+// a loaded machine), beyond the timeout that finds a frozen member.
 std::chrono::milliseconds request_timeout(std::chrono::milliseconds io_timeout,
                                           std::size_t body_bytes) {
   return io_timeout + std::chrono::milliseconds(body_bytes / 2000);
@@ -47,15 +47,17 @@ EtcdClient::EtcdClient(EtcdClientOptions options) : options_(std::move(options))
     throw Error(ErrorCategory::config, "an etcd client needs at least one endpoint");
 }
 
-EtcdClient::Answer EtcdClient::post(std::string_view path, const std::string& body) {
+EtcdClient::Answer EtcdClient::post(std::string_view path, const std::string& body,
+                                    std::size_t answer_bytes) {
   std::string failures;
   for (std::size_t tried = 0; tried < options_.endpoints.size(); ++tried) {
     const std::size_t i = (current_ + tried) % options_.endpoints.size();
     const EtcdEndpoint& member = options_.endpoints[i];
     try {
-      PostAnswer answer = http_post(member.host, member.port, path, body,
-                                    request_timeout(options_.io_timeout, body.size()),
-                                    options_.limits.max_body_bytes);
+      PostAnswer answer =
+          http_post(member.host, member.port, path, body,
+                    request_timeout(options_.io_timeout, body.size() + answer_bytes),
+                    options_.limits.max_body_bytes);
       // 503 and 504 (gRPC's UNAVAILABLE, DEADLINE_EXCEEDED): this member has no raft leader now
       // (cut off from the majority, or mid-election); another one may.
       if (answer.status == 503 || answer.status == 504) {
@@ -81,8 +83,11 @@ std::string EtcdClient::ok_body(std::string_view path, const Answer& answer) con
 }
 
 RangeResult EtcdClient::range(const Range& range) {
-  return decode_range(ok_body("/v3/kv/range", post("/v3/kv/range", encode_range(range))), range,
-                      options_.limits);
+  // Values are base64 in the answer: 4 bytes for every 3.
+  const std::size_t answer_bytes = range.answer_bytes / 3 * 4;
+  return decode_range(
+      ok_body("/v3/kv/range", post("/v3/kv/range", encode_range(range), answer_bytes)), range,
+      options_.limits);
 }
 
 TxnResult EtcdClient::txn(const Txn& txn) {

@@ -8,7 +8,9 @@
 namespace loco::replica {
 
 std::optional<proto::TrackerSnapshot> FencedState::load() {
-  const RangeResult found = store_.range(one_key(state_key()));
+  Range whole = one_key(state_key());
+  whole.answer_bytes = proto::kMaxSnapshotBytes;
+  const RangeResult found = store_.range(whole);
   if (found.kvs.empty()) {
     logged_through_ = 0;
     return std::nullopt;

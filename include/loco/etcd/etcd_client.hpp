@@ -36,7 +36,8 @@ EtcdEndpoint parse_etcd_endpoint(std::string_view url);
 
 struct EtcdClientOptions {
   std::vector<EtcdEndpoint> endpoints;  // the cluster's members
-  // Per connect, write or read; a millisecond more for every 2,000 bytes of the request.
+  // Per connect, write or read; a millisecond more for every 2,000 bytes of the request, or of
+  // the answer a range expects (Range::answer_bytes).
   std::chrono::milliseconds io_timeout = std::chrono::seconds(2);
   GatewayLimits limits;
 };
@@ -57,7 +58,8 @@ class EtcdClient final : public KvStore {
     std::string body;
   };
   // POSTs `body` to `path` on the current member, then on each other one until one answers.
-  Answer post(std::string_view path, const std::string& body);
+  // `answer_bytes`: how large the answer may be, for the time it is waited for.
+  Answer post(std::string_view path, const std::string& body, std::size_t answer_bytes = 0);
   // The body of a 200 answer; Error(protocol) with etcd's message for any other.
   std::string ok_body(std::string_view path, const Answer& answer) const;
 

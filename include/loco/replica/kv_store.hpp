@@ -8,6 +8,7 @@
 // Revisions are etcd's: one counter for the whole store, raised by every write, so a key's
 // create_revision orders it against every other key ever written. Keys and values are bytes.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -33,6 +34,9 @@ struct Range {
   std::string range_end;
   std::int64_t limit = 0;     // 0: no limit
   bool oldest_first = false;  // sorted by create_revision, ascending (else by key)
+  // How large the answer may be (a whole state: megabytes): a client over a network waits for it
+  // accordingly. 0: small.
+  std::size_t answer_bytes = 0;
 };
 
 struct Put {
