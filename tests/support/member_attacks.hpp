@@ -69,6 +69,23 @@ class Attacker {
   std::string lines_;
 };
 
+// Whether the tracker told `attacker` that it sits out the run's next round attempts (it was
+// benched), in a line read already or within its next `aborts` aborts (false too once its output
+// ended). The attacker's own line, not the tracker's: the tracker logs a peer's notices four
+// times per 10 s (docs/TRACKER.md, "Cut off means cut off"), and a member that just joined and
+// caught up may have used them. A count of aborts, not a time: how many come first is the
+// protocol's to say.
+inline bool wait_for_bench(Attacker& attacker, int aborts = 40) {
+  const std::string told = "sits out the run's next";
+  if (attacker.lines().find(told) != std::string::npos) return true;
+  for (int i = 0; i < aborts; ++i) {
+    const std::string line = attacker.wait_for("aborted ");
+    if (line.empty()) return false;
+    if (line.find(told) != std::string::npos) return true;
+  }
+  return false;
+}
+
 inline std::vector<PeerProcess*> start_honest(LocalSwarm& swarm, int count = 3) {
   std::vector<PeerProcess*> honest;
   for (int i = 0; i < count; ++i)

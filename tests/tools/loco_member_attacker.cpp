@@ -48,7 +48,7 @@
 //
 // One line on stdout per event a test waits for:
 //   joined shard I of N as ID | refused REASON | group ROUND ATTEMPT SIZE
-//   | accused ROUND ATTEMPT ID | committed ROUND HASH12 | aborted ROUND ATTEMPT
+//   | accused ROUND ATTEMPT ID | committed ROUND HASH12 | aborted ROUND ATTEMPT: REASON
 //   | told to fetch ROUND HASH12 | admitted | reported round R | cut off after N messages
 //   | churned N | holds a false copy of ROUND HASH12 | served a false chunk to ID
 // It exits 0 when refused, when cut off (flood: once refused after joining again) and on SIGTERM.
@@ -218,7 +218,7 @@ class Attacker {
         break;
       case Kind::abort_round:
         all_reduce_.reset();
-        say(fmt::format("aborted {} {}", e.abort.round, e.abort.attempt));
+        say(fmt::format("aborted {} {}: {}", e.abort.round, e.abort.attempt, e.abort.reason));
         if (!e.abort.retry && lying()) ready();
         break;
       case Kind::judge_call: contribute_to_judge(e.judge_call); break;
