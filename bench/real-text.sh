@@ -21,6 +21,12 @@
 #   bytes_per_token=… tokens=…
 # Usage: bench/run.sh real-text [STEPS [H]]   (defaults 400 and 25; about 8 minutes on an idle
 #   machine of 2 cores)
+# Environment (for sweeps; docs/EXPERIMENTS.md section 6 lists what was tried):
+#   OUTER_LR, OUTER_MOMENTUM   the swarm's outer Nesterov step (defaults 0.7 and 0.9);
+#   SINGLE_FROM=DIR            reuse the two one-process runs of an earlier run's folder DIR instead
+#                              of training them again (they do not depend on the swarm's settings);
+#                              refused unless DIR's run configs are this run's (same steps, same
+#                              datasets by their manifest hashes).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 steps=${1:-400}
@@ -29,6 +35,9 @@ peers=4
 batch=16
 context=64
 out=${OUT:-$root/build/release/bench-real-text}
+outer_lr=${OUTER_LR:-0.7}
+outer_momentum=${OUTER_MOMENTUM:-0.9}
+single_from=${SINGLE_FROM:-}
 corpus_dir=/usr/share/vim/vim90/doc
 
 if ! compgen -G "$corpus_dir/*.txt" >/dev/null; then
@@ -96,13 +105,22 @@ $(printf '%b' "$6")
 EOF
 }
 run_config subword-swarm 8000 subword "$subword_hash" $batch \
-  "kind = \"diloco\"\ndiloco-h = $h\nouter-lr = 0.7\nouter-momentum = 0.9\ncodec = \"int8:block=256\"\ntracker-paced = false"
+  "kind = \"diloco\"\ndiloco-h = $h\nouter-lr = $outer_lr\nouter-momentum = $outer_momentum\ncodec = \"int8:block=256\"\ntracker-paced = false"
 run_config subword-single 8000 subword "$subword_hash" $((batch * peers)) 'kind = "none"'
 run_config bytes-single 256 bytes "$bytes_hash" $((batch * peers)) 'kind = "none"'
 
 echo "training: 4 peers with DiLoCo (subword), then one process (subword), then one process (bytes)..." >&2
 swarm_run subword-swarm "$out/subword-swarm.toml" 1Gbit 1ms
 for name in subword-single bytes-single; do
+  if [[ -n $single_from ]]; then
+    # The same run but for the folder its manifest lies in: the configs must match otherwise.
+    if ! diff <(grep -v '^manifest = ' "$single_from/$name.toml") <(grep -v '^manifest = ' "$out/$name.toml") >&2; then
+      echo "real-text: $single_from/$name.toml is not this run's config (above): not reused" >&2
+      exit 1
+    fi
+    cp "$single_from/$name.out" "$single_from/$name.log" "$out/"
+    continue
+  fi
   "$bin/loco-train" --config "$out/$name.toml" --train.threads 2 >"$out/$name.out" 2>"$out/$name.log"
 done
 
