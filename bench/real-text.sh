@@ -21,6 +21,17 @@
 #   bytes_per_token=… tokens=…
 # Usage: bench/run.sh real-text [STEPS [H]]   (defaults 400 and 25; about 8 minutes on an idle
 #   machine of 2 cores)
+# Environment (for sweeps; docs/EXPERIMENTS.md section 6 lists what was tried):
+#   OUTER_LR, OUTER_MOMENTUM   the swarm's outer Nesterov step (defaults 1.0 and 0: the peers'
+#                              mean; 0.7 and 0.9, loco's default tuned on the Markov corpus,
+#                              overshoot in 16 rounds from a random model: docs/EXPERIMENTS.md);
+#   SINGLE_FROM=DIR            reuse the two one-process runs of an earlier run's folder DIR instead
+#                              of training them again (they do not depend on the swarm's settings);
+#                              refused unless DIR's run configs are this run's (same steps, same
+#                              datasets by their manifest hashes). SentencePiece's model records
+#                              the path of the text it learnt from, so the subword dataset's hash
+#                              is only the same when prepared in the same $OUT: copy the earlier
+#                              run aside (cp -a OUT OUT-single) and run with SINGLE_FROM=OUT-single.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 steps=${1:-400}
@@ -29,11 +40,19 @@ peers=4
 batch=16
 context=64
 out=${OUT:-$root/build/release/bench-real-text}
+outer_lr=${OUTER_LR:-1.0}
+outer_momentum=${OUTER_MOMENTUM:-0}
+single_from=${SINGLE_FROM:-}
 corpus_dir=/usr/share/vim/vim90/doc
 
 if ! compgen -G "$corpus_dir/*.txt" >/dev/null; then
   echo "real-text: the corpus $corpus_dir/*.txt is missing: scripts/install-deps.sh --with-text" >&2
   echo "real-text: loss_ratio=nan subword_bpb=nan bytes_bpb=nan bytes_per_token=nan tokens=nan"
+  exit 1
+fi
+
+if [[ -n $single_from && $(realpath -m "$single_from") == $(realpath -m "$out") ]]; then
+  echo "real-text: SINGLE_FROM is the output folder, which the run empties: give another OUT" >&2
   exit 1
 fi
 
@@ -96,13 +115,25 @@ $(printf '%b' "$6")
 EOF
 }
 run_config subword-swarm 8000 subword "$subword_hash" $batch \
-  "kind = \"diloco\"\ndiloco-h = $h\nouter-lr = 0.7\nouter-momentum = 0.9\ncodec = \"int8:block=256\"\ntracker-paced = false"
+  "kind = \"diloco\"\ndiloco-h = $h\nouter-lr = $outer_lr\nouter-momentum = $outer_momentum\ncodec = \"int8:block=256\"\ntracker-paced = false"
 run_config subword-single 8000 subword "$subword_hash" $((batch * peers)) 'kind = "none"'
 run_config bytes-single 256 bytes "$bytes_hash" $((batch * peers)) 'kind = "none"'
 
+# SINGLE_FROM: the same runs but for the folder their manifests lie in (checked before training).
+for name in subword-single bytes-single; do
+  [[ -z $single_from ]] && break
+  if ! diff <(grep -v '^manifest = ' "$single_from/$name.toml") <(grep -v '^manifest = ' "$out/$name.toml") >&2; then
+    echo "real-text: $single_from/$name.toml is not this run's config (above): not reused" >&2
+    exit 1
+  fi
+done
 echo "training: 4 peers with DiLoCo (subword), then one process (subword), then one process (bytes)..." >&2
 swarm_run subword-swarm "$out/subword-swarm.toml" 1Gbit 1ms
 for name in subword-single bytes-single; do
+  if [[ -n $single_from ]]; then
+    cp "$single_from/$name.out" "$single_from/$name.log" "$out/"
+    continue
+  fi
   "$bin/loco-train" --config "$out/$name.toml" --train.threads 2 >"$out/$name.out" 2>"$out/$name.log"
 done
 
