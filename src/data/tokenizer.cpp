@@ -4,6 +4,7 @@
 #include <sentencepiece_trainer.h>
 
 #include <cstdio>
+#include <fstream>
 #include <unordered_map>
 
 #include "loco/core/error.hpp"
@@ -13,6 +14,34 @@ namespace loco::data {
 
 namespace {
 constexpr std::uint64_t kMaxModelBytes = 64ull << 20;
+
+// The text's lines, for SentencePiece's trainer. Given the lines rather than the file's path, it
+// records no path in the model: the same text trains the same model bytes wherever it lies, so
+// two organisers (or one, twice) get the same tokenizer hash and dataset manifest.
+class TextLines final : public sentencepiece::SentenceIterator {
+ public:
+  explicit TextLines(const std::filesystem::path& text) : in_(text, std::ios::binary) {
+    if (!in_) throw Error(ErrorCategory::io, "cannot read '" + text.string() + "'");
+    Next();
+  }
+  bool done() const override { return done_; }
+  void Next() override {
+    done_ = !std::getline(in_, line_);
+    if (!done_ && !line_.empty() && line_.back() == '\r') line_.pop_back();  // as its reader
+  }
+  const std::string& value() const override { return line_; }
+  sentencepiece::util::Status status() const override {
+    return in_.bad() ? sentencepiece::util::Status(sentencepiece::util::StatusCode::kDataLoss,
+                                                   "a read of the text failed")
+                     : sentencepiece::util::Status();
+  }
+
+ private:
+  std::ifstream in_;
+  std::string line_;
+  bool done_ = false;
+};
+
 }  // namespace
 
 struct Tokenizer::Model {
@@ -74,7 +103,6 @@ std::string Tokenizer::decode(std::span<const std::uint32_t> tokens) const {
 void train_sentencepiece(const std::filesystem::path& text, const std::filesystem::path& model_out,
                          const SentencePieceOptions& options) {
   const std::unordered_map<std::string, std::string> args = {
-      {"input", text.string()},
       {"model_type", options.type},
       {"vocab_size", std::to_string(options.vocab)},
       {"input_sentence_size", std::to_string(options.max_lines)},
@@ -83,8 +111,12 @@ void train_sentencepiece(const std::filesystem::path& text, const std::filesyste
       {"byte_fallback", "true"},  // characters left out of the vocabulary still encode
       {"minloglevel", "2"},       // SentencePiece's progress lines are not loco's log
   };
+  // The lines sampled when the text has more than max_lines: the same ones every time (the
+  // seed is SentencePiece's, for the whole process; loco-prepare trains once).
+  sentencepiece::SetRandomGeneratorSeed(1);
+  TextLines lines(text);
   std::string model;
-  const auto status = sentencepiece::SentencePieceTrainer::Train(args, nullptr, &model);
+  const auto status = sentencepiece::SentencePieceTrainer::Train(args, &lines, &model);
   if (!status.ok())
     throw Error(ErrorCategory::format,
                 "SentencePiece cannot train on '" + text.string() + "': " + status.ToString());

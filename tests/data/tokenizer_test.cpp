@@ -101,6 +101,27 @@ TEST(Tokenizer, TrainingOnTooLittleTextSaysWhy) {
   }
 }
 
+// The model records nothing of where its text lay, and samples the same lines each time: the
+// same text gives the same model bytes (and so the same tokenizer and manifest hashes).
+TEST(SentencePiece, TheSameTextTrainsTheSameModelWhereverItLies) {
+  test::TempDir dir;
+  std::filesystem::create_directories(dir / "a");
+  std::filesystem::create_directories(dir / "b");
+  const std::string text = test::english_text(2000);
+  std::ofstream(dir / "a" / "text.txt", std::ios::binary) << text;
+  std::ofstream(dir / "b" / "another name.txt", std::ios::binary) << text;
+  // Fewer lines sampled than the text has, so the sample is drawn at random.
+  const SentencePieceOptions options{.vocab = 300, .type = "bpe", .max_lines = 400};
+  train_sentencepiece(dir / "a" / "text.txt", dir / "a.model", options);
+  train_sentencepiece(dir / "b" / "another name.txt", dir / "b.model", options);
+  const auto bytes = [](const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(bytes(dir / "a.model"), bytes(dir / "b.model"));
+  EXPECT_EQ(bytes(dir / "a.model").find("text.txt"), std::string::npos);
+}
+
 TEST(Tokenizer, PrintableEscapesControlCharacters) {
   EXPECT_EQ(printable("a\nb\tc\x7f caf\xc3\xa9"), "a\\nb\\x09c\\x7f caf\xc3\xa9");
 }
