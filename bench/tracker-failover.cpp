@@ -5,15 +5,17 @@
 // lead, times the kill to the first round a peer commits past the round the dead leader had saved
 // in etcd (so a round run under the new leader), lets every peer go on, and starts the killed
 // replica again. One line per kill on stdout, then, as its last line:
-//   tracker-failover: kills=N median_s=... max_s=... rounds=... forks=0 double_commits=0
-//   log_rounds=... log_problems=0
-// rounds: rounds committed from the first kill to the end; forks: rounds two peers committed with
-// different states; double_commits: a round one peer committed twice; log_rounds: the keys of the
-// commit log in etcd once the peers stopped; log_problems: a round missing from it or out of
-// place, or a key written twice (tests/support/tracker_replicas.hpp, check_commit_log). If a part
-// did not run (no leader, peers stuck, etcd behind a committed round) its figures are "nan", why
-// goes to stderr with the processes' logs, and the exit status is 1; so is it with a fork, a double
-// commit or a log problem. Options: --kills N (default 10) --every-s S (default 15).
+//   tracker-failover: kills=N median_s=... max_s=... rounds=... rounds_lost=0 forks=0
+//   double_commits=0 log_rounds=... log_problems=0
+// rounds: rounds committed from the first kill to the end; rounds_lost: rounds committed and then
+// lost (no live peer held them when a new leader took over: the state's lost rounds, newest 16),
+// which the run committed again and the log holds as rewritten keys; forks: rounds two peers
+// committed with different states; double_commits: a round one peer committed twice; log_rounds:
+// the keys of the commit log in etcd once the peers stopped; log_problems: a round missing from it
+// or out of place, or a key written twice (tests/support/tracker_replicas.hpp, check_commit_log).
+// If a part did not run (no leader, peers stuck, etcd behind a committed round) its figures are
+// "nan", why goes to stderr with the processes' logs, and the exit status is 1; so is it with a
+// fork, a double commit or a log problem. Options: --kills N (default 10) --every-s S (default 15).
 
 #include <signal.h>
 
@@ -78,6 +80,7 @@ struct Swarm {
 struct Figures {
   std::vector<double> failover_s;  // one per kill
   std::uint64_t rounds = 0;
+  std::uint64_t rounds_lost = 0;  // the saved state's lost rounds
   test::CommitCheck commits;
   test::LogCheck log;
 };
@@ -144,7 +147,10 @@ Figures run(Swarm& s, const Options& o) {
     throw std::runtime_error("etcd's state is behind a round a peer committed");
   for (test::PeerProcess* p : s.peers) p->process().stop(SIGTERM);
   // The peers stopped, no round can commit: the log must hold every round of the state's.
-  f.log = test::check_commit_log(s.replicas.commit_log(), s.replicas.saved_round());
+  const proto::TrackerSnapshot saved = s.replicas.saved_snapshot();
+  f.log = test::check_commit_log(s.replicas.commit_log(), saved.committed_round);
+  for (const proto::LostRounds& lost : saved.lost_rounds)
+    f.rounds_lost += lost.last - lost.first + 1;
   return f;
 }
 
@@ -161,10 +167,11 @@ int main(int argc, char** argv) {
     const std::size_t n = sorted.size();
     const double median = n == 0 ? 0 : (sorted[(n - 1) / 2] + sorted[n / 2]) / 2;
     std::printf(
-        "tracker-failover: kills=%zu median_s=%.2f max_s=%.2f rounds=%llu forks=%d "
-        "double_commits=%d log_rounds=%zu log_problems=%d\n",
+        "tracker-failover: kills=%zu median_s=%.2f max_s=%.2f rounds=%llu rounds_lost=%llu "
+        "forks=%d double_commits=%d log_rounds=%zu log_problems=%d\n",
         n, median, n == 0 ? 0 : sorted.back(), static_cast<unsigned long long>(f.rounds),
-        f.commits.forks, f.commits.double_commits, f.log.entries, f.log.problems);
+        static_cast<unsigned long long>(f.rounds_lost), f.commits.forks, f.commits.double_commits,
+        f.log.entries, f.log.problems);
     bool failed = false;
     for (const std::string& problem : {f.commits.first_problem, f.log.first_problem})
       if (!problem.empty()) {
@@ -176,8 +183,8 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tracker-failover: %s\n%s", e.what(), swarm ? swarm->logs().c_str() : "");
     std::printf(
-        "tracker-failover: kills=nan median_s=nan max_s=nan rounds=nan forks=nan "
-        "double_commits=nan log_rounds=nan log_problems=nan\n");
+        "tracker-failover: kills=nan median_s=nan max_s=nan rounds=nan rounds_lost=nan "
+        "forks=nan double_commits=nan log_rounds=nan log_problems=nan\n");
     return 1;
   }
 }

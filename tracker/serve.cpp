@@ -244,35 +244,14 @@ extern "C" void stop_following(int) {
   g_follower_stop = 1;
 }
 
-// Whether etcd takes a request as large as a save can be (replica::check_store_request_cap):
-// Error(config) if it refuses it; false, logged, if it could not be asked (try again).
-bool check_store(Replica& replica) {
-  try {
-    replica::check_store_request_cap(replica.store(), replica.prefix());
-    return true;
-  } catch (const Error& e) {
-    if (e.category() == ErrorCategory::config) throw;
-    spdlog::warn("replica {}: etcd: {}; trying again", replica.name(), e.what());
-    std::this_thread::sleep_for(Replica::kPollPeriod);
-    return false;
-  }
-}
-
 // A replica's life: waits to lead, serves while it leads, and waits again once deposed.
 void serve_replica(const TrackerOptions& options, const secure::KeyPair& key) {
   Replica replica(replica_config(options));
   spdlog::info("replica {} of run {}: etcd at {}", replica.name(), options.run_id, options.etcd);
-  bool store_checked = false;
   while (true) {
     // Again each time: a term's signal_set leaves the default handlers behind it.
     std::signal(SIGINT, stop_following);
     std::signal(SIGTERM, stop_following);
-    // Once, before it first leads: a replica elected later does not spend its failover on it.
-    if (!store_checked) {
-      if (g_follower_stop != 0) return;
-      store_checked = check_store(replica);
-      continue;
-    }
     const std::optional<std::int64_t> term = replica.wait_until_leading(g_follower_stop);
     if (!term) {
       spdlog::info("signal: stopping (resigned)");

@@ -78,8 +78,18 @@ EtcdClient::Answer EtcdClient::post(std::string_view path, const std::string& bo
 std::string EtcdClient::ok_body(std::string_view path, const Answer& answer) const {
   if (answer.status == 200) return answer.body;
   const GatewayError error = decode_error(answer.body, options_.limits);
-  throw Error(ErrorCategory::protocol, fmt::format("etcd refused {} (HTTP {}, code {}): {}", path,
-                                                   answer.status, error.code, error.message));
+  // A request over the member's --max-request-bytes (refused by etcd, or by its gRPC server when
+  // far over): what the operator must set for a replica's largest save.
+  const bool too_large = error.message.find("request is too large") != std::string::npos ||
+                         error.message.find("larger than max") != std::string::npos;
+  throw Error(ErrorCategory::protocol,
+              fmt::format("etcd refused {} (HTTP {}, code {}): {}{}", path, answer.status,
+                          error.code, error.message,
+                          too_large ? fmt::format("; start every etcd member with "
+                                                  "--max-request-bytes={} (docs/TRACKER.md, "
+                                                  "\"Running replicas\")",
+                                                  replica::kStoreRequestBytes)
+                                    : ""));
 }
 
 RangeResult EtcdClient::range(const Range& range) {

@@ -44,22 +44,4 @@ FencedState::Saved FencedState::save(const proto::TrackerSnapshot& state) {
   return Saved::saved;
 }
 
-void check_store_request_cap(KvStore& store, const std::string& prefix) {
-  Txn probe;
-  // A key's version is never negative: the compare fails and the put is not made.
-  probe.compare.push_back({prefix + "request-cap-probe", Compare::Target::version, -1});
-  probe.success.push_back(
-      Put{prefix + "request-cap-probe", std::string(kStoreRequestBytes - 1024, 'x'), 0});
-  try {
-    store.txn(probe);
-  } catch (const Error& e) {
-    if (e.category() != ErrorCategory::protocol) throw;
-    throw Error(ErrorCategory::config,
-                fmt::format("etcd refused a request of {} bytes ({}): a replica's save can be "
-                            "that large; start every etcd member with --max-request-bytes={} "
-                            "(docs/TRACKER.md, \"Running replicas\")",
-                            kStoreRequestBytes - 1024, e.message(), kStoreRequestBytes));
-  }
-}
-
 }  // namespace loco::replica

@@ -112,14 +112,15 @@ class Replicas {
     const auto found = client_.range(replica::one_key("/loco/" + run_id_ + "/state"));
     return found.kvs.empty() ? std::string() : found.kvs.front().value;
   }
-  // The committed round of the state the leaders saved in etcd.
-  std::uint64_t saved_round() {
+  // The state the leaders saved in etcd, decoded (a new run's, empty, when there is none yet).
+  proto::TrackerSnapshot saved_snapshot() {
     const std::string value = saved_state();
-    if (value.empty()) return 0;
+    if (value.empty()) return {};
     const auto* first = reinterpret_cast<const std::byte*>(value.data());
-    return proto::decode_snapshot(std::vector<std::byte>(first, first + value.size()), "etcd")
-        .committed_round;
+    return proto::decode_snapshot(std::vector<std::byte>(first, first + value.size()), "etcd");
   }
+  // The committed round of the state the leaders saved in etcd.
+  std::uint64_t saved_round() { return saved_snapshot().committed_round; }
 
   // The commit log the leaders wrote in etcd (replica/commit_log.hpp), in key order: round order.
   std::vector<replica::KeyValue> commit_log() {

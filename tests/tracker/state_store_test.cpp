@@ -139,34 +139,31 @@ TEST(EtcdState, OnlyTheLeaderSavesAndLogsAndTheNextLeaderLoadsWhatItSaved) {
 }
 
 // etcd set up as docs/TRACKER.md says takes the largest state in one fenced save; one left at
-// its default request cap (1.5 MiB) is named before a replica leads, with the flag to set.
+// its default request cap (1.5 MiB) refuses it, and the error names the flag to set.
 TEST(EtcdState, TheLargestStateIsSavedWholeAndAnEtcdTooSmallForItIsNamed) {
-  test::EtcdCluster cluster(1);
   const std::string prefix = "/loco/run/";
-  etcd::EtcdClient client(cluster.client_options());
-  replica::check_store_request_cap(client, prefix);
-  replica::Election election(client, prefix + "leader/", "tracker-a");
-  election.campaign(client.lease_grant(5).id);
-  ASSERT_EQ(election.poll(), replica::Election::Standing::leading);
-  EtcdState state(client, election, prefix);
   const proto::TrackerSnapshot largest = test::largest_snapshot();
   // The round before it saved first (a save logs the rounds it commits, and etcd takes at most
   // 128 keys in one transaction: a run commits them one at a time).
   proto::TrackerSnapshot before = saved_state_at(1);
   before.committed_round = largest.committed_round - 1;
-  ASSERT_TRUE(state.save(before));
-  ASSERT_TRUE(state.save(largest));
-  EXPECT_EQ(state.load(), largest);
-  EXPECT_TRUE(client.range(replica::one_key(prefix + "request-cap-probe")).kvs.empty());
-
-  test::EtcdCluster small(1, 0);
-  etcd::EtcdClient small_client(small.client_options());
-  try {
-    replica::check_store_request_cap(small_client, prefix);
-    ADD_FAILURE() << "an etcd at its default request cap was not named";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.category(), ErrorCategory::config);
-    EXPECT_NE(e.message().find("--max-request-bytes=10485760"), std::string::npos) << e.message();
+  for (const std::size_t request_bytes : {replica::kStoreRequestBytes, std::size_t{0}}) {
+    test::EtcdCluster cluster(1, request_bytes);
+    etcd::EtcdClient client(cluster.client_options());
+    replica::Election election(client, prefix + "leader/", "tracker-a");
+    election.campaign(client.lease_grant(5).id);
+    ASSERT_EQ(election.poll(), replica::Election::Standing::leading);
+    replica::FencedState state(client, election, prefix);
+    ASSERT_EQ(state.save(before), replica::FencedState::Saved::saved);
+    if (request_bytes != 0) {
+      ASSERT_EQ(state.save(largest), replica::FencedState::Saved::saved) << state.error();
+      EXPECT_EQ(state.load(), largest);
+    } else {
+      EXPECT_EQ(state.save(largest), replica::FencedState::Saved::unanswered);
+      EXPECT_NE(state.error().find("--max-request-bytes=10485760"), std::string::npos)
+          << state.error();
+      EXPECT_EQ(state.load(), before);  // nothing of it written
+    }
   }
 }
 

@@ -25,15 +25,10 @@ namespace loco::replica {
 // The request size every etcd member must take (`--max-request-bytes`, 1.5 MiB by default;
 // docs/TRACKER.md, "Running replicas"): a save is one request, and the largest state with a
 // save's log entries must fit, or a run whose state grew (thousands of keys held against) could
-// be saved by no replica and would stop for good. 10 MiB, etcd's largest recommended.
+// be saved by no replica until etcd is set up so. 10 MiB, etcd's largest recommended. etcd's
+// refusal of a larger request names the flag (etcd/etcd_client.hpp).
 inline constexpr std::size_t kStoreRequestBytes = std::size_t{10} << 20;
 static_assert(proto::kMaxSnapshotBytes + (std::size_t{64} << 10) <= kStoreRequestBytes);
-
-// Once, before a replica leads: asks the store to take a request of kStoreRequestBytes (a
-// transaction whose compare fails, so nothing is written; etcd checks a request's size before
-// its compare). Error(config) naming `--max-request-bytes` when the store refuses it as too
-// large; the store's own Error when it cannot be reached.
-void check_store_request_cap(KvStore& store, const std::string& prefix);
 
 class FencedState {
  public:
