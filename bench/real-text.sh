@@ -25,6 +25,9 @@
 #   OUTER_LR, OUTER_MOMENTUM   the swarm's outer Nesterov step (defaults 1.0 and 0: the peers'
 #                              mean; 0.7 and 0.9, loco's default tuned on the Markov corpus,
 #                              overshoot in 16 rounds from a random model: docs/EXPERIMENTS.md);
+#   SWARM_LR, SWARM_WARMUP     the peers' inner AdamW: peak lr (the cosine ends at a tenth of it)
+#                              and warmup steps (defaults 3e-3 and 20, the one process's);
+#   SINGLE_LR                  the one process's peak lr (default 3e-3; ends at a tenth);
 #   SINGLE_FROM=DIR            reuse the two one-process runs of an earlier run's folder DIR instead
 #                              of training them again (they do not depend on the swarm's settings);
 #                              refused unless DIR's run configs are this run's (same steps, same
@@ -42,6 +45,9 @@ context=64
 out=${OUT:-$root/build/release/bench-real-text}
 outer_lr=${OUTER_LR:-1.0}
 outer_momentum=${OUTER_MOMENTUM:-0}
+swarm_lr=${SWARM_LR:-3e-3}
+swarm_warmup=${SWARM_WARMUP:-20}
+single_lr=${SINGLE_LR:-3e-3}
 single_from=${SINGLE_FROM:-}
 corpus_dir=/usr/share/vim/vim90/doc
 
@@ -81,7 +87,7 @@ echo "tokenizing $(du -h "$out/corpus.txt" | cut -f1) of Vim's documentation..."
 subword_hash=$(prepare subword --tokenizer sentencepiece --tokenizer.vocab 8000)
 bytes_hash=$(prepare bytes --tokenizer bytes)
 
-# run_config NAME VOCAB DATASET HASH BATCH STRATEGY: $out/NAME.toml.
+# run_config NAME VOCAB DATASET HASH BATCH STRATEGY LR WARMUP: $out/NAME.toml.
 run_config() {
   cat >"$out/$1.toml" <<EOF
 log-level = "info"
@@ -97,9 +103,9 @@ source = "dataset"
 manifest = "$out/$3"
 manifest-hash = "$4"
 [optim]
-lr = 3e-3
-min-lr = 3e-4
-warmup-steps = 20
+lr = $7
+min-lr = $(awk -v lr="$7" 'BEGIN { print lr / 10 }')
+warmup-steps = $8
 weight-decay = 0.1
 grad-clip = 1.0
 [train]
@@ -115,9 +121,9 @@ $(printf '%b' "$6")
 EOF
 }
 run_config subword-swarm 8000 subword "$subword_hash" $batch \
-  "kind = \"diloco\"\ndiloco-h = $h\nouter-lr = $outer_lr\nouter-momentum = $outer_momentum\ncodec = \"int8:block=256\"\ntracker-paced = false"
-run_config subword-single 8000 subword "$subword_hash" $((batch * peers)) 'kind = "none"'
-run_config bytes-single 256 bytes "$bytes_hash" $((batch * peers)) 'kind = "none"'
+  "kind = \"diloco\"\ndiloco-h = $h\nouter-lr = $outer_lr\nouter-momentum = $outer_momentum\ncodec = \"int8:block=256\"\ntracker-paced = false" "$swarm_lr" "$swarm_warmup"
+run_config subword-single 8000 subword "$subword_hash" $((batch * peers)) 'kind = "none"' "$single_lr" 20
+run_config bytes-single 256 bytes "$bytes_hash" $((batch * peers)) 'kind = "none"' "$single_lr" 20
 
 # SINGLE_FROM: the same runs but for the folder their manifests lie in (checked before training).
 for name in subword-single bytes-single; do
