@@ -31,10 +31,8 @@
 #   SINGLE_FROM=DIR            reuse the two one-process runs of an earlier run's folder DIR instead
 #                              of training them again (they do not depend on the swarm's settings);
 #                              refused unless DIR's run configs are this run's (same steps, same
-#                              datasets by their manifest hashes). SentencePiece's model records
-#                              the path of the text it learnt from, so the subword dataset's hash
-#                              is only the same when prepared in the same $OUT: copy the earlier
-#                              run aside (cp -a OUT OUT-single) and run with SINGLE_FROM=OUT-single.
+#                              datasets by their manifest hashes, same SINGLE_LR), e.g. an OUT of
+#                              an earlier run copied aside (cp -a OUT OUT-single).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 steps=${1:-400}
