@@ -26,7 +26,8 @@
 #                              mean; 0.7 and 0.9, loco's default tuned on the Markov corpus,
 #                              overshoot in 16 rounds from a random model: docs/EXPERIMENTS.md);
 #   SWARM_LR, SWARM_WARMUP     the peers' inner AdamW: peak lr (the cosine ends at a tenth of it)
-#                              and warmup steps (defaults 3e-3 and 20, the one process's);
+#                              and warmup steps (defaults 3e-3 and 50: the one process takes 20,
+#                              the peers gained from 50: docs/EXPERIMENTS.md section 6);
 #   SINGLE_LR                  the one process's peak lr (default 3e-3; ends at a tenth);
 #   SINGLE_FROM=DIR            reuse the two one-process runs of an earlier run's folder DIR instead
 #                              of training them again (they do not depend on the swarm's settings);
@@ -44,7 +45,7 @@ out=${OUT:-$root/build/release/bench-real-text}
 outer_lr=${OUTER_LR:-1.0}
 outer_momentum=${OUTER_MOMENTUM:-0}
 swarm_lr=${SWARM_LR:-3e-3}
-swarm_warmup=${SWARM_WARMUP:-20}
+swarm_warmup=${SWARM_WARMUP:-50}
 single_lr=${SINGLE_LR:-3e-3}
 single_from=${SINGLE_FROM:-}
 corpus_dir=/usr/share/vim/vim90/doc
