@@ -25,13 +25,17 @@
 #   OUTER_LR, OUTER_MOMENTUM   the swarm's outer Nesterov step (defaults 1.0 and 0: the peers'
 #                              mean; 0.7 and 0.9, loco's default tuned on the Markov corpus,
 #                              overshoot in 16 rounds from a random model: docs/EXPERIMENTS.md);
+#   SWARM_LR, SINGLE_LR        the peak lr of the peers' inner AdamW and of the one process's
+#                              (defaults 3e-3: the peers' best of those tried, within 0.13% of
+#                              the one process's; the cosine ends at a tenth): docs/EXPERIMENTS.md
+#                              section 6;
+#   WARMUP                     warmup steps of every run (default 50: better than 20 for the
+#                              peers and the one process alike);
 #   SINGLE_FROM=DIR            reuse the two one-process runs of an earlier run's folder DIR instead
 #                              of training them again (they do not depend on the swarm's settings);
 #                              refused unless DIR's run configs are this run's (same steps, same
-#                              datasets by their manifest hashes). SentencePiece's model records
-#                              the path of the text it learnt from, so the subword dataset's hash
-#                              is only the same when prepared in the same $OUT: copy the earlier
-#                              run aside (cp -a OUT OUT-single) and run with SINGLE_FROM=OUT-single.
+#                              datasets by their manifest hashes, same SINGLE_LR), e.g. an OUT of
+#                              an earlier run copied aside (cp -a OUT OUT-single).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 steps=${1:-400}
@@ -42,6 +46,9 @@ context=64
 out=${OUT:-$root/build/release/bench-real-text}
 outer_lr=${OUTER_LR:-1.0}
 outer_momentum=${OUTER_MOMENTUM:-0}
+swarm_lr=${SWARM_LR:-3e-3}
+single_lr=${SINGLE_LR:-3e-3}
+warmup=${WARMUP:-50}
 single_from=${SINGLE_FROM:-}
 corpus_dir=/usr/share/vim/vim90/doc
 
@@ -81,7 +88,7 @@ echo "tokenizing $(du -h "$out/corpus.txt" | cut -f1) of Vim's documentation..."
 subword_hash=$(prepare subword --tokenizer sentencepiece --tokenizer.vocab 8000)
 bytes_hash=$(prepare bytes --tokenizer bytes)
 
-# run_config NAME VOCAB DATASET HASH BATCH STRATEGY: $out/NAME.toml.
+# run_config NAME VOCAB DATASET HASH BATCH STRATEGY LR WARMUP: $out/NAME.toml.
 run_config() {
   cat >"$out/$1.toml" <<EOF
 log-level = "info"
@@ -97,9 +104,9 @@ source = "dataset"
 manifest = "$out/$3"
 manifest-hash = "$4"
 [optim]
-lr = 3e-3
-min-lr = 3e-4
-warmup-steps = 20
+lr = $7
+min-lr = $(awk -v lr="$7" 'BEGIN { print lr / 10 }')
+warmup-steps = $8
 weight-decay = 0.1
 grad-clip = 1.0
 [train]
@@ -115,9 +122,9 @@ $(printf '%b' "$6")
 EOF
 }
 run_config subword-swarm 8000 subword "$subword_hash" $batch \
-  "kind = \"diloco\"\ndiloco-h = $h\nouter-lr = $outer_lr\nouter-momentum = $outer_momentum\ncodec = \"int8:block=256\"\ntracker-paced = false"
-run_config subword-single 8000 subword "$subword_hash" $((batch * peers)) 'kind = "none"'
-run_config bytes-single 256 bytes "$bytes_hash" $((batch * peers)) 'kind = "none"'
+  "kind = \"diloco\"\ndiloco-h = $h\nouter-lr = $outer_lr\nouter-momentum = $outer_momentum\ncodec = \"int8:block=256\"\ntracker-paced = false" "$swarm_lr" "$warmup"
+run_config subword-single 8000 subword "$subword_hash" $((batch * peers)) 'kind = "none"' "$single_lr" "$warmup"
+run_config bytes-single 256 bytes "$bytes_hash" $((batch * peers)) 'kind = "none"' "$single_lr" "$warmup"
 
 # SINGLE_FROM: the same runs but for the folder their manifests lie in (checked before training).
 for name in subword-single bytes-single; do
