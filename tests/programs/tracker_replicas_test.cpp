@@ -223,6 +223,9 @@ TEST(TrackerReplicas, ALeaderWhoseEtcdHangsStillAnswersAPeer) {
   Replicas replicas{dir, run_id, config, cluster, "30s"};
   const int leader = replicas.wait_leader();
   ASSERT_GE(leader, 0) << replicas.logs();
+  // Leading in etcd comes before serving: the new leader loads the run's state from etcd, on its
+  // way to listening, and a freeze before that load is answered holds it back.
+  ASSERT_TRUE(replicas.wait_serving(leader)) << replicas.logs();
   secure::write_key_file(dir / "peer.key", secure::KeyPair::generate(), false);
   for (int m = 0; m < 3; ++m) ASSERT_TRUE(cluster.signal_member(m, SIGSTOP));
   // The leader looks at its election every 250 ms: after a second one look is surely stuck (not

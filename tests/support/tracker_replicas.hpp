@@ -94,6 +94,17 @@ class Replicas {
     return -1;
   }
 
+  // True once replica `i` serves in its current life: it loaded the run's state from etcd and
+  // listens (its status page opens once its listener does); false after a hang guard of 60 s.
+  bool wait_serving(int i) const {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (log(i).find("status page at http://") == std::string::npos) {
+      if (std::chrono::steady_clock::now() >= give_up) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polling, not a deadline
+    }
+    return true;
+  }
+
   // SIGKILLs replica `i`; -1 (killed by the signal) unless it had already exited.
   int kill(int i) { return processes_.at(i)->stop(SIGKILL); }
   // True when `signal` was delivered to replica `i`.
