@@ -121,7 +121,7 @@ TEST(DatasetPeers, APeerServingCorruptedShardsIsNamedSkippedAndNotAskedAgain) {
   for (const std::string& name : r.b_shards)
     EXPECT_THAT(b.log(), HasSubstr(name + " checked (")) << b.log();
   EXPECT_THAT(b.log(), Not(HasSubstr("from " + a_id + ")"))) << b.log();
-  EXPECT_EQ(test::count_of(b.log(), "source " + a_id + " skipped"), 1u) << b.log();
+  EXPECT_EQ(test::occurrences(b.log(), "source " + a_id + " skipped"), 1u) << b.log();
 }
 
 // a serves at 1 kbit (125 B/s): its first shard of 8 KiB goes at once, and the next would wait
@@ -140,9 +140,9 @@ TEST(DatasetPeers, APeerPastItsUploadCapRefusesAsBusyAndIsAskedAgainForTheNextSh
   const std::string a_id = r.id_of("a");
   for (const std::string& name : r.b_shards)
     EXPECT_THAT(b.log(), HasSubstr(name + " checked (")) << b.log();
-  EXPECT_EQ(test::count_of(b.log(), "from " + a_id + ")"), 1u) << b.log();
-  EXPECT_GE(test::count_of(b.log(), "refused: busy: this peer's upload cap for serving (125 B/s)"),
-            2u)
+  EXPECT_EQ(test::occurrences(b.log(), "from " + a_id + ")"), 1u) << b.log();
+  EXPECT_GE(
+      test::occurrences(b.log(), "refused: busy: this peer's upload cap for serving (125 B/s)"), 2u)
       << b.log();
   EXPECT_THAT(b.log(), Not(HasSubstr("source " + a_id + " skipped"))) << b.log();
 }

@@ -50,12 +50,6 @@ bool closed_by_tracker(tcp::socket& socket,
   }
 }
 
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 class TrackerUnderFlood : public ::testing::Test {
  protected:
   void start(const std::vector<std::string>& extra) {
@@ -105,7 +99,7 @@ TEST_F(TrackerUnderFlood, AnIdleFloodFromOneAddressDoesNotKeepAnHonestPeerOut) {
   // One line at the first refusal, then a summary at the end of its 10 s period (two periods if
   // the machine is slow enough to spread the flood over them), not 292 lines.
   ASSERT_TRUE(log_shows("connections from 127.0.0.2 in the last")) << tracker_->log();
-  EXPECT_LE(count(tracker_->log(), "127.0.0.2"), 12u) << tracker_->log();
+  EXPECT_LE(test::occurrences(tracker_->log(), "127.0.0.2"), 12u) << tracker_->log();
 }
 
 TEST_F(TrackerUnderFlood, ASlowLorisIsDroppedAtTheHandshakeDeadlineAndFreesItsSlots) {

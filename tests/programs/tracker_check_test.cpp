@@ -92,13 +92,6 @@ TEST_F(TrackerCheck, AnotherRunOrABadAddressFails) {
   EXPECT_NE(bad_key.output.find("--tracker.public-key"), std::string::npos) << bad_key.output;
 }
 
-// The number of times `needle` occurs in `text`.
-std::size_t occurrences(const std::string& text, const std::string& needle) {
-  std::size_t n = 0;
-  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
-
 TEST_F(TrackerCheck, AListOfReplicasNamesTheOneThatLeads) {
   const auto pinned = secure::to_hex(tracker_key_.public_key());
   const std::string follower_a = "127.0.0.1:" + std::to_string(test::free_loopback_port());
@@ -108,10 +101,11 @@ TEST_F(TrackerCheck, AListOfReplicasNamesTheOneThatLeads) {
   EXPECT_NE(ok.output.find("at " + address_ + ": pinned identity verified for run run-a"),
             std::string::npos)
       << ok.output;
-  EXPECT_EQ(occurrences(ok.output, "): it leads"), 1u) << ok.output;
+  EXPECT_EQ(test::occurrences(ok.output, "): it leads"), 1u) << ok.output;
   EXPECT_NE(ok.output.find("no answer at " + follower_a), std::string::npos) << ok.output;
   EXPECT_NE(ok.output.find("no answer at " + follower_b), std::string::npos) << ok.output;
-  EXPECT_EQ(occurrences(ok.output, "expected of a follower replica, which does not listen"), 2u)
+  EXPECT_EQ(test::occurrences(ok.output, "expected of a follower replica, which does not listen"),
+            2u)
       << ok.output;
   EXPECT_NE(ok.output.find("3 replicas: " + address_ + " leads"), std::string::npos) << ok.output;
 }
@@ -160,7 +154,7 @@ TEST(PeerBeforeALeader, APeerWhoseReplicasDoNotListenYetJoinsTheFirstThatDoes) {
                            .tracker_address = loopback() + "," + leader + "," + loopback(),
                            .tracker_key = secure::to_hex(key.public_key())};
   test::PeerProcess peer(run, "peer0");
-  const auto attempts = [&] { return occurrences(peer.log(), "reconnecting to 127.0.0.1:"); };
+  const auto attempts = [&] { return test::occurrences(peer.log(), "reconnecting to 127.0.0.1:"); };
   const int old_bound = 4;
   ASSERT_TRUE(poll_until([&] { return attempts() > old_bound || !peer.process().running(); }))
       << peer.log();

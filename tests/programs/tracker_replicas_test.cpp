@@ -73,12 +73,6 @@ std::optional<std::uint64_t> json_number(const std::string& json, const std::str
   return std::strtoull(json.c_str() + at + key.size() + 3, nullptr, 10);
 }
 
-std::size_t occurrences(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 // A 3-member etcd, the replicas, and three peers past round 3.
 struct ReplicaSwarm {
   test::EtcdCluster cluster{3};
@@ -188,13 +182,14 @@ TEST(TrackerReplicas, AFrozenLeaderResumedAfterItsLeaseStopsAndForksNothing) {
   // failover from the zombie's term to its own.
   std::string status;
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);  // hang guard
-  while (occurrences(status, "\"leads\":") != 3 && std::chrono::steady_clock::now() < give_up) {
+  while (test::occurrences(status, "\"leads\":") != 3 &&
+         std::chrono::steady_clock::now() < give_up) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));  // polling, not a deadline
     status = swarm.replicas.status(leader);
   }
   const std::string name = "r" + std::to_string(leader);
-  EXPECT_EQ(occurrences(status, "\"leads\":"), 3u) << status;
-  EXPECT_EQ(occurrences(status, "\"leads\":true"), 1u) << status;
+  EXPECT_EQ(test::occurrences(status, "\"leads\":"), 3u) << status;
+  EXPECT_EQ(test::occurrences(status, "\"leads\":true"), 1u) << status;
   EXPECT_NE(status.find("\"replicas\":[{\"name\":\"" + name + "\",\"term\":"), std::string::npos)
       << status;
   EXPECT_NE(status.find("\"from\":\"r" + std::to_string(zombie) + "\""), std::string::npos)

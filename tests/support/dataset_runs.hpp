@@ -92,18 +92,11 @@ inline Mirror python_mirror(const std::filesystem::path& folder, const std::file
   return Mirror(python_mirror_argv(folder), log);
 }
 
-// How many times `text` holds `part`.
-inline std::size_t count_of(const std::string& text, const std::string& part) {
-  std::size_t n = 0;
-  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
-  return n;
-}
-
 // Waits (at most 60 s) until the tracker's log holds `part` `times` times.
 inline bool tracker_logged(const TrackerProcess& tracker, const std::string& part,
                            std::size_t times = 1) {
   for (int i = 0; i < 1200; ++i) {
-    if (count_of(tracker.log(), part) >= times) return true;
+    if (test::occurrences(tracker.log(), part) >= times) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return false;

@@ -31,6 +31,13 @@ inline std::string read_text(const std::filesystem::path& path) {
   return text.str();
 }
 
+// How many times `text` holds `part` (a log line counted, say).
+inline std::size_t occurrences(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
 // `options` ("--name value" pairs) with each name given once: a later pair replaces an earlier
 // one with the same name (a program refuses an option given twice).
 inline std::vector<std::string> merge_options(const std::vector<std::string>& options) {

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "../support/temp_dir.hpp"
+#include "../support/tracker_process.hpp"
 #include "http_harness.hpp"
 #include "sample_status.hpp"
 
@@ -72,12 +73,6 @@ std::string between(const std::string& text, const std::string& open, const std:
   return end == std::string::npos ? "" : text.substr(start, end - start);
 }
 
-std::size_t occurrences(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 class StatusPageBrowser : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -102,7 +97,7 @@ TEST_F(StatusPageBrowser, ShowsEveryPeerAndTheLossChart) {
   const std::string& dom = run.output;
 
   const std::string peers = between(dom, "<tbody id=\"peers\">", "</tbody>");
-  EXPECT_EQ(occurrences(peers, "<tr data-peer="), 3u) << dom;
+  EXPECT_EQ(test::occurrences(peers, "<tr data-peer="), 3u) << dom;
   for (const auto& member : sample_status().members) {
     EXPECT_NE(peers.find("<td class=\"id\" title=\"" + member.public_key + "\">" + member.peer_id),
               std::string::npos)
@@ -114,7 +109,8 @@ TEST_F(StatusPageBrowser, ShowsEveryPeerAndTheLossChart) {
   const std::string chart = between(dom, "<svg id=\"loss-chart\"", "</svg>");
   ASSERT_FALSE(chart.empty()) << dom;
   EXPECT_NE(chart.find("class=\"loss-line\""), std::string::npos) << chart;
-  EXPECT_EQ(occurrences(chart, "class=\"loss-point\""), 40u) << "one point per committed round";
+  EXPECT_EQ(test::occurrences(chart, "class=\"loss-point\""), 40u)
+      << "one point per committed round";
 
   EXPECT_NE(dom.find("round 41 running (attempt 1)"), std::string::npos) << "the phase";
   EXPECT_NE(dom.find("gpt-small-demo"), std::string::npos) << "the run id";
@@ -139,8 +135,8 @@ TEST_F(StatusPageBrowser, TheLossChartLeavesAGapWhereNoLossIsKnown) {
   const BrowserRun run = run_chromium(*chromium_, dir_, serve(status), "--dump-dom");
   ASSERT_EQ(run.exit_code, 0) << read_file(dir_ / "chromium.log");
   const std::string chart = between(run.output, "<svg id=\"loss-chart\"", "</svg>");
-  EXPECT_EQ(occurrences(chart, "class=\"loss-line\""), 3u) << chart;
-  EXPECT_EQ(occurrences(chart, "class=\"loss-point\""), 6u) << chart;
+  EXPECT_EQ(test::occurrences(chart, "class=\"loss-line\""), 3u) << chart;
+  EXPECT_EQ(test::occurrences(chart, "class=\"loss-point\""), 6u) << chart;
   for (const char* point : {"round 1: loss 3.0000", "round 3: loss 1.7500", "round 5: loss 1.5000",
                             "round 8: loss 1.1250"})
     EXPECT_NE(chart.find(point), std::string::npos) << point << "\n" << chart;
@@ -190,7 +186,7 @@ TEST_F(StatusPageBrowser, TheReplicasPanelShowsTheLeaderTheOthersAndTheLastFailo
       run_chromium(*chromium_, dir_, serve(test::with_replicas(sample_status())), "--dump-dom");
   ASSERT_EQ(run.exit_code, 0) << read_file(dir_ / "chromium.log");
   const std::string replicas = between(run.output, "<tbody id=\"replicas\">", "</tbody>");
-  EXPECT_EQ(occurrences(replicas, "<tr data-replica="), 3u) << replicas;
+  EXPECT_EQ(test::occurrences(replicas, "<tr data-replica="), 3u) << replicas;
   const std::string leader = between(replicas, "<tr data-replica=\"tracker-b\">", "</tr>");
   EXPECT_NE(leader.find(">tracker-b (serves this page)<"), std::string::npos) << leader;
   EXPECT_NE(leader.find(">812<"), std::string::npos) << leader;
@@ -216,7 +212,7 @@ TEST_F(StatusPageBrowser, AnEmptyRunSaysSo) {
   ASSERT_EQ(run.exit_code, 0) << read_file(dir_ / "chromium.log");
   const std::string peers = between(run.output, "<tbody id=\"peers\">", "</tbody>");
   EXPECT_NE(peers.find("no peers have joined"), std::string::npos) << peers;
-  EXPECT_EQ(occurrences(peers, "<tr data-peer="), 0u) << peers;
+  EXPECT_EQ(test::occurrences(peers, "<tr data-peer="), 0u) << peers;
   const std::string chart = between(run.output, "<svg id=\"loss-chart\"", "</svg>");
   EXPECT_NE(chart.find("No committed round with a reported loss yet"), std::string::npos) << chart;
   EXPECT_NE(run.output.find(">waiting for peers<"), std::string::npos);
