@@ -5,11 +5,14 @@
 // lead, times the kill to the first round a peer commits past the round the dead leader had saved
 // in etcd (so a round run under the new leader), lets every peer go on, and starts the killed
 // replica again. One line per kill on stdout, then, as its last line:
-//   tracker-failover: kills=N median_s=... max_s=... rounds=... rounds_lost=0 forks=0
-//   double_commits=0 log_rounds=... log_problems=0
+//   tracker-failover: kills=N median_s=... max_s=... rounds=... rounds_lost=0 tentative_commits=...
+//   forks=0 double_commits=0 log_rounds=... log_problems=0
 // rounds: rounds committed from the first kill to the end; rounds_lost: rounds committed and then
 // lost (no live peer held them when a new leader took over: the state's lost rounds, newest 16),
-// which the run committed again and the log holds as rewritten keys; forks: rounds two peers
+// which the run committed again and the log holds as rewritten keys; tentative_commits: members a
+// new leader told to commit the round they held as their tentative state (a leader killed after
+// etcd took that round's commit and before it sent it: the kills that hit that window, counted in
+// the replicas' logs); forks: rounds two peers
 // committed with different states; double_commits: a round one peer committed twice; log_rounds:
 // the keys of the commit log in etcd once the peers stopped; log_problems: a round missing from it
 // or out of place, or a key written twice (tests/support/tracker_replicas.hpp, check_commit_log).
@@ -24,6 +27,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -81,6 +86,7 @@ struct Figures {
   std::vector<double> failover_s;  // one per kill
   std::uint64_t rounds = 0;
   std::uint64_t rounds_lost = 0;  // the saved state's lost rounds
+  std::uint64_t tentative_commits = 0;
   test::CommitCheck commits;
   test::LogCheck log;
 };
@@ -102,6 +108,20 @@ int start(Swarm& s) {
   for (test::PeerProcess* p : s.peers)
     if (!p->wait_round(3)) throw std::runtime_error("the peers never reached round 3");
   return leader;
+}
+
+// The lines of every replica's logs (each life's: r0.log, r0.log.1, ...) that say a member was
+// told to commit its tentative state (proto::TrackerCore::commit_tentative).
+std::uint64_t tentative_commits(const Swarm& s) {
+  std::uint64_t n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(s.dir.path())) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() < 2 || name[0] != 'r' || name.find(".log") == std::string::npos) continue;
+    std::ifstream in(entry.path());
+    for (std::string line; std::getline(in, line);)
+      n += line.find("as its tentative state") != std::string::npos;
+  }
+  return n;
 }
 
 // Kills `leader`, waits for the next one and a round committed under it; the seconds it took.
@@ -151,6 +171,7 @@ Figures run(Swarm& s, const Options& o) {
   f.log = test::check_commit_log(s.replicas.commit_log(), saved.committed_round);
   for (const proto::LostRounds& lost : saved.lost_rounds)
     f.rounds_lost += lost.last - lost.first + 1;
+  f.tentative_commits = tentative_commits(s);
   return f;
 }
 
@@ -168,10 +189,11 @@ int main(int argc, char** argv) {
     const double median = n == 0 ? 0 : (sorted[(n - 1) / 2] + sorted[n / 2]) / 2;
     std::printf(
         "tracker-failover: kills=%zu median_s=%.2f max_s=%.2f rounds=%llu rounds_lost=%llu "
-        "forks=%d double_commits=%d log_rounds=%zu log_problems=%d\n",
+        "tentative_commits=%llu forks=%d double_commits=%d log_rounds=%zu log_problems=%d\n",
         n, median, n == 0 ? 0 : sorted.back(), static_cast<unsigned long long>(f.rounds),
-        static_cast<unsigned long long>(f.rounds_lost), f.commits.forks, f.commits.double_commits,
-        f.log.entries, f.log.problems);
+        static_cast<unsigned long long>(f.rounds_lost),
+        static_cast<unsigned long long>(f.tentative_commits), f.commits.forks,
+        f.commits.double_commits, f.log.entries, f.log.problems);
     bool failed = false;
     for (const std::string& problem : {f.commits.first_problem, f.log.first_problem})
       if (!problem.empty()) {
@@ -184,7 +206,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tracker-failover: %s\n%s", e.what(), swarm ? swarm->logs().c_str() : "");
     std::printf(
         "tracker-failover: kills=nan median_s=nan max_s=nan rounds=nan rounds_lost=nan "
-        "forks=nan double_commits=nan log_rounds=nan log_problems=nan\n");
+        "tentative_commits=nan forks=nan double_commits=nan log_rounds=nan log_problems=nan\n");
     return 1;
   }
 }

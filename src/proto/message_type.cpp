@@ -17,7 +17,7 @@ constexpr std::uint32_t kMiB = 1024 * kKiB;
 // views and resyncs list members (10,000 members fit in 2 MiB), ring chunks carry up to 4 Mi
 // values (16 MiB as fp32), everything else is small.
 constexpr std::array kMessages = {
-    MessageInfo{MessageType::join_request, 2, "join request", 64 * kKiB, Route::peer_to_tracker},
+    MessageInfo{MessageType::join_request, 3, "join request", 64 * kKiB, Route::peer_to_tracker},
     MessageInfo{MessageType::heartbeat, 3, "heartbeat", 1 * kKiB, Route::peer_to_tracker},
     MessageInfo{MessageType::leave, 1, "leave", 4 * kKiB, Route::peer_to_tracker},
     MessageInfo{MessageType::ready, 4, "ready", 1 * kKiB, Route::peer_to_tracker},

@@ -58,8 +58,11 @@ void PeerCore::on_client_event(TimePoint now, const ClientEvent& e) {
   switch (e.kind) {
     case Kind::joined:
       emit(PeerEvent::Kind::joined).reply = e.reply;
-      // Joined again mid-round: the tracker forgot the ready.
-      if (ready_round_ != 0 && !gossip()) client_.ready(ready_);
+      // Joined again mid-round: the tracker forgot the ready. Unless the run is past that round
+      // (committed from this peer's tentative state, and the commit follows; or from another
+      // state, and a resync follows): the ready is stale.
+      if (ready_round_ != 0 && !gossip() && e.reply.committed_round < ready_round_)
+        client_.ready(ready_);
       return;
     case Kind::refused: {
       PeerEvent& out = emit(PeerEvent::Kind::refused);
@@ -83,6 +86,7 @@ void PeerCore::on_client_event(TimePoint now, const ClientEvent& e) {
     case Kind::abort_round: {
       if (e.abort.retry) {
         end_collective();
+        set_reported({});  // that attempt's state will never be committed
       } else {
         end_round();
         relay_.clear();  // the round is over for every member
@@ -185,7 +189,7 @@ void PeerCore::ready_gather(Ready ready, std::vector<std::byte> part) {
 void PeerCore::announce_ready(const Ready& ready) {
   ready_round_ = ready.round;
   ready_ = ready;
-  reported_ = {};
+  set_reported({});
   client_.ready(ready_);
 }
 
@@ -198,7 +202,7 @@ void PeerCore::start_collective(const Group& group) {
   group_ = group.members;
   mean_emitted_ = false;
   failure_reported_ = false;
-  reported_ = {};
+  set_reported({});
   attempt_config_.reset();
   evidence_from_.clear();
   named_.clear();
@@ -310,6 +314,7 @@ void PeerCore::end_round() {
   attempt_configs_.clear();
   kept_inputs_.clear();
   ready_round_ = 0;
+  set_reported({});
   update_.reset();
   borrowed_ = {};
   encoded_.reset();
@@ -437,8 +442,13 @@ void PeerCore::on_evidence(const PeerKey& from, std::span<const std::byte> body)
 }
 
 void PeerCore::round_done(std::uint64_t round, std::uint32_t attempt, const Digest& hash) {
-  if (round == ready_round_) reported_ = hash;
+  if (round == ready_round_) set_reported(hash);
   client_.round_done(RoundDone{.round = round, .attempt = attempt, .state_hash = hash});
+}
+
+void PeerCore::set_reported(const Digest& hash) {
+  reported_ = hash;
+  client_.set_tentative(hash == Digest{} ? 0 : ready_round_, hash);
 }
 
 void PeerCore::accuse(std::uint64_t round, std::uint32_t attempt, const std::string& reason,

@@ -218,6 +218,11 @@ void TrackerClient::set_state(std::uint64_t round, const Digest& hash) {
   stats_.state_round = round;
 }
 
+void TrackerClient::set_tentative(std::uint64_t round, const Digest& hash) {
+  config_.join.tentative_round = round;
+  config_.join.tentative_hash = round == 0 ? Digest{} : hash;
+}
+
 void TrackerClient::set_stats(const Heartbeat& stats) {
   stats_ = stats;
   stats_.state_round = config_.join.state_round;

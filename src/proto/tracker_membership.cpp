@@ -78,12 +78,15 @@ void TrackerCore::handle_join(TimePoint now, const PeerKey& from, const JoinRequ
   // unless one went out less than view_interval ago, so a burst of joins costs one full view,
   // not one per join.
   newcomers_.insert(from);
-  if (config_.gossip)
+  if (config_.gossip) {
     catch_up_if_behind(now, from);
-  else if (!in_sync(m))
-    send_resync(now, from);
-  else
+    return;
+  }
+  if (!in_sync(m) && computed_committed(request)) commit_tentative(from);
+  if (in_sync(m))
     tell_run_ended(from);
+  else
+    send_resync(now, from);
 }
 
 std::optional<std::string> TrackerCore::join_refusal(TimePoint now, const PeerKey& from,

@@ -53,7 +53,8 @@ void TrackerCore::wait_for_the_final_state(TimePoint now) {
 
 std::optional<std::string> TrackerCore::end_refusal(const JoinRequest& request) const {
   if (!run_over() || state_available() ||
-      (request.state_round == committed_round_ && request.state_hash == committed_hash_))
+      (request.state_round == committed_round_ && request.state_hash == committed_hash_) ||
+      computed_committed(request))
     return std::nullopt;
   return fmt::format(
       "the run ended at round {} and no live peer holds its final state, nor does the tracker: try "

@@ -28,6 +28,33 @@ bool TrackerCore::committed_here(std::uint64_t round, const Digest& hash) const 
   });
 }
 
+bool TrackerCore::computed_committed(const JoinRequest& request) const {
+  return !config_.gossip && request.tentative_round != 0 &&
+         request.tentative_round == committed_round_ && request.tentative_hash == committed_hash_ &&
+         request.state_round + 1 == request.tentative_round;
+}
+
+// A leader that saved a round's commit and was killed before it sent it (or a tracker restarted
+// from a state file written in that window) leaves its successor a committed round that no peer
+// has installed: the group's members hold it only as their tentative state. Telling them to
+// fetch it would find no donor, and the run would go back a round (reconcile()) and commit it again
+// with another state. The members say their tentative state when they join again; one equal to the
+// committed round and hash gets the commit it missed and counts as holding it, so the run goes on
+// from that round. A claim, as the state a member says it holds is: only the very round and hash
+// this run committed count, and a member that claims them and then serves nothing is handled as
+// one lying about its state (docs/SECURITY.md): a fetch from it fails, the fetcher asks again.
+void TrackerCore::commit_tentative(const PeerKey& peer) {
+  MemberRecord& m = members_.at(peer);
+  m.state_round = committed_round_;
+  m.state_hash = committed_hash_;
+  // Attempt 0: the tracker that ran the round's attempts is gone (no attempt is numbered 0).
+  send(peer, Commit{.round = committed_round_, .attempt = 0, .state_hash = committed_hash_});
+  event(TrackerEvent::Kind::notice, peer,
+        fmt::format("holds round {} (state {}) as its tentative state, committed and never "
+                    "announced to it: told to commit it",
+                    committed_round_, to_hex(committed_hash_).substr(0, 12)));
+}
+
 bool TrackerCore::someone_in_sync() const {
   return std::any_of(members_.begin(), members_.end(),
                      [&](const auto& entry) { return in_sync(entry.second); });

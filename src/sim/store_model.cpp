@@ -29,7 +29,10 @@ class StoreClient final : public replica::KvStore {
   }
   replica::TxnResult txn(const replica::Txn& txn) override {
     store_.check_reachable(id_);
-    return store_.txn(txn);
+    const std::int64_t before = store_.revision();
+    replica::TxnResult result = store_.txn(txn);
+    if (store_.revision() != before) store_.answer(id_);
+    return result;
   }
   replica::Lease lease_grant(std::int64_t ttl_s) override {
     store_.check_reachable(id_);
@@ -53,7 +56,21 @@ class StoreClient final : public replica::KvStore {
 
 std::unique_ptr<replica::KvStore> StoreModel::client(std::size_t id) {
   if (cut_.size() <= id) cut_.resize(id + 1, false);
+  if (lose_answer_.size() <= id) lose_answer_.resize(id + 1, false);
   return std::make_unique<StoreClient>(*this, id);
+}
+
+void StoreModel::lose_next_answer(std::size_t client, bool lose) {
+  if (lose_answer_.size() <= client) lose_answer_.resize(client + 1, false);
+  lose_answer_[client] = lose;
+}
+
+void StoreModel::answer(std::size_t id) {
+  if (id >= lose_answer_.size() || !lose_answer_[id]) return;
+  lose_answer_[id] = false;
+  ++answers_lost_;
+  loop_.record(kStoreTrace, 5, static_cast<std::uint64_t>(revision_));
+  throw Error(ErrorCategory::network, "etcd (simulated): the write landed, its answer was lost");
 }
 
 void StoreModel::set_down(bool down) {

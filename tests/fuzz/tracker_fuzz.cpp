@@ -65,6 +65,12 @@ std::vector<std::vector<std::uint8_t>> loco_fuzz_seeds() {
       [&]<typename M>() { seeds.push_back(with_type(M::kType, encode(M{}))); });
   const std::vector<std::vector<std::uint8_t>> reaching = {
       with_type(MessageType::join_request, encode(h.join_request(3))),
+      with_type(MessageType::join_request, encode([&] {  // it claims a tentative state
+                  JoinRequest r = h.join_request(4);
+                  r.tentative_round = 1;
+                  r.tentative_hash = th::digest_of(1);
+                  return r;
+                }())),
       with_type(MessageType::ready, encode(Ready{.round = 1,
                                                  .update_norm = 1,
                                                  .base_hash = th::kGenesis,

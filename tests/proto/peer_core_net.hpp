@@ -70,6 +70,8 @@ struct Net {
   std::set<std::uint8_t> behind_nat;  // the tracker's probe does not reach these
   // Called with each message between peers before it is delivered; false drops it.
   std::function<bool(const Wire&)> on_wire;
+  // The same for each message from the tracker.
+  std::function<bool(const Transmit&)> from_tracker;
 
   explicit Net(std::string codec = "fp32") : codec_(std::move(codec)) {
     config.run_id = "run-p";
@@ -188,6 +190,7 @@ struct Net {
       }
       while (auto t = tracker->poll_transmit()) {
         moved = true;
+        if (from_tracker && !from_tracker(*t)) continue;
         if (auto n = find(t->to); n && peers.at(*n).up && peers.at(*n).tracker_link)
           peers.at(*n).core->client().on_message(now, static_cast<std::uint16_t>(t->type),
                                                  *t->body);

@@ -43,12 +43,17 @@ TEST(TrackerMessages, JoinRequestRoundTripsAndRefusesDamage) {
                 .settings = testing::run_settings(),
                 .genesis = digest_of(1),
                 .state_round = 5,
-                .state_hash = digest_of(2)};
+                .state_hash = digest_of(2),
+                .relay_pairs = 0,
+                .tentative_round = 6,
+                .tentative_hash = digest_of(3)};
   const auto body = encode(m);
   const JoinRequest back = decode<JoinRequest>(body);
   EXPECT_EQ(back.listen_address, m.listen_address);
   EXPECT_EQ(back.settings, m.settings);
   EXPECT_EQ(back.state_hash, m.state_hash);
+  EXPECT_EQ(back.tentative_round, 6u);
+  EXPECT_EQ(back.tentative_hash, m.tentative_hash);
   EXPECT_EQ(back.credential, "token");
   expect_refused_when_damaged<JoinRequest>(body);
 }

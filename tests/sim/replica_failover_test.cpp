@@ -2,11 +2,15 @@
 // replicas of one run, four peers walking their addresses, and a seeded schedule of what the
 // real-process test (tests/programs/tracker_replicas_test.cpp) does with processes: the leader
 // SIGKILLed every ~15 s and restarted, once SIGSTOPped past its lease and resumed (a zombie),
-// the store unreachable for a while (etcd without a majority) and one replica cut from it. The
+// the store unreachable for a while (etcd without a majority) and one replica cut from it, and
+// three times a leader's commit written in the store with its answer lost, so that it is never
+// announced (the window a SIGKILL between etcd's write and the commit on the wire hits). The
 // invariants of the SimFaults tests hold (ledger.hpp: no round installed twice or two ways, the
 // tracker never commits a round twice), every peer ends with the same state, which is the state
 // in the store, the store's commit log holds every round once and in order, each at the state the
-// peers installed for it, and the same seed gives the same trace. LOCO_SIM_SEEDS=N runs more seeds,
+// peers installed for it, no round is lost (every peer stays live and holds the unannounced
+// round as its tentative state: the next leader has it committed), and the same seed gives the
+// same trace. LOCO_SIM_SEEDS=N runs more seeds,
 // LOCO_SIM_SEED=S replays one.
 
 #include <gtest/gtest.h>
@@ -54,9 +58,12 @@ std::optional<std::size_t> leader(Swarm& swarm) {
 
 struct Faults {
   std::vector<TimePoint> kills;
-  std::vector<TimePoint> commits;     // when the leader committed each round
-  bool pause_armed = false;           // pause the leader when it next forms a round
-  std::optional<std::size_t> paused;  // the zombie
+  std::vector<TimePoint> commits;          // when the leader committed each round
+  bool pause_armed = false;                // pause the leader when it next forms a round
+  std::optional<std::size_t> paused;       // the zombie
+  std::uint64_t refused_before_pause = 0;  // the zombie's refused saves before its pause
+  bool lose_armed = false;  // lose the answer of the leader's next write when it forms a round
+  std::optional<std::size_t> losing;  // the replica whose next write's answer is lost
 };
 
 // The leader killed every 10-20 s and restarted 3-15 s later; from 100 s the leader paused for
@@ -72,6 +79,7 @@ void schedule_faults(Swarm& swarm, std::uint64_t seed, Faults& faults) {
     loop.at(t, [&swarm, &faults, down] {
       const auto i = leader(swarm);
       if (!i) return;
+      if (faults.losing == i) swarm.store().lose_next_answer(*i, false);  // a new process
       swarm.replica(*i).crash();
       faults.kills.push_back(swarm.loop().now());
       swarm.loop().after(down, [&swarm, i] {
@@ -82,11 +90,21 @@ void schedule_faults(Swarm& swarm, std::uint64_t seed, Faults& faults) {
   swarm.watch_tracker([&swarm, &faults](const proto::TrackerEvent& e) {
     using Kind = proto::TrackerEvent::Kind;
     if (e.kind == Kind::round_committed) faults.commits.push_back(swarm.loop().now());
-    if (e.kind != Kind::round_formed || !faults.pause_armed) return;
+    if (e.kind != Kind::round_formed) return;
+    if (faults.lose_armed) {  // its next write is this round's commit
+      faults.lose_armed = false;
+      faults.losing = leader(swarm);
+      if (faults.losing) swarm.store().lose_next_answer(*faults.losing);
+    }
+    if (!faults.pause_armed) return;
     faults.pause_armed = false;
     faults.paused = leader(swarm);
-    if (faults.paused) swarm.replica(*faults.paused).pause(seconds(9));
+    if (!faults.paused) return;
+    faults.refused_before_pause = swarm.replica(*faults.paused).saves_refused();
+    swarm.replica(*faults.paused).pause(seconds(9));
   });
+  for (const int at : {40, 130, 225})
+    loop.at(TimePoint(seconds(at)), [&faults] { faults.lose_armed = true; });
   loop.at(TimePoint(seconds(100)), [&faults] { faults.pause_armed = true; });
   loop.at(TimePoint(seconds(160)), [&swarm] { swarm.store().set_down(true); });
   loop.at(TimePoint(seconds(165)), [&swarm] { swarm.store().set_down(false); });
@@ -137,6 +155,7 @@ struct Outcome {
   std::uint64_t terms = 0;
   std::uint64_t refused = 0;       // saves the fence refused
   std::uint64_t unmatched = 0;     // log entries no peer installed (check_commit_log)
+  std::uint64_t answers_lost = 0;  // writes that landed unanswered
   std::vector<double> failover_s;  // from each kill to the next round committed
   std::string failure;
 };
@@ -168,8 +187,9 @@ Outcome run_schedule(std::uint64_t seed) {
   // The zombie resumed into the round it had formed, and the fence refused its commit.
   if (!faults.paused)
     out.failure += "  no leader to pause after 100 s\n";
-  else if (swarm.replica(*faults.paused).saves_refused() == 0)
+  else if (swarm.replica(*faults.paused).saves_refused() == faults.refused_before_pause)
     out.failure += "  the paused leader's commit was not refused\n";
+  if (swarm.store().answers_lost() == 0) out.failure += "  no write's answer was lost\n";
   if (out.terms < faults.kills.size() + 1)
     out.failure += "  " + std::to_string(out.terms) + " terms for " +
                    std::to_string(faults.kills.size()) + " kills\n";
@@ -190,6 +210,11 @@ Outcome run_schedule(std::uint64_t seed) {
       out.failure += "  peer " + std::to_string(i) + " holds round " + std::to_string(s.first) +
                      ", the store's state is at " + std::to_string(state.committed_round) + "\n";
   out.failure += check_commit_log(swarm, state, out.unmatched);
+  for (const proto::LostRounds& lost : state.lost_rounds)
+    out.failure += "  rounds " + std::to_string(lost.first) + " to " + std::to_string(lost.last) +
+                   " were lost (the run went back to round " + std::to_string(lost.went_back_to) +
+                   ")\n";
+  out.answers_lost = swarm.store().answers_lost();
   out.rounds = state.committed_round;
   if (out.rounds < 20) out.failure += "  only " + std::to_string(out.rounds) + " rounds\n";
   out.trace = swarm.loop().trace_hash();
@@ -203,10 +228,12 @@ TEST(SimReplicas, FailoversKeepEveryInvariantAndTheCommitLog) {
     const std::vector<double>& f = out.failover_s;
     std::printf(
         "[ SIM SEED ] %llu: %llu rounds, %zu kills, failover %.2f s median %.2f s max, %llu terms, "
-        "%llu saves refused, %llu logged rounds no peer installed, trace %016llx\n",
+        "%llu saves refused, %llu answers lost, %llu logged rounds no peer installed, trace "
+        "%016llx\n",
         static_cast<unsigned long long>(seed), static_cast<unsigned long long>(out.rounds),
         f.size(), f.empty() ? 0.0 : f[f.size() / 2], f.empty() ? 0.0 : f.back(),
         static_cast<unsigned long long>(out.terms), static_cast<unsigned long long>(out.refused),
+        static_cast<unsigned long long>(out.answers_lost),
         static_cast<unsigned long long>(out.unmatched), static_cast<unsigned long long>(out.trace));
     EXPECT_TRUE(out.failure.empty())
         << out.failure

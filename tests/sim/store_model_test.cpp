@@ -1,7 +1,7 @@
 // The simulator's store (sim/store_model.hpp) held to what the real etcd does for tracker
 // replicas (tests/etcd/election_test.cpp runs the same election against etcd 3.4): one revision
 // for the store, create_revision fencing, leases that expire on the virtual clock and take their
-// keys, ranges oldest first, and the faults a schedule gives it (down, cut).
+// keys, ranges oldest first, and the faults a schedule gives it (down, cut, a lost answer).
 
 #include "loco/sim/store_model.hpp"
 
@@ -178,6 +178,26 @@ TEST(StoreModel, DownOrCutCallsFailAndChangeNothingAndLeasesOutliveAnOutage) {
   EXPECT_EQ(b->range(one_key("k")).kvs.size(), 1u);
   w.advance(std::chrono::milliseconds(100));
   EXPECT_TRUE(b->range(one_key("k")).kvs.empty());
+}
+
+// A lost answer: the write lands, its client is told nothing but an error (so a leader cannot
+// announce it); a read or a write that changes nothing keeps the fault armed; it fires once.
+TEST(StoreModel, ALostAnswerLeavesTheWriteLandedAndFiresOnce) {
+  World w;
+  auto a = w.store.client(0), b = w.store.client(1);
+  w.store.lose_next_answer(0);
+  EXPECT_TRUE(a->range(one_key("/loco/test-run/commit/1")).kvs.empty());
+  a->txn({.compare = {}, .success = {}, .failure = {}});  // changes nothing: answered
+  EXPECT_EQ(category_of([&] { a->txn(commit_round(1, "h")); }), ErrorCategory::network);
+  EXPECT_EQ(w.store.answers_lost(), 1u);
+  const auto landed = b->range(one_key("/loco/test-run/commit/1")).kvs;
+  ASSERT_EQ(landed.size(), 1u);
+  EXPECT_EQ(landed[0].value, "h");
+  EXPECT_TRUE(a->txn(commit_round(2, "h")).succeeded);  // answered again
+  w.store.lose_next_answer(1);
+  w.store.lose_next_answer(1, false);  // disarmed
+  EXPECT_TRUE(b->txn(commit_round(3, "h")).succeeded);
+  EXPECT_EQ(w.store.answers_lost(), 1u);
 }
 
 }  // namespace

@@ -366,7 +366,12 @@ class PeerCore {
   };
   std::map<std::tuple<std::uint64_t, std::uint32_t, std::uint32_t>, Judging> judging_;
   EarlyMessages judge_early_{256};
-  Digest reported_{};  // the hash round_done reported for ready_round_
+  // The hash round_done reported for ready_round_'s running attempt (zero: none): the state this
+  // member holds once the round commits with it, kept until the tracker says commit or abort and
+  // across a lost tracker link, told at each join (TrackerClient::set_tentative). Set through
+  // set_reported(), which tells the client.
+  Digest reported_{};
+  void set_reported(const Digest& hash);
   EarlyMessages early_;
   TimePoint gossip_deadline_ = kNever;
   bool waited_out_ = false;

@@ -49,7 +49,9 @@ namespace loco::proto {
 struct TrackerClientConfig {
   std::string run_id;
   secure::PublicKey tracker_key;  // pinned
-  JoinRequest join;               // state_round and state_hash are filled from set_state()
+  // state_round and state_hash are filled from set_state(), the tentative state from
+  // set_tentative().
+  JoinRequest join;
   // Shared by the clients of one process that are handed the same views (the simulator's peers):
   // each signature is then checked once. None: each view is checked.
   std::shared_ptr<secure::SignatureMemo> signature_memo{};
@@ -126,7 +128,11 @@ class TrackerClient {
 
   // What the peer tells the tracker.
   void set_state(std::uint64_t round, const Digest& hash);  // the state the peer now holds
-  void set_stats(const Heartbeat& stats);                   // sent with the next heartbeat
+  // The state it computed for a round it reported done and was not told the outcome of (round 0:
+  // none): said at each join (JoinRequest::tentative_round), so that a tracker that committed it
+  // and never announced it tells the peer to commit it.
+  void set_tentative(std::uint64_t round, const Digest& hash);
+  void set_stats(const Heartbeat& stats);  // sent with the next heartbeat
   void ready(const Ready& ready);
   void round_done(const RoundDone& done);
   void round_failed(const RoundFailed& failed);

@@ -371,6 +371,13 @@ class TrackerCore {
   std::uint64_t newest_plausible_round(TimePoint now);
   // Whether this run committed (round, hash): the genesis, or a round of the history.
   bool committed_here(std::uint64_t round, const Digest& hash) const;
+  // Whether a joining peer's tentative state (JoinRequest::tentative_round) is the run's committed
+  // state, computed on the round before (the state it holds): a commit saved and never announced
+  // to it.
+  bool computed_committed(const JoinRequest& request) const;
+  // Sends `peer` (just joined, computed_committed) the commit it missed, and counts it as holding
+  // the run's state (tracker_sync.cpp says why).
+  void commit_tentative(const PeerKey& peer);
   void handle_state_report(TimePoint now, const PeerKey& from, const StateReport& report);
   // Whether `peer`, whose fetch ended behind the run, gets a catch-up wait (MemberRecord::
   // catch_up_wait) now: not when its key had one in the last kCatchUpRounds rounds, whether it

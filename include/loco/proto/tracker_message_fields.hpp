@@ -273,7 +273,9 @@ struct Fields<JoinRequest> {
       Field<&JoinRequest::genesis, Hash>{"genesis"},
       Field<&JoinRequest::state_round, U64>{"state_round"},
       Field<&JoinRequest::state_hash, Hash>{"state_hash"},
-      Field<&JoinRequest::relay_pairs, U32>{"relay_pairs", 2}};
+      Field<&JoinRequest::relay_pairs, U32>{"relay_pairs", 2},
+      Field<&JoinRequest::tentative_round, U64>{"tentative_round", 3},
+      Field<&JoinRequest::tentative_hash, Hash>{"tentative_hash", 3}};
 };
 template <>
 struct Fields<JoinReply> {

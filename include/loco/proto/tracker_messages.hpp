@@ -61,6 +61,13 @@ struct JoinRequest {
   // How many pairs of unreachable members this peer relays at once if it is reachable
   // (relay_core.hpp; 0: none). A claim the tracker plans with: the peer refuses more anyway.
   std::uint32_t relay_pairs = 0;
+  // The state the peer computed for a round it reported done (RoundDone) and was not told the
+  // outcome of (commit or abort), kept across a lost tracker link: its round (0: none) and hash.
+  // A tracker that committed exactly that (a leader killed after saving the commit and before
+  // announcing it) tells the peer to commit it rather than go back a round. A claim, as
+  // state_hash is: only a round and hash the tracker committed count.
+  std::uint64_t tentative_round = 0;
+  Digest tentative_hash{};
 };
 
 struct JoinReply {

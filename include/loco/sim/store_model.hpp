@@ -22,7 +22,11 @@
 //     etcd's new raft leader extends them (lessor Promote): a leader is not deposed by the store's
 //     outage, only by its own rule (a whole lease unanswered, replica/candidate.hpp);
 //   - cut (set_cut): one client's calls fail with Error(network) and change nothing (a partition
-//     between that replica and every member).
+//     between that replica and every member);
+//   - a lost answer (lose_next_answer): the next transaction of one client that changes the store
+//     lands, and the client gets Error(network), as when etcd applied a write and its answer was
+//     lost on the way. A leader's save is then written and never announced: the window between
+//     etcd's write and the commit on the wire in which a SIGKILL leaves the same state.
 
 #include <cstdint>
 #include <map>
@@ -46,6 +50,9 @@ class StoreModel {
   void set_down(bool down);
   bool down() const { return down_; }
   void set_cut(std::size_t client, bool cut);
+  // Armed (or disarmed) for client `client`'s next transaction that changes the store.
+  void lose_next_answer(std::size_t client, bool lose = true);
+  std::uint64_t answers_lost() const { return answers_lost_; }
 
   std::int64_t revision() const { return revision_; }
   // What every read sees now (leases expired first): for checks, never refused.
@@ -59,6 +66,9 @@ class StoreModel {
   void lease_revoke(replica::LeaseId lease);
   // Error(network) when client `id` cannot reach the store now.
   void check_reachable(std::size_t id) const;
+  // After a transaction of client `id` that changed the store: Error(network) when its answer is
+  // to be lost (lose_next_answer).
+  void answer(std::size_t id);
 
  private:
   struct LeaseState {
@@ -80,7 +90,9 @@ class StoreModel {
   std::int64_t revision_ = 1;
   replica::LeaseId next_lease_ = 0x10000;
   bool down_ = false;
-  std::vector<bool> cut_;  // by client id
+  std::vector<bool> cut_;          // by client id
+  std::vector<bool> lose_answer_;  // by client id
+  std::uint64_t answers_lost_ = 0;
 };
 
 }  // namespace loco::sim
