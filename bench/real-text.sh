@@ -50,6 +50,15 @@ swarm_lr=${SWARM_LR:-3e-3}
 single_lr=${SINGLE_LR:-3e-3}
 warmup=${WARMUP:-50}
 single_from=${SINGLE_FROM:-}
+# A progress line every `every` steps (the first multiple of H of 25 or more) and a validation
+# every 4 × `every`: a validation costs a peer ~20 steps' compute, so a small H must not bring one
+# every step.
+every=$(((25 + h - 1) / h * h))
+# The validation windows of every run: a run validates on eval-batches batches of its own batch
+# size, drawn in one fixed order of the validation split (src/train/inner_loop.cpp), so the peers'
+# batches of 16 and the one process's of 64 are judged on the same 1,024 windows only as 64 and 16
+# batches (before, 16 of each: the peers were judged on the first 256 windows of the process's).
+eval_windows=1024
 corpus_dir=/usr/share/vim/vim90/doc
 
 if ! compgen -G "$corpus_dir/*.txt" >/dev/null; then
@@ -114,9 +123,9 @@ steps = $steps
 batch = $5
 seed = 1
 threads = 1
-log-every = $h
-eval-every = $h
-eval-batches = 16
+log-every = $every
+eval-every = $((4 * every))
+eval-batches = $((eval_windows / $5))
 [strategy]
 $(printf '%b' "$6")
 EOF
