@@ -24,7 +24,8 @@
 # Environment (for sweeps; docs/EXPERIMENTS.md section 6 lists what was tried):
 #   OUTER_LR, OUTER_MOMENTUM   the swarm's outer Nesterov step (defaults 1.0 and 0: the peers'
 #                              mean; 0.7 and 0.9, loco's default tuned on the Markov corpus,
-#                              overshoot in 16 rounds from a random model: docs/EXPERIMENTS.md);
+#                              overshoot in 16 rounds from a random model, and at H = 5 in 80;
+#                              any step but the mean lost at H >= 2: docs/EXPERIMENTS.md);
 #   SWARM_LR, SINGLE_LR        the peak lr of the peers' inner AdamW and of the one process's
 #                              (defaults 3e-3: the peers' best of those tried, within 0.13% of
 #                              the one process's; the cosine ends at a tenth): docs/EXPERIMENTS.md
