@@ -24,7 +24,8 @@
 # Environment (for sweeps; docs/EXPERIMENTS.md section 6 lists what was tried):
 #   OUTER_LR, OUTER_MOMENTUM   the swarm's outer Nesterov step (defaults 1.0 and 0: the peers'
 #                              mean; 0.7 and 0.9, loco's default tuned on the Markov corpus,
-#                              overshoot in 16 rounds from a random model: docs/EXPERIMENTS.md);
+#                              overshoot in 16 rounds from a random model, and at H = 5 in 80;
+#                              any step but the mean lost at H >= 2: docs/EXPERIMENTS.md);
 #   SWARM_LR, SINGLE_LR        the peak lr of the peers' inner AdamW and of the one process's
 #                              (defaults 3e-3: the peers' best of those tried, within 0.13% of
 #                              the one process's; the cosine ends at a tenth): docs/EXPERIMENTS.md
@@ -50,6 +51,15 @@ swarm_lr=${SWARM_LR:-3e-3}
 single_lr=${SINGLE_LR:-3e-3}
 warmup=${WARMUP:-50}
 single_from=${SINGLE_FROM:-}
+# A progress line every `every` steps (the first multiple of H of 25 or more) and a validation
+# every 4 × `every`: a validation costs a peer ~20 steps' compute, so a small H must not bring one
+# every step.
+every=$(((25 + h - 1) / h * h))
+# The validation windows of every run: a run validates on eval-batches batches of its own batch
+# size, drawn in one fixed order of the validation split (src/train/inner_loop.cpp), so the peers'
+# batches of 16 and the one process's of 64 are judged on the same 1,024 windows only as 64 and 16
+# batches (before, 16 of each: the peers were judged on the first 256 windows of the process's).
+eval_windows=1024
 corpus_dir=/usr/share/vim/vim90/doc
 
 if ! compgen -G "$corpus_dir/*.txt" >/dev/null; then
@@ -114,9 +124,9 @@ steps = $steps
 batch = $5
 seed = 1
 threads = 1
-log-every = $h
-eval-every = $h
-eval-batches = 16
+log-every = $every
+eval-every = $((4 * every))
+eval-batches = $((eval_windows / $5))
 [strategy]
 $(printf '%b' "$6")
 EOF
