@@ -95,10 +95,12 @@ TEST(SwarmGossip, EightPeersInGroupsOfFourHoldOnlyTheirGroupsStates) {
               grouped, static_cast<unsigned long long>(8 * kGossipRounds), late);
   // The loss falls for each peer that trained from the start (a late one starts from a copy).
   ASSERT_LT(late, peers.size()) << swarm.logs();
-  for (const PeerProcess* p : peers)
-    if (p->rounds().front().round == 1 && p->rounds().front().kind == "committed")
+  for (const PeerProcess* p : peers) {
+    if (p->rounds().front().round == 1 && p->rounds().front().kind == "committed") {
       EXPECT_LT(mean_loss(p->rounds(), kGossipRounds - 3, 3), 0.9 * mean_loss(p->rounds(), 0, 3))
           << swarm.logs();
+    }
+  }
 }
 
 // The step count a peer's last progress line says ("peer …: round R, step S, …"), read from its
