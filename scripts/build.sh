@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Configures (once) and builds loco. Usage: scripts/build.sh BUILD_DIR BUILD_TYPE [cmake -D args...] [-- targets...]
-# BUILD_TYPE is Release, Debug or Sanitize. Uses Ninja and ccache when they are installed.
+# BUILD_TYPE is Release, Debug, Sanitize or ThreadSanitize. Uses Ninja and ccache when they are installed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=$1

@@ -46,9 +46,9 @@ Replica::Replica(ReplicaConfig config)
       candidate_(client_,
                  {.prefix = config_.prefix, .name = config_.name, .lease = config_.lease}) {}
 
-std::optional<std::int64_t> Replica::wait_until_leading(const volatile std::sig_atomic_t& stop) {
+std::optional<std::int64_t> Replica::wait_until_leading(const std::atomic<bool>& stop) {
   std::string followed;
-  while (stop == 0) {
+  while (!stop) {
     try {
       const replica::Election::Standing standing = candidate_.follow(steady_now());
       record_look(standing == replica::Election::Standing::leading);

@@ -17,8 +17,8 @@
 // on the main thread, a leader's still_leading() on the term's StoreThread (store_thread.hpp),
 // with its saves, so that neither stalls the event loop; never two at once.
 
+#include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -50,7 +50,7 @@ class Replica {
 
   // Blocks until this replica leads and returns its term, or until `stop` is set (a signal) and
   // returns nothing (having resigned). Errors of etcd are logged and retried.
-  std::optional<std::int64_t> wait_until_leading(const volatile std::sig_atomic_t& stop);
+  std::optional<std::int64_t> wait_until_leading(const std::atomic<bool>& stop);
   // For the leader, every kPollPeriod or so. False: deposed, stop at once (and wait again).
   bool still_leading(TimePoint now);
   // Gives the lead up at once (a clean stop): the next replica need not wait for the lease.

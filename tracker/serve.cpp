@@ -3,6 +3,7 @@
 #include <fmt/ostream.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <csignal>
@@ -239,9 +240,11 @@ Ended serve_term(const TrackerOptions& options, const secure::KeyPair& key,
 }
 
 // SIGINT or SIGTERM while a replica follows (while it leads, serve_term's signal_set has them).
-volatile std::sig_atomic_t g_follower_stop = 0;
+// A lock-free atomic, which a signal handler may set and any thread read.
+std::atomic<bool> g_follower_stop = false;
+static_assert(std::atomic<bool>::is_always_lock_free);
 extern "C" void stop_following(int) {
-  g_follower_stop = 1;
+  g_follower_stop = true;
 }
 
 // A replica's life: waits to lead, serves while it leads, and waits again once deposed.

@@ -141,9 +141,9 @@ TEST(TrackerMemory, HoldsWhatArrivedNotWhatWasAnnouncedAndGivesItBack) {
   std::fprintf(stderr, "tracker heap: %llu bytes idle, %llu with %zu attackers, %llu after\n",
                static_cast<unsigned long long>(baseline), static_cast<unsigned long long>(loaded),
                kAttackers, static_cast<unsigned long long>(after));
-#if !defined(__SANITIZE_ADDRESS__)
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
   // And it hands the memory back to the system (malloc_trim within TrackerService::kTrimInterval;
-  // under AddressSanitizer the resident size is mostly its shadow and quarantine).
+  // under a sanitizer the resident size is mostly its shadow, and ASan's quarantine).
   std::size_t after_rss = rss_kib(pid);
   for (int i = 0; i < 100 && after_rss > baseline_rss + 4096; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

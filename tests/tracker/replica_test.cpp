@@ -61,7 +61,7 @@ ReplicaConfig config_of(const test::EtcdCluster& cluster, const std::string& nam
                        .lease = std::chrono::seconds(2)};
 }
 
-const volatile std::sig_atomic_t kNoStop = 0;
+const std::atomic<bool> kNoStop = false;
 
 TEST(Replica, TheNextReplicaLeadsOnceTheLeaderResignsOrLosesItsLease) {
   test::EtcdCluster cluster(1);
@@ -105,11 +105,11 @@ TEST(Replica, AFollowerToldToStopResignsAndReturnsNothing) {
   test::EtcdCluster cluster(1);
   Replica leader(config_of(cluster, "leader")), follower(config_of(cluster, "follower"));
   ASSERT_TRUE(leader.wait_until_leading(kNoStop));
-  volatile std::sig_atomic_t stop = 0;
+  std::atomic<bool> stop = false;  // set here, read by the waiting thread
   std::optional<std::int64_t> term = 0;
   std::thread waiting([&] { term = follower.wait_until_leading(stop); });
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  stop = 1;  // as the signal handler does
+  stop = true;  // as the signal handler does
   waiting.join();
   EXPECT_FALSE(term);
   // Its key is gone at once, not a lease later: only the leader's is left.
