@@ -37,7 +37,7 @@ markov-val-tokens = 20000
 [train]
 steps = $((rounds * h))
 batch = ${BATCH:-4}
-eval-batches = 1
+eval-windows = ${BATCH:-4}
 threads = 1
 [optim]
 warmup-steps = 0

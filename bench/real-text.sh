@@ -55,10 +55,8 @@ single_from=${SINGLE_FROM:-}
 # every 4 × `every`: a validation costs a peer ~20 steps' compute, so a small H must not bring one
 # every step.
 every=$(((25 + h - 1) / h * h))
-# The validation windows of every run: a run validates on eval-batches batches of its own batch
-# size, drawn in one fixed order of the validation split (src/train/inner_loop.cpp), so the peers'
-# batches of 16 and the one process's of 64 are judged on the same 1,024 windows only as 64 and 16
-# batches (before, 16 of each: the peers were judged on the first 256 windows of the process's).
+# The validation windows of every run: the first 1,024 of one fixed order of the validation split,
+# the same for the peers' batches of 16 and the one process's of 64 (src/train/inner_loop.cpp).
 eval_windows=1024
 corpus_dir=/usr/share/vim/vim90/doc
 
@@ -126,7 +124,7 @@ seed = 1
 threads = 1
 log-every = $every
 eval-every = $((4 * every))
-eval-batches = $((eval_windows / $5))
+eval-windows = $eval_windows
 [strategy]
 $(printf '%b' "$6")
 EOF

@@ -82,7 +82,7 @@ def run_loco(loco_train, init, checkpoint):
             "--model.n-layer", str(LAYERS), "--model.n-head", str(HEADS),
             "--model.d-model", str(WIDTH), "--train.steps", "1", "--train.batch", "2",
             "--optim.lr", "1e-7", "--optim.min-lr", "0", "--optim.warmup-steps", "0",
-            "--optim.weight-decay", "0", "--train.eval-batches", "1", "--train.threads", "1",
+            "--optim.weight-decay", "0", "--train.eval-windows", "2", "--train.threads", "1",
             "--data.markov-train-tokens", "10000", "--data.markov-val-tokens", "1000"]
     done = subprocess.run(args, capture_output=True, text=True)
     if done.returncode != 0:

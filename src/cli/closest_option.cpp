@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <numeric>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace loco::cli {
@@ -22,7 +24,25 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
+struct Renamed {
+  std::string_view old_name, new_name, conversion;
+};
+constexpr Renamed kRenamed[] = {
+    {"train.eval-batches", "train.eval-windows", "windows, not batches: eval-batches × batch"},
+};
+
 }  // namespace
+
+std::string renamed_option(const CLI::App& app, const std::string& name) {
+  for (const Renamed& r : kRenamed) {
+    if (name != r.old_name) continue;
+    for (const CLI::Option* option : app.get_options()) {
+      if (option->get_single_name() == r.new_name)
+        return "'" + std::string(r.new_name) + "' (" + std::string(r.conversion) + ")";
+    }
+  }
+  return "";
+}
 
 std::string closest_option(const CLI::App& app, const std::string& name) {
   std::string best;

@@ -122,7 +122,9 @@ class Reader {
 
   [[noreturn]] void refuse_unknown(const std::string& name, const toml::node& value) const {
     std::string message = fmt::format("{}: unknown key '{}'", where(value), name);
-    if (const std::string suggestion = closest_option(app_, name); !suggestion.empty()) {
+    if (const std::string replacement = renamed_option(app_, name); !replacement.empty()) {
+      message += "; it is now " + replacement;
+    } else if (const std::string suggestion = closest_option(app_, name); !suggestion.empty()) {
       message += "; did you mean '" + suggestion + "'?";
     }
     message += " (" + app_.get_name() + " --help lists every option)";

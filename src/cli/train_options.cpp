@@ -74,7 +74,8 @@ void add_train_options(CLI::App& app, TrainConfig& c) {
   add("--train.threads", c.train.threads, "compute threads (results are bit-exact per count)");
   add("--train.log-every", c.train.log_every, "steps between progress lines");
   add("--train.eval-every", c.train.eval_every, "steps between validation losses (0 = at end)");
-  add("--train.eval-batches", c.train.eval_batches, "batches per validation loss");
+  add("--train.eval-windows", c.train.eval_windows,
+      "validation windows per validation loss (the same ones whatever the batch)");
   add("--train.checkpoint-every", c.train.checkpoint_every,
       "steps between checkpoints (0 = only at exit)");
   add_path("--train.checkpoint", c.train.checkpoint, "checkpoint file to write (empty = none)");

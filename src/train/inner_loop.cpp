@@ -1,5 +1,8 @@
 #include "loco/train/inner_loop.hpp"
 
+#include <algorithm>
+#include <span>
+
 #include "loco/core/assert.hpp"
 #include "loco/core/rng.hpp"
 #include "loco/train/genesis.hpp"
@@ -9,6 +12,13 @@ namespace {
 
 model::TokenBatch view(const data::Batch& b) {
   return model::TokenBatch{b.inputs, b.targets, b.batch_size, b.context};
+}
+
+// The batch's first `rows` windows.
+model::TokenBatch view(const data::Batch& b, std::uint32_t rows) {
+  const std::size_t cells = std::size_t{rows} * b.context;
+  return model::TokenBatch{std::span(b.inputs).first(cells), std::span(b.targets).first(cells),
+                           rows, b.context};
 }
 
 // A dataset's training tokens are read in the order of a file that arrives in pieces, its
@@ -31,7 +41,7 @@ optim::LrSchedule schedule_of(const TrainConfig& config) {
 }
 
 // The seed of the validation windows' shuffle: a constant, so the set never changes with a run's
-// settings other than its batch size and context.
+// settings other than its context.
 constexpr std::uint64_t kValidationSeed = 0x76616c6964;  // "valid"
 // The stream of the stand-in order's seed (stand_in()).
 constexpr std::uint64_t kStandInStream = 0x7374616e64;  // "stand"
@@ -126,11 +136,15 @@ float InnerLoop::evaluate() {
   data::BatchSampler sampler(corpus_.validation(), validation);
   data::Batch batch;
   double total = 0;
-  for (std::uint32_t i = 0; i < config_.train.eval_batches; ++i) {
+  for (std::uint32_t left = config_.train.eval_windows; left > 0;) {
     sampler.next(batch);
-    total += model_->forward(params_, view(batch));
+    // The sampler's order does not depend on its batch size: the last batch's first windows are
+    // the next ones a smaller batch would have drawn.
+    const std::uint32_t windows = std::min(left, batch.batch_size);
+    total += static_cast<double>(model_->forward(params_, view(batch, windows))) * windows;
+    left -= windows;
   }
-  return static_cast<float>(total / config_.train.eval_batches);
+  return static_cast<float>(total / config_.train.eval_windows);
 }
 
 double InnerLoop::tokens_per_step() const {

@@ -84,7 +84,8 @@ void TrainConfig::validate() const {
   if (train.steps < 1) config_fail("train.steps must be at least 1");
   if (train.batch < 1 || train.batch > 65536) config_fail("train.batch must be in [1, 65536]");
   if (train.log_every < 1) config_fail("train.log-every must be at least 1");
-  if (train.eval_batches < 1) config_fail("train.eval-batches must be at least 1");
+  if (train.eval_windows < 1 || train.eval_windows > 1'000'000)
+    config_fail("train.eval-windows must be in [1, 1000000]");
   if (train.threads < 1 || train.threads > 1024) config_fail("train.threads must be in [1, 1024]");
   validate_data(data);
   const StrategyRow& row = strategy_row(strategy.kind);  // names the known kinds

@@ -19,6 +19,7 @@ struct TestProgram {
   std::string upload = "unlimited";
   std::string latency = "0ms";
   std::string layers = "2";
+  int eval_windows = 128;
   std::string key = "default.key";
   std::string state_file = "state";
   std::vector<std::string> peers;
@@ -32,6 +33,7 @@ struct TestProgram {
     app.add_option("--link.upload", upload, "upload bandwidth");
     app.add_option("--link.latency", latency, "one-way latency");
     app.add_option("--model.gpt.layers", layers, "an option two sections deep");
+    app.add_option("--train.eval-windows", eval_windows, "an option that replaced an older one");
     app.add_option("--peers", peers, "several strings");
     add_path_option(app, "--key", key, "a key file");
     add_path_option(app, "--store.state-file", state_file, "a state file")->capture_default_str();
@@ -150,6 +152,14 @@ TEST_F(ConfigFile, UnknownKeyIsRejectedWithASuggestionAndItsLine) {
   EXPECT_TRUE(contains(error, path.string() + ":3: unknown key 'link.uplod'")) << error;
   EXPECT_TRUE(contains(error, "did you mean 'link.upload'")) << error;
   EXPECT_TRUE(contains(error, "loco-test --help")) << error;
+}
+
+TEST_F(ConfigFile, AKeyOfAnEarlierLocoNamesWhatReplacedIt) {
+  const std::string error = refused("[train]\neval-batches = 8\n");
+  EXPECT_TRUE(contains(error,
+                       "unknown key 'train.eval-batches'; it is now 'train.eval-windows' "
+                       "(windows, not batches: eval-batches × batch)"))
+      << error;
 }
 
 TEST_F(ConfigFile, UnknownTopLevelKeyIsRejected) {

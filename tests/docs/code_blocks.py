@@ -155,7 +155,7 @@ def missing_imports(tree):
 def fixtures(bin_dir, source, folder):
     """The files the docs' Python reads: a checkpoint of configs/tiny.toml's model."""
     subprocess.run([str(Path(bin_dir) / "loco-train"), "--config", str(source / "configs/tiny.toml"),
-                    "--train.steps", "1", "--optim.warmup-steps", "0", "--train.eval-batches", "1",
+                    "--train.steps", "1", "--optim.warmup-steps", "0", "--train.eval-windows", "16",
                     "--train.checkpoint", str(folder / "ckpt.safetensors")],
                    check=True, capture_output=True, timeout=600)
 

@@ -54,7 +54,7 @@ inline std::string write_dataset_run_config(const std::filesystem::path& path,
                       << hash << "\"\n"
                       << data_lines << "[optim]\nlr = 3e-3\nmin-lr = 3e-4\nwarmup-steps = 4\n"
                       << "[train]\nsteps = " << rounds * kInnerSteps
-                      << "\nbatch = 8\nseed = 1\nthreads = 1\neval-every = 0\neval-batches = 2\n"
+                      << "\nbatch = 8\nseed = 1\nthreads = 1\neval-every = 0\neval-windows = 16\n"
                       << kDiLoCoStrategy;
   return path.string();
 }

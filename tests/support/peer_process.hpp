@@ -70,7 +70,7 @@ inline std::string write_swarm_config(const std::filesystem::path& dir, std::uin
                          "[train]\nsteps = "
                       << rounds * kInnerSteps
                       << "\nbatch = 8\nseed = 1\nthreads = 1\nlog-every = 1000\n"
-                         "eval-every = 0\neval-batches = 2\ncheckpoint-every = 0\n"
+                         "eval-every = 0\neval-windows = 16\ncheckpoint-every = 0\n"
                       << strategy;
   return path.string();
 }

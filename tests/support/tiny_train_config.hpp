@@ -23,7 +23,7 @@ inline train::TrainConfig tiny_train_config(std::uint32_t shard, std::uint32_t s
   c.train.steps = 60;
   c.train.batch = batch;
   c.train.threads = 1;
-  c.train.eval_batches = 4;
+  c.train.eval_windows = 4 * batch;
   return c;
 }
 

@@ -30,7 +30,7 @@ TrainConfig small_run(int threads) {
   c.train.batch = 8;
   c.train.threads = threads;
   c.train.log_every = 4;
-  c.train.eval_batches = 2;
+  c.train.eval_windows = 16;
   return c;
 }
 

@@ -34,7 +34,8 @@ class InnerLoop {
   // AdamW on grads() at the scheduled learning rate; counts the step. Returns the gradient norm.
   // Only where the strategy steps with AdamW (has_optimizer()).
   float optimizer_step();
-  // Mean validation loss over the first eval_batches batches (always the same ones).
+  // Mean validation loss over the first eval_windows windows of one fixed order of the
+  // validation split, read in batches of the training batch: the same windows whatever the batch.
   float evaluate();
 
   Arena& params() { return params_; }

@@ -58,7 +58,9 @@ struct TrainSection {
   std::uint64_t log_every = 10;
   std::uint64_t eval_every =
       100;  // validation loss every N steps and at the end; 0 = only at the end
-  std::uint32_t eval_batches = 8;
+  // Validation windows a validation loss averages, the same ones whatever the batch: runs of
+  // different batch sizes (a swarm's peers, one process) are judged on the same data.
+  std::uint32_t eval_windows = 128;
   std::uint64_t checkpoint_every = 0;  // 0 = only at exit
   std::string checkpoint;              // file to write; empty = no checkpoints
   std::string resume;                  // checkpoint to continue from; empty = start fresh
