@@ -32,6 +32,9 @@
 #                              section 6;
 #   WARMUP                     warmup steps of every run (default 50: better than 20 for the
 #                              peers and the one process alike);
+#   BATCH                      sequences a peer's step (default 16; the one process's is 4x):
+#                              at equal tokens a larger batch and fewer steps narrow the swarm's
+#                              gap (docs/EXPERIMENTS.md section 6);
 #   SINGLE_FROM=DIR            reuse the two one-process runs of an earlier run's folder DIR instead
 #                              of training them again (they do not depend on the swarm's settings);
 #                              refused unless DIR's run configs are this run's (same steps, same
@@ -42,7 +45,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 steps=${1:-400}
 h=${2:-25}
 peers=4
-batch=16
+batch=${BATCH:-16}
 context=64
 out=${OUT:-$root/build/release/bench-real-text}
 outer_lr=${OUTER_LR:-1.0}

@@ -3,7 +3,8 @@
 // and DDP, LocalAsyncGroup for Streaming, ThreadGather for DeMo). loco-train is one worker alone;
 // this is the M-worker comparison of strategies without a network.
 //
-// Usage: bench-workers --config configs/tiny.toml --workers 4 [--section.key VALUE ...]
+// Usage: bench-workers --config configs/tiny.toml --workers 4 [--outer-disagreement-block N]
+//          [--section.key VALUE ...]
 // Bytes: "handed over" is what one worker gives its group over the run (its encoded updates);
 // "wire" is what a worker would send on a real network with loco's collectives: a ring all-reduce
 // sends 2(M−1)/M times its vector (DiLoCo, DDP, Streaming), DeMo's direct all-gather sends its
@@ -54,6 +55,11 @@ int main(int argc, char** argv) {
   std::size_t workers = 4;
   app.add_option("--workers", workers, "workers (threads), each on its own shard")
       ->capture_default_str();
+  std::size_t disagreement_block = 0;
+  app.add_option("--outer-disagreement-block", disagreement_block,
+                 "DiLoCo: scale each block of this many values of the mean by how much the "
+                 "workers' updates disagree (an experiment, train/disagreement_scale.hpp; 0: off)")
+      ->capture_default_str();
   if (auto exit_code = cli::parse(app, argc, argv)) return *exit_code;
   init_logging(common.log_level, common.log_format);
   try {
@@ -69,7 +75,9 @@ int main(int argc, char** argv) {
           configs[w].data, static_cast<std::uint32_t>(config.model.gpt.vocab)));
       loops.push_back(std::make_unique<InnerLoop>(configs[w], *corpora[w]));
     }
-    ThreadGroup group(workers);
+    if (disagreement_block > 0 && config.strategy.kind != "diloco")
+      throw Error(ErrorCategory::config, "--outer-disagreement-block is for DiLoCo's rounds");
+    ThreadGroup group(workers, disagreement_block);
     LocalAsyncGroup async(workers, config.strategy.fragment_codec);
     ThreadGather gather(workers);
     std::vector<Digest> hashes(workers);

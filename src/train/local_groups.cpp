@@ -1,6 +1,7 @@
 #include "loco/train/local_groups.hpp"
 
 #include "loco/core/assert.hpp"
+#include "loco/train/disagreement_scale.hpp"
 
 namespace loco::train {
 
@@ -23,7 +24,8 @@ class ThreadGroup::Member final : public OuterGroup {
   std::size_t index_;
 };
 
-ThreadGroup::ThreadGroup(std::size_t members) : rounds_(members), deltas_(members) {
+ThreadGroup::ThreadGroup(std::size_t members, std::size_t disagreement_block)
+    : rounds_(members), disagreement_block_(disagreement_block), deltas_(members) {
   for (std::size_t i = 0; i < members; ++i) members_.push_back(std::make_unique<Member>(*this, i));
 }
 
@@ -43,6 +45,7 @@ void ThreadGroup::arrive(std::size_t index, const RoundInput& input) {
           for (std::size_t i = 0; i < d.size(); ++i) sum_[i] = sum_[i] + d[i];
         const auto m = static_cast<float>(deltas_.size());
         for (float& v : sum_) v = v / m;
+        if (disagreement_block_ > 0) scale_by_disagreement(sum_, deltas_, disagreement_block_);
       },
       [&] { return input.tentative(sum_).state_hash(); });
   input.install();

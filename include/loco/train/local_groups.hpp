@@ -18,10 +18,11 @@ class SoloGroup final : public OuterGroup {
 
 // M members, each calling run_round() from its own thread for the same round (in lock step:
 // thread_rounds.hpp). The mean is summed in member order, then divided by M, so every member gets
-// the same bits.
+// the same bits. With a disagreement block (> 0), the mean is then scaled block by block by how
+// much the members' Δ disagree (disagreement_scale.hpp): an experiment, DiLoCo's rounds only.
 class ThreadGroup {
  public:
-  explicit ThreadGroup(std::size_t members);
+  explicit ThreadGroup(std::size_t members, std::size_t disagreement_block = 0);
   ~ThreadGroup();
   OuterGroup& member(std::size_t index);
 
@@ -31,6 +32,7 @@ class ThreadGroup {
 
   ThreadRounds rounds_;
   std::vector<std::unique_ptr<Member>> members_;
+  std::size_t disagreement_block_;
   std::vector<std::vector<float>> deltas_;
   std::vector<float> sum_;
 };
