@@ -22,10 +22,11 @@
 # Usage: bench/run.sh real-text [STEPS [H]]   (defaults 400 and 25; about 8 minutes on an idle
 #   machine of 2 cores)
 # Environment (for sweeps; docs/EXPERIMENTS.md section 6 lists what was tried):
-#   OUTER_LR, OUTER_MOMENTUM   the swarm's outer Nesterov step (defaults 1.0 and 0: the peers'
-#                              mean; 0.7 and 0.9, loco's default tuned on the Markov corpus,
-#                              overshoot in 16 rounds from a random model, and at H = 5 in 80;
-#                              any step but the mean lost at H >= 2: docs/EXPERIMENTS.md);
+#   OUTER_LR, OUTER_MOMENTUM   the swarm's outer Nesterov step (defaults 1.5 and 0: 1.5 times
+#                              the peers' mean, the best fixed step at H = 25; 0.7 and 0.9,
+#                              loco's default tuned on the Markov corpus, overshoot in 16 rounds
+#                              from a random model, and at H = 5 in 80; at H = 2..5 any step but
+#                              the mean lost: docs/EXPERIMENTS.md section 6);
 #   SWARM_LR, SINGLE_LR        the peak lr of the peers' inner AdamW and of the one process's
 #                              (defaults 3e-3: the peers' best of those tried, within 0.13% of
 #                              the one process's; the cosine ends at a tenth): docs/EXPERIMENTS.md
@@ -48,7 +49,7 @@ peers=4
 batch=${BATCH:-16}
 context=64
 out=${OUT:-$root/build/release/bench-real-text}
-outer_lr=${OUTER_LR:-1.0}
+outer_lr=${OUTER_LR:-1.5}
 outer_momentum=${OUTER_MOMENTUM:-0}
 swarm_lr=${SWARM_LR:-3e-3}
 single_lr=${SINGLE_LR:-3e-3}

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <vector>
 
 namespace loco::train {
@@ -57,6 +58,25 @@ TEST(DisagreementScale, EachBlockIsScaledByItsOwnDisagreement) {
   EXPECT_FLOAT_EQ(mean[2], std::sqrt(2.0f));
   EXPECT_FLOAT_EQ(mean[3], std::sqrt(2.0f));
   EXPECT_EQ(mean[4], 5.0f);
+}
+
+// Whatever the updates, a scaled block is no longer than the members' root-mean-square block.
+TEST(DisagreementScale, AScaledBlockIsNoLongerThanTheMembersRootMeanSquare) {
+  std::mt19937 random(7);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<std::vector<float>> deltas(3, std::vector<float>(8));
+    for (auto& d : deltas)
+      for (float& x : d) x = normal(random) + (trial % 2 == 0 ? 0.5f : 0.0f);
+    std::vector<float> mean = mean_of(deltas);
+    scale_by_disagreement(mean, deltas, 8);
+    double scaled = 0, members = 0;
+    for (std::size_t i = 0; i < 8; ++i) {
+      scaled += double(mean[i]) * mean[i];
+      for (const auto& d : deltas) members += double(d[i]) * d[i] / 3;
+    }
+    EXPECT_LE(scaled, members * (1 + 1e-6)) << "trial " << trial;
+  }
 }
 
 }  // namespace

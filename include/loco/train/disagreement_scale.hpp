@@ -8,8 +8,10 @@
 // together, so the mean of the M members' steps is data-parallel's step shrunk by up to √M. Per
 // block of the parameters, the members' mean squared norm over the mean's squared norm measures
 // how much: M where the members' Δ are independent noise, 1 where they agree. Scaling the block of
-// the mean by the root of that ratio gives the shrinkage back. Over a network it would cost one
-// number a block a member (0.4% of an int8 Δ at blocks of 1,024).
+// the mean by the root of that ratio gives the shrinkage back. The scaled block is never longer
+// than the members' root-mean-square block (|mean|² ≤ their mean |Δ_i|² always), so no member's
+// bound on its norm is exceeded. Over a network it would cost one number a block a member (0.4%
+// of an int8 Δ at blocks of 1,024), or nothing where one owner holds every member's block.
 
 #include <cstddef>
 #include <span>
