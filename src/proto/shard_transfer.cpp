@@ -85,6 +85,12 @@ ShardServer::Answer ShardServer::on_request(TimePoint now, const PeerKey& from,
   return Serve{.file = request.file, .offset = request.offset, .length = length, .at = *at};
 }
 
+void ShardServer::not_sent(const PeerKey& to, const Serve& serve) {
+  bytes_served_ -= serve.length;
+  const auto it = sent_.find({to, serve.file});
+  if (it != sent_.end()) it->second -= std::min<std::uint64_t>(it->second, serve.length);
+}
+
 void ShardServer::forget(const PeerKey& peer) {
   std::erase_if(sent_, [&](const auto& entry) { return entry.first.first == peer; });
 }

@@ -89,8 +89,9 @@ void ShardServing::send_due() {
 }
 
 void ShardServing::answer(Piece piece) {
-  if (piece.dropped) return;
   const proto::ShardServer::Serve& serve = piece.serve;
+  if (piece.dropped || !piece.failure.empty()) server_.not_sent(piece.to, serve);
+  if (piece.dropped) return;
   if (!piece.failure.empty()) {
     spdlog::warn("data: cannot serve train shard {} to peer {}: {}", serve.file,
                  secure::short_id(piece.to), piece.failure);

@@ -86,6 +86,36 @@ TEST(ShardTransfer, TheServerAnswersWithinEachAskersShare) {
   EXPECT_TRUE(std::holds_alternative<ShardServer::Serve>(serve(a, 0, 1000, 1000)));
 }
 
+// A piece whose bytes could not be read (or whose asker left) was not sent: it does not count
+// against the asker's share, nor as served.
+TEST(ShardTransfer, APieceNotSentLeavesTheAskersShare) {
+  ShardServer server;
+  const PeerKey a = key(1).public_key(), b = key(2).public_key();
+  const ShardRequest whole{.file = 4, .offset = 0, .length = 1000};
+  const auto serve = [&](const PeerKey& from) {
+    while (server.in_progress() > 0) server.finished();
+    return server.on_request(TimePoint{}, from, whole, 1000);
+  };
+  const auto first = std::get<ShardServer::Serve>(serve(a));
+  ASSERT_TRUE(std::holds_alternative<ShardServer::Serve>(serve(a)));
+  // Twice the shard is a's share; the first piece was not sent, so a third is served.
+  server.not_sent(a, first);
+  EXPECT_EQ(server.bytes_served(), 1000u);
+  ASSERT_TRUE(std::holds_alternative<ShardServer::Serve>(serve(a)));
+  EXPECT_TRUE(std::holds_alternative<ShardRefusal>(serve(a)));
+  // A piece given up for an asker that left and came back takes its new share no lower than
+  // zero: b, back, was sent 100 bytes when its old 1,000 are given up, and still gets 2,000.
+  const auto to_b = std::get<ShardServer::Serve>(serve(b));
+  server.forget(b);
+  while (server.in_progress() > 0) server.finished();
+  ASSERT_TRUE(std::holds_alternative<ShardServer::Serve>(
+      server.on_request(TimePoint{}, b, {.file = 4, .offset = 0, .length = 100}, 1000)));
+  server.not_sent(b, to_b);
+  ASSERT_TRUE(std::holds_alternative<ShardServer::Serve>(serve(b)));
+  ASSERT_TRUE(std::holds_alternative<ShardServer::Serve>(serve(b)));
+  EXPECT_TRUE(std::holds_alternative<ShardRefusal>(serve(b)));
+}
+
 TEST(ShardTransfer, ABusyServerRefusesWithoutTakingTheAskersShare) {
   ShardServer server(
       ServeLimits{.bytes_per_second = 0, .max_pieces = 1, .max_wait = std::chrono::seconds(10)});

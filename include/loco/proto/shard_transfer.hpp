@@ -90,6 +90,10 @@ class ShardServer {
                     std::optional<std::uint64_t> held);
   // A Serve answered earlier was sent, or given up (its asker left, its bytes could not be read).
   void finished() { gate_.finished(); }
+  // A Serve answered earlier to `to` was given up before its bytes went out: they leave `to`'s
+  // share (at most down to zero: `to` may have left and come back meanwhile) and bytes_served().
+  // The upload cap's time it took is not given back.
+  void not_sent(const PeerKey& to, const Serve& serve);
   std::size_t in_progress() const { return gate_.in_progress(); }
   // Forgets what `peer` was sent (it left the run: its share starts anew if it comes back).
   void forget(const PeerKey& peer);
